@@ -1,0 +1,1 @@
+//! strads: write the serial training loop, get the parallel one.

@@ -1,0 +1,365 @@
+//! The loop IR: what the macro extracts from a `#[parallel_for]` loop and what every later
+//! stage reads.
+//!
+//! Every list is a `Cow<'static, [_]>` so the same types serve twice: the macro builds them
+//! owned while it analyses a loop, and emits them as a `const` (borrowed) that the runtime
+//! reads without allocating.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// A list that is either a `'static` slice (in generated constants) or owned.
+pub type List<T> = Cow<'static, [T]>;
+/// A name that is either a `'static` str (in generated constants) or owned.
+pub type Name = Cow<'static, str>;
+
+/// Index of an array in [`LoopSpec::arrays`].
+pub type ArrayId = usize;
+/// Index of an iteration dimension in [`LoopSpec::dims`].
+pub type DimId = usize;
+
+/// One `#[parallel_for]` loop, as the analysis sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopSpec {
+    /// Name of the annotated function.
+    pub name: Name,
+    /// The iteration dimensions, outermost first (`[u, i]` for `for ([u, i], r) in ratings`).
+    pub dims: List<Name>,
+    /// What the loop iterates over.
+    pub space: Space,
+    /// Every array the loop body or the iteration space names.
+    pub arrays: List<ArraySpec>,
+    /// Every element access of the loop body, in source order.
+    pub accesses: List<Access>,
+    /// `#[parallel_for(ordered)]`: dependences order iterations, not just exclude them.
+    pub ordered: bool,
+}
+
+/// The iteration space of a loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    /// `for (key, value) in array`: one iteration per stored element of `array`.
+    Array {
+        /// The iterated array.
+        array: ArrayId,
+        /// A `SparseArray` (stored elements only) rather than a dense `DistArray`.
+        sparse: bool,
+    },
+    /// `for i in a..b`: one dimension, bounds known at run time.
+    Range,
+}
+
+/// An array the loop names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArraySpec {
+    /// The variable name.
+    pub name: Name,
+    /// Number of dimensions (`N` in `DistArray<T, N>`).
+    pub rank: usize,
+    /// Passed as `&mut`: the loop may write it.
+    pub mutable: bool,
+}
+
+/// Whether an access reads or writes its element(s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AccessKind {
+    /// The element is only read.
+    Read,
+    /// The element is written (and maybe read).
+    Write,
+}
+
+/// One access `a[[s0, s1, ..]]`, `a.row(s0)`, ... of the loop body.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The accessed array.
+    pub array: ArrayId,
+    /// Read or write.
+    pub kind: AccessKind,
+    /// One subscript per array dimension.
+    pub subscripts: List<Subscript>,
+    /// Source line of the access, for reports (0 when unknown).
+    pub line: u32,
+}
+
+/// One subscript of an access, as a function of the iteration vector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subscript {
+    /// `c0*p0 + c1*p1 + .. + k`, exact.
+    Affine(Affine),
+    /// Every index along this dimension (`a.row(i)`'s second dimension, or an inner serial
+    /// loop's variable).
+    Full,
+    /// Read from data or computed by a function: unknown at compile time.
+    Indirect,
+}
+
+/// An affine form over the iteration dims: `sum(coeffs[d] * p[d]) + constant`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Affine {
+    /// One coefficient per iteration dim.
+    pub coeffs: List<i64>,
+    /// The constant term.
+    pub constant: i64,
+}
+
+impl LoopSpec {
+    /// A spec from `'static` parts: what generated code calls in a `const`.
+    pub const fn new(
+        name: &'static str,
+        dims: &'static [Name],
+        space: Space,
+        arrays: &'static [ArraySpec],
+        accesses: &'static [Access],
+        ordered: bool,
+    ) -> Self {
+        LoopSpec {
+            name: Cow::Borrowed(name),
+            dims: Cow::Borrowed(dims),
+            space,
+            arrays: Cow::Borrowed(arrays),
+            accesses: Cow::Borrowed(accesses),
+            ordered,
+        }
+    }
+
+    /// Number of iteration dims.
+    pub fn n_dims(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// The iterated array, if the loop runs over an array.
+    pub fn space_array(&self) -> Option<ArrayId> {
+        match self.space {
+            Space::Array { array, .. } => Some(array),
+            Space::Range => None,
+        }
+    }
+
+    /// Whether any access has an indirect subscript.
+    pub fn has_indirect(&self) -> bool {
+        self.accesses
+            .iter()
+            .any(|a| a.subscripts.iter().any(|s| matches!(s, Subscript::Indirect)))
+    }
+
+    /// Whether the loop writes `array` anywhere.
+    pub fn writes(&self, array: ArrayId) -> bool {
+        self.accesses
+            .iter()
+            .any(|a| a.array == array && a.kind == AccessKind::Write)
+    }
+}
+
+impl ArraySpec {
+    /// An array spec from `'static` parts.
+    pub const fn new(name: &'static str, rank: usize, mutable: bool) -> Self {
+        ArraySpec {
+            name: Cow::Borrowed(name),
+            rank,
+            mutable,
+        }
+    }
+}
+
+impl Access {
+    /// An access from `'static` parts.
+    pub const fn new(
+        array: ArrayId,
+        kind: AccessKind,
+        subscripts: &'static [Subscript],
+        line: u32,
+    ) -> Self {
+        Access {
+            array,
+            kind,
+            subscripts: Cow::Borrowed(subscripts),
+            line,
+        }
+    }
+}
+
+impl Subscript {
+    /// `sum(coeffs[d] * p[d]) + constant` from `'static` parts.
+    pub const fn affine(coeffs: &'static [i64], constant: i64) -> Self {
+        Subscript::Affine(Affine {
+            coeffs: Cow::Borrowed(coeffs),
+            constant,
+        })
+    }
+}
+
+impl Affine {
+    /// The constant `k` over `n_dims` dims.
+    pub fn constant(n_dims: usize, k: i64) -> Self {
+        Affine {
+            coeffs: Cow::Owned(vec![0; n_dims]),
+            constant: k,
+        }
+    }
+
+    /// The iteration variable `p[dim]` over `n_dims` dims.
+    pub fn var(n_dims: usize, dim: DimId) -> Self {
+        let mut coeffs = vec![0; n_dims];
+        coeffs[dim] = 1;
+        Affine {
+            coeffs: Cow::Owned(coeffs),
+            constant: 0,
+        }
+    }
+
+    /// The dims with a non-zero coefficient.
+    pub fn dims(&self) -> impl Iterator<Item = DimId> + '_ {
+        self.coeffs
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c != 0)
+            .map(|(d, _)| d)
+    }
+
+    /// If the form depends on exactly one dim: that dim and its coefficient.
+    pub fn single_dim(&self) -> Option<(DimId, i64)> {
+        let mut it = self.dims();
+        let d = it.next()?;
+        if it.next().is_some() {
+            return None;
+        }
+        Some((d, self.coeffs[d]))
+    }
+
+    /// Whether every coefficient is zero.
+    pub fn is_constant(&self) -> bool {
+        self.coeffs.iter().all(|c| *c == 0)
+    }
+
+    /// The value at iteration point `p` (missing coordinates count as 0).
+    pub fn eval(&self, p: &[i64]) -> i64 {
+        self.coeffs
+            .iter()
+            .zip(p)
+            .map(|(c, x)| c * x)
+            .sum::<i64>()
+            + self.constant
+    }
+
+    /// Renders the form with the dims' names: `2*i - j + 3`.
+    pub fn display<'a>(&'a self, dims: &'a [Name]) -> impl fmt::Display + 'a {
+        AffineDisplay { form: self, dims }
+    }
+}
+
+struct AffineDisplay<'a> {
+    form: &'a Affine,
+    dims: &'a [Name],
+}
+
+impl fmt::Display for AffineDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for (d, &c) in self.form.coeffs.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            let name = self.dims.get(d).map(|n| n.as_ref()).unwrap_or("?");
+            let (sign, mag) = if c < 0 { ("-", -c) } else { ("+", c) };
+            match (first, sign) {
+                (true, "-") => write!(f, "-")?,
+                (true, _) => {}
+                (false, s) => write!(f, " {s} ")?,
+            }
+            if mag == 1 {
+                write!(f, "{name}")?;
+            } else {
+                write!(f, "{mag}*{name}")?;
+            }
+            first = false;
+        }
+        let k = self.form.constant;
+        if first {
+            write!(f, "{k}")
+        } else if k > 0 {
+            write!(f, " + {k}")
+        } else if k < 0 {
+            write!(f, " - {}", -k)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl fmt::Display for AccessKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AccessKind::Read => "read",
+            AccessKind::Write => "write",
+        })
+    }
+}
+
+impl Access {
+    /// Renders the access as `w[u, *]`.
+    pub fn display<'a>(&'a self, spec: &'a LoopSpec) -> impl fmt::Display + 'a {
+        AccessDisplay { access: self, spec }
+    }
+}
+
+struct AccessDisplay<'a> {
+    access: &'a Access,
+    spec: &'a LoopSpec,
+}
+
+impl fmt::Display for AccessDisplay<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = &self.spec.arrays[self.access.array].name;
+        write!(f, "{name}[")?;
+        for (i, s) in self.access.subscripts.iter().enumerate() {
+            if i > 0 {
+                write!(f, ", ")?;
+            }
+            match s {
+                Subscript::Affine(a) => write!(f, "{}", a.display(&self.spec.dims))?,
+                Subscript::Full => write!(f, "*")?,
+                Subscript::Indirect => write!(f, "?")?,
+            }
+        }
+        write!(f, "]")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(v: &[&'static str]) -> Vec<Name> {
+        v.iter().map(|s| Cow::Borrowed(*s)).collect()
+    }
+
+    #[test]
+    fn affine_display() {
+        let dims = names(&["i", "j"]);
+        let a = Affine {
+            coeffs: Cow::Owned(vec![2, -1]),
+            constant: 3,
+        };
+        assert_eq!(a.display(&dims).to_string(), "2*i - j + 3");
+        let b = Affine {
+            coeffs: Cow::Owned(vec![-1, 0]),
+            constant: -1,
+        };
+        assert_eq!(b.display(&dims).to_string(), "-i - 1");
+        assert_eq!(Affine::constant(2, 4).display(&dims).to_string(), "4");
+        assert_eq!(Affine::var(2, 1).display(&dims).to_string(), "j");
+    }
+
+    #[test]
+    fn single_dim_and_eval() {
+        let a = Affine {
+            coeffs: Cow::Owned(vec![0, 3]),
+            constant: -2,
+        };
+        assert_eq!(a.single_dim(), Some((1, 3)));
+        assert_eq!(a.eval(&[5, 2]), 4);
+        assert!(Affine::constant(3, 1).is_constant());
+        assert_eq!(Affine::constant(3, 1).single_dim(), None);
+    }
+}

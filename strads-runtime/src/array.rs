@@ -1,0 +1,538 @@
+//! Dense and sparse arrays: the data a parallel loop reads, writes and iterates.
+
+use std::fmt;
+use std::ops::{Index, IndexMut};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::access::{ArrayMut, ArrayRef, offset};
+use crate::cache::PlanCache;
+use crate::error::{Error, Result};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A process-unique identity, so caches can tell arrays apart without comparing contents.
+pub(crate) fn fresh_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A dense, row-major N-dimensional array.
+///
+/// ```
+/// use strads_runtime::DistArray;
+/// let mut a = DistArray::<f32, 2>::zeros([3, 4]);
+/// a[[1, 2]] = 5.0;
+/// assert_eq!(a.row(1), &[0.0, 0.0, 5.0, 0.0]);
+/// ```
+pub struct DistArray<T, const N: usize> {
+    data: Vec<T>,
+    shape: [usize; N],
+    id: u64,
+}
+
+/// Element types [`DistArray::random`] can draw.
+pub trait RandomValue: Sized {
+    /// A value uniform in `[0, 1)`.
+    fn draw(rng: &mut Xoshiro256PlusPlus) -> Self;
+}
+
+impl RandomValue for f32 {
+    fn draw(rng: &mut Xoshiro256PlusPlus) -> Self {
+        rng.random::<f32>()
+    }
+}
+
+impl RandomValue for f64 {
+    fn draw(rng: &mut Xoshiro256PlusPlus) -> Self {
+        rng.random::<f64>()
+    }
+}
+
+fn checked_len<const N: usize>(shape: &[usize; N]) -> usize {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .unwrap_or_else(|| panic!("DistArray shape {shape:?} has more elements than usize holds"))
+}
+
+impl<T, const N: usize> DistArray<T, N> {
+    /// An array whose element at `idx` is `f(idx)`, filled in row-major order.
+    pub fn from_fn(shape: [usize; N], mut f: impl FnMut([usize; N]) -> T) -> Self {
+        let len = checked_len(&shape);
+        let mut data = Vec::with_capacity(len);
+        let mut idx = [0usize; N];
+        for _ in 0..len {
+            data.push(f(idx));
+            for d in (0..N).rev() {
+                idx[d] += 1;
+                if idx[d] < shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        DistArray {
+            data,
+            shape,
+            id: fresh_id(),
+        }
+    }
+
+    /// An array over existing row-major data; fails when the lengths disagree.
+    pub fn from_vec(shape: [usize; N], data: Vec<T>) -> Result<Self> {
+        let len = checked_len(&shape);
+        if data.len() != len {
+            return Err(Error::Shape(format!(
+                "shape {shape:?} holds {len} elements but the data has {}",
+                data.len()
+            )));
+        }
+        Ok(DistArray {
+            data,
+            shape,
+            id: fresh_id(),
+        })
+    }
+
+    /// The array's shape.
+    pub fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Whether the array has no element.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Number of elements in one row (the product of all dims but the first).
+    pub fn row_len(&self) -> usize {
+        self.shape[1..].iter().product()
+    }
+
+    /// Row `i`: every element whose first index is `i`.
+    ///
+    /// # Panics
+    /// When `i` is outside the first dimension.
+    #[inline]
+    pub fn row(&self, i: usize) -> &[T] {
+        let n = self.row_len();
+        &self.data[i * n..(i + 1) * n]
+    }
+
+    /// Row `i`, mutable.
+    ///
+    /// # Panics
+    /// When `i` is outside the first dimension.
+    #[inline]
+    pub fn row_mut(&mut self, i: usize) -> &mut [T] {
+        let n = self.row_len();
+        &mut self.data[i * n..(i + 1) * n]
+    }
+
+    /// The element at `idx`, or `None` when outside the shape.
+    #[inline]
+    pub fn get(&self, idx: [usize; N]) -> Option<&T> {
+        offset(&self.shape, &idx).map(|o| &self.data[o])
+    }
+
+    /// The element at `idx`, mutable, or `None` when outside the shape.
+    #[inline]
+    pub fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
+        offset(&self.shape, &idx).map(|o| &mut self.data[o])
+    }
+
+    /// All elements in row-major order.
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+
+    /// All elements in row-major order, mutable.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        &mut self.data
+    }
+
+    /// The elements with their indices, in row-major order.
+    pub fn iter(&self) -> DenseIter<'_, T, N> {
+        DenseIter {
+            array: self,
+            pos: 0,
+            idx: [0; N],
+        }
+    }
+
+    /// Process-unique identity of this array (a clone gets a new one).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub(crate) fn data_mut_ptr(&mut self) -> *mut T {
+        self.data.as_mut_ptr()
+    }
+
+    pub(crate) fn data_ptr(&self) -> *const T {
+        self.data.as_ptr()
+    }
+}
+
+impl<T: Clone + Default, const N: usize> DistArray<T, N> {
+    /// An array of `T::default()` (zero for numbers).
+    pub fn zeros(shape: [usize; N]) -> Self {
+        let len = checked_len(&shape);
+        DistArray {
+            data: vec![T::default(); len],
+            shape,
+            id: fresh_id(),
+        }
+    }
+}
+
+impl<T: RandomValue, const N: usize> DistArray<T, N> {
+    /// An array of values uniform in `[0, 1)`, the same for the same `seed` on every
+    /// platform (xoshiro256++).
+    pub fn random(shape: [usize; N], seed: u64) -> Self {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        Self::from_fn(shape, |_| T::draw(&mut rng))
+    }
+}
+
+impl<T: Clone, const N: usize> Clone for DistArray<T, N> {
+    fn clone(&self) -> Self {
+        DistArray {
+            data: self.data.clone(),
+            shape: self.shape,
+            id: fresh_id(),
+        }
+    }
+}
+
+impl<T: PartialEq, const N: usize> PartialEq for DistArray<T, N> {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape && self.data == other.data
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for DistArray<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DistArray")
+            .field("shape", &self.shape)
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T, const N: usize> Index<[usize; N]> for DistArray<T, N> {
+    type Output = T;
+    #[inline]
+    fn index(&self, idx: [usize; N]) -> &T {
+        match offset(&self.shape, &idx) {
+            Some(o) => &self.data[o],
+            None => index_panic(&idx, &self.shape),
+        }
+    }
+}
+
+impl<T, const N: usize> IndexMut<[usize; N]> for DistArray<T, N> {
+    #[inline]
+    fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
+        match offset(&self.shape, &idx) {
+            Some(o) => &mut self.data[o],
+            None => index_panic(&idx, &self.shape),
+        }
+    }
+}
+
+impl<T> Index<usize> for DistArray<T, 1> {
+    type Output = T;
+    #[inline]
+    fn index(&self, i: usize) -> &T {
+        &self.data[i]
+    }
+}
+
+impl<T> IndexMut<usize> for DistArray<T, 1> {
+    #[inline]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self.data[i]
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn index_panic(idx: &[usize], shape: &[usize]) -> ! {
+    panic!("index {idx:?} is outside the array's shape {shape:?}")
+}
+
+impl<T, const N: usize> ArrayRef<T, N> for DistArray<T, N> {
+    #[inline]
+    fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+    #[inline]
+    fn row(&self, i: usize) -> &[T] {
+        DistArray::row(self, i)
+    }
+    #[inline]
+    fn get(&self, idx: [usize; N]) -> Option<&T> {
+        DistArray::get(self, idx)
+    }
+}
+
+impl<T, const N: usize> ArrayMut<T, N> for DistArray<T, N> {
+    #[inline]
+    fn row_mut(&mut self, i: usize) -> &mut [T] {
+        DistArray::row_mut(self, i)
+    }
+    #[inline]
+    fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
+        DistArray::get_mut(self, idx)
+    }
+}
+
+/// Iterator over a [`DistArray`]'s elements with their indices.
+#[derive(Debug)]
+pub struct DenseIter<'a, T, const N: usize> {
+    array: &'a DistArray<T, N>,
+    pos: usize,
+    idx: [usize; N],
+}
+
+impl<'a, T, const N: usize> Iterator for DenseIter<'a, T, N> {
+    type Item = ([usize; N], &'a T);
+    fn next(&mut self) -> Option<Self::Item> {
+        let v = self.array.data.get(self.pos)?;
+        let idx = self.idx;
+        self.pos += 1;
+        for d in (0..N).rev() {
+            self.idx[d] += 1;
+            if self.idx[d] < self.array.shape[d] {
+                break;
+            }
+            self.idx[d] = 0;
+        }
+        Some((idx, v))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.array.data.len() - self.pos;
+        (n, Some(n))
+    }
+}
+
+impl<T, const N: usize> ExactSizeIterator for DenseIter<'_, T, N> {}
+
+impl<'a, T, const N: usize> IntoIterator for &'a DistArray<T, N> {
+    type Item = ([usize; N], &'a T);
+    type IntoIter = DenseIter<'a, T, N>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// A sparse N-dimensional array in coordinate-list form: the iteration space of most
+/// training loops (one entry per rating, per sample, per token).
+///
+/// Entries keep the order they were given in; iterating yields `([usize; N], &T)`.
+///
+/// ```
+/// use strads_runtime::SparseArray;
+/// let r = SparseArray::from_entries([2, 3], vec![([0, 2], 4.0f32), ([1, 0], 3.0)]).unwrap();
+/// let keys: Vec<_> = r.iter().map(|(k, _)| k).collect();
+/// assert_eq!(keys, vec![[0, 2], [1, 0]]);
+/// ```
+pub struct SparseArray<T, const N: usize> {
+    shape: [usize; N],
+    keys: Vec<[u32; N]>,
+    values: Vec<T>,
+    id: u64,
+    pub(crate) cache: PlanCache,
+}
+
+impl<T, const N: usize> SparseArray<T, N> {
+    /// A sparse array of the given entries; fails when an index is outside `shape` or a
+    /// dimension exceeds `u32::MAX + 1` (indices are stored as `u32`).
+    pub fn from_entries(shape: [usize; N], entries: Vec<([usize; N], T)>) -> Result<Self> {
+        if let Some(d) = shape.iter().find(|&&d| d > u32::MAX as usize + 1) {
+            return Err(Error::Shape(format!(
+                "sparse array dimension {d} exceeds the supported {}",
+                u32::MAX as u64 + 1
+            )));
+        }
+        let mut keys = Vec::with_capacity(entries.len());
+        let mut values = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            if k.iter().zip(&shape).any(|(i, s)| i >= s) {
+                return Err(Error::OutOfBounds {
+                    context: format!("entry {}: ", keys.len()),
+                    index: k.to_vec(),
+                    shape: shape.to_vec(),
+                });
+            }
+            keys.push(k.map(|i| i as u32));
+            values.push(v);
+        }
+        Ok(SparseArray {
+            shape,
+            keys,
+            values,
+            id: fresh_id(),
+            cache: PlanCache::default(),
+        })
+    }
+
+    /// The array's shape (the bounds of every index).
+    pub fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+
+    /// Number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Number of stored entries (same as [`nnz`](Self::nnz)).
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no entry is stored.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Entry `n` (in storage order).
+    #[inline]
+    pub fn entry(&self, n: usize) -> ([usize; N], &T) {
+        (self.keys[n].map(|i| i as usize), &self.values[n])
+    }
+
+    /// The stored entries in order.
+    pub fn iter(&self) -> SparseIter<'_, T, N> {
+        SparseIter {
+            keys: self.keys.iter(),
+            values: self.values.iter(),
+        }
+    }
+
+    /// The stored values in order.
+    pub fn values(&self) -> &[T] {
+        &self.values
+    }
+
+    /// Process-unique identity of this array (a clone gets a new one).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    pub(crate) fn raw_keys(&self) -> &[[u32; N]] {
+        &self.keys
+    }
+}
+
+impl<T: Clone, const N: usize> Clone for SparseArray<T, N> {
+    fn clone(&self) -> Self {
+        SparseArray {
+            shape: self.shape,
+            keys: self.keys.clone(),
+            values: self.values.clone(),
+            id: fresh_id(),
+            cache: PlanCache::default(),
+        }
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for SparseArray<T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SparseArray")
+            .field("shape", &self.shape)
+            .field("nnz", &self.keys.len())
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Iterator over a [`SparseArray`]'s entries.
+#[derive(Debug)]
+pub struct SparseIter<'a, T, const N: usize> {
+    keys: std::slice::Iter<'a, [u32; N]>,
+    values: std::slice::Iter<'a, T>,
+}
+
+impl<'a, T, const N: usize> Iterator for SparseIter<'a, T, N> {
+    type Item = ([usize; N], &'a T);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let k = self.keys.next()?;
+        let v = self.values.next()?;
+        Some((k.map(|i| i as usize), v))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.keys.size_hint()
+    }
+}
+
+impl<T, const N: usize> ExactSizeIterator for SparseIter<'_, T, N> {}
+
+impl<'a, T, const N: usize> IntoIterator for &'a SparseArray<T, N> {
+    type Item = ([usize; N], &'a T);
+    type IntoIter = SparseIter<'a, T, N>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn from_fn_is_row_major() {
+        let a = DistArray::from_fn([2, 3], |[i, j]| i * 10 + j);
+        assert_eq!(a.as_slice(), &[0, 1, 2, 10, 11, 12]);
+        assert_eq!(a[[1, 2]], 12);
+        assert_eq!(a.row(1), &[10, 11, 12]);
+        let idx: Vec<_> = a.iter().map(|(k, _)| k).collect();
+        assert_eq!(idx, vec![[0, 0], [0, 1], [0, 2], [1, 0], [1, 1], [1, 2]]);
+    }
+
+    #[test]
+    fn random_is_reproducible_and_in_range() {
+        let a = DistArray::<f32, 2>::random([10, 8], 7);
+        let b = DistArray::<f32, 2>::random([10, 8], 7);
+        let c = DistArray::<f32, 2>::random([10, 8], 8);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert!(a.as_slice().iter().all(|&x| (0.0..1.0).contains(&x)));
+    }
+
+    #[test]
+    fn sparse_rejects_out_of_bounds_entries() {
+        let err = SparseArray::from_entries([2, 2], vec![([0, 1], 1.0f32), ([2, 0], 1.0)])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "entry 1: index [2, 0] is outside the array's shape [2, 2]"
+        );
+    }
+
+    #[test]
+    fn one_d_index() {
+        let mut a = DistArray::<i32, 1>::zeros([4]);
+        a[2] = 7;
+        assert_eq!(a[[2]], 7);
+        assert_eq!(a.get([4]), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "index [0, 5] is outside the array's shape [2, 3]")]
+    fn index_out_of_bounds_panics_with_shape() {
+        let a = DistArray::<f32, 2>::zeros([2, 3]);
+        let _ = a[[0, 5]];
+    }
+}

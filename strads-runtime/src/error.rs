@@ -1,0 +1,56 @@
+//! The one error type of strads.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in strads' runtime, with enough context to fix it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of a data file does not have the expected format.
+    #[error("{}:{line}: {message}; expected {expected}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with the line.
+        message: String,
+        /// The format the loader expects.
+        expected: String,
+    },
+    /// An index lies outside an array's shape.
+    #[error("{context}index {index:?} is outside the array's shape {shape:?}")]
+    OutOfBounds {
+        /// Where the index came from (`"u.data:17: "`), or empty.
+        context: String,
+        /// The offending index.
+        index: Vec<usize>,
+        /// The array's shape.
+        shape: Vec<usize>,
+    },
+    /// Two things that must agree in shape do not.
+    #[error("shape mismatch: {0}")]
+    Shape(String),
+    /// A setting (environment variable, flag) has an invalid value.
+    #[error("invalid setting {name}={value:?}: {expected}")]
+    Setting {
+        /// The setting's name.
+        name: String,
+        /// The value given.
+        value: String,
+        /// What is accepted.
+        expected: String,
+    },
+}
+
+/// `Result` with strads' [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
