@@ -2,8 +2,18 @@
 //! schedules. It does no I/O and knows no syn: the macro feeds it a [`LoopSpec`] and the
 //! runtime reads the same spec back from a generated constant.
 
+mod dep;
 mod ir;
+mod report;
+mod schedule;
+mod strategy;
+#[cfg(test)]
+mod testutil;
 
+pub use dep::{DepVector, Dist, dependence_vectors, format_dist};
 pub use ir::{
     Access, AccessKind, Affine, ArrayId, ArraySpec, DimId, List, LoopSpec, Name, Space, Subscript,
 };
+pub use report::report;
+pub use schedule::{Partition, Unordered2d};
+pub use strategy::{Align, Analysis, Candidate, Placement, Strategy, alignments, analyze, choose, describe, place};
