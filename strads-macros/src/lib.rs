@@ -1,1 +1,18 @@
-extern crate proc_macro;
+//! The `#[strads::parallel_for]` attribute. User documentation lives in the `strads` crate;
+//! this crate is a thin shim around [`expand::parallel_for`], and all reasoning about
+//! dependences lives in `strads-analysis`.
+
+mod attr;
+mod ctxt;
+mod emit;
+mod expand;
+mod front;
+mod walk;
+
+use proc_macro::TokenStream;
+
+/// See `strads::parallel_for`.
+#[proc_macro_attribute]
+pub fn parallel_for(args: TokenStream, item: TokenStream) -> TokenStream {
+    expand::parallel_for(args.into(), item.into()).into()
+}

@@ -175,10 +175,6 @@ impl<T, const N: usize> DistArray<T, N> {
     pub(crate) fn data_mut_ptr(&mut self) -> *mut T {
         self.data.as_mut_ptr()
     }
-
-    pub(crate) fn data_ptr(&self) -> *const T {
-        self.data.as_ptr()
-    }
 }
 
 impl<T: Clone + Default, const N: usize> DistArray<T, N> {

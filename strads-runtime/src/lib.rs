@@ -4,8 +4,23 @@
 mod access;
 mod array;
 mod cache;
+mod capture;
 mod error;
+mod exec;
+mod linalg;
+mod pool;
+mod space;
+pub mod generate;
+pub mod load;
+pub mod testing;
+mod view;
 
 pub use access::{ArrayMut, ArrayRef};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter};
+pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
+pub use linalg::{axpy, dot};
+pub use exec::{Block, LoopState, replay_order, run, serial_env};
+pub use pool::{current_threads, default_threads, with_threads};
+pub use space::{BoxBlocks, Buckets, RangeSpace, Space};
+pub use view::{SharedMut, ViewMut};

@@ -1,0 +1,206 @@
+//! The pipeline: parse → model → walk → analyse → check → emit. On any error the original
+//! function is emitted unchanged beside the errors, so later code and the IDE keep working.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::ItemFn;
+
+use strads_analysis::{Access, ArraySpec, LoopSpec, Space, Subscript, analyze, report};
+
+use crate::attr::{Args, Expect};
+use crate::ctxt::Ctxt;
+use crate::emit;
+use crate::front::{ArrayKind, LoopFn, SpaceSrc, for_span};
+use crate::walk::{Walked, walk};
+
+pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item: ItemFn = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(e) => {
+            let mut out = input;
+            out.extend(
+                syn::Error::new(
+                    e.span(),
+                    format!("`#[parallel_for]` goes on a function: {e}"),
+                )
+                .to_compile_error(),
+            );
+            return out;
+        }
+    };
+    let cx = Ctxt::new();
+    let args = Args::from_tokens(&cx, args);
+    let out = LoopFn::from_syn(&cx, &item).and_then(|f| expand(&cx, &args, &f));
+    match cx.check() {
+        Ok(()) => out.unwrap_or_else(|| quote!(#item)),
+        Err(e) => {
+            let err = e.to_compile_error();
+            quote!(#item #err)
+        }
+    }
+}
+
+fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
+    let walked = walk(cx, f);
+    check_captures(cx, f, &walked);
+    check_arrays(cx, f, &walked);
+    let spec = build_spec(f, &walked, args);
+    for (acc, found) in spec.accesses.iter().zip(&walked.accesses) {
+        if let Some(pos) = acc
+            .subscripts
+            .iter()
+            .position(|s| matches!(s, Subscript::Indirect))
+        {
+            let name = &f.arrays[acc.array].ident;
+            cx.syn_error(syn::Error::new(
+                found.span,
+                format!(
+                    "subscript {} of `{name}` is not an affine function of the loop's indices \
+                     (it is read from data or computed); this version of strads proves \
+                     parallelism only for subscripts like `i`, `i + 1`, `2 * j - 1`, a constant \
+                     or an inner `for k in a..b` variable",
+                    pos + 1
+                ),
+            ));
+        }
+    }
+    if cx.has_errors() {
+        return None;
+    }
+    let analysis = analyze(&spec);
+    let kind = analysis.kind();
+    if kind.is_none() {
+        cx.syn_error(syn::Error::new(
+            for_span(&f.for_loop),
+            format!(
+                "strads cannot run this loop in parallel: {}; change the accesses so that \
+                 iterations that differ in one index (1D) or in two (2D) touch different \
+                 elements",
+                analysis.reason.as_deref().unwrap_or("no strategy applies")
+            ),
+        ));
+        return None;
+    }
+    if let Some((expect, span)) = args.expect {
+        let ok = match expect {
+            Expect::OneD => kind == Some("1d"),
+            Expect::TwoD => kind == Some("2d"),
+            Expect::Static => kind.is_some(),
+        };
+        if !ok {
+            cx.syn_error(syn::Error::new(
+                span,
+                format!(
+                    "expected strategy {} but the analysis proved {}",
+                    expect.as_str(),
+                    kind.unwrap_or("none")
+                ),
+            ));
+            return None;
+        }
+    }
+    let text = report(&spec, &analysis);
+    Some(emit::emit(f, &walked, &spec, &text))
+}
+
+fn check_captures(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
+    for name in &walked.captures {
+        let Some(var) = f.outer_var(name) else {
+            continue;
+        };
+        match &var.ty {
+            None => cx.error_spanned_by(
+                &var.ident,
+                format!(
+                    "`{name}` is used inside the parallel loop, so strads stores it in the \
+                     loop's struct and needs its type: write `let {name}: Type = ..;`"
+                ),
+            ),
+            Some(syn::Type::Reference(r)) if r.mutability.is_some() => cx.error_spanned_by(
+                r,
+                format!(
+                    "`{name}` is a `&mut` reference used inside the parallel loop; loop \
+                     iterations may only read outer variables: pass it as `&` (or make it a \
+                     `DistArray` the loop writes by index)"
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+}
+
+fn check_arrays(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
+    let space = match f.space {
+        SpaceSrc::Array(a) => Some(a),
+        SpaceSrc::Range { .. } => None,
+    };
+    for &a in &walked.arrays_used {
+        let arr = &f.arrays[a];
+        if arr.kind == ArrayKind::Sparse {
+            let why = if Some(a) == space {
+                "its entries reach the body through the loop pattern"
+            } else {
+                "a sparse array can only be iterated"
+            };
+            cx.error_spanned_by(
+                &arr.ident,
+                format!(
+                    "the loop body names the sparse array `{}`; {why}",
+                    arr.ident
+                ),
+            );
+        }
+    }
+    if let Some(a) = space {
+        for acc in &walked.accesses {
+            if acc.array == a && acc.kind == strads_analysis::AccessKind::Write {
+                cx.syn_error(syn::Error::new(
+                    acc.span,
+                    format!(
+                        "the loop writes `{}`, the array it iterates over; write results to \
+                         another array",
+                        f.arrays[a].ident
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
+    let dims: Vec<_> = f.dim_names().into_iter().map(Into::into).collect();
+    let space = match f.space {
+        SpaceSrc::Array(array) => Space::Array {
+            array,
+            sparse: f.arrays[array].kind == ArrayKind::Sparse,
+        },
+        SpaceSrc::Range { .. } => Space::Range,
+    };
+    let arrays: Vec<ArraySpec> = f
+        .arrays
+        .iter()
+        .map(|a| ArraySpec {
+            name: a.ident.to_string().into(),
+            rank: a.rank,
+            mutable: a.mutable,
+        })
+        .collect();
+    let accesses: Vec<Access> = walked
+        .accesses
+        .iter()
+        .map(|a| Access {
+            array: a.array,
+            kind: a.kind,
+            subscripts: a.subscripts.clone().into(),
+            line: a.span.start().line as u32,
+        })
+        .collect();
+    LoopSpec {
+        name: f.item.sig.ident.to_string().into(),
+        dims: dims.into(),
+        space,
+        arrays: arrays.into(),
+        accesses: accesses.into(),
+        ordered: args.ordered,
+    }
+}

@@ -1,0 +1,448 @@
+//! Front end: the annotated function as a model strads can reason about.
+
+use proc_macro2::Span;
+use syn::spanned::Spanned;
+use syn::{
+    Expr, ExprForLoop, ExprRange, FnArg, GenericArgument, ItemFn, Pat, PathArguments, RangeLimits,
+    Stmt, Type,
+};
+
+use crate::ctxt::Ctxt;
+
+/// Which array type a variable holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ArrayKind {
+    Dense,
+    Sparse,
+}
+
+/// An array the function can see: a parameter or a typed local before the loop.
+pub(crate) struct ArrayVar {
+    pub(crate) ident: syn::Ident,
+    pub(crate) kind: ArrayKind,
+    pub(crate) elem: Type,
+    pub(crate) rank: usize,
+    /// `&mut` parameter or `let mut` local.
+    pub(crate) mutable: bool,
+    /// A local owned by the function rather than a reference parameter.
+    pub(crate) owned: bool,
+}
+
+/// A non-array variable defined outside the loop: a parameter or a local before the loop.
+pub(crate) struct OuterVar {
+    pub(crate) ident: syn::Ident,
+    /// The declared type; `None` for an unannotated local.
+    pub(crate) ty: Option<Type>,
+    /// Declared with `mut`.
+    pub(crate) mutable: bool,
+}
+
+/// What the loop iterates over.
+pub(crate) enum SpaceSrc {
+    /// An array variable (index into `LoopFn::arrays`).
+    Array(usize),
+    /// `start..end` or `start..=end`.
+    Range {
+        start: Box<Expr>,
+        end: Box<Expr>,
+        inclusive: bool,
+    },
+}
+
+/// How the loop pattern binds the iteration index.
+pub(crate) enum KeyPat {
+    /// `([u, i], v)`: one ident (or `_`) per dim.
+    Elems(Vec<Option<syn::Ident>>),
+    /// `(key, v)`: the whole index array.
+    Whole(syn::Ident),
+    /// `(_, v)`.
+    Ignored,
+    /// `i` of a range loop.
+    Range(Option<syn::Ident>),
+}
+
+/// The annotated function, split around its loop.
+pub(crate) struct LoopFn {
+    pub(crate) item: ItemFn,
+    pub(crate) arrays: Vec<ArrayVar>,
+    pub(crate) outer: Vec<OuterVar>,
+    pub(crate) loop_index: usize,
+    pub(crate) for_loop: ExprForLoop,
+    pub(crate) space: SpaceSrc,
+    pub(crate) key: KeyPat,
+    pub(crate) n_dims: usize,
+}
+
+impl LoopFn {
+    /// Parses the function; `None` after reporting errors when it cannot be modelled.
+    pub(crate) fn from_syn(cx: &Ctxt, item: &ItemFn) -> Option<LoopFn> {
+        check_signature(cx, item);
+        let mut arrays = Vec::new();
+        let mut outer = Vec::new();
+        for arg in &item.sig.inputs {
+            match arg {
+                FnArg::Receiver(r) => cx.error_spanned_by(
+                    r,
+                    "`#[parallel_for]` goes on a free function; move the loop into a function \
+                     that takes the fields it needs as parameters",
+                ),
+                FnArg::Typed(pt) => {
+                    let Pat::Ident(pi) = &*pt.pat else {
+                        cx.error_spanned_by(
+                            &pt.pat,
+                            "parameters of a `#[parallel_for]` function must be plain names; \
+                             destructure inside the body instead",
+                        );
+                        continue;
+                    };
+                    match array_type(cx, &pt.ty) {
+                        Some((kind, elem, rank, mutable, owned)) => {
+                            if owned {
+                                cx.error_spanned_by(
+                                    &pt.ty,
+                                    "take arrays by reference: `&DistArray<..>`, \
+                                     `&mut DistArray<..>` or `&SparseArray<..>`",
+                                );
+                            }
+                            arrays.push(ArrayVar {
+                                ident: pi.ident.clone(),
+                                kind,
+                                elem,
+                                rank,
+                                mutable,
+                                owned: false,
+                            })
+                        }
+                        None => outer.push(OuterVar {
+                            ident: pi.ident.clone(),
+                            ty: Some((*pt.ty).clone()),
+                            mutable: pi.mutability.is_some(),
+                        }),
+                    }
+                }
+            }
+        }
+
+        let stmts = &item.block.stmts;
+        let loops: Vec<usize> = stmts
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, Stmt::Expr(Expr::ForLoop(_), _)))
+            .map(|(i, _)| i)
+            .collect();
+        let loop_index = match loops.as_slice() {
+            [i] => *i,
+            [] => {
+                cx.error_spanned_by(
+                    &item.sig.ident,
+                    "`#[parallel_for]` needs one top-level `for` loop in the function body; \
+                     that loop is run in parallel",
+                );
+                return None;
+            }
+            [_, second, ..] => {
+                cx.error_spanned_by(
+                    &stmts[*second],
+                    "the function holds several top-level `for` loops; put each loop to \
+                     parallelize in its own `#[parallel_for]` function",
+                );
+                return None;
+            }
+        };
+        for stmt in &stmts[..loop_index] {
+            if let Stmt::Local(local) = stmt {
+                let (pat, ty) = match &local.pat {
+                    Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
+                    p => (p, None),
+                };
+                let mut names = Vec::new();
+                collect_idents(pat, &mut names);
+                for (ident, mutable) in names {
+                    // A redefinition shadows the earlier variable.
+                    arrays.retain(|a: &ArrayVar| a.ident != ident);
+                    outer.retain(|o: &OuterVar| o.ident != ident);
+                    let single = matches!(pat, Pat::Ident(_));
+                    match ty.as_ref().filter(|_| single).and_then(|t| array_type(cx, t)) {
+                        Some((kind, elem, rank, _, owned)) => arrays.push(ArrayVar {
+                            ident,
+                            kind,
+                            elem,
+                            rank,
+                            mutable,
+                            owned,
+                        }),
+                        None => outer.push(OuterVar {
+                            ident,
+                            ty: ty.clone().filter(|_| single),
+                            mutable,
+                        }),
+                    }
+                }
+            }
+        }
+
+        let Stmt::Expr(Expr::ForLoop(for_loop), _) = &stmts[loop_index] else {
+            unreachable!("found above");
+        };
+        let for_loop = for_loop.clone();
+        let space = space_of(cx, &for_loop.expr, &arrays)?;
+        let (key, n_dims) = match &space {
+            SpaceSrc::Array(a) => key_of_array(cx, &for_loop.pat, arrays[*a].rank)?,
+            SpaceSrc::Range { .. } => (key_of_range(cx, &for_loop.pat)?, 1),
+        };
+        Some(LoopFn {
+            item: item.clone(),
+            arrays,
+            outer,
+            loop_index,
+            for_loop,
+            space,
+            key,
+            n_dims,
+        })
+    }
+
+    /// Index of the array named `name`.
+    pub(crate) fn array_index(&self, name: &str) -> Option<usize> {
+        self.arrays.iter().position(|a| a.ident == name)
+    }
+
+    /// The outer variable named `name`.
+    pub(crate) fn outer_var(&self, name: &str) -> Option<&OuterVar> {
+        self.outer.iter().find(|o| o.ident == name)
+    }
+
+    /// Dim names for the report: the pattern's idents, `key[0]` for a whole key.
+    pub(crate) fn dim_names(&self) -> Vec<String> {
+        match &self.key {
+            KeyPat::Elems(v) => v
+                .iter()
+                .enumerate()
+                .map(|(d, i)| i.as_ref().map_or(format!("_{d}"), |i| i.to_string()))
+                .collect(),
+            KeyPat::Whole(k) => (0..self.n_dims).map(|d| format!("{k}[{d}]")).collect(),
+            KeyPat::Ignored => (0..self.n_dims).map(|d| format!("_{d}")).collect(),
+            KeyPat::Range(i) => vec![i.as_ref().map_or("_0".into(), |i| i.to_string())],
+        }
+    }
+}
+
+fn check_signature(cx: &Ctxt, item: &ItemFn) {
+    let sig = &item.sig;
+    if !sig.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &sig.generics,
+            "generic `#[parallel_for]` functions are not supported yet; write the loop for \
+             concrete element types",
+        );
+    }
+    if let Some(a) = &sig.asyncness {
+        cx.error_spanned_by(a, "`#[parallel_for]` functions cannot be `async`");
+    }
+    if let Some(c) = &sig.constness {
+        cx.error_spanned_by(c, "`#[parallel_for]` functions cannot be `const`");
+    }
+}
+
+/// `(kind, element type, rank, mutable, owned)` when `ty` is a strads array type.
+fn array_type(cx: &Ctxt, ty: &Type) -> Option<(ArrayKind, Type, usize, bool, bool)> {
+    let (inner, mutable, owned) = match ty {
+        Type::Reference(r) => (&*r.elem, r.mutability.is_some(), false),
+        t => (t, false, true),
+    };
+    let Type::Path(tp) = inner else { return None };
+    let seg = tp.path.segments.last()?;
+    let kind = match seg.ident.to_string().as_str() {
+        "DistArray" => ArrayKind::Dense,
+        "SparseArray" => ArrayKind::Sparse,
+        _ => return None,
+    };
+    let PathArguments::AngleBracketed(args) = &seg.arguments else {
+        cx.error_spanned_by(seg, "write the array type in full: `DistArray<f32, 2>`");
+        return None;
+    };
+    let mut it = args.args.iter();
+    let (Some(GenericArgument::Type(elem)), Some(rank_arg), None) = (it.next(), it.next(), it.next())
+    else {
+        cx.error_spanned_by(args, "expected `<element type, rank>`, e.g. `<f32, 2>`");
+        return None;
+    };
+    let rank = match rank_arg {
+        GenericArgument::Const(Expr::Lit(l)) => match &l.lit {
+            syn::Lit::Int(i) => i.base10_parse::<usize>().ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(rank) = rank.filter(|r| *r >= 1) else {
+        cx.error_spanned_by(
+            rank_arg,
+            "write the array's rank as an integer literal (1, 2, 3, ..) so strads can analyse \
+             its subscripts",
+        );
+        return None;
+    };
+    Some((kind, elem.clone(), rank, mutable, owned))
+}
+
+/// Every ident a pattern binds, with whether it is bound `mut`.
+pub(crate) fn collect_idents(pat: &Pat, out: &mut Vec<(syn::Ident, bool)>) {
+    match pat {
+        Pat::Ident(pi) => {
+            out.push((pi.ident.clone(), pi.mutability.is_some()));
+            if let Some((_, sub)) = &pi.subpat {
+                collect_idents(sub, out);
+            }
+        }
+        Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_idents(p, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|p| collect_idents(p, out)),
+        Pat::Slice(s) => s.elems.iter().for_each(|p| collect_idents(p, out)),
+        Pat::Struct(s) => s.fields.iter().for_each(|f| collect_idents(&f.pat, out)),
+        Pat::Reference(r) => collect_idents(&r.pat, out),
+        Pat::Type(t) => collect_idents(&t.pat, out),
+        Pat::Or(o) => {
+            if let Some(first) = o.cases.first() {
+                collect_idents(first, out);
+            }
+        }
+        Pat::Paren(p) => collect_idents(&p.pat, out),
+        _ => {}
+    }
+}
+
+fn strip_ref(e: &Expr) -> &Expr {
+    match e {
+        Expr::Reference(r) if r.mutability.is_none() => strip_ref(&r.expr),
+        Expr::Paren(p) => strip_ref(&p.expr),
+        e => e,
+    }
+}
+
+fn space_of(cx: &Ctxt, expr: &Expr, arrays: &[ArrayVar]) -> Option<SpaceSrc> {
+    let e = strip_ref(expr);
+    let e = match e {
+        // `a.iter()` is the same as `a`.
+        Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => strip_ref(&m.receiver),
+        e => e,
+    };
+    match e {
+        Expr::Path(p) if p.path.get_ident().is_some() => {
+            let name = p.path.get_ident().map(|i| i.to_string());
+            match arrays.iter().position(|a| Some(a.ident.to_string()) == name) {
+                Some(a) => Some(SpaceSrc::Array(a)),
+                None => {
+                    cx.error_spanned_by(
+                        expr,
+                        "strads cannot see what this iterates over; iterate a `&SparseArray` or \
+                         `&DistArray` parameter, or a range `a..b`",
+                    );
+                    None
+                }
+            }
+        }
+        Expr::Range(ExprRange {
+            start: Some(start),
+            end: Some(end),
+            limits,
+            ..
+        }) => Some(SpaceSrc::Range {
+            start: start.clone(),
+            end: end.clone(),
+            inclusive: matches!(limits, RangeLimits::Closed(_)),
+        }),
+        Expr::Range(r) => {
+            cx.error_spanned_by(r, "the range needs both bounds: `a..b` or `a..=b`");
+            None
+        }
+        other => {
+            cx.error_spanned_by(
+                other,
+                "unsupported iteration expression; a `#[parallel_for]` loop iterates a \
+                 `&SparseArray` or `&DistArray` parameter (`for (key, value) in ratings`), or \
+                 a range (`for i in 0..n`)",
+            );
+            None
+        }
+    }
+}
+
+fn key_of_array(cx: &Ctxt, pat: &Pat, rank: usize) -> Option<(KeyPat, usize)> {
+    let Pat::Tuple(t) = pat else {
+        cx.error_spanned_by(
+            pat,
+            format!(
+                "iterating an array yields `(index, &value)`; write the pattern as \
+                 `([{}], value)`",
+                dim_idents(rank)
+            ),
+        );
+        return None;
+    };
+    if t.elems.len() != 2 {
+        cx.error_spanned_by(
+            t,
+            "iterating an array yields `(index, &value)`: a pair, not this tuple",
+        );
+        return None;
+    }
+    let key = match &t.elems[0] {
+        Pat::Slice(s) => {
+            if s.elems.len() != rank {
+                cx.error_spanned_by(
+                    s,
+                    format!(
+                        "the array has {rank} dims, so its index has {rank} elements: `[{}]`",
+                        dim_idents(rank)
+                    ),
+                );
+                return None;
+            }
+            let mut dims = Vec::new();
+            for e in &s.elems {
+                match e {
+                    Pat::Ident(pi) if pi.subpat.is_none() => dims.push(Some(pi.ident.clone())),
+                    Pat::Wild(_) => dims.push(None),
+                    other => {
+                        cx.error_spanned_by(other, "bind each index with a plain name or `_`");
+                        return None;
+                    }
+                }
+            }
+            KeyPat::Elems(dims)
+        }
+        Pat::Ident(pi) if pi.subpat.is_none() => KeyPat::Whole(pi.ident.clone()),
+        Pat::Wild(_) => KeyPat::Ignored,
+        other => {
+            cx.error_spanned_by(
+                other,
+                format!("bind the index as `[{}]` or as one name", dim_idents(rank)),
+            );
+            return None;
+        }
+    };
+    Some((key, rank))
+}
+
+fn key_of_range(cx: &Ctxt, pat: &Pat) -> Option<KeyPat> {
+    match pat {
+        Pat::Ident(pi) if pi.subpat.is_none() => Some(KeyPat::Range(Some(pi.ident.clone()))),
+        Pat::Wild(_) => Some(KeyPat::Range(None)),
+        other => {
+            cx.error_spanned_by(other, "bind the range's index with a plain name: `for i in a..b`");
+            None
+        }
+    }
+}
+
+fn dim_idents(rank: usize) -> String {
+    const NAMES: [&str; 6] = ["i", "j", "k", "l", "m", "n"];
+    (0..rank)
+        .map(|d| NAMES.get(d).copied().unwrap_or("_"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The span of the `for` token, for errors about the loop as a whole.
+pub(crate) fn for_span(l: &ExprForLoop) -> Span {
+    l.for_token.span()
+}

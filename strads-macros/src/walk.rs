@@ -1,0 +1,725 @@
+//! Walks the loop body: finds every array access with its subscripts as affine forms of
+//! the iteration dims, every captured outer variable, and every construct that cannot run
+//! as one iteration of a parallel loop. One pass, all errors reported.
+
+use std::collections::{BTreeSet, HashMap};
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
+
+use strads_analysis::{AccessKind, Affine, Subscript};
+
+use crate::ctxt::Ctxt;
+use crate::front::{KeyPat, LoopFn, collect_idents};
+
+/// What the walker knows of a local variable's value.
+#[derive(Clone, Debug)]
+enum Sym {
+    /// `sum(coeffs * p) + constant` of the iteration vector.
+    Affine(Vec<i64>, i64),
+    /// Every index of an array dim (an inner serial loop's variable).
+    Full,
+    /// The whole iteration index `[p0, p1, ..]`.
+    Key,
+    /// Something else: data, a function's result, a captured value.
+    Opaque,
+}
+
+/// One access found in the body.
+pub(crate) struct FoundAccess {
+    pub(crate) array: usize,
+    pub(crate) kind: AccessKind,
+    pub(crate) subscripts: Vec<Subscript>,
+    pub(crate) span: proc_macro2::Span,
+}
+
+/// What the walk found.
+pub(crate) struct Walked {
+    pub(crate) accesses: Vec<FoundAccess>,
+    /// Outer (non-array) variables the body uses, by name.
+    pub(crate) captures: BTreeSet<String>,
+    /// Arrays the body names, by index.
+    pub(crate) arrays_used: BTreeSet<usize>,
+}
+
+/// Methods that read array metadata, not elements.
+const META_METHODS: &[&str] = &["shape", "len", "is_empty", "row_len"];
+
+/// Element types whose methods never take `&mut self`.
+const PLAIN_TYPES: &[&str] = &[
+    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+    "usize", "bool", "char",
+];
+
+pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
+    let mut w = Walker {
+        cx,
+        f,
+        scopes: vec![HashMap::new()],
+        found: Walked {
+            accesses: Vec::new(),
+            captures: BTreeSet::new(),
+            arrays_used: BTreeSet::new(),
+        },
+        write_ctx: false,
+        inner_loops: 0,
+        closures: 0,
+        outer_label: f.for_loop.label.as_ref().map(|l| l.name.ident.to_string()),
+    };
+    w.bind_key();
+    w.visit_block(&f.for_loop.body);
+    w.found
+}
+
+struct Walker<'a> {
+    cx: &'a Ctxt,
+    f: &'a LoopFn,
+    scopes: Vec<HashMap<String, Sym>>,
+    found: Walked,
+    /// The expression being visited is the place an assignment writes.
+    write_ctx: bool,
+    /// Depth of loops nested in the body (`break` there is fine).
+    inner_loops: usize,
+    /// Depth of closures (`return` and `?` there are fine).
+    closures: usize,
+    outer_label: Option<String>,
+}
+
+impl Walker<'_> {
+    fn n(&self) -> usize {
+        self.f.n_dims
+    }
+
+    fn bind(&mut self, name: String, sym: Sym) {
+        self.scopes.last_mut().expect("a scope").insert(name, sym);
+    }
+
+    fn bind_pat(&mut self, pat: &Pat, sym: Option<Sym>) {
+        match (pat, sym) {
+            (Pat::Ident(pi), Some(s)) if pi.subpat.is_none() => self.bind(pi.ident.to_string(), s),
+            (Pat::Type(pt), s) => self.bind_pat(&pt.pat, s),
+            _ => {
+                let mut names = Vec::new();
+                collect_idents(pat, &mut names);
+                for (i, _) in names {
+                    self.bind(i.to_string(), Sym::Opaque);
+                }
+            }
+        }
+    }
+
+    fn bind_key(&mut self) {
+        let n = self.n();
+        match &self.f.key {
+            KeyPat::Elems(dims) => {
+                for (d, i) in dims.iter().enumerate() {
+                    if let Some(i) = i {
+                        self.bind(i.to_string(), var(n, d));
+                    }
+                }
+            }
+            KeyPat::Whole(k) => self.bind(k.to_string(), Sym::Key),
+            KeyPat::Ignored => {}
+            KeyPat::Range(Some(i)) => self.bind(i.to_string(), var(n, 0)),
+            KeyPat::Range(None) => {}
+        }
+        if let Pat::Tuple(t) = &*self.f.for_loop.pat {
+            if let Some(v) = t.elems.iter().nth(1) {
+                self.bind_pat(v, None);
+            }
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Sym> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    /// The array a path names, unless a local shadows it.
+    fn array_of(&self, e: &Expr) -> Option<usize> {
+        let Expr::Path(p) = e else { return None };
+        let ident = p.path.get_ident()?.to_string();
+        if self.lookup(&ident).is_some() {
+            return None;
+        }
+        self.f.array_index(&ident)
+    }
+
+    /// The value of an expression, as far as subscripts go.
+    fn eval(&self, e: &Expr) -> Sym {
+        let n = self.n();
+        match e {
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(i), ..
+            }) => i
+                .base10_parse::<i64>()
+                .map_or(Sym::Opaque, |k| Sym::Affine(vec![0; n], k)),
+            Expr::Paren(p) => self.eval(&p.expr),
+            Expr::Group(g) => self.eval(&g.expr),
+            Expr::Cast(c) => self.eval(&c.expr),
+            Expr::Path(p) => match p.path.get_ident() {
+                Some(i) => self.lookup(&i.to_string()).cloned().unwrap_or(Sym::Opaque),
+                None => Sym::Opaque,
+            },
+            Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => match self.eval(&u.expr) {
+                Sym::Affine(c, k) => Sym::Affine(c.iter().map(|x| -x).collect(), -k),
+                _ => Sym::Opaque,
+            },
+            Expr::Binary(b) => {
+                let (l, r) = (self.eval(&b.left), self.eval(&b.right));
+                let (Sym::Affine(lc, lk), Sym::Affine(rc, rk)) = (l, r) else {
+                    return Sym::Opaque;
+                };
+                match b.op {
+                    BinOp::Add(_) => Sym::Affine(zip(&lc, &rc, |a, b| a + b), lk + rk),
+                    BinOp::Sub(_) => Sym::Affine(zip(&lc, &rc, |a, b| a - b), lk - rk),
+                    BinOp::Mul(_) if lc.iter().all(|c| *c == 0) => {
+                        Sym::Affine(rc.iter().map(|c| c * lk).collect(), rk * lk)
+                    }
+                    BinOp::Mul(_) if rc.iter().all(|c| *c == 0) => {
+                        Sym::Affine(lc.iter().map(|c| c * rk).collect(), lk * rk)
+                    }
+                    _ => Sym::Opaque,
+                }
+            }
+            Expr::Index(ix) => match (self.eval(&ix.expr), &*ix.index) {
+                (
+                    Sym::Key,
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Int(i), ..
+                    }),
+                ) => match i.base10_parse::<usize>() {
+                    Ok(d) if d < n => var(n, d),
+                    _ => Sym::Opaque,
+                },
+                _ => Sym::Opaque,
+            },
+            _ => Sym::Opaque,
+        }
+    }
+
+    fn subscript(&self, e: &Expr) -> Subscript {
+        match self.eval(e) {
+            Sym::Affine(coeffs, constant) => Subscript::Affine(Affine {
+                coeffs: coeffs.into(),
+                constant,
+            }),
+            Sym::Full => Subscript::Full,
+            Sym::Key | Sym::Opaque => Subscript::Indirect,
+        }
+    }
+
+    fn record(&mut self, array: usize, kind: AccessKind, subscripts: Vec<Subscript>, at: &dyn Spanned) {
+        self.found.arrays_used.insert(array);
+        self.found.accesses.push(FoundAccess {
+            array,
+            kind,
+            subscripts,
+            span: at.span(),
+        });
+    }
+
+    /// `a[[e0, e1]]` or `a[e]`.
+    fn index_access(&mut self, array: usize, index: &Expr, whole: &Expr, kind: AccessKind) {
+        let rank = self.f.arrays[array].rank;
+        let name = self.f.arrays[array].ident.to_string();
+        let elems: Vec<&Expr> = match index {
+            Expr::Array(a) => a.elems.iter().collect(),
+            e if rank == 1 => vec![e],
+            e => {
+                self.cx.error_spanned_by(
+                    e,
+                    format!(
+                        "`{name}` has {rank} dims; index it with one subscript per dim: \
+                         `{name}[[i, j{}]]`",
+                        ", ..".repeat(rank.saturating_sub(2).min(1))
+                    ),
+                );
+                return;
+            }
+        };
+        if elems.len() != rank {
+            self.cx.error_spanned_by(
+                index,
+                format!(
+                    "`{name}` has {rank} dims but this index has {}",
+                    elems.len()
+                ),
+            );
+            return;
+        }
+        let subs = elems.iter().map(|e| self.subscript(e)).collect();
+        self.record(array, kind, subs, whole);
+        let saved = std::mem::replace(&mut self.write_ctx, false);
+        for e in elems {
+            self.visit_expr(e);
+        }
+        self.write_ctx = saved;
+    }
+
+    fn elem_is_plain(&self, array: usize) -> bool {
+        let syn::Type::Path(tp) = &self.f.arrays[array].elem else {
+            return false;
+        };
+        tp.path
+            .get_ident()
+            .is_some_and(|i| PLAIN_TYPES.contains(&i.to_string().as_str()))
+    }
+
+    /// Errors for writes to outer variables: every worker has its own copy.
+    fn check_place_write(&mut self, place: &Expr) {
+        let mut root = place;
+        loop {
+            root = match root {
+                Expr::Field(f) => &f.base,
+                Expr::Index(i) => &i.expr,
+                Expr::Paren(p) => &p.expr,
+                Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => &u.expr,
+                _ => break,
+            };
+        }
+        let Expr::Path(p) = root else { return };
+        let Some(ident) = p.path.get_ident() else {
+            return;
+        };
+        let name = ident.to_string();
+        if self.lookup(&name).is_none() && self.f.outer_var(&name).is_some() {
+            self.cx.error_spanned_by(
+                place,
+                format!(
+                    "the loop writes `{name}`, a variable from outside the loop; iterations run \
+                     on several workers, so outer variables are read-only inside a \
+                     `#[parallel_for]` loop: keep per-iteration values in a local, or store \
+                     results in a `DistArray` indexed by the iteration"
+                ),
+            );
+        }
+    }
+
+    fn visit_macro_tokens(&mut self, tokens: &TokenStream, at: &syn::Macro) {
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        match syn::parse::Parser::parse2(parser, tokens.clone()) {
+            Ok(args) => {
+                for e in &args {
+                    if let Expr::Lit(ExprLit {
+                        lit: Lit::Str(s), ..
+                    }) = e
+                    {
+                        for name in inline_format_args(&s.value()) {
+                            self.use_name(&name, s);
+                        }
+                    }
+                    self.visit_expr(e);
+                }
+            }
+            Err(_) => self.scan_tokens(tokens, at),
+        }
+    }
+
+    fn scan_tokens(&mut self, tokens: &TokenStream, at: &syn::Macro) {
+        let mut prev_dot = false;
+        for tt in tokens.clone() {
+            match &tt {
+                TokenTree::Ident(i) if !prev_dot => self.use_name(&i.to_string(), at),
+                TokenTree::Group(g) => self.scan_tokens(&g.stream(), at),
+                _ => {}
+            }
+            prev_dot = matches!(&tt, TokenTree::Punct(p) if p.as_char() == '.');
+        }
+    }
+
+    /// A use of `name` the walker cannot see the shape of (inside a macro).
+    fn use_name(&mut self, name: &str, at: &dyn Spanned) {
+        if self.lookup(name).is_some() {
+            return;
+        }
+        if let Some(a) = self.f.array_index(name) {
+            self.cx.syn_error(syn::Error::new(
+                at.span(),
+                format!(
+                    "array `{name}` is used inside a macro strads cannot read; read the element \
+                     into a local first (`let x = {name}[[..]];`) and use the local"
+                ),
+            ));
+            self.found.arrays_used.insert(a);
+        } else if self.f.outer_var(name).is_some() {
+            self.found.captures.insert(name.to_owned());
+        }
+    }
+
+    fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
+        self.scopes.push(HashMap::new());
+        f(self);
+        self.scopes.pop();
+    }
+}
+
+fn var(n: usize, d: usize) -> Sym {
+    let mut c = vec![0; n];
+    c[d] = 1;
+    Sym::Affine(c, 0)
+}
+
+fn zip(a: &[i64], b: &[i64], f: impl Fn(i64, i64) -> i64) -> Vec<i64> {
+    a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect()
+}
+
+/// Names used as inline format arguments: `{lr}` and `{lr:.3}` in `"{lr}"`.
+fn inline_format_args(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if c != '{' {
+            continue;
+        }
+        if chars.peek().is_some_and(|(_, c)| *c == '{') {
+            chars.next();
+            continue;
+        }
+        let rest = &s[i + 1..];
+        let end = rest.find([':', '}']).unwrap_or(rest.len());
+        let name = &rest[..end];
+        if !name.is_empty()
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !name.chars().next().is_some_and(|c| c.is_ascii_digit())
+        {
+            out.push(name.to_owned());
+        }
+    }
+    out
+}
+
+impl<'ast> Visit<'ast> for Walker<'_> {
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        self.scoped(|w| visit::visit_block(w, b));
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        let sym = local.init.as_ref().map(|init| {
+            self.visit_expr(&init.expr);
+            if let Some((_, diverge)) = &init.diverge {
+                self.visit_expr(diverge);
+            }
+            init.expr.as_ref()
+        });
+        match (&local.pat, sym) {
+            // `let (a, b) = (e0, e1);` binds element-wise.
+            (Pat::Tuple(pt), Some(Expr::Tuple(et))) if pt.elems.len() == et.elems.len() => {
+                let syms: Vec<Sym> = et.elems.iter().map(|e| self.eval(e)).collect();
+                for (p, s) in pt.elems.iter().zip(syms) {
+                    self.bind_pat(p, Some(s));
+                }
+            }
+            // `let [u, i] = key;`
+            (Pat::Slice(ps), Some(e)) if matches!(self.eval(e), Sym::Key) => {
+                let n = self.n();
+                for (d, p) in ps.elems.iter().enumerate() {
+                    let s = if d < n { var(n, d) } else { Sym::Opaque };
+                    self.bind_pat(p, Some(s));
+                }
+            }
+            (p, Some(e)) => {
+                let s = self.eval(e);
+                self.bind_pat(p, Some(s));
+            }
+            (p, None) => self.bind_pat(p, None),
+        }
+    }
+
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        self.closures += 1;
+        let saved_loops = std::mem::take(&mut self.inner_loops);
+        self.scoped(|w| {
+            for p in &c.inputs {
+                w.bind_pat(p, None);
+            }
+            w.visit_expr(&c.body);
+        });
+        self.inner_loops = saved_loops;
+        self.closures -= 1;
+    }
+
+    fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
+        self.cx.error_spanned_by(
+            a,
+            "`async` blocks cannot run inside a `#[parallel_for]` loop body",
+        );
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {
+        // Items nested in the body (helper fns, consts) see no loop variables.
+    }
+
+    fn visit_expr_for_loop(&mut self, l: &'ast syn::ExprForLoop) {
+        self.visit_expr(&l.expr);
+        self.inner_loops += 1;
+        self.scoped(|w| {
+            // `for k in a..b` walks a whole dim: `Full`; other patterns are opaque.
+            let full = matches!(&*l.expr, Expr::Range(_));
+            w.bind_pat(&l.pat, full.then_some(Sym::Full));
+            w.visit_block(&l.body);
+        });
+        self.inner_loops -= 1;
+    }
+
+    fn visit_expr_while(&mut self, l: &'ast syn::ExprWhile) {
+        self.inner_loops += 1;
+        self.scoped(|w| visit::visit_expr_while(w, l));
+        self.inner_loops -= 1;
+    }
+
+    fn visit_expr_loop(&mut self, l: &'ast syn::ExprLoop) {
+        self.inner_loops += 1;
+        visit::visit_expr_loop(self, l);
+        self.inner_loops -= 1;
+    }
+
+    fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
+        // `if let` bindings live in the then-branch only.
+        self.scoped(|w| {
+            w.visit_expr(&e.cond);
+            w.visit_block(&e.then_branch);
+        });
+        if let Some((_, els)) = &e.else_branch {
+            self.visit_expr(els);
+        }
+    }
+
+    fn visit_expr_let(&mut self, e: &'ast syn::ExprLet) {
+        self.visit_expr(&e.expr);
+        self.bind_pat(&e.pat, None);
+    }
+
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        self.scoped(|w| {
+            w.bind_pat(&arm.pat, None);
+            if let Some((_, g)) = &arm.guard {
+                w.visit_expr(g);
+            }
+            w.visit_expr(&arm.body);
+        });
+    }
+
+    fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
+        let targets_outer = match &b.label {
+            Some(l) => Some(l.ident.to_string()) == self.outer_label,
+            None => self.inner_loops == 0,
+        };
+        if targets_outer && self.closures == 0 {
+            self.cx.error_spanned_by(
+                b,
+                "`break` would leave the parallel loop early, but its iterations are spread \
+                 over workers that run at the same time; filter the iterations instead \
+                 (`if !wanted {{ continue; }}`), or run this loop serially",
+            );
+        }
+        visit::visit_expr_break(self, b);
+    }
+
+    fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
+        if self.closures == 0 {
+            self.cx.error_spanned_by(
+                r,
+                "`return` would leave the parallel loop from one iteration while others run \
+                 on other workers; use `continue` to end this iteration, and compute the \
+                 function's result after the loop",
+            );
+        }
+        visit::visit_expr_return(self, r);
+    }
+
+    fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
+        if self.closures == 0 {
+            self.cx.syn_error(syn::Error::new(
+                t.question_token.span(),
+                "`?` would return from the function in the middle of the parallel loop; handle \
+                 the error inside the iteration (`match`, `unwrap_or`), or validate the data \
+                 before the loop",
+            ));
+        }
+        visit::visit_expr_try(self, t);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        self.check_place_write(&a.left);
+        let saved = std::mem::replace(&mut self.write_ctx, true);
+        self.visit_expr(&a.left);
+        self.write_ctx = false;
+        self.visit_expr(&a.right);
+        self.write_ctx = saved;
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        let compound = matches!(
+            b.op,
+            BinOp::AddAssign(_)
+                | BinOp::SubAssign(_)
+                | BinOp::MulAssign(_)
+                | BinOp::DivAssign(_)
+                | BinOp::RemAssign(_)
+                | BinOp::BitXorAssign(_)
+                | BinOp::BitAndAssign(_)
+                | BinOp::BitOrAssign(_)
+                | BinOp::ShlAssign(_)
+                | BinOp::ShrAssign(_)
+        );
+        if compound {
+            self.check_place_write(&b.left);
+        }
+        let saved = std::mem::replace(&mut self.write_ctx, compound);
+        self.visit_expr(&b.left);
+        self.write_ctx = false;
+        self.visit_expr(&b.right);
+        self.write_ctx = saved;
+    }
+
+    fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+        if r.mutability.is_some() {
+            self.check_place_write(&r.expr);
+        }
+        let saved = std::mem::replace(&mut self.write_ctx, r.mutability.is_some());
+        self.visit_expr(&r.expr);
+        self.write_ctx = saved;
+    }
+
+    fn visit_expr_field(&mut self, f: &'ast syn::ExprField) {
+        // `a[[i]].x = ..` writes the element: keep the write context for the base.
+        self.visit_expr(&f.base);
+    }
+
+    fn visit_expr_paren(&mut self, p: &'ast syn::ExprParen) {
+        self.visit_expr(&p.expr);
+    }
+
+    fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
+        if let Some(a) = self.array_of(&ix.expr) {
+            let kind = if self.write_ctx {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            self.index_access(a, &ix.index, &syn::Expr::Index(ix.clone()), kind);
+            return;
+        }
+        // Indexing something else (a slice from `row_mut`): the base keeps the context.
+        self.visit_expr(&ix.expr);
+        let saved = std::mem::replace(&mut self.write_ctx, false);
+        self.visit_expr(&ix.index);
+        self.write_ctx = saved;
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let saved = std::mem::replace(&mut self.write_ctx, false);
+        if let Some(a) = self.array_of(&m.receiver) {
+            let name = self.f.arrays[a].ident.to_string();
+            let rank = self.f.arrays[a].rank;
+            let method = m.method.to_string();
+            let n = self.n();
+            match method.as_str() {
+                "row" | "row_mut" => {
+                    let kind = if method == "row" {
+                        AccessKind::Read
+                    } else {
+                        AccessKind::Write
+                    };
+                    if m.args.len() == 1 {
+                        let mut subs = vec![self.subscript(&m.args[0])];
+                        subs.extend((1..rank).map(|_| Subscript::Full));
+                        self.record(a, kind, subs, m);
+                    } else {
+                        self.cx.error_spanned_by(m, format!("`{name}.{method}(i)` takes one index"));
+                    }
+                }
+                "get" | "get_mut" => {
+                    let kind = if method == "get" {
+                        AccessKind::Read
+                    } else {
+                        AccessKind::Write
+                    };
+                    match m.args.first() {
+                        Some(idx) if m.args.len() == 1 => {
+                            let whole = Expr::MethodCall(m.clone());
+                            self.index_access(a, idx, &whole, kind);
+                        }
+                        _ => self
+                            .cx
+                            .error_spanned_by(m, format!("`{name}.{method}([..])` takes one index")),
+                    }
+                }
+                meta if META_METHODS.contains(&meta) => {
+                    self.found.arrays_used.insert(a);
+                }
+                _ => self.cx.error_spanned_by(
+                    &m.method,
+                    format!(
+                        "strads cannot analyse `{name}.{method}(..)` inside a parallel loop; \
+                         reach elements through `{name}[[..]]`, `{name}.row(i)`, \
+                         `{name}.row_mut(i)`, `{name}.get([..])` or `{name}.get_mut([..])`"
+                    ),
+                ),
+            }
+            let _ = n;
+            for arg in &m.args {
+                self.visit_expr(arg);
+            }
+            self.write_ctx = saved;
+            return;
+        }
+        // A method on an element (`a[[i]].abs()`): it may take `&mut self` unless the element
+        // is a plain number.
+        if let Expr::Index(ix) = &*m.receiver {
+            if let Some(a) = self.array_of(&ix.expr) {
+                self.write_ctx = !self.elem_is_plain(a);
+            }
+        }
+        self.visit_expr(&m.receiver);
+        self.write_ctx = false;
+        for arg in &m.args {
+            self.visit_expr(arg);
+        }
+        self.write_ctx = saved;
+    }
+
+    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
+        let Some(ident) = p.path.get_ident() else {
+            return;
+        };
+        let name = ident.to_string();
+        if self.lookup(&name).is_some() {
+            return;
+        }
+        if let Some(a) = self.f.array_index(&name) {
+            self.found.arrays_used.insert(a);
+            self.cx.error_spanned_by(
+                p,
+                format!(
+                    "strads cannot follow array `{name}` here; inside a parallel loop reach its \
+                     elements directly: `{name}[[..]]`, `{name}.row(i)`, `{name}.row_mut(i)`, \
+                     `{name}.get([..])`"
+                ),
+            );
+        } else if self.f.outer_var(&name).is_some() {
+            self.found.captures.insert(name);
+        }
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let tokens = m.tokens.clone();
+        self.visit_macro_tokens(&tokens, m);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inline_format_args;
+
+    #[test]
+    fn format_args() {
+        assert_eq!(
+            inline_format_args("{lr} {{x}} {0} {k:.3} {}"),
+            vec!["lr".to_string(), "k".to_string()]
+        );
+    }
+}

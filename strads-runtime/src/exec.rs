@@ -1,0 +1,375 @@
+//! The local executor: plans a loop call, then runs its blocks on an owned rayon pool.
+//!
+//! 1D plans run P blocks side by side. 2D plans run Orion's unordered schedule: worker `w`
+//! runs block `(w, (w + t) mod P)` at step `t`; when it is done with a time partition it hands
+//! it to worker `w - 1`, which needs it next. There is no barrier between steps: a worker
+//! waits only for the one partition it needs, so blocks of the rotated array travel around
+//! the ring by a pointer hand-off and nothing is copied.
+
+use std::any::Any;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use strads_analysis::{
+    Analysis, Candidate, LoopSpec, Partition, Placement, Strategy, Unordered2d, analyze, choose,
+};
+
+use crate::pool::{as_worker, current_threads, in_worker, pool};
+use crate::space::Space;
+use crate::testing::{self, LoopRun};
+use crate::view::{SharedMut, ViewMut, Window};
+
+/// Plans kept per loop, at most; the oldest goes first.
+const MAX_PLANS: usize = 32;
+
+/// Everything strads keeps about one `#[parallel_for]` loop: its spec, its analysis and its
+/// plans. The macro puts one in a `static` inside the generated function.
+pub struct LoopState {
+    spec: LoopSpec,
+    analysis: OnceLock<Analysis>,
+    plans: Mutex<Vec<(String, Arc<dyn Any + Send + Sync>)>>,
+    explained: AtomicBool,
+}
+
+impl std::fmt::Debug for LoopState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopState")
+            .field("loop", &self.spec.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoopState {
+    /// State for the loop `spec`, for a `static`.
+    pub const fn new(spec: LoopSpec) -> Self {
+        LoopState {
+            spec,
+            analysis: OnceLock::new(),
+            plans: Mutex::new(Vec::new()),
+            explained: AtomicBool::new(false),
+        }
+    }
+
+    /// The loop's spec.
+    pub fn spec(&self) -> &LoopSpec {
+        &self.spec
+    }
+
+    /// The loop's analysis, computed on first use.
+    pub fn analysis(&self) -> &Analysis {
+        self.analysis.get_or_init(|| analyze(&self.spec))
+    }
+
+    fn plan<S: Space>(
+        &'static self,
+        space: &S,
+        shapes: &[&[usize]],
+        p: usize,
+    ) -> Arc<Plan<S::Blocks>> {
+        let key = format!("{}:{p}:{shapes:?}", space.identity());
+        {
+            let plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, plan)) = plans.iter().find(|(k, _)| *k == key) {
+                if let Ok(plan) = Arc::clone(plan).downcast::<Plan<S::Blocks>>() {
+                    return plan;
+                }
+            }
+        }
+        let plan = Arc::new(Plan::new(self, space, shapes, p));
+        let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        if plans.len() >= MAX_PLANS {
+            plans.remove(0);
+        }
+        plans.push((key, plan.clone()));
+        plan
+    }
+}
+
+/// How one call of a loop runs: the strategy, the partitions and every block's windows.
+struct Plan<B> {
+    strategy: Strategy,
+    p: usize,
+    blocks: Arc<B>,
+    /// `windows[block][array]`.
+    windows: Vec<Vec<Window>>,
+    summary: String,
+}
+
+impl<B: Send + Sync + 'static> Plan<B> {
+    fn new<S: Space<Blocks = B>>(
+        state: &'static LoopState,
+        space: &S,
+        shapes: &[&[usize]],
+        p: usize,
+    ) -> Self {
+        let spec = &state.spec;
+        let analysis = state.analysis();
+        let sizes: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
+        let candidate = choose(analysis, &sizes, p).unwrap_or_else(|| {
+            panic!(
+                "strads: loop `{}` has no parallel strategy at run time ({}); the macro should \
+                 have refused it (please report it)",
+                spec.name,
+                analysis.reason.as_deref().unwrap_or("?")
+            )
+        });
+        let dims: Vec<usize> = match candidate.strategy {
+            Strategy::OneD { dim } => vec![dim],
+            Strategy::TwoD { space, time } => vec![space, time],
+        };
+        let parts: Vec<Partition> = dims.iter().map(|&d| space.partition(d, p)).collect();
+        let blocks = space.blocks(&dims, &parts);
+        let n_blocks = p.pow(dims.len() as u32);
+        let windows = (0..n_blocks)
+            .map(|b| {
+                let (s, t) = if dims.len() == 2 { (b / p, b % p) } else { (b, 0) };
+                (0..spec.arrays.len())
+                    .map(|a| window(spec, candidate, &parts, shapes, a, s, t))
+                    .collect()
+            })
+            .collect();
+        Plan {
+            strategy: candidate.strategy,
+            p,
+            blocks,
+            windows,
+            summary: summary(spec, candidate, p),
+        }
+    }
+}
+
+fn window(
+    spec: &LoopSpec,
+    c: &Candidate,
+    parts: &[Partition],
+    shapes: &[&[usize]],
+    array: usize,
+    s: usize,
+    t: usize,
+) -> Window {
+    let writable = spec.arrays[array].mutable;
+    let (align, part) = match c.placements[array] {
+        Placement::Local(al) => (al, parts[0].range(s)),
+        Placement::Rotated(al) => (al, parts[1].range(t)),
+        Placement::Shared | Placement::Iterated | Placement::Unused => {
+            return Window {
+                range: None,
+                writable: false,
+            };
+        }
+    };
+    let extent = shapes[array][align.axis];
+    let (lo, hi) = align.image(part.0, part.1, extent);
+    Window {
+        range: Some((align.axis, lo, hi)),
+        writable,
+    }
+}
+
+fn summary(spec: &LoopSpec, c: &Candidate, p: usize) -> String {
+    let mut s = String::new();
+    let _ = match c.strategy {
+        Strategy::OneD { dim } => write!(s, "1d dim={} workers={p} blocks={p}", spec.dims[dim]),
+        Strategy::TwoD { space, time } => write!(
+            s,
+            "2d space={} time={} workers={p} blocks={p}x{p}",
+            spec.dims[space], spec.dims[time]
+        ),
+    };
+    for (label, want_local) in [("local", true), ("rotated", false)] {
+        let names: Vec<&str> = c
+            .placements
+            .iter()
+            .zip(spec.arrays.iter())
+            .filter(|(pl, _)| match pl {
+                Placement::Local(_) => want_local,
+                Placement::Rotated(_) => !want_local,
+                _ => false,
+            })
+            .map(|(_, a)| a.name.as_ref())
+            .collect();
+        if !names.is_empty() {
+            let _ = write!(s, " {label}={}", names.join(","));
+        }
+    }
+    let shared: Vec<&str> = c
+        .placements
+        .iter()
+        .zip(spec.arrays.iter())
+        .filter(|(pl, _)| matches!(pl, Placement::Shared))
+        .map(|(_, a)| a.name.as_ref())
+        .collect();
+    if !shared.is_empty() {
+        let _ = write!(s, " shared={}", shared.join(","));
+    }
+    s
+}
+
+/// Whether `STRADS_EXPLAIN` asks for plan lines.
+fn explain_requested() -> bool {
+    static EXPLAIN: OnceLock<bool> = OnceLock::new();
+    *EXPLAIN.get_or_init(|| flag("STRADS_EXPLAIN"))
+}
+
+fn flag(name: &str) -> bool {
+    match std::env::var(name) {
+        Err(_) => false,
+        Ok(v) => match v.trim() {
+            "" | "0" | "false" | "no" | "off" => false,
+            "1" | "true" | "yes" | "on" => true,
+            _ => panic!(
+                "{}",
+                crate::Error::Setting {
+                    name: name.into(),
+                    value: v,
+                    expected: "1 (on) or 0 (off)".into(),
+                }
+            ),
+        },
+    }
+}
+
+/// Whether the original serial loops should run: `STRADS_SERIAL=1`, or inside
+/// [`testing::serial`].
+pub fn serial_env() -> bool {
+    static SERIAL: OnceLock<bool> = OnceLock::new();
+    *SERIAL.get_or_init(|| flag("STRADS_SERIAL")) || testing::forced_serial()
+}
+
+/// One block of one loop call, as the generated code sees it.
+pub struct Block<'a, S: Space> {
+    state: &'static LoopState,
+    space: &'a S,
+    blocks: &'a S::Blocks,
+    id: usize,
+    windows: &'a [Window],
+    trace: Option<Vec<usize>>,
+}
+
+impl<S: Space> std::fmt::Debug for Block<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block")
+            .field("loop", &self.state.spec.name)
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, S: Space> Block<'a, S> {
+    /// This worker's view of array `array` (an index into the loop's spec) for the block.
+    pub fn view_mut<'s, T, const N: usize>(
+        &self,
+        shared: &'s SharedMut<'_, T, N>,
+        array: usize,
+    ) -> ViewMut<'s, T, N> {
+        let name: &'static str = self.state.spec.arrays[array].name.as_ref();
+        shared.view(name, self.windows[array])
+    }
+
+    /// Runs `f` over the block's iterations in order.
+    #[inline]
+    pub fn for_each<F: FnMut(S::Item<'a>)>(&mut self, f: F) {
+        self.space
+            .for_each_in(self.blocks, self.id, self.trace.as_mut(), f);
+    }
+}
+
+/// Runs one call of a loop: plan (cached), then the blocks on the pool. `f` runs one block.
+pub fn run<S, F>(state: &'static LoopState, space: &S, shapes: &[&[usize]], f: F)
+where
+    S: Space,
+    F: Fn(&mut Block<'_, S>) + Sync,
+{
+    let p = if in_worker() { 1 } else { current_threads() };
+    let plan = state.plan(space, shapes, p);
+    if explain_requested() && !state.explained.swap(true, Ordering::Relaxed) {
+        eprintln!("strads plan {}: {}", state.spec.name, plan.summary);
+    }
+    let tracing = testing::recording();
+    let run_block = |id: usize| -> Vec<usize> {
+        let mut blk = Block {
+            state,
+            space,
+            blocks: &plan.blocks,
+            id,
+            windows: &plan.windows[id],
+            trace: tracing.then(Vec::new),
+        };
+        f(&mut blk);
+        blk.trace.unwrap_or_default()
+    };
+    let steps: Vec<Vec<Vec<usize>>> = if plan.p == 1 {
+        vec![vec![as_worker(|| run_block(0))]]
+    } else {
+        match plan.strategy {
+            Strategy::OneD { .. } => {
+                let per_worker = pool(plan.p).broadcast(|ctx| as_worker(|| run_block(ctx.index())));
+                vec![per_worker]
+            }
+            Strategy::TwoD { .. } => ring(&plan, &run_block),
+        }
+    };
+    if tracing {
+        testing::push_run(LoopRun {
+            loop_name: state.spec.name.to_string(),
+            plan: plan.summary.clone(),
+            steps,
+        });
+    }
+}
+
+type Link = (Sender<()>, Receiver<()>);
+
+/// Orion's unordered 2D schedule on `p` workers with a token ring instead of barriers.
+fn ring<B>(
+    plan: &Plan<B>,
+    run_block: &(dyn Fn(usize) -> Vec<usize> + Sync),
+) -> Vec<Vec<Vec<usize>>> {
+    let p = plan.p;
+    let sched = Unordered2d { p };
+    // Worker w receives from w + 1 and sends to w - 1 (`next_holder`).
+    let (txs, rxs): (Vec<Sender<()>>, Vec<Receiver<()>>) = (0..p).map(|_| channel()).unzip();
+    let mut links: Vec<Option<Link>> = Vec::with_capacity(p);
+    let mut txs: Vec<Option<Sender<()>>> = txs.into_iter().map(Some).collect();
+    for (w, rx) in rxs.into_iter().enumerate() {
+        let tx = txs[sched.next_holder(w)].take();
+        links.push(tx.map(|tx| (tx, rx)));
+    }
+    let links = Mutex::new(links);
+    let per_worker: Vec<Vec<Vec<usize>>> = pool(p).broadcast(|ctx| {
+        let w = ctx.index();
+        let (to_next, from_prev) = links.lock().unwrap_or_else(|e| e.into_inner())[w]
+            .take()
+            .expect("each worker takes its link once");
+        let mut mine = Vec::with_capacity(p);
+        as_worker(|| {
+            for t in 0..p {
+                // The time partition arrives from the worker that ran it at step t - 1; if
+                // that worker died, stop: its panic is reported by the pool.
+                if t > 0 && from_prev.recv().is_err() {
+                    return;
+                }
+                let (s, tp) = sched.block(w, t);
+                mine.push(run_block(s * p + tp));
+                if t + 1 < p {
+                    let _ = to_next.send(());
+                }
+            }
+        });
+        mine
+    });
+    (0..p)
+        .map(|t| (0..p).map(|w| per_worker[w].get(t).cloned().unwrap_or_default()).collect())
+        .collect()
+}
+
+/// In replay mode, the recorded order of this loop's next call as items of `space`.
+pub fn replay_order<'s, S: Space>(
+    state: &'static LoopState,
+    space: &'s S,
+) -> Option<impl Iterator<Item = S::Item<'s>> + 's> {
+    let order = testing::next_replay(&state.spec.name)?;
+    Some(order.into_iter().map(move |id| space.item(id)))
+}

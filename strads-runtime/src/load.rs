@@ -1,0 +1,1011 @@
+//! Loading rating files (MovieLens and alike) into [`SparseArray`]s, and splitting them
+//! into training and test sets.
+//!
+//! Two formats are read, told apart by the first non-empty line of a file:
+//!
+//! * **whitespace-separated** (`u.data`, `ua.base`, …): `user item rating [timestamp]`
+//!   per line, ids are 1-based integers and become indices `id - 1`;
+//! * **CSV** (`ratings.csv`): `user,item,rating[,timestamp,…]` per line, after an
+//!   optional header line; ids are arbitrary non-negative integers, re-indexed densely in
+//!   order of first appearance.
+//!
+//! Blank lines are skipped. Every malformed line is an [`Error::Parse`] naming the file,
+//! the line, what is wrong and the expected format; nothing is ever returned half-built.
+//!
+//! ```no_run
+//! let (train, test) = strads_runtime::load::ratings_pair(
+//!     "/data/movielens-100k/ua.base",
+//!     "/data/movielens-100k/ua.test",
+//! )?;
+//! assert_eq!(train.shape(), test.shape());
+//! # Ok::<(), strads_runtime::Error>(())
+//! ```
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::array::SparseArray;
+use crate::error::{Error, Result};
+
+/// What the whitespace-separated format looks like, for error messages.
+const WHITESPACE_FORMAT: &str =
+    "whitespace-separated `user item rating [timestamp]` with 1-based integer ids";
+/// What the CSV format looks like, for error messages.
+const CSV_FORMAT: &str = "CSV `user,item,rating[,timestamp,...]` with non-negative integer ids \
+     and an optional header line";
+
+/// Longest field (in characters) quoted verbatim in an error message.
+const MAX_QUOTE: usize = 40;
+
+/// Loads a rating file into a `[users, items]` sparse array of ratings.
+///
+/// The format is detected from the first non-empty line: a line containing a comma
+/// means CSV (`ratings.csv` style: `user,item,rating[,timestamp,...]`, further columns
+/// ignored, fields trimmed; a first line none of whose first three fields is a number
+/// is a header and skipped; ids are arbitrary non-negative integers, re-indexed densely
+/// in order of first appearance, so the shape is `[distinct users, distinct items]`),
+/// anything else means whitespace-separated (`u.data` style: `user item rating
+/// [timestamp]`, 1-based integer ids, index = id - 1, shape = the largest ids seen).
+///
+/// Ratings must be finite numbers. Entries keep the file's order; duplicates are kept.
+///
+/// # Errors
+/// [`Error::Io`] when the file cannot be read; [`Error::Parse`] (with file, line, the
+/// offending field and the expected format) for a malformed line or a file with no
+/// ratings.
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("strads-doc-ratings-{}", std::process::id()));
+/// std::fs::write(&path, "1\t2\t5\t881250949\n3\t1\t3.5\t891717742\n")?;
+/// let r = strads_runtime::load::ratings(&path)?;
+/// assert_eq!(r.shape(), [3, 2]);
+/// assert_eq!(r.entry(1), ([2, 0], &3.5));
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn ratings(path: impl AsRef<Path>) -> Result<SparseArray<f32, 2>> {
+    let mut loader = Loader::new(None);
+    let entries = loader.load(path.as_ref())?;
+    SparseArray::from_entries(loader.shape(), entries)
+}
+
+/// Loads a training and a test file with one shared id mapping and one shape covering
+/// both, so a model sized by the shape can be evaluated on either.
+///
+/// Both files must have the same format (see [`ratings`]). For CSV, ids are re-indexed
+/// densely in order of first appearance across the training file, then the test file;
+/// for the 1-based format the shape is the largest ids over both files.
+///
+/// # Errors
+/// As [`ratings`], plus an [`Error::Parse`] when the two files have different formats.
+///
+/// ```
+/// # let dir = std::env::temp_dir();
+/// # let (train_path, test_path) = (
+/// #     dir.join(format!("strads-doc-pair-train-{}.csv", std::process::id())),
+/// #     dir.join(format!("strads-doc-pair-test-{}.csv", std::process::id())),
+/// # );
+/// std::fs::write(&train_path, "userId,movieId,rating\n7,100,4.0\n9,100,2.5\n")?;
+/// std::fs::write(&test_path, "userId,movieId,rating\n9,300,3.0\n")?;
+/// let (train, test) = strads_runtime::load::ratings_pair(&train_path, &test_path)?;
+/// assert_eq!(train.shape(), [2, 2]);
+/// assert_eq!(test.shape(), [2, 2]);
+/// assert_eq!(test.entry(0), ([1, 1], &3.0)); // user 9 and item 300 keep their indices
+/// # std::fs::remove_file(&train_path)?;
+/// # std::fs::remove_file(&test_path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn ratings_pair(
+    train: impl AsRef<Path>,
+    test: impl AsRef<Path>,
+) -> Result<(SparseArray<f32, 2>, SparseArray<f32, 2>)> {
+    let mut loader = Loader::new(None);
+    let train_entries = loader.load(train.as_ref())?;
+    let test_entries = loader.load(test.as_ref())?;
+    let shape = loader.shape();
+    Ok((
+        SparseArray::from_entries(shape, train_entries)?,
+        SparseArray::from_entries(shape, test_entries)?,
+    ))
+}
+
+/// Loads a whitespace-separated, 1-based rating file (`user item rating [timestamp]`)
+/// into an array of the given shape, e.g. to load a test file against a model trained
+/// on another file.
+///
+/// CSV files are rejected: their ids only mean something through the mapping built
+/// while loading, so load CSV training and test files together with [`ratings_pair`].
+///
+/// # Errors
+/// As [`ratings`]; additionally [`Error::OutOfBounds`] (its context naming file and
+/// line, e.g. `"ua.test:17: "`) for an id outside `shape`, and [`Error::Parse`] for a
+/// CSV file.
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("strads-doc-shape-{}", std::process::id()));
+/// std::fs::write(&path, "1 2 5\n3 1 4\n")?;
+/// let r = strads_runtime::load::ratings_with_shape(&path, [943, 1682])?;
+/// assert_eq!(r.shape(), [943, 1682]);
+/// assert!(strads_runtime::load::ratings_with_shape(&path, [2, 2]).is_err());
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn ratings_with_shape(
+    path: impl AsRef<Path>,
+    shape: [usize; 2],
+) -> Result<SparseArray<f32, 2>> {
+    let mut loader = Loader::new(Some(shape));
+    let entries = loader.load(path.as_ref())?;
+    SparseArray::from_entries(shape, entries)
+}
+
+/// Splits ratings into a training and a test set: exactly `round(test_fraction * nnz)`
+/// entries, chosen uniformly at random, go to the test set, the others to the training
+/// set.
+///
+/// The choice is deterministic for a `seed` (xoshiro256++); both halves keep the
+/// original shape and the entries' relative order.
+///
+/// # Panics
+/// When `test_fraction` is not within `[0, 1]`.
+///
+/// ```
+/// use strads_runtime::SparseArray;
+/// let entries = (0..100).map(|n| ([n / 10, n % 10], n as f32)).collect();
+/// let all = SparseArray::from_entries([10, 10], entries).unwrap();
+/// let (train, test) = strads_runtime::load::split(&all, 0.2, 42);
+/// assert_eq!((train.nnz(), test.nnz()), (80, 20));
+/// assert_eq!(test.shape(), [10, 10]);
+/// ```
+pub fn split(
+    data: &SparseArray<f32, 2>,
+    test_fraction: f64,
+    seed: u64,
+) -> (SparseArray<f32, 2>, SparseArray<f32, 2>) {
+    assert!(
+        (0.0..=1.0).contains(&test_fraction),
+        "split: test_fraction must be within [0, 1], got {test_fraction}"
+    );
+    let n = data.nnz();
+    let mut wanted = ((n as f64) * test_fraction).round() as usize;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut train = Vec::with_capacity(n - wanted);
+    let mut test = Vec::with_capacity(wanted);
+    // Selection sampling (Knuth's algorithm S): entry `k` goes to the test set with
+    // probability (test entries still wanted) / (entries left), which picks a uniformly
+    // random subset of exactly the wanted size in one pass, keeping the order.
+    for (k, (idx, &v)) in data.iter().enumerate() {
+        let left = (n - k) as f64;
+        if wanted > 0 && rng.random::<f64>() * left < wanted as f64 {
+            wanted -= 1;
+            test.push((idx, v));
+        } else {
+            train.push((idx, v));
+        }
+    }
+    let shape = data.shape();
+    let build = |entries| {
+        SparseArray::from_entries(shape, entries)
+            .expect("entries of an array fit that array's shape")
+    };
+    (build(train), build(test))
+}
+
+/// The two file formats.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Format {
+    /// `user item rating [timestamp]`, 1-based ids.
+    Whitespace,
+    /// `user,item,rating[,...]`, arbitrary ids mapped densely.
+    Csv,
+}
+
+impl Format {
+    fn detect(line: &[u8]) -> Format {
+        if line.contains(&b',') {
+            Format::Csv
+        } else {
+            Format::Whitespace
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Format::Whitespace => WHITESPACE_FORMAT,
+            Format::Csv => CSV_FORMAT,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Whitespace => "whitespace-separated",
+            Format::Csv => "CSV",
+        }
+    }
+}
+
+/// A fast hasher for `u64` keys (the splitmix64 finalizer): ids and packed index pairs
+/// are not adversarial, and SipHash would dominate loading and generation time.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct U64Hasher(u64);
+
+impl Hasher for U64Hasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0 ^ u64::from(b));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        let mut z = (self.0 ^ n).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        self.0 = z ^ (z >> 31);
+    }
+}
+
+/// `BuildHasher` for [`U64Hasher`].
+pub(crate) type U64BuildHasher = BuildHasherDefault<U64Hasher>;
+
+/// Dense re-indexing of arbitrary ids in order of first appearance.
+#[derive(Default)]
+struct IdMap {
+    map: HashMap<u64, usize, U64BuildHasher>,
+}
+
+impl IdMap {
+    #[inline]
+    fn index(&mut self, id: u64) -> usize {
+        let next = self.map.len();
+        *self.map.entry(id).or_insert(next)
+    }
+
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+}
+
+/// Why an id field did not parse.
+enum IdError {
+    NotInteger,
+    TooLarge,
+}
+
+/// Parses ASCII digits into a `u64`.
+#[inline]
+fn parse_uint(field: &[u8]) -> std::result::Result<u64, IdError> {
+    if field.is_empty() {
+        return Err(IdError::NotInteger);
+    }
+    let mut v: u64 = 0;
+    let mut overflow = false;
+    for &b in field {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(IdError::NotInteger);
+        }
+        match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(d))) {
+            Some(x) => v = x,
+            None => overflow = true,
+        }
+    }
+    if overflow {
+        Err(IdError::TooLarge)
+    } else {
+        Ok(v)
+    }
+}
+
+/// Whether `field` is an integer (optional sign, then digits).
+fn is_integer(field: &[u8]) -> bool {
+    let digits = match field.first() {
+        Some(b'-' | b'+') => &field[1..],
+        _ => field,
+    };
+    !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
+}
+
+/// `field` as a quoted, escaped string, shortened when very long.
+fn quote(field: &[u8]) -> String {
+    let text = String::from_utf8_lossy(field);
+    if text.chars().count() > MAX_QUOTE {
+        let short: String = text.chars().take(MAX_QUOTE).collect();
+        format!("{short:?}...")
+    } else {
+        format!("{text:?}")
+    }
+}
+
+/// Strips ASCII whitespace (including `\r`) from both ends.
+#[inline]
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = s {
+        if first.is_ascii_whitespace() {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    while let [rest @ .., last] = s {
+        if last.is_ascii_whitespace() {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    s
+}
+
+/// Splits `line` on `sep` (CSV) or runs of whitespace, storing the first `out.len()`
+/// (trimmed) fields and returning the total number of fields.
+#[inline]
+fn split_fields<'a>(line: &'a [u8], format: Format, out: &mut [&'a [u8]; 4]) -> usize {
+    let mut count = 0;
+    match format {
+        Format::Csv => {
+            for field in line.split(|&b| b == b',') {
+                if let Some(slot) = out.get_mut(count) {
+                    *slot = trim(field);
+                }
+                count += 1;
+            }
+        }
+        Format::Whitespace => {
+            for field in line
+                .split(|b| b.is_ascii_whitespace())
+                .filter(|f| !f.is_empty())
+            {
+                if let Some(slot) = out.get_mut(count) {
+                    *slot = field;
+                }
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// A CSV line is a header when none of its (first three) fields is a number.
+fn is_csv_header(line: &[u8]) -> bool {
+    line.split(|&b| b == b',')
+        .take(3)
+        .all(|field| std::str::from_utf8(trim(field)).map_or(true, |s| s.parse::<f64>().is_err()))
+}
+
+/// State shared by the files of one load: the format, the id mappings and the shape.
+struct Loader {
+    /// Format and path of the first file loaded.
+    first: Option<(Format, PathBuf)>,
+    /// A fixed shape (`ratings_with_shape`), checked per line.
+    bounds: Option<[usize; 2]>,
+    /// Largest 1-based ids seen (whitespace format).
+    max_ids: [usize; 2],
+    /// Dense mappings (CSV format).
+    users: IdMap,
+    items: IdMap,
+}
+
+impl Loader {
+    fn new(bounds: Option<[usize; 2]>) -> Self {
+        Loader {
+            first: None,
+            bounds,
+            max_ids: [0; 2],
+            users: IdMap::default(),
+            items: IdMap::default(),
+        }
+    }
+
+    /// The shape covering every file loaded so far.
+    fn shape(&self) -> [usize; 2] {
+        match (self.bounds, &self.first) {
+            (Some(shape), _) => shape,
+            (None, Some((Format::Csv, _))) => [self.users.len(), self.items.len()],
+            _ => self.max_ids,
+        }
+    }
+
+    /// Reads every rating of `path`, extending the id mappings and the shape.
+    fn load(&mut self, path: &Path) -> Result<Vec<([usize; 2], f32)>> {
+        let io_error = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io_error)?;
+        let size = file.metadata().map_or(0, |m| m.len());
+        let mut reader = BufReader::with_capacity(1 << 17, file);
+        // About 20 bytes per line in MovieLens files; reserve a little less.
+        let mut entries = Vec::with_capacity(usize::try_from(size / 24).unwrap_or(0));
+        let mut buf = Vec::with_capacity(256);
+        let mut line_no = 0usize;
+        let mut format = None;
+        loop {
+            buf.clear();
+            if reader.read_until(b'\n', &mut buf).map_err(io_error)? == 0 {
+                break;
+            }
+            line_no += 1;
+            let mut line = &buf[..];
+            if line_no == 1 {
+                line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+            }
+            let line = trim(line);
+            if line.is_empty() {
+                continue;
+            }
+            let format = match format {
+                Some(f) => f,
+                None => {
+                    let f = self.start_file(path, line_no, line)?;
+                    format = Some(f);
+                    if f == Format::Csv && is_csv_header(line) {
+                        continue;
+                    }
+                    f
+                }
+            };
+            let entry = self.parse_line(path, line_no, line, format)?;
+            entries.push(entry);
+        }
+        if entries.is_empty() {
+            let expected = match format.or(self.first.as_ref().map(|(f, _)| *f)) {
+                Some(f) => f.describe().to_owned(),
+                None => format!("{WHITESPACE_FORMAT}, or {CSV_FORMAT}"),
+            };
+            return Err(Error::Parse {
+                path: path.to_path_buf(),
+                line: line_no + 1,
+                message: "the file has no ratings".to_owned(),
+                expected,
+            });
+        }
+        if self.first.is_none() {
+            self.first = format.map(|f| (f, path.to_path_buf()));
+        }
+        Ok(entries)
+    }
+
+    /// Detects the format of a file from its first non-empty line and checks it agrees
+    /// with the earlier files and the loading function.
+    fn start_file(&self, path: &Path, line_no: usize, line: &[u8]) -> Result<Format> {
+        let format = Format::detect(line);
+        let parse_error = |message: String, expected: &str| Error::Parse {
+            path: path.to_path_buf(),
+            line: line_no,
+            message,
+            expected: expected.to_owned(),
+        };
+        if let Some((first, first_path)) = &self.first {
+            if *first != format {
+                return Err(parse_error(
+                    format!(
+                        "this file is {} but {} is {}",
+                        format.name(),
+                        first_path.display(),
+                        first.name()
+                    ),
+                    &format!(
+                        "the same format as {}: {}",
+                        first_path.display(),
+                        first.describe()
+                    ),
+                ));
+            }
+        }
+        if self.bounds.is_some() && format == Format::Csv {
+            return Err(parse_error(
+                "this is a CSV file, whose ids cannot be checked against a fixed shape; \
+                 load CSV training and test files together with `ratings_pair`"
+                    .to_owned(),
+                WHITESPACE_FORMAT,
+            ));
+        }
+        Ok(format)
+    }
+
+    /// Parses one non-empty, trimmed data line.
+    #[inline]
+    fn parse_line(
+        &mut self,
+        path: &Path,
+        line_no: usize,
+        line: &[u8],
+        format: Format,
+    ) -> Result<([usize; 2], f32)> {
+        let fail = |message: String| Error::Parse {
+            path: path.to_path_buf(),
+            line: line_no,
+            message,
+            expected: format.describe().to_owned(),
+        };
+        let mut fields: [&[u8]; 4] = [&[]; 4];
+        let count = split_fields(line, format, &mut fields);
+        match format {
+            Format::Whitespace if !(3..=4).contains(&count) => {
+                return Err(fail(format!("found {count} fields, need 3 or 4")));
+            }
+            Format::Csv if count < 3 => {
+                return Err(fail(format!("found {count} fields, need at least 3")));
+            }
+            _ => {}
+        }
+        let [user, item, rating, timestamp] = fields;
+
+        let value = std::str::from_utf8(rating)
+            .ok()
+            .and_then(|s| s.parse::<f32>().ok())
+            .ok_or_else(|| fail(format!("rating {} is not a number", quote(rating))))?;
+        if !value.is_finite() {
+            return Err(fail(format!("rating {} is not finite", quote(rating))));
+        }
+
+        let index = match format {
+            Format::Whitespace => {
+                if count == 4 && !is_integer(timestamp) {
+                    return Err(fail(format!(
+                        "timestamp {} is not an integer",
+                        quote(timestamp)
+                    )));
+                }
+                let mut index = [0usize; 2];
+                for (d, (name, field)) in [("user", user), ("item", item)].into_iter().enumerate() {
+                    let id = match parse_uint(field) {
+                        Ok(0) => {
+                            return Err(fail(format!(
+                                "{name} id {} is invalid: ids are 1-based",
+                                quote(field)
+                            )));
+                        }
+                        Ok(id) if id <= u64::from(u32::MAX) + 1 => id as usize,
+                        Ok(_) | Err(IdError::TooLarge) => {
+                            return Err(fail(format!(
+                                "{name} id {} is too large (at most {})",
+                                quote(field),
+                                u64::from(u32::MAX) + 1
+                            )));
+                        }
+                        Err(IdError::NotInteger) => {
+                            return Err(fail(format!(
+                                "{name} id {} is not a positive integer",
+                                quote(field)
+                            )));
+                        }
+                    };
+                    index[d] = id - 1;
+                    self.max_ids[d] = self.max_ids[d].max(id);
+                }
+                if let Some(shape) = self.bounds {
+                    if index[0] >= shape[0] || index[1] >= shape[1] {
+                        return Err(Error::OutOfBounds {
+                            context: format!("{}:{line_no}: ", path.display()),
+                            index: index.to_vec(),
+                            shape: shape.to_vec(),
+                        });
+                    }
+                }
+                index
+            }
+            Format::Csv => {
+                let id = |name: &str, field: &[u8]| match parse_uint(field) {
+                    Ok(id) => Ok(id),
+                    Err(IdError::TooLarge) => Err(fail(format!(
+                        "{name} id {} is too large (at most {})",
+                        quote(field),
+                        u64::MAX
+                    ))),
+                    Err(IdError::NotInteger) => Err(fail(format!(
+                        "{name} id {} is not a non-negative integer",
+                        quote(field)
+                    ))),
+                };
+                let (u, i) = (id("user", user)?, id("item", item)?);
+                [self.users.index(u), self.items.index(i)]
+            }
+        };
+        Ok((index, value))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A temporary file removed on drop.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn new(name: &str, contents: &str) -> TempFile {
+            static COUNTER: AtomicUsize = AtomicUsize::new(0);
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path =
+                std::env::temp_dir().join(format!("strads-load-{}-{n}-{name}", std::process::id()));
+            std::fs::write(&path, contents).unwrap();
+            TempFile(path)
+        }
+
+        fn shown(&self) -> String {
+            self.0.display().to_string()
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    fn entries(a: &SparseArray<f32, 2>) -> Vec<([usize; 2], f32)> {
+        a.iter().map(|(k, &v)| (k, v)).collect()
+    }
+
+    fn err(contents: &str) -> (TempFile, String) {
+        let f = TempFile::new("bad", contents);
+        let e = ratings(&f.0).unwrap_err().to_string();
+        (f, e)
+    }
+
+    #[test]
+    fn whitespace_format_is_one_based() {
+        let f = TempFile::new(
+            "u.data",
+            "1\t1\t5\t874965758\n\n2 3   4.5\n  1\t4\t1\t874965759  \r\n",
+        );
+        let r = ratings(&f.0).unwrap();
+        assert_eq!(r.shape(), [2, 4]);
+        assert_eq!(
+            entries(&r),
+            vec![([0, 0], 5.0), ([1, 2], 4.5), ([0, 3], 1.0)]
+        );
+    }
+
+    #[test]
+    fn csv_skips_header_and_reindexes_densely() {
+        let f = TempFile::new(
+            "ratings.csv",
+            "\u{feff}userId,movieId,rating,timestamp\r\n\
+             10,500,4.0,964982703\r\n\
+             \r\n\
+             3,7,3.5,964981247\r\n\
+             10,7,0.5,964982224,extra\r\n",
+        );
+        let r = ratings(&f.0).unwrap();
+        assert_eq!(r.shape(), [2, 2]);
+        assert_eq!(
+            entries(&r),
+            vec![([0, 0], 4.0), ([1, 1], 3.5), ([0, 1], 0.5)]
+        );
+    }
+
+    #[test]
+    fn csv_without_header() {
+        let f = TempFile::new("nohdr.csv", "0,0,1\n5, 2 ,2\n");
+        let r = ratings(&f.0).unwrap();
+        assert_eq!(r.shape(), [2, 2]);
+        assert_eq!(entries(&r), vec![([0, 0], 1.0), ([1, 1], 2.0)]);
+    }
+
+    #[test]
+    fn pair_shares_csv_mapping() {
+        let train = TempFile::new("train.csv", "u,i,r\n7,100,4\n9,100,2\n");
+        let test = TempFile::new("test.csv", "u,i,r\n9,300,3\n11,100,1\n7,300,5\n");
+        let (a, b) = ratings_pair(&train.0, &test.0).unwrap();
+        assert_eq!(a.shape(), [3, 2]);
+        assert_eq!(b.shape(), [3, 2]);
+        assert_eq!(entries(&a), vec![([0, 0], 4.0), ([1, 0], 2.0)]);
+        assert_eq!(
+            entries(&b),
+            vec![([1, 1], 3.0), ([2, 0], 1.0), ([0, 1], 5.0)]
+        );
+    }
+
+    #[test]
+    fn pair_shares_one_based_shape() {
+        let train = TempFile::new("train", "1 1 5\n2 2 4\n");
+        let test = TempFile::new("test", "3 1 3\n1 6 2\n");
+        let (a, b) = ratings_pair(&train.0, &test.0).unwrap();
+        assert_eq!(a.shape(), [3, 6]);
+        assert_eq!(b.shape(), [3, 6]);
+        assert_eq!(entries(&b), vec![([2, 0], 3.0), ([0, 5], 2.0)]);
+    }
+
+    #[test]
+    fn pair_rejects_mixed_formats() {
+        let train = TempFile::new("train", "1 1 5\n");
+        let test = TempFile::new("test.csv", "\nu,i,r\n1,1,5\n");
+        let e = ratings_pair(&train.0, &test.0).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: this file is CSV but {} is whitespace-separated; expected the same \
+                 format as {}: {WHITESPACE_FORMAT}",
+                test.shown(),
+                train.shown(),
+                train.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn with_shape_checks_bounds() {
+        let f = TempFile::new("ua.test", "1 1 5\n2 2 4\n943 1683 3\n");
+        let r = ratings_with_shape(&f.0, [943, 1683]).unwrap();
+        assert_eq!(r.shape(), [943, 1683]);
+        assert_eq!(r.nnz(), 3);
+        let e = ratings_with_shape(&f.0, [943, 1682])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}:3: index [942, 1682] is outside the array's shape [943, 1682]",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn with_shape_rejects_csv() {
+        let f = TempFile::new("r.csv", "u,i,r\n1,1,5\n");
+        let e = ratings_with_shape(&f.0, [2, 2]).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: this is a CSV file, whose ids cannot be checked against a fixed shape; \
+                 load CSV training and test files together with `ratings_pair`; \
+                 expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn wrong_field_count() {
+        let (f, e) = err("1 1 5\n1 2\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: found 2 fields, need 3 or 4; expected whitespace-separated \
+                 `user item rating [timestamp]` with 1-based integer ids",
+                f.shown()
+            )
+        );
+        let (f, e) = err("1 1 5 3 9\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: found 5 fields, need 3 or 4; expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+        let (f, e) = err("u,i,r\n1,1\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: found 2 fields, need at least 3; expected CSV \
+                 `user,item,rating[,timestamp,...]` with non-negative integer ids and an \
+                 optional header line",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn non_numeric_rating() {
+        let (f, e) = err("1 1 5\n\n2 2 x 881250949\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:3: rating \"x\" is not a number; expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+        let (f, e) = err("1,1,four\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: rating \"four\" is not a number; expected {CSV_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn non_finite_rating() {
+        let (f, e) = err("1 1 NaN\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: rating \"NaN\" is not finite; expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+        let (f, e) = err("1,1,3\n2,2,inf\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: rating \"inf\" is not finite; expected {CSV_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn non_integer_id() {
+        let (f, e) = err("1 1.5 4\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: item id \"1.5\" is not a positive integer; expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+        let (f, e) = err("userId,movieId,rating\n-3,1,4\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: user id \"-3\" is not a non-negative integer; expected {CSV_FORMAT}",
+                f.shown()
+            )
+        );
+        let (f, e) = err("1 99999999999 4\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: item id \"99999999999\" is too large (at most 4294967296); \
+                 expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn bad_timestamp() {
+        let (f, e) = err("1 1 4 yesterday\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: timestamp \"yesterday\" is not an integer; expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn id_zero() {
+        let (f, e) = err("1 1 4\n0 3 4\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: user id \"0\" is invalid: ids are 1-based; expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn empty_files() {
+        let (f, e) = err("");
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: the file has no ratings; expected {WHITESPACE_FORMAT}, or {CSV_FORMAT}",
+                f.shown()
+            )
+        );
+        let (f, e) = err("\n  \n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:3: the file has no ratings; expected {WHITESPACE_FORMAT}, or {CSV_FORMAT}",
+                f.shown()
+            )
+        );
+        let (f, e) = err("userId,movieId,rating\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: the file has no ratings; expected {CSV_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn missing_file_is_io_error() {
+        let path = std::env::temp_dir().join("strads-load-no-such-file");
+        let e = ratings(&path).unwrap_err();
+        assert!(
+            matches!(&e, Error::Io { path: p, .. } if *p == path),
+            "{e:?}"
+        );
+        assert!(e.to_string().starts_with(&format!("{}: ", path.display())));
+    }
+
+    #[test]
+    fn long_fields_are_shortened() {
+        let long = "7".repeat(30) + &"x".repeat(30);
+        let (f, e) = err(&format!("1 1 {long}\n"));
+        assert_eq!(
+            e,
+            format!(
+                "{}:1: rating \"{}\"... is not a number; expected {WHITESPACE_FORMAT}",
+                f.shown(),
+                &long[..MAX_QUOTE]
+            )
+        );
+    }
+
+    #[test]
+    fn split_is_deterministic_and_exact() {
+        let all = SparseArray::from_entries(
+            [50, 40],
+            (0..1000).map(|n| ([n % 50, n % 40], n as f32)).collect(),
+        )
+        .unwrap();
+        let (train, test) = split(&all, 0.1, 7);
+        let (train2, test2) = split(&all, 0.1, 7);
+        let (_, test3) = split(&all, 0.1, 8);
+        assert_eq!((train.nnz(), test.nnz()), (900, 100));
+        assert_eq!((train.shape(), test.shape()), ([50, 40], [50, 40]));
+        assert_eq!(entries(&train), entries(&train2));
+        assert_eq!(entries(&test), entries(&test2));
+        assert_ne!(entries(&test), entries(&test3));
+        // Relative order is kept: the values (original positions) increase in both halves.
+        for half in [&train, &test] {
+            assert!(half.values().windows(2).all(|w| w[0] < w[1]));
+        }
+        // Together they are the original entries.
+        let mut merged: Vec<f32> = train
+            .values()
+            .iter()
+            .chain(test.values())
+            .copied()
+            .collect();
+        merged.sort_by(f32::total_cmp);
+        assert_eq!(merged, all.values());
+        let (all_train, none) = split(&all, 0.0, 1);
+        assert_eq!((all_train.nnz(), none.nnz()), (1000, 0));
+        let (none, all_test) = split(&all, 1.0, 1);
+        assert_eq!((none.nnz(), all_test.nnz()), (0, 1000));
+    }
+
+    #[test]
+    fn movielens_100k() {
+        let dir = Path::new("/work/shared/data/movielens-100k");
+        if !dir.exists() {
+            return;
+        }
+        let (train, test) = ratings_pair(dir.join("ua.base"), dir.join("ua.test")).unwrap();
+        assert_eq!(train.shape(), [943, 1682]);
+        assert_eq!(test.shape(), [943, 1682]);
+        assert_eq!(train.nnz(), 90570);
+        assert_eq!(test.nnz(), 9430);
+        let test_alone = ratings_with_shape(dir.join("ua.test"), train.shape()).unwrap();
+        assert_eq!(entries(&test_alone), entries(&test));
+    }
+
+    #[test]
+    fn movielens_latest_small() {
+        let path = Path::new("/work/shared/data/movielens-latest-small/ratings.csv");
+        if !path.exists() {
+            return;
+        }
+        let r = ratings(path).unwrap();
+        assert_eq!(r.nnz(), 100836);
+        assert_eq!(r.shape(), [610, 9724]);
+        assert!(r.values().iter().all(|v| (0.5..=5.0).contains(v)));
+    }
+}

@@ -1,0 +1,113 @@
+//! Thread pools: one owned rayon pool per worker count, made on first use.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::{Error, Result};
+
+thread_local! {
+    static THREADS: Cell<Option<usize>> = const { Cell::new(None) };
+    static IN_WORKER: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The worker count from `STRADS_THREADS`, or the machine's available cores.
+pub fn default_threads() -> usize {
+    static DEFAULT: OnceLock<usize> = OnceLock::new();
+    *DEFAULT.get_or_init(|| match threads_from_env() {
+        Ok(Some(n)) => n,
+        Ok(None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Err(e) => panic!("{e}"),
+    })
+}
+
+fn threads_from_env() -> Result<Option<usize>> {
+    let Ok(v) = std::env::var("STRADS_THREADS") else {
+        return Ok(None);
+    };
+    match v.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(Some(n)),
+        _ => Err(Error::Setting {
+            name: "STRADS_THREADS".into(),
+            value: v,
+            expected: "a whole number of threads, at least 1".into(),
+        }),
+    }
+}
+
+/// The worker count parallel loops started from this thread use now.
+pub fn current_threads() -> usize {
+    THREADS.with(|t| t.get()).unwrap_or_else(default_threads)
+}
+
+/// Runs `f` with parallel loops started from this thread using `n` workers (at least 1),
+/// whatever `STRADS_THREADS` says.
+///
+/// ```
+/// let n = strads_runtime::with_threads(3, strads_runtime::current_threads);
+/// assert_eq!(n, 3);
+/// ```
+pub fn with_threads<R>(n: usize, f: impl FnOnce() -> R) -> R {
+    let prev = THREADS.with(|t| t.replace(Some(n.max(1))));
+    let _restore = Restore(move || THREADS.with(|t| t.set(prev)));
+    f()
+}
+
+/// Runs a closure on drop, so thread-local settings come back even after a panic.
+pub(crate) struct Restore<F: FnMut()>(pub(crate) F);
+
+impl<F: FnMut()> Drop for Restore<F> {
+    fn drop(&mut self) {
+        (self.0)()
+    }
+}
+
+/// The pool with `n` threads.
+pub(crate) fn pool(n: usize) -> Arc<rayon::ThreadPool> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    pools
+        .entry(n)
+        .or_insert_with(|| {
+            Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .thread_name(|i| format!("strads-worker-{i}"))
+                    .build()
+                    .unwrap_or_else(|e| panic!("strads: cannot start {n} worker threads: {e}")),
+            )
+        })
+        .clone()
+}
+
+/// Whether this thread is running a parallel loop's block (a loop called from inside
+/// another loop's body then runs on this worker alone).
+pub(crate) fn in_worker() -> bool {
+    IN_WORKER.with(|w| w.get())
+}
+
+/// Marks this thread as a worker while `f` runs.
+pub(crate) fn as_worker<R>(f: impl FnOnce() -> R) -> R {
+    let prev = IN_WORKER.with(|w| w.replace(true));
+    let _restore = Restore(move || IN_WORKER.with(|w| w.set(prev)));
+    f()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_threads_nests_and_restores() {
+        let outer = current_threads();
+        with_threads(2, || {
+            assert_eq!(current_threads(), 2);
+            with_threads(0, || assert_eq!(current_threads(), 1));
+            assert_eq!(current_threads(), 2);
+        });
+        assert_eq!(current_threads(), outer);
+    }
+}

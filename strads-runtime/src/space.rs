@@ -1,0 +1,394 @@
+//! Iteration spaces: what a parallel loop runs over, split into blocks.
+//!
+//! A sparse space is bucketed once per partitioning: its entries are copied block by block
+//! into one contiguous buffer (stable, so a block keeps the entries' original order), and the
+//! buffer is cached inside the array for every later call. Dense spaces and ranges need no
+//! copy: a block is a box of index ranges.
+
+use std::sync::Arc;
+
+use strads_analysis::Partition;
+
+use crate::array::{DistArray, SparseArray};
+
+/// What a `#[parallel_for]` loop can iterate over.
+pub trait Space: Sync {
+    /// What one iteration receives: `([usize; N], &T)` for arrays, `usize` for ranges.
+    type Item<'a>
+    where
+        Self: 'a;
+    /// The space split into blocks.
+    type Blocks: Send + Sync + 'static;
+
+    /// Number of iteration dims.
+    fn n_dims(&self) -> usize;
+    /// Number of iterations.
+    fn len(&self) -> usize;
+    /// Whether there is no iteration.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Upper bound (exclusive) of every dim's index.
+    fn extents(&self) -> Vec<usize>;
+    /// A key that identifies this space's contents while it lives, for plan caches.
+    fn identity(&self) -> String;
+    /// `p` partitions of `dim`, balanced by iteration count.
+    fn partition(&self, dim: usize, p: usize) -> Partition;
+    /// The blocks of the grid of `parts[k]` over `dims[k]`; block ids are row-major over
+    /// the grid (`s * P + t` for 2D).
+    fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<Self::Blocks>;
+    /// Runs `f` over block `block`'s iterations in order, pushing each iteration's id to
+    /// `trace` when given.
+    fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
+        &'a self,
+        blocks: &'a Self::Blocks,
+        block: usize,
+        trace: Option<&mut Vec<usize>>,
+        f: F,
+    );
+    /// Iteration `id` (its position in the serial order).
+    fn item(&self, id: usize) -> Self::Item<'_>;
+}
+
+/// Entries of a sparse space copied block by block.
+#[derive(Debug)]
+pub struct Buckets<T, const N: usize> {
+    keys: Vec<[u32; N]>,
+    values: Vec<T>,
+    ids: Vec<u32>,
+    offsets: Vec<usize>,
+}
+
+impl<T, const N: usize> Buckets<T, N> {
+    /// Number of iterations in each block.
+    pub fn block_sizes(&self) -> Vec<usize> {
+        self.offsets.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+}
+
+fn grid_block(dims: &[usize], tables: &[Vec<u32>], key: &[u32], p: usize) -> usize {
+    let mut b = 0usize;
+    for (k, &d) in dims.iter().enumerate() {
+        b = b * p + tables[k][key[d] as usize] as usize;
+    }
+    b
+}
+
+impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, N> {
+    type Item<'a> = ([usize; N], &'a T);
+    type Blocks = Buckets<T, N>;
+
+    fn n_dims(&self) -> usize {
+        N
+    }
+    fn len(&self) -> usize {
+        self.nnz()
+    }
+    fn extents(&self) -> Vec<usize> {
+        self.shape().to_vec()
+    }
+    fn identity(&self) -> String {
+        format!("sparse#{}", self.id())
+    }
+    fn partition(&self, dim: usize, p: usize) -> Partition {
+        let mut hist = vec![0u64; self.shape()[dim]];
+        for k in self.raw_keys() {
+            hist[k[dim] as usize] += 1;
+        }
+        Partition::balanced(&hist, p)
+    }
+    fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<Buckets<T, N>> {
+        let key = format!("buckets:{dims:?}:{:?}", parts.iter().map(|p| &p.bounds).collect::<Vec<_>>());
+        self.cache.get_or_insert(&key, || {
+            let p = parts.first().map_or(1, |x| x.len());
+            let n_blocks = p.pow(dims.len() as u32);
+            let tables: Vec<Vec<u32>> = parts.iter().map(|x| x.lookup_table()).collect();
+            let keys = self.raw_keys();
+            // Counting sort: stable, so each block keeps the original order.
+            let mut counts = vec![0usize; n_blocks + 1];
+            let block_of: Vec<u32> = keys
+                .iter()
+                .map(|k| grid_block(dims, &tables, k, p) as u32)
+                .collect();
+            for &b in &block_of {
+                counts[b as usize + 1] += 1;
+            }
+            for b in 0..n_blocks {
+                counts[b + 1] += counts[b];
+            }
+            let offsets = counts.clone();
+            let mut next = counts;
+            let mut order = vec![0u32; keys.len()];
+            for (i, &b) in block_of.iter().enumerate() {
+                order[next[b as usize]] = i as u32;
+                next[b as usize] += 1;
+            }
+            let values = self.values();
+            Buckets {
+                keys: order.iter().map(|&i| keys[i as usize]).collect(),
+                values: order.iter().map(|&i| values[i as usize].clone()).collect(),
+                ids: order,
+                offsets,
+            }
+        })
+    }
+    #[inline]
+    fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
+        &'a self,
+        blocks: &'a Buckets<T, N>,
+        block: usize,
+        trace: Option<&mut Vec<usize>>,
+        mut f: F,
+    ) {
+        let (lo, hi) = (blocks.offsets[block], blocks.offsets[block + 1]);
+        if let Some(t) = trace {
+            t.extend(blocks.ids[lo..hi].iter().map(|&i| i as usize));
+        }
+        for (k, v) in blocks.keys[lo..hi].iter().zip(&blocks.values[lo..hi]) {
+            f((k.map(|i| i as usize), v));
+        }
+    }
+    fn item(&self, id: usize) -> Self::Item<'_> {
+        self.entry(id)
+    }
+}
+
+/// A box of index ranges per dim: the blocks of a dense space.
+#[derive(Debug)]
+pub struct BoxBlocks {
+    extents: Vec<usize>,
+    dims: Vec<usize>,
+    parts: Vec<Partition>,
+}
+
+impl BoxBlocks {
+    fn new(extents: Vec<usize>, dims: &[usize], parts: &[Partition]) -> Self {
+        BoxBlocks {
+            extents,
+            dims: dims.to_vec(),
+            parts: parts.to_vec(),
+        }
+    }
+
+    /// `lo..hi` per dim of block `block`.
+    fn ranges(&self, block: usize) -> Vec<(usize, usize)> {
+        let mut r: Vec<(usize, usize)> = self.extents.iter().map(|&e| (0, e)).collect();
+        let p = self.parts.first().map_or(1, |x| x.len());
+        let mut b = block;
+        for k in (0..self.dims.len()).rev() {
+            r[self.dims[k]] = self.parts[k].range(b % p);
+            b /= p;
+        }
+        r
+    }
+}
+
+/// Calls `f(linear index, index)` for every point of the box `ranges` in row-major order.
+#[inline]
+fn for_each_point<const N: usize>(
+    extents: &[usize],
+    ranges: &[(usize, usize)],
+    mut f: impl FnMut(usize, [usize; N]),
+) {
+    if ranges.iter().any(|(lo, hi)| lo >= hi) {
+        return;
+    }
+    let mut idx = [0usize; N];
+    for d in 0..N {
+        idx[d] = ranges[d].0;
+    }
+    loop {
+        let lin = idx
+            .iter()
+            .zip(extents)
+            .fold(0usize, |acc, (i, e)| acc * e + i);
+        f(lin, idx);
+        let mut d = N;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < ranges[d].1 {
+                break;
+            }
+            idx[d] = ranges[d].0;
+        }
+    }
+}
+
+impl<T: Sync, const N: usize> Space for DistArray<T, N> {
+    type Item<'a>
+        = ([usize; N], &'a T)
+    where
+        T: 'a;
+    type Blocks = BoxBlocks;
+
+    fn n_dims(&self) -> usize {
+        N
+    }
+    fn len(&self) -> usize {
+        DistArray::len(self)
+    }
+    fn extents(&self) -> Vec<usize> {
+        self.shape().to_vec()
+    }
+    fn identity(&self) -> String {
+        format!("dense#{}", self.id())
+    }
+    fn partition(&self, dim: usize, p: usize) -> Partition {
+        Partition::uniform(self.shape()[dim], p)
+    }
+    fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<BoxBlocks> {
+        Arc::new(BoxBlocks::new(self.extents(), dims, parts))
+    }
+    fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
+        &'a self,
+        blocks: &'a BoxBlocks,
+        block: usize,
+        mut trace: Option<&mut Vec<usize>>,
+        mut f: F,
+    ) {
+        let data = self.as_slice();
+        for_each_point::<N>(&blocks.extents, &blocks.ranges(block), |lin, idx| {
+            if let Some(t) = trace.as_deref_mut() {
+                t.push(lin);
+            }
+            f((idx, &data[lin]));
+        });
+    }
+    fn item(&self, id: usize) -> Self::Item<'_> {
+        let shape = self.shape();
+        let mut idx = [0usize; N];
+        let mut rest = id;
+        for d in (0..N).rev() {
+            idx[d] = rest % shape[d];
+            rest /= shape[d];
+        }
+        (idx, &self.as_slice()[id])
+    }
+}
+
+/// The iteration space of `for i in start..end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RangeSpace {
+    start: usize,
+    end: usize,
+}
+
+impl RangeSpace {
+    /// `start..end` (empty when `end <= start`).
+    pub fn new(start: usize, end: usize) -> Self {
+        RangeSpace {
+            start,
+            end: end.max(start),
+        }
+    }
+}
+
+impl Space for RangeSpace {
+    type Item<'a> = usize;
+    type Blocks = BoxBlocks;
+
+    fn n_dims(&self) -> usize {
+        1
+    }
+    fn len(&self) -> usize {
+        self.end - self.start
+    }
+    fn extents(&self) -> Vec<usize> {
+        vec![self.end]
+    }
+    fn identity(&self) -> String {
+        format!("range#{}..{}", self.start, self.end)
+    }
+    fn partition(&self, dim: usize, p: usize) -> Partition {
+        debug_assert_eq!(dim, 0);
+        let mut part = Partition::uniform(self.end - self.start, p);
+        for b in &mut part.bounds {
+            *b += self.start;
+        }
+        part.bounds[0] = 0;
+        part
+    }
+    fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<BoxBlocks> {
+        Arc::new(BoxBlocks::new(vec![self.end], dims, parts))
+    }
+    fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
+        &'a self,
+        blocks: &'a BoxBlocks,
+        block: usize,
+        trace: Option<&mut Vec<usize>>,
+        mut f: F,
+    ) {
+        let (lo, hi) = blocks.ranges(block)[0];
+        let (lo, hi) = (lo.max(self.start), hi.min(self.end));
+        if let Some(t) = trace {
+            t.extend((lo..hi).map(|i| i - self.start));
+        }
+        for i in lo..hi {
+            f(i);
+        }
+    }
+    fn item(&self, id: usize) -> usize {
+        self.start + id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect<S: Space>(s: &S, dims: &[usize], p: usize) -> Vec<Vec<usize>> {
+        let parts: Vec<Partition> = dims.iter().map(|&d| s.partition(d, p)).collect();
+        let blocks = s.blocks(dims, &parts);
+        (0..p.pow(dims.len() as u32))
+            .map(|b| {
+                let mut ids = Vec::new();
+                s.for_each_in(&blocks, b, Some(&mut ids), |_| {});
+                ids
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sparse_buckets_are_stable_and_cover_everything() {
+        let entries = vec![
+            ([0, 0], 1.0f32),
+            ([3, 3], 2.0),
+            ([0, 3], 3.0),
+            ([3, 0], 4.0),
+            ([1, 1], 5.0),
+        ];
+        let s = SparseArray::from_entries([4, 4], entries).unwrap();
+        let got = collect(&s, &[0, 1], 2);
+        let mut all: Vec<usize> = got.iter().flatten().copied().collect();
+        all.sort();
+        assert_eq!(all, vec![0, 1, 2, 3, 4]);
+        for b in &got {
+            assert!(b.windows(2).all(|w| w[0] < w[1]), "stable order in {b:?}");
+        }
+        // Cached: the second call reuses the buckets.
+        let parts = vec![s.partition(0, 2), s.partition(1, 2)];
+        let a = s.blocks(&[0, 1], &parts);
+        let b = s.blocks(&[0, 1], &parts);
+        assert!(Arc::ptr_eq(&a, &b));
+    }
+
+    #[test]
+    fn dense_blocks_are_boxes() {
+        let a = DistArray::<u8, 2>::zeros([3, 4]);
+        let got = collect(&a, &[1], 2);
+        assert_eq!(got, vec![vec![0, 1, 4, 5, 8, 9], vec![2, 3, 6, 7, 10, 11]]);
+        assert_eq!(a.item(6).0, [1, 2]);
+    }
+
+    #[test]
+    fn range_blocks_offset_by_start() {
+        let r = RangeSpace::new(3, 10);
+        let got = collect(&r, &[0], 3);
+        assert_eq!(got, vec![vec![0, 1], vec![2, 3], vec![4, 5, 6]]);
+        assert_eq!(r.item(4), 7);
+    }
+}

@@ -1,0 +1,313 @@
+//! Workers' views of the arrays a parallel loop writes.
+//!
+//! A [`SharedMut`] turns the caller's `&mut DistArray` into a pointer every worker may use;
+//! a [`ViewMut`] is one worker's window on it for one block: an axis and a range of that
+//! axis the worker owns for the block (or read-only access to everything). Every access
+//! checks the window, so a plan that is wrong shows up as a panic naming the array and the
+//! index, never as a data race.
+//!
+//! The one invariant the executor keeps for these views to be sound: **while two views of
+//! the same array are alive on different threads, any view that may write owns a range of
+//! the axis that no other live view's range overlaps**. Local partitions are disjoint by
+//! construction, a rotated partition is held by one worker at a time (it travels around the
+//! ring by hand-off), and read-only views exist only for arrays no view writes.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::ops::{Index, IndexMut};
+
+use crate::access::{ArrayMut, ArrayRef, offset};
+use crate::array::{DistArray, index_panic};
+
+/// A `&mut DistArray` lent to the workers of one parallel loop call.
+pub struct SharedMut<'a, T, const N: usize> {
+    ptr: *mut T,
+    shape: [usize; N],
+    _borrow: PhantomData<&'a mut DistArray<T, N>>,
+}
+
+// SAFETY: `SharedMut` only hands out `ViewMut`s, whose accesses are confined to ranges the
+// executor gives to one thread at a time (see the module docs); sending or sharing the
+// pointer among threads is then like sharing `&mut [T]` chunks, which needs `T: Send`.
+unsafe impl<T: Send, const N: usize> Send for SharedMut<'_, T, N> {}
+// SAFETY: as above; read-only views read concurrently only arrays no view writes, which
+// needs `T: Sync`.
+unsafe impl<T: Send + Sync, const N: usize> Sync for SharedMut<'_, T, N> {}
+
+impl<'a, T, const N: usize> SharedMut<'a, T, N> {
+    /// Lends `array` to the workers for as long as `'a`.
+    pub fn new(array: &'a mut DistArray<T, N>) -> Self {
+        SharedMut {
+            ptr: array.data_mut_ptr(),
+            shape: array.shape(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A view owning `lo..hi` of `axis`, writable or not. The executor is responsible for
+    /// the module's invariant.
+    pub(crate) fn view(&self, name: &'static str, window: Window) -> ViewMut<'_, T, N> {
+        let (axis, lo, hi) = match window.range {
+            Some((axis, lo, hi)) => (axis, lo, hi.min(self.shape[axis])),
+            None => (0, 0, self.shape[0]),
+        };
+        ViewMut {
+            ptr: self.ptr,
+            shape: self.shape,
+            row_len: self.shape[1..].iter().product(),
+            axis,
+            lo,
+            hi,
+            writable: window.writable,
+            name,
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<T, const N: usize> fmt::Debug for SharedMut<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedMut").field("shape", &self.shape).finish()
+    }
+}
+
+/// What a worker may touch of one array in one block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// `(axis, lo, hi)`: only indices with `lo <= idx[axis] < hi`; `None`: all of them.
+    pub(crate) range: Option<(usize, usize, usize)>,
+    pub(crate) writable: bool,
+}
+
+/// One worker's window on an array for one block.
+pub struct ViewMut<'s, T, const N: usize> {
+    ptr: *mut T,
+    shape: [usize; N],
+    row_len: usize,
+    axis: usize,
+    lo: usize,
+    hi: usize,
+    writable: bool,
+    name: &'static str,
+    _borrow: PhantomData<&'s mut [T]>,
+}
+
+impl<T, const N: usize> fmt::Debug for ViewMut<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ViewMut")
+            .field("array", &self.name)
+            .field("shape", &self.shape)
+            .field("axis", &self.axis)
+            .field("range", &(self.lo..self.hi))
+            .field("writable", &self.writable)
+            .finish()
+    }
+}
+
+impl<T, const N: usize> ViewMut<'_, T, N> {
+    #[cold]
+    #[inline(never)]
+    fn outside(&self, what: &dyn fmt::Debug) -> ! {
+        panic!(
+            "strads: an iteration reached {what:?} of `{}`, outside the range {}..{} of axis {} \
+             this worker owns; the loop's plan does not cover this access (please report it)",
+            self.name, self.lo, self.hi, self.axis
+        )
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn read_only(&self) -> ! {
+        panic!(
+            "strads: an iteration wrote `{}`, which the analysis found read-only in this loop \
+             (please report it)",
+            self.name
+        )
+    }
+
+    #[inline(always)]
+    fn owns(&self, i: usize) -> bool {
+        i.wrapping_sub(self.lo) < self.hi.wrapping_sub(self.lo)
+    }
+
+    #[inline(always)]
+    fn checked_offset(&self, idx: &[usize; N]) -> usize {
+        match offset(&self.shape, idx) {
+            Some(o) if self.owns(idx[self.axis]) => o,
+            Some(_) => self.outside(idx),
+            None => index_panic(idx, &self.shape),
+        }
+    }
+
+    #[inline(always)]
+    fn row_range(&self, i: usize) -> usize {
+        if i >= self.shape[0] {
+            index_panic(&[i], &self.shape[..1]);
+        }
+        // A row spans every index of the other axes: it needs axis 0, or all of the axis.
+        let whole = self.lo == 0 && self.hi == self.shape[self.axis];
+        if !(whole || (self.axis == 0 && self.owns(i))) {
+            self.outside(&format_args!("row {i}"));
+        }
+        i * self.row_len
+    }
+}
+
+impl<T, const N: usize> Index<[usize; N]> for ViewMut<'_, T, N> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, idx: [usize; N]) -> &T {
+        let o = self.checked_offset(&idx);
+        // SAFETY: `o` is inside the array (checked against the shape) and inside this
+        // view's window, which no writer on another thread overlaps (module invariant).
+        unsafe { &*self.ptr.add(o) }
+    }
+}
+
+impl<T, const N: usize> IndexMut<[usize; N]> for ViewMut<'_, T, N> {
+    #[inline(always)]
+    fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
+        if !self.writable {
+            self.read_only();
+        }
+        let o = self.checked_offset(&idx);
+        // SAFETY: as for `index`; the window is this thread's alone because the view is
+        // writable, and `&mut self` keeps this view from lending the element twice.
+        unsafe { &mut *self.ptr.add(o) }
+    }
+}
+
+impl<T> Index<usize> for ViewMut<'_, T, 1> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        &self[[i]]
+    }
+}
+
+impl<T> IndexMut<usize> for ViewMut<'_, T, 1> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self[[i]]
+    }
+}
+
+impl<T, const N: usize> ArrayRef<T, N> for ViewMut<'_, T, N> {
+    #[inline(always)]
+    fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+    #[inline(always)]
+    fn row(&self, i: usize) -> &[T] {
+        let start = self.row_range(i);
+        // SAFETY: the row lies inside the array (i < shape[0]) and inside this view's window
+        // (checked by `row_range`), which no writer on another thread overlaps.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(start), self.row_len) }
+    }
+    #[inline(always)]
+    fn get(&self, idx: [usize; N]) -> Option<&T> {
+        offset(&self.shape, &idx)?;
+        Some(&self[idx])
+    }
+}
+
+impl<T, const N: usize> ArrayMut<T, N> for ViewMut<'_, T, N> {
+    #[inline(always)]
+    fn row_mut(&mut self, i: usize) -> &mut [T] {
+        if !self.writable {
+            self.read_only();
+        }
+        let start = self.row_range(i);
+        // SAFETY: as for `row`; writable windows are exclusive to this thread, and
+        // `&mut self` keeps this view from lending the row twice.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), self.row_len) }
+    }
+    #[inline(always)]
+    fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
+        offset(&self.shape, &idx)?;
+        Some(&mut self[idx])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_allows_owned_rows_only() {
+        let mut a = DistArray::from_fn([4, 2], |[i, j]| (i * 2 + j) as i32);
+        let s = SharedMut::new(&mut a);
+        let mut v = s.view(
+            "a",
+            Window {
+                range: Some((0, 1, 3)),
+                writable: true,
+            },
+        );
+        v.row_mut(2)[1] += 100;
+        v[[1, 0]] = -1;
+        assert_eq!(v.row(2), &[4, 105]);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| v.row(3)[0]));
+        assert!(r.is_err());
+        drop(v);
+        assert_eq!(a.as_slice(), &[0, 1, -1, 3, 4, 105, 6, 7]);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside the range 0..2 of axis 1")]
+    fn column_window_rejects_rows_and_foreign_columns() {
+        let mut a = DistArray::<f32, 2>::zeros([3, 4]);
+        let s = SharedMut::new(&mut a);
+        let v = s.view(
+            "a",
+            Window {
+                range: Some((1, 0, 2)),
+                writable: false,
+            },
+        );
+        assert_eq!(v[[2, 1]], 0.0);
+        let _ = v[[0, 3]];
+    }
+
+    #[test]
+    #[should_panic(expected = "wrote `b`, which the analysis found read-only")]
+    fn read_only_view_refuses_writes() {
+        let mut a = DistArray::<f32, 1>::zeros([3]);
+        let s = SharedMut::new(&mut a);
+        let mut v = s.view(
+            "b",
+            Window {
+                range: None,
+                writable: false,
+            },
+        );
+        assert_eq!(v[1], 0.0);
+        v[1] = 2.0;
+    }
+
+    #[test]
+    fn disjoint_views_on_two_threads() {
+        let mut a = DistArray::<u64, 2>::zeros([8, 16]);
+        let s = SharedMut::new(&mut a);
+        std::thread::scope(|sc| {
+            for w in 0..2 {
+                let s = &s;
+                sc.spawn(move || {
+                    let mut v = s.view(
+                        "a",
+                        Window {
+                            range: Some((0, w * 4, w * 4 + 4)),
+                            writable: true,
+                        },
+                    );
+                    for i in w * 4..w * 4 + 4 {
+                        for x in v.row_mut(i) {
+                            *x += i as u64;
+                        }
+                    }
+                });
+            }
+        });
+        assert!(a.iter().all(|([i, _], &x)| x == i as u64));
+    }
+}
