@@ -71,6 +71,12 @@ pub use strads_runtime::{
     testing, with_threads,
 };
 
+/// Whether `#[parallel_for]` loops run their original serial loop (`STRADS_SERIAL=1`, the
+/// `serial` feature, or inside [`testing::serial`]).
+pub fn serial_mode() -> bool {
+    __private::serial_requested()
+}
+
 /// Data loaders with errors that name the file and line.
 pub mod load {
     pub use strads_runtime::load::*;

@@ -1,0 +1,325 @@
+//! The executor on random loops: every parallel run equals the serial replay of the order
+//! its workers recorded, bit for bit, for 1 to 4 workers, over ranges, dense and sparse
+//! spaces. The loop body interprets a random spec's accesses, so what runs is exactly what
+//! the analysis saw.
+
+use std::borrow::Cow;
+
+use proptest::prelude::*;
+use strads_analysis::{
+    Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, Space as SpaceKind, Subscript, analyze,
+};
+use strads_runtime::testing::{record, replay};
+use strads_runtime::{
+    ArrayMut, DistArray, LoopState, RangeSpace, SharedMut, Space, SparseArray, with_threads,
+};
+
+/// Array side: every subscript the generator makes of small iterations stays inside.
+const SIDE: usize = 24;
+const SHIFT: i64 = 8;
+
+/// Runs the spec's accesses for iteration `p`: reads feed an accumulator, writes mix it in.
+fn body<A: ArrayMut<f64, 2>>(spec: &LoopSpec, p: &[usize], arrays: &mut [A]) {
+    let mut acc = p
+        .iter()
+        .enumerate()
+        .map(|(d, &x)| (x * (d + 3)) as f64)
+        .sum::<f64>();
+    for a in spec.accesses.iter() {
+        let axes: Vec<Vec<usize>> = a
+            .subscripts
+            .iter()
+            .map(|s| match s {
+                Subscript::Affine(f) => {
+                    let pv: Vec<i64> = p.iter().map(|&x| x as i64).collect();
+                    vec![f.eval(&pv) as usize]
+                }
+                _ => (0..SIDE).collect(),
+            })
+            .collect();
+        for &i in &axes[0] {
+            for &j in &axes[1] {
+                let arr = &mut arrays[a.array];
+                match a.kind {
+                    AccessKind::Read => acc = acc * 0.75 + arr[[i, j]],
+                    AccessKind::Write => {
+                        arr[[i, j]] = arr[[i, j]] * 0.5 + acc;
+                        acc += 1.0;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn subscript() -> impl Strategy<Value = (u8, i64, i64, bool)> {
+    // (dim, coeff, constant, full)
+    (
+        0u8..3,
+        prop_oneof![3 => Just(1i64), 1 => Just(-1i64), 1 => Just(2i64), 1 => Just(0i64)],
+        -2i64..=2,
+        prop::bool::weighted(0.15),
+    )
+}
+
+fn spec_strategy() -> impl Strategy<Value = (usize, Vec<(usize, bool, Vec<(u8, i64, i64, bool)>)>)>
+{
+    (1usize..=3).prop_flat_map(|n_dims| {
+        let access = (
+            0usize..3,
+            any::<bool>(),
+            prop::collection::vec(subscript(), 2),
+        );
+        (Just(n_dims), prop::collection::vec(access, 1..5))
+    })
+}
+
+fn build(
+    n_dims: usize,
+    raw: &[(usize, bool, Vec<(u8, i64, i64, bool)>)],
+    space: SpaceKind,
+) -> LoopSpec {
+    const DIMS: [&str; 3] = ["i", "j", "k"];
+    let accesses: Vec<Access> = raw
+        .iter()
+        .map(|(array, write, subs)| Access {
+            array: *array,
+            kind: if *write {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            },
+            subscripts: subs
+                .iter()
+                .map(|&(d, c, k, full)| {
+                    if full {
+                        Subscript::Full
+                    } else {
+                        let mut coeffs = vec![0i64; n_dims];
+                        coeffs[d as usize % n_dims] = c;
+                        // Shifted so every index is non-negative.
+                        Subscript::Affine(Affine {
+                            coeffs: coeffs.into(),
+                            constant: k + SHIFT,
+                        })
+                    }
+                })
+                .collect::<Vec<_>>()
+                .into(),
+            line: 0,
+        })
+        .collect();
+    let mut arrays: Vec<ArraySpec> = ["a", "b", "c"]
+        .iter()
+        .map(|n| ArraySpec {
+            name: Cow::Borrowed(n),
+            rank: 2,
+            mutable: true,
+        })
+        .collect();
+    if let SpaceKind::Array { .. } = space {
+        arrays.push(ArraySpec {
+            name: Cow::Borrowed("space"),
+            rank: n_dims,
+            mutable: false,
+        });
+    }
+    LoopSpec {
+        name: Cow::Borrowed("random_loop"),
+        dims: (0..n_dims)
+            .map(|d| Name::Borrowed(DIMS[d]))
+            .collect::<Vec<_>>()
+            .into(),
+        space,
+        arrays: arrays.into(),
+        accesses: accesses.into(),
+        ordered: false,
+    }
+}
+
+fn fresh() -> Vec<DistArray<f64, 2>> {
+    (0..3)
+        .map(|s| DistArray::from_fn([SIDE, SIDE], |[i, j]| (i * SIDE + j + s * 7) as f64 / 10.0))
+        .collect()
+}
+
+/// Runs the loop in parallel (recording) and in replay; returns both results.
+fn run_both<S: Space>(
+    state: &'static LoopState,
+    space: &S,
+    to_point: impl Fn(&S::Item<'_>) -> Vec<usize> + Sync,
+    threads: usize,
+) -> (Vec<DistArray<f64, 2>>, Vec<DistArray<f64, 2>>, usize) {
+    let spec = state.spec();
+    let mut par = fresh();
+    let shapes: Vec<Vec<usize>> = spec
+        .arrays
+        .iter()
+        .map(|a| {
+            if a.name == "space" {
+                space.extents()
+            } else {
+                vec![SIDE, SIDE]
+            }
+        })
+        .collect();
+    let shape_refs: Vec<&[usize]> = shapes.iter().map(|s| s.as_slice()).collect();
+    let ((), trace) = with_threads(threads, || {
+        record(|| {
+            let shared: Vec<SharedMut<'_, f64, 2>> = par.iter_mut().map(SharedMut::new).collect();
+            strads_runtime::run(state, space, &shape_refs, |blk| {
+                let mut views: Vec<_> = (0..3).map(|a| blk.view_mut(&shared[a], a)).collect();
+                blk.for_each(|it| body(spec, &to_point(&it), &mut views));
+            });
+        })
+    });
+    let mut rep = fresh();
+    replay(&trace, || {
+        let order = strads_runtime::replay_order(state, space).expect("replaying");
+        for it in order {
+            body(spec, &to_point(&it), &mut rep);
+        }
+    });
+    let ran = trace.runs[0].order().len();
+    (par, rep, ran)
+}
+
+fn bits(v: &[DistArray<f64, 2>]) -> Vec<u64> {
+    v.iter()
+        .flat_map(|a| a.as_slice().iter().map(|x| x.to_bits()))
+        .collect()
+}
+
+/// Loops shaped like factor-model updates: each array has a home dim that its first
+/// subscript follows, as `w[u, *]` and `h[i, *]` do; most of them are 2D.
+fn structured_strategy()
+-> impl Strategy<Value = (usize, Vec<(usize, bool, Vec<(u8, i64, i64, bool)>)>)> {
+    (
+        2usize..=3,
+        [0u8..3, 0u8..3, 0u8..3],
+        [-1i64..=1, -1i64..=1, -1i64..=1],
+    )
+        .prop_flat_map(|(n_dims, home, shift)| {
+            let access = (0usize..3, prop::bool::weighted(0.8)).prop_map(move |(a, w)| {
+                (a, w, vec![(home[a], 1, shift[a], false), (0, 1, 0, true)])
+            });
+            (Just(n_dims), prop::collection::vec(access, 2..6))
+        })
+}
+
+fn check(
+    n_dims: usize,
+    raw: &[(usize, bool, Vec<(u8, i64, i64, bool)>)],
+    extent: usize,
+    threads: usize,
+    sparse_seed: u64,
+    kind: u8,
+) -> Result<(), TestCaseError> {
+    let space_kind = match (kind, n_dims) {
+        (0, 1) => SpaceKind::Range,
+        (1, _) => SpaceKind::Array {
+            array: 3,
+            sparse: true,
+        },
+        _ => SpaceKind::Array {
+            array: 3,
+            sparse: false,
+        },
+    };
+    let spec = build(n_dims, raw, space_kind);
+    prop_assume!(!analyze(&spec).candidates.is_empty());
+    let state: &'static LoopState = Box::leak(Box::new(LoopState::new(spec)));
+    let (par, rep, ran) = match space_kind {
+        SpaceKind::Range => {
+            let r = RangeSpace::new(0, extent + 1);
+            let out = run_both(state, &r, |&i| vec![i], threads);
+            prop_assert_eq!(out.2, extent + 1);
+            out
+        }
+        SpaceKind::Array { sparse: true, .. } => {
+            // Random entries of an extent^n box, in random order.
+            let mut x = sparse_seed | 1;
+            let mut next = move || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            let mut pts = Vec::new();
+            for _ in 0..extent * 4 {
+                let p: Vec<usize> = (0..n_dims)
+                    .map(|_| (next() % extent as u64) as usize)
+                    .collect();
+                if !pts.contains(&p) {
+                    pts.push(p);
+                }
+            }
+            match n_dims {
+                1 => {
+                    let s = SparseArray::from_entries(
+                        [extent],
+                        pts.iter().map(|p| ([p[0]], 0u8)).collect(),
+                    )
+                    .unwrap();
+                    let n = s.nnz();
+                    let o = run_both(state, &s, |(k, _)| k.to_vec(), threads);
+                    prop_assert_eq!(o.2, n);
+                    o
+                }
+                2 => {
+                    let s = SparseArray::from_entries(
+                        [extent, extent],
+                        pts.iter().map(|p| ([p[0], p[1]], 0u8)).collect(),
+                    )
+                    .unwrap();
+                    let n = s.nnz();
+                    let o = run_both(state, &s, |(k, _)| k.to_vec(), threads);
+                    prop_assert_eq!(o.2, n);
+                    o
+                }
+                _ => {
+                    let s = SparseArray::from_entries(
+                        [extent, extent, extent],
+                        pts.iter().map(|p| ([p[0], p[1], p[2]], 0u8)).collect(),
+                    )
+                    .unwrap();
+                    let n = s.nnz();
+                    let o = run_both(state, &s, |(k, _)| k.to_vec(), threads);
+                    prop_assert_eq!(o.2, n);
+                    o
+                }
+            }
+        }
+        SpaceKind::Array { .. } => match n_dims {
+            1 => {
+                let d = DistArray::<u8, 1>::zeros([extent]);
+                run_both(state, &d, |(k, _)| k.to_vec(), threads)
+            }
+            2 => {
+                let d = DistArray::<u8, 2>::zeros([extent, extent]);
+                run_both(state, &d, |(k, _)| k.to_vec(), threads)
+            }
+            _ => {
+                let d = DistArray::<u8, 3>::zeros([extent, extent, extent]);
+                run_both(state, &d, |(k, _)| k.to_vec(), threads)
+            }
+        },
+    };
+    let _ = ran;
+    prop_assert_eq!(bits(&par), bits(&rep));
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn parallel_equals_replay((n_dims, raw) in spec_strategy(), extent in 1usize..6, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 0u8..3) {
+        check(n_dims, &raw, extent, threads, sparse_seed, kind)?;
+    }
+
+    #[test]
+    fn factor_shaped_parallel_equals_replay((n_dims, raw) in structured_strategy(), extent in 1usize..7, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 1u8..3) {
+        check(n_dims, &raw, extent, threads, sparse_seed, kind)?;
+    }
+}
