@@ -40,7 +40,9 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     let mut restore = Vec::new();
     for c in &captures {
         let ident = &c.ident;
-        let ty = c.ty.as_ref().expect("checked: captured variables have types");
+        let ty =
+            c.ty.as_ref()
+                .expect("checked: captured variables have types");
         match ty {
             Type::Reference(r) => {
                 let elem = &r.elem;
@@ -103,7 +105,11 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         } else {
             generics.push(quote!(#tp: #private::ArrayRef<#elem, #rank> #one_d));
             params.push(quote!(#ident: &#tp));
-            let r = if arr.owned { quote!(&#ident) } else { quote!(&*#ident) };
+            let r = if arr.owned {
+                quote!(&#ident)
+            } else {
+                quote!(&*#ident)
+            };
             body_args_parallel.push(r.clone());
             body_args_serial.push(r);
         }
@@ -191,8 +197,9 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     };
     let run = quote! {
         static __STRADS_LOOP: #private::LoopState = #private::LoopState::new(#struct_name::SPEC);
-        let __loop = #init;
+        // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
+        let __loop = #init;
         if let ::core::option::Option::Some(__order) = #private::replay_order(&__STRADS_LOOP, __space) {
             for __it in __order {
                 __loop.body(__it, #(#body_args_serial),*);
@@ -298,7 +305,9 @@ fn spec_tokens(spec: &LoopSpec) -> TokenStream {
         quote!(#p::Cow::Borrowed(#d))
     });
     let space = match spec.space {
-        Space::Array { array, sparse } => quote!(#p::Space::Array { array: #array, sparse: #sparse }),
+        Space::Array { array, sparse } => {
+            quote!(#p::Space::Array { array: #array, sparse: #sparse })
+        }
         Space::Range => quote!(#p::Space::Range),
     };
     let arrays = spec.arrays.iter().map(|a| {

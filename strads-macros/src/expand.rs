@@ -5,7 +5,9 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::ItemFn;
 
-use strads_analysis::{Access, ArraySpec, LoopSpec, Space, Subscript, analyze, report};
+use strads_analysis::{
+    Access, Analysis, ArraySpec, LoopSpec, Space, Subscript, analyze, describe, report,
+};
 
 use crate::attr::{Args, Expect};
 use crate::ctxt::Ctxt;
@@ -52,8 +54,8 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             .position(|s| matches!(s, Subscript::Indirect))
         {
             let name = &f.arrays[acc.array].ident;
-            cx.syn_error(syn::Error::new(
-                found.span,
+            cx.syn_error(syn::Error::new_spanned(
+                &found.subscript_tokens[pos],
                 format!(
                     "subscript {} of `{name}` is not an affine function of the loop's indices \
                      (it is read from data or computed); this version of strads proves \
@@ -88,12 +90,20 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             Expect::Static => kind.is_some(),
         };
         if !ok {
+            let proved = &analysis.candidates[0].strategy;
+            let why = match expect {
+                Expect::OneD => format!(": {}", why_not_1d(&spec, &analysis)),
+                _ => String::new(),
+            };
             cx.syn_error(syn::Error::new(
                 span,
                 format!(
-                    "expected strategy {} but the analysis proved {}",
+                    "expected strategy {} but the analysis proved {}{why}; write \
+                     `expect = \"{}\"` (or `\"static\"` to accept any strategy proved at \
+                     compile time), or change the accesses",
                     expect.as_str(),
-                    kind.unwrap_or("none")
+                    describe(&spec, *proved),
+                    kind.unwrap_or("none"),
                 ),
             ));
             return None;
@@ -101,6 +111,29 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
     }
     let text = report(&spec, &analysis);
     Some(emit::emit(f, &walked, &spec, &text))
+}
+
+/// For each dim, a dependence that crosses it: why no dim can be split alone.
+fn why_not_1d(spec: &LoopSpec, analysis: &Analysis) -> String {
+    let crossings: Vec<String> = (0..spec.dims.len())
+        .filter_map(|d| {
+            let v = analysis.vectors.iter().find(|v| !v.dist[d].is_zero())?;
+            let (src, dst) = (
+                spec.accesses[v.src].display(spec).to_string(),
+                spec.accesses[v.dst].display(spec).to_string(),
+            );
+            let through = if src == dst {
+                src
+            } else {
+                format!("{src} and {dst}")
+            };
+            Some(format!(
+                "iterations with different `{}` touch the same element through {through}",
+                spec.dims[d]
+            ))
+        })
+        .collect();
+    format!("no dim can be split alone: {}", crossings.join(", and "))
 }
 
 fn check_captures(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
@@ -137,16 +170,21 @@ fn check_arrays(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
     for &a in &walked.arrays_used {
         let arr = &f.arrays[a];
         if arr.kind == ArrayKind::Sparse {
+            let name = &arr.ident;
             let why = if Some(a) == space {
                 "its entries reach the body through the loop pattern"
             } else {
                 "a sparse array can only be iterated"
             };
+            let at = walked
+                .first_use
+                .get(&a)
+                .map_or_else(|| quote!(#name), Clone::clone);
             cx.error_spanned_by(
-                &arr.ident,
+                at,
                 format!(
-                    "the loop body names the sparse array `{}`; {why}",
-                    arr.ident
+                    "the loop body names the sparse array `{name}`; {why}: read what the loop \
+                     needs from it before the loop (`let n: usize = {name}.len();`)"
                 ),
             );
         }
@@ -154,8 +192,8 @@ fn check_arrays(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
     if let Some(a) = space {
         for acc in &walked.accesses {
             if acc.array == a && acc.kind == strads_analysis::AccessKind::Write {
-                cx.syn_error(syn::Error::new(
-                    acc.span,
+                cx.syn_error(syn::Error::new_spanned(
+                    &acc.tokens,
                     format!(
                         "the loop writes `{}`, the array it iterates over; write results to \
                          another array",

@@ -141,11 +141,14 @@ impl LoopFn {
                 return None;
             }
             [_, second, ..] => {
-                cx.error_spanned_by(
-                    &stmts[*second],
+                let Stmt::Expr(Expr::ForLoop(l), _) = &stmts[*second] else {
+                    unreachable!("filtered above");
+                };
+                cx.syn_error(syn::Error::new(
+                    for_span(l),
                     "the function holds several top-level `for` loops; put each loop to \
                      parallelize in its own `#[parallel_for]` function",
-                );
+                ));
                 return None;
             }
         };
@@ -162,7 +165,11 @@ impl LoopFn {
                     arrays.retain(|a: &ArrayVar| a.ident != ident);
                     outer.retain(|o: &OuterVar| o.ident != ident);
                     let single = matches!(pat, Pat::Ident(_));
-                    match ty.as_ref().filter(|_| single).and_then(|t| array_type(cx, t)) {
+                    match ty
+                        .as_ref()
+                        .filter(|_| single)
+                        .and_then(|t| array_type(cx, t))
+                    {
                         Some((kind, elem, rank, _, owned)) => arrays.push(ArrayVar {
                             ident,
                             kind,
@@ -262,7 +269,8 @@ fn array_type(cx: &Ctxt, ty: &Type) -> Option<(ArrayKind, Type, usize, bool, boo
         return None;
     };
     let mut it = args.args.iter();
-    let (Some(GenericArgument::Type(elem)), Some(rank_arg), None) = (it.next(), it.next(), it.next())
+    let (Some(GenericArgument::Type(elem)), Some(rank_arg), None) =
+        (it.next(), it.next(), it.next())
     else {
         cx.error_spanned_by(args, "expected `<element type, rank>`, e.g. `<f32, 2>`");
         return None;
@@ -328,7 +336,10 @@ fn space_of(cx: &Ctxt, expr: &Expr, arrays: &[ArrayVar]) -> Option<SpaceSrc> {
     match e {
         Expr::Path(p) if p.path.get_ident().is_some() => {
             let name = p.path.get_ident().map(|i| i.to_string());
-            match arrays.iter().position(|a| Some(a.ident.to_string()) == name) {
+            match arrays
+                .iter()
+                .position(|a| Some(a.ident.to_string()) == name)
+            {
                 Some(a) => Some(SpaceSrc::Array(a)),
                 None => {
                     cx.error_spanned_by(
@@ -428,7 +439,10 @@ fn key_of_range(cx: &Ctxt, pat: &Pat) -> Option<KeyPat> {
         Pat::Ident(pi) if pi.subpat.is_none() => Some(KeyPat::Range(Some(pi.ident.clone()))),
         Pat::Wild(_) => Some(KeyPat::Range(None)),
         other => {
-            cx.error_spanned_by(other, "bind the range's index with a plain name: `for i in a..b`");
+            cx.error_spanned_by(
+                other,
+                "bind the range's index with a plain name: `for i in a..b`",
+            );
             None
         }
     }

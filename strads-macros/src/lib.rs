@@ -7,6 +7,8 @@ mod ctxt;
 mod emit;
 mod expand;
 mod front;
+#[cfg(test)]
+mod tests;
 mod walk;
 
 use proc_macro::TokenStream;

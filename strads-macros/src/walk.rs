@@ -2,9 +2,10 @@
 //! the iteration dims, every captured outer variable, and every construct that cannot run
 //! as one iteration of a parallel loop. One pass, all errors reported.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use proc_macro2::{TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
@@ -13,7 +14,7 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 use strads_analysis::{AccessKind, Affine, Subscript};
 
 use crate::ctxt::Ctxt;
-use crate::front::{KeyPat, LoopFn, collect_idents};
+use crate::front::{ArrayKind, KeyPat, LoopFn, collect_idents};
 
 /// What the walker knows of a local variable's value.
 #[derive(Clone, Debug)]
@@ -33,6 +34,10 @@ pub(crate) struct FoundAccess {
     pub(crate) array: usize,
     pub(crate) kind: AccessKind,
     pub(crate) subscripts: Vec<Subscript>,
+    /// The source of each subscript, for errors about one of them.
+    pub(crate) subscript_tokens: Vec<TokenStream>,
+    /// The whole access, for errors about it.
+    pub(crate) tokens: TokenStream,
     pub(crate) span: proc_macro2::Span,
 }
 
@@ -43,6 +48,8 @@ pub(crate) struct Walked {
     pub(crate) captures: BTreeSet<String>,
     /// Arrays the body names, by index.
     pub(crate) arrays_used: BTreeSet<usize>,
+    /// Where the body first names each array, for errors about the array as a whole.
+    pub(crate) first_use: BTreeMap<usize, TokenStream>,
 }
 
 /// Methods that read array metadata, not elements.
@@ -63,6 +70,7 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
             accesses: Vec::new(),
             captures: BTreeSet::new(),
             arrays_used: BTreeSet::new(),
+            first_use: BTreeMap::new(),
         },
         write_ctx: false,
         inner_loops: 0,
@@ -201,7 +209,11 @@ impl Walker<'_> {
     }
 
     fn subscript(&self, e: &Expr) -> Subscript {
-        match self.eval(e) {
+        self.subscript_of(self.eval(e))
+    }
+
+    fn subscript_of(&self, sym: Sym) -> Subscript {
+        match sym {
             Sym::Affine(coeffs, constant) => Subscript::Affine(Affine {
                 coeffs: coeffs.into(),
                 constant,
@@ -211,14 +223,32 @@ impl Walker<'_> {
         }
     }
 
-    fn record(&mut self, array: usize, kind: AccessKind, subscripts: Vec<Subscript>, at: &dyn Spanned) {
-        self.found.arrays_used.insert(array);
+    fn record(
+        &mut self,
+        array: usize,
+        kind: AccessKind,
+        subscripts: Vec<Subscript>,
+        subscript_tokens: Vec<TokenStream>,
+        at: &impl ToTokens,
+    ) {
+        self.use_array(array, at);
         self.found.accesses.push(FoundAccess {
             array,
             kind,
             subscripts,
+            subscript_tokens,
+            tokens: at.to_token_stream(),
             span: at.span(),
         });
+    }
+
+    /// Notes that the body names array `a` at `at`.
+    fn use_array(&mut self, a: usize, at: &impl ToTokens) {
+        self.found.arrays_used.insert(a);
+        self.found
+            .first_use
+            .entry(a)
+            .or_insert_with(|| at.to_token_stream());
     }
 
     /// `a[[e0, e1]]` or `a[e]`.
@@ -227,6 +257,13 @@ impl Walker<'_> {
         let name = self.f.arrays[array].ident.to_string();
         let elems: Vec<&Expr> = match index {
             Expr::Array(a) => a.elems.iter().collect(),
+            // `out[key]` with the loop's whole index: the identity subscript.
+            e if rank == self.n() && matches!(self.eval(e), Sym::Key) => {
+                let subs = (0..rank).map(|d| self.subscript_of(var(rank, d))).collect();
+                let tokens = vec![e.to_token_stream(); rank];
+                self.record(array, kind, subs, tokens, whole);
+                return;
+            }
             e if rank == 1 => vec![e],
             e => {
                 self.cx.error_spanned_by(
@@ -251,7 +288,8 @@ impl Walker<'_> {
             return;
         }
         let subs = elems.iter().map(|e| self.subscript(e)).collect();
-        self.record(array, kind, subs, whole);
+        let tokens = elems.iter().map(|e| e.to_token_stream()).collect();
+        self.record(array, kind, subs, tokens, whole);
         let saved = std::mem::replace(&mut self.write_ctx, false);
         for e in elems {
             self.visit_expr(e);
@@ -331,7 +369,7 @@ impl Walker<'_> {
     }
 
     /// A use of `name` the walker cannot see the shape of (inside a macro).
-    fn use_name(&mut self, name: &str, at: &dyn Spanned) {
+    fn use_name(&mut self, name: &str, at: &impl ToTokens) {
         if self.lookup(name).is_some() {
             return;
         }
@@ -343,7 +381,7 @@ impl Walker<'_> {
                      into a local first (`let x = {name}[[..]];`) and use the local"
                 ),
             ));
-            self.found.arrays_used.insert(a);
+            self.use_array(a, at);
         } else if self.f.outer_var(name).is_some() {
             self.found.captures.insert(name.to_owned());
         }
@@ -366,7 +404,8 @@ fn zip(a: &[i64], b: &[i64], f: impl Fn(i64, i64) -> i64) -> Vec<i64> {
     a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect()
 }
 
-/// Names used as inline format arguments: `{lr}` and `{lr:.3}` in `"{lr}"`.
+/// Names used as inline format arguments: `{lr}` and `{lr:.3}` in `"{lr}"`, and the width
+/// and precision parameters `w` and `p` of `{:>w$.p$}`.
 fn inline_format_args(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut chars = s.char_indices().peekable();
@@ -381,14 +420,30 @@ fn inline_format_args(s: &str) -> Vec<String> {
         let rest = &s[i + 1..];
         let end = rest.find([':', '}']).unwrap_or(rest.len());
         let name = &rest[..end];
-        if !name.is_empty()
-            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-            && !name.chars().next().is_some_and(|c| c.is_ascii_digit())
-        {
+        if is_name(name) {
             out.push(name.to_owned());
+        }
+        if rest[end..].starts_with(':') {
+            let spec = &rest[end + 1..];
+            let spec = &spec[..spec.find('}').unwrap_or(spec.len())];
+            for (j, _) in spec.match_indices('$') {
+                let start = spec[..j]
+                    .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .map_or(0, |k| k + 1);
+                if is_name(&spec[start..j]) {
+                    out.push(spec[start..j].to_owned());
+                }
+            }
         }
     }
     out
+}
+
+/// Whether `s` is a plain identifier (not a positional index).
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !s.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
 impl<'ast> Visit<'ast> for Walker<'_> {
@@ -512,7 +567,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 b,
                 "`break` would leave the parallel loop early, but its iterations are spread \
                  over workers that run at the same time; filter the iterations instead \
-                 (`if !wanted {{ continue; }}`), or run this loop serially",
+                 (`if !wanted { continue; }`), or run this loop serially",
             );
         }
         visit::visit_expr_break(self, b);
@@ -613,6 +668,15 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         let saved = std::mem::replace(&mut self.write_ctx, false);
         if let Some(a) = self.array_of(&m.receiver) {
+            if self.f.arrays[a].kind == ArrayKind::Sparse {
+                // No method reaches a sparse array's elements: `check_arrays` reports the use.
+                self.use_array(a, &m.receiver);
+                for arg in &m.args {
+                    self.visit_expr(arg);
+                }
+                self.write_ctx = saved;
+                return;
+            }
             let name = self.f.arrays[a].ident.to_string();
             let rank = self.f.arrays[a].rank;
             let method = m.method.to_string();
@@ -627,9 +691,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                     if m.args.len() == 1 {
                         let mut subs = vec![self.subscript(&m.args[0])];
                         subs.extend((1..rank).map(|_| Subscript::Full));
-                        self.record(a, kind, subs, m);
+                        let tokens = vec![m.args[0].to_token_stream(); rank];
+                        self.record(a, kind, subs, tokens, m);
                     } else {
-                        self.cx.error_spanned_by(m, format!("`{name}.{method}(i)` takes one index"));
+                        self.cx
+                            .error_spanned_by(m, format!("`{name}.{method}(i)` takes one index"));
                     }
                 }
                 "get" | "get_mut" => {
@@ -643,13 +709,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                             let whole = Expr::MethodCall(m.clone());
                             self.index_access(a, idx, &whole, kind);
                         }
-                        _ => self
-                            .cx
-                            .error_spanned_by(m, format!("`{name}.{method}([..])` takes one index")),
+                        _ => self.cx.error_spanned_by(
+                            m,
+                            format!("`{name}.{method}([..])` takes one index"),
+                        ),
                     }
                 }
                 meta if META_METHODS.contains(&meta) => {
-                    self.found.arrays_used.insert(a);
+                    self.use_array(a, &m.receiver);
                 }
                 _ => self.cx.error_spanned_by(
                     &m.method,
@@ -691,7 +758,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             return;
         }
         if let Some(a) = self.f.array_index(&name) {
-            self.found.arrays_used.insert(a);
+            self.use_array(a, p);
             self.cx.error_spanned_by(
                 p,
                 format!(
@@ -720,6 +787,10 @@ mod tests {
         assert_eq!(
             inline_format_args("{lr} {{x}} {0} {k:.3} {}"),
             vec!["lr".to_string(), "k".to_string()]
+        );
+        assert_eq!(
+            inline_format_args("{:>width$} {x:.prec$} {:1$} {:x>5}"),
+            vec!["width".to_string(), "x".to_string(), "prec".to_string()]
         );
     }
 }

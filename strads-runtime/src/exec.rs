@@ -124,7 +124,11 @@ impl<B: Send + Sync + 'static> Plan<B> {
         let n_blocks = p.pow(dims.len() as u32);
         let windows = (0..n_blocks)
             .map(|b| {
-                let (s, t) = if dims.len() == 2 { (b / p, b % p) } else { (b, 0) };
+                let (s, t) = if dims.len() == 2 {
+                    (b / p, b % p)
+                } else {
+                    (b, 0)
+                };
                 (0..spec.arrays.len())
                     .map(|a| window(spec, candidate, &parts, shapes, a, s, t))
                     .collect()
@@ -361,7 +365,11 @@ fn ring<B>(
         mine
     });
     (0..p)
-        .map(|t| (0..p).map(|w| per_worker[w].get(t).cloned().unwrap_or_default()).collect())
+        .map(|t| {
+            (0..p)
+                .map(|w| per_worker[w].get(t).cloned().unwrap_or_default())
+                .collect()
+        })
         .collect()
 }
 

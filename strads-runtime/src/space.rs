@@ -98,7 +98,10 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         Partition::balanced(&hist, p)
     }
     fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<Buckets<T, N>> {
-        let key = format!("buckets:{dims:?}:{:?}", parts.iter().map(|p| &p.bounds).collect::<Vec<_>>());
+        let key = format!(
+            "buckets:{dims:?}:{:?}",
+            parts.iter().map(|p| &p.bounds).collect::<Vec<_>>()
+        );
         self.cache.get_or_insert(&key, || {
             let p = parts.first().map_or(1, |x| x.len());
             let n_blocks = p.pow(dims.len() as u32);

@@ -31,7 +31,12 @@ impl LoopRun {
     pub fn per_worker(&self) -> Vec<Vec<usize>> {
         let n = self.steps.first().map_or(0, |s| s.len());
         (0..n)
-            .map(|w| self.steps.iter().flat_map(|s| s[w].iter().copied()).collect())
+            .map(|w| {
+                self.steps
+                    .iter()
+                    .flat_map(|s| s[w].iter().copied())
+                    .collect()
+            })
             .collect()
     }
 }

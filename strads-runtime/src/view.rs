@@ -67,7 +67,9 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
 
 impl<T, const N: usize> fmt::Debug for SharedMut<'_, T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SharedMut").field("shape", &self.shape).finish()
+        f.debug_struct("SharedMut")
+            .field("shape", &self.shape)
+            .finish()
     }
 }
 
@@ -237,19 +239,20 @@ mod tests {
     fn window_allows_owned_rows_only() {
         let mut a = DistArray::from_fn([4, 2], |[i, j]| (i * 2 + j) as i32);
         let s = SharedMut::new(&mut a);
-        let mut v = s.view(
-            "a",
-            Window {
-                range: Some((0, 1, 3)),
-                writable: true,
-            },
-        );
-        v.row_mut(2)[1] += 100;
-        v[[1, 0]] = -1;
-        assert_eq!(v.row(2), &[4, 105]);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| v.row(3)[0]));
-        assert!(r.is_err());
-        drop(v);
+        {
+            let mut v = s.view(
+                "a",
+                Window {
+                    range: Some((0, 1, 3)),
+                    writable: true,
+                },
+            );
+            v.row_mut(2)[1] += 100;
+            v[[1, 0]] = -1;
+            assert_eq!(v.row(2), &[4, 105]);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| v.row(3)[0]));
+            assert!(r.is_err());
+        }
         assert_eq!(a.as_slice(), &[0, 1, -1, 3, 4, 105, 6, 7]);
     }
 

@@ -14,6 +14,9 @@ use strads_runtime::{
     ArrayMut, DistArray, LoopState, RangeSpace, SharedMut, Space, SparseArray, with_threads,
 };
 
+/// A generated access: (array, is write, per axis (dim, coeff, constant, full)).
+type RawAccess = (usize, bool, Vec<(u8, i64, i64, bool)>);
+
 /// Array side: every subscript the generator makes of small iterations stays inside.
 const SIDE: usize = 24;
 const SHIFT: i64 = 8;
@@ -62,8 +65,7 @@ fn subscript() -> impl Strategy<Value = (u8, i64, i64, bool)> {
     )
 }
 
-fn spec_strategy() -> impl Strategy<Value = (usize, Vec<(usize, bool, Vec<(u8, i64, i64, bool)>)>)>
-{
+fn spec_strategy() -> impl Strategy<Value = (usize, Vec<RawAccess>)> {
     (1usize..=3).prop_flat_map(|n_dims| {
         let access = (
             0usize..3,
@@ -74,11 +76,7 @@ fn spec_strategy() -> impl Strategy<Value = (usize, Vec<(usize, bool, Vec<(u8, i
     })
 }
 
-fn build(
-    n_dims: usize,
-    raw: &[(usize, bool, Vec<(u8, i64, i64, bool)>)],
-    space: SpaceKind,
-) -> LoopSpec {
+fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind) -> LoopSpec {
     const DIMS: [&str; 3] = ["i", "j", "k"];
     let accesses: Vec<Access> = raw
         .iter()
@@ -192,8 +190,7 @@ fn bits(v: &[DistArray<f64, 2>]) -> Vec<u64> {
 
 /// Loops shaped like factor-model updates: each array has a home dim that its first
 /// subscript follows, as `w[u, *]` and `h[i, *]` do; most of them are 2D.
-fn structured_strategy()
--> impl Strategy<Value = (usize, Vec<(usize, bool, Vec<(u8, i64, i64, bool)>)>)> {
+fn structured_strategy() -> impl Strategy<Value = (usize, Vec<RawAccess>)> {
     (
         2usize..=3,
         [0u8..3, 0u8..3, 0u8..3],
@@ -209,7 +206,7 @@ fn structured_strategy()
 
 fn check(
     n_dims: usize,
-    raw: &[(usize, bool, Vec<(u8, i64, i64, bool)>)],
+    raw: &[RawAccess],
     extent: usize,
     threads: usize,
     sparse_seed: u64,
