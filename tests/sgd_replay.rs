@@ -39,7 +39,10 @@ fn bits(a: &DistArray<f32, 2>) -> Vec<u32> {
 fn parallel_equals_replay_of_recorded_order() {
     let r = data();
     for threads in [1, 2, 3, 4] {
-        let (mut w, mut h) = (DistArray::random([120, 8], 1), DistArray::random([90, 8], 2));
+        let (mut w, mut h) = (
+            DistArray::random([120, 8], 1),
+            DistArray::random([90, 8], 2),
+        );
         let ((), trace) = strads::with_threads(threads, || {
             record(|| {
                 for _ in 0..3 {
@@ -52,9 +55,16 @@ fn parallel_equals_replay_of_recorded_order() {
         assert_eq!(run.steps.len(), threads, "P time steps");
         let mut ids = run.order();
         ids.sort();
-        assert_eq!(ids, (0..r.nnz()).collect::<Vec<_>>(), "every iteration once");
+        assert_eq!(
+            ids,
+            (0..r.nnz()).collect::<Vec<_>>(),
+            "every iteration once"
+        );
 
-        let (mut w2, mut h2) = (DistArray::random([120, 8], 1), DistArray::random([90, 8], 2));
+        let (mut w2, mut h2) = (
+            DistArray::random([120, 8], 1),
+            DistArray::random([90, 8], 2),
+        );
         replay(&trace, || {
             for _ in 0..3 {
                 sgd_epoch(&r, &mut w2, &mut h2, 0.01);
@@ -68,9 +78,15 @@ fn parallel_equals_replay_of_recorded_order() {
 #[test]
 fn one_thread_equals_the_original_loop() {
     let r = data();
-    let (mut w, mut h) = (DistArray::random([120, 8], 1), DistArray::random([90, 8], 2));
+    let (mut w, mut h) = (
+        DistArray::random([120, 8], 1),
+        DistArray::random([90, 8], 2),
+    );
     strads::with_threads(1, || sgd_epoch(&r, &mut w, &mut h, 0.01));
-    let (mut ws, mut hs) = (DistArray::random([120, 8], 1), DistArray::random([90, 8], 2));
+    let (mut ws, mut hs) = (
+        DistArray::random([120, 8], 1),
+        DistArray::random([90, 8], 2),
+    );
     serial(|| sgd_epoch(&r, &mut ws, &mut hs, 0.01));
     assert_eq!(bits(&w), bits(&ws));
     assert_eq!(bits(&h), bits(&hs));
@@ -80,7 +96,10 @@ fn one_thread_equals_the_original_loop() {
 fn same_thread_count_is_bit_reproducible() {
     let r = data();
     let run = || {
-        let (mut w, mut h) = (DistArray::random([120, 8], 1), DistArray::random([90, 8], 2));
+        let (mut w, mut h) = (
+            DistArray::random([120, 8], 1),
+            DistArray::random([90, 8], 2),
+        );
         strads::with_threads(3, || sgd_epoch(&r, &mut w, &mut h, 0.01));
         (bits(&w), bits(&h))
     };

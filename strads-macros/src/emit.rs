@@ -80,15 +80,15 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         let ident = &arr.ident;
         let tp = format_ident!("__{}", ident.to_string().to_uppercase());
         let elem = &arr.elem;
-        let rank = arr.rank;
-        let one_d = (rank == 1).then(|| {
+        let rank = lit(arr.rank as i128);
+        let one_d = (arr.rank == 1).then(|| {
             if arr.mutable {
                 quote!(+ ::core::ops::IndexMut<usize, Output = #elem>)
             } else {
                 quote!(+ ::core::ops::Index<usize, Output = #elem>)
             }
         });
-        let idx = a;
+        let idx = lit(a as i128);
         if arr.mutable && Some(a) != space_array {
             generics.push(quote!(#tp: #private::ArrayMut<#elem, #rank> #one_d));
             params.push(quote!(#ident: &mut #tp));
@@ -120,7 +120,7 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     let (item_ty, space_init) = match &f.space {
         SpaceSrc::Array(a) => {
             let arr = &f.arrays[*a];
-            let (elem, rank, ident) = (&arr.elem, arr.rank, &arr.ident);
+            let (elem, rank, ident) = (&arr.elem, lit(arr.rank as i128), &arr.ident);
             let ty = match arr.kind {
                 crate::front::ArrayKind::Sparse => quote!(#private::SparseArray<#elem, #rank>),
                 crate::front::ArrayKind::Dense => quote!(#private::DistArray<#elem, #rank>),
@@ -166,7 +166,7 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
             quote!(&#i.shape())
         })
         .collect();
-    let n_arrays = f.arrays.len();
+    let n_arrays = lit(f.arrays.len() as i128);
 
     let doc_intro = format!(" The `#[strads::parallel_for]` loop of [`{fn_name}`].");
     let doc_lines: Vec<String> = report.lines().map(|l| format!(" {l}")).collect();
@@ -270,6 +270,11 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     }
 }
 
+/// An integer literal without a type suffix: `2`, not `2usize`, for readable expansions.
+fn lit(n: impl Into<i128>) -> proc_macro2::Literal {
+    proc_macro2::Literal::i128_unsuffixed(n.into())
+}
+
 fn is_copy_type(ty: &Type) -> bool {
     match ty {
         Type::Path(tp) => tp
@@ -311,7 +316,7 @@ fn spec_tokens(spec: &LoopSpec) -> TokenStream {
         Space::Range => quote!(#p::Space::Range),
     };
     let arrays = spec.arrays.iter().map(|a| {
-        let (n, r, m) = (a.name.as_ref(), a.rank, a.mutable);
+        let (n, r, m) = (a.name.as_ref(), lit(a.rank as i128), a.mutable);
         quote!(#p::ArraySpec::new(#n, #r, #m))
     });
     let mut sub_consts = Vec::new();
@@ -320,15 +325,15 @@ fn spec_tokens(spec: &LoopSpec) -> TokenStream {
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let array = a.array;
+            let array = lit(a.array as i128);
             let kind = match a.kind {
                 AccessKind::Read => quote!(#p::AccessKind::Read),
                 AccessKind::Write => quote!(#p::AccessKind::Write),
             };
             let subs = a.subscripts.iter().map(|s| match s {
                 Subscript::Affine(f) => {
-                    let c = f.coeffs.iter();
-                    let k = f.constant;
+                    let c = f.coeffs.iter().map(|&c| lit(c));
+                    let k = lit(f.constant);
                     quote!(#p::Subscript::affine(&[#(#c),*], #k))
                 }
                 Subscript::Full => quote!(#p::Subscript::Full),
@@ -336,7 +341,7 @@ fn spec_tokens(spec: &LoopSpec) -> TokenStream {
             });
             let sub_name = format_ident!("SUBSCRIPTS_{}", i);
             sub_consts.push(quote!(const #sub_name: &[#p::Subscript] = &[#(#subs),*];));
-            let line = a.line;
+            let line = lit(a.line);
             quote!(#p::Access::new(#array, #kind, #sub_name, #line))
         })
         .collect();

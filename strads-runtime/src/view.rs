@@ -51,6 +51,15 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             Some((axis, lo, hi)) => (axis, lo, hi.min(self.shape[axis])),
             None => (0, 0, self.shape[0]),
         };
+        // A row spans every index of the other axes: rows are reachable through axis 0's
+        // window, or all of them when the window is the whole axis.
+        let (row_lo, row_hi) = if lo == 0 && hi == self.shape[axis] {
+            (0, self.shape[0])
+        } else if axis == 0 {
+            (lo, hi)
+        } else {
+            (0, 0)
+        };
         ViewMut {
             ptr: self.ptr,
             shape: self.shape,
@@ -58,6 +67,8 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             axis,
             lo,
             hi,
+            row_lo,
+            row_hi,
             writable: window.writable,
             name,
             _borrow: PhantomData,
@@ -89,6 +100,9 @@ pub struct ViewMut<'s, T, const N: usize> {
     axis: usize,
     lo: usize,
     hi: usize,
+    /// Rows `row_lo..row_hi` lie inside the window (and inside the shape).
+    row_lo: usize,
+    row_hi: usize,
     writable: bool,
     name: &'static str,
     _borrow: PhantomData<&'s mut [T]>,
@@ -143,15 +157,19 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
 
     #[inline(always)]
     fn row_range(&self, i: usize) -> usize {
+        if i.wrapping_sub(self.row_lo) >= self.row_hi.wrapping_sub(self.row_lo) {
+            self.bad_row(i);
+        }
+        i * self.row_len
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bad_row(&self, i: usize) -> ! {
         if i >= self.shape[0] {
             index_panic(&[i], &self.shape[..1]);
         }
-        // A row spans every index of the other axes: it needs axis 0, or all of the axis.
-        let whole = self.lo == 0 && self.hi == self.shape[self.axis];
-        if !(whole || (self.axis == 0 && self.owns(i))) {
-            self.outside(&format_args!("row {i}"));
-        }
-        i * self.row_len
+        self.outside(&format_args!("row {i}"))
     }
 }
 
