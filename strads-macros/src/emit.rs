@@ -46,12 +46,12 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         match ty {
             Type::Reference(r) => {
                 let elem = &r.elem;
-                fields.push(quote!(pub #ident: #private::Cow<'__a, #elem>));
+                fields.push(quote!(#vis #ident: #private::Cow<'__a, #elem>));
                 inits.push(quote!(#ident: #private::Cow::Borrowed(#ident)));
                 bindings.push(quote!(let #ident = &*self.#ident;));
             }
             ty => {
-                fields.push(quote!(pub #ident: #ty));
+                fields.push(quote!(#vis #ident: #ty));
                 inits.push(quote!(#ident));
                 if is_copy_type(ty) {
                     bindings.push(quote!(let #ident = self.#ident;));
@@ -245,15 +245,14 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         #[serde(crate = "::strads::__private::serde")]
         #vis struct #struct_name #lt #fields_block
 
-        #[automatically_derived]
         impl #lt #struct_name #lt {
             /// The loop as the analysis saw it.
-            pub const SPEC: #private::LoopSpec = #spec_tokens;
+            #vis const SPEC: #private::LoopSpec = #spec_tokens;
 
             /// One iteration of the loop body, generic over how arrays are reached.
             #[inline(always)]
             #[allow(unused_variables, clippy::all)]
-            pub fn body<#(#generics),*>(&self, #pat: #item_ty, #(#params),*) {
+            #vis fn body<#(#generics),*>(&self, #pat: #item_ty, #(#params),*) {
                 #[allow(unused_imports)]
                 use #private::{ArrayMut as _, ArrayRef as _, CaptureByCopy as _, CaptureByRef as _};
                 #(#bindings)*

@@ -143,3 +143,30 @@ fn error_keeps_original_function() {
         },
     );
 }
+
+/// `examples/sgd_mf-expanded.rs` is the `sgd_mf` snapshot with hand comments: its code
+/// (comments, header and `main` aside) must stay exactly the snapshot's.
+#[test]
+fn expanded_example_matches_the_snapshot() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let snap = std::fs::read_to_string(
+        root.join("strads-macros/src/snapshots/strads_macros__tests__sgd_mf.snap"),
+    )
+    .expect("snapshot");
+    let example =
+        std::fs::read_to_string(root.join("examples/sgd_mf-expanded.rs")).expect("example");
+    let code = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("//") || l.starts_with("///"))
+            .map(String::from)
+            .collect()
+    };
+    // The snapshot's body follows its second `---` line.
+    let snap_body = snap.splitn(3, "---\n").nth(2).expect("snapshot body");
+    let start = example
+        .find("/// The `#[strads::parallel_for]` loop")
+        .expect("expansion start");
+    let end = example.find("\nfn main()").expect("main");
+    assert_eq!(code(&example[start..end]), code(snap_body));
+}

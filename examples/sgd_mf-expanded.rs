@@ -1,0 +1,185 @@
+//! What `#[strads::parallel_for]` turns `sgd_epoch` of DESIGN.md into, with comments.
+//!
+//! This file is the macro's real output (the `sgd_mf` snapshot in
+//! `strads-macros/src/snapshots/`), pretty-printed and annotated by hand; it compiles and
+//! runs like the annotated version. The source it comes from:
+//!
+//! ```ignore
+//! #[strads::parallel_for]
+//! fn sgd_epoch(ratings: &SparseArray<f32, 2>, w: &mut DistArray<f32, 2>, h: &mut DistArray<f32, 2>, lr: f32) {
+//!     for ([u, i], &r) in ratings {
+//!         let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+//!         let err = r - dot(wu, hi);
+//!         for k in 0..wu.len() {
+//!             let wk = wu[k];
+//!             wu[k] += lr * (err * hi[k] - 0.05 * wk);
+//!             hi[k] += lr * (err * wk - 0.05 * hi[k]);
+//!         }
+//!     }
+//! }
+//! ```
+//!
+//! (The snapshot is made from tokens without source lines, so the report says `line 1`.)
+
+// Generated code borrows generically (`&ratings` works for owned and borrowed arrays);
+// clippy skips it inside macro output, but here it is plain source.
+#![allow(clippy::needless_borrow)]
+
+use strads::prelude::*;
+
+/// The `#[strads::parallel_for]` loop of [`sgd_epoch`].
+///
+/// ```text
+/// iteration space: `ratings` (sparse, dims: u, i)
+/// accesses:
+///   w[u, *] write (line 1)
+///   h[i, *] write (line 1)
+/// dependence vectors over (u, i):
+///   (0, +inf) from w[u, *] write and w[u, *] write
+///   (+inf, 0) from h[i, *] write and h[i, *] write
+/// strategy: 2d
+/// candidates (the runtime picks the one that moves the fewest elements):
+///   2D (space `u`, time `i`): `w` local along axis 0, `h` rotated along axis 0
+///   2D (space `i`, time `u`): `w` rotated along axis 0, `h` local along axis 0
+/// ```
+// (1) The loop's captured values. Serializable so a cluster runtime can ship the loop
+//     to other processes; serde is reached through the facade, so users need no
+//     serde dependency of their own.
+#[derive(::strads::__private::serde::Serialize, ::strads::__private::serde::Deserialize)]
+#[serde(crate = "::strads::__private::serde")]
+struct SgdEpochLoop {
+    lr: f32,
+}
+impl SgdEpochLoop {
+    // (2) The loop IR the analysis ran on, as a constant the runtime reads back. Every
+    //     slice is its own `const` so it can be borrowed for `'static`.
+    /// The loop as the analysis saw it.
+    const SPEC: ::strads::__private::LoopSpec = {
+        const DIMS: &[::strads::__private::Cow<'static, str>] = &[
+            ::strads::__private::Cow::Borrowed("u"),
+            ::strads::__private::Cow::Borrowed("i"),
+        ];
+        const ARRAYS: &[::strads::__private::ArraySpec] = &[
+            ::strads::__private::ArraySpec::new("ratings", 2, false),
+            ::strads::__private::ArraySpec::new("w", 2, true),
+            ::strads::__private::ArraySpec::new("h", 2, true),
+        ];
+        const SUBSCRIPTS_0: &[::strads::__private::Subscript] = &[
+            ::strads::__private::Subscript::affine(&[1, 0], 0),
+            ::strads::__private::Subscript::Full,
+        ];
+        const SUBSCRIPTS_1: &[::strads::__private::Subscript] = &[
+            ::strads::__private::Subscript::affine(&[0, 1], 0),
+            ::strads::__private::Subscript::Full,
+        ];
+        const ACCESSES: &[::strads::__private::Access] = &[
+            ::strads::__private::Access::new(
+                1,
+                ::strads::__private::AccessKind::Write,
+                SUBSCRIPTS_0,
+                1,
+            ),
+            ::strads::__private::Access::new(
+                2,
+                ::strads::__private::AccessKind::Write,
+                SUBSCRIPTS_1,
+                1,
+            ),
+        ];
+        ::strads::__private::LoopSpec::new(
+            "sgd_epoch",
+            DIMS,
+            ::strads::__private::Space::Array {
+                array: 0usize,
+                sparse: true,
+            },
+            ARRAYS,
+            ACCESSES,
+            false,
+        )
+    };
+    // (3) The body, unchanged, as a method generic over how arrays are reached: whole
+    //     `DistArray`s (serial replay) or workers' windows on them (parallel run).
+    /// One iteration of the loop body, generic over how arrays are reached.
+    #[inline(always)]
+    #[allow(unused_variables, clippy::all)]
+    fn body<
+        __W: ::strads::__private::ArrayMut<f32, 2>,
+        __H: ::strads::__private::ArrayMut<f32, 2>,
+    >(&self, ([u, i], &r): ([usize; 2], &f32), w: &mut __W, h: &mut __H) {
+        #[allow(unused_imports)]
+        use ::strads::__private::{
+            ArrayMut as _, ArrayRef as _, CaptureByCopy as _, CaptureByRef as _,
+        };
+        let lr = self.lr;
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        let err = r - dot(wu, hi);
+        for k in 0..wu.len() {
+            let wk = wu[k];
+            wu[k] += lr * (err * hi[k] - 0.05 * wk);
+            hi[k] += lr * (err * wk - 0.05 * hi[k]);
+        }
+    }
+}
+fn sgd_epoch(
+    ratings: &SparseArray<f32, 2>,
+    w: &mut DistArray<f32, 2>,
+    h: &mut DistArray<f32, 2>,
+    lr: f32,
+) {
+    // (4) STRADS_SERIAL=1 or the `serial` feature: the original loop, verbatim.
+    if ::strads::__private::serial_requested() {
+        for ([u, i], &r) in ratings {
+            let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+            let err = r - dot(wu, hi);
+            for k in 0..wu.len() {
+                let wk = wu[k];
+                wu[k] += lr * (err * hi[k] - 0.05 * wk);
+                hi[k] += lr * (err * wk - 0.05 * hi[k]);
+            }
+        }
+    } else {
+        // (5) Per-loop state: spec, analysis and cached plans.
+        static __STRADS_LOOP: ::strads::__private::LoopState = ::strads::__private::LoopState::new(
+            SgdEpochLoop::SPEC,
+        );
+        let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
+        let __loop = SgdEpochLoop { lr };
+        // (6) Test mode: replay a recorded order serially, through the same body.
+        if let ::core::option::Option::Some(__order) = ::strads::__private::replay_order(
+            &__STRADS_LOOP,
+            __space,
+        ) {
+            for __it in __order {
+                __loop.body(__it, &mut *w, &mut *h);
+            }
+        } else {
+            let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
+            // (7) The parallel run: lend the arrays to the workers; each block's closure
+            //     makes this worker's views (window-checked) and runs the block's
+            //     iterations in order.
+            let __w = ::strads::__private::SharedMut::new(&mut *w);
+            let __h = ::strads::__private::SharedMut::new(&mut *h);
+            ::strads::__private::run(
+                &__STRADS_LOOP,
+                __space,
+                &__shapes,
+                |__blk| {
+                    let mut w = __blk.view_mut(&__w, 1);
+                    let mut h = __blk.view_mut(&__h, 2);
+                    __blk.for_each(|__it| __loop.body(__it, &mut w, &mut h));
+                },
+            );
+        }
+    }
+}
+
+fn main() {
+    let ratings = strads::generate::low_rank_ratings(&Default::default());
+    let [users, items] = ratings.shape();
+    let (mut w, mut h) = (DistArray::random([users, 8], 1), DistArray::random([items, 8], 2));
+    for _ in 0..3 {
+        sgd_epoch(&ratings, &mut w, &mut h, 0.01);
+    }
+    println!("{}", SgdEpochLoop::SPEC.name);
+}
