@@ -110,7 +110,11 @@ pub fn dependence_vectors(spec: &LoopSpec) -> Vec<DepVector> {
             // iterations with d negated; normalising covers both directions.
             for dist in lex_positive(&raw) {
                 if !out.iter().any(|v| v.dist == dist) {
-                    out.push(DepVector { dist, src: i, dst: j });
+                    out.push(DepVector {
+                        dist,
+                        src: i,
+                        dst: j,
+                    });
                 }
             }
         }

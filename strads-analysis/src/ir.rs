@@ -138,9 +138,11 @@ impl LoopSpec {
 
     /// Whether any access has an indirect subscript.
     pub fn has_indirect(&self) -> bool {
-        self.accesses
-            .iter()
-            .any(|a| a.subscripts.iter().any(|s| matches!(s, Subscript::Indirect)))
+        self.accesses.iter().any(|a| {
+            a.subscripts
+                .iter()
+                .any(|s| matches!(s, Subscript::Indirect))
+        })
     }
 
     /// Whether the loop writes `array` anywhere.
@@ -234,12 +236,7 @@ impl Affine {
 
     /// The value at iteration point `p` (missing coordinates count as 0).
     pub fn eval(&self, p: &[i64]) -> i64 {
-        self.coeffs
-            .iter()
-            .zip(p)
-            .map(|(c, x)| c * x)
-            .sum::<i64>()
-            + self.constant
+        self.coeffs.iter().zip(p).map(|(c, x)| c * x).sum::<i64>() + self.constant
     }
 
     /// Renders the form with the dims' names: `2*i - j + 3`.

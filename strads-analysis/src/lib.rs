@@ -16,4 +16,6 @@ pub use ir::{
 };
 pub use report::report;
 pub use schedule::{Partition, Unordered2d};
-pub use strategy::{Align, Analysis, Candidate, Placement, Strategy, alignments, analyze, choose, describe, place};
+pub use strategy::{
+    Align, Analysis, Candidate, Placement, Strategy, alignments, analyze, choose, describe, place,
+};

@@ -259,7 +259,10 @@ pub fn place(spec: &LoopSpec, s: Strategy) -> Result<Vec<Placement>, String> {
         let space = s.space_dim();
         if let Some(a) = aligns.iter().find(|a| a.dim == space) {
             out.push(Placement::Local(*a));
-        } else if let Some(a) = s.time_dim().and_then(|t| aligns.iter().find(|a| a.dim == t)) {
+        } else if let Some(a) = s
+            .time_dim()
+            .and_then(|t| aligns.iter().find(|a| a.dim == t))
+        {
             out.push(Placement::Rotated(*a));
         } else {
             let dims = match s {
@@ -292,7 +295,10 @@ pub fn alignments(spec: &LoopSpec, array: ArrayId) -> Vec<Align> {
         let Some((dim, coeff)) = f.single_dim() else {
             continue;
         };
-        if accs.iter().all(|a| a.subscripts.get(axis) == Some(&first.subscripts[axis])) {
+        if accs
+            .iter()
+            .all(|a| a.subscripts.get(axis) == Some(&first.subscripts[axis]))
+        {
             out.push(Align {
                 axis,
                 dim,
@@ -367,8 +373,22 @@ mod tests {
             ]
         );
         let c = &a.candidates[0];
-        assert!(matches!(c.placements[0], Placement::Local(Align { axis: 0, dim: 0, .. })));
-        assert!(matches!(c.placements[1], Placement::Rotated(Align { axis: 0, dim: 1, .. })));
+        assert!(matches!(
+            c.placements[0],
+            Placement::Local(Align {
+                axis: 0,
+                dim: 0,
+                ..
+            })
+        ));
+        assert!(matches!(
+            c.placements[1],
+            Placement::Rotated(Align {
+                axis: 0,
+                dim: 1,
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -394,7 +414,10 @@ mod tests {
         );
         let a = analyze(&s);
         let got: Vec<_> = a.candidates.iter().map(|c| c.strategy).collect();
-        assert_eq!(got, vec![Strategy::OneD { dim: 0 }, Strategy::OneD { dim: 1 }]);
+        assert_eq!(
+            got,
+            vec![Strategy::OneD { dim: 0 }, Strategy::OneD { dim: 1 }]
+        );
         assert_eq!(a.candidates[0].placements[1], Placement::Shared);
     }
 
@@ -434,7 +457,9 @@ mod tests {
         assert!(a.candidates.is_empty());
         assert_eq!(
             a.reason.as_deref(),
-            Some("iterations with different `i` conflict: a[i] and a[i - 1] touch the same element of `a`")
+            Some(
+                "iterations with different `i` conflict: a[i] and a[i - 1] touch the same element of `a`"
+            )
         );
     }
 
