@@ -4,35 +4,10 @@
 
 use std::path::PathBuf;
 
-use strads::prelude::*;
+mod common;
+
+use common::{bits, model, rmse, sgd_epoch};
 use strads::testing::{record, replay, serial};
-
-#[strads::parallel_for]
-fn sgd_epoch(
-    ratings: &SparseArray<f32, 2>,
-    w: &mut DistArray<f32, 2>,
-    h: &mut DistArray<f32, 2>,
-    lr: f32,
-    reg: f32,
-) {
-    for ([u, i], &r) in ratings {
-        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
-    }
-}
-
-fn rmse(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> f64 {
-    let sum: f64 = data
-        .iter()
-        .map(|([u, i], &r)| ((r - dot(w.row(u), h.row(i))) as f64).powi(2))
-        .sum();
-    (sum / data.nnz() as f64).sqrt()
-}
 
 fn data_dir() -> Option<PathBuf> {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/movielens-100k");
@@ -44,15 +19,6 @@ fn data_dir() -> Option<PathBuf> {
     }
 }
 
-fn model(users: usize, items: usize) -> (DistArray<f32, 2>, DistArray<f32, 2>) {
-    let scale = 1.0 / 32f32.sqrt();
-    let init = |n, seed| {
-        let r = DistArray::<f32, 2>::random([n, 32], seed);
-        DistArray::from_fn([n, 32], |idx| r[idx] * scale)
-    };
-    (init(users, 1), init(items, 2))
-}
-
 #[test]
 fn two_threads_match_serial_accuracy_on_ml100k() {
     let Some(dir) = data_dir() else { return };
@@ -60,7 +26,7 @@ fn two_threads_match_serial_accuracy_on_ml100k() {
         strads::load::ratings_pair(dir.join("ua.base"), dir.join("ua.test")).unwrap();
     let [users, items] = train.shape();
     let run = |parallel: bool| {
-        let (mut w, mut h) = model(users, items);
+        let (mut w, mut h) = model(users, items, 32);
         for _ in 0..20 {
             if parallel {
                 strads::with_threads(2, || sgd_epoch(&train, &mut w, &mut h, 0.01, 0.05));
@@ -85,30 +51,20 @@ fn ml100k_epoch_equals_replay_of_its_order() {
     let train = strads::load::ratings(dir.join("u.data")).unwrap();
     let [users, items] = train.shape();
     for threads in [2, 3] {
-        let (mut w, mut h) = model(users, items);
+        let (mut w, mut h) = model(users, items, 32);
         let ((), trace) = strads::with_threads(threads, || {
             record(|| {
                 sgd_epoch(&train, &mut w, &mut h, 0.01, 0.05);
                 sgd_epoch(&train, &mut w, &mut h, 0.01, 0.05);
             })
         });
-        let (mut w2, mut h2) = model(users, items);
+        let (mut w2, mut h2) = model(users, items, 32);
         replay(&trace, || {
             sgd_epoch(&train, &mut w2, &mut h2, 0.01, 0.05);
             sgd_epoch(&train, &mut w2, &mut h2, 0.01, 0.05);
         });
-        assert!(
-            w.as_slice()
-                .iter()
-                .zip(w2.as_slice())
-                .all(|(a, b)| a.to_bits() == b.to_bits())
-        );
-        assert!(
-            h.as_slice()
-                .iter()
-                .zip(h2.as_slice())
-                .all(|(a, b)| a.to_bits() == b.to_bits())
-        );
+        assert_eq!(bits(&w), bits(&w2));
+        assert_eq!(bits(&h), bits(&h2));
         assert_eq!(
             trace.runs[0].plan,
             format!(
