@@ -146,12 +146,14 @@ fn sgd_epoch(
         let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
         let __loop = SgdEpochLoop { lr };
         // (6) Test mode: replay a recorded order serially, through the same body.
-        if let ::core::option::Option::Some(__order) = ::strads::__private::replay_order(
+        if let ::core::option::Option::Some(__blocks) = ::strads::__private::replay_blocks(
             &__STRADS_LOOP,
             __space,
         ) {
-            for __it in __order {
-                __loop.body(__it, &mut *w, &mut *h);
+            for __blk in &__blocks {
+                for __it in __blk.items() {
+                    __loop.body(__it, &mut *w, &mut *h);
+                }
             }
         } else {
             let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];

@@ -100,7 +100,7 @@ pub mod __private {
     pub use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Space, Subscript};
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Capture, CaptureByCopy, CaptureByRef, DistArray, LoopState,
-        RangeSpace, SharedMut, SparseArray, replay_order, run,
+        RangeSpace, SharedMut, SparseArray, replay_blocks, run,
     };
 
     /// Whether the original serial loop should run.

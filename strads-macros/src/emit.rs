@@ -200,9 +200,11 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
         let __loop = #init;
-        if let ::core::option::Option::Some(__order) = #private::replay_order(&__STRADS_LOOP, __space) {
-            for __it in __order {
-                __loop.body(__it, #(#body_args_serial),*);
+        if let ::core::option::Option::Some(__blocks) = #private::replay_blocks(&__STRADS_LOOP, __space) {
+            for __blk in &__blocks {
+                for __it in __blk.items() {
+                    __loop.body(__it, #(#body_args_serial),*);
+                }
             }
         } else {
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];

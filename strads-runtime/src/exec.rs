@@ -248,6 +248,7 @@ pub struct Block<'a, S: Space> {
     space: &'a S,
     blocks: &'a S::Blocks,
     id: usize,
+    seq: (usize, usize),
     windows: &'a [Window],
     trace: Option<Vec<usize>>,
 }
@@ -272,6 +273,13 @@ impl<'a, S: Space> Block<'a, S> {
         shared.view(name, self.windows[array])
     }
 
+    /// Where the block runs in the schedule: `(step, worker)`. Blocks of one step touch
+    /// disjoint data; folding per-block results in `seq` order is deterministic for a
+    /// worker count, and the serial replay folds in the same order.
+    pub fn seq(&self) -> (usize, usize) {
+        self.seq
+    }
+
     /// Runs `f` over the block's iterations in order.
     #[inline]
     pub fn for_each<F: FnMut(S::Item<'a>)>(&mut self, f: F) {
@@ -292,12 +300,13 @@ where
         eprintln!("strads plan {}: {}", state.spec.name, plan.summary);
     }
     let tracing = testing::recording();
-    let run_block = |id: usize| -> Vec<usize> {
+    let run_block = |id: usize, seq: (usize, usize)| -> Vec<usize> {
         let mut blk = Block {
             state,
             space,
             blocks: &plan.blocks,
             id,
+            seq,
             windows: &plan.windows[id],
             trace: tracing.then(Vec::new),
         };
@@ -305,11 +314,12 @@ where
         blk.trace.unwrap_or_default()
     };
     let steps: Vec<Vec<Vec<usize>>> = if plan.p == 1 {
-        vec![vec![as_worker(|| run_block(0))]]
+        vec![vec![as_worker(|| run_block(0, (0, 0)))]]
     } else {
         match plan.strategy {
             Strategy::OneD { .. } => {
-                let per_worker = pool(plan.p).broadcast(|ctx| as_worker(|| run_block(ctx.index())));
+                let per_worker = pool(plan.p)
+                    .broadcast(|ctx| as_worker(|| run_block(ctx.index(), (0, ctx.index()))));
                 vec![per_worker]
             }
             Strategy::TwoD { .. } => ring(&plan, &run_block),
@@ -329,7 +339,7 @@ type Link = (Sender<()>, Receiver<()>);
 /// Orion's unordered 2D schedule on `p` workers with a token ring instead of barriers.
 fn ring<B>(
     plan: &Plan<B>,
-    run_block: &(dyn Fn(usize) -> Vec<usize> + Sync),
+    run_block: &(dyn Fn(usize, (usize, usize)) -> Vec<usize> + Sync),
 ) -> Vec<Vec<Vec<usize>>> {
     let p = plan.p;
     let sched = Unordered2d { p };
@@ -356,7 +366,7 @@ fn ring<B>(
                     return;
                 }
                 let (s, tp) = sched.block(w, t);
-                mine.push(run_block(s * p + tp));
+                mine.push(run_block(s * p + tp, (t, w)));
                 if t + 1 < p {
                     let _ = to_next.send(());
                 }
@@ -373,11 +383,42 @@ fn ring<B>(
         .collect()
 }
 
-/// In replay mode, the recorded order of this loop's next call as items of `space`.
-pub fn replay_order<'s, S: Space>(
+/// One block of a recorded run, to replay serially.
+#[derive(Debug)]
+pub struct ReplayBlock<'s, S: Space> {
+    space: &'s S,
+    seq: (usize, usize),
+    ids: Vec<usize>,
+}
+
+impl<'s, S: Space> ReplayBlock<'s, S> {
+    /// Where the block ran: `(step, worker)`, as [`Block::seq`].
+    pub fn seq(&self) -> (usize, usize) {
+        self.seq
+    }
+
+    /// The block's iterations in the order the worker ran them.
+    pub fn items(&self) -> impl Iterator<Item = S::Item<'s>> + '_ {
+        self.ids.iter().map(|&id| self.space.item(id))
+    }
+}
+
+/// In replay mode, the blocks of this loop's next recorded call, in the serial order that
+/// is equivalent to the parallel run (step by step, worker by worker).
+pub fn replay_blocks<'s, S: Space>(
     state: &'static LoopState,
     space: &'s S,
-) -> Option<impl Iterator<Item = S::Item<'s>> + 's> {
-    let order = testing::next_replay(&state.spec.name)?;
-    Some(order.into_iter().map(move |id| space.item(id)))
+) -> Option<Vec<ReplayBlock<'s, S>>> {
+    let run = testing::next_replay(&state.spec.name)?;
+    let mut out = Vec::new();
+    for (t, step) in run.steps.into_iter().enumerate() {
+        for (w, ids) in step.into_iter().enumerate() {
+            out.push(ReplayBlock {
+                space,
+                seq: (t, w),
+                ids,
+            });
+        }
+    }
+    Some(out)
 }

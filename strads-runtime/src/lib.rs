@@ -19,7 +19,7 @@ pub use access::{ArrayMut, ArrayRef};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter};
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
-pub use exec::{Block, LoopState, replay_order, run, serial_env};
+pub use exec::{Block, LoopState, ReplayBlock, replay_blocks, run, serial_env};
 pub use linalg::{axpy, dot};
 pub use pool::{current_threads, default_threads, with_threads};
 pub use space::{BoxBlocks, Buckets, RangeSpace, Space};

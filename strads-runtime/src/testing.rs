@@ -98,8 +98,8 @@ pub(crate) fn push_run(run: LoopRun) {
     });
 }
 
-/// The order to replay for the loop `name`, when replaying.
-pub(crate) fn next_replay(name: &str) -> Option<Vec<usize>> {
+/// The run to replay for the loop `name`, when replaying.
+pub(crate) fn next_replay(name: &str) -> Option<LoopRun> {
     REPLAYING.with(|r| {
         let mut r = r.borrow_mut();
         let queue = r.as_mut()?;
@@ -111,6 +111,6 @@ pub(crate) fn next_replay(name: &str) -> Option<Vec<usize>> {
             "strads replay: the trace's next call is `{}`, but `{name}` was called",
             run.loop_name
         );
-        Some(run.order())
+        Some(run)
     })
 }

@@ -173,9 +173,11 @@ fn run_both<S: Space>(
     });
     let mut rep = fresh();
     replay(&trace, || {
-        let order = strads_runtime::replay_order(state, space).expect("replaying");
-        for it in order {
-            body(spec, &to_point(&it), &mut rep);
+        let blocks = strads_runtime::replay_blocks(state, space).expect("replaying");
+        for blk in &blocks {
+            for it in blk.items() {
+                body(spec, &to_point(&it), &mut rep);
+            }
         }
     });
     let ran = trace.runs[0].order().len();
