@@ -9,6 +9,7 @@ mod schedule;
 mod strategy;
 #[cfg(test)]
 mod testutil;
+mod unimodular;
 
 pub use dep::{DepVector, Dist, dependence_vectors, format_dist};
 pub use ir::{
@@ -18,4 +19,6 @@ pub use report::report;
 pub use schedule::{Partition, Unordered2d};
 pub use strategy::{
     Align, Analysis, Candidate, Placement, Strategy, alignments, analyze, choose, describe, place,
+    tile_axes,
 };
+pub use unimodular::{apply as apply_skew, is_identity, skew, skewed};

@@ -7,8 +7,9 @@
 
 use std::fmt;
 
-use crate::dep::{DepVector, dependence_vectors};
+use crate::dep::{DepVector, Dist, dependence_vectors};
 use crate::ir::{ArrayId, DimId, LoopSpec, Subscript};
+use crate::unimodular;
 
 /// How iterations are split among workers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,14 +26,30 @@ pub enum Strategy {
         /// The dim whose partitions rotate among workers.
         time: DimId,
     },
+    /// Tile two dims of the skewed nest ([`Candidate::skew`]) and run the tiles as a
+    /// pipelined wavefront: worker `s` runs tiles `(s, 0), (s, 1), ..`, each after worker
+    /// `s - 1` has finished the same time tile. Keeps every dependence's order.
+    Wavefront {
+        /// Skewed dim whose tiles stay on one worker.
+        space: DimId,
+        /// Skewed dim whose tiles a worker runs in order.
+        time: DimId,
+        /// Whether a skew or the wavefront itself was needed (`"unimodular"`), rather than
+        /// an ordered 2D partition (`"2d"`).
+        unimodular: bool,
+    },
 }
 
 impl Strategy {
-    /// `"1d"` or `"2d"`.
+    /// `"1d"`, `"2d"` or `"unimodular"`.
     pub fn kind(&self) -> &'static str {
         match self {
             Strategy::OneD { .. } => "1d",
             Strategy::TwoD { .. } => "2d",
+            Strategy::Wavefront {
+                unimodular: false, ..
+            } => "2d",
+            Strategy::Wavefront { .. } => "unimodular",
         }
     }
 
@@ -40,7 +57,7 @@ impl Strategy {
     pub fn space_dim(&self) -> DimId {
         match *self {
             Strategy::OneD { dim } => dim,
-            Strategy::TwoD { space, .. } => space,
+            Strategy::TwoD { space, .. } | Strategy::Wavefront { space, .. } => space,
         }
     }
 
@@ -48,7 +65,7 @@ impl Strategy {
     pub fn time_dim(&self) -> Option<DimId> {
         match *self {
             Strategy::OneD { .. } => None,
-            Strategy::TwoD { time, .. } => Some(time),
+            Strategy::TwoD { time, .. } | Strategy::Wavefront { time, .. } => Some(time),
         }
     }
 }
@@ -97,6 +114,9 @@ pub enum Placement {
     Local(Align),
     /// Split along `axis` by the time dim: ranges rotate among workers step by step.
     Rotated(Align),
+    /// Written by a wavefront: each axis follows one iteration dim (`i + c`) or is a
+    /// constant, so an element's tile is known from its index.
+    Tiled,
 }
 
 /// A feasible strategy with the placement of every array.
@@ -106,6 +126,9 @@ pub struct Candidate {
     pub strategy: Strategy,
     /// One placement per array of [`LoopSpec::arrays`].
     pub placements: Vec<Placement>,
+    /// The skew applied before partitioning (lower unitriangular; the identity but for
+    /// unimodular wavefronts): partitions are of `skew * p`.
+    pub skew: Vec<Vec<i64>>,
 }
 
 /// What the analysis concluded about a loop.
@@ -122,7 +145,7 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// The strategy kind the analysis proved: `"1d"`, `"2d"`, or `None`.
+    /// The strategy kind the analysis proved: `"1d"`, `"2d"`, `"unimodular"`, or `None`.
     pub fn kind(&self) -> Option<&'static str> {
         self.candidates.first().map(|c| c.strategy.kind())
     }
@@ -149,28 +172,75 @@ pub fn analyze(spec: &LoopSpec) -> Analysis {
     }
 
     let zero_at = |d: DimId| vectors.iter().all(|v| v.dist[d].is_zero());
-    let one_d: Vec<DimId> = (0..n).filter(|&d| zero_at(d)).collect();
-    let mut strategies: Vec<Strategy> = one_d.iter().map(|&dim| Strategy::OneD { dim }).collect();
-    if strategies.is_empty() {
+    let non_negative = |d: DimId| {
+        vectors.iter().all(|v| {
+            matches!(v.dist[d], Dist::Pos) || matches!(v.dist[d], Dist::Exact(x) if x >= 0)
+        })
+    };
+    let identity = unimodular::skew(&[], n).unwrap_or_default();
+    // Orion's order: 1D, then 2D, then unimodular; each tried when the previous gave no
+    // candidate (a strategy the dependences allow may still fail on placement).
+    let mut try_place = |list: Vec<(Strategy, Vec<Vec<i64>>)>, candidates: &mut Vec<Candidate>| {
+        for (s, skew) in list {
+            match place_skewed(spec, s, &skew) {
+                Ok(placements) => candidates.push(Candidate {
+                    strategy: s,
+                    placements,
+                    skew,
+                }),
+                Err(why) => rejected.push((s, why)),
+            }
+        }
+    };
+    let one_d: Vec<_> = (0..n)
+        .filter(|&d| zero_at(d))
+        .map(|dim| (Strategy::OneD { dim }, identity.clone()))
+        .collect();
+    try_place(one_d, &mut candidates);
+    if candidates.is_empty() {
+        let mut two_d = Vec::new();
         for space in 0..n {
             for time in 0..n {
-                if space != time
-                    && vectors
+                if space == time
+                    || !vectors
                         .iter()
                         .all(|v| v.dist[space].is_zero() || v.dist[time].is_zero())
                 {
-                    strategies.push(Strategy::TwoD { space, time });
+                    continue;
+                }
+                if !spec.ordered {
+                    two_d.push((Strategy::TwoD { space, time }, identity.clone()));
+                } else if space < time && non_negative(space) && non_negative(time) {
+                    // Ordered 2D (Orion fig. 3.8b): tiles in wavefront order.
+                    let s = Strategy::Wavefront {
+                        space,
+                        time,
+                        unimodular: false,
+                    };
+                    two_d.push((s, identity.clone()));
                 }
             }
         }
+        try_place(two_d, &mut candidates);
     }
-    for s in strategies {
-        match place(spec, s) {
-            Ok(placements) => candidates.push(Candidate {
-                strategy: s,
-                placements,
-            }),
-            Err(why) => rejected.push((s, why)),
+    let mut skew_failure = None;
+    if candidates.is_empty() && n >= 2 {
+        match unimodular::skew(&vectors, n) {
+            Ok(skew) => {
+                // Without a skew, and with every dependence inside a row or a column of
+                // tiles, this is Orion's ordered 2D schedule; otherwise unimodular.
+                let two_d = unimodular::is_identity(&skew)
+                    && vectors
+                        .iter()
+                        .all(|v| v.dist[0].is_zero() || v.dist[1].is_zero());
+                let s = Strategy::Wavefront {
+                    space: 0,
+                    time: 1,
+                    unimodular: !two_d,
+                };
+                try_place(vec![(s, skew)], &mut candidates);
+            }
+            Err(why) => skew_failure = Some(why),
         }
     }
     let reason = if !candidates.is_empty() {
@@ -184,7 +254,12 @@ pub fn analyze(spec: &LoopSpec) -> Analysis {
     } else if n == 0 {
         Some("the loop has no iteration dims".into())
     } else {
-        Some(no_strategy_reason(spec, &vectors))
+        let mut why = no_strategy_reason(spec, &vectors);
+        if let Some(skew) = skew_failure {
+            why.push_str("; unimodular: ");
+            why.push_str(&skew);
+        }
+        Some(why)
     };
     Analysis {
         vectors,
@@ -223,6 +298,21 @@ fn no_strategy_reason(spec: &LoopSpec, vectors: &[DepVector]) -> String {
 /// Renders a strategy with dim names: `2D (space u, time i)`.
 pub fn describe(spec: &LoopSpec, s: Strategy) -> String {
     match s {
+        Strategy::Wavefront {
+            space,
+            time,
+            unimodular,
+        } => format!(
+            "{} wavefront (tiles of {}dims {} x {})",
+            if unimodular {
+                "unimodular"
+            } else {
+                "ordered 2D"
+            },
+            if unimodular { "skewed " } else { "" },
+            spec.dims.get(space).map_or("?", |d| d.as_ref()),
+            spec.dims.get(time).map_or("?", |d| d.as_ref()),
+        ),
         Strategy::OneD { dim } => format!("1D over `{}`", spec.dims[dim]),
         Strategy::TwoD { space, time } => format!(
             "2D (space `{}`, time `{}`)",
@@ -231,9 +321,61 @@ pub fn describe(spec: &LoopSpec, s: Strategy) -> String {
     }
 }
 
-/// The placement of every array under strategy `s`, or why some written array cannot be
-/// split along the partitioned dims.
+/// The placement of every array under strategy `s` (partitioning the unskewed dims), or
+/// why some written array cannot be split along the partitioned dims.
 pub fn place(spec: &LoopSpec, s: Strategy) -> Result<Vec<Placement>, String> {
+    let n = spec.n_dims();
+    place_skewed(spec, s, &unimodular::skew(&[], n).unwrap_or_default())
+}
+
+/// How each axis of `array` follows the iteration: `Some(dim)` when every access's
+/// subscript there is `p[dim] + c`, `None` when every access's subscript is a constant;
+/// `Err` names an axis that is neither.
+pub fn tile_axes(spec: &LoopSpec, array: ArrayId) -> Result<Vec<Option<DimId>>, String> {
+    let accs: Vec<_> = spec.accesses.iter().filter(|a| a.array == array).collect();
+    let rank = spec.arrays[array].rank;
+    let mut out = Vec::with_capacity(rank);
+    for axis in 0..rank {
+        let mut dim: Option<Option<DimId>> = None;
+        for a in &accs {
+            let this = match &a.subscripts[axis] {
+                Subscript::Affine(f) if f.is_constant() => None,
+                Subscript::Affine(f) => match f.single_dim() {
+                    Some((d, 1)) => Some(d),
+                    _ => {
+                        return Err(format!(
+                            "`{}` is written and its subscript {} is not `index + constant`",
+                            spec.arrays[array].name,
+                            a.display(spec)
+                        ));
+                    }
+                },
+                _ => {
+                    return Err(format!(
+                        "`{}` is written and {} covers a whole dim",
+                        spec.arrays[array].name,
+                        a.display(spec)
+                    ));
+                }
+            };
+            match dim {
+                None => dim = Some(this),
+                Some(prev) if prev == this => {}
+                Some(_) => {
+                    return Err(format!(
+                        "`{}` is written and its axis {axis} follows different dims in \
+                         different accesses",
+                        spec.arrays[array].name
+                    ));
+                }
+            }
+        }
+        out.push(dim.flatten());
+    }
+    Ok(out)
+}
+
+fn place_skewed(spec: &LoopSpec, s: Strategy, skew: &[Vec<i64>]) -> Result<Vec<Placement>, String> {
     let mut out = Vec::with_capacity(spec.arrays.len());
     for (id, arr) in spec.arrays.iter().enumerate() {
         if spec.space_array() == Some(id) {
@@ -255,6 +397,24 @@ pub fn place(spec: &LoopSpec, s: Strategy) -> Result<Vec<Placement>, String> {
             out.push(Placement::Shared);
             continue;
         }
+        if let Strategy::Wavefront { space, time, .. } = s {
+            // The tile of an element must follow from its index: every dim the two tiled
+            // skewed coordinates depend on needs an axis that follows it.
+            let axes = tile_axes(spec, id)?;
+            for k in [space, time] {
+                for (d, &c) in skew[k].iter().enumerate() {
+                    if c != 0 && !axes.contains(&Some(d)) {
+                        return Err(format!(
+                            "`{}` is written but no axis of it follows `{}`, which the \
+                             wavefront's tiles depend on",
+                            arr.name, spec.dims[d]
+                        ));
+                    }
+                }
+            }
+            out.push(Placement::Tiled);
+            continue;
+        }
         let aligns = alignments(spec, id);
         let space = s.space_dim();
         if let Some(a) = aligns.iter().find(|a| a.dim == space) {
@@ -267,7 +427,7 @@ pub fn place(spec: &LoopSpec, s: Strategy) -> Result<Vec<Placement>, String> {
         } else {
             let dims = match s {
                 Strategy::OneD { dim } => format!("`{}`", spec.dims[dim]),
-                Strategy::TwoD { space, time } => {
+                Strategy::TwoD { space, time } | Strategy::Wavefront { space, time, .. } => {
                     format!("`{}` or `{}`", spec.dims[space], spec.dims[time])
                 }
             };
@@ -341,6 +501,7 @@ impl fmt::Display for Placement {
             Placement::Shared => f.write_str("shared (read-only)"),
             Placement::Local(a) => write!(f, "local along axis {}", a.axis),
             Placement::Rotated(a) => write!(f, "rotated along axis {}", a.axis),
+            Placement::Tiled => f.write_str("tiled"),
         }
     }
 }
@@ -480,5 +641,92 @@ mod tests {
         };
         assert_eq!(r.image(2, 5, 10), (5, 8));
         assert_eq!(r.image(0, 0, 10), (0, 0));
+    }
+}
+
+#[cfg(test)]
+mod wavefront_tests {
+    use super::*;
+    use crate::report::report;
+    use crate::testutil::{access, spec, sub};
+
+    /// Dynamic time warping: d[i+1, j+1] from d[i, j+1], d[i+1, j], d[i, j].
+    fn dtw(ordered: bool) -> LoopSpec {
+        let mut s = spec(
+            2,
+            &[2],
+            vec![
+                access(0, false, vec![sub(&[1, 0], 0), sub(&[0, 1], 1)]),
+                access(0, false, vec![sub(&[1, 0], 1), sub(&[0, 1], 0)]),
+                access(0, false, vec![sub(&[1, 0], 0), sub(&[0, 1], 0)]),
+                access(0, true, vec![sub(&[1, 0], 1), sub(&[0, 1], 1)]),
+            ],
+        );
+        s.ordered = ordered;
+        s
+    }
+
+    #[test]
+    fn dtw_is_an_unskewed_unimodular_wavefront() {
+        for ordered in [false, true] {
+            let s = dtw(ordered);
+            let a = analyze(&s);
+            assert_eq!(a.kind(), Some("unimodular"), "{}", report(&s, &a));
+            let c = &a.candidates[0];
+            assert_eq!(c.skew, vec![vec![1, 0], vec![0, 1]]);
+            assert_eq!(c.placements, vec![Placement::Tiled]);
+        }
+    }
+
+    #[test]
+    fn gauss_seidel_9_point_needs_a_skew() {
+        // a[i, j] from a[i-1, j+1] (and a[i, j-1]): vector (1, -1).
+        let mut s = spec(
+            2,
+            &[2],
+            vec![
+                access(0, false, vec![sub(&[1, 0], -1), sub(&[0, 1], 1)]),
+                access(0, false, vec![sub(&[1, 0], 0), sub(&[0, 1], -1)]),
+                access(0, true, vec![sub(&[1, 0], 0), sub(&[0, 1], 0)]),
+            ],
+        );
+        s.ordered = true;
+        let a = analyze(&s);
+        assert_eq!(a.kind(), Some("unimodular"), "{}", report(&s, &a));
+        assert_eq!(a.candidates[0].skew, vec![vec![1, 0], vec![1, 1]]);
+    }
+
+    #[test]
+    fn ordered_5_point_gauss_seidel_is_ordered_2d() {
+        let mut s = spec(
+            2,
+            &[2],
+            vec![
+                access(0, false, vec![sub(&[1, 0], -1), sub(&[0, 1], 0)]),
+                access(0, false, vec![sub(&[1, 0], 0), sub(&[0, 1], -1)]),
+                access(0, false, vec![sub(&[1, 0], 1), sub(&[0, 1], 0)]),
+                access(0, true, vec![sub(&[1, 0], 0), sub(&[0, 1], 0)]),
+            ],
+        );
+        // Unordered, 2D's rotation cannot place the halo reads: the same wavefront runs.
+        let unordered = analyze(&s);
+        assert_eq!(unordered.kind(), Some("2d"));
+        assert!(matches!(
+            unordered.rejected[0],
+            (Strategy::TwoD { space: 0, time: 1 }, _)
+        ));
+        s.ordered = true;
+        let a = analyze(&s);
+        assert_eq!(
+            a.candidates[0].strategy,
+            Strategy::Wavefront {
+                space: 0,
+                time: 1,
+                unimodular: false
+            },
+            "{}",
+            report(&s, &a)
+        );
+        assert_eq!(a.kind(), Some("2d"));
     }
 }
