@@ -42,10 +42,10 @@ pub fn skew(vectors: &[DepVector], n: usize) -> Result<Vec<Vec<i64>>, String> {
     // and middle components are bounded below), so a few passes settle.
     for _pass in 0..(n + 1) * 4 {
         let mut changed = false;
-        for k in 1..n {
+        for (k, row) in s.iter_mut().enumerate().skip(1) {
             for v in vectors {
                 let lb: i64 = (0..=k)
-                    .map(|l| s[k][l] * lower(v.dist[l]).expect("bounded"))
+                    .map(|l| row[l] * lower(v.dist[l]).expect("bounded"))
                     .sum();
                 if lb >= 0 {
                     continue;
@@ -58,7 +58,7 @@ pub fn skew(vectors: &[DepVector], n: usize) -> Result<Vec<Vec<i64>>, String> {
                     ));
                 };
                 let step = lower(v.dist[lead]).expect("bounded");
-                s[k][lead] += (-lb + step - 1) / step;
+                row[lead] += (-lb + step - 1) / step;
                 changed = true;
             }
         }

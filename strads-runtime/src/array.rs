@@ -415,6 +415,29 @@ impl<T, const N: usize> SparseArray<T, N> {
         }
     }
 
+    /// The same entries sorted by index (lexicographically, stable for equal indices).
+    /// Ordered loops over a sparse array follow index order, so they need this.
+    pub fn sorted(self) -> Self {
+        let mut order: Vec<usize> = (0..self.keys.len()).collect();
+        order.sort_by_key(|&i| self.keys[i]);
+        let mut values: Vec<Option<T>> = self.values.into_iter().map(Some).collect();
+        SparseArray {
+            shape: self.shape,
+            keys: order.iter().map(|&i| self.keys[i]).collect(),
+            values: order
+                .iter()
+                .map(|&i| values[i].take().expect("each entry once"))
+                .collect(),
+            id: fresh_id(),
+            cache: PlanCache::default(),
+        }
+    }
+
+    /// Whether the entries are in index order.
+    pub fn is_sorted(&self) -> bool {
+        self.keys.is_sorted()
+    }
+
     /// The stored values in order.
     pub fn values(&self) -> &[T] {
         &self.values

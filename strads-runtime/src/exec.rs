@@ -87,9 +87,20 @@ impl LoopState {
     }
 }
 
-/// How one call of a loop runs: the strategy, the partitions and every block's windows.
+/// How the blocks of a plan are run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sched {
+    /// P blocks side by side.
+    OneD,
+    /// Orion's unordered 2D rotation over P x P blocks.
+    Rotation,
+    /// A wavefront pipeline over P x `time_tiles` tiles.
+    Pipeline { time_tiles: usize },
+}
+
+/// How one call of a loop runs: the schedule, the blocks and every block's windows.
 struct Plan<B> {
-    strategy: Strategy,
+    sched: Sched,
     p: usize,
     blocks: Arc<B>,
     /// `windows[block][array]`.
@@ -106,6 +117,14 @@ impl<B: Send + Sync + 'static> Plan<B> {
     ) -> Self {
         let spec = &state.spec;
         let analysis = state.analysis();
+        if spec.ordered && !space.in_index_order() {
+            panic!(
+                "strads: `{}` is an ordered loop, which keeps the order of its indices, but it \
+                 iterates a SparseArray whose entries are not in index order; sort it first \
+                 (`SparseArray::sorted`)",
+                spec.name
+            );
+        }
         let sizes: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
         let candidate = choose(analysis, &sizes, p).unwrap_or_else(|| {
             panic!(
@@ -115,9 +134,26 @@ impl<B: Send + Sync + 'static> Plan<B> {
                 analysis.reason.as_deref().unwrap_or("?")
             )
         });
-        let dims: Vec<usize> = match candidate.strategy {
-            Strategy::OneD { dim } => vec![dim],
-            Strategy::TwoD { space, time } => vec![space, time],
+        let (dims, sched) = match candidate.strategy {
+            Strategy::OneD { dim } => (vec![dim], Sched::OneD),
+            Strategy::TwoD { space, time } => (vec![space, time], Sched::Rotation),
+            Strategy::Wavefront { .. } => {
+                let t = crate::wavefront::plan(spec, candidate, space, p);
+                let mut summary = summary(spec, candidate, t.p);
+                summary.push_str(&format!(" tiles={}x{}", t.p, t.time_tiles));
+                if let Some(why) = &t.fallback {
+                    summary.push_str(&format!(" (one worker: {why})"));
+                }
+                return Plan {
+                    sched: Sched::Pipeline {
+                        time_tiles: t.time_tiles,
+                    },
+                    p: t.p,
+                    blocks: t.blocks,
+                    windows: t.windows,
+                    summary,
+                };
+            }
         };
         let parts: Vec<Partition> = dims.iter().map(|&d| space.partition(d, p)).collect();
         let blocks = space.blocks(&dims, &parts);
@@ -135,7 +171,7 @@ impl<B: Send + Sync + 'static> Plan<B> {
             })
             .collect();
         Plan {
-            strategy: candidate.strategy,
+            sched,
             p,
             blocks,
             windows,
@@ -157,17 +193,16 @@ fn window(
     let (align, part) = match c.placements[array] {
         Placement::Local(al) => (al, parts[0].range(s)),
         Placement::Rotated(al) => (al, parts[1].range(t)),
-        Placement::Shared | Placement::Iterated | Placement::Unused => {
-            return Window {
-                range: None,
-                writable: false,
-            };
+        Placement::Shared | Placement::Iterated | Placement::Unused | Placement::Tiled => {
+            return Window::All { writable: false };
         }
     };
     let extent = shapes[array][align.axis];
     let (lo, hi) = align.image(part.0, part.1, extent);
-    Window {
-        range: Some((align.axis, lo, hi)),
+    Window::Range {
+        axis: align.axis,
+        lo,
+        hi,
         writable,
     }
 }
@@ -176,12 +211,38 @@ fn summary(spec: &LoopSpec, c: &Candidate, p: usize) -> String {
     let mut s = String::new();
     let _ = match c.strategy {
         Strategy::OneD { dim } => write!(s, "1d dim={} workers={p} blocks={p}", spec.dims[dim]),
+        Strategy::Wavefront { space, time, .. } => {
+            let skew = if strads_analysis::is_identity(&c.skew) {
+                String::new()
+            } else {
+                format!(" skew={:?}", c.skew)
+                    .replace(' ', "")
+                    .replacen("skew=", " skew=", 1)
+            };
+            write!(
+                s,
+                "{}{skew} space={} time={} workers={p}",
+                c.strategy.kind(),
+                spec.dims[space],
+                spec.dims[time]
+            )
+        }
         Strategy::TwoD { space, time } => write!(
             s,
             "2d space={} time={} workers={p} blocks={p}x{p}",
             spec.dims[space], spec.dims[time]
         ),
     };
+    let tiled: Vec<&str> = c
+        .placements
+        .iter()
+        .zip(spec.arrays.iter())
+        .filter(|(pl, _)| matches!(pl, Placement::Tiled))
+        .map(|(_, a)| a.name.as_ref())
+        .collect();
+    if !tiled.is_empty() {
+        let _ = write!(s, " tiled={}", tiled.join(","));
+    }
     for (label, want_local) in [("local", true), ("rotated", false)] {
         let names: Vec<&str> = c
             .placements
@@ -268,9 +329,12 @@ impl<'a, S: Space> Block<'a, S> {
         &self,
         shared: &'s SharedMut<'_, T, N>,
         array: usize,
-    ) -> ViewMut<'s, T, N> {
+    ) -> ViewMut<'s, T, N>
+    where
+        'a: 's,
+    {
         let name: &'static str = self.state.spec.arrays[array].name.as_ref();
-        shared.view(name, self.windows[array])
+        shared.view(name, &self.windows[array])
     }
 
     /// Where the block runs in the schedule: `(step, worker)`. Blocks of one step touch
@@ -313,17 +377,15 @@ where
         f(&mut blk);
         blk.trace.unwrap_or_default()
     };
-    let steps: Vec<Vec<Vec<usize>>> = if plan.p == 1 {
-        vec![vec![as_worker(|| run_block(0, (0, 0)))]]
-    } else {
-        match plan.strategy {
-            Strategy::OneD { .. } => {
-                let per_worker = pool(plan.p)
-                    .broadcast(|ctx| as_worker(|| run_block(ctx.index(), (0, ctx.index()))));
-                vec![per_worker]
-            }
-            Strategy::TwoD { .. } => ring(&plan, &run_block),
+    let steps: Vec<Vec<Vec<usize>>> = match plan.sched {
+        Sched::Pipeline { time_tiles } => pipeline(plan.p, time_tiles, &run_block),
+        _ if plan.p == 1 => vec![vec![as_worker(|| run_block(0, (0, 0)))]],
+        Sched::OneD => {
+            let per_worker = pool(plan.p)
+                .broadcast(|ctx| as_worker(|| run_block(ctx.index(), (0, ctx.index()))));
+            vec![per_worker]
         }
+        Sched::Rotation => ring(&plan, &run_block),
     };
     if tracing {
         testing::push_run(LoopRun {
@@ -335,6 +397,9 @@ where
 }
 
 type Link = (Sender<()>, Receiver<()>);
+
+/// A pipeline worker's links: from the worker before, to the worker after.
+type PipeEnds = (Option<Receiver<()>>, Option<Sender<()>>);
 
 /// Orion's unordered 2D schedule on `p` workers with a token ring instead of barriers.
 fn ring<B>(
@@ -378,6 +443,69 @@ fn ring<B>(
         .map(|t| {
             (0..p)
                 .map(|w| per_worker[w].get(t).cloned().unwrap_or_default())
+                .collect()
+        })
+        .collect()
+}
+
+/// A wavefront on `p` workers: worker `s` runs tiles `(s, 0), (s, 1), ..`, each after
+/// worker `s - 1` has finished the same time tile. The equivalent serial order is by
+/// anti-diagonal `s + t` (the step), worker by worker.
+fn pipeline(
+    p: usize,
+    time_tiles: usize,
+    run_block: &(dyn Fn(usize, (usize, usize)) -> Vec<usize> + Sync),
+) -> Vec<Vec<Vec<usize>>> {
+    let per_worker: Vec<Vec<Vec<usize>>> = if p == 1 {
+        vec![as_worker(|| {
+            (0..time_tiles).map(|t| run_block(t, (t, 0))).collect()
+        })]
+    } else {
+        // Link w carries "time tile t is done" from worker w to worker w + 1.
+        let (txs, rxs): (Vec<Sender<()>>, Vec<Receiver<()>>) =
+            (0..p - 1).map(|_| channel()).unzip();
+        let mut rxs: Vec<Option<Receiver<()>>> = rxs.into_iter().map(Some).collect();
+        let mut txs: Vec<Option<Sender<()>>> = txs.into_iter().map(Some).collect();
+        let ends: Vec<Option<PipeEnds>> = (0..p)
+            .map(|w| {
+                let rx = if w > 0 { rxs[w - 1].take() } else { None };
+                let tx = if w + 1 < p { txs[w].take() } else { None };
+                Some((rx, tx))
+            })
+            .collect();
+        let ends = Mutex::new(ends);
+        pool(p).broadcast(|ctx| {
+            let w = ctx.index();
+            let (from_prev, to_next) = ends.lock().unwrap_or_else(|e| e.into_inner())[w]
+                .take()
+                .expect("each worker takes its links once");
+            let mut mine = Vec::with_capacity(time_tiles);
+            as_worker(|| {
+                for t in 0..time_tiles {
+                    // If the worker before died, stop: the pool reports its panic.
+                    if let Some(rx) = &from_prev {
+                        if rx.recv().is_err() {
+                            return;
+                        }
+                    }
+                    mine.push(run_block(w * time_tiles + t, (w + t, w)));
+                    if let Some(tx) = &to_next {
+                        let _ = tx.send(());
+                    }
+                }
+            });
+            mine
+        })
+    };
+    let steps = p + time_tiles - 1;
+    (0..steps)
+        .map(|k| {
+            (0..p)
+                .map(|w| {
+                    k.checked_sub(w)
+                        .and_then(|t| per_worker[w].get(t).cloned())
+                        .unwrap_or_default()
+                })
                 .collect()
         })
         .collect()

@@ -11,9 +11,11 @@ pub mod generate;
 mod linalg;
 pub mod load;
 mod pool;
+mod reduce;
 mod space;
 pub mod testing;
 mod view;
+mod wavefront;
 
 pub use access::{ArrayMut, ArrayRef};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter};
@@ -22,5 +24,6 @@ pub use error::{Error, Result};
 pub use exec::{Block, LoopState, ReplayBlock, replay_blocks, run, serial_env};
 pub use linalg::{axpy, dot};
 pub use pool::{current_threads, default_threads, with_threads};
+pub use reduce::{Parts, Reduce};
 pub use space::{BoxBlocks, Buckets, RangeSpace, Space};
 pub use view::{SharedMut, ViewMut};

@@ -37,6 +37,14 @@ pub trait Space: Sync {
     /// The blocks of the grid of `parts[k]` over `dims[k]`; block ids are row-major over
     /// the grid (`s * P + t` for 2D).
     fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<Self::Blocks>;
+    /// Blocks chosen by `block_of(index)` (one of `n_blocks`), each keeping the serial
+    /// order; `key` names the function for caches (same key, same function).
+    fn blocks_by(
+        &self,
+        key: &str,
+        n_blocks: usize,
+        block_of: &(dyn Fn(&[usize]) -> usize + Sync),
+    ) -> Arc<Self::Blocks>;
     /// Runs `f` over block `block`'s iterations in order, pushing each iteration's id to
     /// `trace` when given.
     fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
@@ -48,6 +56,11 @@ pub trait Space: Sync {
     );
     /// Iteration `id` (its position in the serial order).
     fn item(&self, id: usize) -> Self::Item<'_>;
+    /// Whether the serial order is the order of the indices (lexicographic), the order
+    /// dependence vectors speak of.
+    fn in_index_order(&self) -> bool {
+        true
+    }
 }
 
 /// Entries of a sparse space copied block by block.
@@ -63,6 +76,36 @@ impl<T, const N: usize> Buckets<T, N> {
     /// Number of iterations in each block.
     pub fn block_sizes(&self) -> Vec<usize> {
         self.offsets.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+}
+
+impl<T: Clone, const N: usize> SparseArray<T, N> {
+    /// The entries copied block by block: a stable counting sort, so each block keeps the
+    /// original order.
+    fn bucket(&self, n_blocks: usize, block_of: impl Fn(&[u32; N]) -> usize) -> Buckets<T, N> {
+        let keys = self.raw_keys();
+        let mut counts = vec![0usize; n_blocks + 1];
+        let block_of: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
+        for &b in &block_of {
+            counts[b as usize + 1] += 1;
+        }
+        for b in 0..n_blocks {
+            counts[b + 1] += counts[b];
+        }
+        let offsets = counts.clone();
+        let mut next = counts;
+        let mut order = vec![0u32; keys.len()];
+        for (i, &b) in block_of.iter().enumerate() {
+            order[next[b as usize]] = i as u32;
+            next[b as usize] += 1;
+        }
+        let values = self.values();
+        Buckets {
+            keys: order.iter().map(|&i| keys[i as usize]).collect(),
+            values: order.iter().map(|&i| values[i as usize].clone()).collect(),
+            ids: order,
+            offsets,
+        }
     }
 }
 
@@ -102,37 +145,21 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
             "buckets:{dims:?}:{:?}",
             parts.iter().map(|p| &p.bounds).collect::<Vec<_>>()
         );
+        let p = parts.first().map_or(1, |x| x.len());
+        let tables: Vec<Vec<u32>> = parts.iter().map(|x| x.lookup_table()).collect();
         self.cache.get_or_insert(&key, || {
-            let p = parts.first().map_or(1, |x| x.len());
-            let n_blocks = p.pow(dims.len() as u32);
-            let tables: Vec<Vec<u32>> = parts.iter().map(|x| x.lookup_table()).collect();
-            let keys = self.raw_keys();
-            // Counting sort: stable, so each block keeps the original order.
-            let mut counts = vec![0usize; n_blocks + 1];
-            let block_of: Vec<u32> = keys
-                .iter()
-                .map(|k| grid_block(dims, &tables, k, p) as u32)
-                .collect();
-            for &b in &block_of {
-                counts[b as usize + 1] += 1;
-            }
-            for b in 0..n_blocks {
-                counts[b + 1] += counts[b];
-            }
-            let offsets = counts.clone();
-            let mut next = counts;
-            let mut order = vec![0u32; keys.len()];
-            for (i, &b) in block_of.iter().enumerate() {
-                order[next[b as usize]] = i as u32;
-                next[b as usize] += 1;
-            }
-            let values = self.values();
-            Buckets {
-                keys: order.iter().map(|&i| keys[i as usize]).collect(),
-                values: order.iter().map(|&i| values[i as usize].clone()).collect(),
-                ids: order,
-                offsets,
-            }
+            let block_of = |k: &[u32; N]| grid_block(dims, &tables, k, p);
+            self.bucket(p.pow(dims.len() as u32), block_of)
+        })
+    }
+    fn blocks_by(
+        &self,
+        key: &str,
+        n_blocks: usize,
+        block_of: &(dyn Fn(&[usize]) -> usize + Sync),
+    ) -> Arc<Buckets<T, N>> {
+        self.cache.get_or_insert(&format!("by:{key}"), || {
+            self.bucket(n_blocks, |k: &[u32; N]| block_of(&k.map(|i| i as usize)))
         })
     }
     #[inline]
@@ -154,6 +181,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
     fn item(&self, id: usize) -> Self::Item<'_> {
         self.entry(id)
     }
+    fn in_index_order(&self) -> bool {
+        self.is_sorted()
+    }
 }
 
 /// A box of index ranges per dim: the blocks of a dense space.
@@ -162,6 +192,9 @@ pub struct BoxBlocks {
     extents: Vec<usize>,
     dims: Vec<usize>,
     parts: Vec<Partition>,
+    /// Blocks that are not boxes (wavefront tiles of a skewed nest): the iterations' ids
+    /// block by block, and where each block starts.
+    lists: Option<(Vec<u32>, Vec<usize>)>,
 }
 
 impl BoxBlocks {
@@ -170,7 +203,39 @@ impl BoxBlocks {
             extents,
             dims: dims.to_vec(),
             parts: parts.to_vec(),
+            lists: None,
         }
+    }
+
+    /// Blocks as lists of ids: `block_of` of every id in order, stably bucketed.
+    fn lists(extents: Vec<usize>, n_blocks: usize, block_of: impl Iterator<Item = usize>) -> Self {
+        let blocks: Vec<u32> = block_of.map(|b| b as u32).collect();
+        let mut offsets = vec![0usize; n_blocks + 1];
+        for &b in &blocks {
+            offsets[b as usize + 1] += 1;
+        }
+        for b in 0..n_blocks {
+            offsets[b + 1] += offsets[b];
+        }
+        let mut next = offsets.clone();
+        let mut ids = vec![0u32; blocks.len()];
+        for (id, &b) in blocks.iter().enumerate() {
+            ids[next[b as usize]] = id as u32;
+            next[b as usize] += 1;
+        }
+        BoxBlocks {
+            extents,
+            dims: Vec::new(),
+            parts: Vec::new(),
+            lists: Some((ids, offsets)),
+        }
+    }
+
+    /// The ids of block `block`, when blocks are lists.
+    fn list(&self, block: usize) -> Option<&[u32]> {
+        self.lists
+            .as_ref()
+            .map(|(ids, off)| &ids[off[block]..off[block + 1]])
     }
 
     /// `lo..hi` per dim of block `block`.
@@ -246,6 +311,18 @@ impl<T: Sync, const N: usize> Space for DistArray<T, N> {
     fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<BoxBlocks> {
         Arc::new(BoxBlocks::new(self.extents(), dims, parts))
     }
+    fn blocks_by(
+        &self,
+        _key: &str,
+        n_blocks: usize,
+        block_of: &(dyn Fn(&[usize]) -> usize + Sync),
+    ) -> Arc<BoxBlocks> {
+        let extents = self.extents();
+        let full: Vec<(usize, usize)> = extents.iter().map(|&e| (0, e)).collect();
+        let mut blocks = Vec::with_capacity(self.len());
+        for_each_point::<N>(&extents, &full, |_, idx| blocks.push(block_of(&idx)));
+        Arc::new(BoxBlocks::lists(extents, n_blocks, blocks.into_iter()))
+    }
     fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
         &'a self,
         blocks: &'a BoxBlocks,
@@ -254,6 +331,15 @@ impl<T: Sync, const N: usize> Space for DistArray<T, N> {
         mut f: F,
     ) {
         let data = self.as_slice();
+        if let Some(ids) = blocks.list(block) {
+            if let Some(t) = trace {
+                t.extend(ids.iter().map(|&i| i as usize));
+            }
+            for &id in ids {
+                f(self.item(id as usize));
+            }
+            return;
+        }
         for_each_point::<N>(&blocks.extents, &blocks.ranges(block), |lin, idx| {
             if let Some(t) = trace.as_deref_mut() {
                 t.push(lin);
@@ -318,6 +404,15 @@ impl Space for RangeSpace {
     fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<BoxBlocks> {
         Arc::new(BoxBlocks::new(vec![self.end], dims, parts))
     }
+    fn blocks_by(
+        &self,
+        _key: &str,
+        n_blocks: usize,
+        block_of: &(dyn Fn(&[usize]) -> usize + Sync),
+    ) -> Arc<BoxBlocks> {
+        let blocks = (self.start..self.end).map(|i| block_of(&[i]));
+        Arc::new(BoxBlocks::lists(vec![self.end], n_blocks, blocks))
+    }
     fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
         &'a self,
         blocks: &'a BoxBlocks,
@@ -325,6 +420,15 @@ impl Space for RangeSpace {
         trace: Option<&mut Vec<usize>>,
         mut f: F,
     ) {
+        if let Some(ids) = blocks.list(block) {
+            if let Some(t) = trace {
+                t.extend(ids.iter().map(|&i| i as usize));
+            }
+            for &id in ids {
+                f(self.start + id as usize);
+            }
+            return;
+        }
         let (lo, hi) = blocks.ranges(block)[0];
         let (lo, hi) = (lo.max(self.start), hi.min(self.end));
         if let Some(t) = trace {

@@ -44,16 +44,23 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         }
     }
 
-    /// A view owning `lo..hi` of `axis`, writable or not. The executor is responsible for
-    /// the module's invariant.
-    pub(crate) fn view(&self, name: &'static str, window: Window) -> ViewMut<'_, T, N> {
-        let (axis, lo, hi) = match window.range {
-            Some((axis, lo, hi)) => (axis, lo, hi.min(self.shape[axis])),
-            None => (0, 0, self.shape[0]),
+    /// A view limited to `window`. The executor is responsible for the module's invariant.
+    pub(crate) fn view<'s>(&'s self, name: &'static str, window: &'s Window) -> ViewMut<'s, T, N> {
+        let (axis, lo, hi, writable, tiles) = match window {
+            Window::All { writable } => (0, 0, self.shape[0], *writable, None),
+            Window::Range {
+                axis,
+                lo,
+                hi,
+                writable,
+            } => (*axis, *lo, (*hi).min(self.shape[*axis]), *writable, None),
+            Window::Tiles(t) => (0, 0, 0, true, Some(&**t)),
         };
         // A row spans every index of the other axes: rows are reachable through axis 0's
-        // window, or all of them when the window is the whole axis.
-        let (row_lo, row_hi) = if lo == 0 && hi == self.shape[axis] {
+        // window, or all of them when the window is the whole axis. Tiles have no rows.
+        let (row_lo, row_hi) = if tiles.is_some() {
+            (0, 0)
+        } else if lo == 0 && hi == self.shape[axis] {
             (0, self.shape[0])
         } else if axis == 0 {
             (lo, hi)
@@ -69,7 +76,8 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             hi,
             row_lo,
             row_hi,
-            writable: window.writable,
+            writable,
+            tiles,
             name,
             _borrow: PhantomData,
         }
@@ -85,11 +93,54 @@ impl<T, const N: usize> fmt::Debug for SharedMut<'_, T, N> {
 }
 
 /// What a worker may touch of one array in one block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Window {
-    /// `(axis, lo, hi)`: only indices with `lo <= idx[axis] < hi`; `None`: all of them.
-    pub(crate) range: Option<(usize, usize, usize)>,
-    pub(crate) writable: bool,
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Window {
+    /// Every element; writable or read-only.
+    All { writable: bool },
+    /// Indices with `lo <= idx[axis] < hi`.
+    Range {
+        axis: usize,
+        lo: usize,
+        hi: usize,
+        writable: bool,
+    },
+    /// A wavefront tile (see [`TileWindow`]).
+    Tiles(std::sync::Arc<TileWindow>),
+}
+
+/// The elements a wavefront tile may touch. Two linear forms over the index,
+/// `forms[k] . idx`, place an element in the skewed iteration space; each region is a box
+/// of form values: the tile's box shifted by one access's constant offsets. An element may
+/// be written when a write region holds it, read when any region does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TileWindow {
+    pub(crate) forms: [Vec<i64>; 2],
+    pub(crate) write: Vec<[(i64, i64); 2]>,
+    pub(crate) read: Vec<[(i64, i64); 2]>,
+}
+
+impl TileWindow {
+    #[inline(always)]
+    fn values(&self, idx: &[usize]) -> (i64, i64) {
+        let mut f = (0i64, 0i64);
+        for (a, &x) in idx.iter().enumerate() {
+            f.0 += self.forms[0][a] * x as i64;
+            f.1 += self.forms[1][a] * x as i64;
+        }
+        f
+    }
+
+    #[inline(always)]
+    fn holds(regions: &[[(i64, i64); 2]], (f0, f1): (i64, i64)) -> bool {
+        regions
+            .iter()
+            .any(|r| r[0].0 <= f0 && f0 < r[0].1 && r[1].0 <= f1 && f1 < r[1].1)
+    }
+
+    /// Whether two boxes of form values intersect.
+    pub(crate) fn overlap(a: &[(i64, i64); 2], b: &[(i64, i64); 2]) -> bool {
+        a.iter().zip(b).all(|(x, y)| x.0 < y.1 && y.0 < x.1)
+    }
 }
 
 /// One worker's window on an array for one block.
@@ -104,6 +155,8 @@ pub struct ViewMut<'s, T, const N: usize> {
     row_lo: usize,
     row_hi: usize,
     writable: bool,
+    /// A wavefront tile's window instead of `axis`/`lo`/`hi`.
+    tiles: Option<&'s TileWindow>,
     name: &'static str,
     _borrow: PhantomData<&'s mut [T]>,
 }
@@ -125,9 +178,13 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
     #[inline(never)]
     fn outside(&self, what: &dyn fmt::Debug) -> ! {
         panic!(
-            "strads: an iteration reached {what:?} of `{}`, outside the range {}..{} of axis {} \
-             this worker owns; the loop's plan does not cover this access (please report it)",
-            self.name, self.lo, self.hi, self.axis
+            "strads: an iteration reached {what:?} of `{}`, outside {} this worker owns; the \
+             loop's plan does not cover this access (please report it)",
+            self.name,
+            match self.tiles {
+                Some(_) => "the tile".to_string(),
+                None => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
+            }
         )
     }
 
@@ -147,12 +204,21 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
     }
 
     #[inline(always)]
-    fn checked_offset(&self, idx: &[usize; N]) -> usize {
-        match offset(&self.shape, idx) {
-            Some(o) if self.owns(idx[self.axis]) => o,
-            Some(_) => self.outside(idx),
-            None => index_panic(idx, &self.shape),
+    fn checked_offset(&self, idx: &[usize; N], write: bool) -> usize {
+        let Some(o) = offset(&self.shape, idx) else {
+            index_panic(idx, &self.shape)
+        };
+        let ok = match self.tiles {
+            None => self.owns(idx[self.axis]),
+            Some(t) => {
+                let f = t.values(idx);
+                TileWindow::holds(&t.write, f) || (!write && TileWindow::holds(&t.read, f))
+            }
+        };
+        if !ok {
+            self.outside(idx);
         }
+        o
     }
 
     #[inline(always)]
@@ -177,7 +243,7 @@ impl<T, const N: usize> Index<[usize; N]> for ViewMut<'_, T, N> {
     type Output = T;
     #[inline(always)]
     fn index(&self, idx: [usize; N]) -> &T {
-        let o = self.checked_offset(&idx);
+        let o = self.checked_offset(&idx, false);
         // SAFETY: `o` is inside the array (checked against the shape) and inside this
         // view's window, which no writer on another thread overlaps (module invariant).
         unsafe { &*self.ptr.add(o) }
@@ -190,7 +256,7 @@ impl<T, const N: usize> IndexMut<[usize; N]> for ViewMut<'_, T, N> {
         if !self.writable {
             self.read_only();
         }
-        let o = self.checked_offset(&idx);
+        let o = self.checked_offset(&idx, true);
         // SAFETY: as for `index`; the window is this thread's alone because the view is
         // writable, and `&mut self` keeps this view from lending the element twice.
         unsafe { &mut *self.ptr.add(o) }
@@ -258,13 +324,14 @@ mod tests {
         let mut a = DistArray::from_fn([4, 2], |[i, j]| (i * 2 + j) as i32);
         let s = SharedMut::new(&mut a);
         {
-            let mut v = s.view(
-                "a",
-                Window {
-                    range: Some((0, 1, 3)),
-                    writable: true,
-                },
-            );
+            let win = Window::Range {
+                axis: 0,
+                lo: 1,
+                hi: 3,
+                writable: true,
+            };
+
+            let mut v = s.view("a", &win);
             v.row_mut(2)[1] += 100;
             v[[1, 0]] = -1;
             assert_eq!(v.row(2), &[4, 105]);
@@ -279,13 +346,14 @@ mod tests {
     fn column_window_rejects_rows_and_foreign_columns() {
         let mut a = DistArray::<f32, 2>::zeros([3, 4]);
         let s = SharedMut::new(&mut a);
-        let v = s.view(
-            "a",
-            Window {
-                range: Some((1, 0, 2)),
-                writable: false,
-            },
-        );
+        let win = Window::Range {
+            axis: 1,
+            lo: 0,
+            hi: 2,
+            writable: false,
+        };
+
+        let v = s.view("a", &win);
         assert_eq!(v[[2, 1]], 0.0);
         let _ = v[[0, 3]];
     }
@@ -295,13 +363,9 @@ mod tests {
     fn read_only_view_refuses_writes() {
         let mut a = DistArray::<f32, 1>::zeros([3]);
         let s = SharedMut::new(&mut a);
-        let mut v = s.view(
-            "b",
-            Window {
-                range: None,
-                writable: false,
-            },
-        );
+        let win = Window::All { writable: false };
+
+        let mut v = s.view("b", &win);
         assert_eq!(v[1], 0.0);
         v[1] = 2.0;
     }
@@ -314,13 +378,14 @@ mod tests {
             for w in 0..2 {
                 let s = &s;
                 sc.spawn(move || {
-                    let mut v = s.view(
-                        "a",
-                        Window {
-                            range: Some((0, w * 4, w * 4 + 4)),
-                            writable: true,
-                        },
-                    );
+                    let win = Window::Range {
+                        axis: 0,
+                        lo: w * 4,
+                        hi: w * 4 + 4,
+                        writable: true,
+                    };
+
+                    let mut v = s.view("a", &win);
                     for i in w * 4..w * 4 + 4 {
                         for x in v.row_mut(i) {
                             *x += i as u64;

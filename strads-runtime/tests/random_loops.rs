@@ -14,6 +14,15 @@ use strads_runtime::{
     ArrayMut, DistArray, LoopState, RangeSpace, SharedMut, Space, SparseArray, with_threads,
 };
 
+/// The parallel run's arrays, the replay's, the plain serial order's, and how many
+/// iterations ran.
+type Outcome = (
+    Vec<DistArray<f64, 2>>,
+    Vec<DistArray<f64, 2>>,
+    Vec<DistArray<f64, 2>>,
+    usize,
+);
+
 /// A generated access: (array, is write, per axis (dim, coeff, constant, full)).
 type RawAccess = (usize, bool, Vec<(u8, i64, i64, bool)>);
 
@@ -76,7 +85,7 @@ fn spec_strategy() -> impl Strategy<Value = (usize, Vec<RawAccess>)> {
     })
 }
 
-fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind) -> LoopSpec {
+fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind, ordered: bool) -> LoopSpec {
     const DIMS: [&str; 3] = ["i", "j", "k"];
     let accesses: Vec<Access> = raw
         .iter()
@@ -131,7 +140,7 @@ fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind) -> LoopSpec {
         space,
         arrays: arrays.into(),
         accesses: accesses.into(),
-        ordered: false,
+        ordered,
     }
 }
 
@@ -147,7 +156,7 @@ fn run_both<S: Space>(
     space: &S,
     to_point: impl Fn(&S::Item<'_>) -> Vec<usize> + Sync,
     threads: usize,
-) -> (Vec<DistArray<f64, 2>>, Vec<DistArray<f64, 2>>, usize) {
+) -> Outcome {
     let spec = state.spec();
     let mut par = fresh();
     let shapes: Vec<Vec<usize>> = spec
@@ -181,7 +190,12 @@ fn run_both<S: Space>(
         }
     });
     let ran = trace.runs[0].order().len();
-    (par, rep, ran)
+    // The plain serial order, for plans that keep every dependence's order.
+    let mut nat = fresh();
+    for id in 0..space.len() {
+        body(spec, &to_point(&space.item(id)), &mut nat);
+    }
+    (par, rep, nat, ran)
 }
 
 fn bits(v: &[DistArray<f64, 2>]) -> Vec<u64> {
@@ -207,6 +221,7 @@ fn structured_strategy() -> impl Strategy<Value = (usize, Vec<RawAccess>)> {
 }
 
 fn check(
+    ordered: bool,
     n_dims: usize,
     raw: &[RawAccess],
     extent: usize,
@@ -225,14 +240,15 @@ fn check(
             sparse: false,
         },
     };
-    let spec = build(n_dims, raw, space_kind);
+    let spec = build(n_dims, raw, space_kind, ordered);
     prop_assume!(!analyze(&spec).candidates.is_empty());
     let state: &'static LoopState = Box::leak(Box::new(LoopState::new(spec)));
-    let (par, rep, ran) = match space_kind {
+    let mut in_index_order = true;
+    let (par, rep, nat, ran) = match space_kind {
         SpaceKind::Range => {
             let r = RangeSpace::new(0, extent + 1);
             let out = run_both(state, &r, |&i| vec![i], threads);
-            prop_assert_eq!(out.2, extent + 1);
+            prop_assert_eq!(out.3, extent + 1);
             out
         }
         SpaceKind::Array { sparse: true, .. } => {
@@ -253,6 +269,11 @@ fn check(
                     pts.push(p);
                 }
             }
+            // Ordered loops over a sparse array need its entries in index order.
+            if ordered {
+                pts.sort();
+            }
+            in_index_order = pts.is_sorted();
             match n_dims {
                 1 => {
                     let s = SparseArray::from_entries(
@@ -262,7 +283,7 @@ fn check(
                     .unwrap();
                     let n = s.nnz();
                     let o = run_both(state, &s, |(k, _)| k.to_vec(), threads);
-                    prop_assert_eq!(o.2, n);
+                    prop_assert_eq!(o.3, n);
                     o
                 }
                 2 => {
@@ -273,7 +294,7 @@ fn check(
                     .unwrap();
                     let n = s.nnz();
                     let o = run_both(state, &s, |(k, _)| k.to_vec(), threads);
-                    prop_assert_eq!(o.2, n);
+                    prop_assert_eq!(o.3, n);
                     o
                 }
                 _ => {
@@ -284,7 +305,7 @@ fn check(
                     .unwrap();
                     let n = s.nnz();
                     let o = run_both(state, &s, |(k, _)| k.to_vec(), threads);
-                    prop_assert_eq!(o.2, n);
+                    prop_assert_eq!(o.3, n);
                     o
                 }
             }
@@ -306,6 +327,15 @@ fn check(
     };
     let _ = ran;
     prop_assert_eq!(bits(&par), bits(&rep));
+    // Ordered loops and wavefronts keep every dependence's order, which is index order:
+    // when the space is in index order, the plain serial order gives the same result.
+    let wavefront = matches!(
+        analyze(state.spec()).candidates[0].strategy,
+        strads_analysis::Strategy::Wavefront { .. }
+    );
+    if (ordered || wavefront) && in_index_order {
+        prop_assert_eq!(bits(&par), bits(&nat));
+    }
     Ok(())
 }
 
@@ -314,11 +344,26 @@ proptest! {
 
     #[test]
     fn parallel_equals_replay((n_dims, raw) in spec_strategy(), extent in 1usize..6, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 0u8..3) {
-        check(n_dims, &raw, extent, threads, sparse_seed, kind)?;
+        check(false, n_dims, &raw, extent, threads, sparse_seed, kind)?;
     }
 
     #[test]
     fn factor_shaped_parallel_equals_replay((n_dims, raw) in structured_strategy(), extent in 1usize..7, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 1u8..3) {
-        check(n_dims, &raw, extent, threads, sparse_seed, kind)?;
+        check(false, n_dims, &raw, extent, threads, sparse_seed, kind)?;
     }
+
+    #[test]
+    fn stencils_equal_replay_and_keep_order((n_dims, raw) in stencil_strategy(), ordered in any::<bool>(), extent in 2usize..7, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 1u8..3) {
+        check(ordered, n_dims, &raw, extent, threads, sparse_seed, kind)?;
+    }
+}
+
+/// Stencils and dynamic-programming tables: axis k of every access is `p[k] + c`; most
+/// have no 1D or 2D plan and run as wavefronts.
+fn stencil_strategy() -> impl Strategy<Value = (usize, Vec<RawAccess>)> {
+    (2usize..=3).prop_flat_map(|n_dims| {
+        let access = (0usize..2, prop::bool::weighted(0.4), -1i64..=1, -1i64..=1)
+            .prop_map(|(a, w, c0, c1)| (a, w, vec![(0, 1, c0, false), (1, 1, c1, false)]));
+        (Just(n_dims), prop::collection::vec(access, 2..6))
+    })
 }
