@@ -17,6 +17,7 @@ const SYNC: &str = "sync";
 pub(crate) enum Expect {
     OneD,
     TwoD,
+    Unimodular,
     Static,
 }
 
@@ -25,6 +26,7 @@ impl Expect {
         match self {
             Expect::OneD => "1d",
             Expect::TwoD => "2d",
+            Expect::Unimodular => "unimodular",
             Expect::Static => "static",
         }
     }
@@ -65,31 +67,32 @@ impl Args {
                         }) => match s.value().as_str() {
                             "1d" => args.expect = Some((Expect::OneD, s.span())),
                             "2d" => args.expect = Some((Expect::TwoD, s.span())),
+                            "unimodular" => args.expect = Some((Expect::Unimodular, s.span())),
                             "static" => args.expect = Some((Expect::Static, s.span())),
-                            "unimodular" | "reconnaissance" => cx.error_spanned_by(
+                            "reconnaissance" => cx.error_spanned_by(
                                 s,
-                                format!(
-                                    "`expect = \"{}\"` is not supported yet: this version of \
-                                     strads proves \"1d\", \"2d\" or \"static\"",
-                                    s.value()
-                                ),
+                                "`expect = \"reconnaissance\"` is not supported yet: this \
+                                 version of strads proves \"1d\", \"2d\", \"unimodular\" or \
+                                 \"static\"",
                             ),
                             other => cx.error_spanned_by(
                                 s,
                                 format!(
-                                    "unknown strategy \"{other}\"; expected \"1d\", \"2d\" or \
-                                     \"static\""
+                                    "unknown strategy \"{other}\"; expected \"1d\", \"2d\", \
+                                     \"unimodular\" or \"static\""
                                 ),
                             ),
                         },
                         other => cx.error_spanned_by(
                             other,
-                            "expected a string: `expect = \"1d\"`, `\"2d\"` or `\"static\"`",
+                            "expected a string: `expect = \"1d\"`, `\"2d\"`, `\"unimodular\"` \
+                             or `\"static\"`",
                         ),
                     },
                     _ => cx.error_spanned_by(
                         &meta,
-                        "expected `expect = \"1d\"`, `expect = \"2d\"` or `expect = \"static\"`",
+                        "expected `expect = \"1d\"`, `\"2d\"`, `\"unimodular\"` or \
+                         `\"static\"`",
                     ),
                 }
             } else if path.is_ident(REPEATED) {
@@ -98,11 +101,11 @@ impl Args {
                     cx.error_spanned_by(&meta, "`repeated` takes no value");
                 }
             } else if path.is_ident(ORDERED) {
-                cx.error_spanned_by(
-                    &meta,
-                    "`ordered` loops are not supported yet; remove `ordered` if iterations may \
-                     run in any serial order (the usual case for training loops)",
-                );
+                // Dependences order iterations instead of only excluding each other: the
+                // analysis then picks 1D, ordered 2D or a unimodular wavefront.
+                if !matches!(meta, Meta::Path(_)) {
+                    cx.error_spanned_by(&meta, "`ordered` takes no value");
+                }
                 args.ordered = true;
             } else if path.is_ident(BUFFER) || path.is_ident(SYNC) {
                 cx.error_spanned_by(

@@ -87,6 +87,7 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
         let ok = match expect {
             Expect::OneD => kind == Some("1d"),
             Expect::TwoD => kind == Some("2d"),
+            Expect::Unimodular => kind == Some("unimodular"),
             Expect::Static => kind.is_some(),
         };
         if !ok {

@@ -109,10 +109,11 @@ impl<T: Clone, const N: usize> SparseArray<T, N> {
     }
 }
 
-fn grid_block(dims: &[usize], tables: &[Vec<u32>], key: &[u32], p: usize) -> usize {
+/// The block of `key` in the grid of partitions: row-major over the partitioned dims.
+fn grid_block(dims: &[usize], tables: &[Vec<u32>], counts: &[usize], key: &[u32]) -> usize {
     let mut b = 0usize;
     for (k, &d) in dims.iter().enumerate() {
-        b = b * p + tables[k][key[d] as usize] as usize;
+        b = b * counts[k] + tables[k][key[d] as usize] as usize;
     }
     b
 }
@@ -145,11 +146,11 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
             "buckets:{dims:?}:{:?}",
             parts.iter().map(|p| &p.bounds).collect::<Vec<_>>()
         );
-        let p = parts.first().map_or(1, |x| x.len());
+        let counts: Vec<usize> = parts.iter().map(|x| x.len()).collect();
         let tables: Vec<Vec<u32>> = parts.iter().map(|x| x.lookup_table()).collect();
         self.cache.get_or_insert(&key, || {
-            let block_of = |k: &[u32; N]| grid_block(dims, &tables, k, p);
-            self.bucket(p.pow(dims.len() as u32), block_of)
+            let block_of = |k: &[u32; N]| grid_block(dims, &tables, &counts, k);
+            self.bucket(counts.iter().product(), block_of)
         })
     }
     fn blocks_by(
@@ -241,11 +242,11 @@ impl BoxBlocks {
     /// `lo..hi` per dim of block `block`.
     fn ranges(&self, block: usize) -> Vec<(usize, usize)> {
         let mut r: Vec<(usize, usize)> = self.extents.iter().map(|&e| (0, e)).collect();
-        let p = self.parts.first().map_or(1, |x| x.len());
         let mut b = block;
         for k in (0..self.dims.len()).rev() {
-            r[self.dims[k]] = self.parts[k].range(b % p);
-            b /= p;
+            let count = self.parts[k].len();
+            r[self.dims[k]] = self.parts[k].range(b % count);
+            b /= count;
         }
         r
     }

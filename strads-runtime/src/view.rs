@@ -115,6 +115,8 @@ pub(crate) enum Window {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct TileWindow {
     pub(crate) forms: [Vec<i64>; 2],
+    /// `Some([a, b])` when the forms are the axes `a` and `b` themselves.
+    pub(crate) unit: Option<[usize; 2]>,
     pub(crate) write: Vec<[(i64, i64); 2]>,
     pub(crate) read: Vec<[(i64, i64); 2]>,
 }
@@ -122,6 +124,10 @@ pub(crate) struct TileWindow {
 impl TileWindow {
     #[inline(always)]
     fn values(&self, idx: &[usize]) -> (i64, i64) {
+        // Unskewed tiles: each form is one axis, no arithmetic.
+        if let Some([a, b]) = self.unit {
+            return (idx[a] as i64, idx[b] as i64);
+        }
         let mut f = (0i64, 0i64);
         for (a, &x) in idx.iter().enumerate() {
             f.0 += self.forms[0][a] * x as i64;

@@ -29,7 +29,7 @@ pub(crate) struct Tiles<B> {
 }
 
 /// Time tiles per worker: enough for the pipeline to fill (efficiency `T / (P + T - 1)`).
-const TILES_PER_WORKER: usize = 8;
+const TILES_PER_WORKER: usize = 4;
 
 fn dot(row: &[i64], p: &[usize]) -> i64 {
     row.iter().zip(p).map(|(c, &x)| c * x as i64).sum()
@@ -95,7 +95,12 @@ fn attempt<S: Space>(
         let (a, b) = (dot(&rs, idx) as usize, dot(&rt, idx) as usize);
         st[a] as usize * time_tiles + tt[b] as usize
     };
-    let blocks = space.blocks_by(&key, p * time_tiles, &block_of);
+    // Without a skew the tiles are boxes of the original dims: no list of ids needed.
+    let blocks = if strads_analysis::is_identity(skew) {
+        space.blocks(&[ks, kt], &[sp.clone(), tp.clone()])
+    } else {
+        space.blocks_by(&key, p * time_tiles, &block_of)
+    };
 
     // Per array: the two forms over its axes and each access's shift of them.
     let arrays: Vec<Option<ArrayTiles>> = (0..spec.arrays.len())
@@ -180,8 +185,20 @@ impl ArrayTiles {
 
     fn window(&self, tile: &[(i64, i64); 2]) -> TileWindow {
         let shifted = |sh: &[i64; 2]| [0, 1].map(|k| (tile[k].0 + sh[k], tile[k].1 + sh[k]));
+        let unit_axis = |f: &[i64]| -> Option<usize> {
+            let mut nz = f.iter().enumerate().filter(|(_, c)| **c != 0);
+            match (nz.next(), nz.next()) {
+                (Some((a, 1)), None) => Some(a),
+                _ => None,
+            }
+        };
+        let unit = match (unit_axis(&self.forms[0]), unit_axis(&self.forms[1])) {
+            (Some(a), Some(b)) => Some([a, b]),
+            _ => None,
+        };
         TileWindow {
             forms: self.forms.clone(),
+            unit,
             write: self.write_shifts.iter().map(shifted).collect(),
             read: self.read_shifts.iter().map(shifted).collect(),
         }
