@@ -4,7 +4,28 @@ use std::fmt::Write;
 
 use crate::dep::format_dist;
 use crate::ir::{LoopSpec, Space};
-use crate::strategy::{Analysis, Placement, describe};
+use crate::strategy::{Analysis, Placement, Strategy, describe};
+
+/// The skew as the new dims in terms of the old: `j' = j + i`.
+fn skew_text(spec: &LoopSpec, skew: &[Vec<i64>]) -> String {
+    let rows: Vec<String> = skew
+        .iter()
+        .enumerate()
+        .filter(|(k, row)| {
+            row.iter()
+                .enumerate()
+                .any(|(l, &c)| c != i64::from(*k == l))
+        })
+        .map(|(k, row)| {
+            let form = crate::ir::Affine {
+                coeffs: row.clone().into(),
+                constant: 0,
+            };
+            format!("{}' = {}", spec.dims[k], form.display(&spec.dims))
+        })
+        .collect();
+    rows.join(", ")
+}
 
 /// Renders what the analysis found: dims, accesses, dependence vectors, the strategy and
 /// why. Stable text: it is shown to users and kept in snapshots.
@@ -64,6 +85,22 @@ pub fn report(spec: &LoopSpec, analysis: &Analysis) -> String {
                 s.push_str("candidate:\n");
             }
             for c in &analysis.candidates {
+                if let Strategy::Wavefront { .. } = c.strategy {
+                    if !crate::unimodular::is_identity(&c.skew) {
+                        let _ = writeln!(s, "  skew: {}", skew_text(spec, &c.skew));
+                    }
+                    let skewed: Vec<String> = analysis
+                        .vectors
+                        .iter()
+                        .map(|v| format_dist(&crate::unimodular::skewed(&c.skew, &v.dist)))
+                        .collect();
+                    let _ = writeln!(
+                        s,
+                        "  dependence vectors of the tiled nest: {} (all non-negative: tiles run \
+                         as a wavefront, each after the tiles above and before it)",
+                        skewed.join(", ")
+                    );
+                }
                 let parts: Vec<String> = c
                     .placements
                     .iter()
@@ -119,6 +156,45 @@ strategy: 2d
 candidates (the runtime picks the one that moves the fewest elements):
   2D (space `i`, time `j`): `a` local along axis 0, `b` rotated along axis 0
   2D (space `j`, time `i`): `a` rotated along axis 0, `b` local along axis 0
+"
+        );
+    }
+}
+
+#[cfg(test)]
+mod wavefront_report {
+    use super::*;
+    use crate::strategy::analyze;
+    use crate::testutil::{access, spec, sub};
+
+    #[test]
+    fn skewed_gauss_seidel_report() {
+        let mut s = spec(
+            2,
+            &[2],
+            vec![
+                access(0, false, vec![sub(&[1, 0], -1), sub(&[0, 1], 1)]),
+                access(0, false, vec![sub(&[1, 0], 0), sub(&[0, 1], -1)]),
+                access(0, true, vec![sub(&[1, 0], 0), sub(&[0, 1], 0)]),
+            ],
+        );
+        s.ordered = true;
+        assert_eq!(
+            report(&s, &analyze(&s)),
+            "iteration space: range (dims: i, j)
+ordered: dependences order iterations
+accesses:
+  a[i - 1, j + 1] read
+  a[i, j - 1] read
+  a[i, j] write
+dependence vectors over (i, j):
+  (1, -1) from a[i - 1, j + 1] read and a[i, j] write
+  (0, 1) from a[i, j - 1] read and a[i, j] write
+strategy: unimodular
+candidate:
+  skew: j' = i + j
+  dependence vectors of the tiled nest: (1, 0), (0, 1) (all non-negative: tiles run as a wavefront, each after the tiles above and before it)
+  unimodular wavefront (tiles of skewed dims i x j): `a` tiled
 "
         );
     }
