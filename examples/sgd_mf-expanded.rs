@@ -24,6 +24,8 @@
 // Generated code borrows generically (`&ratings` works for owned and borrowed arrays);
 // clippy skips it inside macro output, but here it is plain source.
 #![allow(clippy::needless_borrow)]
+// Kept exactly as prettyplease printed it: a test compares it with the snapshot.
+#![cfg_attr(rustfmt, rustfmt_skip)]
 
 use strads::prelude::*;
 

@@ -38,14 +38,22 @@ fn sgd_epoch(
     }
 }
 
-/// Root mean squared error of the model on `data`.
-fn rmse(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> f64 {
-    let mut sum = 0.0f64;
+/// The model's sum of squared errors on `data`. `sse` is a reduction: every worker adds up
+/// its own block of ratings and the parts are summed in a fixed order, so evaluation runs in
+/// parallel too and gives the same value on every run with the same thread count.
+#[strads::parallel_for]
+fn squared_error(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> f64 {
+    let mut sse: f64 = 0.0;
     for ([u, i], &r) in data {
         let e = (r - dot(w.row(u), h.row(i))) as f64;
-        sum += e * e;
+        sse += e * e;
     }
-    (sum / data.nnz().max(1) as f64).sqrt()
+    sse
+}
+
+/// Root mean squared error of the model on `data`.
+fn rmse(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> f64 {
+    (squared_error(data, w, h) / data.nnz().max(1) as f64).sqrt()
 }
 
 #[derive(Parser, Debug)]

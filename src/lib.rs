@@ -41,20 +41,60 @@
 /// - a struct `<FnName>Loop` holding the outer variables the loop reads (serializable, so
 ///   it can be sent to other processes), whose doc comment is the analysis report;
 /// - `<FnName>Loop::SPEC`, the loop as the analysis sees it;
-/// - `<FnName>Loop::body`, one iteration, generic over how arrays are reached.
+/// - `<FnName>Loop::body`, one iteration, generic over how arrays are reached;
+/// - when the loop has reductions, a struct `<FnName>Reductions` with one accumulator per
+///   reduction variable.
 ///
 /// ## What the analysis understands
 /// Element accesses `a[[e0, e1]]`, `a[e]` (1-D), `a.row(e)`, `a.row_mut(e)`, `a.get([..])`,
 /// `a.get_mut([..])` where each subscript is affine in the loop's indices (`i`, `i + 3`,
-/// `2 * j - 1`, through `let` copies and `as` casts), a constant, or the variable of an inner
+/// `2 * j - 1`, through `let` copies, tuple and array locals (`let p = (i, j + 1);
+/// a[[p.0, p.1]]`) and `as` casts), a constant, or the variable of an inner
 /// `for k in a..b` loop (which covers the whole dim). From them it computes dependence
 /// vectors and picks Orion's strategies in order: 1D (a dim no dependence crosses), then 2D
 /// (two dims such that every dependence stays within one of them, run with the unordered
 /// rotation schedule).
 ///
+/// ## Reductions
+/// Outer variables are read-only inside the loop, except a **reduction**: a parameter or a
+/// typed `let mut` before the loop, of type `f32`, `f64` or a primitive integer, that the
+/// body updates only with one of `x += e`, `x *= e`, `x = x.max(e)` or `x = x.min(e)`
+/// (also `e.max(x)`, `T::max(x, e)`). Each block of iterations accumulates into its own copy,
+/// starting from the operator's identity (`0`, `1`, the lowest or the highest value); after
+/// the loop the parts are combined in the order of the blocks in the schedule and applied
+/// to the variable. The result is therefore bit-identical between runs with the same
+/// thread count, and equal to the serial replay of the recorded order; with one thread it
+/// is the serial loop's result. Floating-point sums from different thread counts may
+/// differ in the last bits, as any reordering of a float sum does.
+///
+/// ```
+/// use strads::prelude::*;
+///
+/// #[strads::parallel_for]
+/// fn squared_error(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> f64 {
+///     let mut sse: f64 = 0.0;
+///     for ([u, i], &r) in data {
+///         let e = (r - dot(w.row(u), h.row(i))) as f64;
+///         sse += e * e;
+///     }
+///     sse
+/// }
+///
+/// let data = SparseArray::from_entries([2, 2], vec![([0, 1], 1.0), ([1, 0], 2.0)]).unwrap();
+/// let (w, h) = (DistArray::zeros([2, 4]), DistArray::zeros([2, 4]));
+/// assert_eq!(squared_error(&data, &w, &h), 5.0);
+/// ```
+///
+/// A reduction variable cannot be read inside the loop (each worker holds only a partial
+/// value there): read it after the loop, where the trailing expression may return it.
+///
+/// ## Errors
 /// Anything it cannot handle is a compile error at the offending token with what to do
-/// instead: a write to an outer variable, `break`/`return`/`?` out of the loop, an array used
-/// other than by element, an indirect subscript, a loop with no parallel strategy.
+/// instead: any other write to an outer variable (`x = e`, `x -= e`, a field or index of
+/// it, `&mut x`, two operators on one reduction), a read of a reduction variable in the
+/// loop, `break`/`return`/`?` out of the loop, an array used other than by element, an
+/// indirect subscript, a nested `#[parallel_for]`, a captured value whose type is not
+/// `Serialize` + `Deserialize` (one error, at its type), a loop with no parallel strategy.
 ///
 /// ## Options
 /// - `expect = "1d" | "2d" | "static"`: fail to compile unless the analysis proves it.
@@ -100,8 +140,51 @@ pub mod __private {
     pub use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Space, Subscript};
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Capture, CaptureByCopy, CaptureByRef, DistArray, LoopState,
-        RangeSpace, SharedMut, SparseArray, replay_blocks, run,
+        Parts, RangeSpace, Reduce, SharedMut, SparseArray, replay_blocks, run,
     };
+
+    use serde::Serialize;
+    use serde::de::DeserializeOwned;
+
+    /// A value a loop captures by value: it travels with the loop's struct, so it must be
+    /// serializable. Checked at the capture's type by [`captured`], so that a type that is
+    /// not gives one error there, instead of several from inside serde's derives.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` is captured by a `#[parallel_for]` loop, so it must be serializable",
+        label = "captured by the loop: `{Self}` must implement `Serialize` and `Deserialize`",
+        note = "the loop's struct holds its captured values and may be sent to other workers",
+        note = "derive them (`#[derive(serde::Serialize, serde::Deserialize)]`), or compute \
+                the value inside the loop instead of capturing it"
+    )]
+    pub trait Captured {}
+
+    // `do_not_recommend`: report `T: Captured` (with the message above), not the serde
+    // bound that failed inside it.
+    #[diagnostic::do_not_recommend]
+    impl<T: Serialize + DeserializeOwned> Captured for T {}
+
+    /// A value a loop captures by reference: the loop's struct holds it as a `Cow`, so it
+    /// must be serializable and its owned form deserializable.
+    #[diagnostic::on_unimplemented(
+        message = "`&{Self}` is captured by a `#[parallel_for]` loop, so `{Self}` must be \
+                   serializable",
+        label = "captured by the loop: `{Self}` must implement `Serialize`, and its owned form \
+                 `Deserialize`",
+        note = "the loop's struct holds its captured values (a reference as a `Cow`) and may be \
+                sent to other workers",
+        note = "derive them (`#[derive(Clone, serde::Serialize, serde::Deserialize)]`), or \
+                compute the value inside the loop instead of capturing it"
+    )]
+    pub trait CapturedRef {}
+
+    #[diagnostic::do_not_recommend]
+    impl<T: ?Sized + ToOwned + Serialize> CapturedRef for T where T::Owned: DeserializeOwned {}
+
+    /// Compiles only when `T` may be captured by value.
+    pub const fn captured<T: Captured>() {}
+
+    /// Compiles only when `&T` may be captured.
+    pub const fn captured_ref<T: ?Sized + CapturedRef>() {}
 
     /// Whether the original serial loop should run.
     #[inline]

@@ -1,15 +1,18 @@
 //! Code generation: the loop's struct, its spec constant, its body as a method generic over
 //! array access, and the function rewritten to call the runtime.
 
+use std::collections::HashSet;
+
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, Type};
 
 use strads_analysis::{AccessKind, LoopSpec, Space, Subscript};
 
-use crate::front::{LoopFn, SpaceSrc};
-use crate::walk::Walked;
+use crate::front::{LoopFn, SpaceSrc, collect_idents};
+use crate::walk::{FoundReduction, ReduceOp, Walked};
 
 /// Element types that are `Copy` for certain: captured by value without ceremony.
 const COPY_TYPES: &[&str] = &[
@@ -38,6 +41,11 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     let mut inits = Vec::new();
     let mut bindings = Vec::new();
     let mut restore = Vec::new();
+    // Captures that may not be serializable: a check with one clear error at the type, and
+    // serde bounds that move the derives' own errors out of the way (see `serde_bounds`).
+    let mut checks = Vec::new();
+    let mut ser_bounds = Vec::new();
+    let mut de_bounds = Vec::new();
     for c in &captures {
         let ident = &c.ident;
         let ty =
@@ -46,11 +54,22 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         match ty {
             Type::Reference(r) => {
                 let elem = &r.elem;
-                fields.push(quote!(#vis #ident: #private::Cow<'__a, #elem>));
+                let field_ty = quote!(#private::Cow<'__a, #elem>);
+                fields.push(quote!(#vis #ident: #field_ty));
                 inits.push(quote!(#ident: #private::Cow::Borrowed(#ident)));
                 bindings.push(quote!(let #ident = &*self.#ident;));
+                if !is_copy_type(elem) {
+                    checks.push(quote_spanned!(r.span()=> #private::captured_ref::<#elem>();));
+                    ser_bounds.push(field_ty.clone());
+                    de_bounds.push(field_ty);
+                }
             }
             ty => {
+                if !is_copy_type(ty) {
+                    checks.push(quote_spanned!(ty.span()=> #private::captured::<#ty>();));
+                    ser_bounds.push(ty.to_token_stream());
+                    de_bounds.push(ty.to_token_stream());
+                }
                 fields.push(quote!(#vis #ident: #ty));
                 inits.push(quote!(#ident));
                 if is_copy_type(ty) {
@@ -147,14 +166,38 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         }
     };
 
-    // The body, with `continue` of the parallel loop turned into `return`.
+    // The body, with `continue` of the parallel loop turned into `return` and reductions
+    // redirected to the block's accumulators.
     let mut body = f.for_loop.body.clone();
     ContinueToReturn {
         label: f.for_loop.label.as_ref().map(|l| l.name.ident.to_string()),
         depth: 0,
     }
     .visit_block_mut(&mut body);
+    let reds = &walked.reductions;
+    if !reds.is_empty() {
+        let mut loop_vars = Vec::new();
+        collect_idents(&f.for_loop.pat, &mut loop_vars);
+        RedirectReductions {
+            names: reds.iter().map(|r| r.ident.to_string()).collect(),
+            scopes: vec![loop_vars.into_iter().map(|(i, _)| i.to_string()).collect()],
+        }
+        .visit_block_mut(&mut body);
+    }
     let body_stmts = &body.stmts;
+    let red = reduction_code(reds, vis, fn_name);
+    if !reds.is_empty() {
+        body_args_serial.insert(0, quote!(&mut __red));
+        body_args_parallel.insert(0, quote!(&mut __red));
+    }
+    let ReductionCode {
+        item: red_item,
+        param: red_param,
+        begin: red_begin,
+        block: red_block,
+        push: red_push,
+        end: red_end,
+    } = red;
 
     // The spec constant.
     let spec_tokens = spec_tokens(spec);
@@ -169,7 +212,17 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     let n_arrays = lit(f.arrays.len() as i128);
 
     let doc_intro = format!(" The `#[strads::parallel_for]` loop of [`{fn_name}`].");
-    let doc_lines: Vec<String> = report.lines().map(|l| format!(" {l}")).collect();
+    let mut doc_lines: Vec<String> = report.lines().map(|l| format!(" {l}")).collect();
+    if !reds.is_empty() {
+        let list: Vec<String> = reds
+            .iter()
+            .map(|r| format!("{} {}", r.ident, r.op.as_str()))
+            .collect();
+        doc_lines.push(format!(
+            " reductions (per-block accumulators, folded in schedule order): {}",
+            list.join(", ")
+        ));
+    }
     let fields_block = if fields.is_empty() {
         quote!(;)
     } else {
@@ -200,20 +253,26 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
         let __loop = #init;
+        #red_begin
         if let ::core::option::Option::Some(__blocks) = #private::replay_blocks(&__STRADS_LOOP, __space) {
             for __blk in &__blocks {
+                #red_block
                 for __it in __blk.items() {
                     __loop.body(__it, #(#body_args_serial),*);
                 }
+                #red_push
             }
         } else {
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
             #(#shared)*
             #private::run(&__STRADS_LOOP, __space, &__shapes, |__blk| {
                 #(#views)*
+                #red_block
                 __blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
+                #red_push
             });
         }
+        #red_end
         #struct_pat
     };
     let run = if restore.is_empty() {
@@ -237,6 +296,16 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         }
     };
 
+    let bounds = serde_bounds(&ser_bounds, &de_bounds);
+    // Captured values must be serializable: one clear error at the type otherwise.
+    let checks = (!checks.is_empty()).then(|| {
+        quote! {
+            const _: () = {
+                #(#checks)*
+            };
+        }
+    });
+
     quote! {
         #[doc = #doc_intro]
         #[doc = ""]
@@ -245,7 +314,12 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         #[doc = " ```"]
         #[derive(#private::serde::Serialize, #private::serde::Deserialize)]
         #[serde(crate = "::strads::__private::serde")]
+        #bounds
         #vis struct #struct_name #lt #fields_block
+
+        #checks
+
+        #red_item
 
         impl #lt #struct_name #lt {
             /// The loop as the analysis saw it.
@@ -254,7 +328,7 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
             /// One iteration of the loop body, generic over how arrays are reached.
             #[inline(always)]
             #[allow(unused_variables, clippy::all)]
-            #vis fn body<#(#generics),*>(&self, #pat: #item_ty, #(#params),*) {
+            #vis fn body<#(#generics),*>(&self, #pat: #item_ty, #red_param #(#params),*) {
                 #[allow(unused_imports)]
                 use #private::{ArrayMut as _, ArrayRef as _, CaptureByCopy as _, CaptureByRef as _};
                 #(#bindings)*
@@ -268,6 +342,150 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
             #run
             #(#post)*
         }
+    }
+}
+
+/// `#[serde(bound(..))]` for the captures of types not known to be serializable.
+///
+/// Without it the derives require `T: Serialize` in their bodies, and a capture that is not
+/// serializable gets four errors from inside serde's expansion. With it the requirement is
+/// a where-clause of the impls: `T: Deserialize<'de>` names the impl's `'de`, and the
+/// serialize bound is higher-ranked (`for<'__s>`), so neither is a trivially false bound
+/// that rustc rejects; an impl whose bound fails simply does not apply. The `captured`
+/// check reports the one error, at the capture's type.
+fn serde_bounds(ser: &[TokenStream], de: &[TokenStream]) -> Option<TokenStream> {
+    if ser.is_empty() && de.is_empty() {
+        return None;
+    }
+    let serde = "::strads::__private::serde";
+    let ser = ser
+        .iter()
+        .map(|t| format!("for<'__s> {}: {serde}::Serialize", tidy(t)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let de = de
+        .iter()
+        .map(|t| format!("{}: {serde}::Deserialize<'de>", tidy(t)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(quote!(#[serde(bound(serialize = #ser, deserialize = #de))]))
+}
+
+/// A type as source text without the token printer's extra spaces (`Vec<f32>`, not
+/// `Vec < f32 >`), for the bound strings a user reads in `cargo expand`.
+fn tidy(ty: &TokenStream) -> String {
+    let mut s = ty.to_string();
+    for (from, to) in [
+        (" :: ", "::"),
+        (":: ", "::"),
+        (" < ", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        ("& ", "&"),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ;", ";"),
+        ("( ", "("),
+        (" )", ")"),
+    ] {
+        s = s.replace(from, to);
+    }
+    s
+}
+
+/// The code a loop's reductions add to the expansion; all empty when it has none.
+#[derive(Default)]
+struct ReductionCode {
+    /// `struct <Fn>Reductions` with `identity` and `fold`.
+    item: TokenStream,
+    /// The body's `__red: &mut <Fn>Reductions,` parameter.
+    param: TokenStream,
+    /// Before the blocks run: the collector of the blocks' parts.
+    begin: TokenStream,
+    /// At the start of a block: its accumulators.
+    block: TokenStream,
+    /// At the end of a block: hand its part to the collector.
+    push: TokenStream,
+    /// After the blocks: fold the parts in schedule order, apply the total.
+    end: TokenStream,
+}
+
+fn reduction_code(
+    reds: &[FoundReduction],
+    vis: &syn::Visibility,
+    fn_name: &syn::Ident,
+) -> ReductionCode {
+    if reds.is_empty() {
+        return ReductionCode::default();
+    }
+    let private = quote!(::strads::__private);
+    let name = format_ident!("{}Reductions", camel(&fn_name.to_string()));
+    let doc = format!(
+        " Per-block accumulators of the reductions of [`{fn_name}`]: each block of a call \
+         starts from `identity()`, and the parts are folded in schedule order."
+    );
+    let fields = reds.iter().map(|r| {
+        let (x, ty) = (&r.ident, &r.ty);
+        quote!(#vis #x: #ty)
+    });
+    let inits = reds.iter().map(|r| {
+        let (x, ty) = (&r.ident, &r.ty);
+        let id = match r.op {
+            ReduceOp::Add => quote!(zero),
+            ReduceOp::Mul => quote!(one),
+            ReduceOp::Max => quote!(lowest),
+            ReduceOp::Min => quote!(highest),
+        };
+        // At the declared type: a type that cannot be reduced is an error there.
+        let value = quote_spanned!(ty.span()=> <#ty as #private::Reduce>::#id());
+        quote!(#x: #value)
+    });
+    let folds = reds.iter().map(|r| {
+        let x = &r.ident;
+        combine(r.op, quote!(self.#x), quote!(part.#x))
+    });
+    let apply = reds.iter().map(|r| {
+        let x = &r.ident;
+        combine(r.op, quote!(#x), quote!(__total.#x))
+    });
+    ReductionCode {
+        item: quote! {
+            #[doc = #doc]
+            #vis struct #name {
+                #(#fields,)*
+            }
+
+            impl #name {
+                /// Every accumulator at its operator's identity.
+                #vis fn identity() -> Self {
+                    #name { #(#inits,)* }
+                }
+
+                /// Combines a block's part into `self`, with each variable's operator.
+                #vis fn fold(&mut self, part: &Self) {
+                    #(#folds)*
+                }
+            }
+        },
+        param: quote!(__red: &mut #name,),
+        begin: quote!(let __parts = #private::Parts::new();),
+        block: quote!(let mut __red = #name::identity();),
+        push: quote!(__parts.push(__blk.seq(), __red);),
+        end: quote! {
+            let __total = __parts.fold(#name::identity(), #name::fold);
+            #(#apply)*
+        },
+    }
+}
+
+/// `acc op= part` for a reduction operator.
+fn combine(op: ReduceOp, acc: TokenStream, part: TokenStream) -> TokenStream {
+    match op {
+        ReduceOp::Add => quote!(#acc += #part;),
+        ReduceOp::Mul => quote!(#acc *= #part;),
+        ReduceOp::Max => quote!(#acc = #acc.max(#part);),
+        ReduceOp::Min => quote!(#acc = #acc.min(#part);),
     }
 }
 
@@ -390,6 +608,119 @@ impl VisitMut for ContinueToReturn {
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Turns the reduction variables of the body into the block's accumulators: `sse += e`
+/// becomes `__red.sse += e`. The walk has made sure these are their only uses; locals that
+/// shadow a reduction variable are left alone.
+struct RedirectReductions {
+    names: HashSet<String>,
+    /// Names bound inside the body, innermost scope last.
+    scopes: Vec<HashSet<String>>,
+}
+
+impl RedirectReductions {
+    fn bind(&mut self, pat: &syn::Pat) {
+        let mut names = Vec::new();
+        collect_idents(pat, &mut names);
+        let scope = self.scopes.last_mut().expect("a scope");
+        scope.extend(names.into_iter().map(|(i, _)| i.to_string()));
+    }
+
+    fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
+        self.scopes.push(HashSet::new());
+        f(self);
+        self.scopes.pop();
+    }
+
+    fn is_reduction(&self, name: &str) -> bool {
+        self.names.contains(name) && !self.scopes.iter().any(|s| s.contains(name))
+    }
+}
+
+impl VisitMut for RedirectReductions {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Path(p) = e {
+            if let Some(ident) = p.path.get_ident().filter(|_| p.qself.is_none()) {
+                if self.is_reduction(&ident.to_string()) {
+                    let ident = ident.clone();
+                    *e = syn::parse_quote_spanned!(ident.span()=> __red.#ident);
+                }
+            }
+            return;
+        }
+        visit_mut::visit_expr_mut(self, e);
+    }
+
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.scoped(|s| visit_mut::visit_block_mut(s, b));
+    }
+
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        // The initializer does not see the names it binds.
+        if let Some(init) = &mut l.init {
+            self.visit_expr_mut(&mut init.expr);
+            if let Some((_, diverge)) = &mut init.diverge {
+                self.visit_expr_mut(diverge);
+            }
+        }
+        self.bind(&l.pat);
+    }
+
+    fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+        self.scoped(|s| {
+            for p in &c.inputs {
+                s.bind(p);
+            }
+            s.visit_expr_mut(&mut c.body);
+        });
+    }
+
+    fn visit_expr_for_loop_mut(&mut self, l: &mut syn::ExprForLoop) {
+        self.visit_expr_mut(&mut l.expr);
+        self.scoped(|s| {
+            s.bind(&l.pat);
+            s.visit_block_mut(&mut l.body);
+        });
+    }
+
+    fn visit_expr_while_mut(&mut self, w: &mut syn::ExprWhile) {
+        self.scoped(|s| {
+            s.visit_expr_mut(&mut w.cond);
+            s.visit_block_mut(&mut w.body);
+        });
+    }
+
+    fn visit_expr_if_mut(&mut self, e: &mut syn::ExprIf) {
+        // `if let` bindings live in the then-branch only.
+        self.scoped(|s| {
+            s.visit_expr_mut(&mut e.cond);
+            s.visit_block_mut(&mut e.then_branch);
+        });
+        if let Some((_, els)) = &mut e.else_branch {
+            self.visit_expr_mut(els);
+        }
+    }
+
+    fn visit_expr_let_mut(&mut self, e: &mut syn::ExprLet) {
+        self.visit_expr_mut(&mut e.expr);
+        self.bind(&e.pat);
+    }
+
+    fn visit_arm_mut(&mut self, arm: &mut syn::Arm) {
+        self.scoped(|s| {
+            s.bind(&arm.pat);
+            if let Some((_, g)) = &mut arm.guard {
+                s.visit_expr_mut(g);
+            }
+            s.visit_expr_mut(&mut arm.body);
+        });
+    }
+
+    // Items see no outer variables; the walk rejects reductions inside macros.
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+
+    fn visit_macro_mut(&mut self, _: &mut syn::Macro) {}
 }
 
 #[cfg(test)]

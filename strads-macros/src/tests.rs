@@ -124,6 +124,58 @@ fn continue_to_return() {
     );
 }
 
+/// Reductions: `sse` (an `f64` local, `+=`), `best` (`max`), `worst` (`min` written
+/// `e.min(worst)`) and `count` (a parameter, `+=` inside an `if`). They are not captures:
+/// each block accumulates into a `StatsReductions` starting from the identities, the parts
+/// are folded in schedule order, and the total is applied to the outer variables; the
+/// trailing expression returns them.
+#[test]
+fn reduction() {
+    check(
+        "reduction",
+        quote!(),
+        quote! {
+            pub fn stats(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>, mut count: usize) -> (f64, f32, f32, usize) {
+                let mut sse: f64 = 0.0;
+                let mut best: f32 = f32::NEG_INFINITY;
+                let mut worst: f32 = f32::INFINITY;
+                for i in 0..x.len() {
+                    let v = x[i];
+                    out[i] = v * v;
+                    sse += (v * v) as f64;
+                    best = best.max(v);
+                    worst = v.min(worst);
+                    if v > 0.0 {
+                        count += 1;
+                    }
+                }
+                (sse, best, worst, count)
+            }
+        },
+    );
+}
+
+/// Subscripts seen through tuple and array locals: `p.0`, `p.1` of `let p = (i, j + 1)`,
+/// `r`, `c` destructured from `p`, `q[0]` of `let q = [2 * i, j]`, and `src[q]` indexed by the
+/// whole array. The spec holds `out[i, j + 1]`, `src[2i, j]`, `src[i, j]`, `src[2i, j + 3]`.
+#[test]
+fn tuple_subscripts() {
+    check(
+        "tuple_subscripts",
+        quote!(expect = "1d"),
+        quote! {
+            fn shifted(grid: &DistArray<f32, 2>, src: &DistArray<f32, 2>, out: &mut DistArray<f32, 2>) {
+                for ([i, j], &x) in grid {
+                    let p = (i, j + 1);
+                    let (r, c) = p;
+                    let q = [2 * i, j];
+                    out[[p.0, p.1]] = x + src[q] + src[[r, c - 1]] + src[[q[0], q[1] + 3]];
+                }
+            }
+        },
+    );
+}
+
 /// An erroneous loop: the original function, unchanged, then one `compile_error!` per problem.
 #[test]
 fn error_keeps_original_function() {

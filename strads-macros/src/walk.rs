@@ -1,11 +1,12 @@
 //! Walks the loop body: finds every array access with its subscripts as affine forms of
-//! the iteration dims, every captured outer variable, and every construct that cannot run
-//! as one iteration of a parallel loop. One pass, all errors reported.
+//! the iteration dims, every captured outer variable, every reduction into an outer
+//! variable, and every construct that cannot run as one iteration of a parallel loop. One
+//! pass, all errors reported.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use proc_macro2::{TokenStream, TokenTree};
-use quote::ToTokens;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit::{self, Visit};
@@ -25,6 +26,8 @@ enum Sym {
     Full,
     /// The whole iteration index `[p0, p1, ..]`.
     Key,
+    /// A tuple `(a, b)` or an array `[a, b]` of known parts, read by `.0` or `[0]`.
+    Tuple(Vec<Sym>),
     /// Something else: data, a function's result, a captured value.
     Opaque,
 }
@@ -41,11 +44,56 @@ pub(crate) struct FoundAccess {
     pub(crate) span: proc_macro2::Span,
 }
 
+/// How a reduction combines per-worker parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReduceOp {
+    /// `x += e`.
+    Add,
+    /// `x *= e`.
+    Mul,
+    /// `x = x.max(e)`.
+    Max,
+    /// `x = x.min(e)`.
+    Min,
+}
+
+impl ReduceOp {
+    /// How the user writes it, for messages and the report.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ReduceOp::Add => "+=",
+            ReduceOp::Mul => "*=",
+            ReduceOp::Max => "max",
+            ReduceOp::Min => "min",
+        }
+    }
+
+    fn partial(self) -> &'static str {
+        match self {
+            ReduceOp::Add => "sum",
+            ReduceOp::Mul => "product",
+            ReduceOp::Max => "maximum",
+            ReduceOp::Min => "minimum",
+        }
+    }
+}
+
+/// An outer variable the loop only accumulates into: each worker gets its own copy.
+pub(crate) struct FoundReduction {
+    pub(crate) ident: syn::Ident,
+    /// The declared type.
+    pub(crate) ty: syn::Type,
+    pub(crate) op: ReduceOp,
+}
+
 /// What the walk found.
 pub(crate) struct Walked {
     pub(crate) accesses: Vec<FoundAccess>,
-    /// Outer (non-array) variables the body uses, by name.
+    /// Outer (non-array) variables the body reads, by name; reductions are not among them.
     pub(crate) captures: BTreeSet<String>,
+    /// Outer variables the body updates only by `+=`, `*=`, `max` or `min`, in declaration
+    /// order.
+    pub(crate) reductions: Vec<FoundReduction>,
     /// Arrays the body names, by index.
     pub(crate) arrays_used: BTreeSet<usize>,
     /// Where the body first names each array, for errors about the array as a whole.
@@ -69,16 +117,21 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
         found: Walked {
             accesses: Vec::new(),
             captures: BTreeSet::new(),
+            reductions: Vec::new(),
             arrays_used: BTreeSet::new(),
             first_use: BTreeMap::new(),
         },
         write_ctx: false,
         inner_loops: 0,
         closures: 0,
+        in_macro: 0,
         outer_label: f.for_loop.label.as_ref().map(|l| l.name.ident.to_string()),
+        updates: BTreeMap::new(),
+        reads: Vec::new(),
     };
     w.bind_key();
     w.visit_block(&f.for_loop.body);
+    w.finish_reductions();
     w.found
 }
 
@@ -93,7 +146,13 @@ struct Walker<'a> {
     inner_loops: usize,
     /// Depth of closures (`return` and `?` there are fine).
     closures: usize,
+    /// Depth of macro arguments being walked (their tokens are not rewritten).
+    in_macro: usize,
     outer_label: Option<String>,
+    /// Reduction updates of outer variables by name: the operator and where it is.
+    updates: BTreeMap<String, Vec<(ReduceOp, TokenStream)>>,
+    /// Reads of outer variables: the name and where.
+    reads: Vec<(String, Span)>,
 }
 
 impl Walker<'_> {
@@ -109,6 +168,25 @@ impl Walker<'_> {
         match (pat, sym) {
             (Pat::Ident(pi), Some(s)) if pi.subpat.is_none() => self.bind(pi.ident.to_string(), s),
             (Pat::Type(pt), s) => self.bind_pat(&pt.pat, s),
+            (Pat::Paren(pp), s) => self.bind_pat(&pp.pat, s),
+            // `let (a, b) = (e0, e1);` and `let [a, b] = p;` bind part by part.
+            (Pat::Tuple(pt), Some(Sym::Tuple(parts))) if binds_n(&pt.elems, parts.len()) => {
+                for (p, s) in pt.elems.iter().zip(parts) {
+                    self.bind_pat(p, Some(s));
+                }
+            }
+            (Pat::Slice(ps), Some(Sym::Tuple(parts))) if binds_n(&ps.elems, parts.len()) => {
+                for (p, s) in ps.elems.iter().zip(parts) {
+                    self.bind_pat(p, Some(s));
+                }
+            }
+            // `let [u, i] = key;`
+            (Pat::Slice(ps), Some(Sym::Key)) if binds_n(&ps.elems, self.n()) => {
+                let n = self.n();
+                for (d, p) in ps.elems.iter().enumerate() {
+                    self.bind_pat(p, Some(var(n, d)));
+                }
+            }
             _ => {
                 let mut names = Vec::new();
                 collect_idents(pat, &mut names);
@@ -192,18 +270,31 @@ impl Walker<'_> {
                     _ => Sym::Opaque,
                 }
             }
-            Expr::Index(ix) => match (self.eval(&ix.expr), &*ix.index) {
-                (
-                    Sym::Key,
-                    Expr::Lit(ExprLit {
-                        lit: Lit::Int(i), ..
-                    }),
-                ) => match i.base10_parse::<usize>() {
-                    Ok(d) if d < n => var(n, d),
-                    _ => Sym::Opaque,
-                },
+            Expr::Tuple(t) => Sym::Tuple(t.elems.iter().map(|e| self.eval(e)).collect()),
+            Expr::Array(a) => Sym::Tuple(a.elems.iter().map(|e| self.eval(e)).collect()),
+            // `p.0` of a tuple.
+            Expr::Field(fe) => match (&fe.member, self.eval(&fe.base)) {
+                (syn::Member::Unnamed(i), Sym::Tuple(mut parts))
+                    if (i.index as usize) < parts.len() =>
+                {
+                    parts.swap_remove(i.index as usize)
+                }
                 _ => Sym::Opaque,
             },
+            // `key[0]` of the iteration index, `p[1]` of an array.
+            Expr::Index(ix) => {
+                let Expr::Lit(ExprLit {
+                    lit: Lit::Int(i), ..
+                }) = &*ix.index
+                else {
+                    return Sym::Opaque;
+                };
+                match (self.eval(&ix.expr), i.base10_parse::<usize>()) {
+                    (Sym::Key, Ok(d)) if d < n => var(n, d),
+                    (Sym::Tuple(mut parts), Ok(d)) if d < parts.len() => parts.swap_remove(d),
+                    _ => Sym::Opaque,
+                }
+            }
             _ => Sym::Opaque,
         }
     }
@@ -219,7 +310,7 @@ impl Walker<'_> {
                 constant,
             }),
             Sym::Full => Subscript::Full,
-            Sym::Key | Sym::Opaque => Subscript::Indirect,
+            Sym::Key | Sym::Tuple(_) | Sym::Opaque => Subscript::Indirect,
         }
     }
 
@@ -262,6 +353,19 @@ impl Walker<'_> {
                 let subs = (0..rank).map(|d| self.subscript_of(var(rank, d))).collect();
                 let tokens = vec![e.to_token_stream(); rank];
                 self.record(array, kind, subs, tokens, whole);
+                return;
+            }
+            // `a[p]` with `let p = [i, j + 1];`: the parts are the subscripts.
+            e if rank > 1 && matches!(self.eval(e), Sym::Tuple(ref p) if p.len() == rank) => {
+                let Sym::Tuple(parts) = self.eval(e) else {
+                    unreachable!("matched above")
+                };
+                let subs = parts.into_iter().map(|s| self.subscript_of(s)).collect();
+                let tokens = vec![e.to_token_stream(); rank];
+                self.record(array, kind, subs, tokens, whole);
+                let saved = std::mem::replace(&mut self.write_ctx, false);
+                self.visit_expr(e);
+                self.write_ctx = saved;
                 return;
             }
             e if rank == 1 => vec![e],
@@ -383,7 +487,172 @@ impl Walker<'_> {
             ));
             self.use_array(a, at);
         } else if self.f.outer_var(name).is_some() {
+            self.reads.push((name.to_owned(), at.span()));
             self.found.captures.insert(name.to_owned());
+        }
+    }
+
+    /// The outer (non-array) variable a plain path names, unless a local shadows it.
+    fn outer_scalar(&self, e: &Expr) -> Option<String> {
+        let Expr::Path(p) = e else { return None };
+        if p.qself.is_some() {
+            return None;
+        }
+        let name = p.path.get_ident()?.to_string();
+        (self.lookup(&name).is_none() && self.f.outer_var(&name).is_some()).then_some(name)
+    }
+
+    /// A reduction update of outer variable `name` at `at`.
+    fn update(&mut self, name: String, op: ReduceOp, at: impl ToTokens) {
+        if self.in_macro > 0 {
+            self.cx.error_spanned_by(
+                &at,
+                format!(
+                    "strads cannot rewrite the reduction update of `{name}` inside a macro; \
+                     move it out of the macro, as its own statement `{}`",
+                    match op {
+                        ReduceOp::Add | ReduceOp::Mul => format!("{name} {} ..;", op.as_str()),
+                        ReduceOp::Max | ReduceOp::Min => {
+                            format!("{name} = {name}.{}(..);", op.as_str())
+                        }
+                    }
+                ),
+            );
+        }
+        self.updates
+            .entry(name)
+            .or_default()
+            .push((op, at.to_token_stream()));
+    }
+
+    /// `x = ..` of an outer variable that is not a reduction update.
+    fn assign_error(&self, name: &str, a: &syn::ExprAssign) {
+        let (left, eq) = (&a.left, &a.eq_token);
+        let is_name = |e: &Expr| self.outer_scalar(e).as_deref() == Some(name);
+        let msg = match strip_parens(&a.right) {
+            // `x = x + e` means `x += e`, which strads can reduce.
+            Expr::Binary(b)
+                if matches!(b.op, BinOp::Add(_) | BinOp::Mul(_))
+                    && (is_name(&b.left) || is_name(&b.right)) =>
+            {
+                let op = if matches!(b.op, BinOp::Add(_)) {
+                    "+"
+                } else {
+                    "*"
+                };
+                let written = if is_name(&b.left) {
+                    format!("{name} = {name} {op} ..")
+                } else {
+                    format!("{name} = .. {op} {name}")
+                };
+                format!(
+                    "`{written}` is not recognised as a reduction; write `{name} {op}= ..`, so \
+                     that each worker accumulates its own part and strads combines the parts \
+                     after the loop"
+                )
+            }
+            _ => format!(
+                "the loop assigns `{name}`, a variable from outside the loop; iterations run on \
+                 several workers, so inside a `#[parallel_for]` loop an outer variable is either \
+                 read-only or a reduction updated only by `{name} += e`, `{name} *= e`, \
+                 `{name} = {name}.max(e)` or `{name} = {name}.min(e)`: keep per-iteration \
+                 values in a local, or store results in a `DistArray` indexed by the iteration"
+            ),
+        };
+        self.cx.error_spanned_by(quote!(#left #eq), msg);
+    }
+
+    /// Turns the updates into reductions: one operator per variable, never read in the body,
+    /// a declared type. Reductions are not captures.
+    fn finish_reductions(&mut self) {
+        let updates = std::mem::take(&mut self.updates);
+        for var in &self.f.outer {
+            let name = var.ident.to_string();
+            let Some(ups) = updates.get(&name) else {
+                continue;
+            };
+            let op = ups[0].0;
+            for (other, at) in &ups[1..] {
+                if *other != op {
+                    self.cx.error_spanned_by(
+                        at,
+                        format!(
+                            "`{name}` is updated with `{}` elsewhere in the loop and with `{}` \
+                             here; a reduction combines the workers' parts with one operator: \
+                             use one operator for `{name}`, or accumulate the other into a \
+                             second variable",
+                            op.as_str(),
+                            other.as_str()
+                        ),
+                    );
+                }
+            }
+            for (read, span) in &self.reads {
+                if *read == name {
+                    self.cx.syn_error(syn::Error::new(
+                        *span,
+                        format!(
+                            "`{name}` is a reduction of this loop (updated with `{}`): inside the \
+                             loop each worker holds only a partial {}, so it cannot be read \
+                             here; read it after the loop, or keep what this iteration needs in \
+                             a local",
+                            op.as_str(),
+                            op.partial()
+                        ),
+                    ));
+                }
+            }
+            if !var.mutable {
+                self.cx.error_spanned_by(
+                    &var.ident,
+                    format!(
+                        "`{name}` is a reduction of this loop (updated with `{}`), so it must be \
+                         mutable: declare it `mut {name}`",
+                        op.as_str()
+                    ),
+                );
+            }
+            self.found.captures.remove(&name);
+            match &var.ty {
+                Some(ty) => self.found.reductions.push(FoundReduction {
+                    ident: var.ident.clone(),
+                    ty: ty.clone(),
+                    op,
+                }),
+                None => self.cx.error_spanned_by(
+                    &var.ident,
+                    format!(
+                        "`{name}` is a reduction of this loop (updated with `{}`); strads keeps a \
+                         per-worker accumulator of its type, so it needs the type: write \
+                         `let mut {name}: Type = ..;` (`f32`, `f64` or an integer type)",
+                        op.as_str()
+                    ),
+                ),
+            }
+        }
+    }
+
+    /// Errors for `#[parallel_for]` among `attrs`: the loop body already runs in parallel.
+    fn check_nested(&self, attrs: &[syn::Attribute]) {
+        for attr in attrs {
+            if attr
+                .path()
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "parallel_for")
+            {
+                self.cx.error_spanned_by(
+                    attr,
+                    format!(
+                        "`#[parallel_for]` cannot be nested: this code is inside the parallel \
+                         loop of `{}`, where each iteration runs on one worker; remove this \
+                         attribute (the inner loop then runs serially within each iteration), \
+                         or move the inner loop into its own `#[parallel_for]` function and \
+                         call it outside this loop",
+                        self.f.item.sig.ident
+                    ),
+                );
+            }
         }
     }
 
@@ -392,6 +661,63 @@ impl Walker<'_> {
         f(self);
         self.scopes.pop();
     }
+}
+
+/// Finds `#[parallel_for]` anywhere in an item nested in the loop body.
+struct NestedParallelFor<'w, 'a> {
+    walker: &'w Walker<'a>,
+}
+
+impl<'ast> Visit<'ast> for NestedParallelFor<'_, '_> {
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        self.walker.check_nested(std::slice::from_ref(attr));
+    }
+}
+
+/// `x.max(e)`, `e.max(x)`, `T::max(x, e)` or `max(e, x)` (and `min`) where `is_var(x)`:
+/// the operator and `e`.
+fn max_min<'e>(e: &'e Expr, is_var: &dyn Fn(&Expr) -> bool) -> Option<(ReduceOp, &'e Expr)> {
+    let op_of = |m: &syn::Ident| match m.to_string().as_str() {
+        "max" => Some(ReduceOp::Max),
+        "min" => Some(ReduceOp::Min),
+        _ => None,
+    };
+    match strip_parens(e) {
+        Expr::MethodCall(m) if m.args.len() == 1 && m.turbofish.is_none() => {
+            let op = op_of(&m.method)?;
+            if is_var(&m.receiver) {
+                Some((op, &m.args[0]))
+            } else if is_var(&m.args[0]) {
+                Some((op, &m.receiver))
+            } else {
+                None
+            }
+        }
+        Expr::Call(c) if c.args.len() == 2 => {
+            let Expr::Path(f) = &*c.func else { return None };
+            let op = op_of(&f.path.segments.last()?.ident)?;
+            if is_var(&c.args[0]) {
+                Some((op, &c.args[1]))
+            } else if is_var(&c.args[1]) {
+                Some((op, &c.args[0]))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+fn strip_parens(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_parens(&p.expr),
+        e => e,
+    }
+}
+
+/// Whether `pats` binds exactly `n` parts, one each (no `..`).
+fn binds_n<P>(pats: &Punctuated<Pat, P>, n: usize) -> bool {
+    pats.len() == n && !pats.iter().any(|p| matches!(p, Pat::Rest(_)))
 }
 
 fn var(n: usize, d: usize) -> Sym {
@@ -452,38 +778,23 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_local(&mut self, local: &'ast syn::Local) {
+        self.check_nested(&local.attrs);
         let sym = local.init.as_ref().map(|init| {
             self.visit_expr(&init.expr);
             if let Some((_, diverge)) = &init.diverge {
                 self.visit_expr(diverge);
             }
-            init.expr.as_ref()
+            self.eval(&init.expr)
         });
-        match (&local.pat, sym) {
-            // `let (a, b) = (e0, e1);` binds element-wise.
-            (Pat::Tuple(pt), Some(Expr::Tuple(et))) if pt.elems.len() == et.elems.len() => {
-                let syms: Vec<Sym> = et.elems.iter().map(|e| self.eval(e)).collect();
-                for (p, s) in pt.elems.iter().zip(syms) {
-                    self.bind_pat(p, Some(s));
-                }
-            }
-            // `let [u, i] = key;`
-            (Pat::Slice(ps), Some(e)) if matches!(self.eval(e), Sym::Key) => {
-                let n = self.n();
-                for (d, p) in ps.elems.iter().enumerate() {
-                    let s = if d < n { var(n, d) } else { Sym::Opaque };
-                    self.bind_pat(p, Some(s));
-                }
-            }
-            (p, Some(e)) => {
-                let s = self.eval(e);
-                self.bind_pat(p, Some(s));
-            }
-            (p, None) => self.bind_pat(p, None),
-        }
+        self.bind_pat(&local.pat, sym);
+    }
+
+    fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+        self.check_nested(std::slice::from_ref(attr));
     }
 
     fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        self.check_nested(&c.attrs);
         self.closures += 1;
         let saved_loops = std::mem::take(&mut self.inner_loops);
         self.scoped(|w| {
@@ -503,11 +814,14 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         );
     }
 
-    fn visit_item(&mut self, _: &'ast syn::Item) {
-        // Items nested in the body (helper fns, consts) see no loop variables.
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        // Items nested in the body (helper fns, consts) see no loop variables; only a nested
+        // `#[parallel_for]` matters.
+        NestedParallelFor { walker: self }.visit_item(item);
     }
 
     fn visit_expr_for_loop(&mut self, l: &'ast syn::ExprForLoop) {
+        self.check_nested(&l.attrs);
         self.visit_expr(&l.expr);
         self.inner_loops += 1;
         self.scoped(|w| {
@@ -598,6 +912,22 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        if let Some(name) = self.outer_scalar(&a.left) {
+            let saved = std::mem::replace(&mut self.write_ctx, false);
+            // `x = x.max(e)`: a reduction; anything else assigns the outer variable.
+            match max_min(&a.right, &|e| self.outer_scalar(e).as_ref() == Some(&name)) {
+                Some((op, e)) => {
+                    self.update(name, op, a);
+                    self.visit_expr(e);
+                }
+                None => {
+                    self.assign_error(&name, a);
+                    self.visit_expr(&a.right);
+                }
+            }
+            self.write_ctx = saved;
+            return;
+        }
         self.check_place_write(&a.left);
         let saved = std::mem::replace(&mut self.write_ctx, true);
         self.visit_expr(&a.left);
@@ -621,6 +951,36 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 | BinOp::ShrAssign(_)
         );
         if compound {
+            if let Some(name) = self.outer_scalar(&b.left) {
+                let (left, op) = (&b.left, &b.op);
+                match b.op {
+                    BinOp::AddAssign(_) => self.update(name, ReduceOp::Add, quote!(#left #op)),
+                    BinOp::MulAssign(_) => self.update(name, ReduceOp::Mul, quote!(#left #op)),
+                    BinOp::SubAssign(_) => self.cx.error_spanned_by(
+                        quote!(#left #op),
+                        format!(
+                            "`{name} -= ..` on a variable from outside the loop cannot be split \
+                             across workers: strads combines per-worker parts of `+=`, `*=`, \
+                             `max` and `min` only; write `{name} += -(..)` to accumulate a \
+                             difference"
+                        ),
+                    ),
+                    _ => self.cx.error_spanned_by(
+                        quote!(#left #op),
+                        format!(
+                            "`{name} {} ..` on a variable from outside the loop cannot be split \
+                             across workers: strads combines per-worker parts of `+=`, `*=`, \
+                             `max` and `min` only; keep per-iteration values in a local, or \
+                             store results in a `DistArray` indexed by the iteration",
+                            op.to_token_stream()
+                        ),
+                    ),
+                }
+                let saved = std::mem::replace(&mut self.write_ctx, false);
+                self.visit_expr(&b.right);
+                self.write_ctx = saved;
+                return;
+            }
             self.check_place_write(&b.left);
         }
         let saved = std::mem::replace(&mut self.write_ctx, compound);
@@ -768,13 +1128,18 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 ),
             );
         } else if self.f.outer_var(&name).is_some() {
+            if !self.write_ctx {
+                self.reads.push((name.clone(), p.span()));
+            }
             self.found.captures.insert(name);
         }
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         let tokens = m.tokens.clone();
+        self.in_macro += 1;
         self.visit_macro_tokens(&tokens, m);
+        self.in_macro -= 1;
     }
 }
 

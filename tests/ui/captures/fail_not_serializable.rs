@@ -1,6 +1,6 @@
-// A captured value whose type is not serializable (`cfg: Config`) fails in the loop struct's
-// serde derives: rustc's errors name `Config` and point at the attribute and at the
-// parameter's type.
+// A captured value whose type is not serializable (`cfg: Config`) is one error, at the
+// parameter's type, saying that the loop captures it and how to fix it (derive serde's
+// traits, or compute the value inside the loop).
 
 use strads::prelude::*;
 

@@ -1,9 +1,9 @@
-// `buffer(..)`, `sync = ".."` and `expect = "unimodular"` are designed but not implemented:
-// one error each, all reported in one build.
+// `buffer(..)`, `sync = ".."` and `expect = "reconnaissance"` are designed but not
+// implemented: one error each, all reported in one build.
 
 use strads::prelude::*;
 
-#[strads::parallel_for(buffer(out), sync = "bsp", expect = "unimodular")]
+#[strads::parallel_for(buffer(out), sync = "bsp", expect = "reconnaissance")]
 fn scale(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>) {
     for i in 0..x.len() {
         out[i] = 2.0 * x[i];
