@@ -129,8 +129,12 @@ fn sgd_epoch(
     h: &mut DistArray<f32, 2>,
     lr: f32,
 ) {
-    // (4) STRADS_SERIAL=1 or the `serial` feature: the original loop, verbatim.
-    if ::strads::__private::serial_requested() {
+    // (4) Per-loop state: spec, analysis and cached plans.
+    static __STRADS_LOOP: ::strads::__private::LoopState = ::strads::__private::LoopState::new(
+        SgdEpochLoop::SPEC,
+    );
+    // (5) STRADS_SERIAL=1 or the `serial` feature: the original loop, verbatim.
+    if ::strads::__private::serial_run(&__STRADS_LOOP) {
         for ([u, i], &r) in ratings {
             let (wu, hi) = (w.row_mut(u), h.row_mut(i));
             let err = r - dot(wu, hi);
@@ -141,10 +145,6 @@ fn sgd_epoch(
             }
         }
     } else {
-        // (5) Per-loop state: spec, analysis and cached plans.
-        static __STRADS_LOOP: ::strads::__private::LoopState = ::strads::__private::LoopState::new(
-            SgdEpochLoop::SPEC,
-        );
         let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
         let __loop = SgdEpochLoop { lr };
         // (6) Test mode: replay a recorded order serially, through the same body.

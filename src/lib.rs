@@ -191,4 +191,15 @@ pub mod __private {
     pub fn serial_requested() -> bool {
         cfg!(feature = "serial") || strads_runtime::serial_env()
     }
+
+    /// Whether loop `state` runs its original serial loop this call; says so once under
+    /// `STRADS_EXPLAIN=1`.
+    #[inline]
+    pub fn serial_run(state: &'static LoopState) -> bool {
+        let serial = serial_requested();
+        if serial {
+            state.explain_serial();
+        }
+        serial
+    }
 }

@@ -248,8 +248,10 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     } else {
         quote!(let #struct_name { #(#restore_idents,)* .. } = __loop;)
     };
-    let run = quote! {
+    let state = quote! {
         static __STRADS_LOOP: #private::LoopState = #private::LoopState::new(#struct_name::SPEC);
+    };
+    let run = quote! {
         // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
         let __loop = #init;
@@ -277,7 +279,8 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     };
     let run = if restore.is_empty() {
         quote! {
-            if #private::serial_requested() {
+            #state
+            if #private::serial_run(&__STRADS_LOOP) {
                 #original_loop
             } else {
                 #run
@@ -285,8 +288,9 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
         }
     } else {
         quote! {
+            #state
             #[allow(unused_variables, unused_mut)]
-            let (#(#restore_pats,)*) = if #private::serial_requested() {
+            let (#(#restore_pats,)*) = if #private::serial_run(&__STRADS_LOOP) {
                 #original_loop
                 (#(#restore_idents,)*)
             } else {

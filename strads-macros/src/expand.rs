@@ -19,14 +19,13 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
     let item: ItemFn = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(e) => {
-            let mut out = input;
-            out.extend(
-                syn::Error::new(
-                    e.span(),
-                    format!("`#[parallel_for]` goes on a function: {e}"),
-                )
-                .to_compile_error(),
-            );
+            // The error first: appended after an expression it would glue onto it.
+            let mut out = syn::Error::new(
+                e.span(),
+                format!("`#[parallel_for]` goes on a function: {e}"),
+            )
+            .to_compile_error();
+            out.extend(input);
             return out;
         }
     };

@@ -196,6 +196,61 @@ fn error_keeps_original_function() {
     );
 }
 
+/// Dynamic time warping, `ordered`: neither 1D nor 2D; the report shows the unimodular
+/// wavefront (no skew needed) and the tiled array.
+#[test]
+fn unimodular_dtw() {
+    check(
+        "unimodular_dtw",
+        quote!(ordered, expect = "unimodular"),
+        quote! {
+            fn dtw_fill(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) {
+                for ([i, j], &c) in cost {
+                    let best = d[[i, j + 1]].min(d[[i + 1, j]]).min(d[[i, j]]);
+                    d[[i + 1, j + 1]] = c + best;
+                }
+            }
+        },
+    );
+}
+
+/// A 9-point Gauss-Seidel sweep: the (1, -1) dependence needs the skew `j' = i + j`, which
+/// the report shows with the skewed vectors.
+#[test]
+fn unimodular_skewed_gauss_seidel() {
+    check(
+        "unimodular_skewed_gauss_seidel",
+        quote!(ordered),
+        quote! {
+            fn sweep(grid: &DistArray<u8, 2>, a: &mut DistArray<f64, 2>, omega: f64) {
+                for ([i, j], _) in grid {
+                    let sum = a[[i, j]] + a[[i, j + 1]] + a[[i, j + 2]] + a[[i + 1, j]]
+                        + a[[i + 1, j + 2]] + a[[i + 2, j]] + a[[i + 2, j + 1]] + a[[i + 2, j + 2]];
+                    let old = a[[i + 1, j + 1]];
+                    a[[i + 1, j + 1]] = old + omega * (sum / 8.0 - old);
+                }
+            }
+        },
+    );
+}
+
+/// An `ordered` 5-point sweep: dependences (1, 0) and (0, 1) only, so ordered 2D (tiles
+/// in wavefront order without a skew).
+#[test]
+fn ordered_2d_sweep() {
+    check(
+        "ordered_2d_sweep",
+        quote!(ordered, expect = "2d"),
+        quote! {
+            fn sweep(grid: &DistArray<u8, 2>, a: &mut DistArray<f64, 2>) {
+                for ([i, j], _) in grid {
+                    a[[i + 1, j + 1]] = 0.25 * (a[[i, j + 1]] + a[[i + 2, j + 1]] + a[[i + 1, j]] + a[[i + 1, j + 2]]);
+                }
+            }
+        },
+    );
+}
+
 /// `examples/sgd_mf-expanded.rs` is the `sgd_mf` snapshot with hand comments: its code
 /// (comments, header and `main` aside) must stay exactly the snapshot's.
 #[test]

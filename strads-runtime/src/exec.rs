@@ -57,6 +57,17 @@ impl LoopState {
         &self.spec
     }
 
+    /// Under `STRADS_EXPLAIN=1`, says once that this loop runs its original serial loop.
+    pub fn explain_serial(&self) {
+        if explain_requested() && !self.explained.swap(true, Ordering::Relaxed) {
+            eprintln!(
+                "strads plan {}: serial (the original loop: STRADS_SERIAL=1 or the `serial` \
+                 feature)",
+                self.spec.name
+            );
+        }
+    }
+
     /// The loop's analysis, computed on first use.
     pub fn analysis(&self) -> &Analysis {
         self.analysis.get_or_init(|| analyze(&self.spec))
