@@ -38,6 +38,10 @@ pub enum Strategy {
         /// an ordered 2D partition (`"2d"`).
         unimodular: bool,
     },
+    /// Subscripts read from data: run the body once in recording mode, group the
+    /// iterations whose recorded accesses conflict, and run the groups on workers
+    /// (STRADS-AP's Reconnaissance Execution).
+    Reconnaissance,
 }
 
 impl Strategy {
@@ -50,21 +54,24 @@ impl Strategy {
                 unimodular: false, ..
             } => "2d",
             Strategy::Wavefront { .. } => "unimodular",
+            Strategy::Reconnaissance => "reconnaissance",
         }
     }
 
-    /// The dim whose partitions stay on one worker.
+    /// The dim whose partitions stay on one worker (0 for reconnaissance, which
+    /// partitions no dim).
     pub fn space_dim(&self) -> DimId {
         match *self {
             Strategy::OneD { dim } => dim,
             Strategy::TwoD { space, .. } | Strategy::Wavefront { space, .. } => space,
+            Strategy::Reconnaissance => 0,
         }
     }
 
     /// The dim whose partitions rotate, for 2D.
     pub fn time_dim(&self) -> Option<DimId> {
         match *self {
-            Strategy::OneD { .. } => None,
+            Strategy::OneD { .. } | Strategy::Reconnaissance => None,
             Strategy::TwoD { time, .. } | Strategy::Wavefront { time, .. } => Some(time),
         }
     }
@@ -117,6 +124,9 @@ pub enum Placement {
     /// Written by a wavefront: each axis follows one iteration dim (`i + c`) or is a
     /// constant, so an element's tile is known from its index.
     Tiled,
+    /// Written under reconnaissance: each element belongs, for a batch, to the worker
+    /// whose task groups recorded it.
+    Recorded,
 }
 
 /// A feasible strategy with the placement of every array.
@@ -157,19 +167,6 @@ pub fn analyze(spec: &LoopSpec) -> Analysis {
     let n = spec.n_dims();
     let mut candidates = Vec::new();
     let mut rejected = Vec::new();
-
-    if spec.has_indirect() {
-        return Analysis {
-            vectors,
-            candidates,
-            rejected,
-            reason: Some(
-                "a subscript is read from data or computed by a function (indirect); \
-                 only affine subscripts can be analysed at compile time"
-                    .into(),
-            ),
-        };
-    }
 
     let zero_at = |d: DimId| vectors.iter().all(|v| v.dist[d].is_zero());
     let non_negative = |d: DimId| {
@@ -243,7 +240,18 @@ pub fn analyze(spec: &LoopSpec) -> Analysis {
             Err(why) => skew_failure = Some(why),
         }
     }
-    let reason = if !candidates.is_empty() {
+    let static_found = !candidates.is_empty();
+    if !static_found && spec.has_indirect() {
+        let s = Strategy::Reconnaissance;
+        if let Ok(placements) = place_skewed(spec, s, &identity) {
+            candidates.push(Candidate {
+                strategy: s,
+                placements,
+                skew: identity.clone(),
+            });
+        }
+    }
+    let reason = if static_found {
         None
     } else if !rejected.is_empty() {
         Some(format!(
@@ -298,6 +306,11 @@ fn no_strategy_reason(spec: &LoopSpec, vectors: &[DepVector]) -> String {
 /// Renders a strategy with dim names: `2D (space u, time i)`.
 pub fn describe(spec: &LoopSpec, s: Strategy) -> String {
     match s {
+        Strategy::Reconnaissance => {
+            "reconnaissance (read/write sets recorded at run time, conflicting iterations \
+             grouped)"
+                .into()
+        }
         Strategy::Wavefront {
             space,
             time,
@@ -397,6 +410,10 @@ fn place_skewed(spec: &LoopSpec, s: Strategy, skew: &[Vec<i64>]) -> Result<Vec<P
             out.push(Placement::Shared);
             continue;
         }
+        if s == Strategy::Reconnaissance {
+            out.push(Placement::Recorded);
+            continue;
+        }
         if let Strategy::Wavefront { space, time, .. } = s {
             // The tile of an element must follow from its index: every dim the two tiled
             // skewed coordinates depend on needs an axis that follows it.
@@ -427,6 +444,7 @@ fn place_skewed(spec: &LoopSpec, s: Strategy, skew: &[Vec<i64>]) -> Result<Vec<P
         } else {
             let dims = match s {
                 Strategy::OneD { dim } => format!("`{}`", spec.dims[dim]),
+                Strategy::Reconnaissance => unreachable!("recorded above"),
                 Strategy::TwoD { space, time } | Strategy::Wavefront { space, time, .. } => {
                     format!("`{}` or `{}`", spec.dims[space], spec.dims[time])
                 }
@@ -502,6 +520,7 @@ impl fmt::Display for Placement {
             Placement::Local(a) => write!(f, "local along axis {}", a.axis),
             Placement::Rotated(a) => write!(f, "rotated along axis {}", a.axis),
             Placement::Tiled => f.write_str("tiled"),
+            Placement::Recorded => f.write_str("recorded at run time"),
         }
     }
 }
@@ -728,5 +747,61 @@ mod wavefront_tests {
             report(&s, &a)
         );
         assert_eq!(a.kind(), Some("2d"));
+    }
+}
+
+#[cfg(test)]
+mod reconnaissance_tests {
+    use super::*;
+    use crate::testutil::{access, spec, sub};
+
+    #[test]
+    fn indirect_feature_weights_need_reconnaissance() {
+        // Sparse LR over samples s: reads x[k] (inner loop, read-only), writes w[x[k]].
+        let s = spec(
+            1,
+            &[1, 1],
+            vec![
+                access(0, false, vec![Subscript::Full]),
+                access(1, false, vec![Subscript::Indirect]),
+                access(1, true, vec![Subscript::Indirect]),
+            ],
+        );
+        let a = analyze(&s);
+        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(
+            a.candidates[0].placements,
+            vec![Placement::Shared, Placement::Recorded]
+        );
+        assert!(a.reason.is_some(), "says why no static strategy applies");
+    }
+
+    #[test]
+    fn indirect_columns_of_aligned_rows_stay_static() {
+        // LDA's word-topic counts: nwk[w, z] with z read from data; rows follow w.
+        // Doc-topic counts ndk[d, z] rows follow d: 2D over (d, w).
+        let s = spec(
+            2,
+            &[2, 2],
+            vec![
+                access(0, true, vec![sub(&[1, 0], 0), Subscript::Indirect]),
+                access(1, true, vec![sub(&[0, 1], 0), Subscript::Indirect]),
+            ],
+        );
+        let a = analyze(&s);
+        assert_eq!(a.kind(), Some("2d"));
+    }
+
+    #[test]
+    fn non_indirect_serial_loops_are_still_refused() {
+        let s = spec(
+            1,
+            &[1],
+            vec![
+                access(0, true, vec![sub(&[1], 0)]),
+                access(0, false, vec![sub(&[1], -1)]),
+            ],
+        );
+        assert_eq!(analyze(&s).kind(), None);
     }
 }

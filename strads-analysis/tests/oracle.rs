@@ -474,6 +474,8 @@ fn check_strategies(
         for &(x, y) in conflicts {
             let (p, q) = (&o.points[x], &o.points[y]);
             let ok = match c.strategy {
+                // The generated loops have no indirect subscript.
+                Plan::Reconnaissance => unreachable!("no indirect subscripts here"),
                 Plan::OneD { dim } => p[dim] == q[dim],
                 Plan::TwoD { space, time } => {
                     space != time && (p[space] == q[space] || p[time] == q[time])
@@ -526,6 +528,7 @@ fn slots(
 ) -> Vec<(usize, usize)> {
     match plan {
         Plan::Wavefront { .. } => unreachable!("wavefronts are checked by `tiles`"),
+        Plan::Reconnaissance => unreachable!("no indirect subscripts here"),
         Plan::OneD { dim } => {
             let par = partition(extents[dim], &cuts[dim], p);
             // 1D: all P parts run at once, part k on worker k.
