@@ -3,6 +3,7 @@
 //! runtime reads the same spec back from a generated constant.
 
 mod dep;
+mod groups;
 mod ir;
 mod report;
 mod schedule;
@@ -12,6 +13,7 @@ mod testutil;
 mod unimodular;
 
 pub use dep::{DepVector, Dist, dependence_vectors, format_dist};
+pub use groups::{Accesses, Batch, GroupPlan, plan_groups};
 pub use ir::{
     Access, AccessKind, Affine, ArrayId, ArraySpec, DimId, List, LoopSpec, Name, Space, Subscript,
 };
