@@ -140,7 +140,7 @@ pub mod __private {
     pub use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Space, Subscript};
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Capture, CaptureByCopy, CaptureByRef, DistArray, LoopState,
-        Parts, RangeSpace, Reduce, SharedMut, SparseArray, replay_blocks, run,
+        Parts, RangeSpace, Reduce, SharedMut, SparseArray, replay_blocks, run, run_recorded,
     };
 
     use serde::Serialize;

@@ -180,12 +180,17 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
         order.sort_by_key(|&g| std::cmp::Reverse(weight(&groups[g])));
         let mut load = vec![0usize; workers];
         let mut runs = vec![Vec::new(); workers];
-        for g in order {
-            let w = (0..workers)
-                .min_by_key(|&w| (load[w], w))
-                .expect("a worker");
-            load[w] += weight(&groups[g]);
-            runs[w].extend_from_slice(&groups[g]);
+        if workers == 1 {
+            // One worker: nothing to balance; keep the serial order.
+            runs[0] = (start as u32..end as u32).collect();
+        } else {
+            for g in order {
+                let w = (0..workers)
+                    .min_by_key(|&w| (load[w], w))
+                    .expect("a worker");
+                load[w] += weight(&groups[g]);
+                runs[w].extend_from_slice(&groups[g]);
+            }
         }
         let mut owned = vec![Vec::new(); workers];
         let mut reads = vec![Vec::new(); workers];

@@ -18,6 +18,7 @@ pub(crate) enum Expect {
     OneD,
     TwoD,
     Unimodular,
+    Reconnaissance,
     Static,
 }
 
@@ -27,6 +28,7 @@ impl Expect {
             Expect::OneD => "1d",
             Expect::TwoD => "2d",
             Expect::Unimodular => "unimodular",
+            Expect::Reconnaissance => "reconnaissance",
             Expect::Static => "static",
         }
     }
@@ -69,17 +71,14 @@ impl Args {
                             "2d" => args.expect = Some((Expect::TwoD, s.span())),
                             "unimodular" => args.expect = Some((Expect::Unimodular, s.span())),
                             "static" => args.expect = Some((Expect::Static, s.span())),
-                            "reconnaissance" => cx.error_spanned_by(
-                                s,
-                                "`expect = \"reconnaissance\"` is not supported yet: this \
-                                 version of strads proves \"1d\", \"2d\", \"unimodular\" or \
-                                 \"static\"",
-                            ),
+                            "reconnaissance" => {
+                                args.expect = Some((Expect::Reconnaissance, s.span()))
+                            }
                             other => cx.error_spanned_by(
                                 s,
                                 format!(
                                     "unknown strategy \"{other}\"; expected \"1d\", \"2d\", \
-                                     \"unimodular\" or \"static\""
+                                     \"unimodular\", \"reconnaissance\" or \"static\""
                                 ),
                             ),
                         },

@@ -20,7 +20,13 @@ const COPY_TYPES: &[&str] = &[
     "usize", "bool", "char",
 ];
 
-pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -> TokenStream {
+pub(crate) fn emit(
+    f: &LoopFn,
+    walked: &Walked,
+    spec: &LoopSpec,
+    report: &str,
+    recon: bool,
+) -> TokenStream {
     let item = &f.item;
     let fn_name = &item.sig.ident;
     let vis = &item.vis;
@@ -93,6 +99,7 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     let mut body_args_parallel = Vec::new();
     let mut body_args_serial = Vec::new();
     let mut views = Vec::new();
+    let mut rec_views = Vec::new();
     let mut shared = Vec::new();
     for &a in &walked.arrays_used {
         let arr = &f.arrays[a];
@@ -117,8 +124,16 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
             } else {
                 quote!(&mut *#ident)
             };
-            shared.push(quote!(let #shared_ident = #private::SharedMut::new(#src);));
+            // An array the loop never writes keeps its version: plans made from its
+            // contents stay valid.
+            let lend = if spec.writes(a) {
+                quote!(new)
+            } else {
+                quote!(new_unwritten)
+            };
+            shared.push(quote!(let #shared_ident = #private::SharedMut::#lend(#src);));
             views.push(quote!(let mut #ident = __blk.view_mut(&#shared_ident, #idx);));
+            rec_views.push(quote!(let mut #ident = __rec.view_mut(&#shared_ident, #idx);));
             body_args_parallel.push(quote!(&mut #ident));
             body_args_serial.push(src);
         } else {
@@ -251,6 +266,42 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
     let state = quote! {
         static __STRADS_LOOP: #private::LoopState = #private::LoopState::new(#struct_name::SPEC);
     };
+    let block_closure = quote! {
+        |__blk| {
+            #(#views)*
+            #red_block
+            __blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
+            #red_push
+        }
+    };
+    let launch = if recon {
+        // Indirect subscripts: a recording pass over the same body (stand-in values, no
+        // writes) makes the plan on the first call with these contents.
+        quote! {
+            #private::run_recorded(
+                &__STRADS_LOOP,
+                __space,
+                &__shapes,
+                &__keys,
+                |__rec| {
+                    #(#rec_views)*
+                    #red_block
+                    __rec.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
+                },
+                #block_closure,
+            );
+        }
+    } else {
+        quote!(#private::run(&__STRADS_LOOP, __space, &__shapes, #block_closure);)
+    };
+    // Read before the arrays are lent to the workers.
+    let keys_stmt = recon.then(|| {
+        let keys = f.arrays.iter().map(|a| {
+            let i = &a.ident;
+            quote!(#i.contents_key())
+        });
+        quote!(let __keys: [(u64, u64); #n_arrays] = [#(#keys),*];)
+    });
     let run = quote! {
         // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
@@ -266,13 +317,9 @@ pub(crate) fn emit(f: &LoopFn, walked: &Walked, spec: &LoopSpec, report: &str) -
             }
         } else {
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
+            #keys_stmt
             #(#shared)*
-            #private::run(&__STRADS_LOOP, __space, &__shapes, |__blk| {
-                #(#views)*
-                #red_block
-                __blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
-                #red_push
-            });
+            #launch
         }
         #red_end
         #struct_pat

@@ -46,25 +46,6 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
     check_captures(cx, f, &walked);
     check_arrays(cx, f, &walked);
     let spec = build_spec(f, &walked, args);
-    for (acc, found) in spec.accesses.iter().zip(&walked.accesses) {
-        if let Some(pos) = acc
-            .subscripts
-            .iter()
-            .position(|s| matches!(s, Subscript::Indirect))
-        {
-            let name = &f.arrays[acc.array].ident;
-            cx.syn_error(syn::Error::new_spanned(
-                &found.subscript_tokens[pos],
-                format!(
-                    "subscript {} of `{name}` is not an affine function of the loop's indices \
-                     (it is read from data or computed); this version of strads proves \
-                     parallelism only for subscripts like `i`, `i + 1`, `2 * j - 1`, a constant \
-                     or an inner `for k in a..b` variable",
-                    pos + 1
-                ),
-            ));
-        }
-    }
     if cx.has_errors() {
         return None;
     }
@@ -87,7 +68,9 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             Expect::OneD => kind == Some("1d"),
             Expect::TwoD => kind == Some("2d"),
             Expect::Unimodular => kind == Some("unimodular"),
-            Expect::Static => kind.is_some(),
+            Expect::Reconnaissance => kind == Some("reconnaissance"),
+            // Proved at compile time: anything but reconnaissance.
+            Expect::Static => kind.is_some() && kind != Some("reconnaissance"),
         };
         if !ok {
             let proved = &analysis.candidates[0].strategy;
@@ -95,22 +78,54 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
                 Expect::OneD => format!(": {}", why_not_1d(&spec, &analysis)),
                 _ => String::new(),
             };
+            let or_static = if expect == Expect::Static || kind == Some("reconnaissance") {
+                ""
+            } else {
+                " (or `\"static\"` to accept any strategy proved at compile time)"
+            };
             cx.syn_error(syn::Error::new(
                 span,
                 format!(
                     "expected strategy {} but the analysis proved {}{why}; write \
-                     `expect = \"{}\"` (or `\"static\"` to accept any strategy proved at \
-                     compile time), or change the accesses",
+                     `expect = \"{}\"`{or_static}, or change the accesses",
                     expect.as_str(),
                     describe(&spec, *proved),
                     kind.unwrap_or("none"),
                 ),
             ));
+            // Say which subscript sends the loop to run time.
+            if kind == Some("reconnaissance") {
+                let indirect = spec
+                    .accesses
+                    .iter()
+                    .zip(&walked.accesses)
+                    .find_map(|(a, found)| {
+                        let pos = a
+                            .subscripts
+                            .iter()
+                            .position(|s| matches!(s, Subscript::Indirect))?;
+                        found.subscript_tokens.get(pos)
+                    });
+                if let Some(tokens) = indirect {
+                    cx.syn_error(syn::Error::new_spanned(
+                        tokens,
+                        "this subscript is read from data or computed, so the analysis cannot \
+                         prove a strategy at compile time: strads records the loop's accesses \
+                         at run time instead (reconnaissance)",
+                    ));
+                }
+            }
             return None;
         }
     }
     let text = report(&spec, &analysis);
-    Some(emit::emit(f, &walked, &spec, &text))
+    Some(emit::emit(
+        f,
+        &walked,
+        &spec,
+        &text,
+        kind == Some("reconnaissance"),
+    ))
 }
 
 /// For each dim, a dependence that crosses it: why no dim can be split alone.

@@ -30,6 +30,8 @@ pub struct DistArray<T, const N: usize> {
     data: Vec<T>,
     shape: [usize; N],
     id: u64,
+    /// Bumped by every way to mutate the elements: `(id, version)` names the contents.
+    version: u64,
 }
 
 /// Element types [`DistArray::random`] can draw.
@@ -77,6 +79,7 @@ impl<T, const N: usize> DistArray<T, N> {
             data,
             shape,
             id: fresh_id(),
+            version: 0,
         }
     }
 
@@ -93,6 +96,7 @@ impl<T, const N: usize> DistArray<T, N> {
             data,
             shape,
             id: fresh_id(),
+            version: 0,
         })
     }
 
@@ -132,6 +136,7 @@ impl<T, const N: usize> DistArray<T, N> {
     /// When `i` is outside the first dimension.
     #[inline]
     pub fn row_mut(&mut self, i: usize) -> &mut [T] {
+        self.version += 1;
         let n = self.row_len();
         &mut self.data[i * n..(i + 1) * n]
     }
@@ -145,6 +150,7 @@ impl<T, const N: usize> DistArray<T, N> {
     /// The element at `idx`, mutable, or `None` when outside the shape.
     #[inline]
     pub fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
+        self.version += 1;
         offset(&self.shape, &idx).map(|o| &mut self.data[o])
     }
 
@@ -155,6 +161,7 @@ impl<T, const N: usize> DistArray<T, N> {
 
     /// All elements in row-major order, mutable.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
+        self.version += 1;
         &mut self.data
     }
 
@@ -172,7 +179,18 @@ impl<T, const N: usize> DistArray<T, N> {
         self.id
     }
 
+    /// `(id, version)`: changes whenever the elements may have changed, so a plan made
+    /// from this array's contents is reused only while they are the same.
+    pub fn contents_key(&self) -> (u64, u64) {
+        (self.id, self.version)
+    }
+
+    pub(crate) fn data_ptr_unversioned(&mut self) -> *mut T {
+        self.data.as_mut_ptr()
+    }
+
     pub(crate) fn data_mut_ptr(&mut self) -> *mut T {
+        self.version += 1;
         self.data.as_mut_ptr()
     }
 }
@@ -185,6 +203,7 @@ impl<T: Clone + Default, const N: usize> DistArray<T, N> {
             data: vec![T::default(); len],
             shape,
             id: fresh_id(),
+            version: 0,
         }
     }
 }
@@ -204,6 +223,7 @@ impl<T: Clone, const N: usize> Clone for DistArray<T, N> {
             data: self.data.clone(),
             shape: self.shape,
             id: fresh_id(),
+            version: 0,
         }
     }
 }
@@ -237,6 +257,7 @@ impl<T, const N: usize> Index<[usize; N]> for DistArray<T, N> {
 impl<T, const N: usize> IndexMut<[usize; N]> for DistArray<T, N> {
     #[inline]
     fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
+        self.version += 1;
         match offset(&self.shape, &idx) {
             Some(o) => &mut self.data[o],
             None => index_panic(&idx, &self.shape),
@@ -255,6 +276,7 @@ impl<T> Index<usize> for DistArray<T, 1> {
 impl<T> IndexMut<usize> for DistArray<T, 1> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
+        self.version += 1;
         &mut self.data[i]
     }
 }
@@ -446,6 +468,11 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// Process-unique identity of this array (a clone gets a new one).
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// `(id, 0)`: a sparse array's entries never change.
+    pub fn contents_key(&self) -> (u64, u64) {
+        (self.id, 0)
     }
 
     pub(crate) fn raw_keys(&self) -> &[[u32; N]] {

@@ -29,7 +29,7 @@ const MAX_PLANS: usize = 32;
 pub struct LoopState {
     spec: LoopSpec,
     analysis: OnceLock<Analysis>,
-    plans: Mutex<Vec<(String, Arc<dyn Any + Send + Sync>)>>,
+    pub(crate) plans: Mutex<Vec<(String, Arc<dyn Any + Send + Sync>)>>,
     explained: AtomicBool,
 }
 
@@ -148,6 +148,11 @@ impl<B: Send + Sync + 'static> Plan<B> {
         let (dims, sched) = match candidate.strategy {
             Strategy::OneD { dim } => (vec![dim], Sched::OneD),
             Strategy::TwoD { space, time } => (vec![space, time], Sched::Rotation),
+            Strategy::Reconnaissance => panic!(
+                "strads: loop `{}` needs reconnaissance, but was called without a recording \
+                 pass (please report it)",
+                spec.name
+            ),
             Strategy::Wavefront { .. } => {
                 let t = crate::wavefront::plan(spec, candidate, space, p);
                 let mut summary = summary(spec, candidate, t.p);
@@ -204,7 +209,11 @@ fn window(
     let (align, part) = match c.placements[array] {
         Placement::Local(al) => (al, parts[0].range(s)),
         Placement::Rotated(al) => (al, parts[1].range(t)),
-        Placement::Shared | Placement::Iterated | Placement::Unused | Placement::Tiled => {
+        Placement::Shared
+        | Placement::Iterated
+        | Placement::Unused
+        | Placement::Tiled
+        | Placement::Recorded => {
             return Window::All { writable: false };
         }
     };
@@ -222,6 +231,7 @@ fn summary(spec: &LoopSpec, c: &Candidate, p: usize) -> String {
     let mut s = String::new();
     let _ = match c.strategy {
         Strategy::OneD { dim } => write!(s, "1d dim={} workers={p} blocks={p}", spec.dims[dim]),
+        Strategy::Reconnaissance => write!(s, "reconnaissance workers={p}"),
         Strategy::Wavefront { space, time, .. } => {
             let skew = if strads_analysis::is_identity(&c.skew) {
                 String::new()
@@ -318,7 +328,9 @@ pub fn serial_env() -> bool {
 pub struct Block<'a, S: Space> {
     state: &'static LoopState,
     space: &'a S,
-    blocks: &'a S::Blocks,
+    blocks: Option<&'a S::Blocks>,
+    /// Reconnaissance blocks are lists of iteration ids instead of `blocks[id]`.
+    list: Option<&'a [u32]>,
     id: usize,
     seq: (usize, usize),
     windows: &'a [Window],
@@ -357,9 +369,21 @@ impl<'a, S: Space> Block<'a, S> {
 
     /// Runs `f` over the block's iterations in order.
     #[inline]
-    pub fn for_each<F: FnMut(S::Item<'a>)>(&mut self, f: F) {
+    pub fn for_each<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
+        if let Some(ids) = self.list {
+            if let Some(t) = self.trace.as_mut() {
+                t.extend(ids.iter().map(|&i| i as usize));
+            }
+            for &id in ids {
+                f(self.space.item(id as usize));
+            }
+            return;
+        }
+        let blocks = self
+            .blocks
+            .expect("a block is a list or one of the plan's blocks");
         self.space
-            .for_each_in(self.blocks, self.id, self.trace.as_mut(), f);
+            .for_each_in(blocks, self.id, self.trace.as_mut(), f);
     }
 }
 
@@ -379,7 +403,8 @@ where
         let mut blk = Block {
             state,
             space,
-            blocks: &plan.blocks,
+            blocks: Some(&plan.blocks),
+            list: None,
             id,
             seq,
             windows: &plan.windows[id],
@@ -560,4 +585,255 @@ pub fn replay_blocks<'s, S: Space>(
         }
     }
     Some(out)
+}
+
+/// A barrier whose wait fails once a participant gave up (its worker panicked), so the
+/// others return instead of waiting forever.
+struct PhaseBarrier {
+    state: Mutex<(usize, usize, bool)>, // (arrived, generation, broken)
+    cv: std::sync::Condvar,
+    n: usize,
+}
+
+impl PhaseBarrier {
+    fn new(n: usize) -> Self {
+        PhaseBarrier {
+            state: Mutex::new((0, 0, false)),
+            cv: std::sync::Condvar::new(),
+            n,
+        }
+    }
+
+    /// Waits for all `n`; `false` when the barrier is broken.
+    fn wait(&self) -> bool {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if g.2 {
+            return false;
+        }
+        g.0 += 1;
+        if g.0 == self.n {
+            g.0 = 0;
+            g.1 += 1;
+            self.cv.notify_all();
+            return true;
+        }
+        let generation = g.1;
+        while g.1 == generation && !g.2 {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        !g.2
+    }
+
+    fn break_all(&self) {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        g.2 = true;
+        self.cv.notify_all();
+    }
+}
+
+/// Breaks the barrier if dropped during a panic.
+struct BreakOnPanic<'a>(&'a PhaseBarrier);
+
+impl Drop for BreakOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.break_all();
+        }
+    }
+}
+
+/// A reconnaissance plan: task groups per batch and the ownership table their runs claim.
+struct ReconPlan {
+    groups: strads_analysis::GroupPlan,
+    /// Element id of element 0 of each array (arrays the loop may write).
+    bases: Vec<u64>,
+    owners: Arc<[std::sync::atomic::AtomicU64]>,
+    /// Calls so far: part of every stamp, so a stale claim never looks current.
+    calls: std::sync::atomic::AtomicU64,
+    summary: String,
+}
+
+/// Iterations per batch: small batches cut conflict components (Cyclades), large ones
+/// cost fewer barriers.
+fn batch_size(n: usize, p: usize) -> usize {
+    (n / 32).max(512 * p).max(1)
+}
+
+/// Runs one call of a loop planned by reconnaissance: on the first call with these
+/// contents, `record` runs the body over every iteration through recording views; the
+/// recorded touches make task groups, cached for later calls while `keys` (the ids and
+/// versions of the arrays the loop reads) and the shapes are the same. `f` runs one block.
+pub fn run_recorded<S, R, F>(
+    state: &'static LoopState,
+    space: &S,
+    shapes: &[&[usize]],
+    keys: &[(u64, u64)],
+    record: R,
+    f: F,
+) where
+    S: Space,
+    R: Fn(&crate::record::Recording<'_, S>),
+    F: Fn(&mut Block<'_, S>) + Sync,
+{
+    let spec = &state.spec;
+    let p = if in_worker() { 1 } else { current_threads() };
+    // The contents of arrays the loop writes do not change the plan (they read as
+    // stand-ins); everything else does.
+    let read_keys: Vec<(u64, u64)> = keys
+        .iter()
+        .enumerate()
+        .filter(|(a, _)| !spec.writes(*a))
+        .map(|(_, k)| *k)
+        .collect();
+    let key = format!("recon:{}:{p}:{shapes:?}:{read_keys:?}", space.identity());
+    let cached = {
+        let plans = state.plans.lock().unwrap_or_else(|e| e.into_inner());
+        plans
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| Arc::clone(v).downcast::<ReconPlan>().ok())
+    };
+    let plan = cached.unwrap_or_else(|| {
+        let t = std::time::Instant::now();
+        let mut bases = Vec::with_capacity(shapes.len());
+        let mut n_elems = 0u64;
+        for (a, shape) in shapes.iter().enumerate() {
+            bases.push(n_elems);
+            if spec.arrays[a].mutable && spec.space_array() != Some(a) {
+                n_elems += shape.iter().product::<usize>() as u64;
+            }
+        }
+        let rec = crate::record::Recording {
+            state,
+            space,
+            acc: std::cell::RefCell::new(strads_analysis::Accesses::new()),
+            bases: bases.clone(),
+        };
+        record(&rec);
+        let acc = rec.acc.into_inner();
+        let recorded = t.elapsed();
+        let groups = strads_analysis::plan_groups(&acc, n_elems, p, batch_size(acc.len(), p));
+        let (max, mean) = groups.load_balance(&acc);
+        let summary = format!(
+            "reconnaissance workers={p} batches={} groups={} largest_group={} load_max/mean={:.2} \
+             recorded={} touches={} record_ms={:.1} plan_ms={:.1}",
+            groups.batches.len(),
+            groups.batches.iter().map(|b| b.groups).sum::<usize>(),
+            groups.batches.iter().map(|b| b.largest).max().unwrap_or(0),
+            if mean > 0.0 { max as f64 / mean } else { 1.0 },
+            acc.len(),
+            (0..acc.len()).map(|i| acc.weight(i)).sum::<usize>(),
+            recorded.as_secs_f64() * 1e3,
+            (t.elapsed() - recorded).as_secs_f64() * 1e3,
+        );
+        let owners: Arc<[std::sync::atomic::AtomicU64]> = (0..n_elems)
+            .map(|_| std::sync::atomic::AtomicU64::new(0))
+            .collect();
+        let plan = Arc::new(ReconPlan {
+            groups,
+            bases,
+            owners,
+            calls: std::sync::atomic::AtomicU64::new(0),
+            summary,
+        });
+        let mut plans = state.plans.lock().unwrap_or_else(|e| e.into_inner());
+        if plans.len() >= MAX_PLANS {
+            plans.remove(0);
+        }
+        plans.push((key, plan.clone() as Arc<dyn Any + Send + Sync>));
+        plan
+    });
+    if explain_requested() && !state.explained.swap(true, Ordering::Relaxed) {
+        eprintln!("strads plan {}: {}", spec.name, plan.summary);
+    }
+    let tracing = testing::recording();
+    let call = plan.calls.fetch_add(1, Ordering::Relaxed) + 1;
+    let n_batches = plan.groups.batches.len();
+    // Stamp: call, batch, worker; every claim of an earlier batch or call looks foreign
+    // to the batch part and so reads as unclaimed.
+    let stamp = |b: usize, w: usize| -> u64 {
+        ((call << 24 | (b as u64 + 1)) << crate::view::WORKER_BITS) | (w as u64 + 1)
+    };
+    let windows = |b: usize, w: usize| -> Vec<Window> {
+        (0..spec.arrays.len())
+            .map(|a| {
+                if spec.writes(a) && p > 1 {
+                    Window::Owned {
+                        table: plan.owners.clone(),
+                        base: plan.bases[a] as usize,
+                        stamp: stamp(b, w),
+                    }
+                } else {
+                    // One worker owns everything; arrays nobody writes are read-only.
+                    Window::All {
+                        writable: spec.writes(a),
+                    }
+                }
+            })
+            .collect()
+    };
+    let run_block = |b: usize, w: usize| -> Vec<usize> {
+        let win = windows(b, w);
+        let mut blk = Block {
+            state,
+            space,
+            blocks: None,
+            list: Some(&plan.groups.batches[b].runs[w]),
+            id: 0,
+            seq: (b, w),
+            windows: &win,
+            trace: tracing.then(Vec::new),
+        };
+        f(&mut blk);
+        blk.trace.unwrap_or_default()
+    };
+    let per_worker: Vec<Vec<Vec<usize>>> = if p == 1 {
+        vec![as_worker(|| {
+            (0..n_batches).map(|b| run_block(b, 0)).collect()
+        })]
+    } else {
+        let barrier = PhaseBarrier::new(p);
+        pool(p).broadcast(|ctx| {
+            let w = ctx.index();
+            let _guard = BreakOnPanic(&barrier);
+            let mut mine = Vec::with_capacity(n_batches);
+            as_worker(|| {
+                for b in 0..n_batches {
+                    // Claim this batch's elements, wait until everyone has, run, and wait
+                    // until everyone is done before the next batch's claims.
+                    for &e in &plan.groups.batches[b].owned[w] {
+                        plan.owners[e as usize].store(stamp(b, w), Ordering::Relaxed);
+                    }
+                    if !barrier.wait() {
+                        return;
+                    }
+                    mine.push(run_block(b, w));
+                    if !barrier.wait() {
+                        return;
+                    }
+                }
+            });
+            mine
+        })
+    };
+    let steps: Vec<Vec<Vec<usize>>> = (0..n_batches)
+        .map(|b| {
+            (0..p)
+                .map(|w| {
+                    per_worker
+                        .get(w)
+                        .and_then(|m| m.get(b))
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect()
+        })
+        .collect();
+    if tracing {
+        testing::push_run(LoopRun {
+            loop_name: spec.name.to_string(),
+            plan: plan.summary.clone(),
+            steps,
+        });
+    }
 }

@@ -35,7 +35,7 @@ unsafe impl<T: Send, const N: usize> Send for SharedMut<'_, T, N> {}
 unsafe impl<T: Send + Sync, const N: usize> Sync for SharedMut<'_, T, N> {}
 
 impl<'a, T, const N: usize> SharedMut<'a, T, N> {
-    /// Lends `array` to the workers for as long as `'a`.
+    /// Lends `array`, which the loop writes, to the workers for as long as `'a`.
     pub fn new(array: &'a mut DistArray<T, N>) -> Self {
         SharedMut {
             ptr: array.data_mut_ptr(),
@@ -46,6 +46,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
 
     /// A view limited to `window`. The executor is responsible for the module's invariant.
     pub(crate) fn view<'s>(&'s self, name: &'static str, window: &'s Window) -> ViewMut<'s, T, N> {
+        let mut owned = None;
         let (axis, lo, hi, writable, tiles) = match window {
             Window::All { writable } => (0, 0, self.shape[0], *writable, None),
             Window::Range {
@@ -55,10 +56,15 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
                 writable,
             } => (*axis, *lo, (*hi).min(self.shape[*axis]), *writable, None),
             Window::Tiles(t) => (0, 0, 0, true, Some(&**t)),
+            Window::Owned { table, base, stamp } => {
+                owned = Some((&**table, *base, *stamp));
+                (0, 0, 0, true, None)
+            }
         };
         // A row spans every index of the other axes: rows are reachable through axis 0's
-        // window, or all of them when the window is the whole axis. Tiles have no rows.
-        let (row_lo, row_hi) = if tiles.is_some() {
+        // window, or all of them when the window is the whole axis. Tiles have no rows;
+        // owned elements are checked one by one.
+        let (row_lo, row_hi) = if tiles.is_some() || owned.is_some() {
             (0, 0)
         } else if lo == 0 && hi == self.shape[axis] {
             (0, self.shape[0])
@@ -78,9 +84,32 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             row_hi,
             writable,
             tiles,
+            owned,
             name,
             _borrow: PhantomData,
         }
+    }
+}
+
+impl<'a, T, const N: usize> SharedMut<'a, T, N> {
+    /// Lends `array`, which the loop only reads (its views are read-only), keeping its
+    /// version: plans made from its contents stay valid.
+    pub fn new_unwritten(array: &'a mut DistArray<T, N>) -> Self {
+        SharedMut {
+            ptr: array.data_ptr_unversioned(),
+            shape: array.shape(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The array's shape.
+    pub(crate) fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+
+    /// The array's first element, for recording views.
+    pub(crate) fn ptr(&self) -> *const T {
+        self.ptr
     }
 }
 
@@ -93,7 +122,7 @@ impl<T, const N: usize> fmt::Debug for SharedMut<'_, T, N> {
 }
 
 /// What a worker may touch of one array in one block.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) enum Window {
     /// Every element; writable or read-only.
     All { writable: bool },
@@ -106,7 +135,17 @@ pub(crate) enum Window {
     },
     /// A wavefront tile (see [`TileWindow`]).
     Tiles(std::sync::Arc<TileWindow>),
+    /// Reconnaissance: element `e` of the array may be written when `table[base + e]`
+    /// holds `stamp`, read when it holds `stamp` or no claim of this batch.
+    Owned {
+        table: std::sync::Arc<[std::sync::atomic::AtomicU64]>,
+        base: usize,
+        stamp: u64,
+    },
 }
+
+/// The batch part of an ownership stamp (every bit but the worker's).
+pub(crate) const WORKER_BITS: u32 = 16;
 
 /// The elements a wavefront tile may touch. Two linear forms over the index,
 /// `forms[k] . idx`, place an element in the skewed iteration space; each region is a box
@@ -149,6 +188,15 @@ impl TileWindow {
     }
 }
 
+/// Whether the worker stamped `stamp` may write (or read) element `e`: written elements
+/// are claimed by exactly one worker per batch; an element no worker claimed in this batch
+/// is only read.
+#[inline(always)]
+fn owns_element(table: &[std::sync::atomic::AtomicU64], e: usize, stamp: u64, write: bool) -> bool {
+    let v = table[e].load(std::sync::atomic::Ordering::Relaxed);
+    v == stamp || (!write && (v >> WORKER_BITS) != (stamp >> WORKER_BITS))
+}
+
 /// One worker's window on an array for one block.
 pub struct ViewMut<'s, T, const N: usize> {
     ptr: *mut T,
@@ -163,6 +211,8 @@ pub struct ViewMut<'s, T, const N: usize> {
     writable: bool,
     /// A wavefront tile's window instead of `axis`/`lo`/`hi`.
     tiles: Option<&'s TileWindow>,
+    /// Reconnaissance ownership: `(table, base, stamp)` instead of `axis`/`lo`/`hi`.
+    owned: Option<(&'s [std::sync::atomic::AtomicU64], usize, u64)>,
     name: &'static str,
     _borrow: PhantomData<&'s mut [T]>,
 }
@@ -187,9 +237,13 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
             "strads: an iteration reached {what:?} of `{}`, outside {} this worker owns; the \
              loop's plan does not cover this access (please report it)",
             self.name,
-            match self.tiles {
-                Some(_) => "the tile".to_string(),
-                None => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
+            match (self.tiles, self.owned) {
+                (Some(_), _) => "the tile".to_string(),
+                (None, Some(_)) =>
+                    "the elements reconnaissance recorded for it (does control flow \
+                    depend on the values of arrays the loop writes?)"
+                        .to_string(),
+                (None, None) => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
             }
         )
     }
@@ -214,12 +268,13 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
         let Some(o) = offset(&self.shape, idx) else {
             index_panic(idx, &self.shape)
         };
-        let ok = match self.tiles {
-            None => self.owns(idx[self.axis]),
-            Some(t) => {
+        let ok = match (self.tiles, self.owned) {
+            (Some(t), _) => {
                 let f = t.values(idx);
                 TileWindow::holds(&t.write, f) || (!write && TileWindow::holds(&t.read, f))
             }
+            (None, Some((table, base, stamp))) => owns_element(table, base + o, stamp, write),
+            (None, None) => self.owns(idx[self.axis]),
         };
         if !ok {
             self.outside(idx);
@@ -228,9 +283,19 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
     }
 
     #[inline(always)]
-    fn row_range(&self, i: usize) -> usize {
+    fn row_range(&self, i: usize, write: bool) -> usize {
         if i.wrapping_sub(self.row_lo) >= self.row_hi.wrapping_sub(self.row_lo) {
-            self.bad_row(i);
+            match self.owned {
+                // Owned elements: every element of the row must be this worker's to touch.
+                Some((table, base, stamp)) if i < self.shape[0] => {
+                    let start = base + i * self.row_len;
+                    if (start..start + self.row_len).all(|e| owns_element(table, e, stamp, write)) {
+                        return i * self.row_len;
+                    }
+                    self.outside(&format_args!("row {i}"));
+                }
+                _ => self.bad_row(i),
+            }
         }
         i * self.row_len
     }
@@ -291,7 +356,7 @@ impl<T, const N: usize> ArrayRef<T, N> for ViewMut<'_, T, N> {
     }
     #[inline(always)]
     fn row(&self, i: usize) -> &[T] {
-        let start = self.row_range(i);
+        let start = self.row_range(i, false);
         // SAFETY: the row lies inside the array (i < shape[0]) and inside this view's window
         // (checked by `row_range`), which no writer on another thread overlaps.
         unsafe { std::slice::from_raw_parts(self.ptr.add(start), self.row_len) }
@@ -309,7 +374,7 @@ impl<T, const N: usize> ArrayMut<T, N> for ViewMut<'_, T, N> {
         if !self.writable {
             self.read_only();
         }
-        let start = self.row_range(i);
+        let start = self.row_range(i, true);
         // SAFETY: as for `row`; writable windows are exclusive to this thread, and
         // `&mut self` keeps this view from lending the row twice.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), self.row_len) }

@@ -1,5 +1,5 @@
-// `buffer(..)`, `sync = ".."` and `expect = "reconnaissance"` are designed but not
-// implemented: one error each, all reported in one build.
+// `buffer(..)` and `sync = ".."` are designed but not implemented: one error each, both
+// reported in one build (`expect = "reconnaissance"` beside them is accepted).
 
 use strads::prelude::*;
 
