@@ -122,6 +122,11 @@ pub mod load {
     pub use strads_runtime::load::*;
 }
 
+/// Skewed data: permuting ids so that popular rows spread over partitions.
+pub mod skew {
+    pub use strads_runtime::skew::*;
+}
+
 /// Synthetic data sets of the same shape as the real ones.
 pub mod generate {
     pub use strads_runtime::generate::*;

@@ -13,6 +13,7 @@ pub mod load;
 mod pool;
 mod record;
 mod reduce;
+pub mod skew;
 mod space;
 pub mod testing;
 mod view;

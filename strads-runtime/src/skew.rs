@@ -1,0 +1,1 @@
+//! Skewed data: permuting ids so popular rows spread over partitions.
