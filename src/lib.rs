@@ -144,8 +144,9 @@ pub mod __private {
     pub use std::borrow::Cow;
     pub use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Space, Subscript};
     pub use strads_runtime::{
-        ArrayMut, ArrayRef, Block, Capture, CaptureByCopy, CaptureByRef, DistArray, LoopState,
-        Parts, RangeSpace, Reduce, SharedMut, SparseArray, replay_blocks, run, run_recorded,
+        ArrayMut, ArrayRef, Block, Buffered, Capture, CaptureByCopy, CaptureByRef, DistArray,
+        LoopState, Parts, RangeSpace, Reduce, SharedMut, SparseArray, current_threads,
+        replay_blocks, replay_workers, run, run_recorded,
     };
 
     use serde::Serialize;

@@ -39,6 +39,8 @@ impl Expect {
 pub(crate) struct Args {
     pub(crate) expect: Option<(Expect, proc_macro2::Span)>,
     pub(crate) ordered: bool,
+    /// `buffer(a, b)`: arrays whose updates go to per-worker write-back buffers.
+    pub(crate) buffers: Vec<syn::Ident>,
 }
 
 struct RawArgs(Punctuated<Meta, Token![,]>);
@@ -106,7 +108,28 @@ impl Args {
                     cx.error_spanned_by(&meta, "`ordered` takes no value");
                 }
                 args.ordered = true;
-            } else if path.is_ident(BUFFER) || path.is_ident(SYNC) {
+            } else if path.is_ident(BUFFER) {
+                match &meta {
+                    Meta::List(list) => {
+                        let parser = Punctuated::<syn::Ident, Token![,]>::parse_terminated;
+                        match list.parse_args_with(parser) {
+                            Ok(names) if !names.is_empty() => args.buffers.extend(names),
+                            Ok(_) => cx.error_spanned_by(
+                                &meta,
+                                "name the arrays to buffer: `buffer(h)` or `buffer(h, g)`",
+                            ),
+                            Err(e) => cx.syn_error(syn::Error::new(
+                                e.span(),
+                                format!("expected array names, as in `buffer(h)`: {e}"),
+                            )),
+                        }
+                    }
+                    _ => cx.error_spanned_by(
+                        &meta,
+                        "name the arrays to buffer: `buffer(h)` or `buffer(h, g)`",
+                    ),
+                }
+            } else if path.is_ident(SYNC) {
                 cx.error_spanned_by(
                     &meta,
                     format!(

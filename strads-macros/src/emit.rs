@@ -100,6 +100,8 @@ pub(crate) fn emit(
     let mut body_args_serial = Vec::new();
     let mut views = Vec::new();
     let mut rec_views = Vec::new();
+    // (array, its `Buffered`, how to reach the array) of every write-back buffer.
+    let mut buffers: Vec<(syn::Ident, syn::Ident, TokenStream)> = Vec::new();
     let mut shared = Vec::new();
     for &a in &walked.arrays_used {
         let arr = &f.arrays[a];
@@ -115,7 +117,22 @@ pub(crate) fn emit(
             }
         });
         let idx = lit(a as i128);
-        if arr.mutable && Some(a) != space_array {
+        if f.buffered.contains(&a) {
+            // A write-back buffer: each worker runs on its own copy (see `Buffered`).
+            generics.push(quote!(#tp: #private::ArrayMut<#elem, #rank> #one_d));
+            params.push(quote!(#ident: &mut #tp));
+            let buf_ident = format_ident!("__{}_buffer", ident);
+            let src = if arr.owned {
+                quote!(&mut #ident)
+            } else {
+                quote!(&mut *#ident)
+            };
+            // Recording must not touch the copies: it gets a throwaway one.
+            rec_views.push(quote!(let #ident = &mut #buf_ident.original().clone();));
+            buffers.push((ident.clone(), buf_ident, src));
+            body_args_parallel.push(quote!(#ident));
+            body_args_serial.push(quote!(#ident));
+        } else if arr.mutable && Some(a) != space_array {
             generics.push(quote!(#tp: #private::ArrayMut<#elem, #rank> #one_d));
             params.push(quote!(#ident: &mut #tp));
             let shared_ident = format_ident!("__{}", ident);
@@ -266,11 +283,44 @@ pub(crate) fn emit(
     let state = quote! {
         static __STRADS_LOOP: #private::LoopState = #private::LoopState::new(#struct_name::SPEC);
     };
+    // Buffered arrays: the block's iterations run inside its worker's copies.
+    let in_copies = |inner: TokenStream, blk: TokenStream| {
+        buffers.iter().rev().fold(
+            inner,
+            |inner, (ident, buf, _)| quote!(#buf.with(#blk.seq().1, |#ident| { #inner });),
+        )
+    };
+    let parallel_body = in_copies(
+        quote!(__blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));),
+        quote!(__blk),
+    );
+    let replay_body = in_copies(
+        quote! {
+            for __it in __blk.items() {
+                __loop.body(__it, #(#body_args_serial),*);
+            }
+        },
+        quote!(__blk),
+    );
+    let buffers_new: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(_, buf, src)| quote!(let #buf = #private::Buffered::new(#src, #private::current_threads());))
+        .collect();
+    let buffers_new_replay: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(_, buf, src)| {
+            quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(&__blocks));)
+        })
+        .collect();
+    let buffers_finish: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(_, buf, _)| quote!(#buf.finish();))
+        .collect();
     let block_closure = quote! {
         |__blk| {
             #(#views)*
             #red_block
-            __blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
+            #parallel_body
             #red_push
         }
     };
@@ -308,18 +358,20 @@ pub(crate) fn emit(
         let __loop = #init;
         #red_begin
         if let ::core::option::Option::Some(__blocks) = #private::replay_blocks(&__STRADS_LOOP, __space) {
+            #(#buffers_new_replay)*
             for __blk in &__blocks {
                 #red_block
-                for __it in __blk.items() {
-                    __loop.body(__it, #(#body_args_serial),*);
-                }
+                #replay_body
                 #red_push
             }
+            #(#buffers_finish)*
         } else {
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
             #keys_stmt
             #(#shared)*
+            #(#buffers_new)*
             #launch
+            #(#buffers_finish)*
         }
         #red_end
         #struct_pat

@@ -31,7 +31,10 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
     };
     let cx = Ctxt::new();
     let args = Args::from_tokens(&cx, args);
-    let out = LoopFn::from_syn(&cx, &item).and_then(|f| expand(&cx, &args, &f));
+    let out = LoopFn::from_syn(&cx, &item).and_then(|mut f| {
+        f.buffered = buffered_arrays(&cx, &args, &f);
+        expand(&cx, &args, &f)
+    });
     match cx.check() {
         Ok(()) => out.unwrap_or_else(|| quote!(#item)),
         Err(e) => {
@@ -118,7 +121,19 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             return None;
         }
     }
-    let text = report(&spec, &analysis);
+    let mut text = report(&spec, &analysis);
+    if !f.buffered.is_empty() {
+        let names: Vec<String> = f
+            .buffered
+            .iter()
+            .map(|&a| format!("`{}`", f.arrays[a].ident))
+            .collect();
+        text.push_str(&format!(
+            "buffered: {} (exempt from the analysis: each worker updates its own copy with \
+             `+=`/`-=`; the copies' differences are added after the loop, in worker order)\n",
+            names.join(", ")
+        ));
+    }
     Some(emit::emit(
         f,
         &walked,
@@ -149,6 +164,24 @@ fn why_not_1d(spec: &LoopSpec, analysis: &Analysis) -> String {
         })
         .collect();
     format!("no dim can be split alone: {}", crossings.join(", and "))
+}
+
+/// The arrays named in `buffer(..)`, each a `&mut DistArray` parameter of the function.
+fn buffered_arrays(cx: &Ctxt, args: &Args, f: &LoopFn) -> Vec<usize> {
+    let mut out = Vec::new();
+    for name in &args.buffers {
+        match f.array_index(&name.to_string()) {
+            Some(a) if f.arrays[a].mutable && f.arrays[a].kind == ArrayKind::Dense => out.push(a),
+            _ => cx.error_spanned_by(
+                name,
+                format!(
+                    "`buffer({name})` names no array the loop may write: buffers are \
+                     `&mut DistArray` parameters"
+                ),
+            ),
+        }
+    }
+    out
 }
 
 fn check_captures(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
@@ -235,7 +268,8 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
         .map(|a| ArraySpec {
             name: a.ident.to_string().into(),
             rank: a.rank,
-            mutable: a.mutable,
+            // A buffer's updates go to per-worker copies: to the analysis it is read-only.
+            mutable: a.mutable && !f.buffered.iter().any(|&b| f.arrays[b].ident == a.ident),
         })
         .collect();
     let accesses: Vec<Access> = walked

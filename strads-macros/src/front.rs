@@ -71,6 +71,8 @@ pub(crate) struct LoopFn {
     pub(crate) space: SpaceSrc,
     pub(crate) key: KeyPat,
     pub(crate) n_dims: usize,
+    /// Arrays given to `buffer(..)`: write-back buffers, exempt from the analysis.
+    pub(crate) buffered: Vec<usize>,
 }
 
 impl LoopFn {
@@ -206,6 +208,7 @@ impl LoopFn {
             space,
             key,
             n_dims,
+            buffered: Vec::new(),
         })
     }
 

@@ -122,6 +122,7 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
             first_use: BTreeMap::new(),
         },
         write_ctx: false,
+        additive: false,
         inner_loops: 0,
         closures: 0,
         in_macro: 0,
@@ -142,6 +143,8 @@ struct Walker<'a> {
     found: Walked,
     /// The expression being visited is the place an assignment writes.
     write_ctx: bool,
+    /// That assignment is `+=` or `-=` (the updates a write-back buffer takes).
+    additive: bool,
     /// Depth of loops nested in the body (`break` there is fine).
     inner_loops: usize,
     /// Depth of closures (`return` and `?` there are fine).
@@ -323,6 +326,23 @@ impl Walker<'_> {
         at: &impl ToTokens,
     ) {
         self.use_array(array, at);
+        // Write-back buffers take no part in the dependence analysis; they only take
+        // updates that can be merged.
+        if self.f.buffered.contains(&array) {
+            if kind == AccessKind::Write && !self.additive {
+                let name = &self.f.arrays[array].ident;
+                self.cx.error_spanned_by(
+                    at,
+                    format!(
+                        "`{name}` is a write-back buffer of this loop (`buffer({name})`): update \
+                         it only with `{name}[..] += e` or `{name}[..] -= e`, since each worker \
+                         updates its own copy and the copies' differences are added to `{name}` \
+                         after the loop"
+                    ),
+                );
+            }
+            return;
+        }
         self.found.accesses.push(FoundAccess {
             array,
             kind,
@@ -984,10 +1004,16 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.check_place_write(&b.left);
         }
         let saved = std::mem::replace(&mut self.write_ctx, compound);
+        let saved_add = std::mem::replace(
+            &mut self.additive,
+            matches!(b.op, BinOp::AddAssign(_) | BinOp::SubAssign(_)),
+        );
         self.visit_expr(&b.left);
         self.write_ctx = false;
+        self.additive = false;
         self.visit_expr(&b.right);
         self.write_ctx = saved;
+        self.additive = saved_add;
     }
 
     fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {

@@ -567,6 +567,11 @@ impl<'s, S: Space> ReplayBlock<'s, S> {
     }
 }
 
+/// The number of workers a recorded call ran on (its blocks' highest worker index + 1).
+pub fn replay_workers<S: Space>(blocks: &[ReplayBlock<'_, S>]) -> usize {
+    blocks.iter().map(|b| b.seq.1 + 1).max().unwrap_or(1)
+}
+
 /// In replay mode, the blocks of this loop's next recorded call, in the serial order that
 /// is equivalent to the parallel run (step by step, worker by worker).
 pub fn replay_blocks<'s, S: Space>(

@@ -3,6 +3,7 @@
 
 mod access;
 mod array;
+mod buffer;
 mod cache;
 mod capture;
 mod error;
@@ -21,9 +22,12 @@ mod wavefront;
 
 pub use access::{ArrayMut, ArrayRef};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter};
+pub use buffer::Buffered;
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
-pub use exec::{Block, LoopState, ReplayBlock, replay_blocks, run, run_recorded, serial_env};
+pub use exec::{
+    Block, LoopState, ReplayBlock, replay_blocks, replay_workers, run, run_recorded, serial_env,
+};
 pub use linalg::{axpy, dot};
 pub use pool::{current_threads, default_threads, with_threads};
 pub use record::{RecordView, Recording};

@@ -1,0 +1,106 @@
+//! Write-back buffers (Orion sect. 3.3.4): an array a loop updates by `+=` and `-=` without
+//! the updates taking part in the dependence analysis. Each worker updates its own copy of
+//! the array, taken when the loop starts; when the loop is done the copies are merged into
+//! the array: worker 0's copy, plus every other worker's difference from the start, in
+//! worker order. A worker sees its own updates at once and the others' after the loop.
+//! The merge order is fixed, so results are bit-reproducible for a worker count, and one
+//! worker gives exactly the serial loop's result.
+
+use std::fmt;
+use std::ops::{Add, Sub};
+use std::sync::Mutex;
+
+use crate::array::DistArray;
+
+/// An array lent to a loop through per-worker write-back buffers.
+pub struct Buffered<'a, T, const N: usize> {
+    array: &'a mut DistArray<T, N>,
+    copies: Vec<Mutex<Option<DistArray<T, N>>>>,
+}
+
+impl<T, const N: usize> fmt::Debug for Buffered<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffered")
+            .field("shape", &self.array.shape())
+            .field("workers", &self.copies.len())
+            .finish()
+    }
+}
+
+impl<'a, T, const N: usize> Buffered<'a, T, N>
+where
+    T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync,
+{
+    /// Lends `array` to a loop with up to `max_workers` workers.
+    pub fn new(array: &'a mut DistArray<T, N>, max_workers: usize) -> Self {
+        Buffered {
+            array,
+            copies: (0..max_workers.max(1)).map(|_| Mutex::new(None)).collect(),
+        }
+    }
+
+    /// The array as it was when the loop started (unchanged until [`finish`](Self::finish)).
+    pub fn original(&self) -> &DistArray<T, N> {
+        self.array
+    }
+
+    /// Runs `f` on worker `worker`'s copy (made from the original on first use).
+    pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut DistArray<T, N>) -> R) -> R {
+        let mut slot = self.copies[worker]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let copy = slot.get_or_insert_with(|| self.array.clone());
+        f(copy)
+    }
+
+    /// Merges the workers' copies into the array, in worker order.
+    pub fn finish(self) {
+        let mut copies = self
+            .copies
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+        let Some(first) = copies.by_ref().find_map(|c| c) else {
+            return; // no worker ran
+        };
+        let orig = std::mem::replace(self.array, first);
+        for copy in copies.flatten() {
+            for ((x, &c), &o) in self
+                .array
+                .as_mut_slice()
+                .iter_mut()
+                .zip(copy.as_slice())
+                .zip(orig.as_slice())
+            {
+                *x = *x + (c - o);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_each_workers_difference_in_order() {
+        let mut a = DistArray::<i64, 1>::from_fn([3], |[i]| i as i64 * 10);
+        let b = Buffered::new(&mut a, 3);
+        b.with(0, |c| c[0] += 1);
+        b.with(2, |c| {
+            c[0] += 5;
+            c[2] -= 3;
+        });
+        assert_eq!(b.original().as_slice(), &[0, 10, 20]);
+        b.finish();
+        assert_eq!(a.as_slice(), &[6, 10, 17]);
+    }
+
+    #[test]
+    fn one_worker_keeps_its_copy_exactly() {
+        let mut a = DistArray::<f32, 1>::from_fn([2], |_| 0.1);
+        let b = Buffered::new(&mut a, 2);
+        b.with(0, |c| c[0] += 0.2);
+        b.finish();
+        assert_eq!(a[0], 0.1f32 + 0.2);
+    }
+}
