@@ -96,14 +96,34 @@
 /// indirect subscript, a nested `#[parallel_for]`, a captured value whose type is not
 /// `Serialize` + `Deserialize` (one error, at its type), a loop with no parallel strategy.
 ///
+/// ## Subscripts read from data: reconnaissance
+/// A subscript computed from data (`w[features[k] as usize]`) cannot be analysed at compile
+/// time. Unless a static strategy still applies (an indirect subscript on an axis no
+/// partition needs), the loop is planned at run time: on the first call the body runs over
+/// every iteration in recording mode (arrays the loop writes read as `T::default()` and
+/// swallow writes, arrays it only reads give their real values, nothing changes), the
+/// recorded read and write sets group conflicting iterations into task groups (batches of
+/// connected components, largest first on the least-loaded worker), and the plan is reused
+/// while the arrays the loop reads are unchanged. Every access of the real run is checked
+/// against what was recorded: control flow that depends on the values of arrays the loop
+/// writes is reported as a panic, never as a data race.
+///
 /// ## Options
-/// - `expect = "1d" | "2d" | "static"`: fail to compile unless the analysis proves it.
+/// - `ordered`: keep every dependence's direction (1D, ordered 2D or unimodular wavefront).
+/// - `buffer(h, ..)`: `h` (a `&mut DistArray` parameter) is a write-back buffer: exempt from
+///   the analysis, read freely, updated only by `h[..] += e` / `-= e`; each worker updates
+///   its own copy and the copies' differences are added to `h` after the loop, in worker
+///   order (so a worker sees its own updates at once, the others' after the loop).
+/// - `expect = "1d" | "2d" | "unimodular" | "reconnaissance" | "static"`: fail to compile,
+///   with the reason, unless the analysis proves that strategy (`"static"`: any strategy
+///   proved at compile time).
 /// - `repeated`: accepted; plans are always cached per iteration space.
 ///
 /// ## Environment
 /// - `STRADS_THREADS=n`: workers (default: the available cores).
 /// - `STRADS_SERIAL=1` (or the `serial` cargo feature): run the original loop.
-/// - `STRADS_EXPLAIN=1`: print `strads plan <fn>: <strategy> <details>` once per loop.
+/// - `STRADS_EXPLAIN=1`: print `strads plan <fn>: <1d|2d|unimodular|reconnaissance|serial>
+///   <details>` once per loop.
 pub use strads_macros::parallel_for;
 
 pub use strads_runtime::{
