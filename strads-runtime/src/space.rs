@@ -5,11 +5,12 @@
 //! buffer is cached inside the array for every later call. Dense spaces and ranges need no
 //! copy: a block is a box of index ranges.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use strads_analysis::Partition;
 
 use crate::array::{DistArray, SparseArray};
+use crate::error::Error;
 
 /// What a `#[parallel_for]` loop can iterate over.
 pub trait Space: Sync {
@@ -109,6 +110,38 @@ impl<T: Clone, const N: usize> SparseArray<T, N> {
     }
 }
 
+/// How sparse spaces are partitioned: `STRADS_PARTITION=balanced` (the default: histogram
+/// boundaries, equal iteration counts) or `uniform` (equal id ranges, for comparisons).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SparsePartitioning {
+    Balanced,
+    Uniform,
+}
+
+/// `STRADS_PARTITION`, read once.
+fn sparse_partitioning() -> SparsePartitioning {
+    static MODE: OnceLock<SparsePartitioning> = OnceLock::new();
+    *MODE.get_or_init(|| {
+        let Ok(v) = std::env::var("STRADS_PARTITION") else {
+            return SparsePartitioning::Balanced;
+        };
+        match v.trim() {
+            "balanced" => SparsePartitioning::Balanced,
+            "uniform" => SparsePartitioning::Uniform,
+            _ => panic!(
+                "{}",
+                Error::Setting {
+                    name: "STRADS_PARTITION".into(),
+                    value: v,
+                    expected: "`balanced` (histogram boundaries, the default) or `uniform` \
+                               (equal id ranges)"
+                        .into(),
+                }
+            ),
+        }
+    })
+}
+
 /// The block of `key` in the grid of partitions: row-major over the partitioned dims.
 fn grid_block(dims: &[usize], tables: &[Vec<u32>], counts: &[usize], key: &[u32]) -> usize {
     let mut b = 0usize;
@@ -135,6 +168,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         format!("sparse#{}", self.id())
     }
     fn partition(&self, dim: usize, p: usize) -> Partition {
+        if sparse_partitioning() == SparsePartitioning::Uniform {
+            return Partition::uniform(self.shape()[dim], p);
+        }
         let mut hist = vec![0u64; self.shape()[dim]];
         for k in self.raw_keys() {
             hist[k[dim] as usize] += 1;
@@ -245,7 +281,11 @@ impl BoxBlocks {
         let mut b = block;
         for k in (0..self.dims.len()).rev() {
             let count = self.parts[k].len();
-            r[self.dims[k]] = self.parts[k].range(b % count);
+            let d = self.dims[k];
+            // Partitions may cover more than the extent (a wavefront's tiles of an empty
+            // dim): clip them.
+            let (lo, hi) = self.parts[k].range(b % count);
+            r[d] = (lo.min(self.extents[d]), hi.min(self.extents[d]));
             b /= count;
         }
         r
