@@ -83,3 +83,103 @@ fn empty_and_offset_spaces_on_every_plan() {
         });
     }
 }
+
+#[strads::parallel_for(expect = "2d")]
+fn sgd_panics_at(
+    ratings: &SparseArray<f32, 2>,
+    w: &mut DistArray<f32, 2>,
+    h: &mut DistArray<f32, 2>,
+    bad: usize,
+) {
+    for ([u, i], &r) in ratings {
+        assert!(u != bad, "bad user {bad}");
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        wu[0] += r * hi[0];
+    }
+}
+
+#[strads::parallel_for(ordered, expect = "unimodular")]
+fn table_panics(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) {
+    for ([i, j], &c) in cost {
+        assert!(c >= 0.0, "negative cost at {i}, {j}");
+        d[[i + 1, j + 1]] = c + d[[i, j + 1]].min(d[[i + 1, j]]).min(d[[i, j]]);
+    }
+}
+
+#[strads::parallel_for(expect = "reconnaissance")]
+fn scatter_panics(idx: &DistArray<u32, 1>, out: &mut DistArray<f64, 1>, n: usize, bad: usize) {
+    for s in 0..n {
+        assert!(s != bad, "bad sample {bad}");
+        out[idx[s] as usize] += 1.0;
+    }
+}
+
+/// A panic in one worker's iteration reaches the caller; the other workers stop instead of
+/// waiting for it forever (rotation ring, wavefront pipeline, reconnaissance barriers).
+#[test]
+fn a_panicking_iteration_reaches_the_caller_under_every_schedule() {
+    let caught = |f: &dyn Fn()| {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        r.err()
+            .and_then(|e| e.downcast_ref::<String>().cloned())
+            .unwrap_or_default()
+    };
+    for threads in 2..=3 {
+        strads::with_threads(threads, || {
+            let r = strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
+                users: 40,
+                items: 30,
+                ratings: 600,
+                ..Default::default()
+            });
+            let (mut w, mut h) = (DistArray::random([40, 2], 1), DistArray::random([30, 2], 2));
+            let bad = r.entry(r.nnz() / 2).0[0];
+            let msg = caught(&|| sgd_panics_at(&r, &mut w.clone(), &mut h.clone(), bad));
+            assert!(msg.contains(&format!("bad user {bad}")), "{msg}");
+            sgd_panics_at(&r, &mut w, &mut h, usize::MAX); // the pool still works
+
+            let cost =
+                DistArray::<f32, 2>::from_fn(
+                    [30, 30],
+                    |[i, j]| if i == 17 && j == 3 { -1.0 } else { 1.0 },
+                );
+            let msg = caught(&|| table_panics(&cost, &mut DistArray::zeros([31, 31])));
+            assert!(msg.contains("negative cost at 17, 3"), "{msg}");
+
+            let idx = DistArray::<u32, 1>::from_fn([500], |[i]| (i * 7 % 50) as u32);
+            let msg = caught(&|| scatter_panics(&idx, &mut DistArray::zeros([50]), 500, 321));
+            assert!(msg.contains("bad sample 321"), "{msg}");
+        });
+    }
+}
+
+#[strads::parallel_for(expect = "1d")]
+fn outer(rows: &DistArray<f64, 2>, sums: &mut DistArray<f64, 1>) {
+    for ([i, _j], _) in rows {
+        if sums[i] == 0.0 {
+            sums[i] = inner_total(rows.shape()[1]);
+        }
+    }
+}
+
+#[strads::parallel_for(expect = "1d")]
+fn inner(out: &mut DistArray<f64, 1>) {
+    for i in 0..out.len() {
+        out[i] = i as f64;
+    }
+}
+
+fn inner_total(n: usize) -> f64 {
+    let mut v = DistArray::<f64, 1>::zeros([n]);
+    inner(&mut v);
+    v.as_slice().iter().sum()
+}
+
+/// A parallel loop called from inside another one's body runs on that worker alone.
+#[test]
+fn a_loop_called_inside_a_loop_body_runs_inline() {
+    let rows = DistArray::<f64, 2>::zeros([6, 5]);
+    let mut sums = DistArray::<f64, 1>::zeros([6]);
+    strads::with_threads(3, || outer(&rows, &mut sums));
+    assert_eq!(sums.as_slice(), &[10.0; 6]);
+}
