@@ -183,3 +183,30 @@ fn a_loop_called_inside_a_loop_body_runs_inline() {
     strads::with_threads(3, || outer(&rows, &mut sums));
     assert_eq!(sums.as_slice(), &[10.0; 6]);
 }
+
+/// Two threads calling one reconnaissance loop on the same inputs at once share its plan;
+/// they take turns and both get the right result.
+#[test]
+fn concurrent_calls_of_one_reconnaissance_loop() {
+    let idx = DistArray::<u32, 1>::from_fn([4000], |[i]| (i * 13 % 97) as u32);
+    let expect: Vec<f64> = {
+        let mut v = vec![0.0; 97];
+        for i in 0..4000 {
+            v[i * 13 % 97] += 1.0;
+        }
+        v
+    };
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                strads::with_threads(2, || {
+                    for _ in 0..5 {
+                        let mut out = DistArray::<f64, 1>::zeros([97]);
+                        scatter(&idx, &mut out, 4000);
+                        assert_eq!(out.as_slice(), &expect[..]);
+                    }
+                })
+            });
+        }
+    });
+}

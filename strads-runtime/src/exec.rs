@@ -653,6 +653,9 @@ struct ReconPlan {
     /// Element id of element 0 of each array (arrays the loop may write).
     bases: Vec<u64>,
     owners: Arc<[std::sync::atomic::AtomicU64]>,
+    /// Held while a call runs: two calls of the loop on the same data (from two threads)
+    /// share the ownership table, so they take turns.
+    running: Mutex<()>,
     /// Calls so far: part of every stamp, so a stale claim never looks current.
     calls: std::sync::atomic::AtomicU64,
     summary: String,
@@ -738,6 +741,7 @@ pub fn run_recorded<S, R, F>(
             groups,
             bases,
             owners,
+            running: Mutex::new(()),
             calls: std::sync::atomic::AtomicU64::new(0),
             summary,
         });
@@ -752,6 +756,7 @@ pub fn run_recorded<S, R, F>(
         eprintln!("strads plan {}: {}", spec.name, plan.summary);
     }
     let tracing = testing::recording();
+    let _turn = plan.running.lock().unwrap_or_else(|e| e.into_inner());
     let call = plan.calls.fetch_add(1, Ordering::Relaxed) + 1;
     let n_batches = plan.groups.batches.len();
     // Stamp: call, batch, worker; every claim of an earlier batch or call looks foreign
