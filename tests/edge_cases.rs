@@ -210,3 +210,37 @@ fn concurrent_calls_of_one_reconnaissance_loop() {
         }
     });
 }
+
+/// Two threads running different multi-worker loops at once (a rotation ring and a
+/// wavefront pipeline) share the pool's threads; they take turns instead of deadlocking.
+#[test]
+fn different_loops_from_two_threads_at_once() {
+    let r = strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
+        users: 60,
+        items: 50,
+        ratings: 1500,
+        ..Default::default()
+    });
+    let cost = DistArray::<f32, 2>::from_fn([40, 40], |[i, j]| ((i * 7 + j * 3) % 11) as f32);
+    let mut reference = DistArray::<f32, 2>::zeros([41, 41]);
+    strads::testing::serial(|| table(&cost, &mut reference));
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            strads::with_threads(2, || {
+                let (mut w, mut h) = (DistArray::random([60, 4], 1), DistArray::random([50, 4], 2));
+                for _ in 0..50 {
+                    sgd(&r, &mut w, &mut h);
+                }
+            })
+        });
+        s.spawn(|| {
+            strads::with_threads(2, || {
+                for _ in 0..50 {
+                    let mut d = DistArray::<f32, 2>::zeros([41, 41]);
+                    table(&cost, &mut d);
+                    assert_eq!(d, reference);
+                }
+            })
+        });
+    });
+}

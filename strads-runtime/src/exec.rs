@@ -16,7 +16,7 @@ use strads_analysis::{
     Analysis, Candidate, LoopSpec, Partition, Placement, Strategy, Unordered2d, analyze, choose,
 };
 
-use crate::pool::{as_worker, current_threads, in_worker, pool};
+use crate::pool::{as_worker, current_threads, in_worker, with_pool};
 use crate::space::Space;
 use crate::testing::{self, LoopRun};
 use crate::view::{SharedMut, ViewMut, Window};
@@ -417,8 +417,9 @@ where
         Sched::Pipeline { time_tiles } => pipeline(plan.p, time_tiles, &run_block),
         _ if plan.p == 1 => vec![vec![as_worker(|| run_block(0, (0, 0)))]],
         Sched::OneD => {
-            let per_worker = pool(plan.p)
-                .broadcast(|ctx| as_worker(|| run_block(ctx.index(), (0, ctx.index()))));
+            let per_worker = with_pool(plan.p, |pool| {
+                pool.broadcast(|ctx| as_worker(|| run_block(ctx.index(), (0, ctx.index()))))
+            });
             vec![per_worker]
         }
         Sched::Rotation => ring(&plan, &run_block),
@@ -453,27 +454,29 @@ fn ring<B>(
         links.push(tx.map(|tx| (tx, rx)));
     }
     let links = Mutex::new(links);
-    let per_worker: Vec<Vec<Vec<usize>>> = pool(p).broadcast(|ctx| {
-        let w = ctx.index();
-        let (to_next, from_prev) = links.lock().unwrap_or_else(|e| e.into_inner())[w]
-            .take()
-            .expect("each worker takes its link once");
-        let mut mine = Vec::with_capacity(p);
-        as_worker(|| {
-            for t in 0..p {
-                // The time partition arrives from the worker that ran it at step t - 1; if
-                // that worker died, stop: its panic is reported by the pool.
-                if t > 0 && from_prev.recv().is_err() {
-                    return;
+    let per_worker: Vec<Vec<Vec<usize>>> = with_pool(p, |pool| {
+        pool.broadcast(|ctx| {
+            let w = ctx.index();
+            let (to_next, from_prev) = links.lock().unwrap_or_else(|e| e.into_inner())[w]
+                .take()
+                .expect("each worker takes its link once");
+            let mut mine = Vec::with_capacity(p);
+            as_worker(|| {
+                for t in 0..p {
+                    // The time partition arrives from the worker that ran it at step t - 1; if
+                    // that worker died, stop: its panic is reported by the pool.
+                    if t > 0 && from_prev.recv().is_err() {
+                        return;
+                    }
+                    let (s, tp) = sched.block(w, t);
+                    mine.push(run_block(s * p + tp, (t, w)));
+                    if t + 1 < p {
+                        let _ = to_next.send(());
+                    }
                 }
-                let (s, tp) = sched.block(w, t);
-                mine.push(run_block(s * p + tp, (t, w)));
-                if t + 1 < p {
-                    let _ = to_next.send(());
-                }
-            }
-        });
-        mine
+            });
+            mine
+        })
     });
     (0..p)
         .map(|t| {
@@ -510,27 +513,29 @@ fn pipeline(
             })
             .collect();
         let ends = Mutex::new(ends);
-        pool(p).broadcast(|ctx| {
-            let w = ctx.index();
-            let (from_prev, to_next) = ends.lock().unwrap_or_else(|e| e.into_inner())[w]
-                .take()
-                .expect("each worker takes its links once");
-            let mut mine = Vec::with_capacity(time_tiles);
-            as_worker(|| {
-                for t in 0..time_tiles {
-                    // If the worker before died, stop: the pool reports its panic.
-                    if let Some(rx) = &from_prev {
-                        if rx.recv().is_err() {
-                            return;
+        with_pool(p, |pool| {
+            pool.broadcast(|ctx| {
+                let w = ctx.index();
+                let (from_prev, to_next) = ends.lock().unwrap_or_else(|e| e.into_inner())[w]
+                    .take()
+                    .expect("each worker takes its links once");
+                let mut mine = Vec::with_capacity(time_tiles);
+                as_worker(|| {
+                    for t in 0..time_tiles {
+                        // If the worker before died, stop: the pool reports its panic.
+                        if let Some(rx) = &from_prev {
+                            if rx.recv().is_err() {
+                                return;
+                            }
+                        }
+                        mine.push(run_block(w * time_tiles + t, (w + t, w)));
+                        if let Some(tx) = &to_next {
+                            let _ = tx.send(());
                         }
                     }
-                    mine.push(run_block(w * time_tiles + t, (w + t, w)));
-                    if let Some(tx) = &to_next {
-                        let _ = tx.send(());
-                    }
-                }
-            });
-            mine
+                });
+                mine
+            })
         })
     };
     let steps = p + time_tiles - 1;
@@ -803,27 +808,29 @@ pub fn run_recorded<S, R, F>(
         })]
     } else {
         let barrier = PhaseBarrier::new(p);
-        pool(p).broadcast(|ctx| {
-            let w = ctx.index();
-            let _guard = BreakOnPanic(&barrier);
-            let mut mine = Vec::with_capacity(n_batches);
-            as_worker(|| {
-                for b in 0..n_batches {
-                    // Claim this batch's elements, wait until everyone has, run, and wait
-                    // until everyone is done before the next batch's claims.
-                    for &e in &plan.groups.batches[b].owned[w] {
-                        plan.owners[e as usize].store(stamp(b, w), Ordering::Relaxed);
+        with_pool(p, |pool| {
+            pool.broadcast(|ctx| {
+                let w = ctx.index();
+                let _guard = BreakOnPanic(&barrier);
+                let mut mine = Vec::with_capacity(n_batches);
+                as_worker(|| {
+                    for b in 0..n_batches {
+                        // Claim this batch's elements, wait until everyone has, run, and wait
+                        // until everyone is done before the next batch's claims.
+                        for &e in &plan.groups.batches[b].owned[w] {
+                            plan.owners[e as usize].store(stamp(b, w), Ordering::Relaxed);
+                        }
+                        if !barrier.wait() {
+                            return;
+                        }
+                        mine.push(run_block(b, w));
+                        if !barrier.wait() {
+                            return;
+                        }
                     }
-                    if !barrier.wait() {
-                        return;
-                    }
-                    mine.push(run_block(b, w));
-                    if !barrier.wait() {
-                        return;
-                    }
-                }
-            });
-            mine
+                });
+                mine
+            })
         })
     };
     let steps: Vec<Vec<Vec<usize>>> = (0..n_batches)

@@ -1,5 +1,6 @@
-//! Synthetic data sets: rating matrices with a known low-rank structure, for tests and
-//! benchmarks at any size.
+//! Synthetic data sets, for tests and benchmarks at any size: rating matrices with a
+//! known low-rank structure ([`low_rank_ratings`]) and sparse binary classification
+//! problems shaped like LIBSVM's a9a ([`libsvm_like`]).
 //!
 //! ```
 //! use strads_runtime::generate::{low_rank_ratings, LowRankConfig};
@@ -16,7 +17,7 @@ use rand_distr::{Distribution, StandardNormal, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::array::SparseArray;
-use crate::load::U64BuildHasher;
+use crate::load::{LibSvm, U64BuildHasher};
 
 /// The mean rating around which the synthetic ratings spread.
 const MEAN_RATING: f32 = 3.5;
@@ -185,6 +186,174 @@ pub fn low_rank_ratings(cfg: &LowRankConfig) -> SparseArray<f32, 2> {
         }
     }
     SparseArray::from_entries(shape, entries).expect("generated indices lie within the shape")
+}
+
+/// Logit of a sample whose features all have hidden weight 0 (about 24% positives, as
+/// in a9a).
+const LIBSVM_BIAS: f32 = -2.2;
+
+/// Standard deviation of the hidden logit around [`LIBSVM_BIAS`]: with the bias, the best
+/// possible accuracy is about 0.86, as for a linear model on a9a.
+const LIBSVM_MARGIN_STD: f32 = 2.5;
+
+/// Probability that a sample has no feature in a group (a missing attribute).
+const LIBSVM_MISSING: f64 = 0.01;
+
+/// Parameters of [`libsvm_like`].
+///
+/// The default has the shape of LIBSVM's a9a: 32 561 training and 16 281 test samples,
+/// 123 binary features, 14 groups (about 13.9 active features per sample), Zipf exponent
+/// 1.0 and seed 42.
+///
+/// ```
+/// use strads_runtime::generate::LibSvmConfig;
+/// let big = LibSvmConfig { train: 1_000_000, test: 100_000, features: 100_000, active: 20, ..Default::default() };
+/// assert_eq!(big.zipf_exponent, 1.0);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct LibSvmConfig {
+    /// Training samples.
+    pub train: usize,
+    /// Test samples, drawn from the same hidden model.
+    pub test: usize,
+    /// Number of features (`n_features` of both sets).
+    pub features: usize,
+    /// Feature groups, each contributing one active feature to a sample (capped at
+    /// `features`): the number of active features per sample, but for missing groups.
+    pub active: usize,
+    /// Exponent of the Zipf distribution of feature popularity within a group (0 =
+    /// uniform).
+    pub zipf_exponent: f64,
+    /// Seed of the xoshiro256++ generator: the same config gives the same data.
+    pub seed: u64,
+}
+
+impl Default for LibSvmConfig {
+    fn default() -> Self {
+        LibSvmConfig {
+            train: 32_561,
+            test: 16_281,
+            features: 123,
+            active: 14,
+            zipf_exponent: 1.0,
+            seed: 42,
+        }
+    }
+}
+
+/// A synthetic binary classification problem shaped like LIBSVM's a9a (one-hot encoded
+/// categorical attributes): a training and a test set with `n_features = cfg.features`.
+///
+/// The features are cut into `cfg.active` groups of consecutive indices (one attribute
+/// each). A sample draws one feature from each group, with Zipf-skewed popularity
+/// (ranks `1..=group size`, exponent `cfg.zipf_exponent`, assigned to the group's
+/// features by a random permutation), and skips a group with probability 1%; values are
+/// 1. Features increase within a sample, as in a LIBSVM file.
+///
+/// Labels come from a hidden logistic model: every feature has a gaussian weight,
+/// standardised within its group under the popularity distribution, so the logit
+/// `z = -2.2 + sum of the sample's weights` has standard deviation about 2.5, and the
+/// label is `+1` with probability `1 / (1 + exp(-z))`, else `-1`. About 24% of the
+/// samples are positive and the best possible accuracy is about 0.86, close to what a
+/// linear model reaches on a9a; the hidden model is linear in the features, so logistic
+/// regression can approach it. Everything is deterministic for `cfg.seed`; the test set
+/// is drawn after the training set from the same model.
+///
+/// # Panics
+/// When `zipf_exponent` is negative or NaN, `features` exceeds `2^32`, or a set has more
+/// than `u32::MAX` entries.
+///
+/// ```
+/// use strads_runtime::generate::{libsvm_like, LibSvmConfig};
+/// let (train, test) = libsvm_like(&LibSvmConfig { train: 1000, test: 500, ..Default::default() });
+/// assert_eq!((train.samples(), test.samples()), (1000, 500));
+/// assert_eq!((train.n_features, test.n_features), (123, 123));
+/// let (y, features, values) = train.sample(0);
+/// assert!(y == 1.0 || y == -1.0);
+/// assert!(features.windows(2).all(|f| f[0] < f[1]) && values.iter().all(|&v| v == 1.0));
+/// ```
+pub fn libsvm_like(cfg: &LibSvmConfig) -> (LibSvm, LibSvm) {
+    let LibSvmConfig {
+        train,
+        test,
+        features,
+        active,
+        zipf_exponent,
+        seed,
+    } = *cfg;
+    assert!(
+        zipf_exponent >= 0.0,
+        "libsvm_like: zipf_exponent must be non-negative, got {zipf_exponent}"
+    );
+    assert!(
+        features <= u32::MAX as usize + 1,
+        "libsvm_like: at most {} features, got {features}",
+        u32::MAX as usize + 1
+    );
+    let groups = active.min(features);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let scale = LIBSVM_MARGIN_STD / (groups.max(1) as f32).sqrt();
+    let mut weights = vec![0f32; features];
+    // Per group: its first feature, the feature (offset) of each popularity rank, and the
+    // popularity distribution.
+    let mut layout = Vec::with_capacity(groups);
+    for g in 0..groups {
+        let (start, end) = (g * features / groups, (g + 1) * features / groups);
+        let size = end - start;
+        let mut of_rank: Vec<u32> = (0..size as u32).collect();
+        of_rank.shuffle(&mut rng);
+        // Zipf probabilities of the ranks, to standardise the group's weights: the
+        // group's contribution to the logit then has mean 0 and variance 1.
+        let pmf: Vec<f64> = (1..=size)
+            .map(|r| (r as f64).powf(-zipf_exponent))
+            .collect();
+        let total: f64 = pmf.iter().sum();
+        let raw: Vec<f64> = (0..size)
+            .map(|_| f64::from(rng.sample::<f32, _>(StandardNormal)))
+            .collect();
+        let mean: f64 = (0..size).map(|r| pmf[r] * raw[r]).sum::<f64>() / total;
+        let var: f64 = (0..size)
+            .map(|r| pmf[r] * (raw[r] - mean).powi(2))
+            .sum::<f64>()
+            / total;
+        let sd = var.sqrt();
+        for r in 0..size {
+            let w = if sd > 0.0 { (raw[r] - mean) / sd } else { 0.0 };
+            weights[start + of_rank[r] as usize] = w as f32 * scale;
+        }
+        let zipf = Zipf::new(size as f64, zipf_exponent).expect("valid Zipf parameters");
+        layout.push((start as u32, of_rank, zipf));
+    }
+
+    let mut draw_set = |n: usize| -> LibSvm {
+        let mut labels = Vec::with_capacity(n);
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut feats = Vec::with_capacity(n * groups);
+        offsets.push(0u32);
+        for _ in 0..n {
+            let mut z = LIBSVM_BIAS;
+            for (start, of_rank, zipf) in &layout {
+                if rng.random::<f64>() < LIBSVM_MISSING {
+                    continue;
+                }
+                // Zipf samples are floats in 1..=n; the clamp guards against rounding.
+                let r = (zipf.sample(&mut rng) as usize).clamp(1, of_rank.len());
+                let f = start + of_rank[r - 1];
+                z += weights[f as usize];
+                feats.push(f);
+            }
+            let p = 1.0 / (1.0 + (-z).exp());
+            labels.push(if rng.random::<f32>() < p { 1.0 } else { -1.0 });
+            let end = u32::try_from(feats.len())
+                .unwrap_or_else(|_| panic!("libsvm_like: more than {} entries", u32::MAX));
+            offsets.push(end);
+        }
+        let values = vec![1.0f32; feats.len()];
+        LibSvm::from_checked(labels, offsets, feats, values, features)
+    };
+    let train_set = draw_set(train);
+    let test_set = draw_set(test);
+    (train_set, test_set)
 }
 
 /// Remembers the `u64` keys seen so far and picks out the first occurrences in a chunk.
@@ -392,5 +561,112 @@ mod tests {
         });
         assert_eq!(uniform.nnz(), 5_000);
         assert!(uniform.values().iter().all(|&v| v == MEAN_RATING));
+    }
+
+    fn small_svm() -> LibSvmConfig {
+        LibSvmConfig {
+            train: 4_000,
+            test: 1_000,
+            ..LibSvmConfig::default()
+        }
+    }
+
+    #[test]
+    fn libsvm_like_is_deterministic_for_a_seed() {
+        let a = libsvm_like(&small_svm());
+        let b = libsvm_like(&small_svm());
+        let c = libsvm_like(&LibSvmConfig {
+            seed: 43,
+            ..small_svm()
+        });
+        assert_eq!(a, b);
+        assert_ne!(a.0, c.0);
+        assert_ne!(a.0, a.1);
+    }
+
+    #[test]
+    fn libsvm_like_has_a9a_shape() {
+        let (train, test) = libsvm_like(&LibSvmConfig::default());
+        assert_eq!((train.samples(), test.samples()), (32_561, 16_281));
+        assert_eq!((train.n_features, test.n_features), (123, 123));
+        for set in [&train, &test] {
+            let per_sample = set.nnz() as f64 / set.samples() as f64;
+            assert!((13.7..14.0).contains(&per_sample), "{per_sample}");
+            let positive = set.positives() as f64 / set.samples() as f64;
+            assert!((0.18..0.30).contains(&positive), "{positive}");
+            assert!(set.values.as_slice().iter().all(|&v| v == 1.0));
+            assert!(set.features.as_slice().iter().all(|&f| f < 123));
+            for s in 0..set.samples() {
+                let (y, f, _) = set.sample(s);
+                assert!(y == 1.0 || y == -1.0);
+                assert!(f.windows(2).all(|w| w[0] < w[1]), "sample {s}: {f:?}");
+            }
+        }
+        // The parts fit together as the loader's would.
+        let again = LibSvm::from_parts(
+            train.labels.as_slice().to_vec(),
+            train.offsets.as_slice().to_vec(),
+            train.features.as_slice().to_vec(),
+            train.values.as_slice().to_vec(),
+            train.n_features,
+        )
+        .unwrap();
+        assert_eq!(again, train);
+    }
+
+    #[test]
+    fn libsvm_like_popularity_is_skewed_and_labels_follow_features() {
+        let (train, _) = libsvm_like(&LibSvmConfig {
+            train: 20_000,
+            test: 0,
+            features: 1_000,
+            active: 10,
+            ..LibSvmConfig::default()
+        });
+        let mut count = vec![0usize; 1_000];
+        let mut positive = vec![0usize; 1_000];
+        for s in 0..train.samples() {
+            let (y, f, _) = train.sample(s);
+            for &f in f {
+                count[f as usize] += 1;
+                positive[f as usize] += usize::from(y > 0.0);
+            }
+        }
+        // Group 0 is features 0..100: its most popular feature is far above the mean.
+        let group = &count[..100];
+        let max = *group.iter().max().unwrap();
+        let mean = group.iter().sum::<usize>() as f64 / 100.0;
+        assert!(max as f64 > 10.0 * mean, "max {max}, mean {mean}");
+        // Popular features carry signal: their positive rates differ widely.
+        let rates: Vec<f64> = (0..1_000)
+            .filter(|&f| count[f] >= 500)
+            .map(|f| positive[f] as f64 / count[f] as f64)
+            .collect();
+        let (lo, hi) = rates
+            .iter()
+            .fold((1.0f64, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        assert!(hi - lo > 0.2, "positive rates {lo}..{hi}");
+    }
+
+    #[test]
+    fn libsvm_like_degenerate_configs() {
+        let (train, test) = libsvm_like(&LibSvmConfig {
+            train: 10,
+            test: 0,
+            features: 0,
+            ..small_svm()
+        });
+        assert_eq!((train.samples(), train.nnz(), test.samples()), (10, 0, 0));
+        assert_eq!(test.offsets.as_slice(), &[0]);
+        // More groups than features: one feature per group, always the same.
+        let (train, _) = libsvm_like(&LibSvmConfig {
+            train: 100,
+            test: 0,
+            features: 3,
+            active: 14,
+            zipf_exponent: 0.0,
+            ..small_svm()
+        });
+        assert!(train.nnz() <= 300 && train.nnz() >= 280);
     }
 }

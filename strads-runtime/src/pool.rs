@@ -62,25 +62,33 @@ impl<F: FnMut()> Drop for Restore<F> {
     }
 }
 
-/// The pool with `n` threads.
-pub(crate) fn pool(n: usize) -> Arc<rayon::ThreadPool> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
-    let mut pools = POOLS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    pools
-        .entry(n)
-        .or_insert_with(|| {
-            Arc::new(
-                rayon::ThreadPoolBuilder::new()
+/// A pool of `n` threads and the lock its users take turns with.
+type Pool = (rayon::ThreadPool, Mutex<()>);
+
+/// Runs `f` on the pool with `n` threads, alone: a parallel loop's workers wait for one
+/// another (ring, pipeline, barriers), so two loops interleaving their jobs on the same
+/// threads, in different orders per thread, could wait for each other forever.
+pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) -> R {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<Pool>>>> = OnceLock::new();
+    let pool = {
+        let mut pools = POOLS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        pools
+            .entry(n)
+            .or_insert_with(|| {
+                let threads = rayon::ThreadPoolBuilder::new()
                     .num_threads(n)
                     .thread_name(|i| format!("strads-worker-{i}"))
                     .build()
-                    .unwrap_or_else(|e| panic!("strads: cannot start {n} worker threads: {e}")),
-            )
-        })
-        .clone()
+                    .unwrap_or_else(|e| panic!("strads: cannot start {n} worker threads: {e}"));
+                Arc::new((threads, Mutex::new(())))
+            })
+            .clone()
+    };
+    let _turn = pool.1.lock().unwrap_or_else(|e| e.into_inner());
+    f(&pool.0)
 }
 
 /// Whether this thread is running a parallel loop's block (a loop called from inside

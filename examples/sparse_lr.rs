@@ -1,0 +1,278 @@
+//! Sparse logistic regression by SGD on LIBSVM data (a9a) or a generated set of the same
+//! shape. The weights are reached through feature ids read from the data
+//! (`w[features[k] as usize]`), which no static analysis can prove disjoint: strads runs
+//! the loop once in recording mode (reconnaissance), groups the samples that share no
+//! feature, and runs the groups in parallel.
+//!
+//! ```text
+//! cargo run --release --example sparse_lr                     # generated a9a-shaped data
+//! cargo run --release --example sparse_lr -- --data ../shared/data/libsvm-a9a/a9a \
+//!     --test ../shared/data/libsvm-a9a/a9a.t
+//! STRADS_SERIAL=1 cargo run --release --example sparse_lr     # the original serial loop
+//! STRADS_EXPLAIN=1 cargo run --release --example sparse_lr    # shows the plan
+//! ```
+//!
+//! Prints each epoch's train and test accuracy and log loss, then one line
+//! `acc_train=<f> acc_test=<f> logloss_test=<f> epochs=<n> seconds=<f> threads=<n>`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Parser;
+use strads::load::LibSvm;
+use strads::prelude::*;
+
+/// One epoch of SGD on the logistic loss `log(1 + exp(-y z))`, `z = w . x`, over every
+/// sample: the serial loop, annotated. `reg` is an L2 penalty applied to the weights a
+/// sample touches.
+#[strads::parallel_for]
+#[allow(clippy::too_many_arguments)]
+fn lr_epoch(
+    labels: &DistArray<f32, 1>,
+    offsets: &DistArray<u32, 1>,
+    features: &DistArray<u32, 1>,
+    values: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    n: usize,
+    lr: f32,
+    reg: f32,
+) {
+    for s in 0..n {
+        let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
+        let mut z = 0.0f32;
+        for k in lo..hi {
+            z += w[features[k] as usize] * values[k];
+        }
+        let y = labels[s];
+        let g = -y / (1.0 + (y * z).exp()); // d/dz of log(1 + exp(-y z))
+        for k in lo..hi {
+            let f = features[k] as usize;
+            w[f] -= lr * (g * values[k] + reg * w[f]);
+        }
+    }
+}
+
+/// Correct predictions and the summed log loss of the model on a data set. `correct` and
+/// `loss` are reductions: each worker adds up its own samples and the parts are combined
+/// in a fixed order.
+#[strads::parallel_for]
+fn evaluate(
+    labels: &DistArray<f32, 1>,
+    offsets: &DistArray<u32, 1>,
+    features: &DistArray<u32, 1>,
+    values: &DistArray<f32, 1>,
+    w: &DistArray<f32, 1>,
+    n: usize,
+) -> (usize, f64) {
+    let mut correct: usize = 0;
+    let mut loss: f64 = 0.0;
+    for s in 0..n {
+        let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
+        let mut z = 0.0f32;
+        for k in lo..hi {
+            z += w[features[k] as usize] * values[k];
+        }
+        let y = labels[s];
+        if y * z > 0.0 {
+            correct += 1;
+        }
+        // log(1 + exp(-m)) without overflow.
+        let m = f64::from(y * z);
+        loss += if m > 0.0 {
+            (-m).exp().ln_1p()
+        } else {
+            m.exp().ln_1p() - m
+        };
+    }
+    (correct, loss)
+}
+
+/// Accuracy and mean log loss of the model on `data`.
+fn metrics(data: &LibSvm, w: &DistArray<f32, 1>) -> (f64, f64) {
+    let n = data.samples();
+    let (correct, loss) = evaluate(
+        &data.labels,
+        &data.offsets,
+        &data.features,
+        &data.values,
+        w,
+        n,
+    );
+    let n = n.max(1) as f64;
+    (correct as f64 / n, loss / n)
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "Sparse logistic regression by SGD with strads")]
+struct Args {
+    /// Training file in LIBSVM format (`label index:value ...`, labels +1/-1 or 1/0).
+    /// Without it, an a9a-shaped set is generated.
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Test file in LIBSVM format (e.g. `a9a.t`); without it 20% of the data is held out.
+    #[arg(long, requires = "data")]
+    test: Option<PathBuf>,
+    /// Generated data: training samples.
+    #[arg(long, default_value_t = 32_561)]
+    samples: usize,
+    /// Generated data: test samples.
+    #[arg(long, default_value_t = 16_281)]
+    test_samples: usize,
+    /// Generated data: features.
+    #[arg(long, default_value_t = 123)]
+    features: usize,
+    /// Generated data: active features per sample.
+    #[arg(long, default_value_t = 14)]
+    active: usize,
+    /// Passes over the training samples.
+    #[arg(long, default_value_t = 10)]
+    epochs: usize,
+    /// Learning rate of the first epoch; epoch `e` (from 0) uses `lr / (1 + e * decay)`.
+    #[arg(long, default_value_t = 0.03)]
+    lr: f32,
+    /// Learning rate decay per epoch.
+    #[arg(long, default_value_t = 0.5)]
+    decay: f32,
+    /// L2 regularisation of the weights a sample touches.
+    #[arg(long, default_value_t = 1e-4)]
+    reg: f32,
+    /// Seed of the generated data and the holdout split.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Worker threads (default: STRADS_THREADS, else every core).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// `x` with 9 significant digits.
+fn sig9(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = 9 - 1 - x.abs().log10().floor() as i32;
+    format!("{:.*}", digits.max(0) as usize, x)
+}
+
+/// Splits `data` into a training and a test set: every sample goes to the test set with
+/// probability `test_fraction`, deterministically for `seed`.
+fn holdout(data: &LibSvm, test_fraction: f64, seed: u64) -> (LibSvm, LibSvm) {
+    // splitmix64 of (seed, sample): a fixed, well-mixed coin per sample.
+    let coin = |s: u64| {
+        let mut z = seed.wrapping_add(s.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (test, train): (Vec<usize>, Vec<usize>) =
+        (0..data.samples()).partition(|&s| coin(s as u64) < test_fraction);
+    (subset(data, &train), subset(data, &test))
+}
+
+/// The given samples of `data`, in that order.
+fn subset(data: &LibSvm, samples: &[usize]) -> LibSvm {
+    let (mut labels, mut offsets, mut features, mut values) =
+        (Vec::new(), vec![0u32], Vec::new(), Vec::new());
+    for &s in samples {
+        let (y, f, v) = data.sample(s);
+        labels.push(y);
+        features.extend_from_slice(f);
+        values.extend_from_slice(v);
+        offsets.push(features.len() as u32);
+    }
+    LibSvm::from_parts(labels, offsets, features, values, data.n_features)
+        .expect("samples of a data set fit together")
+}
+
+fn load(args: &Args) -> strads::Result<(LibSvm, LibSvm)> {
+    match (&args.data, &args.test) {
+        (Some(train), Some(test)) => strads::load::libsvm_pair(train, test),
+        (Some(path), None) => Ok(holdout(&strads::load::libsvm(path)?, 0.2, args.seed)),
+        (None, _) => Ok(strads::generate::libsvm_like(
+            &strads::generate::LibSvmConfig {
+                train: args.samples,
+                test: args.test_samples,
+                features: args.features,
+                active: args.active,
+                seed: args.seed,
+                ..Default::default()
+            },
+        )),
+    }
+}
+
+fn train(args: &Args) -> strads::Result<()> {
+    let (train, test) = load(args)?;
+    let source = match &args.data {
+        Some(p) => p.display().to_string(),
+        None => "generated".to_string(),
+    };
+    let threads = if strads::serial_mode() {
+        1
+    } else {
+        strads::current_threads()
+    };
+    println!(
+        "data={source} train={} test={} features={} nnz={} positives={:.3} lr={} decay={} reg={} threads={threads}",
+        train.samples(),
+        test.samples(),
+        train.n_features,
+        train.nnz(),
+        train.positives() as f64 / train.samples().max(1) as f64,
+        args.lr,
+        args.decay,
+        args.reg
+    );
+    let mut w = DistArray::<f32, 1>::zeros([train.n_features]);
+    let mut seconds = 0.0;
+    let (mut acc_train, mut acc_test, mut loss_test) = (f64::NAN, f64::NAN, f64::NAN);
+    for epoch in 0..args.epochs {
+        let lr = args.lr / (1.0 + epoch as f32 * args.decay);
+        let t = Instant::now();
+        lr_epoch(
+            &train.labels,
+            &train.offsets,
+            &train.features,
+            &train.values,
+            &mut w,
+            train.samples(),
+            lr,
+            args.reg,
+        );
+        let dt = t.elapsed().as_secs_f64();
+        seconds += dt;
+        let (acc, loss_train) = metrics(&train, &w);
+        acc_train = acc;
+        (acc_test, loss_test) = metrics(&test, &w);
+        println!(
+            "epoch {:>3}  lr={}  train_acc={acc_train:.6}  train_logloss={}  test_acc={acc_test:.6}  \
+             test_logloss={}  epoch_seconds={dt:.4}  seconds={seconds:.4}",
+            epoch + 1,
+            sig9(f64::from(lr)),
+            sig9(loss_train),
+            sig9(loss_test)
+        );
+    }
+    println!(
+        "acc_train={acc_train:.6} acc_test={acc_test:.6} logloss_test={} epochs={} seconds={seconds:.4} \
+         threads={threads}",
+        sig9(loss_test),
+        args.epochs
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let result = match args.threads {
+        Some(n) => strads::with_threads(n, || train(&args)),
+        None => train(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
