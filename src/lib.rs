@@ -154,7 +154,7 @@ pub mod generate {
 
 /// The names a training program needs: `use strads::prelude::*;`.
 pub mod prelude {
-    pub use strads_runtime::{ArrayMut, ArrayRef, DistArray, SparseArray, axpy, dot};
+    pub use strads_runtime::{ArrayMut, ArrayRef, DistArray, IterRng, SparseArray, axpy, dot};
 }
 
 /// What generated code names. Not public API: it changes without notice.
