@@ -166,7 +166,7 @@ pub mod __private {
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Capture, CaptureByCopy, CaptureByRef, DistArray,
         LoopState, Parts, RangeSpace, Reduce, SharedMut, SparseArray, current_threads,
-        replay_blocks, replay_workers, run, run_recorded,
+        replay_blocks, replay_ids, replay_workers, run, run_mut, run_recorded,
     };
 
     use serde::Serialize;

@@ -176,10 +176,15 @@ pub(crate) fn emit(
                 crate::front::ArrayKind::Sparse => quote!(#private::SparseArray<#elem, #rank>),
                 crate::front::ArrayKind::Dense => quote!(#private::DistArray<#elem, #rank>),
             };
-            (
-                quote!(([usize; #rank], &#elem)),
-                quote!(let __space: &#ty = &#ident;),
-            )
+            if f.values_mut {
+                // `iter_mut()`: the values travel with `run_mut`; no shared space.
+                (quote!(([usize; #rank], &mut #elem)), quote!())
+            } else {
+                (
+                    quote!(([usize; #rank], &#elem)),
+                    quote!(let __space: &#ty = &#ident;),
+                )
+            }
         }
         SpaceSrc::Range {
             start,
@@ -290,18 +295,46 @@ pub(crate) fn emit(
             |inner, (ident, buf, _)| quote!(#buf.with(#blk.seq().1, |#ident| { #inner });),
         )
     };
-    let parallel_body = in_copies(
-        quote!(__blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));),
-        quote!(__blk),
-    );
-    let replay_body = in_copies(
-        quote! {
-            for __it in __blk.items() {
-                __loop.body(__it, #(#body_args_serial),*);
-            }
-        },
-        quote!(__blk),
-    );
+    let space_ident = match f.space {
+        SpaceSrc::Array(a) => Some(&f.arrays[a].ident),
+        SpaceSrc::Range { .. } => None,
+    };
+    let parallel_body = if f.values_mut {
+        in_copies(
+            quote!(__blk.for_each_mut(__vals, |__it| __loop.body(__it, #(#body_args_parallel),*));),
+            quote!(__blk),
+        )
+    } else {
+        in_copies(
+            quote!(__blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));),
+            quote!(__blk),
+        )
+    };
+    let replay_body = if f.values_mut {
+        in_copies(
+            quote! {
+                for &__id in __blk.ids() {
+                    let __it = #space_ident.entry_mut(__id);
+                    __loop.body(__it, #(#body_args_serial),*);
+                }
+            },
+            quote!(__blk),
+        )
+    } else {
+        in_copies(
+            quote! {
+                for __it in __blk.items() {
+                    __loop.body(__it, #(#body_args_serial),*);
+                }
+            },
+            quote!(__blk),
+        )
+    };
+    let replay_start = if f.values_mut {
+        quote!(#private::replay_ids(&__STRADS_LOOP))
+    } else {
+        quote!(#private::replay_blocks(&__STRADS_LOOP, __space))
+    };
     let buffers_new: Vec<TokenStream> = buffers
         .iter()
         .map(|(_, buf, src)| quote!(let #buf = #private::Buffered::new(#src, #private::current_threads());))
@@ -309,19 +342,30 @@ pub(crate) fn emit(
     let buffers_new_replay: Vec<TokenStream> = buffers
         .iter()
         .map(|(_, buf, src)| {
-            quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(&__blocks));)
+            quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(__blocks.iter().map(|__b| __b.seq())));)
         })
         .collect();
     let buffers_finish: Vec<TokenStream> = buffers
         .iter()
         .map(|(_, buf, _)| quote!(#buf.finish();))
         .collect();
-    let block_closure = quote! {
-        |__blk| {
-            #(#views)*
-            #red_block
-            #parallel_body
-            #red_push
+    let block_closure = if f.values_mut {
+        quote! {
+            |__blk, __vals| {
+                #(#views)*
+                #red_block
+                #parallel_body
+                #red_push
+            }
+        }
+    } else {
+        quote! {
+            |__blk| {
+                #(#views)*
+                #red_block
+                #parallel_body
+                #red_push
+            }
         }
     };
     let launch = if recon {
@@ -341,6 +385,8 @@ pub(crate) fn emit(
                 #block_closure,
             );
         }
+    } else if f.values_mut {
+        quote!(#private::run_mut(&__STRADS_LOOP, &mut *#space_ident, &__shapes, #block_closure);)
     } else {
         quote!(#private::run(&__STRADS_LOOP, __space, &__shapes, #block_closure);)
     };
@@ -357,7 +403,7 @@ pub(crate) fn emit(
         #space_init
         let __loop = #init;
         #red_begin
-        if let ::core::option::Option::Some(__blocks) = #private::replay_blocks(&__STRADS_LOOP, __space) {
+        if let ::core::option::Option::Some(__blocks) = #replay_start {
             #(#buffers_new_replay)*
             for __blk in &__blocks {
                 #red_block

@@ -121,6 +121,15 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             return None;
         }
     }
+    if f.values_mut && kind == Some("reconnaissance") {
+        cx.syn_error(syn::Error::new(
+            for_span(&f.for_loop),
+            "a loop over `iter_mut()` needs a strategy proved at compile time, but a subscript \
+             here is read from data (reconnaissance): compute the indices before the loop, or \
+             iterate with `iter()` and keep the per-entry state in a `DistArray`",
+        ));
+        return None;
+    }
     let mut text = report(&spec, &analysis);
     if !f.buffered.is_empty() {
         let names: Vec<String> = f

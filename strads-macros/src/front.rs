@@ -73,6 +73,8 @@ pub(crate) struct LoopFn {
     pub(crate) n_dims: usize,
     /// Arrays given to `buffer(..)`: write-back buffers, exempt from the analysis.
     pub(crate) buffered: Vec<usize>,
+    /// `for (k, v) in a.iter_mut()`: each iteration owns its entry's value.
+    pub(crate) values_mut: bool,
 }
 
 impl LoopFn {
@@ -194,7 +196,21 @@ impl LoopFn {
             unreachable!("found above");
         };
         let for_loop = for_loop.clone();
+        let values_mut = is_iter_mut(&for_loop.expr);
         let space = space_of(cx, &for_loop.expr, &arrays)?;
+        if values_mut {
+            if let SpaceSrc::Array(a) = space {
+                let arr = &arrays[a];
+                if arr.kind != ArrayKind::Sparse || !arr.mutable || arr.owned {
+                    cx.error_spanned_by(
+                        &for_loop.expr,
+                        "`iter_mut()` in a `#[parallel_for]` loop iterates a `&mut SparseArray` \
+                         parameter, giving each iteration its entry's value to update",
+                    );
+                    return None;
+                }
+            }
+        }
         let (key, n_dims) = match &space {
             SpaceSrc::Array(a) => key_of_array(cx, &for_loop.pat, arrays[*a].rank)?,
             SpaceSrc::Range { .. } => (key_of_range(cx, &for_loop.pat)?, 1),
@@ -209,6 +225,7 @@ impl LoopFn {
             key,
             n_dims,
             buffered: Vec::new(),
+            values_mut,
         })
     }
 
@@ -329,11 +346,20 @@ fn strip_ref(e: &Expr) -> &Expr {
     }
 }
 
+/// Whether the loop iterates `a.iter_mut()`.
+fn is_iter_mut(expr: &Expr) -> bool {
+    matches!(strip_ref(expr), Expr::MethodCall(m) if m.method == "iter_mut" && m.args.is_empty())
+}
+
 fn space_of(cx: &Ctxt, expr: &Expr, arrays: &[ArrayVar]) -> Option<SpaceSrc> {
     let e = strip_ref(expr);
     let e = match e {
-        // `a.iter()` is the same as `a`.
-        Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => strip_ref(&m.receiver),
+        // `a.iter()` is the same as `a`; `a.iter_mut()` too, with mutable values.
+        Expr::MethodCall(m)
+            if (m.method == "iter" || m.method == "iter_mut") && m.args.is_empty() =>
+        {
+            strip_ref(&m.receiver)
+        }
         e => e,
     };
     match e {

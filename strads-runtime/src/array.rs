@@ -429,6 +429,32 @@ impl<T, const N: usize> SparseArray<T, N> {
         (self.keys[n].map(|i| i as usize), &self.values[n])
     }
 
+    /// Entry `n` (in storage order), its value mutable.
+    #[inline]
+    pub fn entry_mut(&mut self, n: usize) -> ([usize; N], &mut T) {
+        (self.keys[n].map(|i| i as usize), &mut self.values[n])
+    }
+
+    /// The stored entries in order, values mutable (the indices are fixed). A
+    /// `#[parallel_for]` loop over `a.iter_mut()` gives each iteration its own value.
+    pub fn iter_mut(&mut self) -> SparseIterMut<'_, T, N> {
+        SparseIterMut {
+            keys: self.keys.iter(),
+            values: self.values.iter_mut(),
+        }
+    }
+
+    /// Takes the values out (leaving none) and gives them back with
+    /// [`restore_values`](Self::restore_values): how a loop lends them to its workers.
+    pub(crate) fn take_values(&mut self) -> Vec<T> {
+        std::mem::take(&mut self.values)
+    }
+
+    pub(crate) fn restore_values(&mut self, values: Vec<T>) {
+        debug_assert_eq!(values.len(), self.keys.len());
+        self.values = values;
+    }
+
     /// The stored entries in order.
     pub fn iter(&self) -> SparseIter<'_, T, N> {
         SparseIter {
@@ -499,6 +525,36 @@ impl<T, const N: usize> fmt::Debug for SparseArray<T, N> {
             .field("nnz", &self.keys.len())
             .field("id", &self.id)
             .finish_non_exhaustive()
+    }
+}
+
+/// Iterator over a [`SparseArray`]'s entries with mutable values.
+#[derive(Debug)]
+pub struct SparseIterMut<'a, T, const N: usize> {
+    keys: std::slice::Iter<'a, [u32; N]>,
+    values: std::slice::IterMut<'a, T>,
+}
+
+impl<'a, T, const N: usize> Iterator for SparseIterMut<'a, T, N> {
+    type Item = ([usize; N], &'a mut T);
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let k = self.keys.next()?;
+        let v = self.values.next()?;
+        Some((k.map(|i| i as usize), v))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.keys.size_hint()
+    }
+}
+
+impl<T, const N: usize> ExactSizeIterator for SparseIterMut<'_, T, N> {}
+
+impl<'a, T, const N: usize> IntoIterator for &'a mut SparseArray<T, N> {
+    type Item = ([usize; N], &'a mut T);
+    type IntoIter = SparseIterMut<'a, T, N>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
     }
 }
 

@@ -73,7 +73,7 @@ impl LoopState {
         self.analysis.get_or_init(|| analyze(&self.spec))
     }
 
-    fn plan<S: Space>(
+    pub(crate) fn plan<S: Space>(
         &'static self,
         space: &S,
         shapes: &[&[usize]],
@@ -110,10 +110,10 @@ enum Sched {
 }
 
 /// How one call of a loop runs: the schedule, the blocks and every block's windows.
-struct Plan<B> {
+pub(crate) struct Plan<B> {
     sched: Sched,
     p: usize,
-    blocks: Arc<B>,
+    pub(crate) blocks: Arc<B>,
     /// `windows[block][array]`.
     windows: Vec<Vec<Window>>,
     summary: String,
@@ -328,13 +328,13 @@ pub fn serial_env() -> bool {
 pub struct Block<'a, S: Space> {
     state: &'static LoopState,
     space: &'a S,
-    blocks: Option<&'a S::Blocks>,
+    pub(crate) blocks: Option<&'a S::Blocks>,
     /// Reconnaissance blocks are lists of iteration ids instead of `blocks[id]`.
     list: Option<&'a [u32]>,
-    id: usize,
+    pub(crate) id: usize,
     seq: (usize, usize),
     windows: &'a [Window],
-    trace: Option<Vec<usize>>,
+    pub(crate) trace: Option<Vec<usize>>,
 }
 
 impl<S: Space> std::fmt::Debug for Block<'_, S> {
@@ -572,9 +572,41 @@ impl<'s, S: Space> ReplayBlock<'s, S> {
     }
 }
 
+/// One block of a recorded run: where it ran and its iteration ids in order.
+#[derive(Debug)]
+pub struct ReplayIds {
+    seq: (usize, usize),
+    ids: Vec<usize>,
+}
+
+impl ReplayIds {
+    /// Where the block ran: `(step, worker)`.
+    pub fn seq(&self) -> (usize, usize) {
+        self.seq
+    }
+
+    /// The block's iteration ids (positions in the serial order), in the order run.
+    pub fn ids(&self) -> &[usize] {
+        &self.ids
+    }
+}
+
+/// In replay mode, the blocks of this loop's next recorded call as iteration ids (for
+/// loops whose items the replay reaches itself, as `iter_mut()` loops do).
+pub fn replay_ids(state: &'static LoopState) -> Option<Vec<ReplayIds>> {
+    let run = testing::next_replay(&state.spec.name)?;
+    let mut out = Vec::new();
+    for (t, step) in run.steps.into_iter().enumerate() {
+        for (w, ids) in step.into_iter().enumerate() {
+            out.push(ReplayIds { seq: (t, w), ids });
+        }
+    }
+    Some(out)
+}
+
 /// The number of workers a recorded call ran on (its blocks' highest worker index + 1).
-pub fn replay_workers<S: Space>(blocks: &[ReplayBlock<'_, S>]) -> usize {
-    blocks.iter().map(|b| b.seq.1 + 1).max().unwrap_or(1)
+pub fn replay_workers(seqs: impl IntoIterator<Item = (usize, usize)>) -> usize {
+    seqs.into_iter().map(|s| s.1 + 1).max().unwrap_or(1)
 }
 
 /// In replay mode, the blocks of this loop's next recorded call, in the serial order that

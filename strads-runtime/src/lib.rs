@@ -6,9 +6,11 @@ mod array;
 mod buffer;
 mod cache;
 mod capture;
+pub mod corpus;
 mod error;
 mod exec;
 pub mod generate;
+mod itermut;
 mod linalg;
 pub mod load;
 mod pool;
@@ -22,13 +24,15 @@ mod view;
 mod wavefront;
 
 pub use access::{ArrayMut, ArrayRef};
-pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter};
+pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut};
 pub use buffer::Buffered;
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
 pub use exec::{
-    Block, LoopState, ReplayBlock, replay_blocks, replay_workers, run, run_recorded, serial_env,
+    Block, LoopState, ReplayBlock, ReplayIds, replay_blocks, replay_ids, replay_workers, run,
+    run_recorded, serial_env,
 };
+pub use itermut::{KeyBuckets, Keys, run_mut};
 pub use linalg::{axpy, dot};
 pub use pool::{current_threads, default_threads, with_threads};
 pub use record::{RecordView, Recording};

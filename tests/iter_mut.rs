@@ -1,0 +1,143 @@
+//! Loops over `a.iter_mut()`: every entry's value belongs to its iteration, so updating it
+//! adds no dependence. A Gibbs-style reassignment of per-entry topics (doc counts local,
+//! word counts rotated in 2D, topic totals in a buffer) equals the replay of its recorded
+//! order, keeps every count consistent, and on one worker equals the original loop.
+
+use strads::prelude::*;
+use strads::testing::{record, replay, serial};
+
+#[strads::parallel_for(buffer(nk), expect = "2d")]
+fn reassign(
+    tokens: &mut SparseArray<Vec<u16>, 2>,
+    ndk: &mut DistArray<i32, 2>,
+    nwk: &mut DistArray<i32, 2>,
+    nk: &mut DistArray<i32, 1>,
+    k: usize,
+    seed: u64,
+) {
+    for ([d, w], zs) in tokens.iter_mut() {
+        let mut rng = IterRng::new(seed, &[d as u64, w as u64]);
+        for j in 0..zs.len() {
+            let old = zs[j] as usize;
+            ndk[[d, old]] -= 1;
+            nwk[[w, old]] -= 1;
+            nk[old] -= 1;
+            // Prefer topics this document already uses.
+            let new = if rng.next_f32() < 0.5 && ndk[[d, old]] > 0 {
+                old
+            } else {
+                rng.below(k)
+            };
+            zs[j] = new as u16;
+            ndk[[d, new]] += 1;
+            nwk[[w, new]] += 1;
+            nk[new] += 1;
+        }
+    }
+}
+
+const K: usize = 5;
+
+fn corpus() -> (
+    SparseArray<Vec<u16>, 2>,
+    DistArray<i32, 2>,
+    DistArray<i32, 2>,
+    DistArray<i32, 1>,
+) {
+    let (docs, words) = (30, 40);
+    let r = DistArray::<f64, 1>::random([docs * words], 3);
+    let mut entries = Vec::new();
+    for d in 0..docs {
+        for w in 0..words {
+            let x = r[d * words + w];
+            if x < 0.3 {
+                let n = 1 + (x * 10.0) as usize;
+                entries.push((
+                    [d, w],
+                    (0..n)
+                        .map(|j| ((d + w + j) % K) as u16)
+                        .collect::<Vec<u16>>(),
+                ));
+            }
+        }
+    }
+    let tokens = SparseArray::from_entries([docs, words], entries).unwrap();
+    let (mut ndk, mut nwk, mut nk) = (
+        DistArray::zeros([docs, K]),
+        DistArray::zeros([words, K]),
+        DistArray::zeros([K]),
+    );
+    for ([d, w], zs) in &tokens {
+        for &z in zs {
+            ndk[[d, z as usize]] += 1;
+            nwk[[w, z as usize]] += 1;
+            nk[z as usize] += 1;
+        }
+    }
+    (tokens, ndk, nwk, nk)
+}
+
+fn consistent(
+    tokens: &SparseArray<Vec<u16>, 2>,
+    ndk: &DistArray<i32, 2>,
+    nwk: &DistArray<i32, 2>,
+    nk: &DistArray<i32, 1>,
+) {
+    let (_, a, b, c) = {
+        let mut ndk2 = DistArray::<i32, 2>::zeros(ndk.shape());
+        let mut nwk2 = DistArray::<i32, 2>::zeros(nwk.shape());
+        let mut nk2 = DistArray::<i32, 1>::zeros(nk.shape());
+        for ([d, w], zs) in tokens {
+            for &z in zs {
+                ndk2[[d, z as usize]] += 1;
+                nwk2[[w, z as usize]] += 1;
+                nk2[z as usize] += 1;
+            }
+        }
+        ((), ndk2, nwk2, nk2)
+    };
+    assert_eq!(&a, ndk);
+    assert_eq!(&b, nwk);
+    assert_eq!(&c, nk);
+}
+
+#[test]
+fn iter_mut_loop_equals_replay_and_keeps_counts() {
+    for threads in 1..=4 {
+        let (mut tokens, mut ndk, mut nwk, mut nk) = corpus();
+        let ((), trace) = strads::with_threads(threads, || {
+            record(|| {
+                for sweep in 0..3 {
+                    reassign(&mut tokens, &mut ndk, &mut nwk, &mut nk, K, sweep);
+                }
+            })
+        });
+        consistent(&tokens, &ndk, &nwk, &nk);
+        assert!(
+            trace.runs[0].plan.starts_with(&format!("2d ")),
+            "{}",
+            trace.runs[0].plan
+        );
+        let (mut t2, mut ndk2, mut nwk2, mut nk2) = corpus();
+        replay(&trace, || {
+            for sweep in 0..3 {
+                reassign(&mut t2, &mut ndk2, &mut nwk2, &mut nk2, K, sweep);
+            }
+        });
+        assert_eq!(tokens.values(), t2.values(), "{threads} threads");
+        assert_eq!(
+            (ndk.clone(), nwk.clone(), nk.clone()),
+            (ndk2, nwk2, nk2),
+            "{threads} threads"
+        );
+        if threads == 1 {
+            let (mut t3, mut ndk3, mut nwk3, mut nk3) = corpus();
+            serial(|| {
+                for sweep in 0..3 {
+                    reassign(&mut t3, &mut ndk3, &mut nwk3, &mut nk3, K, sweep);
+                }
+            });
+            assert_eq!(tokens.values(), t3.values());
+        }
+    }
+}
