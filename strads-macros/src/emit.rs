@@ -285,8 +285,18 @@ pub(crate) fn emit(
     } else {
         quote!(let #struct_name { #(#restore_idents,)* .. } = __loop;)
     };
+    let buffer_names: Vec<String> = f
+        .buffered
+        .iter()
+        .map(|&a| f.arrays[a].ident.to_string())
+        .collect();
+    let state_ctor = if buffer_names.is_empty() {
+        quote!(#private::LoopState::new(#struct_name::SPEC))
+    } else {
+        quote!(#private::LoopState::with_buffers(#struct_name::SPEC, &[#(#buffer_names),*]))
+    };
     let state = quote! {
-        static __STRADS_LOOP: #private::LoopState = #private::LoopState::new(#struct_name::SPEC);
+        static __STRADS_LOOP: #private::LoopState = #state_ctor;
     };
     // Buffered arrays: the block's iterations run inside its worker's copies.
     let in_copies = |inner: TokenStream, blk: TokenStream| {

@@ -28,6 +28,8 @@ const MAX_PLANS: usize = 32;
 /// plans. The macro puts one in a `static` inside the generated function.
 pub struct LoopState {
     spec: LoopSpec,
+    /// Arrays in write-back buffers (`buffer(..)`), for plan lines.
+    buffers: &'static [&'static str],
     analysis: OnceLock<Analysis>,
     pub(crate) plans: Mutex<Vec<(String, Arc<dyn Any + Send + Sync>)>>,
     explained: AtomicBool,
@@ -44,11 +46,26 @@ impl std::fmt::Debug for LoopState {
 impl LoopState {
     /// State for the loop `spec`, for a `static`.
     pub const fn new(spec: LoopSpec) -> Self {
+        Self::with_buffers(spec, &[])
+    }
+
+    /// State for the loop `spec` whose arrays `buffers` are write-back buffers.
+    pub const fn with_buffers(spec: LoopSpec, buffers: &'static [&'static str]) -> Self {
         LoopState {
             spec,
+            buffers,
             analysis: OnceLock::new(),
             plans: Mutex::new(Vec::new()),
             explained: AtomicBool::new(false),
+        }
+    }
+
+    /// A plan line with the write-back buffers named.
+    fn with_buffer_note(&self, summary: &str) -> String {
+        if self.buffers.is_empty() {
+            summary.to_string()
+        } else {
+            format!("{summary} buffered={}", self.buffers.join(","))
         }
     }
 
@@ -395,8 +412,9 @@ where
 {
     let p = if in_worker() { 1 } else { current_threads() };
     let plan = state.plan(space, shapes, p);
+    let summary = state.with_buffer_note(&plan.summary);
     if explain_requested() && !state.explained.swap(true, Ordering::Relaxed) {
-        eprintln!("strads plan {}: {}", state.spec.name, plan.summary);
+        eprintln!("strads plan {}: {summary}", state.spec.name);
     }
     let tracing = testing::recording();
     let run_block = |id: usize, seq: (usize, usize)| -> Vec<usize> {
@@ -427,7 +445,7 @@ where
     if tracing {
         testing::push_run(LoopRun {
             loop_name: state.spec.name.to_string(),
-            plan: plan.summary.clone(),
+            plan: summary,
             steps,
         });
     }
@@ -790,7 +808,11 @@ pub fn run_recorded<S, R, F>(
         plan
     });
     if explain_requested() && !state.explained.swap(true, Ordering::Relaxed) {
-        eprintln!("strads plan {}: {}", spec.name, plan.summary);
+        eprintln!(
+            "strads plan {}: {}",
+            spec.name,
+            state.with_buffer_note(&plan.summary)
+        );
     }
     let tracing = testing::recording();
     let _turn = plan.running.lock().unwrap_or_else(|e| e.into_inner());
@@ -881,7 +903,7 @@ pub fn run_recorded<S, R, F>(
     if tracing {
         testing::push_run(LoopRun {
             loop_name: spec.name.to_string(),
-            plan: plan.summary.clone(),
+            plan: state.with_buffer_note(&plan.summary),
             steps,
         });
     }
