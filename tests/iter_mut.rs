@@ -17,8 +17,8 @@ fn reassign(
 ) {
     for ([d, w], zs) in tokens.iter_mut() {
         let mut rng = IterRng::new(seed, &[d as u64, w as u64]);
-        for j in 0..zs.len() {
-            let old = zs[j] as usize;
+        for z in zs.iter_mut() {
+            let old = *z as usize;
             ndk[[d, old]] -= 1;
             nwk[[w, old]] -= 1;
             nk[old] -= 1;
@@ -28,7 +28,7 @@ fn reassign(
             } else {
                 rng.below(k)
             };
-            zs[j] = new as u16;
+            *z = new as u16;
             ndk[[d, new]] += 1;
             nwk[[w, new]] += 1;
             nk[new] += 1;
@@ -113,11 +113,9 @@ fn iter_mut_loop_equals_replay_and_keeps_counts() {
             })
         });
         consistent(&tokens, &ndk, &nwk, &nk);
-        assert!(
-            trace.runs[0].plan.starts_with(&format!("2d ")),
-            "{}",
-            trace.runs[0].plan
-        );
+        let plan = &trace.runs[0].plan;
+        assert!(plan.starts_with("2d "), "{plan}");
+        assert!(plan.ends_with(" buffered=nk"), "{plan}");
         let (mut t2, mut ndk2, mut nwk2, mut nk2) = corpus();
         replay(&trace, || {
             for sweep in 0..3 {
