@@ -124,6 +124,8 @@
 /// - `STRADS_SERIAL=1` (or the `serial` cargo feature): run the original loop.
 /// - `STRADS_EXPLAIN=1`: print `strads plan <fn>: <1d|2d|unimodular|reconnaissance|serial>
 ///   <details>` once per loop.
+/// - `STRADS_PARTITION=balanced|uniform`: partition sparse spaces by histogram (equal
+///   iteration counts, the default) or by equal id ranges.
 pub use strads_macros::parallel_for;
 
 pub use strads_runtime::{
