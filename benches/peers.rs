@@ -1,0 +1,1027 @@
+//! SGD matrix factorization against its peers, in one run on the same data: the
+//! hand-written serial loop, a hand-written Hogwild loop (lock-free, relaxed atomics),
+//! strads (the annotated loop of `examples/sgd_mf.rs`) and LIBMF (the C++ reference for
+//! shared-memory SGD-MF, built by `scripts/libmf/build.sh` and run as a child process).
+//!
+//! ```text
+//! cargo bench --bench peers                                # every data set found
+//! cargo bench --bench peers -- --data ml100k --epochs 20
+//! cargo bench --bench peers -- --data generated --ratings 11200000
+//! cargo bench --bench peers -- --no-libmf                  # Rust systems only
+//! ```
+//!
+//! The systems run interleaved epoch by epoch: epoch `e` of every system, then epoch
+//! `e + 1` of every system, so the machine's noise falls on all of them alike. LIBMF runs
+//! all its epochs inside one library call; its driver (`scripts/libmf/driver.cpp`) pauses
+//! it between epochs, timing each epoch inside the child, so it is interleaved as well.
+//! All systems start from factors drawn uniform in [0, 1/sqrt(k)) (LIBMF draws its own,
+//! the same way) and use the same k, epochs, learning rate and L2 regularisation. LIBMF
+//! always scales its learning rate per row with AdaGrad (it has no switch for plain SGD),
+//! so it runs twice per thread count: at the same learning rate as the others and at its
+//! own default, 0.1 (`--libmf-eta`). BENCHMARKS.md says what else differs.
+//!
+//! Hogwild runs on scoped `std::thread`s with a channel per worker, not on rayon: the
+//! `strads` package has no rayon dependency of its own (rayon sits inside
+//! strads-runtime), and the split is the same one a `par_chunks` would make, one
+//! contiguous share of the ratings per thread.
+//!
+//! Prints one table per data set (the final epoch's test RMSE, the median time per epoch
+//! over epochs 2.., updates per second), the issue's targets with the measured ratios,
+//! and writes every epoch's numbers to `target/peers/<data>.csv`.
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::thread::Scope;
+use std::time::Instant;
+
+use clap::Parser;
+use strads::prelude::*;
+
+/// One epoch of SGD over every rating: the loop of `examples/sgd_mf.rs`, annotated.
+#[strads::parallel_for]
+fn sgd_epoch(
+    ratings: &SparseArray<f32, 2>,
+    w: &mut DistArray<f32, 2>,
+    h: &mut DistArray<f32, 2>,
+    lr: f32,
+    reg: f32,
+) {
+    for ([u, i], &r) in ratings {
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        let err = r - dot(wu, hi);
+        for k in 0..wu.len() {
+            let wk = wu[k];
+            wu[k] += lr * (err * hi[k] - reg * wk);
+            hi[k] += lr * (err * wk - reg * hi[k]);
+        }
+    }
+}
+
+/// A rating as the hand-written loops store it: user, item, value.
+type Rating = (u32, u32, f32);
+
+/// What a user would write without strads: flat factor matrices, the same arithmetic.
+fn serial_epoch(ratings: &[Rating], w: &mut [f32], h: &mut [f32], k: usize, lr: f32, reg: f32) {
+    for &(u, i, r) in ratings {
+        let (u, i) = (u as usize, i as usize);
+        let wu = &mut w[u * k..(u + 1) * k];
+        let hi = &mut h[i * k..(i + 1) * k];
+        let err = r - dot(wu, hi);
+        for k in 0..wu.len() {
+            let wk = wu[k];
+            wu[k] += lr * (err * hi[k] - reg * wk);
+            hi[k] += lr * (err * wk - reg * hi[k]);
+        }
+    }
+}
+
+/// Largest k the Hogwild loop's stack buffers hold.
+const MAX_K: usize = 256;
+
+/// Hogwild (Niu et al. 2011) over one thread's share of the ratings: factors live in
+/// `AtomicU32`s holding `f32` bits, read and written with relaxed loads and stores, so
+/// threads may race on a row (lost updates are what Hogwild accepts) without undefined
+/// behaviour. Each update copies the two rows into local buffers, runs the serial loop's
+/// arithmetic on them (the same `dot`, the same expressions) and stores them back, so at
+/// one thread it computes exactly what `serial_epoch` computes. k = 32 (the benchmark's)
+/// gets a copy of the loop with k known at compile time: atomics are never vectorised,
+/// so unrolled scalar loads and stores are the best a safe Hogwild can do.
+fn hogwild_part(ratings: &[Rating], w: &[AtomicU32], h: &[AtomicU32], k: usize, lr: f32, reg: f32) {
+    match k {
+        32 => hogwild_fixed::<32>(ratings, w, h, lr, reg),
+        _ => hogwild_any(ratings, w, h, k, lr, reg),
+    }
+}
+
+fn hogwild_fixed<const K: usize>(
+    ratings: &[Rating],
+    w: &[AtomicU32],
+    h: &[AtomicU32],
+    lr: f32,
+    reg: f32,
+) {
+    let (mut wu, mut hi) = ([0.0f32; K], [0.0f32; K]);
+    for &(u, i, r) in ratings {
+        let (u, i) = (u as usize, i as usize);
+        let wa: &[AtomicU32; K] = w[u * K..(u + 1) * K].try_into().expect("row of K");
+        let ha: &[AtomicU32; K] = h[i * K..(i + 1) * K].try_into().expect("row of K");
+        for j in 0..K {
+            wu[j] = f32::from_bits(wa[j].load(Ordering::Relaxed));
+            hi[j] = f32::from_bits(ha[j].load(Ordering::Relaxed));
+        }
+        let err = r - dot(&wu, &hi);
+        for k in 0..K {
+            let wk = wu[k];
+            wu[k] += lr * (err * hi[k] - reg * wk);
+            hi[k] += lr * (err * wk - reg * hi[k]);
+        }
+        for j in 0..K {
+            wa[j].store(wu[j].to_bits(), Ordering::Relaxed);
+            ha[j].store(hi[j].to_bits(), Ordering::Relaxed);
+        }
+    }
+}
+
+fn hogwild_any(ratings: &[Rating], w: &[AtomicU32], h: &[AtomicU32], k: usize, lr: f32, reg: f32) {
+    let (mut wb, mut hb) = ([0.0f32; MAX_K], [0.0f32; MAX_K]);
+    let (wu, hi) = (&mut wb[..k], &mut hb[..k]);
+    for &(u, i, r) in ratings {
+        let (u, i) = (u as usize, i as usize);
+        let wa = &w[u * k..(u + 1) * k];
+        let ha = &h[i * k..(i + 1) * k];
+        for ((x, a), (y, b)) in wu.iter_mut().zip(wa).zip(hi.iter_mut().zip(ha)) {
+            *x = f32::from_bits(a.load(Ordering::Relaxed));
+            *y = f32::from_bits(b.load(Ordering::Relaxed));
+        }
+        let err = r - dot(wu, hi);
+        for k in 0..wu.len() {
+            let wk = wu[k];
+            wu[k] += lr * (err * hi[k] - reg * wk);
+            hi[k] += lr * (err * wk - reg * hi[k]);
+        }
+        for ((x, a), (y, b)) in wu.iter().zip(wa).zip(hi.iter().zip(ha)) {
+            a.store(x.to_bits(), Ordering::Relaxed);
+            b.store(y.to_bits(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// Hogwild's threads: the ratings cut into one contiguous share per thread (in file
+/// order, as the serial loop reads them); `threads - 1` workers wait for a command on a
+/// channel, the calling thread runs the first share. Workers live for the whole data set
+/// (scoped threads), so an epoch pays a wake-up, not a thread start, as with a rayon pool.
+struct HogwildPool<'a> {
+    threads: usize,
+    first: &'a [Rating],
+    w: &'a [AtomicU32],
+    h: &'a [AtomicU32],
+    go: Vec<mpsc::Sender<()>>,
+    done: mpsc::Receiver<()>,
+}
+
+impl<'a> HogwildPool<'a> {
+    fn new<'s>(
+        scope: &'s Scope<'s, 'a>,
+        ratings: &'a [Rating],
+        (w, h): (&'a [AtomicU32], &'a [AtomicU32]),
+        threads: usize,
+        (k, lr, reg): (usize, f32, f32),
+    ) -> Self {
+        let share = ratings.len().div_ceil(threads.max(1)).max(1);
+        let mut shares = ratings.chunks(share);
+        let first = shares.next().unwrap_or(&[]);
+        let (done_tx, done) = mpsc::channel();
+        let mut go = Vec::new();
+        for part in shares {
+            let (tx, rx) = mpsc::channel::<()>();
+            let done_tx = done_tx.clone();
+            scope.spawn(move || {
+                while rx.recv().is_ok() {
+                    hogwild_part(part, w, h, k, lr, reg);
+                    if done_tx.send(()).is_err() {
+                        break;
+                    }
+                }
+            });
+            go.push(tx);
+        }
+        HogwildPool {
+            threads,
+            first,
+            w,
+            h,
+            go,
+            done,
+        }
+    }
+
+    fn epoch(&self, k: usize, lr: f32, reg: f32) {
+        for tx in &self.go {
+            tx.send(()).expect("Hogwild worker alive");
+        }
+        hogwild_part(self.first, self.w, self.h, k, lr, reg);
+        for _ in &self.go {
+            self.done.recv().expect("Hogwild worker alive");
+        }
+    }
+}
+
+/// Root mean squared error of flat factors on `data` (f64 sum, serial, the same code for
+/// every Rust system).
+fn rmse(data: &[Rating], w: &[f32], h: &[f32], k: usize) -> f64 {
+    let sse: f64 = data
+        .iter()
+        .map(|&(u, i, r)| {
+            let (u, i) = (u as usize, i as usize);
+            let e = (r - dot(&w[u * k..(u + 1) * k], &h[i * k..(i + 1) * k])) as f64;
+            e * e
+        })
+        .sum();
+    (sse / data.len().max(1) as f64).sqrt()
+}
+
+fn snapshot(a: &[AtomicU32]) -> Vec<f32> {
+    a.iter()
+        .map(|x| f32::from_bits(x.load(Ordering::Relaxed)))
+        .collect()
+}
+
+fn atomics(a: &[f32]) -> Vec<AtomicU32> {
+    a.iter().map(|x| AtomicU32::new(x.to_bits())).collect()
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "SGD-MF: serial, Hogwild, strads and LIBMF side by side")]
+struct Args {
+    /// Data sets: ml100k (ua.base / ua.test), mlsmall (ratings.csv, 10% held out),
+    /// generated (low-rank, Zipf-skewed, 10% held out), or all.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    data: Vec<String>,
+    /// Folder holding movielens-100k/ and movielens-latest-small/ (default: ../shared/data
+    /// beside the workspace).
+    #[arg(long)]
+    shared: Option<PathBuf>,
+    /// Generated data: ratings (train and test together; 10% are held out).
+    #[arg(long, default_value_t = 11_200_000)]
+    ratings: usize,
+    /// Generated data: users.
+    #[arg(long, default_value_t = 200_000)]
+    users: usize,
+    /// Generated data: items.
+    #[arg(long, default_value_t = 40_000)]
+    items: usize,
+    /// Latent factors.
+    #[arg(long, default_value_t = 32)]
+    k: usize,
+    /// Epochs (every system runs all of them).
+    #[arg(long, default_value_t = 20)]
+    epochs: usize,
+    /// Learning rate.
+    #[arg(long, default_value_t = 0.01)]
+    lr: f32,
+    /// L2 regularisation (LIBMF's lambda_p2 = lambda_q2).
+    #[arg(long, default_value_t = 0.05)]
+    reg: f32,
+    /// Seed of the initial factors, the generated data and the holdout split.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Thread counts for strads and LIBMF.
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    threads: Vec<usize>,
+    /// Thread counts for Hogwild (0: no Hogwild).
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    hogwild_threads: Vec<usize>,
+    /// Skip LIBMF.
+    #[arg(long)]
+    no_libmf: bool,
+    /// LIBMF's learning rates, one LIBMF run per value and thread count (default: --lr,
+    /// and 0.1, LIBMF's own default). LIBMF scales it per row with AdaGrad.
+    #[arg(long, value_delimiter = ',')]
+    libmf_eta: Vec<f32>,
+    /// LIBMF's bins per dimension (default: LIBMF's own, 26; at least 2 * threads + 1).
+    #[arg(long, default_value_t = 0)]
+    libmf_bins: usize,
+    /// Where the CSV files and LIBMF's input files go.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Passed by `cargo bench`.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// One data set, loaded.
+struct Dataset {
+    name: &'static str,
+    source: String,
+    train: SparseArray<f32, 2>,
+    test: SparseArray<f32, 2>,
+}
+
+fn load(name: &str, args: &Args, shared: &Path) -> Result<Dataset, String> {
+    match name {
+        "ml100k" => {
+            let dir = shared.join("movielens-100k");
+            let (base, test) = (dir.join("ua.base"), dir.join("ua.test"));
+            if !base.exists() || !test.exists() {
+                return Err(format!("{} or ua.test not found", base.display()));
+            }
+            let (train, test) =
+                strads::load::ratings_pair(&base, &test).map_err(|e| e.to_string())?;
+            Ok(Dataset {
+                name: "ml100k",
+                source: format!("{} + ua.test", base.display()),
+                train,
+                test,
+            })
+        }
+        "mlsmall" => {
+            let path = shared.join("movielens-latest-small/ratings.csv");
+            if !path.exists() {
+                return Err(format!("{} not found", path.display()));
+            }
+            let all = strads::load::ratings(&path).map_err(|e| e.to_string())?;
+            let (train, test) = strads::load::split(&all, 0.1, args.seed);
+            Ok(Dataset {
+                name: "mlsmall",
+                source: format!("{}, 10% held out (seed {})", path.display(), args.seed),
+                train,
+                test,
+            })
+        }
+        "generated" => {
+            let all = strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
+                users: args.users,
+                items: args.items,
+                ratings: args.ratings,
+                seed: args.seed,
+                ..Default::default()
+            });
+            let (train, test) = strads::load::split(&all, 0.1, args.seed);
+            Ok(Dataset {
+                name: "generated",
+                source: format!(
+                    "generated: {} ratings, {} users x {} items, rank 10, Zipf 1.0, 10% held out",
+                    args.ratings, args.users, args.items
+                ),
+                train,
+                test,
+            })
+        }
+        other => Err(format!(
+            "unknown data set {other:?} (expected ml100k, mlsmall, generated or all)"
+        )),
+    }
+}
+
+fn flat(a: &SparseArray<f32, 2>) -> Vec<Rating> {
+    a.iter()
+        .map(|([u, i], &r)| (u as u32, i as u32, r))
+        .collect()
+}
+
+/// Writes ratings in the driver's format: "STRADSMF", i32 m, i32 n, i64 nnz, then
+/// {i32 u, i32 v, f32 r} records, little endian, 0-based ids.
+fn write_ratings(path: &Path, shape: [usize; 2], data: &[Rating]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(24 + data.len() * 12);
+    buf.extend_from_slice(b"STRADSMF");
+    buf.extend_from_slice(&(shape[0] as i32).to_le_bytes());
+    buf.extend_from_slice(&(shape[1] as i32).to_le_bytes());
+    buf.extend_from_slice(&(data.len() as i64).to_le_bytes());
+    for &(u, i, r) in data {
+        buf.extend_from_slice(&(u as i32).to_le_bytes());
+        buf.extend_from_slice(&(i as i32).to_le_bytes());
+        buf.extend_from_slice(&r.to_le_bytes());
+    }
+    std::fs::write(path, buf)
+}
+
+/// `key=value` fields of one of the driver's lines.
+fn field(line: &str, key: &str) -> Option<f64> {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+        .and_then(|v| v.parse().ok())
+}
+
+/// One LIBMF training run in a child process, paused between epochs.
+struct Libmf {
+    child: Child,
+    stdin: ChildStdin,
+    out: BufReader<ChildStdout>,
+    config: String,
+    setup_seconds: f64,
+    reg_seconds: f64,
+}
+
+impl Libmf {
+    fn start(
+        driver: &Path,
+        (train, test): (&Path, &Path),
+        args: &Args,
+        (threads, eta): (usize, f32),
+    ) -> Result<Self, String> {
+        let mut cmd = Command::new(driver);
+        cmd.arg("--train")
+            .arg(train)
+            .arg("--test")
+            .arg(test)
+            .args(["--k", &args.k.to_string()])
+            .args(["--epochs", &args.epochs.to_string()])
+            .args(["--lr", &eta.to_string()])
+            .args(["--lambda", &args.reg.to_string()])
+            .args(["--threads", &threads.to_string()])
+            .arg("--step")
+            // Idle OpenMP threads sleep instead of spinning on a 2-core machine shared
+            // with the other systems (LIBMF only uses OpenMP outside its SGD epochs).
+            .env("OMP_WAIT_POLICY", "PASSIVE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        if args.libmf_bins > 0 {
+            cmd.args(["--bins", &args.libmf_bins.to_string()]);
+        }
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", driver.display()))?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let out = BufReader::new(child.stdout.take().ok_or("no stdout")?);
+        let mut me = Libmf {
+            child,
+            stdin,
+            out,
+            config: String::new(),
+            setup_seconds: f64::NAN,
+            reg_seconds: f64::NAN,
+        };
+        me.config = me.read_until("libmf config")?;
+        let ready = me.read_until("libmf ready")?;
+        me.setup_seconds = field(&ready, "setup_seconds").unwrap_or(f64::NAN);
+        me.reg_seconds = field(&ready, "reg_seconds").unwrap_or(f64::NAN);
+        Ok(me)
+    }
+
+    fn read_until(&mut self, prefix: &str) -> Result<String, String> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            let n = self
+                .out
+                .read_line(&mut line)
+                .map_err(|e| format!("reading LIBMF's driver: {e}"))?;
+            if n == 0 {
+                let status = self.child.wait().map_err(|e| e.to_string())?;
+                return Err(format!(
+                    "LIBMF's driver ended ({status}) before printing {prefix:?}"
+                ));
+            }
+            if line.starts_with(prefix) {
+                return Ok(line.trim_end().to_string());
+            }
+            eprint!("  {line}");
+        }
+    }
+
+    fn go(&mut self) -> Result<(), String> {
+        self.stdin
+            .write_all(b"go\n")
+            .and_then(|()| self.stdin.flush())
+            .map_err(|e| format!("LIBMF's driver stopped listening: {e}"))
+    }
+
+    /// Runs one epoch: (seconds, raw seconds, test RMSE to 4 decimals as LIBMF prints it).
+    fn epoch(&mut self) -> Result<(f64, f64, f64), String> {
+        self.go()?;
+        let line = self.read_until("libmf epoch=")?;
+        let get = |k| field(&line, k).ok_or_else(|| format!("no {k} in {line:?}"));
+        Ok((get("seconds")?, get("raw_seconds")?, get("va_rmse")?))
+    }
+
+    /// After the last epoch: the driver's final line (LIBMF's test RMSE after exactly the
+    /// epochs asked for); the driver then exits.
+    fn finish(mut self) -> Result<f64, String> {
+        let line = self.read_until("libmf final")?;
+        let _ = self.child.wait();
+        field(&line, "test_rmse").ok_or_else(|| format!("no test_rmse in {line:?}"))
+    }
+}
+
+impl Drop for Libmf {
+    fn drop(&mut self) {
+        // A child still paused (an error elsewhere) is ended; one that finished is reaped.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Which system a run is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Serial,
+    Hogwild,
+    Strads,
+    Libmf,
+}
+
+impl Kind {
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Serial => "hand-written serial",
+            Kind::Hogwild => "Hogwild (relaxed atomics)",
+            Kind::Strads => "strads",
+            Kind::Libmf => "LIBMF 0.9.2",
+        }
+    }
+    fn key(self) -> &'static str {
+        match self {
+            Kind::Serial => "serial",
+            Kind::Hogwild => "hogwild",
+            Kind::Strads => "strads",
+            Kind::Libmf => "libmf",
+        }
+    }
+}
+
+/// One epoch's measurements.
+#[derive(Debug, Clone, Copy)]
+struct Epoch {
+    seconds: f64,
+    raw_seconds: f64,
+    test_rmse: f64,
+}
+
+/// One system's run over all epochs.
+struct Run {
+    kind: Kind,
+    threads: usize,
+    /// LIBMF's learning rate.
+    eta: Option<f32>,
+    epochs: Vec<Epoch>,
+    /// LIBMF's final RMSE to 9 digits (its per-epoch line has 4 decimals).
+    final_rmse: Option<f64>,
+    /// Set when the run stopped early.
+    failed: Option<String>,
+}
+
+impl Run {
+    fn new(kind: Kind, threads: usize) -> Self {
+        Run {
+            kind,
+            threads,
+            eta: None,
+            epochs: Vec::new(),
+            final_rmse: None,
+            failed: None,
+        }
+    }
+    /// Median time per epoch over epochs 2.. (epoch 1 includes strads' planning and runs
+    /// LIBMF on 8 of the k dims), or epoch 1 when there is only one.
+    fn epoch_seconds(&self) -> f64 {
+        let mut v: Vec<f64> = self.epochs.iter().skip(1).map(|e| e.seconds).collect();
+        if v.is_empty() {
+            v = self.epochs.iter().map(|e| e.seconds).collect();
+        }
+        if v.is_empty() {
+            return f64::NAN;
+        }
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    }
+    fn last_rmse(&self) -> f64 {
+        self.final_rmse
+            .or_else(|| self.epochs.last().map(|e| e.test_rmse))
+            .unwrap_or(f64::NAN)
+    }
+    fn name(&self) -> String {
+        match self.eta {
+            Some(eta) => format!("{} {}t eta {eta}", self.kind.key(), self.threads),
+            None => format!("{} {}t", self.kind.key(), self.threads),
+        }
+    }
+    fn label(&self) -> String {
+        match self.eta {
+            Some(eta) => format!("{}, eta {eta}", self.kind.label()),
+            None => self.kind.label().to_string(),
+        }
+    }
+}
+
+/// `x` with 9 significant digits.
+fn sig9(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let digits = 9 - 1 - x.abs().log10().floor() as i32;
+    format!("{:.*}", digits.max(0) as usize, x)
+}
+
+fn timed(f: impl FnOnce()) -> f64 {
+    let t = Instant::now();
+    f();
+    t.elapsed().as_secs_f64()
+}
+
+/// LIBMF's learning rates to run: --libmf-eta, or --lr and LIBMF's default 0.1.
+fn libmf_etas(args: &Args) -> Vec<f32> {
+    let mut etas = if args.libmf_eta.is_empty() {
+        vec![args.lr, 0.1]
+    } else {
+        args.libmf_eta.clone()
+    };
+    etas.dedup();
+    etas
+}
+
+/// Runs every system on one data set, interleaved epoch by epoch.
+fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<Run> {
+    let (k, lr, reg) = (args.k, args.lr, args.reg);
+    let [users, items] = data.train.shape();
+    let (train, test) = (flat(&data.train), flat(&data.test));
+    let nnz = train.len();
+    println!(
+        "\n== {}: {}\n   {users} users x {items} items, {} train / {} test ratings; k = {k}, lr = {lr}, \
+         L2 = {reg}, {} epochs",
+        data.name,
+        data.source,
+        nnz,
+        test.len(),
+        args.epochs
+    );
+
+    // Everyone starts from the same factors, uniform in [0, 1/sqrt(k)) (LIBMF's init).
+    let init = |rows: usize, seed: u64| {
+        let scale = 1.0 / (k as f32).sqrt();
+        let r = DistArray::<f32, 2>::random([rows, k], seed);
+        DistArray::from_fn([rows, k], |idx| r[idx] * scale)
+    };
+    let (w0, h0) = (init(users, args.seed), init(items, args.seed + 1));
+
+    let mut runs = vec![Run::new(Kind::Serial, 1)];
+    let (mut ws, mut hs) = (w0.as_slice().to_vec(), h0.as_slice().to_vec());
+    let hog: Vec<(usize, Vec<AtomicU32>, Vec<AtomicU32>)> = args
+        .hogwild_threads
+        .iter()
+        .filter(|&&n| n > 0)
+        .map(|&n| (n, atomics(w0.as_slice()), atomics(h0.as_slice())))
+        .collect();
+    runs.extend(hog.iter().map(|(n, _, _)| Run::new(Kind::Hogwild, *n)));
+    let mut strads: Vec<(usize, DistArray<f32, 2>, DistArray<f32, 2>)> = args
+        .threads
+        .iter()
+        .map(|&n| (n, w0.clone(), h0.clone()))
+        .collect();
+    runs.extend(strads.iter().map(|(n, _, _)| Run::new(Kind::Strads, *n)));
+
+    // LIBMF: write its input, start one paused child per learning rate and thread count.
+    let mut libmf: Vec<Option<Libmf>> = Vec::new();
+    if let Some(driver) = driver {
+        let tr = out.join(format!("{}-train.bin", data.name));
+        let te = out.join(format!("{}-test.bin", data.name));
+        let written = write_ratings(&tr, [users, items], &train)
+            .and_then(|()| write_ratings(&te, [users, items], &test));
+        for eta in libmf_etas(args) {
+            for &n in &args.threads {
+                let mut run = Run::new(Kind::Libmf, n);
+                run.eta = Some(eta);
+                let child = match &written {
+                    Err(e) => Err(format!("cannot write LIBMF's input: {e}")),
+                    Ok(()) => Libmf::start(driver, (&tr, &te), args, (n, eta)),
+                };
+                match child {
+                    Ok(c) => {
+                        println!(
+                            "   {}: {} (set-up {:.3}s; per-epoch regulariser sum subtracted: {:.2} ms)",
+                            run.name(),
+                            c.config,
+                            c.setup_seconds,
+                            c.reg_seconds * 1e3
+                        );
+                        libmf.push(Some(c));
+                    }
+                    Err(e) => {
+                        println!("   {} skipped: {e}", run.name());
+                        run.failed = Some(e);
+                        libmf.push(None);
+                    }
+                }
+                runs.push(run);
+            }
+        }
+    }
+    let libmf_base = runs.len() - libmf.len();
+
+    std::thread::scope(|s| {
+        let pools: Vec<HogwildPool> = hog
+            .iter()
+            .map(|(n, w, h)| HogwildPool::new(s, &train, (w, h), *n, (k, lr, reg)))
+            .collect();
+        for _ in 0..args.epochs {
+            let mut r = 0;
+            let dt = timed(|| serial_epoch(&train, &mut ws, &mut hs, k, lr, reg));
+            let e = rmse(&test, &ws, &hs, k);
+            runs[r].epochs.push(Epoch {
+                seconds: dt,
+                raw_seconds: dt,
+                test_rmse: e,
+            });
+            r += 1;
+            for pool in &pools {
+                let dt = timed(|| pool.epoch(k, lr, reg));
+                let e = rmse(&test, &snapshot(pool.w), &snapshot(pool.h), k);
+                debug_assert_eq!(runs[r].threads, pool.threads);
+                runs[r].epochs.push(Epoch {
+                    seconds: dt,
+                    raw_seconds: dt,
+                    test_rmse: e,
+                });
+                r += 1;
+            }
+            for (n, w, h) in &mut strads {
+                let dt =
+                    timed(|| strads::with_threads(*n, || sgd_epoch(&data.train, w, h, lr, reg)));
+                let e = rmse(&test, w.as_slice(), h.as_slice(), k);
+                runs[r].epochs.push(Epoch {
+                    seconds: dt,
+                    raw_seconds: dt,
+                    test_rmse: e,
+                });
+                r += 1;
+            }
+            for (j, child) in libmf.iter_mut().enumerate() {
+                let run = &mut runs[libmf_base + j];
+                let Some(c) = child else { continue };
+                match c.epoch() {
+                    Ok((seconds, raw_seconds, test_rmse)) => run.epochs.push(Epoch {
+                        seconds,
+                        raw_seconds,
+                        test_rmse,
+                    }),
+                    Err(e) => {
+                        run.failed = Some(e);
+                        *child = None;
+                    }
+                }
+            }
+        }
+        drop(pools);
+    });
+    for (j, child) in libmf.into_iter().enumerate() {
+        if let Some(c) = child {
+            match c.finish() {
+                Ok(x) => runs[libmf_base + j].final_rmse = Some(x),
+                Err(e) => runs[libmf_base + j].failed = Some(e),
+            }
+        }
+    }
+    if let Some((_, w, h)) = strads.iter().find(|(n, _, _)| *n == 1) {
+        let same = w.as_slice() == ws.as_slice() && h.as_slice() == hs.as_slice();
+        println!("   strads at 1 thread equals the hand-written serial loop bit for bit: {same}");
+    }
+    if let Some((_, w, h)) = hog.iter().find(|(n, _, _)| *n == 1) {
+        let same = snapshot(w) == ws && snapshot(h) == hs;
+        println!("   Hogwild at 1 thread equals the hand-written serial loop bit for bit: {same}");
+    }
+    report(data, &runs, nnz, args);
+    let csv = out.join(format!("{}.csv", data.name));
+    match std::fs::write(&csv, to_csv(data.name, &runs, nnz, args.lr)) {
+        Ok(()) => println!("   every epoch: {}", csv.display()),
+        Err(e) => println!("   cannot write {}: {e}", csv.display()),
+    }
+    runs
+}
+
+fn to_csv(name: &str, runs: &[Run], nnz: usize, lr: f32) -> String {
+    let mut s = String::from(
+        "data,system,threads,lr,epoch,epoch_seconds,raw_seconds,cumulative_seconds,mupdates_per_s,test_rmse\n",
+    );
+    for run in runs {
+        let mut cum = 0.0;
+        for (e, ep) in run.epochs.iter().enumerate() {
+            cum += ep.seconds;
+            let _ = writeln!(
+                s,
+                "{name},{},{},{},{},{:.6},{:.6},{:.6},{:.3},{}",
+                run.kind.key(),
+                run.threads,
+                run.eta.unwrap_or(lr),
+                e + 1,
+                ep.seconds,
+                ep.raw_seconds,
+                cum,
+                nnz as f64 / ep.seconds / 1e6,
+                sig9(ep.test_rmse)
+            );
+        }
+    }
+    s
+}
+
+/// Relative difference of each epoch's test RMSE between two runs, in percent.
+fn epoch_diffs(a: &Run, b: &Run) -> Vec<f64> {
+    a.epochs
+        .iter()
+        .zip(&b.epochs)
+        .map(|(x, y)| ((x.test_rmse - y.test_rmse) / y.test_rmse).abs() * 100.0)
+        .collect()
+}
+
+/// Largest relative difference of per-epoch test RMSE between two runs, in percent, and
+/// the epoch (1-based) where it occurs.
+fn max_epoch_diff(a: &Run, b: &Run) -> (f64, usize) {
+    epoch_diffs(a, b)
+        .into_iter()
+        .enumerate()
+        .fold((0.0, 0), |m, (e, d)| if d > m.0 { (d, e + 1) } else { m })
+}
+
+fn report(data: &Dataset, runs: &[Run], nnz: usize, args: &Args) {
+    let serial = &runs[0];
+    let base = serial.epoch_seconds();
+    println!(
+        "\n   {:<26} {:>3} {:>9} {:>9} {:>8} {:>9} {:>12} {:>9} {:>10}",
+        "system",
+        "thr",
+        "first_s",
+        "epoch_s",
+        "speedup",
+        "Mupd/s",
+        "test_rmse",
+        "vs serial",
+        "max |d|/ep"
+    );
+    for run in runs {
+        if run.epochs.is_empty() {
+            println!(
+                "   {:<26} {:>3}  skipped: {}",
+                run.label(),
+                run.threads,
+                run.failed.as_deref().unwrap_or("no epochs")
+            );
+            continue;
+        }
+        let t = run.epoch_seconds();
+        let rm = run.last_rmse();
+        println!(
+            "   {:<26} {:>3} {:>9.4} {:>9.4} {:>8.3} {:>9.1} {:>12} {:>8.3}% {:>9.3}%",
+            run.label(),
+            run.threads,
+            run.epochs[0].seconds,
+            t,
+            base / t,
+            nnz as f64 / t / 1e6,
+            sig9(rm),
+            (rm - serial.last_rmse()) / serial.last_rmse() * 100.0,
+            max_epoch_diff(run, serial).0
+        );
+        if let Some(e) = &run.failed {
+            println!("   {:<26}      stopped early: {e}", "");
+        }
+    }
+    println!(
+        "   epoch_s: median over epochs 2..{} (first_s: epoch 1, with strads' planning; LIBMF's epoch 1 \
+         updates only 8 of the k dims); speedup = serial epoch_s / epoch_s;\n   test_rmse after epoch {}; \
+         max |d|/ep: largest per-epoch test RMSE difference from serial",
+        args.epochs, args.epochs
+    );
+
+    // The issue's targets, with the measured ratios.
+    let find = |kind: Kind, n: usize| {
+        runs.iter()
+            .find(|r| r.kind == kind && r.threads == n && !r.epochs.is_empty())
+    };
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    println!("\n   targets (issue 5) on {}:", data.name);
+    if let Some(s1) = find(Kind::Strads, 1) {
+        let ratio = s1.epoch_seconds() / base;
+        println!(
+            "   - strads 1t time / serial time = {ratio:.3}x (target <= 1.03x): {}",
+            verdict(ratio <= 1.03)
+        );
+    }
+    if let Some(s2) = find(Kind::Strads, 2) {
+        let speedup = base / s2.epoch_seconds();
+        println!(
+            "   - serial time / strads 2t time = {speedup:.3}x (target >= 1.85x): {}",
+            verdict(speedup >= 1.85)
+        );
+    }
+    for l in runs
+        .iter()
+        .filter(|r| r.kind == Kind::Libmf && !r.epochs.is_empty())
+    {
+        let n = l.threads;
+        let Some(s) = find(Kind::Strads, n) else {
+            continue;
+        };
+        let ratio = s.epoch_seconds() / l.epoch_seconds();
+        let drmse = (s.last_rmse() - l.last_rmse()) / l.last_rmse() * 100.0;
+        println!(
+            "   - strads {n}t time / {} time = {ratio:.3}x (target <= 1x): {}; strads' test RMSE {:+.2}% vs \
+             LIBMF's after {} epochs (target within 1%): {}",
+            l.name(),
+            verdict(ratio <= 1.0),
+            drmse,
+            args.epochs,
+            if drmse < -1.0 {
+                "met (strads' is lower)"
+            } else {
+                verdict(drmse <= 1.0)
+            }
+        );
+    }
+    for run in runs.iter().skip(1) {
+        if run.epochs.is_empty() || run.kind == Kind::Libmf {
+            continue;
+        }
+        let (d, at) = max_epoch_diff(run, serial);
+        let target = if run.kind == Kind::Strads {
+            format!(" (target <= 0.5%): {}", verdict(d <= 0.5))
+        } else {
+            " (shown for comparison)".to_string()
+        };
+        let tail = epoch_diffs(run, serial)
+            .iter()
+            .skip(4)
+            .fold(0.0, |m: f64, &x| m.max(x));
+        let at = if at == 0 {
+            String::new()
+        } else {
+            format!(" (epoch {at})")
+        };
+        println!(
+            "   - {} per-epoch test RMSE vs serial: max |diff| {d:.3}%{at}{target}; max from epoch 5 on \
+             {tail:.3}%",
+            run.name()
+        );
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    assert!(args.k <= MAX_K, "--k at most {MAX_K}");
+    assert!(args.epochs >= 1, "--epochs at least 1");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shared = args
+        .shared
+        .clone()
+        .unwrap_or_else(|| root.join("../shared/data"));
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| root.join("target/peers"));
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        eprintln!("cannot create {}: {e}", out.display());
+        std::process::exit(1);
+    }
+    let names: Vec<&str> = if args.data.iter().any(|d| d == "all") {
+        vec!["ml100k", "mlsmall", "generated"]
+    } else {
+        args.data.iter().map(String::as_str).collect()
+    };
+
+    println!(
+        "peers: k = {}, {} epochs, lr = {}, L2 = {}, strads/LIBMF threads {:?}, Hogwild threads {:?}, {} cores",
+        args.k,
+        args.epochs,
+        args.lr,
+        args.reg,
+        args.threads,
+        args.hogwild_threads,
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let driver = if args.no_libmf {
+        println!("LIBMF skipped: --no-libmf");
+        None
+    } else {
+        build_libmf(root)
+    };
+
+    for name in names {
+        let t = Instant::now();
+        match load(name, &args, &shared) {
+            Ok(data) => {
+                println!("{name}: loaded in {:.1}s", t.elapsed().as_secs_f64());
+                bench(&data, &args, driver.as_deref(), &out);
+            }
+            Err(e) => println!("\n== {name} skipped: {e}"),
+        }
+    }
+}
+
+/// Runs `scripts/libmf/build.sh` (downloads and builds once, then only checks); the
+/// driver's path, or None (saying why).
+fn build_libmf(root: &Path) -> Option<PathBuf> {
+    let script = root.join("scripts/libmf/build.sh");
+    let output = match Command::new("bash").arg(&script).output() {
+        Ok(o) => o,
+        Err(e) => {
+            println!("LIBMF skipped: cannot run {}: {e}", script.display());
+            return None;
+        }
+    };
+    let log = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        let why = log
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("libmf build:"))
+            .unwrap_or("scripts/libmf/build.sh failed");
+        println!("LIBMF skipped: {why}");
+        return None;
+    }
+    // The script builds into LIBMF_DIR when set, else target/libmf.
+    let dir =
+        std::env::var_os("LIBMF_DIR").map_or_else(|| root.join("target/libmf"), PathBuf::from);
+    let driver = dir.join("libmf_driver");
+    let info = std::fs::read_to_string(dir.join("BUILD_INFO")).unwrap_or_default();
+    println!(
+        "LIBMF: {} ({})",
+        driver.display(),
+        info.lines().collect::<Vec<_>>().join("; ")
+    );
+    Some(driver)
+}
