@@ -144,6 +144,11 @@ pub mod load {
     pub use strads_runtime::load::*;
 }
 
+/// Text corpora for topic models: the LDA-C format and generated corpora.
+pub mod corpus {
+    pub use strads_runtime::corpus::*;
+}
+
 /// Skewed data: permuting ids so that popular rows spread over partitions.
 pub mod skew {
     pub use strads_runtime::skew::*;

@@ -12,10 +12,15 @@ use std::sync::Mutex;
 
 use crate::array::DistArray;
 
+/// One worker's copy, on cache lines of its own: two workers updating their copies'
+/// headers (the version counter) side by side would otherwise slow each other down.
+#[repr(align(128))]
+struct Slot<T, const N: usize>(Mutex<Option<DistArray<T, N>>>);
+
 /// An array lent to a loop through per-worker write-back buffers.
 pub struct Buffered<'a, T, const N: usize> {
     array: &'a mut DistArray<T, N>,
-    copies: Vec<Mutex<Option<DistArray<T, N>>>>,
+    copies: Vec<Slot<T, N>>,
 }
 
 impl<T, const N: usize> fmt::Debug for Buffered<'_, T, N> {
@@ -35,7 +40,9 @@ where
     pub fn new(array: &'a mut DistArray<T, N>, max_workers: usize) -> Self {
         Buffered {
             array,
-            copies: (0..max_workers.max(1)).map(|_| Mutex::new(None)).collect(),
+            copies: (0..max_workers.max(1))
+                .map(|_| Slot(Mutex::new(None)))
+                .collect(),
         }
     }
 
@@ -47,6 +54,7 @@ where
     /// Runs `f` on worker `worker`'s copy (made from the original on first use).
     pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut DistArray<T, N>) -> R) -> R {
         let mut slot = self.copies[worker]
+            .0
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let copy = slot.get_or_insert_with(|| self.array.clone());
@@ -58,7 +66,7 @@ where
         let mut copies = self
             .copies
             .into_iter()
-            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+            .map(|m| m.0.into_inner().unwrap_or_else(|e| e.into_inner()));
         let Some(first) = copies.by_ref().find_map(|c| c) else {
             return; // no worker ran
         };

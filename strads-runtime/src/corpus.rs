@@ -350,10 +350,11 @@ fn parse_document(
             if let Some((size, vocab)) = bound {
                 if id >= size as u64 {
                     return Err(fail(format!(
-                        "word id {id} in {} is beyond the vocabulary: {} has {size} words \
+                        "word id {id} in {} is beyond the vocabulary: {} has {size} {} \
                          (ids 0 to {})",
                         quote(pair),
                         vocab.display(),
+                        if size == 1 { "word" } else { "words" },
                         size - 1
                     )));
                 }
