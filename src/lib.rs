@@ -114,6 +114,11 @@
 ///   the analysis, read freely, updated only by `h[..] += e` / `-= e`; each worker updates
 ///   its own copy and the copies' differences are added to `h` after the loop, in worker
 ///   order (so a worker sees its own updates at once, the others' after the loop).
+/// - `buffer(g, apply = f(w, s))`: the loop accumulates updates in `g`; after the loop, for
+///   every element `e` whose merged update `u` is not zero, strads calls
+///   `f(u, &mut w[e], &mut s[e])` and leaves `g` as it was (Orion's apply function, e.g.
+///   AdaGrad with its history in `s`). Serial mode runs the original loop, then the same
+///   calls.
 /// - `expect = "1d" | "2d" | "unimodular" | "reconnaissance" | "static"`: fail to compile,
 ///   with the reason, unless the analysis proves that strategy (`"static"`: any strategy
 ///   proved at compile time).

@@ -127,3 +127,100 @@ fn buffered_bias_equals_replay_and_one_worker_equals_serial() {
         }
     }
 }
+
+/// AdaGrad: the loop only accumulates gradients into `grad` (a buffer); after the loop,
+/// `adagrad` turns each non-zero accumulated gradient into a step on `w`, with its own
+/// per-weight history `g2` (Orion's buffer apply function).
+fn adagrad(g: f32, w: &mut f32, g2: &mut f32) {
+    *g2 += g * g;
+    *w -= 0.5 * g / (g2.sqrt() + 1e-8);
+}
+
+#[strads::parallel_for(buffer(grad, apply = adagrad(w, g2)), expect = "1d")]
+fn gradients(
+    x: &DistArray<f32, 2>,
+    y: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    g2: &mut DistArray<f32, 1>,
+    grad: &mut DistArray<f32, 1>,
+    n: usize,
+) {
+    for s in 0..n {
+        let row = x.row(s);
+        let mut pred = 0.0f32;
+        for k in 0..row.len() {
+            pred += row[k] * w[k];
+        }
+        let err = pred - y[s];
+        for k in 0..row.len() {
+            grad[k] += err * row[k];
+        }
+    }
+}
+
+#[test]
+fn adagrad_through_a_buffer_apply_function() {
+    let (n, d) = (400, 6);
+    let x = DistArray::<f32, 2>::random([n, d], 11);
+    let truth: Vec<f32> = (0..d).map(|k| k as f32 - 2.0).collect();
+    let y = DistArray::from_fn([n], |[s]| (0..d).map(|k| x[[s, k]] * truth[k]).sum::<f32>());
+    let loss = |w: &DistArray<f32, 1>| -> f32 {
+        (0..n)
+            .map(|s| {
+                let p: f32 = (0..d).map(|k| x[[s, k]] * w[k]).sum::<f32>();
+                (p - y[s]).powi(2i32)
+            })
+            .sum::<f32>()
+            / n as f32
+    };
+    let train = |threads: usize, serial_mode: bool| {
+        let (mut w, mut g2, mut grad) = (
+            DistArray::<f32, 1>::zeros([d]),
+            DistArray::<f32, 1>::zeros([d]),
+            DistArray::<f32, 1>::zeros([d]),
+        );
+        for _ in 0..60 {
+            if serial_mode {
+                serial(|| gradients(&x, &y, &mut w, &mut g2, &mut grad, n));
+            } else {
+                strads::with_threads(threads, || gradients(&x, &y, &mut w, &mut g2, &mut grad, n));
+            }
+        }
+        assert!(
+            grad.as_slice().iter().all(|&g| g == 0.0),
+            "the buffer itself is left as it was"
+        );
+        w
+    };
+    let serial_w = train(1, true);
+    assert!(
+        loss(&serial_w) < 0.05 * loss(&DistArray::zeros([d])),
+        "AdaGrad learns: {}",
+        loss(&serial_w)
+    );
+    // One worker: exactly the serial loop followed by the same apply.
+    assert_eq!(train(1, false), serial_w);
+    for threads in 2..=4 {
+        let w = train(threads, false);
+        assert!(
+            loss(&w) < 0.05 * loss(&DistArray::zeros([d])),
+            "{threads} threads"
+        );
+        // And every run equals its replay.
+        let (mut w1, mut g21, mut gr1) = (
+            DistArray::zeros([d]),
+            DistArray::zeros([d]),
+            DistArray::zeros([d]),
+        );
+        let ((), trace) = strads::with_threads(threads, || {
+            record(|| gradients(&x, &y, &mut w1, &mut g21, &mut gr1, n))
+        });
+        let (mut w2, mut g22, mut gr2) = (
+            DistArray::zeros([d]),
+            DistArray::zeros([d]),
+            DistArray::zeros([d]),
+        );
+        replay(&trace, || gradients(&x, &y, &mut w2, &mut g22, &mut gr2, n));
+        assert_eq!((w1, g21), (w2, g22), "{threads} threads");
+    }
+}

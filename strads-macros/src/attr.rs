@@ -2,6 +2,7 @@
 
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 
 use crate::ctxt::Ctxt;
@@ -41,6 +42,57 @@ pub(crate) struct Args {
     pub(crate) ordered: bool,
     /// `buffer(a, b)`: arrays whose updates go to per-worker write-back buffers.
     pub(crate) buffers: Vec<syn::Ident>,
+    /// `buffer(g, apply = f(w, s))`: after the loop, `f(update, &mut w[e], &mut s[e])` for
+    /// every element `e` of `g` with a non-zero update, instead of adding to `g`.
+    pub(crate) applies: Vec<(syn::Ident, syn::Path, Vec<syn::Ident>)>,
+}
+
+/// One item of `buffer(..)`: an array, or `apply = f(targets)`.
+enum BufferItem {
+    Array(syn::Ident),
+    Apply(syn::Path, Vec<syn::Ident>, proc_macro2::Span),
+}
+
+impl Parse for BufferItem {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let name: syn::Ident = input.parse()?;
+        if !input.peek(Token![=]) {
+            return Ok(BufferItem::Array(name));
+        }
+        if name != "apply" {
+            return Err(syn::Error::new(
+                name.span(),
+                "expected an array name or `apply = f(w)`",
+            ));
+        }
+        input.parse::<Token![=]>()?;
+        let call: syn::ExprCall = input.parse()?;
+        let syn::Expr::Path(func) = &*call.func else {
+            return Err(syn::Error::new_spanned(
+                &call.func,
+                "expected a function name",
+            ));
+        };
+        let mut targets = Vec::new();
+        for arg in &call.args {
+            match arg {
+                syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                    targets.push(p.path.get_ident().cloned().expect("checked"))
+                }
+                other => {
+                    return Err(syn::Error::new_spanned(
+                        other,
+                        "the apply function's arguments name arrays: `apply = f(w, g2)`",
+                    ));
+                }
+            }
+        }
+        Ok(BufferItem::Apply(
+            func.path.clone(),
+            targets,
+            call.func.span(),
+        ))
+    }
 }
 
 struct RawArgs(Punctuated<Meta, Token![,]>);
@@ -111,9 +163,30 @@ impl Args {
             } else if path.is_ident(BUFFER) {
                 match &meta {
                     Meta::List(list) => {
-                        let parser = Punctuated::<syn::Ident, Token![,]>::parse_terminated;
+                        let parser = Punctuated::<BufferItem, Token![,]>::parse_terminated;
                         match list.parse_args_with(parser) {
-                            Ok(names) if !names.is_empty() => args.buffers.extend(names),
+                            Ok(items) if !items.is_empty() => {
+                                let mut names = Vec::new();
+                                let mut apply = None;
+                                for item in items {
+                                    match item {
+                                        BufferItem::Array(n) => names.push(n),
+                                        BufferItem::Apply(f, t, span) => apply = Some((f, t, span)),
+                                    }
+                                }
+                                if let Some((f, targets, span)) = apply {
+                                    if names.len() == 1 {
+                                        args.applies.push((names[0].clone(), f, targets));
+                                    } else {
+                                        cx.syn_error(syn::Error::new(
+                                            span,
+                                            "`apply = f(..)` goes with one buffered array: \
+                                             `buffer(g, apply = f(w))`",
+                                        ));
+                                    }
+                                }
+                                args.buffers.extend(names);
+                            }
                             Ok(_) => cx.error_spanned_by(
                                 &meta,
                                 "name the arrays to buffer: `buffer(h)` or `buffer(h, g)`",

@@ -355,10 +355,36 @@ pub(crate) fn emit(
             quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(__blocks.iter().map(|__b| __b.seq())));)
         })
         .collect();
+    // Buffers with `apply = f(..)` hand their updates to `f`; the others are merged.
+    let apply_of = |ident: &syn::Ident| {
+        f.applies
+            .iter()
+            .find(|(b, _, _)| &f.arrays[*b].ident == ident)
+            .map(|(_, func, targets)| {
+                let targets = targets.iter().map(|&t| {
+                    let t = &f.arrays[t].ident;
+                    quote!(&mut #t.as_mut_slice()[__e])
+                });
+                quote!(|__e, __u| #func(__u, #(#targets),*))
+            })
+    };
     let buffers_finish: Vec<TokenStream> = buffers
         .iter()
-        .map(|(_, buf, _)| quote!(#buf.finish();))
+        .map(|(ident, buf, _)| match apply_of(ident) {
+            Some(apply) => quote!(#buf.finish_apply(#apply);),
+            None => quote!(#buf.finish();),
+        })
         .collect();
+    // The original loop updates a buffer with `apply` in place: hand the difference over.
+    let mut serial_pre = Vec::new();
+    let mut serial_post = Vec::new();
+    for (ident, _, src) in &buffers {
+        if let Some(apply) = apply_of(ident) {
+            let before = format_ident!("__{}_before", ident);
+            serial_pre.push(quote!(let #before = #ident.clone();));
+            serial_post.push(quote!(#private::Buffered::apply_serial(#src, #before, #apply);));
+        }
+    }
     let block_closure = if f.values_mut {
         quote! {
             |__blk, __vals| {
@@ -424,9 +450,13 @@ pub(crate) fn emit(
         } else {
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
             #keys_stmt
-            #(#shared)*
             #(#buffers_new)*
-            #launch
+            {
+                // The workers' views live in this block: buffers' apply functions, after
+                // it, may update the arrays they viewed.
+                #(#shared)*
+                #launch
+            }
             #(#buffers_finish)*
         }
         #red_end
@@ -436,7 +466,9 @@ pub(crate) fn emit(
         quote! {
             #state
             if #private::serial_run(&__STRADS_LOOP) {
+                #(#serial_pre)*
                 #original_loop
+                #(#serial_post)*
             } else {
                 #run
             }
@@ -446,7 +478,9 @@ pub(crate) fn emit(
             #state
             #[allow(unused_variables, unused_mut)]
             let (#(#restore_pats,)*) = if #private::serial_run(&__STRADS_LOOP) {
+                #(#serial_pre)*
                 #original_loop
+                #(#serial_post)*
                 (#(#restore_idents,)*)
             } else {
                 #run

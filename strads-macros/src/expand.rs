@@ -33,6 +33,7 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
     let args = Args::from_tokens(&cx, args);
     let out = LoopFn::from_syn(&cx, &item).and_then(|mut f| {
         f.buffered = buffered_arrays(&cx, &args, &f);
+        f.applies = apply_targets(&cx, &args, &f);
         expand(&cx, &args, &f)
     });
     match cx.check() {
@@ -189,6 +190,39 @@ fn buffered_arrays(cx: &Ctxt, args: &Args, f: &LoopFn) -> Vec<usize> {
                 ),
             ),
         }
+    }
+    out
+}
+
+/// `buffer(g, apply = f(w, ..))`: the targets are `&mut DistArray` parameters other than
+/// the buffer itself.
+fn apply_targets(cx: &Ctxt, args: &Args, f: &LoopFn) -> Vec<(usize, syn::Path, Vec<usize>)> {
+    let mut out = Vec::new();
+    for (buf, func, targets) in &args.applies {
+        let Some(b) = f.array_index(&buf.to_string()) else {
+            continue; // reported by `buffered_arrays`
+        };
+        let mut ids = Vec::new();
+        for t in targets {
+            match f.array_index(&t.to_string()) {
+                Some(a)
+                    if a != b
+                        && f.arrays[a].mutable
+                        && f.arrays[a].kind == ArrayKind::Dense
+                        && !f.buffered.contains(&a) =>
+                {
+                    ids.push(a)
+                }
+                _ => cx.error_spanned_by(
+                    t,
+                    format!(
+                        "`{t}` is not an array the apply function can update: name `&mut \
+                         DistArray` parameters other than the buffer `{buf}`"
+                    ),
+                ),
+            }
+        }
+        out.push((b, func.clone(), ids));
     }
     out
 }

@@ -75,6 +75,8 @@ pub(crate) struct LoopFn {
     pub(crate) buffered: Vec<usize>,
     /// `for (k, v) in a.iter_mut()`: each iteration owns its entry's value.
     pub(crate) values_mut: bool,
+    /// `buffer(g, apply = f(w, s))`: (buffered array, function, target arrays).
+    pub(crate) applies: Vec<(usize, syn::Path, Vec<usize>)>,
 }
 
 impl LoopFn {
@@ -226,6 +228,7 @@ impl LoopFn {
             n_dims,
             buffered: Vec::new(),
             values_mut,
+            applies: Vec::new(),
         })
     }
 

@@ -61,6 +61,59 @@ where
         f(copy)
     }
 
+    /// Instead of merging into the array: calls `apply(element, update)` for every element
+    /// whose merged update (the workers' differences from the start, summed in worker
+    /// order) is not zero, and leaves the array as it was. How `buffer(g, apply = f(..))`
+    /// hands accumulated updates (gradients, say) to a user's rule (AdaGrad, say).
+    pub fn finish_apply(self, mut apply: impl FnMut(usize, T))
+    where
+        T: PartialEq + Default,
+    {
+        let mut copies = self
+            .copies
+            .into_iter()
+            .filter_map(|m| m.0.into_inner().unwrap_or_else(|e| e.into_inner()));
+        let Some(first) = copies.next() else {
+            return;
+        };
+        let orig = self.array.as_slice();
+        let mut update: Vec<T> = first
+            .as_slice()
+            .iter()
+            .zip(orig)
+            .map(|(&c, &o)| c - o)
+            .collect();
+        for copy in copies {
+            for ((u, &c), &o) in update.iter_mut().zip(copy.as_slice()).zip(orig) {
+                *u = *u + (c - o);
+            }
+        }
+        for (e, u) in update.into_iter().enumerate() {
+            if u != T::default() {
+                apply(e, u);
+            }
+        }
+    }
+
+    /// The serial loop's counterpart of [`finish_apply`](Self::finish_apply): `array` was
+    /// updated in place starting from `before`; calls `apply` with every non-zero
+    /// difference and puts `before` back.
+    pub fn apply_serial(
+        array: &mut DistArray<T, N>,
+        before: DistArray<T, N>,
+        mut apply: impl FnMut(usize, T),
+    ) where
+        T: PartialEq + Default,
+    {
+        for (e, (&a, &b)) in array.as_slice().iter().zip(before.as_slice()).enumerate() {
+            let u = a - b;
+            if u != T::default() {
+                apply(e, u);
+            }
+        }
+        array.as_mut_slice().copy_from_slice(before.as_slice());
+    }
+
     /// Merges the workers' copies into the array, in worker order.
     pub fn finish(self) {
         let mut copies = self
@@ -101,6 +154,27 @@ mod tests {
         assert_eq!(b.original().as_slice(), &[0, 10, 20]);
         b.finish();
         assert_eq!(a.as_slice(), &[6, 10, 17]);
+    }
+
+    #[test]
+    fn apply_sees_merged_updates_and_leaves_the_buffer() {
+        let mut g = DistArray::<f32, 1>::zeros([3]);
+        let b = Buffered::new(&mut g, 2);
+        b.with(0, |c| c[1] += 2.0);
+        b.with(1, |c| {
+            c[1] += 0.5;
+            c[2] -= 1.0;
+        });
+        let mut seen = Vec::new();
+        b.finish_apply(|e, u| seen.push((e, u)));
+        assert_eq!(seen, vec![(1, 2.5), (2, -1.0)]);
+        assert_eq!(g.as_slice(), &[0.0; 3]);
+        let before = g.clone();
+        g[0] += 4.0;
+        let mut seen = Vec::new();
+        Buffered::apply_serial(&mut g, before, |e, u| seen.push((e, u)));
+        assert_eq!(seen, vec![(0, 4.0)]);
+        assert_eq!(g.as_slice(), &[0.0; 3]);
     }
 
     #[test]
