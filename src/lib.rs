@@ -134,8 +134,8 @@
 pub use strads_macros::parallel_for;
 
 pub use strads_runtime::{
-    ArrayMut, ArrayRef, DistArray, Error, Result, SparseArray, axpy, current_threads, dot, testing,
-    with_threads,
+    ArrayMut, ArrayRef, Buffered, DistArray, Error, IterRng, Result, SparseArray, axpy,
+    current_threads, dot, testing, with_threads,
 };
 
 /// Whether `#[parallel_for]` loops run their original serial loop (`STRADS_SERIAL=1`, the

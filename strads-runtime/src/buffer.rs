@@ -18,6 +18,23 @@ use crate::array::DistArray;
 struct Slot<T, const N: usize>(Mutex<Option<DistArray<T, N>>>);
 
 /// An array lent to a loop through per-worker write-back buffers.
+///
+/// `#[parallel_for(buffer(h))]` uses it for you; it also works on its own, with any
+/// threads:
+///
+/// ```
+/// use strads_runtime::{Buffered, DistArray};
+/// let mut counts = DistArray::<u64, 1>::zeros([4]);
+/// let buf = Buffered::new(&mut counts, 2);
+/// std::thread::scope(|s| {
+///     for w in 0..2 {
+///         let buf = &buf;
+///         s.spawn(move || buf.with(w, |c| c[w + 1] += 10));
+///     }
+/// });
+/// buf.finish(); // worker 0's copy, then worker 1's difference
+/// assert_eq!(counts.as_slice(), &[0, 10, 10, 0]);
+/// ```
 pub struct Buffered<'a, T, const N: usize> {
     array: &'a mut DistArray<T, N>,
     copies: Vec<Slot<T, N>>,
