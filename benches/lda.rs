@@ -1,7 +1,7 @@
 //! Time per LDA Gibbs sweep: a hand-written serial sweep (plain slices, the same
 //! arithmetic, the same random-number keys) against strads at 1 and 2 threads, interleaved
 //! sweep by sweep in one run so the ratios share the machine's noise. strads runs the loop
-//! of `examples/lda.rs`: `tokens.iter_mut()`, document-topic counts local, word-topic
+//! of `examples/lda/model.rs`: `tokens.iter_mut()`, document-topic counts local, word-topic
 //! counts rotated in 2D, topic totals in a write-back buffer. Its first call plans and
 //! buckets the entries; that call is reported apart from the median sweep. Prints one
 //! table; record it in BENCHMARKS.md.
@@ -15,7 +15,6 @@
 //! cargo bench --bench lda -- --data path/to/corpus.dat --threads 1,2,4
 //! ```
 
-use std::f64::consts::PI;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -23,54 +22,10 @@ use clap::Parser;
 use strads::corpus::{self, Corpus};
 use strads::prelude::*;
 
-/// One collapsed Gibbs sweep: the loop of `examples/lda.rs`.
-#[strads::parallel_for(buffer(nk), expect = "2d")]
-#[allow(clippy::too_many_arguments)]
-fn gibbs(
-    tokens: &mut SparseArray<Vec<u16>, 2>,
-    ndk: &mut DistArray<i32, 2>,
-    nwk: &mut DistArray<i32, 2>,
-    nk: &mut DistArray<i32, 1>,
-    alpha: f64,
-    beta: f64,
-    seed: u64,
-    iteration: u64,
-) {
-    let topics: usize = ndk.shape()[1];
-    let vbeta: f64 = nwk.shape()[0] as f64 * beta;
-    for ([d, w], zs) in tokens.iter_mut() {
-        let mut rng = IterRng::new(seed, &[iteration, d as u64, w as u64]);
-        let (nd, nw) = (ndk.row_mut(d), nwk.row_mut(w));
-        // Cumulative weights of the topics: on the stack up to 64 topics (an allocation
-        // per entry would cost more than sampling its one or two tokens).
-        let mut stack = [0.0f64; 64];
-        let mut heap: Vec<f64> = Vec::new();
-        let cumulative: &mut [f64] = if topics <= stack.len() {
-            &mut stack[..topics]
-        } else {
-            heap.resize(topics, 0.0);
-            &mut heap
-        };
-        for z in zs.iter_mut() {
-            let old = *z as usize;
-            nd[old] -= 1;
-            nw[old] -= 1;
-            nk[old] -= 1;
-            let mut total = 0.0f64;
-            for k in 0..topics {
-                total += (f64::from(nd[k]) + alpha) * (f64::from(nw[k]) + beta)
-                    / (f64::from(nk[k]) + vbeta);
-                cumulative[k] = total;
-            }
-            let u = rng.next_f64() * total;
-            let new = cumulative.partition_point(|&c| c <= u).min(topics - 1);
-            nd[new] += 1;
-            nw[new] += 1;
-            nk[new] += 1;
-            *z = new as u16;
-        }
-    }
-}
+/// The example's loops, compiled here as they are there.
+#[path = "../examples/lda/model.rs"]
+mod model;
+use model::{gibbs, ln_gamma};
 
 /// The sampler's state as a user would keep it without strads: flat vectors.
 #[derive(Clone, PartialEq)]
@@ -198,32 +153,6 @@ fn initialize(c: &Corpus, topics: usize) -> Plain {
         p.zs.push(zs);
     }
     p
-}
-
-/// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, 9 terms).
-fn ln_gamma(x: f64) -> f64 {
-    const G: f64 = 7.0;
-    const C: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        return (PI / (PI * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let t = x + G + 0.5;
-    let a = C[1..]
-        .iter()
-        .enumerate()
-        .fold(C[0], |a, (i, &c)| a + c / (x + i as f64 + 1.0));
-    0.5 * (2.0 * PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
 }
 
 /// The collapsed joint log-likelihood `log p(w, z)` per token.

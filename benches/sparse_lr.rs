@@ -23,33 +23,11 @@ use clap::Parser;
 use strads::load::LibSvm;
 use strads::prelude::*;
 
-/// One SGD epoch on the logistic loss: the loop of `examples/sparse_lr.rs`.
-#[strads::parallel_for]
-#[allow(clippy::too_many_arguments)]
-fn lr_epoch(
-    labels: &DistArray<f32, 1>,
-    offsets: &DistArray<u32, 1>,
-    features: &DistArray<u32, 1>,
-    values: &DistArray<f32, 1>,
-    w: &mut DistArray<f32, 1>,
-    n: usize,
-    lr: f32,
-    reg: f32,
-) {
-    for s in 0..n {
-        let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
-        let mut z = 0.0f32;
-        for k in lo..hi {
-            z += w[features[k] as usize] * values[k];
-        }
-        let y = labels[s];
-        let g = -y / (1.0 + (y * z).exp());
-        for k in lo..hi {
-            let f = features[k] as usize;
-            w[f] -= lr * (g * values[k] + reg * w[f]);
-        }
-    }
-}
+/// The example's loops, compiled here as they are there.
+#[path = "../examples/sparse_lr/model.rs"]
+#[allow(dead_code)] // not every item of the example's module is used here
+mod model;
+use model::lr_epoch;
 
 /// What a user would write without strads: plain slices, the same arithmetic, the samples
 /// in the order `order` gives.

@@ -5,67 +5,12 @@
 use strads::generate::{LibSvmConfig, libsvm_like};
 use strads::load::LibSvm;
 use strads::prelude::*;
+
+/// The example's loops, compiled here as they are there.
+#[path = "../examples/sparse_lr/model.rs"]
+mod model;
+use model::{evaluate, lr_epoch};
 use strads::testing::{record, replay, serial};
-
-/// One SGD epoch on the logistic loss (the loop of `examples/sparse_lr.rs`).
-#[strads::parallel_for]
-#[allow(clippy::too_many_arguments)]
-fn lr_epoch(
-    labels: &DistArray<f32, 1>,
-    offsets: &DistArray<u32, 1>,
-    features: &DistArray<u32, 1>,
-    values: &DistArray<f32, 1>,
-    w: &mut DistArray<f32, 1>,
-    n: usize,
-    lr: f32,
-    reg: f32,
-) {
-    for s in 0..n {
-        let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
-        let mut z = 0.0f32;
-        for k in lo..hi {
-            z += w[features[k] as usize] * values[k];
-        }
-        let y = labels[s];
-        let g = -y / (1.0 + (y * z).exp());
-        for k in lo..hi {
-            let f = features[k] as usize;
-            w[f] -= lr * (g * values[k] + reg * w[f]);
-        }
-    }
-}
-
-/// Correct predictions and summed log loss, as reductions.
-#[strads::parallel_for]
-fn evaluate(
-    labels: &DistArray<f32, 1>,
-    offsets: &DistArray<u32, 1>,
-    features: &DistArray<u32, 1>,
-    values: &DistArray<f32, 1>,
-    w: &DistArray<f32, 1>,
-    n: usize,
-) -> (usize, f64) {
-    let mut correct: usize = 0;
-    let mut loss: f64 = 0.0;
-    for s in 0..n {
-        let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
-        let mut z = 0.0f32;
-        for k in lo..hi {
-            z += w[features[k] as usize] * values[k];
-        }
-        let y = labels[s];
-        if y * z > 0.0 {
-            correct += 1;
-        }
-        let m = f64::from(y * z);
-        loss += if m > 0.0 {
-            (-m).exp().ln_1p()
-        } else {
-            m.exp().ln_1p() - m
-        };
-    }
-    (correct, loss)
-}
 
 fn data() -> (LibSvm, LibSvm) {
     libsvm_like(&LibSvmConfig {
