@@ -434,6 +434,13 @@ pub(crate) fn emit(
         });
         quote!(let __keys: [(u64, u64); #n_arrays] = [#(#keys),*];)
     });
+    // With buffers, the workers' views live in a block of their own: buffers' apply
+    // functions, after it, may update the arrays those views lent out.
+    let launch_scoped = if buffers_finish.is_empty() {
+        quote!(#(#shared)* #launch)
+    } else {
+        quote!({ #(#shared)* #launch })
+    };
     let run = quote! {
         // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
@@ -451,12 +458,7 @@ pub(crate) fn emit(
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
             #keys_stmt
             #(#buffers_new)*
-            {
-                // The workers' views live in this block: buffers' apply functions, after
-                // it, may update the arrays they viewed.
-                #(#shared)*
-                #launch
-            }
+            #launch_scoped
             #(#buffers_finish)*
         }
         #red_end

@@ -277,3 +277,36 @@ fn expanded_example_matches_the_snapshot() {
     let end = example.find("\nfn main()").expect("main");
     assert_eq!(code(&example[start..end]), code(snap_body));
 }
+
+/// A write-back buffer with an apply function (AdaGrad): per-worker copies of `grad`, the
+/// workers' views in a block of their own, then each merged update handed to `adagrad`;
+/// the serial path hands over the original loop's difference.
+#[test]
+fn buffer_with_apply() {
+    check(
+        "buffer_with_apply",
+        quote!(buffer(grad, apply = adagrad(w, g2)), expect = "1d"),
+        quote! {
+            fn gradients(
+                x: &DistArray<f32, 2>,
+                y: &DistArray<f32, 1>,
+                w: &mut DistArray<f32, 1>,
+                g2: &mut DistArray<f32, 1>,
+                grad: &mut DistArray<f32, 1>,
+                n: usize,
+            ) {
+                for s in 0..n {
+                    let row = x.row(s);
+                    let mut pred = 0.0f32;
+                    for k in 0..row.len() {
+                        pred += row[k] * w[k];
+                    }
+                    let err = pred - y[s];
+                    for k in 0..row.len() {
+                        grad[k] += err * row[k];
+                    }
+                }
+            }
+        },
+    );
+}
