@@ -20,10 +20,9 @@
 //! so it runs twice per thread count: at the same learning rate as the others and at its
 //! own default, 0.1 (`--libmf-eta`). BENCHMARKS.md says what else differs.
 //!
-//! Hogwild runs on scoped `std::thread`s with a channel per worker, not on rayon: the
-//! `strads` package has no rayon dependency of its own (rayon sits inside
-//! strads-runtime), and the split is the same one a `par_chunks` would make, one
-//! contiguous share of the ratings per thread.
+//! Hogwild runs on a rayon pool of its own (rayon is a dev-dependency of the `strads`
+//! package for this), one contiguous share of the ratings per thread, as a `par_chunks`
+//! would make.
 //!
 //! Prints one table per data set (the final epoch's test RMSE, the median time per epoch
 //! over epochs 2.., updates per second), the targets with the measured ratios,
@@ -34,11 +33,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
-use std::thread::Scope;
 use std::time::Instant;
 
 use clap::Parser;
+use rayon::prelude::*;
 use strads::prelude::*;
 
 /// One epoch of SGD over every rating: the loop of `examples/sgd_mf.rs`, annotated.
@@ -150,63 +148,46 @@ fn hogwild_any(ratings: &[Rating], w: &[AtomicU32], h: &[AtomicU32], k: usize, l
     }
 }
 
-/// Hogwild's threads: the ratings cut into one contiguous share per thread (in file
-/// order, as the serial loop reads them); `threads - 1` workers wait for a command on a
-/// channel, the calling thread runs the first share. Workers live for the whole data set
-/// (scoped threads), so an epoch pays a wake-up, not a thread start, as with a rayon pool.
+/// Hogwild on a rayon pool of its own: the ratings cut into one contiguous share per
+/// thread (in file order, as the serial loop reads them), each share a rayon task, what a
+/// `par_chunks` over the ratings does; the pool lives for the whole data set, so an epoch
+/// pays a wake-up, not a thread start.
 struct HogwildPool<'a> {
     threads: usize,
-    first: &'a [Rating],
+    pool: rayon::ThreadPool,
+    shares: Vec<&'a [Rating]>,
     w: &'a [AtomicU32],
     h: &'a [AtomicU32],
-    go: Vec<mpsc::Sender<()>>,
-    done: mpsc::Receiver<()>,
 }
 
 impl<'a> HogwildPool<'a> {
-    fn new<'s>(
-        scope: &'s Scope<'s, 'a>,
+    fn new(
         ratings: &'a [Rating],
         (w, h): (&'a [AtomicU32], &'a [AtomicU32]),
         threads: usize,
-        (k, lr, reg): (usize, f32, f32),
     ) -> Self {
         let share = ratings.len().div_ceil(threads.max(1)).max(1);
-        let mut shares = ratings.chunks(share);
-        let first = shares.next().unwrap_or(&[]);
-        let (done_tx, done) = mpsc::channel();
-        let mut go = Vec::new();
-        for part in shares {
-            let (tx, rx) = mpsc::channel::<()>();
-            let done_tx = done_tx.clone();
-            scope.spawn(move || {
-                while rx.recv().is_ok() {
-                    hogwild_part(part, w, h, k, lr, reg);
-                    if done_tx.send(()).is_err() {
-                        break;
-                    }
-                }
-            });
-            go.push(tx);
-        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|i| format!("hogwild-{i}"))
+            .build()
+            .expect("Hogwild's rayon pool");
         HogwildPool {
             threads,
-            first,
+            pool,
+            shares: ratings.chunks(share).collect(),
             w,
             h,
-            go,
-            done,
         }
     }
 
     fn epoch(&self, k: usize, lr: f32, reg: f32) {
-        for tx in &self.go {
-            tx.send(()).expect("Hogwild worker alive");
-        }
-        hogwild_part(self.first, self.w, self.h, k, lr, reg);
-        for _ in &self.go {
-            self.done.recv().expect("Hogwild worker alive");
-        }
+        let (w, h) = (self.w, self.h);
+        self.pool.install(|| {
+            self.shares
+                .par_iter()
+                .for_each(|part| hogwild_part(part, w, h, k, lr, reg));
+        });
     }
 }
 
@@ -694,10 +675,10 @@ fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<
     }
     let libmf_base = runs.len() - libmf.len();
 
-    std::thread::scope(|s| {
+    {
         let pools: Vec<HogwildPool> = hog
             .iter()
-            .map(|(n, w, h)| HogwildPool::new(s, &train, (w, h), *n, (k, lr, reg)))
+            .map(|(n, w, h)| HogwildPool::new(&train, (w, h), *n))
             .collect();
         for _ in 0..args.epochs {
             let mut r = 0;
@@ -748,7 +729,7 @@ fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<
             }
         }
         drop(pools);
-    });
+    }
     for (j, child) in libmf.into_iter().enumerate() {
         if let Some(c) = child {
             match c.finish() {
