@@ -26,7 +26,9 @@
 //!
 //! Prints one table per data set (the final epoch's test RMSE, the median time per epoch
 //! over epochs 2.., updates per second), the targets with the measured ratios,
-//! and writes every epoch's numbers to `target/peers/<data>.csv`.
+//! writes every epoch's numbers to `target/peers/<data>.csv` and plots test RMSE against
+//! epoch and time (plotters, SVG) there or in `--plots DIR` (`docs/peers` for the
+//! committed ones).
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
@@ -269,6 +271,10 @@ struct Args {
     /// Where the CSV files and LIBMF's input files go.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Where the plots go (`<data>-rmse-by-epoch.svg`, `<data>-rmse-by-time.svg`; default:
+    /// the --out directory). `--plots docs/peers` refreshes the ones BENCHMARKS.md shows.
+    #[arg(long)]
+    plots: Option<PathBuf>,
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
@@ -752,7 +758,103 @@ fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<
         Ok(()) => println!("   every epoch: {}", csv.display()),
         Err(e) => println!("   cannot write {}: {e}", csv.display()),
     }
+    let plots = args.plots.as_deref().unwrap_or(out);
+    for by_time in [false, true] {
+        match plot(data.name, &runs, plots, by_time) {
+            Ok(path) => println!("   plot: {}", path.display()),
+            Err(e) => println!("   cannot plot {}: {e}", data.name),
+        }
+    }
     runs
+}
+
+/// Test RMSE of every run against epoch (`by_time` false) or against cumulative training
+/// seconds, as an SVG in `dir`; the RMSE axis is logarithmic, since first epochs and
+/// final ones differ by up to 10x.
+fn plot(
+    name: &str,
+    runs: &[Run],
+    dir: &Path,
+    by_time: bool,
+) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join(format!(
+        "{name}-rmse-by-{}.svg",
+        if by_time { "time" } else { "epoch" }
+    ));
+    let series: Vec<(String, Vec<(f64, f64)>)> = runs
+        .iter()
+        .filter(|r| !r.epochs.is_empty())
+        .map(|r| {
+            let mut t = 0.0;
+            let points = r
+                .epochs
+                .iter()
+                .enumerate()
+                .map(|(e, ep)| {
+                    t += ep.seconds;
+                    (if by_time { t } else { (e + 1) as f64 }, ep.test_rmse)
+                })
+                .filter(|p| p.1.is_finite())
+                .collect();
+            (format!("{} {}t", r.label(), r.threads), points)
+        })
+        .collect();
+    let all = series.iter().flat_map(|s| s.1.iter());
+    let (mut x_max, mut y_lo, mut y_hi) = (0.0f64, f64::INFINITY, 0.0f64);
+    for &(x, y) in all {
+        x_max = x_max.max(x);
+        y_lo = y_lo.min(y);
+        y_hi = y_hi.max(y);
+    }
+    if series.is_empty() || !(y_lo > 0.0 && y_hi >= y_lo) {
+        return Err("no finite, positive RMSE values to plot".into());
+    }
+    let root = SVGBackend::new(&path, (900, 560)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "{name}: test RMSE against {}",
+                if by_time { "training time" } else { "epoch" }
+            ),
+            ("sans-serif", 22),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..x_max * 1.02, (y_lo * 0.98..y_hi * 1.02).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc(if by_time {
+            "seconds (cumulative)"
+        } else {
+            "epoch"
+        })
+        .y_desc("test RMSE (log scale)")
+        .y_labels(16)
+        .y_label_formatter(&|y| format!("{y:.2}"))
+        .draw()?;
+    for (i, (label, points)) in series.into_iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(points, color.stroke_width(2)))?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    drop(chart);
+    drop(root);
+    Ok(path)
 }
 
 fn to_csv(name: &str, runs: &[Run], nnz: usize, lr: f32) -> String {
