@@ -41,43 +41,13 @@ use clap::Parser;
 use rayon::prelude::*;
 use strads::prelude::*;
 
-/// One epoch of SGD over every rating: the loop of `examples/sgd_mf.rs`, annotated.
-#[strads::parallel_for]
-fn sgd_epoch(
-    ratings: &SparseArray<f32, 2>,
-    w: &mut DistArray<f32, 2>,
-    h: &mut DistArray<f32, 2>,
-    lr: f32,
-    reg: f32,
-) {
-    for ([u, i], &r) in ratings {
-        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
-    }
-}
+/// The timed loops, shared by the benches.
+#[path = "common/sgd.rs"]
+mod sgd;
+use sgd::{serial_epoch, sgd_epoch};
 
 /// A rating as the hand-written loops store it: user, item, value.
 type Rating = (u32, u32, f32);
-
-/// What a user would write without strads: flat factor matrices, the same arithmetic.
-fn serial_epoch(ratings: &[Rating], w: &mut [f32], h: &mut [f32], k: usize, lr: f32, reg: f32) {
-    for &(u, i, r) in ratings {
-        let (u, i) = (u as usize, i as usize);
-        let wu = &mut w[u * k..(u + 1) * k];
-        let hi = &mut h[i * k..(i + 1) * k];
-        let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
-    }
-}
 
 /// Largest k the Hogwild loop's stack buffers hold.
 const MAX_K: usize = 256;

@@ -24,46 +24,10 @@ use std::time::Instant;
 use clap::Parser;
 use strads::prelude::*;
 
-#[strads::parallel_for]
-fn sgd_epoch(
-    ratings: &SparseArray<f32, 2>,
-    w: &mut DistArray<f32, 2>,
-    h: &mut DistArray<f32, 2>,
-    lr: f32,
-    reg: f32,
-) {
-    for ([u, i], &r) in ratings {
-        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
-    }
-}
-
-/// The hand-written serial loop: flat factor matrices, the same arithmetic.
-fn serial_epoch(
-    ratings: &[(u32, u32, f32)],
-    w: &mut [f32],
-    h: &mut [f32],
-    k: usize,
-    lr: f32,
-    reg: f32,
-) {
-    for &(u, i, r) in ratings {
-        let (u, i) = (u as usize, i as usize);
-        let wu = &mut w[u * k..(u + 1) * k];
-        let hi = &mut h[i * k..(i + 1) * k];
-        let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
-    }
-}
+/// The timed loops, shared by the benches.
+#[path = "common/sgd.rs"]
+mod sgd;
+use sgd::{serial_epoch, sgd_epoch};
 
 #[derive(Parser, Debug)]
 struct Args {

@@ -38,24 +38,11 @@ use clap::Parser;
 use strads::prelude::*;
 use strads::skew::{permute_rows, randomize, sort_by_count, unpermute_rows};
 
-#[strads::parallel_for]
-fn sgd_epoch(
-    ratings: &SparseArray<f32, 2>,
-    w: &mut DistArray<f32, 2>,
-    h: &mut DistArray<f32, 2>,
-    lr: f32,
-    reg: f32,
-) {
-    for ([u, i], &r) in ratings {
-        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
-    }
-}
+/// The timed loops, shared by the benches.
+#[path = "common/sgd.rs"]
+#[allow(dead_code)] // this bench has its own baseline
+mod sgd;
+use sgd::sgd_epoch;
 
 const LR: f32 = 0.01;
 const REG: f32 = 0.05;
