@@ -13,8 +13,6 @@
 //! ```
 
 use std::borrow::Cow;
-use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use rand::seq::SliceRandom;
@@ -24,6 +22,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::array::SparseArray;
 use crate::error::{Error, Result};
+use crate::text::{IntError, for_each_line, parse_uint, quote, trim};
 
 /// What the LDA-C format looks like, for error messages.
 const LDA_C_FORMAT: &str = "LDA-C `N id:count id:count ...`: N distinct 0-based integer word ids, \
@@ -31,9 +30,6 @@ const LDA_C_FORMAT: &str = "LDA-C `N id:count id:count ...`: N distinct 0-based 
 
 /// What a vocabulary file looks like, for error messages.
 const VOCAB_FORMAT: &str = "one word per line, line k naming word id k - 1";
-
-/// Longest field (in characters) quoted verbatim in an error message.
-const MAX_QUOTE: usize = 40;
 
 /// Largest word id and count a file may hold (ids index a `SparseArray`, stored as `u32`).
 const MAX_ID: u64 = u32::MAX as u64;
@@ -183,81 +179,12 @@ fn vocabulary(path: &Path) -> Result<Vec<String>> {
     Ok(words)
 }
 
-/// Calls `f(line number, line)` for every line of `path` (without its `\n`, a UTF-8
-/// byte order mark stripped from the first); returns the number of lines.
-fn for_each_line(path: &Path, mut f: impl FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
-    let io_error = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = File::open(path).map_err(io_error)?;
-    let mut reader = BufReader::with_capacity(1 << 17, file);
-    let mut buf = Vec::with_capacity(4096);
-    let mut line_no = 0usize;
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf).map_err(io_error)? == 0 {
-            return Ok(line_no);
-        }
-        line_no += 1;
-        let mut line = buf.strip_suffix(b"\n").unwrap_or(&buf);
-        if line_no == 1 {
-            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-        }
-        f(line_no, line)?;
-    }
-}
-
-/// Why an integer field did not parse.
-enum IntError {
-    NotInteger,
-    TooLarge,
-}
-
 /// Parses ASCII digits into a `u64` no larger than [`MAX_ID`].
-fn parse_uint(field: &[u8]) -> std::result::Result<u64, IntError> {
-    if field.is_empty() {
-        return Err(IntError::NotInteger);
+fn parse_id(field: &[u8]) -> std::result::Result<u64, IntError> {
+    match parse_uint(field) {
+        Ok(v) if v > MAX_ID => Err(IntError::TooLarge),
+        r => r,
     }
-    let mut v: u64 = 0;
-    let mut too_large = false;
-    for &b in field {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return Err(IntError::NotInteger);
-        }
-        v = v.saturating_mul(10).saturating_add(u64::from(d));
-        too_large |= v > MAX_ID;
-    }
-    if too_large {
-        Err(IntError::TooLarge)
-    } else {
-        Ok(v)
-    }
-}
-
-/// `field` as a quoted, escaped string, shortened when very long.
-fn quote(field: &[u8]) -> String {
-    let text = String::from_utf8_lossy(field);
-    if text.chars().count() > MAX_QUOTE {
-        let short: String = text.chars().take(MAX_QUOTE).collect();
-        format!("{short:?}...")
-    } else {
-        format!("{text:?}")
-    }
-}
-
-/// Strips ASCII whitespace (including `\r`) from both ends.
-fn trim(s: &[u8]) -> &[u8] {
-    let start = s
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(s.len());
-    let end = s
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |e| e + 1);
-    &s[start..end]
 }
 
 /// Parses one non-empty, trimmed LDA-C line as document `doc`, appending its entries to
@@ -282,7 +209,7 @@ fn parse_document(
         .split(|b| b.is_ascii_whitespace())
         .filter(|f| !f.is_empty());
     let n_field = fields.next().expect("a non-empty trimmed line has a field");
-    let n = match parse_uint(n_field) {
+    let n = match parse_id(n_field) {
         Ok(n) => n,
         Err(IntError::TooLarge) => {
             return Err(fail(format!(
@@ -309,7 +236,7 @@ fn parse_document(
                 }
                 _ => return Err(fail(format!("pair {} is not id:count", quote(pair)))),
             };
-            let id = match parse_uint(id) {
+            let id = match parse_id(id) {
                 Ok(id) => id,
                 Err(IntError::TooLarge) => {
                     return Err(fail(format!(
@@ -325,7 +252,7 @@ fn parse_document(
                     )));
                 }
             };
-            let count = match parse_uint(count) {
+            let count = match parse_id(count) {
                 Ok(0) => {
                     return Err(fail(format!(
                         "count 0 in {} is invalid: counts are positive",

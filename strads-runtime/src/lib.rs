@@ -20,6 +20,7 @@ mod rng;
 pub mod skew;
 mod space;
 pub mod testing;
+mod text;
 mod view;
 mod wavefront;
 

@@ -22,9 +22,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use rand::{Rng, SeedableRng};
@@ -32,6 +30,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::array::{DistArray, SparseArray};
 use crate::error::{Error, Result};
+use crate::text::{IntError, for_each_line, parse_uint, quote, size_hint, trim};
 
 /// What the whitespace-separated format looks like, for error messages.
 const WHITESPACE_FORMAT: &str =
@@ -39,9 +38,6 @@ const WHITESPACE_FORMAT: &str =
 /// What the CSV format looks like, for error messages.
 const CSV_FORMAT: &str = "CSV `user,item,rating[,timestamp,...]` with non-negative integer ids \
      and an optional header line";
-
-/// Longest field (in characters) quoted verbatim in an error message.
-const MAX_QUOTE: usize = 40;
 
 /// Loads a rating file into a `[users, items]` sparse array of ratings.
 ///
@@ -277,37 +273,6 @@ impl IdMap {
     }
 }
 
-/// Why an id field did not parse.
-enum IdError {
-    NotInteger,
-    TooLarge,
-}
-
-/// Parses ASCII digits into a `u64`.
-#[inline]
-fn parse_uint(field: &[u8]) -> std::result::Result<u64, IdError> {
-    if field.is_empty() {
-        return Err(IdError::NotInteger);
-    }
-    let mut v: u64 = 0;
-    let mut overflow = false;
-    for &b in field {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return Err(IdError::NotInteger);
-        }
-        match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(d))) {
-            Some(x) => v = x,
-            None => overflow = true,
-        }
-    }
-    if overflow {
-        Err(IdError::TooLarge)
-    } else {
-        Ok(v)
-    }
-}
-
 /// Whether `field` is an integer (optional sign, then digits).
 fn is_integer(field: &[u8]) -> bool {
     let digits = match field.first() {
@@ -315,37 +280,6 @@ fn is_integer(field: &[u8]) -> bool {
         _ => field,
     };
     !digits.is_empty() && digits.iter().all(u8::is_ascii_digit)
-}
-
-/// `field` as a quoted, escaped string, shortened when very long.
-fn quote(field: &[u8]) -> String {
-    let text = String::from_utf8_lossy(field);
-    if text.chars().count() > MAX_QUOTE {
-        let short: String = text.chars().take(MAX_QUOTE).collect();
-        format!("{short:?}...")
-    } else {
-        format!("{text:?}")
-    }
-}
-
-/// Strips ASCII whitespace (including `\r`) from both ends.
-#[inline]
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [first, rest @ ..] = s {
-        if first.is_ascii_whitespace() {
-            s = rest;
-        } else {
-            break;
-        }
-    }
-    while let [rest @ .., last] = s {
-        if last.is_ascii_whitespace() {
-            s = rest;
-        } else {
-            break;
-        }
-    }
-    s
 }
 
 /// Splits `line` on `sep` (CSV) or runs of whitespace, storing the first `out.len()`
@@ -419,31 +353,13 @@ impl Loader {
 
     /// Reads every rating of `path`, extending the id mappings and the shape.
     fn load(&mut self, path: &Path) -> Result<Vec<([usize; 2], f32)>> {
-        let io_error = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::open(path).map_err(io_error)?;
-        let size = file.metadata().map_or(0, |m| m.len());
-        let mut reader = BufReader::with_capacity(1 << 17, file);
         // About 20 bytes per line in MovieLens files; reserve a little less.
-        let mut entries = Vec::with_capacity(usize::try_from(size / 24).unwrap_or(0));
-        let mut buf = Vec::with_capacity(256);
-        let mut line_no = 0usize;
+        let mut entries = Vec::with_capacity(usize::try_from(size_hint(path) / 24).unwrap_or(0));
         let mut format = None;
-        loop {
-            buf.clear();
-            if reader.read_until(b'\n', &mut buf).map_err(io_error)? == 0 {
-                break;
-            }
-            line_no += 1;
-            let mut line = &buf[..];
-            if line_no == 1 {
-                line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-            }
+        let line_no = for_each_line(path, |line_no, line| {
             let line = trim(line);
             if line.is_empty() {
-                continue;
+                return Ok(());
             }
             let format = match format {
                 Some(f) => f,
@@ -451,14 +367,14 @@ impl Loader {
                     let f = self.start_file(path, line_no, line)?;
                     format = Some(f);
                     if f == Format::Csv && is_csv_header(line) {
-                        continue;
+                        return Ok(());
                     }
                     f
                 }
             };
-            let entry = self.parse_line(path, line_no, line, format)?;
-            entries.push(entry);
-        }
+            entries.push(self.parse_line(path, line_no, line, format)?);
+            Ok(())
+        })?;
         if entries.is_empty() {
             let expected = match format.or(self.first.as_ref().map(|(f, _)| *f)) {
                 Some(f) => f.describe().to_owned(),
@@ -569,14 +485,14 @@ impl Loader {
                             )));
                         }
                         Ok(id) if id <= u64::from(u32::MAX) + 1 => id as usize,
-                        Ok(_) | Err(IdError::TooLarge) => {
+                        Ok(_) | Err(IntError::TooLarge) => {
                             return Err(fail(format!(
                                 "{name} id {} is too large (at most {})",
                                 quote(field),
                                 u64::from(u32::MAX) + 1
                             )));
                         }
-                        Err(IdError::NotInteger) => {
+                        Err(IntError::NotInteger) => {
                             return Err(fail(format!(
                                 "{name} id {} is not a positive integer",
                                 quote(field)
@@ -600,12 +516,12 @@ impl Loader {
             Format::Csv => {
                 let id = |name: &str, field: &[u8]| match parse_uint(field) {
                     Ok(id) => Ok(id),
-                    Err(IdError::TooLarge) => Err(fail(format!(
+                    Err(IntError::TooLarge) => Err(fail(format!(
                         "{name} id {} is too large (at most {})",
                         quote(field),
                         u64::MAX
                     ))),
-                    Err(IdError::NotInteger) => Err(fail(format!(
+                    Err(IntError::NotInteger) => Err(fail(format!(
                         "{name} id {} is not a non-negative integer",
                         quote(field)
                     ))),
@@ -860,14 +776,8 @@ impl RawLibSvm {
     }
 
     fn load(path: &Path) -> Result<RawLibSvm> {
-        let io_error = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::open(path).map_err(io_error)?;
-        let size = file.metadata().map_or(0, |m| m.len());
-        let mut reader = BufReader::with_capacity(1 << 17, file);
         // a9a spends about 5 bytes per entry and 70 per line.
+        let size = size_hint(path);
         let entries = usize::try_from(size / 5).unwrap_or(0);
         let lines = usize::try_from(size / 64).unwrap_or(0);
         let mut raw = RawLibSvm {
@@ -878,27 +788,16 @@ impl RawLibSvm {
             max_index: 0,
         };
         raw.offsets.push(0);
-        let mut buf = Vec::with_capacity(1024);
-        let mut line_no = 0usize;
-        loop {
-            buf.clear();
-            if reader.read_until(b'\n', &mut buf).map_err(io_error)? == 0 {
-                break;
-            }
-            line_no += 1;
-            let mut line = &buf[..];
-            if line_no == 1 {
-                line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
-            }
+        let line_no = for_each_line(path, |line_no, mut line| {
             if let Some(hash) = line.iter().position(|&b| b == b'#') {
                 line = &line[..hash];
             }
             let line = trim(line);
             if line.is_empty() {
-                continue;
+                return Ok(());
             }
-            raw.parse_line(path, line_no, line)?;
-        }
+            raw.parse_line(path, line_no, line)
+        })?;
         if raw.labels.is_empty() {
             return Err(Error::Parse {
                 path: path.to_path_buf(),
@@ -967,14 +866,14 @@ impl RawLibSvm {
                     )));
                 }
                 Ok(i) if i <= u64::from(u32::MAX) + 1 => i,
-                Ok(_) | Err(IdError::TooLarge) => {
+                Ok(_) | Err(IntError::TooLarge) => {
                     return Err(fail(format!(
                         "index in {} is too large (at most {})",
                         quote(entry),
                         u64::from(u32::MAX) + 1
                     )));
                 }
-                Err(IdError::NotInteger) => {
+                Err(IntError::NotInteger) => {
                     return Err(fail(format!(
                         "index {} in {} is not a positive integer",
                         quote(index),
@@ -1029,6 +928,7 @@ impl RawLibSvm {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::MAX_QUOTE;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// A temporary file removed on drop.
