@@ -44,7 +44,7 @@ use strads::prelude::*;
 /// The timed loops, shared by the benches.
 #[path = "common/sgd.rs"]
 mod sgd;
-use sgd::{serial_epoch, sgd_epoch};
+use sgd::{init_factors, serial_epoch, sgd_epoch};
 
 /// A rating as the hand-written loops store it: user, item, value.
 type Rating = (u32, u32, f32);
@@ -590,12 +590,10 @@ fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<
     );
 
     // Everyone starts from the same factors, uniform in [0, 1/sqrt(k)) (LIBMF's init).
-    let init = |rows: usize, seed: u64| {
-        let scale = 1.0 / (k as f32).sqrt();
-        let r = DistArray::<f32, 2>::random([rows, k], seed);
-        DistArray::from_fn([rows, k], |idx| r[idx] * scale)
-    };
-    let (w0, h0) = (init(users, args.seed), init(items, args.seed + 1));
+    let (w0, h0) = (
+        init_factors(users, k, args.seed),
+        init_factors(items, k, args.seed + 1),
+    );
 
     let mut runs = vec![Run::new(Kind::Serial, 1)];
     let (mut ws, mut hs) = (w0.as_slice().to_vec(), h0.as_slice().to_vec());

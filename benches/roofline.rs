@@ -22,12 +22,11 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use clap::Parser;
-use strads::prelude::*;
 
 /// The timed loops, shared by the benches.
 #[path = "common/sgd.rs"]
 mod sgd;
-use sgd::{serial_epoch, sgd_epoch};
+use sgd::{init_factors, serial_epoch, sgd_epoch};
 
 #[derive(Parser, Debug)]
 struct Args {
@@ -183,12 +182,7 @@ fn main() -> strads::Result<()> {
         .map(|([u, i], &r)| (u as u32, i as u32, r))
         .collect();
     // The factors and step of `benches/sgd_mf.rs`, so the two benches' epochs compare.
-    let init = |rows: usize, seed: u64| {
-        let scale = 1.0 / (k as f32).sqrt();
-        let r = DistArray::<f32, 2>::random([rows, k], seed);
-        DistArray::from_fn([rows, k], |idx| r[idx] * scale)
-    };
-    let (w0, h0) = (init(users, 1), init(items, 2));
+    let (w0, h0) = (init_factors(users, k, 1), init_factors(items, k, 2));
     let (mut ws, mut hs) = (w0.as_slice().to_vec(), h0.as_slice().to_vec());
     let mut models = [
         (1usize, w0.clone(), h0.clone()),

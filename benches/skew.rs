@@ -42,7 +42,7 @@ use strads::skew::{permute_rows, randomize, sort_by_count, unpermute_rows};
 #[path = "common/sgd.rs"]
 #[allow(dead_code)] // this bench has its own baseline
 mod sgd;
-use sgd::sgd_epoch;
+use sgd::{init_factors, sgd_epoch};
 
 const LR: f32 = 0.01;
 const REG: f32 = 0.05;
@@ -371,12 +371,7 @@ fn measure(
 ) -> Vec<Row> {
     let [users, items] = ratings.shape();
     let k = args.k;
-    let init = |rows: usize, seed: u64| {
-        let scale = 1.0 / (k as f32).sqrt();
-        let r = DistArray::<f32, 2>::random([rows, k], seed);
-        DistArray::from_fn([rows, k], |idx| r[idx] * scale)
-    };
-    let (w0, h0) = (init(users, 1), init(items, 2));
+    let (w0, h0) = (init_factors(users, k, 1), init_factors(items, k, 2));
     let mut systems: Vec<System> = configs
         .iter()
         .map(|&(name, randomized)| {

@@ -45,3 +45,11 @@ pub(crate) fn serial_epoch(
         }
     }
 }
+
+/// A `[rows, k]` factor matrix drawn uniform in `[0, 1/sqrt(k))` with `seed` (LIBMF's
+/// initialisation), the start every system of a bench shares.
+pub(crate) fn init_factors(rows: usize, k: usize, seed: u64) -> DistArray<f32, 2> {
+    let scale = 1.0 / (k as f32).sqrt();
+    let r = DistArray::<f32, 2>::random([rows, k], seed);
+    DistArray::from_fn([rows, k], |idx| r[idx] * scale)
+}
