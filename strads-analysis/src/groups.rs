@@ -7,8 +7,18 @@
 //! connected components of the conflict graph are the task groups: no two groups conflict,
 //! so they may run on different workers at once. Groups are placed largest first on the
 //! least-loaded worker; a worker runs its groups in that order, each group's iterations in
-//! serial order. Smaller batches make smaller components (Cyclades); a component that still
-//! spans most of a batch runs on one worker, which keeps the run serializable.
+//! serial order. Smaller batches make smaller components (Cyclades).
+//!
+//! A component that still outweighs a worker's fair share of its batch is split among the
+//! workers (STRADS-AP sect. 4.4), but without locks: its iterations, in serial order, are
+//! cut into one contiguous chunk per worker and each chunk into rounds; these *pieces* form
+//! a dependence graph (piece `(r, w)` runs after every earlier piece, in `(round, worker)`
+//! order, that touches a common element), so a worker waits only for the pieces it depends
+//! on and the run stays equal to one serial order: pieces by `(level, worker)`. A split is
+//! kept only when a simulation of that graph (weights = touches) finishes the component in
+//! at most three quarters of its serial time; otherwise (every piece depending on the one
+//! before, as when a few elements occur in every iteration) the component runs whole on one
+//! worker.
 
 use petgraph::unionfind::UnionFind;
 
@@ -80,6 +90,33 @@ pub struct Batch {
     pub groups: usize,
     /// Iterations in the largest group.
     pub largest: usize,
+    /// Pieces of the components split among workers, in the order they were cut. Worker
+    /// `w` runs its pieces (`worker == w`, in this order) before `runs[w]`.
+    pub pieces: Vec<Piece>,
+    /// Every element the pieces touch: no worker owns them for the whole batch; each piece
+    /// claims its own while it runs.
+    pub shared: Vec<u64>,
+    /// Number of piece levels: the batch's replay order is level `0..levels` (each level
+    /// worker by worker), then `runs`.
+    pub levels: usize,
+    /// Number of components split.
+    pub split: usize,
+}
+
+/// Part of a split component: consecutive iterations of one worker's chunk.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Piece {
+    /// The worker that runs it.
+    pub worker: usize,
+    /// Its place in the replay order: pieces of one level touch disjoint elements, and a
+    /// piece's level exceeds those of the pieces it runs after.
+    pub level: usize,
+    /// The iterations, in serial order.
+    pub iters: Vec<u32>,
+    /// Pieces (indices into [`Batch::pieces`]) that must be done before it starts.
+    pub after: Vec<u32>,
+    /// The elements it touches (of written arrays), without repeats.
+    pub elems: Vec<u64>,
 }
 
 /// The plan of a loop under reconnaissance.
@@ -112,11 +149,123 @@ impl GroupPlan {
             for (w, run) in b.runs.iter().enumerate() {
                 load[w] += run.iter().map(|&i| acc.weight(i as usize)).sum::<usize>();
             }
+            for pc in &b.pieces {
+                load[pc.worker] += pc
+                    .iters
+                    .iter()
+                    .map(|&i| acc.weight(i as usize))
+                    .sum::<usize>();
+            }
         }
         let max = load.iter().copied().max().unwrap_or(0);
         let mean = load.iter().sum::<usize>() as f64 / self.workers.max(1) as f64;
         (max, mean)
     }
+}
+
+/// Components with fewer than this many iterations per worker are never split.
+const MIN_SPLIT: usize = 16;
+/// Rounds per chunk of a split component.
+const ROUNDS: usize = 16;
+/// Pieces per batch at most (each takes a stamp of its own at run time).
+pub const MAX_PIECES: usize = 1 << 14;
+
+/// A component cut into pieces, with the workers' simulated finishing times.
+struct Cut {
+    pieces: Vec<Piece>,
+    clock: Vec<usize>,
+}
+
+/// Cuts component `g` (iterations in serial order) into `workers` chunks of `ROUNDS`
+/// rounds, links every piece to the last earlier piece touching each of its elements, and
+/// simulates the run from the workers' clocks `clock`. Only elements written in the batch
+/// (`written[e] == stamp`) link pieces; `last` is scratch indexed by element, `stamp` tells
+/// this batch's entries from stale ones.
+fn split_component(
+    acc: &Accesses,
+    g: &[u32],
+    workers: usize,
+    clock: &[usize],
+    last: &mut [(u32, u32)],
+    written: &[u32],
+    stamp: u32,
+) -> Cut {
+    let w_of = |i: u32| acc.weight(i as usize).max(1);
+    let total: usize = g.iter().map(|&i| w_of(i)).sum();
+    // Chunks and rounds by cumulative weight: iteration with weight prefix `c` goes to
+    // chunk `c * workers / total`, round by its prefix inside the chunk.
+    let mut chunks: Vec<Vec<u32>> = vec![Vec::new(); workers];
+    let mut cum = 0usize;
+    for &i in g {
+        chunks[(cum * workers / total).min(workers - 1)].push(i);
+        cum += w_of(i);
+    }
+    let rounds = ROUNDS
+        .min(chunks.iter().map(Vec::len).min().unwrap_or(0) / 4)
+        .max(1);
+    let mut cells: Vec<Vec<Vec<u32>>> = vec![vec![Vec::new(); workers]; rounds];
+    for (w, chunk) in chunks.iter().enumerate() {
+        let cw: usize = chunk.iter().map(|&i| w_of(i)).sum::<usize>().max(1);
+        let mut c = 0usize;
+        for &i in chunk {
+            cells[(c * rounds / cw).min(rounds - 1)][w].push(i);
+            c += w_of(i);
+        }
+    }
+    let mut pieces: Vec<Piece> = Vec::new();
+    let mut clock = clock.to_vec();
+    let mut finish: Vec<usize> = Vec::new();
+    let mut level_of_worker: Vec<Option<usize>> = vec![None; workers];
+    for row in cells {
+        for (w, iters) in row.into_iter().enumerate() {
+            if iters.is_empty() {
+                continue;
+            }
+            let me = pieces.len() as u32;
+            let mut after: Vec<u32> = Vec::new();
+            let mut elems: Vec<u64> = Vec::new();
+            for &i in &iters {
+                for (e, _) in acc.of(i as usize) {
+                    if written[e as usize] != stamp {
+                        continue; // only read in this batch: no conflict
+                    }
+                    let slot = &mut last[e as usize];
+                    if slot.0 == stamp && slot.1 == me {
+                        continue; // already seen in this piece
+                    }
+                    if slot.0 == stamp {
+                        after.push(slot.1);
+                    }
+                    *slot = (stamp, me);
+                    elems.push(e);
+                }
+            }
+            after.sort_unstable();
+            after.dedup();
+            let start = after
+                .iter()
+                .map(|&a| finish[a as usize])
+                .fold(clock[w], usize::max);
+            let level = after
+                .iter()
+                .map(|&a| pieces[a as usize].level + 1)
+                .chain(level_of_worker[w].map(|l| l + 1))
+                .max()
+                .unwrap_or(0);
+            let end = start + iters.iter().map(|&i| w_of(i)).sum::<usize>();
+            finish.push(end);
+            clock[w] = end;
+            level_of_worker[w] = Some(level);
+            pieces.push(Piece {
+                worker: w,
+                level,
+                iters,
+                after,
+                elems,
+            });
+        }
+    }
+    Cut { pieces, clock }
 }
 
 /// Groups the recorded iterations into batches of at most `batch_size` consecutive
@@ -132,6 +281,8 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
     let mut first_stamp = vec![0u32; n_elems];
     let mut first = vec![0u32; n_elems];
     let mut seen = vec![0u32; n_elems];
+    // Per element, (batch stamp, piece) of the last piece that touched it while splitting.
+    let mut last_toucher = vec![(0u32, 0u32); n_elems];
     let mut batches = Vec::new();
     for (b, start) in (0..n).step_by(batch_size).enumerate() {
         let end = (start + batch_size).min(n);
@@ -174,11 +325,66 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
                 .map(|&i| acc.weight(i as usize).max(1))
                 .sum::<usize>()
         };
+        let total: usize = groups.iter().map(weight).sum();
+        let largest = groups.iter().map(Vec::len).max().unwrap_or(0);
+        // Components above a fair share, largest first, split while splitting pays.
+        let mut clock = vec![0usize; workers];
+        let mut pieces = Vec::new();
+        let mut split = 0;
+        if workers > 1 {
+            let mut big: Vec<usize> = (0..groups.len())
+                .filter(|&g| {
+                    weight(&groups[g]) * workers > total && groups[g].len() >= MIN_SPLIT * workers
+                })
+                .collect();
+            big.sort_by_key(|&g| std::cmp::Reverse(weight(&groups[g])));
+            for g in big {
+                let cut = split_component(
+                    acc,
+                    &groups[g],
+                    workers,
+                    &clock,
+                    &mut last_toucher,
+                    &written,
+                    stamp,
+                );
+                let before = clock.iter().copied().max().unwrap_or(0);
+                let after = cut.clock.iter().copied().max().unwrap_or(0);
+                if (after - before) * 4 > weight(&groups[g]) * 3
+                    || pieces.len() + cut.pieces.len() > MAX_PIECES
+                {
+                    continue; // runs whole, on one worker
+                }
+                let base = pieces.len() as u32;
+                let level0 = pieces
+                    .iter()
+                    .map(|p: &Piece| p.level + 1)
+                    .max()
+                    .unwrap_or(0);
+                for mut pc in cut.pieces {
+                    pc.level += level0;
+                    pc.after.iter_mut().for_each(|a| *a += base);
+                    pieces.push(pc);
+                }
+                clock = cut.clock;
+                groups[g].clear();
+                split += 1;
+            }
+        }
+        let levels = pieces.iter().map(|p| p.level + 1).max().unwrap_or(0);
+        let mut shared: Vec<u64> = pieces
+            .iter()
+            .flat_map(|p| p.elems.iter().copied())
+            .collect();
+        shared.sort_unstable();
+        shared.dedup();
         // Largest first (stable: ties keep the order of first iterations), each on the
-        // least-loaded worker (ties: the lowest index).
-        let mut order: Vec<usize> = (0..groups.len()).collect();
+        // least-loaded worker (ties: the lowest index); a worker's pieces come first.
+        let mut order: Vec<usize> = (0..groups.len())
+            .filter(|&g| !groups[g].is_empty())
+            .collect();
         order.sort_by_key(|&g| std::cmp::Reverse(weight(&groups[g])));
-        let mut load = vec![0usize; workers];
+        let mut load = clock;
         let mut runs = vec![Vec::new(); workers];
         if workers == 1 {
             // One worker: nothing to balance; keep the serial order.
@@ -196,8 +402,17 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
         let mut reads = vec![Vec::new(); workers];
         for (w, run) in runs.iter().enumerate() {
             let tag = (b as u32 + 1).wrapping_mul(workers as u32 + 1) + w as u32 + 1;
-            for &i in run {
+            // The pieces' written elements are `shared`, claimed piece by piece; what the
+            // pieces only read is prefetched like the rest.
+            let mine = pieces
+                .iter()
+                .filter(|p| p.worker == w)
+                .flat_map(|p| p.iters.iter().map(|&i| (i, true)));
+            for (i, in_piece) in mine.chain(run.iter().map(|&i| (i, false))) {
                 for (e, _) in acc.of(i as usize) {
+                    if in_piece && written[e as usize] == stamp {
+                        continue;
+                    }
                     let eu = e as usize;
                     if seen[eu] == tag {
                         continue;
@@ -212,11 +427,15 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
             }
         }
         batches.push(Batch {
-            largest: groups.iter().map(Vec::len).max().unwrap_or(0),
+            largest,
             groups: groups.len(),
             runs,
             owned,
             reads,
+            pieces,
+            shared,
+            levels,
+            split,
         });
     }
     GroupPlan { workers, batches }
@@ -273,5 +492,46 @@ mod tests {
         let p = plan_groups(&a, 8, 2, 2);
         assert_eq!(p.batches.len(), 2);
         assert!(p.batches.iter().all(|b| b.groups == 2));
+    }
+
+    #[test]
+    fn a_chain_is_split_into_pieces_that_overlap_in_time() {
+        // Iteration i writes elements i and i + 1: one component, but only neighbours meet.
+        let n = 400;
+        let chain: Vec<Vec<(u64, bool)>> = (0..n).map(|i| vec![(i, true), (i + 1, true)]).collect();
+        let refs: Vec<&[(u64, bool)]> = chain.iter().map(Vec::as_slice).collect();
+        let p = plan_groups(&acc(&refs), n + 1, 2, 1000);
+        let b = &p.batches[0];
+        assert_eq!((b.groups, b.split), (1, 1));
+        assert!(b.runs.iter().all(Vec::is_empty));
+        assert_eq!(b.pieces.len(), 32);
+        // Worker 1's first piece starts at once; worker 0's last waits for it (element 200)
+        // and for worker 0's piece before it (element 188).
+        let w1_first = b.pieces.iter().position(|pc| pc.worker == 1).unwrap();
+        assert!(b.pieces[w1_first].after.is_empty());
+        assert_eq!(b.pieces[w1_first].iters[0], 200);
+        let w0_last = b.pieces.iter().rposition(|pc| pc.worker == 0).unwrap();
+        assert_eq!(
+            b.pieces[w0_last].after,
+            vec![w1_first as u32, w0_last as u32 - 2]
+        );
+        assert_eq!(b.pieces[w0_last].iters[0], 188);
+        assert_eq!(b.levels, 16);
+        assert_eq!(b.shared.len(), n as usize + 1);
+        assert!(b.owned.iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn a_hub_every_iteration_writes_is_not_split() {
+        // Element 0 in every iteration: pieces would run one after another.
+        let it: Vec<Vec<(u64, bool)>> = (0..400)
+            .map(|i| vec![(0, true), (1 + i % 50, true)])
+            .collect();
+        let refs: Vec<&[(u64, bool)]> = it.iter().map(Vec::as_slice).collect();
+        let p = plan_groups(&acc(&refs), 51, 2, 1000);
+        let b = &p.batches[0];
+        assert_eq!((b.groups, b.split, b.levels), (1, 0, 0));
+        assert!(b.pieces.is_empty() && b.shared.is_empty());
+        assert_eq!(b.runs[0].len(), 400);
     }
 }

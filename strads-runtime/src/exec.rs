@@ -653,6 +653,8 @@ struct PhaseBarrier {
     state: Mutex<(usize, usize, bool)>, // (arrived, generation, broken)
     cv: std::sync::Condvar,
     n: usize,
+    /// `state.2`, readable without the lock by workers spinning on a piece.
+    broken: std::sync::atomic::AtomicBool,
 }
 
 impl PhaseBarrier {
@@ -661,7 +663,26 @@ impl PhaseBarrier {
             state: Mutex::new((0, 0, false)),
             cv: std::sync::Condvar::new(),
             n,
+            broken: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// Waits until `flag` holds `want` (a piece is done); `false` when the barrier broke
+    /// meanwhile (a worker panicked, so the piece may never be done).
+    fn wait_for(&self, flag: &std::sync::atomic::AtomicU64, want: u64) -> bool {
+        let mut spins = 0u32;
+        while flag.load(Ordering::Acquire) != want {
+            if self.broken.load(Ordering::Relaxed) {
+                return false;
+            }
+            if spins < 256 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        true
     }
 
     /// Waits for all `n`; `false` when the barrier is broken.
@@ -687,6 +708,7 @@ impl PhaseBarrier {
     fn break_all(&self) {
         let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
         g.2 = true;
+        self.broken.store(true, Ordering::Relaxed);
         self.cv.notify_all();
     }
 }
@@ -708,6 +730,10 @@ struct ReconPlan {
     /// Element id of element 0 of each array (arrays the loop may write).
     bases: Vec<u64>,
     owners: Arc<[std::sync::atomic::AtomicU64]>,
+    /// Per piece of a batch, the stamp of the piece when it is done.
+    done: Vec<std::sync::atomic::AtomicU64>,
+    /// Per batch, its first step in the trace (a batch takes `levels + 1` steps).
+    first_step: Vec<usize>,
     /// Held while a call runs: two calls of the loop on the same data (from two threads)
     /// share the ownership table, so they take turns.
     running: Mutex<()>,
@@ -778,11 +804,12 @@ pub fn run_recorded<S, R, F>(
         let groups = strads_analysis::plan_groups(&acc, n_elems, p, batch_size(acc.len(), p));
         let (max, mean) = groups.load_balance(&acc);
         let summary = format!(
-            "reconnaissance workers={p} batches={} groups={} largest_group={} load_max/mean={:.2} \
-             recorded={} touches={} record_ms={:.1} plan_ms={:.1}",
+            "reconnaissance workers={p} batches={} groups={} largest_group={} split={} \
+             load_max/mean={:.2} recorded={} touches={} record_ms={:.1} plan_ms={:.1}",
             groups.batches.len(),
             groups.batches.iter().map(|b| b.groups).sum::<usize>(),
             groups.batches.iter().map(|b| b.largest).max().unwrap_or(0),
+            groups.batches.iter().map(|b| b.split).sum::<usize>(),
             if mean > 0.0 { max as f64 / mean } else { 1.0 },
             acc.len(),
             (0..acc.len()).map(|i| acc.weight(i)).sum::<usize>(),
@@ -792,7 +819,26 @@ pub fn run_recorded<S, R, F>(
         let owners: Arc<[std::sync::atomic::AtomicU64]> = (0..n_elems)
             .map(|_| std::sync::atomic::AtomicU64::new(0))
             .collect();
+        let max_pieces = groups
+            .batches
+            .iter()
+            .map(|b| b.pieces.len())
+            .max()
+            .unwrap_or(0);
+        let first_step = groups
+            .batches
+            .iter()
+            .scan(0, |t, b| {
+                let first = *t;
+                *t += b.levels + 1;
+                Some(first)
+            })
+            .collect();
         let plan = Arc::new(ReconPlan {
+            done: (0..max_pieces)
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect(),
+            first_step,
             groups,
             bases,
             owners,
@@ -818,19 +864,23 @@ pub fn run_recorded<S, R, F>(
     let _turn = plan.running.lock().unwrap_or_else(|e| e.into_inner());
     let call = plan.calls.fetch_add(1, Ordering::Relaxed) + 1;
     let n_batches = plan.groups.batches.len();
-    // Stamp: call, batch, worker; every claim of an earlier batch or call looks foreign
-    // to the batch part and so reads as unclaimed.
-    let stamp = |b: usize, w: usize| -> u64 {
-        ((call << 24 | (b as u64 + 1)) << crate::view::WORKER_BITS) | (w as u64 + 1)
+    // Stamp: call, batch, claimant; every claim of an earlier batch or call looks foreign
+    // to the batch part and so reads as unclaimed. Claimants: worker `w` is `w + 1`, the
+    // split components' marker `p + 1` (nobody may touch their elements until a piece
+    // claims them), piece `k` is `p + 2 + k`.
+    debug_assert!(p + 2 + strads_analysis::MAX_PIECES < 1 << crate::view::WORKER_BITS);
+    let stamp = |b: usize, claimant: usize| -> u64 {
+        ((call << 24 | (b as u64 + 1)) << crate::view::WORKER_BITS) | (claimant as u64 + 1)
     };
-    let windows = |b: usize, w: usize| -> Vec<Window> {
+    let piece_stamp = |b: usize, k: usize| stamp(b, p + 1 + k);
+    let windows = |stamp: u64| -> Vec<Window> {
         (0..spec.arrays.len())
             .map(|a| {
                 if spec.writes(a) && p > 1 {
                     Window::Owned {
                         table: plan.owners.clone(),
                         base: plan.bases[a] as usize,
-                        stamp: stamp(b, w),
+                        stamp,
                     }
                 } else {
                     // One worker owns everything; arrays nobody writes are read-only.
@@ -841,24 +891,56 @@ pub fn run_recorded<S, R, F>(
             })
             .collect()
     };
-    let run_block = |b: usize, w: usize| -> Vec<usize> {
-        let win = windows(b, w);
+    let run_list = |list: &[u32], stamp: u64, seq: (usize, usize)| -> (usize, Vec<usize>) {
+        let win = windows(stamp);
         let mut blk = Block {
             state,
             space,
             blocks: None,
-            list: Some(&plan.groups.batches[b].runs[w]),
+            list: Some(list),
             id: 0,
-            seq: (b, w),
+            seq,
             windows: &win,
             trace: tracing.then(Vec::new),
         };
         f(&mut blk);
-        blk.trace.unwrap_or_default()
+        (seq.0, blk.trace.unwrap_or_default())
     };
-    let per_worker: Vec<Vec<Vec<usize>>> = if p == 1 {
+    // Worker `w`'s part of batch `b`: its pieces of split components, each after the
+    // pieces it depends on, then its task groups. `None` when another worker panicked.
+    let run_batch = |b: usize, w: usize, barrier: Option<&PhaseBarrier>| {
+        let batch = &plan.groups.batches[b];
+        let first = plan.first_step[b];
+        let mut out = Vec::with_capacity(1);
+        for (k, pc) in batch.pieces.iter().enumerate() {
+            if pc.worker != w {
+                continue;
+            }
+            let barrier = barrier.expect("pieces only with several workers");
+            for &a in &pc.after {
+                if !barrier.wait_for(&plan.done[a as usize], piece_stamp(b, a as usize)) {
+                    return None;
+                }
+            }
+            let mine = piece_stamp(b, k);
+            for &e in &pc.elems {
+                plan.owners[e as usize].store(mine, Ordering::Relaxed);
+            }
+            out.push(run_list(&pc.iters, mine, (first + pc.level, w)));
+            plan.done[k].store(mine, Ordering::Release);
+        }
+        out.push(run_list(
+            &batch.runs[w],
+            stamp(b, w),
+            (first + batch.levels, w),
+        ));
+        Some(out)
+    };
+    let per_worker: Vec<Vec<(usize, Vec<usize>)>> = if p == 1 {
         vec![as_worker(|| {
-            (0..n_batches).map(|b| run_block(b, 0)).collect()
+            (0..n_batches)
+                .flat_map(|b| run_batch(b, 0, None).expect("one worker never waits"))
+                .collect()
         })]
     } else {
         let barrier = PhaseBarrier::new(p);
@@ -871,13 +953,22 @@ pub fn run_recorded<S, R, F>(
                     for b in 0..n_batches {
                         // Claim this batch's elements, wait until everyone has, run, and wait
                         // until everyone is done before the next batch's claims.
-                        for &e in &plan.groups.batches[b].owned[w] {
+                        let batch = &plan.groups.batches[b];
+                        for &e in &batch.owned[w] {
                             plan.owners[e as usize].store(stamp(b, w), Ordering::Relaxed);
+                        }
+                        if w == 0 {
+                            for &e in &batch.shared {
+                                plan.owners[e as usize].store(stamp(b, p), Ordering::Relaxed);
+                            }
                         }
                         if !barrier.wait() {
                             return;
                         }
-                        mine.push(run_block(b, w));
+                        let Some(blocks) = run_batch(b, w, Some(&barrier)) else {
+                            return;
+                        };
+                        mine.extend(blocks);
                         if !barrier.wait() {
                             return;
                         }
@@ -887,19 +978,17 @@ pub fn run_recorded<S, R, F>(
             })
         })
     };
-    let steps: Vec<Vec<Vec<usize>>> = (0..n_batches)
-        .map(|b| {
-            (0..p)
-                .map(|w| {
-                    per_worker
-                        .get(w)
-                        .and_then(|m| m.get(b))
-                        .cloned()
-                        .unwrap_or_default()
-                })
-                .collect()
-        })
-        .collect();
+    let n_steps = plan
+        .groups
+        .batches
+        .last()
+        .map_or(0, |b| plan.first_step[n_batches - 1] + b.levels + 1);
+    let mut steps: Vec<Vec<Vec<usize>>> = vec![vec![Vec::new(); p]; n_steps];
+    for (w, blocks) in per_worker.into_iter().enumerate() {
+        for (t, ids) in blocks {
+            steps[t][w] = ids;
+        }
+    }
     if tracing {
         testing::push_run(LoopRun {
             loop_name: spec.name.to_string(),
