@@ -104,7 +104,12 @@
 /// swallow writes, arrays it only reads give their real values, nothing changes), the
 /// recorded read and write sets group conflicting iterations into task groups (batches of
 /// connected components, largest first on the least-loaded worker), and the plan is reused
-/// while the arrays the loop reads are unchanged. Every access of the real run is checked
+/// while the arrays the loop reads are unchanged. A component too large for one worker's
+/// share is split (STRADS-AP's large task groups, without locks): one chunk per worker, cut
+/// into rounds, each round waiting only for the earlier rounds it shares elements with, so
+/// the run still equals one serial order; the split is kept when a simulation of those
+/// waits predicts at least a 4/3 speed-up for the component (a chain of updates splits
+/// well; a few elements in every iteration, as in text features, do not). Every access of the real run is checked
 /// against what was recorded: control flow that depends on the values of arrays the loop
 /// writes is reported as a panic, never as a data race.
 ///
@@ -131,6 +136,8 @@
 ///   <details>` once per loop.
 /// - `STRADS_PARTITION=balanced|uniform`: partition sparse spaces by histogram (equal
 ///   iteration counts, the default) or by equal id ranges.
+/// - `STRADS_SPLIT=0`: reconnaissance runs every conflict component whole on one worker
+///   instead of splitting those too large for one; for comparisons.
 pub use strads_macros::parallel_for;
 
 pub use strads_runtime::{

@@ -270,8 +270,19 @@ fn split_component(
 
 /// Groups the recorded iterations into batches of at most `batch_size` consecutive
 /// iterations, components per batch, placed on `workers` workers. `n_elems` bounds the
-/// element ids.
+/// element ids. Components too large for one worker are split when that pays.
 pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usize) -> GroupPlan {
+    plan_groups_with(acc, n_elems, workers, batch_size, true)
+}
+
+/// [`plan_groups`], splitting large components only when `split` is true.
+pub fn plan_groups_with(
+    acc: &Accesses,
+    n_elems: u64,
+    workers: usize,
+    batch_size: usize,
+    split: bool,
+) -> GroupPlan {
     let workers = workers.max(1);
     let n = acc.len();
     let batch_size = batch_size.max(1);
@@ -330,8 +341,8 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
         // Components above a fair share, largest first, split while splitting pays.
         let mut clock = vec![0usize; workers];
         let mut pieces = Vec::new();
-        let mut split = 0;
-        if workers > 1 {
+        let mut n_split = 0;
+        if workers > 1 && split {
             let mut big: Vec<usize> = (0..groups.len())
                 .filter(|&g| {
                     weight(&groups[g]) * workers > total && groups[g].len() >= MIN_SPLIT * workers
@@ -368,7 +379,7 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
                 }
                 clock = cut.clock;
                 groups[g].clear();
-                split += 1;
+                n_split += 1;
             }
         }
         let levels = pieces.iter().map(|p| p.level + 1).max().unwrap_or(0);
@@ -435,7 +446,7 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
             pieces,
             shared,
             levels,
-            split,
+            split: n_split,
         });
     }
     GroupPlan { workers, batches }

@@ -13,7 +13,7 @@ mod testutil;
 mod unimodular;
 
 pub use dep::{DepVector, Dist, dependence_vectors, format_dist};
-pub use groups::{Accesses, Batch, GroupPlan, MAX_PIECES, Piece, plan_groups};
+pub use groups::{Accesses, Batch, GroupPlan, MAX_PIECES, Piece, plan_groups, plan_groups_with};
 pub use ir::{
     Access, AccessKind, Affine, ArrayId, ArraySpec, DimId, List, LoopSpec, Name, Space, Subscript,
 };

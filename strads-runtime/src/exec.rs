@@ -316,6 +316,13 @@ fn explain_requested() -> bool {
     *EXPLAIN.get_or_init(|| flag("STRADS_EXPLAIN"))
 }
 
+/// Whether reconnaissance may split components too large for one worker
+/// (`STRADS_SPLIT=0` turns it off, to compare).
+fn split_allowed() -> bool {
+    static SPLIT: OnceLock<bool> = OnceLock::new();
+    *SPLIT.get_or_init(|| std::env::var_os("STRADS_SPLIT").is_none() || flag("STRADS_SPLIT"))
+}
+
 fn flag(name: &str) -> bool {
     match std::env::var(name) {
         Err(_) => false,
@@ -801,7 +808,13 @@ pub fn run_recorded<S, R, F>(
         record(&rec);
         let acc = rec.acc.into_inner();
         let recorded = t.elapsed();
-        let groups = strads_analysis::plan_groups(&acc, n_elems, p, batch_size(acc.len(), p));
+        let groups = strads_analysis::plan_groups_with(
+            &acc,
+            n_elems,
+            p,
+            batch_size(acc.len(), p),
+            split_allowed(),
+        );
         let (max, mean) = groups.load_balance(&acc);
         let summary = format!(
             "reconnaissance workers={p} batches={} groups={} largest_group={} split={} \
