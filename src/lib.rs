@@ -109,21 +109,31 @@
 /// into rounds, each round waiting only for the earlier rounds it shares elements with, so
 /// the run still equals one serial order; the split is kept when a simulation of those
 /// waits predicts at least a 4/3 speed-up for the component (a chain of updates splits
-/// well; a few elements in every iteration, as in text features, do not). Every access of the real run is checked
-/// against what was recorded: control flow that depends on the values of arrays the loop
-/// writes is reported as a panic, never as a data race.
+/// well; a few elements in every iteration, as in text features, do not). Every access of
+/// the real run is checked against what was recorded: control flow that depends on the
+/// values of arrays the loop writes is reported as a panic, never as a data race.
 ///
 /// ## Options
 /// - `ordered`: keep every dependence's direction (1D, ordered 2D or unimodular wavefront).
 /// - `buffer(h, ..)`: `h` (a `&mut DistArray` parameter) is a write-back buffer: exempt from
 ///   the analysis, read freely, updated only by `h[..] += e` / `-= e`; each worker updates
-///   its own copy and the copies' differences are added to `h` after the loop, in worker
-///   order (so a worker sees its own updates at once, the others' after the loop).
-/// - `buffer(g, apply = f(w, s))`: the loop accumulates updates in `g`; after the loop, for
-///   every element `e` whose merged update `u` is not zero, strads calls
-///   `f(u, &mut w[e], &mut s[e])` and leaves `g` as it was (Orion's apply function, e.g.
-///   AdaGrad with its history in `s`). Serial mode runs the original loop, then the same
-///   calls.
+///   its own copy. The buffer is *applied* at the end of every step of the schedule (a
+///   worker's partition: the whole call in 1D, each of the P rotation steps in 2D, each
+///   batch of reconnaissance, each wavefront step) and at the end of the loop: worker 0's
+///   copy plus the other workers' differences since the last application, in worker
+///   order, becomes `h`, and every copy continues from it. A worker sees its own updates at
+///   once and the others' after the next application. One worker applies only at the end
+///   (and every `max_delay`): the serial loop's result.
+/// - `buffer(h, max_delay = n)`: also apply the buffers after every `n` iterations of each
+///   worker (all workers wait for each other there; one `max_delay` per loop, for all its
+///   buffers). With one worker: every `n` iterations of the loop, as the serial loop with
+///   `apply` does below.
+/// - `buffer(g, apply = f(w, s))`: the loop accumulates updates in `g`; at each application,
+///   for every element `e` whose merged update `u` is not zero, strads calls
+///   `f(u, &mut w[e], &mut s[e])` (one thread, every worker waiting) and every copy of `g`
+///   starts again from `g`, which stays as it was (Orion's apply function, e.g. AdaGrad
+///   with its history in `s`). Serial mode runs the original loop, making the same calls
+///   with the loop's difference every `max_delay` iterations and at the end.
 /// - `expect = "1d" | "2d" | "unimodular" | "reconnaissance" | "static"`: fail to compile,
 ///   with the reason, unless the analysis proves that strategy (`"static"`: any strategy
 ///   proved at compile time).
@@ -184,8 +194,9 @@ pub mod __private {
     pub use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Space, Subscript};
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Capture, CaptureByCopy, CaptureByRef, DistArray,
-        LoopState, Parts, RangeSpace, Reduce, SharedMut, SparseArray, current_threads,
-        replay_blocks, replay_ids, replay_workers, run, run_mut, run_recorded,
+        LoopState, Parked, Parts, RangeSpace, Reduce, SharedMut, SparseArray, current_threads,
+        replay_blocks, replay_blocks_buffered, replay_ids, replay_ids_buffered, replay_workers,
+        run, run_buffered, run_mut, run_mut_buffered, run_recorded, run_recorded_buffered,
     };
 
     use serde::Serialize;

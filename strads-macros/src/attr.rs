@@ -45,12 +45,16 @@ pub(crate) struct Args {
     /// `buffer(g, apply = f(w, s))`: after the loop, `f(update, &mut w[e], &mut s[e])` for
     /// every element `e` of `g` with a non-zero update, instead of adding to `g`.
     pub(crate) applies: Vec<(syn::Ident, syn::Path, Vec<syn::Ident>)>,
+    /// `buffer(h, max_delay = 64)`: buffers are applied at least every 64 iterations of
+    /// each worker.
+    pub(crate) max_delay: Option<(usize, proc_macro2::Span)>,
 }
 
-/// One item of `buffer(..)`: an array, or `apply = f(targets)`.
+/// One item of `buffer(..)`: an array, `apply = f(targets)` or `max_delay = n`.
 enum BufferItem {
     Array(syn::Ident),
     Apply(syn::Path, Vec<syn::Ident>, proc_macro2::Span),
+    MaxDelay(syn::LitInt),
 }
 
 impl Parse for BufferItem {
@@ -59,10 +63,23 @@ impl Parse for BufferItem {
         if !input.peek(Token![=]) {
             return Ok(BufferItem::Array(name));
         }
+        if name == "max_delay" {
+            input.parse::<Token![=]>()?;
+            let value: syn::Expr = input.parse()?;
+            return match value {
+                syn::Expr::Lit(ExprLit {
+                    lit: Lit::Int(n), ..
+                }) => Ok(BufferItem::MaxDelay(n)),
+                other => Err(syn::Error::new_spanned(
+                    other,
+                    "`max_delay` is a number of iterations: `max_delay = 64`",
+                )),
+            };
+        }
         if name != "apply" {
             return Err(syn::Error::new(
                 name.span(),
-                "expected an array name or `apply = f(w)`",
+                "expected an array name, `apply = f(w)` or `max_delay = n`",
             ));
         }
         input.parse::<Token![=]>()?;
@@ -104,6 +121,27 @@ impl Parse for RawArgs {
 }
 
 impl Args {
+    /// `max_delay = n`: at least 1, and one value per loop.
+    fn set_max_delay(&mut self, cx: &Ctxt, n: &syn::LitInt) {
+        match n.base10_parse::<usize>() {
+            Ok(0) | Err(_) => cx.error_spanned_by(
+                n,
+                "`max_delay` counts the iterations a worker runs between applications of its \
+                 buffers: use 1 or more",
+            ),
+            Ok(v) => match self.max_delay {
+                Some((old, _)) if old != v => cx.error_spanned_by(
+                    n,
+                    format!(
+                        "one `max_delay` per loop: buffers are applied for all workers at once \
+                         (an earlier `buffer(..)` says {old})"
+                    ),
+                ),
+                _ => self.max_delay = Some((v, n.span())),
+            },
+        }
+    }
+
     pub(crate) fn from_tokens(cx: &Ctxt, tokens: proc_macro2::TokenStream) -> Args {
         let mut args = Args::default();
         let raw: RawArgs = match syn::parse2(tokens) {
@@ -172,7 +210,14 @@ impl Args {
                                     match item {
                                         BufferItem::Array(n) => names.push(n),
                                         BufferItem::Apply(f, t, span) => apply = Some((f, t, span)),
+                                        BufferItem::MaxDelay(n) => args.set_max_delay(cx, &n),
                                     }
+                                }
+                                if names.is_empty() {
+                                    cx.error_spanned_by(
+                                        &meta,
+                                        "name the arrays to buffer: `buffer(h, max_delay = 64)`",
+                                    );
                                 }
                                 if let Some((f, targets, span)) = apply {
                                     if names.len() == 1 {
@@ -193,7 +238,7 @@ impl Args {
                             ),
                             Err(e) => cx.syn_error(syn::Error::new(
                                 e.span(),
-                                format!("expected array names, as in `buffer(h)`: {e}"),
+                                format!("in `buffer(..)`: {e}"),
                             )),
                         }
                     }

@@ -103,6 +103,11 @@ pub(crate) fn emit(
     // (array, its `Buffered`, how to reach the array) of every write-back buffer.
     let mut buffers: Vec<(syn::Ident, syn::Ident, TokenStream)> = Vec::new();
     let mut shared = Vec::new();
+    let apply_targets: HashSet<usize> = f
+        .applies
+        .iter()
+        .flat_map(|(_, _, t)| t.iter().copied())
+        .collect();
     for &a in &walked.arrays_used {
         let arr = &f.arrays[a];
         let ident = &arr.ident;
@@ -128,10 +133,11 @@ pub(crate) fn emit(
                 quote!(&mut *#ident)
             };
             // Recording must not touch the copies: it gets a throwaway one.
-            rec_views.push(quote!(let #ident = &mut #buf_ident.original().clone();));
+            rec_views.push(quote!(let mut #ident = #buf_ident.original().clone();));
             buffers.push((ident.clone(), buf_ident, src));
-            body_args_parallel.push(quote!(#ident));
-            body_args_serial.push(quote!(#ident));
+            // Blocks (and the replay) reach their worker's copy through a view.
+            body_args_parallel.push(quote!(&mut #ident));
+            body_args_serial.push(quote!(&mut #ident));
         } else if arr.mutable && Some(a) != space_array {
             generics.push(quote!(#tp: #private::ArrayMut<#elem, #rank> #one_d));
             params.push(quote!(#ident: &mut #tp));
@@ -142,8 +148,8 @@ pub(crate) fn emit(
                 quote!(&mut *#ident)
             };
             // An array the loop never writes keeps its version: plans made from its
-            // contents stay valid.
-            let lend = if spec.writes(a) {
+            // contents stay valid (unless an apply function updates it).
+            let lend = if spec.writes(a) || apply_targets.contains(&a) {
                 quote!(new)
             } else {
                 quote!(new_unwritten)
@@ -163,6 +169,24 @@ pub(crate) fn emit(
             };
             body_args_parallel.push(r.clone());
             body_args_serial.push(r);
+        }
+    }
+
+    // Apply functions may update arrays the body never names: lend those too, so that the
+    // buffers can be applied while the workers wait.
+    let mut apply_targets: Vec<usize> = apply_targets.into_iter().collect();
+    apply_targets.sort_unstable();
+    for &t in &apply_targets {
+        if !walked.arrays_used.contains(&t) {
+            let arr = &f.arrays[t];
+            let ident = &arr.ident;
+            let shared_ident = format_ident!("__{}", ident);
+            let src = if arr.owned {
+                quote!(&mut #ident)
+            } else {
+                quote!(&mut *#ident)
+            };
+            shared.push(quote!(let #shared_ident = #private::SharedMut::new(#src);));
         }
     }
 
@@ -290,60 +314,63 @@ pub(crate) fn emit(
         .iter()
         .map(|&a| f.arrays[a].ident.to_string())
         .collect();
-    let state_ctor = if buffer_names.is_empty() {
-        quote!(#private::LoopState::new(#struct_name::SPEC))
-    } else {
-        quote!(#private::LoopState::with_buffers(#struct_name::SPEC, &[#(#buffer_names),*]))
+    let state_ctor = match (buffer_names.is_empty(), f.max_delay) {
+        (true, _) => quote!(#private::LoopState::new(#struct_name::SPEC)),
+        (false, None) => {
+            quote!(#private::LoopState::with_buffers(#struct_name::SPEC, &[#(#buffer_names),*]))
+        }
+        (false, Some(n)) => {
+            let n = lit(n as i128);
+            quote!(#private::LoopState::with_buffers(#struct_name::SPEC, &[#(#buffer_names),*]).with_max_delay(#n))
+        }
     };
     let state = quote! {
         static __STRADS_LOOP: #private::LoopState = #state_ctor;
     };
-    // Buffered arrays: the block's iterations run inside its worker's copies.
-    let in_copies = |inner: TokenStream, blk: TokenStream| {
-        buffers.iter().rev().fold(
-            inner,
-            |inner, (ident, buf, _)| quote!(#buf.with(#blk.seq().1, |#ident| { #inner });),
-        )
-    };
+    let buffered = !buffers.is_empty();
+    // Buffered arrays: a block (and a replayed round) reaches its worker's copy.
+    let buffer_views: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(ident, buf, _)| quote!(let mut #ident = #buf.view(__blk.seq().1);))
+        .collect();
     let space_ident = match f.space {
         SpaceSrc::Array(a) => Some(&f.arrays[a].ident),
         SpaceSrc::Range { .. } => None,
     };
     let parallel_body = if f.values_mut {
-        in_copies(
-            quote!(__blk.for_each_mut(__vals, |__it| __loop.body(__it, #(#body_args_parallel),*));),
-            quote!(__blk),
-        )
+        quote!(__blk.for_each_mut(__vals, |__it| __loop.body(__it, #(#body_args_parallel),*));)
     } else {
-        in_copies(
-            quote!(__blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));),
-            quote!(__blk),
-        )
+        quote!(__blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));)
     };
-    let replay_body = if f.values_mut {
-        in_copies(
+    let replay_items = |range: Option<TokenStream>| {
+        if f.values_mut {
+            let ids = match &range {
+                Some(r) => quote!(__blk.ids_in(#r)),
+                None => quote!(__blk.ids()),
+            };
             quote! {
-                for &__id in __blk.ids() {
+                for &__id in #ids {
                     let __it = #space_ident.entry_mut(__id);
                     __loop.body(__it, #(#body_args_serial),*);
                 }
-            },
-            quote!(__blk),
-        )
-    } else {
-        in_copies(
+            }
+        } else {
+            let items = match &range {
+                Some(r) => quote!(__blk.items_in(#r)),
+                None => quote!(__blk.items()),
+            };
             quote! {
-                for __it in __blk.items() {
+                for __it in #items {
                     __loop.body(__it, #(#body_args_serial),*);
                 }
-            },
-            quote!(__blk),
-        )
+            }
+        }
     };
-    let replay_start = if f.values_mut {
-        quote!(#private::replay_ids(&__STRADS_LOOP))
-    } else {
-        quote!(#private::replay_blocks(&__STRADS_LOOP, __space))
+    let replay_start = match (f.values_mut, buffered) {
+        (true, false) => quote!(#private::replay_ids(&__STRADS_LOOP)),
+        (false, false) => quote!(#private::replay_blocks(&__STRADS_LOOP, __space)),
+        (true, true) => quote!(#private::replay_ids_buffered(&__STRADS_LOOP)),
+        (false, true) => quote!(#private::replay_blocks_buffered(&__STRADS_LOOP, __space)),
     };
     let buffers_new: Vec<TokenStream> = buffers
         .iter()
@@ -356,17 +383,20 @@ pub(crate) fn emit(
         })
         .collect();
     // Buffers with `apply = f(..)` hand their updates to `f`; the others are merged.
-    let apply_of = |ident: &syn::Ident| {
+    let apply_fn = |ident: &syn::Ident| {
         f.applies
             .iter()
             .find(|(b, _, _)| &f.arrays[*b].ident == ident)
-            .map(|(_, func, targets)| {
-                let targets = targets.iter().map(|&t| {
-                    let t = &f.arrays[t].ident;
-                    quote!(&mut #t.as_mut_slice()[__e])
-                });
-                quote!(|__e, __u| #func(__u, #(#targets),*))
-            })
+            .map(|(_, func, targets)| (func, targets))
+    };
+    let apply_of = |ident: &syn::Ident| {
+        apply_fn(ident).map(|(func, targets)| {
+            let targets = targets.iter().map(|&t| {
+                let t = &f.arrays[t].ident;
+                quote!(&mut #t.as_mut_slice()[__e])
+            });
+            quote!(|__e, __u| #func(__u, #(#targets),*))
+        })
     };
     let buffers_finish: Vec<TokenStream> = buffers
         .iter()
@@ -375,20 +405,72 @@ pub(crate) fn emit(
             None => quote!(#buf.finish();),
         })
         .collect();
-    // The original loop updates a buffer with `apply` in place: hand the difference over.
+    // Application points during the call: while every worker waits, through the arrays'
+    // lent pointers (parallel run), or directly (replay, one thread).
+    let buffers_apply: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(ident, buf, _)| match apply_fn(ident) {
+            Some((func, targets)) => {
+                let ex: Vec<_> = targets
+                    .iter()
+                    .map(|&t| format_ident!("__{}_ex", f.arrays[t].ident))
+                    .collect();
+                let lent = targets
+                    .iter()
+                    .map(|&t| format_ident!("__{}", f.arrays[t].ident));
+                quote! {
+                    #(let #ex = #lent.exclusive(__parked);)*
+                    #buf.apply_with(__parked, |__e, __u| #func(__u, #(&mut #ex[__e]),*));
+                }
+            }
+            None => quote!(#buf.apply(__parked);),
+        })
+        .collect();
+    let buffers_apply_replay: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(ident, buf, _)| match apply_of(ident) {
+            Some(apply) => quote!(#buf.apply_with(__parked, #apply);),
+            None => quote!(#buf.apply(__parked);),
+        })
+        .collect();
+    // The original loop updates a buffer with `apply` in place: hand the difference over
+    // (every `max_delay` iterations as well, as the parallel run does).
     let mut serial_pre = Vec::new();
     let mut serial_post = Vec::new();
+    let mut serial_every = Vec::new();
     for (ident, _, src) in &buffers {
         if let Some(apply) = apply_of(ident) {
             let before = format_ident!("__{}_before", ident);
             serial_pre.push(quote!(let #before = #ident.clone();));
-            serial_post.push(quote!(#private::Buffered::apply_serial(#src, #before, #apply);));
+            serial_every.push(quote!(#private::Buffered::apply_serial(#src, &#before, #apply);));
+            serial_post.push(quote!(#private::Buffered::apply_serial(#src, &#before, #apply);));
         }
     }
+    let original_loop = match f.max_delay {
+        Some(n) if !serial_every.is_empty() => {
+            let n = lit(n as i128);
+            let mut counted = f.for_loop.clone();
+            let tick: Vec<syn::Stmt> = syn::parse_quote! {
+                if __strads_n > 0 && __strads_n % #n == 0 {
+                    #(#serial_every)*
+                }
+                __strads_n += 1;
+            };
+            counted.body.stmts.splice(0..0, tick);
+            // The counter counts iterations the way `continue` cannot skip.
+            counted
+                .attrs
+                .push(syn::parse_quote!(#[allow(clippy::explicit_counter_loop)]));
+            serial_pre.push(quote!(let mut __strads_n: usize = 0;));
+            quote!(#counted)
+        }
+        _ => quote!(#original_loop),
+    };
     let block_closure = if f.values_mut {
         quote! {
             |__blk, __vals| {
                 #(#views)*
+                #(#buffer_views)*
                 #red_block
                 #parallel_body
                 #red_push
@@ -398,17 +480,25 @@ pub(crate) fn emit(
         quote! {
             |__blk| {
                 #(#views)*
+                #(#buffer_views)*
                 #red_block
                 #parallel_body
                 #red_push
             }
         }
     };
+    let apply_arg =
+        buffered.then(|| quote!(, &|__parked: &#private::Parked| { #(#buffers_apply)* }));
     let launch = if recon {
         // Indirect subscripts: a recording pass over the same body (stand-in values, no
         // writes) makes the plan on the first call with these contents.
+        let run_fn = if buffered {
+            quote!(run_recorded_buffered)
+        } else {
+            quote!(run_recorded)
+        };
         quote! {
-            #private::run_recorded(
+            #private::#run_fn(
                 &__STRADS_LOOP,
                 __space,
                 &__shapes,
@@ -418,13 +508,24 @@ pub(crate) fn emit(
                     #red_block
                     __rec.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
                 },
-                #block_closure,
+                #block_closure
+                #apply_arg
             );
         }
     } else if f.values_mut {
-        quote!(#private::run_mut(&__STRADS_LOOP, &mut *#space_ident, &__shapes, #block_closure);)
+        let run_fn = if buffered {
+            quote!(run_mut_buffered)
+        } else {
+            quote!(run_mut)
+        };
+        quote!(#private::#run_fn(&__STRADS_LOOP, &mut *#space_ident, &__shapes, #block_closure #apply_arg);)
     } else {
-        quote!(#private::run(&__STRADS_LOOP, __space, &__shapes, #block_closure);)
+        let run_fn = if buffered {
+            quote!(run_buffered)
+        } else {
+            quote!(run)
+        };
+        quote!(#private::#run_fn(&__STRADS_LOOP, __space, &__shapes, #block_closure #apply_arg);)
     };
     // Read before the arrays are lent to the workers.
     let keys_stmt = recon.then(|| {
@@ -441,19 +542,62 @@ pub(crate) fn emit(
     } else {
         quote!({ #(#shared)* #launch })
     };
+    let replay = if buffered {
+        let items = replay_items(Some(quote!(__round.range())));
+        let (reds_new, red_take, red_put, reds_push) = if reds.is_empty() {
+            (quote!(), quote!(), quote!(), quote!())
+        } else {
+            (
+                quote!(let mut __reds: ::std::vec::Vec<_> = __blocks.iter().map(|_| { #red_block __red }).collect();),
+                quote!(let mut __red = ::core::mem::replace(&mut __reds[__round.block()], { #red_block __red });),
+                quote!(__reds[__round.block()] = __red;),
+                quote! {
+                    for (__blk, __red) in __blocks.iter().zip(__reds) {
+                        #red_push
+                    }
+                },
+            )
+        };
+        let body = quote! {
+                #(#buffers_new_replay)*
+                #reds_new
+                // Round by round, as the workers ran them; buffers applied where they were.
+                for __round in &__rounds {
+                    let __blk = &__blocks[__round.block()];
+                    #red_take
+                    #(#buffer_views)*
+                    #items
+                    #red_put
+                    if let ::core::option::Option::Some(__parked) = __round.parked() {
+                        #(#buffers_apply_replay)*
+                    }
+                }
+                #reds_push
+                #(#buffers_finish)*
+        };
+        (
+            quote!(::core::option::Option::Some((__blocks, __rounds))),
+            body,
+        )
+    } else {
+        let items = replay_items(None);
+        let body = quote! {
+                for __blk in &__blocks {
+                    #red_block
+                    #items
+                    #red_push
+                }
+        };
+        (quote!(::core::option::Option::Some(__blocks)), body)
+    };
+    let (replay_pat, replay_body) = replay;
     let run = quote! {
         // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
         let __loop = #init;
         #red_begin
-        if let ::core::option::Option::Some(__blocks) = #replay_start {
-            #(#buffers_new_replay)*
-            for __blk in &__blocks {
-                #red_block
-                #replay_body
-                #red_push
-            }
-            #(#buffers_finish)*
+        if let #replay_pat = #replay_start {
+            #replay_body
         } else {
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
             #keys_stmt

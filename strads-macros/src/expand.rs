@@ -34,6 +34,7 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
     let out = LoopFn::from_syn(&cx, &item).and_then(|mut f| {
         f.buffered = buffered_arrays(&cx, &args, &f);
         f.applies = apply_targets(&cx, &args, &f);
+        f.max_delay = args.max_delay.map(|(n, _)| n);
         expand(&cx, &args, &f)
     });
     match cx.check() {
@@ -138,9 +139,14 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             .iter()
             .map(|&a| format!("`{}`", f.arrays[a].ident))
             .collect();
+        let every = f
+            .max_delay
+            .map(|n| format!(", every {n} iterations of each worker"))
+            .unwrap_or_default();
         text.push_str(&format!(
             "buffered: {} (exempt from the analysis: each worker updates its own copy with \
-             `+=`/`-=`; the copies' differences are added after the loop, in worker order)\n",
+             `+=`/`-=`; the copies' differences are applied in worker order at the end of \
+             every step{every} and of the loop)\n",
             names.join(", ")
         ));
     }

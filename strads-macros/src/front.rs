@@ -77,6 +77,8 @@ pub(crate) struct LoopFn {
     pub(crate) values_mut: bool,
     /// `buffer(g, apply = f(w, s))`: (buffered array, function, target arrays).
     pub(crate) applies: Vec<(usize, syn::Path, Vec<usize>)>,
+    /// `buffer(.., max_delay = n)`.
+    pub(crate) max_delay: Option<usize>,
 }
 
 impl LoopFn {
@@ -229,6 +231,7 @@ impl LoopFn {
             buffered: Vec::new(),
             values_mut,
             applies: Vec::new(),
+            max_delay: None,
         })
     }
 

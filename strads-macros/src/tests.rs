@@ -278,6 +278,42 @@ fn expanded_example_matches_the_snapshot() {
     assert_eq!(code(&example[start..end]), code(snap_body));
 }
 
+/// `max_delay`: the state carries it; the serial loop hands its difference to the apply
+/// function every 32 iterations (a counter at the top of the body, before any `continue`),
+/// as the parallel run applies its buffers every 32 iterations of each worker.
+#[test]
+fn buffer_with_max_delay() {
+    check(
+        "buffer_with_max_delay",
+        quote!(buffer(grad, apply = adagrad(w, g2), max_delay = 32)),
+        quote! {
+            fn gradients(
+                x: &DistArray<f32, 2>,
+                y: &DistArray<f32, 1>,
+                w: &mut DistArray<f32, 1>,
+                g2: &mut DistArray<f32, 1>,
+                grad: &mut DistArray<f32, 1>,
+                n: usize,
+            ) {
+                for s in 0..n {
+                    if y[s] == 0.0 {
+                        continue;
+                    }
+                    let row = x.row(s);
+                    let mut pred = 0.0f32;
+                    for k in 0..row.len() {
+                        pred += row[k] * w[k];
+                    }
+                    let err = pred - y[s];
+                    for k in 0..row.len() {
+                        grad[k] += err * row[k];
+                    }
+                }
+            }
+        },
+    );
+}
+
 /// A write-back buffer with an apply function (AdaGrad): per-worker copies of `grad`, the
 /// workers' views in a block of their own, then each merged update handed to `adagrad`;
 /// the serial path hands over the original loop's difference.

@@ -1,21 +1,37 @@
 //! Write-back buffers (Orion sect. 3.3.4): an array a loop updates by `+=` and `-=` without
 //! the updates taking part in the dependence analysis. Each worker updates its own copy of
-//! the array, taken when the loop starts; when the loop is done the copies are merged into
-//! the array: worker 0's copy, plus every other worker's difference from the start, in
-//! worker order. A worker sees its own updates at once and the others' after the loop.
-//! The merge order is fixed, so results are bit-reproducible for a worker count, and one
-//! worker gives exactly the serial loop's result.
+//! the array. At every *application point* the copies are combined: worker 0's copy plus
+//! every other worker's difference from the last point, in worker order, becomes the new
+//! value, and every copy starts again from it (or, with an apply function, the summed
+//! differences are handed to the function element by element and the copies start again
+//! from the unchanged array). A worker sees its own updates at once and the others' after
+//! the next application point.
+//!
+//! A parallel loop applies its buffers at the end of every step of its schedule (a
+//! worker's partition of the iteration space), every `max_delay` iterations of each worker
+//! when the loop says so, and at the end of the call; one worker applies them only every
+//! `max_delay` iterations and at the end, as the serial loop does. The points and the
+//! order are fixed, so results are bit-reproducible for a worker count, and one worker
+//! gives exactly the serial loop's result.
 
 use std::fmt;
 use std::ops::{Add, Sub};
 use std::sync::Mutex;
 
 use crate::array::DistArray;
+use crate::exec::Parked;
+use crate::view::{SharedMut, ViewMut, Window};
 
-/// One worker's copy, on cache lines of its own: two workers updating their copies'
-/// headers (the version counter) side by side would otherwise slow each other down.
+/// One worker's copy, on cache lines of its own: two workers' copies side by side would
+/// otherwise share the line at their boundary.
 #[repr(align(128))]
-struct Slot<T, const N: usize>(Mutex<Option<DistArray<T, N>>>);
+struct Slot<T> {
+    /// Storage, reached only through `ptr` once the slot is made.
+    _data: Vec<T>,
+    ptr: *mut T,
+    /// Taken by [`Buffered::with`]: one caller at a time per copy.
+    lock: Mutex<()>,
+}
 
 /// An array lent to a loop through per-worker write-back buffers.
 ///
@@ -37,8 +53,23 @@ struct Slot<T, const N: usize>(Mutex<Option<DistArray<T, N>>>);
 /// ```
 pub struct Buffered<'a, T, const N: usize> {
     array: &'a mut DistArray<T, N>,
-    copies: Vec<Slot<T, N>>,
+    /// The value at the last application point.
+    base: Slot<T>,
+    copies: Vec<Slot<T>>,
+    /// The copies lent out: views of worker `w`'s copy come from `shared[w]`.
+    shared: Vec<SharedMut<'a, T, N>>,
+    window: Window,
+    len: usize,
 }
+
+// SAFETY: the copies are reached through raw pointers by one thread at a time: worker `w`
+// through its views while it runs (the executor runs a worker's blocks on one thread),
+// `with` under the slot's lock, and `apply_*` only with a `Parked` token (every worker
+// waiting) or `&mut self`. That is sharing `&mut [T]` chunks among threads: `T: Send`.
+unsafe impl<T: Send, const N: usize> Send for Buffered<'_, T, N> {}
+// SAFETY: as above; `original` hands out `&DistArray` to the unchanged array, which needs
+// `T: Sync`.
+unsafe impl<T: Send + Sync, const N: usize> Sync for Buffered<'_, T, N> {}
 
 impl<T, const N: usize> fmt::Debug for Buffered<'_, T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -49,17 +80,54 @@ impl<T, const N: usize> fmt::Debug for Buffered<'_, T, N> {
     }
 }
 
+impl<T> Slot<T> {
+    /// The copy's elements.
+    #[allow(clippy::mut_from_ref)]
+    fn slice(&self, len: usize) -> &mut [T] {
+        // SAFETY: only called from `Buffered::apply*` and `finish` (every worker parked,
+        // or `&mut Buffered`): nothing else reaches the copies meanwhile, each slot's slice
+        // is made once per call and dropped before it returns; `ptr` holds `len` elements.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
+    }
+}
+
+impl<T: Copy> Slot<T> {
+    fn new(from: &[T]) -> Self {
+        let mut data = from.to_vec();
+        let ptr = data.as_mut_ptr();
+        Slot {
+            _data: data,
+            ptr,
+            lock: Mutex::new(()),
+        }
+    }
+}
+
 impl<'a, T, const N: usize> Buffered<'a, T, N>
 where
     T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync,
 {
     /// Lends `array` to a loop with up to `max_workers` workers.
     pub fn new(array: &'a mut DistArray<T, N>, max_workers: usize) -> Self {
+        let shape = array.shape();
+        let base = Slot::new(array.as_slice());
+        let copies: Vec<Slot<T>> = (0..max_workers.max(1))
+            .map(|_| Slot::new(array.as_slice()))
+            .collect();
+        let shared = copies
+            .iter()
+            // SAFETY: each copy's storage lives as long as `self` (the `Vec` is never
+            // touched again, and moving `Buffered` does not move the heap storage), and is
+            // reached only through `ptr` (see the `Sync` impl for who does, when).
+            .map(|c| unsafe { SharedMut::from_raw(c.ptr, shape) })
+            .collect();
         Buffered {
+            len: array.as_slice().len(),
             array,
-            copies: (0..max_workers.max(1))
-                .map(|_| Slot(Mutex::new(None)))
-                .collect(),
+            base,
+            copies,
+            shared,
+            window: Window::All { writable: true },
         }
     }
 
@@ -68,90 +136,109 @@ where
         self.array
     }
 
-    /// Runs `f` on worker `worker`'s copy (made from the original on first use).
-    pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut DistArray<T, N>) -> R) -> R {
-        let mut slot = self.copies[worker]
-            .0
+    /// Runs `f` on worker `worker`'s copy.
+    pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut ViewMut<'_, T, N>) -> R) -> R {
+        let _turn = self.copies[worker]
+            .lock
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let copy = slot.get_or_insert_with(|| self.array.clone());
-        f(copy)
+        f(&mut self.view(worker))
     }
 
-    /// Instead of merging into the array: calls `apply(element, update)` for every element
-    /// whose merged update (the workers' differences from the start, summed in worker
-    /// order) is not zero, and leaves the array as it was. How `buffer(g, apply = f(..))`
+    /// Worker `worker`'s copy for the executor's generated code, which runs a worker's
+    /// blocks on one thread at a time (no lock).
+    #[doc(hidden)]
+    pub fn view(&self, worker: usize) -> ViewMut<'_, T, N> {
+        self.shared[worker].view("buffer", &self.window)
+    }
+
+    /// Applies the buffer: the new value is worker 0's copy plus every other worker's
+    /// difference from the last point, in worker order; every copy starts again from it.
+    /// The executor calls it with every worker parked.
+    pub fn apply(&self, _parked: &Parked) {
+        let base = self.base.slice(self.len);
+        let first = self.copies[0].slice(self.len);
+        for c in &self.copies[1..] {
+            for ((x, &c), &b) in first
+                .iter_mut()
+                .zip(c.slice(self.len).iter())
+                .zip(base.iter())
+            {
+                *x = *x + (c - b);
+            }
+        }
+        base.copy_from_slice(first);
+        for c in &self.copies[1..] {
+            c.slice(self.len).copy_from_slice(base);
+        }
+    }
+
+    /// Instead of merging: calls `f(element, update)` for every element whose update (the
+    /// workers' differences from the array, summed in worker order) is not zero; every copy
+    /// starts again from the array, which stays as it was. How `buffer(g, apply = f(..))`
     /// hands accumulated updates (gradients, say) to a user's rule (AdaGrad, say).
-    pub fn finish_apply(self, mut apply: impl FnMut(usize, T))
+    pub fn apply_with(&self, _parked: &Parked, mut f: impl FnMut(usize, T))
     where
         T: PartialEq + Default,
     {
-        let mut copies = self
-            .copies
-            .into_iter()
-            .filter_map(|m| m.0.into_inner().unwrap_or_else(|e| e.into_inner()));
-        let Some(first) = copies.next() else {
-            return;
-        };
-        let orig = self.array.as_slice();
-        let mut update: Vec<T> = first
-            .as_slice()
-            .iter()
-            .zip(orig)
-            .map(|(&c, &o)| c - o)
-            .collect();
-        for copy in copies {
-            for ((u, &c), &o) in update.iter_mut().zip(copy.as_slice()).zip(orig) {
-                *u = *u + (c - o);
+        let base = self.base.slice(self.len);
+        let first = self.copies[0].slice(self.len);
+        for (x, &b) in first.iter_mut().zip(base.iter()) {
+            *x = *x - b;
+        }
+        for c in &self.copies[1..] {
+            for ((u, c), &b) in first
+                .iter_mut()
+                .zip(c.slice(self.len).iter_mut())
+                .zip(base.iter())
+            {
+                *u = *u + (*c - b);
+                *c = b;
             }
         }
-        for (e, u) in update.into_iter().enumerate() {
-            if u != T::default() {
-                apply(e, u);
+        for (e, u) in first.iter_mut().enumerate() {
+            if *u != T::default() {
+                f(e, *u);
             }
+            *u = base[e];
         }
     }
 
-    /// The serial loop's counterpart of [`finish_apply`](Self::finish_apply): `array` was
-    /// updated in place starting from `before`; calls `apply` with every non-zero
+    /// Ends the loop: applies the buffer ([`apply_with`](Self::apply_with)) a last time.
+    pub fn finish_apply(mut self, f: impl FnMut(usize, T))
+    where
+        T: PartialEq + Default,
+    {
+        let parked = Parked::exclusive(&mut self);
+        self.apply_with(&parked, f);
+    }
+
+    /// Ends the loop: applies the buffer ([`apply`](Self::apply)) a last time and stores
+    /// the result in the array.
+    pub fn finish(mut self) {
+        let parked = Parked::exclusive(&mut self);
+        self.apply(&parked);
+        let base = self.base.slice(self.len);
+        self.array.as_mut_slice().copy_from_slice(base);
+    }
+
+    /// The serial loop's counterpart of [`apply_with`](Self::apply_with): `array` was
+    /// updated in place since it equalled `before`; calls `f` with every non-zero
     /// difference and puts `before` back.
     pub fn apply_serial(
         array: &mut DistArray<T, N>,
-        before: DistArray<T, N>,
-        mut apply: impl FnMut(usize, T),
+        before: &DistArray<T, N>,
+        mut f: impl FnMut(usize, T),
     ) where
         T: PartialEq + Default,
     {
         for (e, (&a, &b)) in array.as_slice().iter().zip(before.as_slice()).enumerate() {
             let u = a - b;
             if u != T::default() {
-                apply(e, u);
+                f(e, u);
             }
         }
         array.as_mut_slice().copy_from_slice(before.as_slice());
-    }
-
-    /// Merges the workers' copies into the array, in worker order.
-    pub fn finish(self) {
-        let mut copies = self
-            .copies
-            .into_iter()
-            .map(|m| m.0.into_inner().unwrap_or_else(|e| e.into_inner()));
-        let Some(first) = copies.by_ref().find_map(|c| c) else {
-            return; // no worker ran
-        };
-        let orig = std::mem::replace(self.array, first);
-        for copy in copies.flatten() {
-            for ((x, &c), &o) in self
-                .array
-                .as_mut_slice()
-                .iter_mut()
-                .zip(copy.as_slice())
-                .zip(orig.as_slice())
-            {
-                *x = *x + (c - o);
-            }
-        }
     }
 }
 
@@ -174,22 +261,47 @@ mod tests {
     }
 
     #[test]
+    fn application_points_share_the_updates() {
+        let mut a = DistArray::<i64, 1>::zeros([2]);
+        let mut b = Buffered::new(&mut a, 2);
+        b.with(0, |c| c[0] += 1);
+        b.with(1, |c| c[1] += 2);
+        // Each worker sees only its own updates until the buffer is applied ...
+        assert_eq!(b.with(0, |c| (c[0], c[1])), (1, 0));
+        let parked = Parked::exclusive(&mut b);
+        b.apply(&parked);
+        // ... and everyone's afterwards.
+        assert_eq!(b.with(0, |c| (c[0], c[1])), (1, 2));
+        assert_eq!(b.with(1, |c| (c[0], c[1])), (1, 2));
+        b.with(1, |c| c[0] += 10);
+        b.finish();
+        assert_eq!(a.as_slice(), &[11, 2]);
+    }
+
+    #[test]
     fn apply_sees_merged_updates_and_leaves_the_buffer() {
         let mut g = DistArray::<f32, 1>::zeros([3]);
-        let b = Buffered::new(&mut g, 2);
+        let mut b = Buffered::new(&mut g, 2);
         b.with(0, |c| c[1] += 2.0);
         b.with(1, |c| {
             c[1] += 0.5;
             c[2] -= 1.0;
         });
         let mut seen = Vec::new();
-        b.finish_apply(|e, u| seen.push((e, u)));
+        let parked = Parked::exclusive(&mut b);
+        b.apply_with(&parked, |e, u| seen.push((e, u)));
         assert_eq!(seen, vec![(1, 2.5), (2, -1.0)]);
+        // The copies start again from the unchanged array.
+        assert_eq!(b.with(1, |c| (c[1], c[2])), (0.0, 0.0));
+        b.with(0, |c| c[0] += 3.0);
+        let mut seen = Vec::new();
+        b.finish_apply(|e, u| seen.push((e, u)));
+        assert_eq!(seen, vec![(0, 3.0)]);
         assert_eq!(g.as_slice(), &[0.0; 3]);
         let before = g.clone();
         g[0] += 4.0;
         let mut seen = Vec::new();
-        Buffered::apply_serial(&mut g, before, |e, u| seen.push((e, u)));
+        Buffered::apply_serial(&mut g, &before, |e, u| seen.push((e, u)));
         assert_eq!(seen, vec![(0, 4.0)]);
         assert_eq!(g.as_slice(), &[0.0; 3]);
     }
@@ -201,5 +313,49 @@ mod tests {
         b.with(0, |c| c[0] += 0.2);
         b.finish();
         assert_eq!(a[0], 0.1f32 + 0.2);
+    }
+
+    #[test]
+    fn threads_update_their_own_copies_at_once() {
+        let mut a = DistArray::<u64, 2>::zeros([4, 3]);
+        let b = Buffered::new(&mut a, 4);
+        std::thread::scope(|s| {
+            for w in 0..4 {
+                let b = &b;
+                s.spawn(move || {
+                    for _ in 0..1000 {
+                        b.with(w, |c| {
+                            c[[w, 0]] += 1;
+                            c[[0, 2]] += 1;
+                        });
+                    }
+                });
+            }
+        });
+        b.finish();
+        assert_eq!(a[[0, 2]], 4000);
+        assert_eq!((0..4).map(|w| a[[w, 0]]).sum::<u64>(), 4000);
+    }
+
+    #[test]
+    fn an_array_is_lent_once_per_application_point() {
+        let mut a = DistArray::<f32, 1>::zeros([3]);
+        {
+            let shared = SharedMut::new(&mut a);
+            let mut token_source = 0u8;
+            let first = Parked::exclusive(&mut token_source);
+            shared.exclusive(&first)[1] = 2.0;
+            let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shared.exclusive(&first)[0] = 1.0;
+            }));
+            assert!(
+                again.is_err(),
+                "a second slice at the same point would alias the first"
+            );
+            // The next application point lends it again.
+            let next = Parked::exclusive(&mut token_source);
+            shared.exclusive(&next)[0] = 1.0;
+        }
+        assert_eq!(a.as_slice(), &[1.0, 2.0, 0.0]);
     }
 }

@@ -30,6 +30,9 @@ pub struct LoopState {
     spec: LoopSpec,
     /// Arrays in write-back buffers (`buffer(..)`), for plan lines.
     buffers: &'static [&'static str],
+    /// `buffer(.., max_delay = n)`: buffers are applied at least every `n` iterations of
+    /// each worker.
+    max_delay: Option<usize>,
     analysis: OnceLock<Analysis>,
     pub(crate) plans: Mutex<Vec<(String, Arc<dyn Any + Send + Sync>)>>,
     explained: AtomicBool,
@@ -54,18 +57,28 @@ impl LoopState {
         LoopState {
             spec,
             buffers,
+            max_delay: None,
             analysis: OnceLock::new(),
             plans: Mutex::new(Vec::new()),
             explained: AtomicBool::new(false),
         }
     }
 
+    /// The same state, its buffers applied at least every `n` iterations of each worker.
+    pub const fn with_max_delay(mut self, n: usize) -> Self {
+        self.max_delay = Some(if n == 0 { 1 } else { n });
+        self
+    }
+
     /// A plan line with the write-back buffers named.
     fn with_buffer_note(&self, summary: &str) -> String {
-        if self.buffers.is_empty() {
-            summary.to_string()
-        } else {
-            format!("{summary} buffered={}", self.buffers.join(","))
+        match (self.buffers.is_empty(), self.max_delay) {
+            (true, _) => summary.to_string(),
+            (false, None) => format!("{summary} buffered={}", self.buffers.join(",")),
+            (false, Some(n)) => format!(
+                "{summary} buffered={} max_delay={n}",
+                self.buffers.join(",")
+            ),
         }
     }
 
@@ -359,6 +372,10 @@ pub struct Block<'a, S: Space> {
     seq: (usize, usize),
     windows: &'a [Window],
     pub(crate) trace: Option<Vec<usize>>,
+    /// Loops with write-back buffers: where they are applied.
+    pub(crate) rounds: Option<&'a Rounds<'a>>,
+    /// Whether the block ends its worker's part of a step (buffers are applied after it).
+    pub(crate) step_end: bool,
 }
 
 impl<S: Space> std::fmt::Debug for Block<'_, S> {
@@ -394,6 +411,28 @@ impl<'a, S: Space> Block<'a, S> {
     /// Runs `f` over the block's iterations in order.
     #[inline]
     pub fn for_each<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
+        if let Some(rounds) = self.rounds {
+            // Buffers are applied between iterations: count them.
+            let mut i = 0usize;
+            let mut go = true;
+            self.for_each_plain(|item| {
+                if go && rounds.before(i) {
+                    i += 1;
+                    f(item);
+                } else {
+                    go = false;
+                }
+            });
+            if go && self.step_end {
+                rounds.end_step();
+            }
+            return;
+        }
+        self.for_each_plain(f)
+    }
+
+    #[inline]
+    fn for_each_plain<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
         if let Some(ids) = self.list {
             if let Some(t) = self.trace.as_mut() {
                 t.extend(ids.iter().map(|&i| i as usize));
@@ -417,6 +456,34 @@ where
     S: Space,
     F: Fn(&mut Block<'_, S>) + Sync,
 {
+    run_inner(state, space, shapes, f, None)
+}
+
+/// [`run`] for a loop with write-back buffers: `apply` applies them (every worker parked)
+/// at the end of every step and every `max_delay` iterations of each worker.
+pub fn run_buffered<S, F>(
+    state: &'static LoopState,
+    space: &S,
+    shapes: &[&[usize]],
+    f: F,
+    apply: &(dyn Fn(&Parked) + Sync),
+) where
+    S: Space,
+    F: Fn(&mut Block<'_, S>) + Sync,
+{
+    run_inner(state, space, shapes, f, Some(apply))
+}
+
+fn run_inner<S, F>(
+    state: &'static LoopState,
+    space: &S,
+    shapes: &[&[usize]],
+    f: F,
+    apply: Option<&(dyn Fn(&Parked) + Sync)>,
+) where
+    S: Space,
+    F: Fn(&mut Block<'_, S>) + Sync,
+{
     let p = if in_worker() { 1 } else { current_threads() };
     let plan = state.plan(space, shapes, p);
     let summary = state.with_buffer_note(&plan.summary);
@@ -424,7 +491,15 @@ where
         eprintln!("strads plan {}: {summary}", state.spec.name);
     }
     let tracing = testing::recording();
+    let barrier = PhaseBarrier::new(plan.p);
+    let rounds = apply.map(|apply| Rounds {
+        every: state.max_delay,
+        barrier: (plan.p > 1).then_some(&barrier),
+        apply,
+        count: std::sync::atomic::AtomicUsize::new(0),
+    });
     let run_block = |id: usize, seq: (usize, usize)| -> Vec<usize> {
+        let _guard = rounds.as_ref().map(|_| BreakOnPanic(&barrier));
         let mut blk = Block {
             state,
             space,
@@ -434,12 +509,29 @@ where
             seq,
             windows: &plan.windows[id],
             trace: tracing.then(Vec::new),
+            rounds: rounds.as_ref(),
+            step_end: true,
         };
         f(&mut blk);
         blk.trace.unwrap_or_default()
     };
+    // A worker with nothing to run in a step still takes part in its rounds.
+    let idle = || {
+        let _guard = BreakOnPanic(&barrier);
+        if let Some(r) = &rounds {
+            r.end_step();
+        }
+    };
     let steps: Vec<Vec<Vec<usize>>> = match plan.sched {
-        Sched::Pipeline { time_tiles } => pipeline(plan.p, time_tiles, &run_block),
+        Sched::Pipeline { time_tiles } => pipeline(
+            plan.p,
+            time_tiles,
+            &run_block,
+            rounds
+                .as_ref()
+                .filter(|_| plan.p > 1)
+                .map(|_| &idle as &(dyn Fn() + Sync)),
+        ),
         _ if plan.p == 1 => vec![vec![as_worker(|| run_block(0, (0, 0)))]],
         Sched::OneD => {
             let per_worker = with_pool(plan.p, |pool| {
@@ -453,6 +545,8 @@ where
         testing::push_run(LoopRun {
             loop_name: state.spec.name.to_string(),
             plan: summary,
+            applied: vec![apply.is_some(); steps.len()],
+            max_delay: state.max_delay.filter(|_| apply.is_some()),
             steps,
         });
     }
@@ -515,10 +609,13 @@ fn ring<B>(
 /// A wavefront on `p` workers: worker `s` runs tiles `(s, 0), (s, 1), ..`, each after
 /// worker `s - 1` has finished the same time tile. The equivalent serial order is by
 /// anti-diagonal `s + t` (the step), worker by worker.
+/// With write-back buffers, `idle` runs in the steps where a worker has no tile, so that
+/// every worker takes part in every step's application points.
 fn pipeline(
     p: usize,
     time_tiles: usize,
     run_block: &(dyn Fn(usize, (usize, usize)) -> Vec<usize> + Sync),
+    idle: Option<&(dyn Fn() + Sync)>,
 ) -> Vec<Vec<Vec<usize>>> {
     let per_worker: Vec<Vec<Vec<usize>>> = if p == 1 {
         vec![as_worker(|| {
@@ -546,6 +643,12 @@ fn pipeline(
                     .expect("each worker takes its links once");
                 let mut mine = Vec::with_capacity(time_tiles);
                 as_worker(|| {
+                    // Steps before this worker's first tile.
+                    for _ in 0..w {
+                        if let Some(idle) = idle {
+                            idle();
+                        }
+                    }
                     for t in 0..time_tiles {
                         // If the worker before died, stop: the pool reports its panic.
                         if let Some(rx) = &from_prev {
@@ -556,6 +659,12 @@ fn pipeline(
                         mine.push(run_block(w * time_tiles + t, (w + t, w)));
                         if let Some(tx) = &to_next {
                             let _ = tx.send(());
+                        }
+                    }
+                    // Steps after its last tile.
+                    for _ in w + 1..p {
+                        if let Some(idle) = idle {
+                            idle();
                         }
                     }
                 });
@@ -595,6 +704,115 @@ impl<'s, S: Space> ReplayBlock<'s, S> {
     pub fn items(&self) -> impl Iterator<Item = S::Item<'s>> + '_ {
         self.ids.iter().map(|&id| self.space.item(id))
     }
+
+    /// The iterations at positions `range` of the block (see [`ReplayRound`]).
+    pub fn items_in(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = S::Item<'s>> + '_ {
+        self.ids[range].iter().map(|&id| self.space.item(id))
+    }
+}
+
+/// Part of a replayed block between two points where the buffers were applied: the
+/// replay of a loop with write-back buffers runs these in order, applying the buffers
+/// after each round that has a [`Parked`].
+#[derive(Debug)]
+pub struct ReplayRound {
+    block: usize,
+    range: std::ops::Range<usize>,
+    apply: Option<Parked>,
+}
+
+impl ReplayRound {
+    /// The block (an index into the replay's blocks).
+    pub fn block(&self) -> usize {
+        self.block
+    }
+
+    /// Positions in the block.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.range.clone()
+    }
+
+    /// `Some` when the buffers are applied after this round.
+    pub fn parked(&self) -> Option<&Parked> {
+        self.apply.as_ref()
+    }
+}
+
+/// The rounds of a recorded call of a loop with buffers: with one worker, its iterations
+/// cut every `max_delay` of the call; with several, each step's blocks cut into rounds of
+/// `max_delay` iterations (a step lasts as many rounds as its longest block needs, at
+/// least one), round by round, worker by worker, the buffers applied after every round
+/// but a step's last, and after that one when the step's `applied` says so.
+fn rounds_of(run: &LoopRun) -> Vec<ReplayRound> {
+    let p = run.steps.first().map_or(1, Vec::len);
+    let mut out = Vec::new();
+    let round = |block, range, apply: bool| ReplayRound {
+        block,
+        range,
+        apply: apply.then(Parked::next),
+    };
+    if p == 1 {
+        let mut count = 0usize;
+        for (t, step) in run.steps.iter().enumerate() {
+            let len = step[0].len();
+            let mut start = 0;
+            if let Some(n) = run.max_delay {
+                for j in 0..len {
+                    let c = count + j;
+                    if c > 0 && c % n == 0 {
+                        out.push(round(t, start..j, true));
+                        start = j;
+                    }
+                }
+            }
+            out.push(round(t, start..len, false));
+            count += len;
+        }
+        return out;
+    }
+    let n = run.max_delay.unwrap_or(usize::MAX);
+    for (t, step) in run.steps.iter().enumerate() {
+        let rounds = step
+            .iter()
+            .map(|ids| ids.len().div_ceil(n))
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        for r in 0..rounds {
+            for (w, ids) in step.iter().enumerate() {
+                let lo = r.saturating_mul(n).min(ids.len());
+                let hi = (r + 1).saturating_mul(n).min(ids.len());
+                let apply = w + 1 == p && (r + 1 < rounds || run.applied[t]);
+                out.push(round(t * p + w, lo..hi, apply));
+            }
+        }
+    }
+    out
+}
+
+/// [`replay_blocks`] for a loop with write-back buffers: the blocks, and the rounds to run
+/// them in.
+#[allow(clippy::type_complexity)]
+pub fn replay_blocks_buffered<'s, S: Space>(
+    state: &'static LoopState,
+    space: &'s S,
+) -> Option<(Vec<ReplayBlock<'s, S>>, Vec<ReplayRound>)> {
+    let run = testing::next_replay(&state.spec.name)?;
+    let rounds = rounds_of(&run);
+    Some((blocks_of(run, space), rounds))
+}
+
+/// [`replay_ids`] for a loop with write-back buffers: the blocks, and the rounds to run
+/// them in.
+pub fn replay_ids_buffered(
+    state: &'static LoopState,
+) -> Option<(Vec<ReplayIds>, Vec<ReplayRound>)> {
+    let run = testing::next_replay(&state.spec.name)?;
+    let rounds = rounds_of(&run);
+    Some((ids_of(run), rounds))
 }
 
 /// One block of a recorded run: where it ran and its iteration ids in order.
@@ -614,19 +832,27 @@ impl ReplayIds {
     pub fn ids(&self) -> &[usize] {
         &self.ids
     }
+
+    /// The ids at positions `range` of the block (see [`ReplayRound`]).
+    pub fn ids_in(&self, range: std::ops::Range<usize>) -> &[usize] {
+        &self.ids[range]
+    }
 }
 
 /// In replay mode, the blocks of this loop's next recorded call as iteration ids (for
 /// loops whose items the replay reaches itself, as `iter_mut()` loops do).
 pub fn replay_ids(state: &'static LoopState) -> Option<Vec<ReplayIds>> {
-    let run = testing::next_replay(&state.spec.name)?;
+    Some(ids_of(testing::next_replay(&state.spec.name)?))
+}
+
+fn ids_of(run: LoopRun) -> Vec<ReplayIds> {
     let mut out = Vec::new();
     for (t, step) in run.steps.into_iter().enumerate() {
         for (w, ids) in step.into_iter().enumerate() {
             out.push(ReplayIds { seq: (t, w), ids });
         }
     }
-    Some(out)
+    out
 }
 
 /// The number of workers a recorded call ran on (its blocks' highest worker index + 1).
@@ -640,7 +866,10 @@ pub fn replay_blocks<'s, S: Space>(
     state: &'static LoopState,
     space: &'s S,
 ) -> Option<Vec<ReplayBlock<'s, S>>> {
-    let run = testing::next_replay(&state.spec.name)?;
+    Some(blocks_of(testing::next_replay(&state.spec.name)?, space))
+}
+
+fn blocks_of<S: Space>(run: LoopRun, space: &S) -> Vec<ReplayBlock<'_, S>> {
     let mut out = Vec::new();
     for (t, step) in run.steps.into_iter().enumerate() {
         for (w, ids) in step.into_iter().enumerate() {
@@ -651,13 +880,100 @@ pub fn replay_blocks<'s, S: Space>(
             });
         }
     }
-    Some(out)
+    out
+}
+
+/// Proof that no worker of a loop call is touching its write-back buffers or the arrays
+/// their apply functions update: every worker waits at an application point (or, in one
+/// worker's run and in a serial replay, the one thread is between two iterations). Only
+/// the runtime makes one; [`Buffered::apply`](crate::Buffered::apply) and
+/// [`SharedMut::exclusive`] need it.
+///
+/// Each token is a new *application point*: an array lends itself exclusively
+/// ([`SharedMut::exclusive`]) at most once per token.
+#[derive(Debug)]
+pub struct Parked(u64);
+
+impl Parked {
+    /// A token for a new application point.
+    fn next() -> Parked {
+        static POINTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Parked(POINTS.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The proof from exclusive access to whatever the application touches.
+    pub(crate) fn exclusive<X: ?Sized>(_: &mut X) -> Parked {
+        Parked::next()
+    }
+
+    /// This application point's number (never 0).
+    pub(crate) fn point(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Where the write-back buffers of one call are applied: at the end of every step (all
+/// workers), every `every` iterations of each worker, and (by the caller) after the call.
+/// With one worker only every `every` iterations of the whole call: the serial loop's
+/// points.
+pub(crate) struct Rounds<'r> {
+    every: Option<usize>,
+    /// The workers' barrier; `None` with one worker.
+    barrier: Option<&'r PhaseBarrier>,
+    apply: &'r (dyn Fn(&Parked) + Sync),
+    /// One worker: iterations so far in the call.
+    count: std::sync::atomic::AtomicUsize,
+}
+
+impl Rounds<'_> {
+    /// Before a block's iteration `i`: applies the buffers if a round ends here. `false`
+    /// when the call is being abandoned (another worker panicked).
+    #[inline]
+    pub(crate) fn before(&self, i: usize) -> bool {
+        match self.barrier {
+            None => {
+                let c = self.count.fetch_add(1, Ordering::Relaxed);
+                if let Some(n) = self.every
+                    && c > 0
+                    && c % n == 0
+                {
+                    (self.apply)(&Parked::next());
+                }
+                true
+            }
+            Some(b) => {
+                if b.broken.load(Ordering::Relaxed) {
+                    return false;
+                }
+                match self.every {
+                    Some(n) if i > 0 && i % n == 0 => self.sync(b, true).is_some(),
+                    _ => true,
+                }
+            }
+        }
+    }
+
+    /// Every worker waits for all; the last to arrive applies the buffers. `Some(any)`:
+    /// whether any worker has iterations left in the step.
+    fn sync(&self, b: &PhaseBarrier, more: bool) -> Option<bool> {
+        b.wait_and(more, || (self.apply)(&Parked::next()))
+    }
+
+    /// After a worker's block of a step: the round ends here, and the worker keeps taking
+    /// part in the others' rounds until every worker is done with the step.
+    pub(crate) fn end_step(&self) {
+        if let Some(b) = self.barrier {
+            while let Some(true) = self.sync(b, false) {}
+        }
+    }
 }
 
 /// A barrier whose wait fails once a participant gave up (its worker panicked), so the
 /// others return instead of waiting forever.
-struct PhaseBarrier {
+pub(crate) struct PhaseBarrier {
     state: Mutex<(usize, usize, bool)>, // (arrived, generation, broken)
+    /// `wait_and`: the flags of this phase so far, and the last phase's result.
+    any: Mutex<(bool, bool)>,
     cv: std::sync::Condvar,
     n: usize,
     /// `state.2`, readable without the lock by workers spinning on a piece.
@@ -671,7 +987,41 @@ impl PhaseBarrier {
             cv: std::sync::Condvar::new(),
             n,
             broken: std::sync::atomic::AtomicBool::new(false),
+            any: Mutex::new((false, false)),
         }
+    }
+
+    /// Waits for all `n`, the last to arrive running `action` first; returns whether any
+    /// participant passed `flag = true`. `None` when the barrier is broken.
+    fn wait_and(&self, flag: bool, action: impl FnOnce()) -> Option<bool> {
+        let mut g = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if g.2 {
+            return None;
+        }
+        {
+            let mut any = self.any.lock().unwrap_or_else(|e| e.into_inner());
+            any.0 |= flag;
+        }
+        g.0 += 1;
+        if g.0 == self.n {
+            action();
+            let mut any = self.any.lock().unwrap_or_else(|e| e.into_inner());
+            *any = (false, any.0);
+            g.0 = 0;
+            g.1 += 1;
+            self.cv.notify_all();
+            return Some(any.1);
+        }
+        let generation = g.1;
+        while g.1 == generation && !g.2 {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        if g.2 {
+            return None;
+        }
+        // The next phase cannot end before this participant arrives again: the result
+        // stays for it to read.
+        Some(self.any.lock().unwrap_or_else(|e| e.into_inner()).1)
     }
 
     /// Waits until `flag` holds `want` (a piece is done); `false` when the barrier broke
@@ -721,7 +1071,7 @@ impl PhaseBarrier {
 }
 
 /// Breaks the barrier if dropped during a panic.
-struct BreakOnPanic<'a>(&'a PhaseBarrier);
+pub(crate) struct BreakOnPanic<'a>(pub(crate) &'a PhaseBarrier);
 
 impl Drop for BreakOnPanic<'_> {
     fn drop(&mut self) {
@@ -771,6 +1121,44 @@ pub fn run_recorded<S, R, F>(
     R: Fn(&crate::record::Recording<'_, S>),
     F: Fn(&mut Block<'_, S>) + Sync,
 {
+    run_recorded_inner(state, space, shapes, keys, record, f, None)
+}
+
+/// [`run_recorded`] for a loop with write-back buffers: `apply` applies them (every
+/// worker parked) at the end of every batch and every `max_delay` iterations of each
+/// worker. With `max_delay`, no component is split (a piece waiting for another would
+/// wait across an application point).
+#[allow(clippy::too_many_arguments)]
+pub fn run_recorded_buffered<S, R, F>(
+    state: &'static LoopState,
+    space: &S,
+    shapes: &[&[usize]],
+    keys: &[(u64, u64)],
+    record: R,
+    f: F,
+    apply: &(dyn Fn(&Parked) + Sync),
+) where
+    S: Space,
+    R: Fn(&crate::record::Recording<'_, S>),
+    F: Fn(&mut Block<'_, S>) + Sync,
+{
+    run_recorded_inner(state, space, shapes, keys, record, f, Some(apply))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_recorded_inner<S, R, F>(
+    state: &'static LoopState,
+    space: &S,
+    shapes: &[&[usize]],
+    keys: &[(u64, u64)],
+    record: R,
+    f: F,
+    apply: Option<&(dyn Fn(&Parked) + Sync)>,
+) where
+    S: Space,
+    R: Fn(&crate::record::Recording<'_, S>),
+    F: Fn(&mut Block<'_, S>) + Sync,
+{
     let spec = &state.spec;
     let p = if in_worker() { 1 } else { current_threads() };
     // The contents of arrays the loop writes do not change the plan (they read as
@@ -813,7 +1201,7 @@ pub fn run_recorded<S, R, F>(
             n_elems,
             p,
             batch_size(acc.len(), p),
-            split_allowed(),
+            split_allowed() && state.max_delay.is_none(),
         );
         let (max, mean) = groups.load_balance(&acc);
         let summary = format!(
@@ -904,7 +1292,14 @@ pub fn run_recorded<S, R, F>(
             })
             .collect()
     };
-    let run_list = |list: &[u32], stamp: u64, seq: (usize, usize)| -> (usize, Vec<usize>) {
+    let barrier = PhaseBarrier::new(p);
+    let rounds = apply.map(|apply| Rounds {
+        every: state.max_delay,
+        barrier: (p > 1).then_some(&barrier),
+        apply,
+        count: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let run_list = |list: &[u32], stamp: u64, seq: (usize, usize), step_end: bool| {
         let win = windows(stamp);
         let mut blk = Block {
             state,
@@ -915,6 +1310,8 @@ pub fn run_recorded<S, R, F>(
             seq,
             windows: &win,
             trace: tracing.then(Vec::new),
+            rounds: rounds.as_ref(),
+            step_end,
         };
         f(&mut blk);
         (seq.0, blk.trace.unwrap_or_default())
@@ -939,13 +1336,14 @@ pub fn run_recorded<S, R, F>(
             for &e in &pc.elems {
                 plan.owners[e as usize].store(mine, Ordering::Relaxed);
             }
-            out.push(run_list(&pc.iters, mine, (first + pc.level, w)));
+            out.push(run_list(&pc.iters, mine, (first + pc.level, w), false));
             plan.done[k].store(mine, Ordering::Release);
         }
         out.push(run_list(
             &batch.runs[w],
             stamp(b, w),
             (first + batch.levels, w),
+            true,
         ));
         Some(out)
     };
@@ -956,7 +1354,6 @@ pub fn run_recorded<S, R, F>(
                 .collect()
         })]
     } else {
-        let barrier = PhaseBarrier::new(p);
         with_pool(p, |pool| {
             pool.broadcast(|ctx| {
                 let w = ctx.index();
@@ -1003,9 +1400,16 @@ pub fn run_recorded<S, R, F>(
         }
     }
     if tracing {
+        // Buffers are applied after each batch's last step (its task groups).
+        let mut applied = vec![false; steps.len()];
+        for (b, batch) in plan.groups.batches.iter().enumerate() {
+            applied[plan.first_step[b] + batch.levels] = apply.is_some();
+        }
         testing::push_run(LoopRun {
             loop_name: spec.name.to_string(),
             plan: state.with_buffer_note(&plan.summary),
+            applied,
+            max_delay: state.max_delay.filter(|_| apply.is_some()),
             steps,
         });
     }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use strads_analysis::Partition;
 
 use crate::array::SparseArray;
-use crate::exec::{Block, LoopState, run};
+use crate::exec::{Block, LoopState, Parked, run, run_buffered};
 use crate::pool::{current_threads, in_worker};
 use crate::space::Space;
 
@@ -139,8 +139,22 @@ where
         if let Some(t) = self.trace.as_mut() {
             t.extend(blocks.ids[r.clone()].iter().map(|&i| i as usize));
         }
-        for (k, v) in blocks.keys[r].iter().zip(vals.iter_mut()) {
+        let items = blocks.keys[r].iter().zip(vals.iter_mut());
+        let Some(rounds) = self.rounds else {
+            for (k, v) in items {
+                f((k.map(|i| i as usize), v));
+            }
+            return;
+        };
+        // Write-back buffers are applied between iterations.
+        for (i, (k, v)) in items.enumerate() {
+            if !rounds.before(i) {
+                return;
+            }
             f((k.map(|i| i as usize), v));
+        }
+        if self.step_end {
+            rounds.end_step();
         }
     }
 }
@@ -152,6 +166,33 @@ pub fn run_mut<T, const N: usize, F>(
     array: &mut SparseArray<T, N>,
     shapes: &[&[usize]],
     f: F,
+) where
+    T: Clone + Default + Send + Sync + 'static,
+    F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
+{
+    run_mut_inner(state, array, shapes, f, None)
+}
+
+/// [`run_mut`] for a loop with write-back buffers (see [`run_buffered`](crate::run_buffered)).
+pub fn run_mut_buffered<T, const N: usize, F>(
+    state: &'static LoopState,
+    array: &mut SparseArray<T, N>,
+    shapes: &[&[usize]],
+    f: F,
+    apply: &(dyn Fn(&Parked) + Sync),
+) where
+    T: Clone + Default + Send + Sync + 'static,
+    F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
+{
+    run_mut_inner(state, array, shapes, f, Some(apply))
+}
+
+fn run_mut_inner<T, const N: usize, F>(
+    state: &'static LoopState,
+    array: &mut SparseArray<T, N>,
+    shapes: &[&[usize]],
+    f: F,
+    apply: Option<&(dyn Fn(&Parked) + Sync)>,
 ) where
     T: Clone + Default + Send + Sync + 'static,
     F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
@@ -176,14 +217,18 @@ pub fn run_mut<T, const N: usize, F>(
                 rest = tail;
             }
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                run(state, &keys, shapes, |blk| {
+                let block = |blk: &mut Block<'_, Keys<'_, T, N>>| {
                     let chunk = slots[blk.id]
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .take()
                         .expect("each block runs once per call");
                     f(blk, chunk)
-                })
+                };
+                match apply {
+                    None => run(state, &keys, shapes, block),
+                    Some(apply) => run_buffered(state, &keys, shapes, block, apply),
+                }
             }))
         };
         for (j, v) in ordered.into_iter().enumerate() {

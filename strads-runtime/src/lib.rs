@@ -30,10 +30,11 @@ pub use buffer::Buffered;
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
 pub use exec::{
-    Block, LoopState, ReplayBlock, ReplayIds, replay_blocks, replay_ids, replay_workers, run,
-    run_recorded, serial_env,
+    Block, LoopState, Parked, ReplayBlock, ReplayIds, ReplayRound, replay_blocks,
+    replay_blocks_buffered, replay_ids, replay_ids_buffered, replay_workers, run, run_buffered,
+    run_recorded, run_recorded_buffered, serial_env,
 };
-pub use itermut::{KeyBuckets, Keys, run_mut};
+pub use itermut::{KeyBuckets, Keys, run_mut, run_mut_buffered};
 pub use linalg::{axpy, dot};
 pub use pool::{current_threads, default_threads, with_threads};
 pub use record::{RecordView, Recording};

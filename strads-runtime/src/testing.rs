@@ -17,6 +17,13 @@ pub struct LoopRun {
     /// `steps[t][w]`: the iteration ids worker `w` ran at step `t`, in the order it ran
     /// them. Ids are positions in the loop's serial order.
     pub steps: Vec<Vec<Vec<usize>>>,
+    /// Loops with write-back buffers: `applied[t]` tells whether the buffers were applied
+    /// after step `t` (all `false` without buffers).
+    pub applied: Vec<bool>,
+    /// Loops with write-back buffers and `max_delay = n`: `Some(n)`. The buffers were also
+    /// applied after every `n` iterations of each worker within a step (with one worker:
+    /// every `n` iterations of the call, and not after steps).
+    pub max_delay: Option<usize>,
 }
 
 impl LoopRun {

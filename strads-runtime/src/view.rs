@@ -23,6 +23,9 @@ use crate::array::{DistArray, index_panic};
 pub struct SharedMut<'a, T, const N: usize> {
     ptr: *mut T,
     shape: [usize; N],
+    /// The application point ([`Parked`](crate::exec::Parked)) that last took the array
+    /// through [`exclusive`](SharedMut::exclusive); 0 for none.
+    lent: std::sync::atomic::AtomicU64,
     _borrow: PhantomData<&'a mut DistArray<T, N>>,
 }
 
@@ -40,6 +43,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         SharedMut {
             ptr: array.data_mut_ptr(),
             shape: array.shape(),
+            lent: std::sync::atomic::AtomicU64::new(0),
             _borrow: PhantomData,
         }
     }
@@ -92,12 +96,55 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
 }
 
 impl<'a, T, const N: usize> SharedMut<'a, T, N> {
+    /// Lends `len(shape)` elements at `ptr` (a write-back buffer's copy).
+    ///
+    /// # Safety
+    /// `ptr` is valid for reads and writes of that many elements for `'a`, and nothing
+    /// else reaches them for `'a` except through this `SharedMut` (its views, and
+    /// [`exclusive`](Self::exclusive)) or through pointers derived from `ptr` under the
+    /// same rules.
+    pub(crate) unsafe fn from_raw(ptr: *mut T, shape: [usize; N]) -> Self {
+        SharedMut {
+            ptr,
+            shape,
+            lent: std::sync::atomic::AtomicU64::new(0),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The whole array, mutable, while every worker of the call is parked at a point
+    /// where buffers are applied (the [`Parked`](crate::exec::Parked) token proves it):
+    /// how an apply function updates arrays the workers read.
+    ///
+    /// # Panics
+    /// When the array was already taken with the same token.
+    #[allow(clippy::mut_from_ref)] // exclusive by the token, checked below
+    pub fn exclusive<'p>(&'p self, parked: &'p crate::exec::Parked) -> &'p mut [T] {
+        let point = parked.point();
+        if self.lent.swap(point, std::sync::atomic::Ordering::Relaxed) == point {
+            panic!("strads: an array was lent twice at one application point (please report it)");
+        }
+        let len = self.shape.iter().product();
+        // SAFETY: a `Parked` exists only while every worker of this call waits at a
+        // barrier (or, in a serial replay, between iterations): no view of this array is
+        // being read or written and no reference from one is alive, since views hand out
+        // references only for the length of an iteration. Tokens are unique per
+        // application point and the check above lends the array once per token, so no
+        // two slices alias. The slice lives no longer than the token, which the runtime
+        // drops before releasing the workers; `ptr` is valid for `len` elements for `'a`
+        // (see `new`).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
+    }
+}
+
+impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// Lends `array`, which the loop only reads (its views are read-only), keeping its
     /// version: plans made from its contents stay valid.
     pub fn new_unwritten(array: &'a mut DistArray<T, N>) -> Self {
         SharedMut {
             ptr: array.data_ptr_unversioned(),
             shape: array.shape(),
+            lent: std::sync::atomic::AtomicU64::new(0),
             _borrow: PhantomData,
         }
     }
