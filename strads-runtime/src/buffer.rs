@@ -18,9 +18,12 @@ use std::fmt;
 use std::ops::{Add, Sub};
 use std::sync::Mutex;
 
-use crate::array::DistArray;
+use std::marker::PhantomData;
+use std::ops::{Index, IndexMut};
+
+use crate::access::{ArrayMut, ArrayRef, offset};
+use crate::array::{DistArray, index_panic};
 use crate::exec::Parked;
-use crate::view::{SharedMut, ViewMut, Window};
 
 /// One worker's copy, on cache lines of its own: two workers' copies side by side would
 /// otherwise share the line at their boundary.
@@ -56,14 +59,12 @@ pub struct Buffered<'a, T, const N: usize> {
     /// The value at the last application point.
     base: Slot<T>,
     copies: Vec<Slot<T>>,
-    /// The copies lent out: views of worker `w`'s copy come from `shared[w]`.
-    shared: Vec<SharedMut<'a, T, N>>,
-    window: Window,
+    shape: [usize; N],
     len: usize,
 }
 
 // SAFETY: the copies are reached through raw pointers by one thread at a time: worker `w`
-// through its views while it runs (the executor runs a worker's blocks on one thread),
+// through its `CopyView`s while it runs (the executor runs a worker's blocks on one thread),
 // `with` under the slot's lock, and `apply_*` only with a `Parked` token (every worker
 // waiting) or `&mut self`. That is sharing `&mut [T]` chunks among threads: `T: Send`.
 unsafe impl<T: Send, const N: usize> Send for Buffered<'_, T, N> {}
@@ -114,20 +115,12 @@ where
         let copies: Vec<Slot<T>> = (0..max_workers.max(1))
             .map(|_| Slot::new(array.as_slice()))
             .collect();
-        let shared = copies
-            .iter()
-            // SAFETY: each copy's storage lives as long as `self` (the `Vec` is never
-            // touched again, and moving `Buffered` does not move the heap storage), and is
-            // reached only through `ptr` (see the `Sync` impl for who does, when).
-            .map(|c| unsafe { SharedMut::from_raw(c.ptr, shape) })
-            .collect();
         Buffered {
             len: array.as_slice().len(),
             array,
             base,
             copies,
-            shared,
-            window: Window::All { writable: true },
+            shape,
         }
     }
 
@@ -137,7 +130,7 @@ where
     }
 
     /// Runs `f` on worker `worker`'s copy.
-    pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut ViewMut<'_, T, N>) -> R) -> R {
+    pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut CopyView<'_, T, N>) -> R) -> R {
         let _turn = self.copies[worker]
             .lock
             .lock()
@@ -148,8 +141,13 @@ where
     /// Worker `worker`'s copy for the executor's generated code, which runs a worker's
     /// blocks on one thread at a time (no lock).
     #[doc(hidden)]
-    pub fn view(&self, worker: usize) -> ViewMut<'_, T, N> {
-        self.shared[worker].view("buffer", &self.window)
+    pub fn view(&self, worker: usize) -> CopyView<'_, T, N> {
+        CopyView {
+            ptr: self.copies[worker].ptr,
+            shape: self.shape,
+            row_len: self.shape[1..].iter().product(),
+            _copy: PhantomData,
+        }
     }
 
     /// Applies the buffer: the new value is worker 0's copy plus every other worker's
@@ -242,9 +240,115 @@ where
     }
 }
 
+/// One worker's copy of a buffered array, as the loop body reaches it: indexed like a
+/// `DistArray` (bounds-checked), the whole copy its own. It holds a pointer, never a
+/// reference, between two accesses: at an application point the copy is rewritten while
+/// the view waits.
+pub struct CopyView<'s, T, const N: usize> {
+    ptr: *mut T,
+    shape: [usize; N],
+    row_len: usize,
+    _copy: PhantomData<&'s mut [T]>,
+}
+
+impl<T, const N: usize> fmt::Debug for CopyView<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CopyView")
+            .field("shape", &self.shape)
+            .finish()
+    }
+}
+
+impl<T, const N: usize> CopyView<'_, T, N> {
+    #[inline(always)]
+    fn at(&self, idx: &[usize; N]) -> usize {
+        match offset(&self.shape, idx) {
+            Some(o) => o,
+            None => index_panic(idx, &self.shape),
+        }
+    }
+
+    #[inline(always)]
+    fn row_start(&self, i: usize) -> usize {
+        if i >= self.shape[0] {
+            index_panic(&[i], &self.shape[..1]);
+        }
+        i * self.row_len
+    }
+}
+
+impl<T, const N: usize> Index<[usize; N]> for CopyView<'_, T, N> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, idx: [usize; N]) -> &T {
+        let o = self.at(&idx);
+        // SAFETY: `o` is inside the copy (checked against the shape); the copy is this
+        // worker's alone while it runs an iteration (see `Buffered`'s `Sync` impl), and the
+        // reference ends with the iteration, before any application point.
+        unsafe { &*self.ptr.add(o) }
+    }
+}
+
+impl<T, const N: usize> IndexMut<[usize; N]> for CopyView<'_, T, N> {
+    #[inline(always)]
+    fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
+        let o = self.at(&idx);
+        // SAFETY: as for `index`; `&mut self` keeps the view from lending it twice.
+        unsafe { &mut *self.ptr.add(o) }
+    }
+}
+
+impl<T> Index<usize> for CopyView<'_, T, 1> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        &self[[i]]
+    }
+}
+
+impl<T> IndexMut<usize> for CopyView<'_, T, 1> {
+    #[inline(always)]
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        &mut self[[i]]
+    }
+}
+
+impl<T, const N: usize> ArrayRef<T, N> for CopyView<'_, T, N> {
+    #[inline(always)]
+    fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+    #[inline(always)]
+    fn row(&self, i: usize) -> &[T] {
+        let start = self.row_start(i);
+        // SAFETY: the row lies inside the copy (i < shape[0]); see `index`.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(start), self.row_len) }
+    }
+    #[inline(always)]
+    fn get(&self, idx: [usize; N]) -> Option<&T> {
+        offset(&self.shape, &idx)?;
+        Some(&self[idx])
+    }
+}
+
+impl<T, const N: usize> ArrayMut<T, N> for CopyView<'_, T, N> {
+    #[inline(always)]
+    fn row_mut(&mut self, i: usize) -> &mut [T] {
+        let start = self.row_start(i);
+        // SAFETY: as for `row`; `&mut self` keeps the view from lending the row twice.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), self.row_len) }
+    }
+    #[inline(always)]
+    fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
+        offset(&self.shape, &idx)?;
+        Some(&mut self[idx])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::SharedMut;
 
     #[test]
     fn merges_each_workers_difference_in_order() {
@@ -335,6 +439,24 @@ mod tests {
         b.finish();
         assert_eq!(a[[0, 2]], 4000);
         assert_eq!((0..4).map(|w| a[[w, 0]]).sum::<u64>(), 4000);
+    }
+
+    #[test]
+    fn copy_views_index_rows_and_check_bounds() {
+        let mut a = DistArray::<i32, 2>::from_fn([2, 3], |[i, j]| (i * 3 + j) as i32);
+        let b = Buffered::new(&mut a, 1);
+        b.with(0, |c| {
+            assert_eq!(c.shape(), [2, 3]);
+            assert_eq!(c.row(1), &[3, 4, 5]);
+            c.row_mut(0)[2] += 10;
+            *c.get_mut([1, 0]).unwrap() -= 3;
+            assert_eq!(c.get([2, 0]), None);
+            assert_eq!(c[[0, 2]], 12);
+            let outside = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c[[0, 3]]));
+            assert!(outside.is_err());
+        });
+        b.finish();
+        assert_eq!(a.as_slice(), &[0, 1, 12, 0, 4, 5]);
     }
 
     #[test]

@@ -930,22 +930,23 @@ impl Rounds<'_> {
     /// when the call is being abandoned (another worker panicked).
     #[inline]
     pub(crate) fn before(&self, i: usize) -> bool {
-        match self.barrier {
-            None => {
-                let c = self.count.fetch_add(1, Ordering::Relaxed);
-                if let Some(n) = self.every
-                    && c > 0
-                    && c % n == 0
-                {
+        match (self.barrier, self.every) {
+            // One worker, applying only at the end: nothing to count.
+            (None, None) => true,
+            (None, Some(n)) => {
+                // One thread: a plain load and store, no read-modify-write.
+                let c = self.count.load(Ordering::Relaxed);
+                self.count.store(c + 1, Ordering::Relaxed);
+                if c > 0 && c % n == 0 {
                     (self.apply)(&Parked::next());
                 }
                 true
             }
-            Some(b) => {
+            (Some(b), every) => {
                 if b.broken.load(Ordering::Relaxed) {
                     return false;
                 }
-                match self.every {
+                match every {
                     Some(n) if i > 0 && i % n == 0 => self.sync(b, true).is_some(),
                     _ => true,
                 }

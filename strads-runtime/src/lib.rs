@@ -26,7 +26,7 @@ mod wavefront;
 
 pub use access::{ArrayMut, ArrayRef};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut};
-pub use buffer::Buffered;
+pub use buffer::{Buffered, CopyView};
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
 pub use exec::{

@@ -96,22 +96,6 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
 }
 
 impl<'a, T, const N: usize> SharedMut<'a, T, N> {
-    /// Lends `len(shape)` elements at `ptr` (a write-back buffer's copy).
-    ///
-    /// # Safety
-    /// `ptr` is valid for reads and writes of that many elements for `'a`, and nothing
-    /// else reaches them for `'a` except through this `SharedMut` (its views, and
-    /// [`exclusive`](Self::exclusive)) or through pointers derived from `ptr` under the
-    /// same rules.
-    pub(crate) unsafe fn from_raw(ptr: *mut T, shape: [usize; N]) -> Self {
-        SharedMut {
-            ptr,
-            shape,
-            lent: std::sync::atomic::AtomicU64::new(0),
-            _borrow: PhantomData,
-        }
-    }
-
     /// The whole array, mutable, while every worker of the call is parked at a point
     /// where buffers are applied (the [`Parked`](crate::exec::Parked) token proves it):
     /// how an apply function updates arrays the workers read.
