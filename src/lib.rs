@@ -103,8 +103,11 @@
 /// every iteration in recording mode (arrays the loop writes read as `T::default()` and
 /// swallow writes, arrays it only reads give their real values, nothing changes), the
 /// recorded read and write sets group conflicting iterations into task groups (batches of
-/// connected components, largest first on the least-loaded worker), and the plan is reused
-/// while the arrays the loop reads are unchanged. A component too large for one worker's
+/// connected components, largest first on the least-loaded worker; each worker runs its
+/// iterations in serial order), and the plan is reused
+/// while the arrays the loop reads are unchanged. Accesses are tracked per row (first
+/// index) of each array the loop writes: two iterations that touch one row, one of them
+/// writing it, conflict (in one dim, a row is an element). A component too large for one worker's
 /// share is split (STRADS-AP's large task groups, without locks): one chunk per worker, cut
 /// into rounds, each round waiting only for the earlier rounds it shares elements with, so
 /// the run still equals one serial order; the split is kept when a simulation of those

@@ -6,8 +6,9 @@
 //! iterations are cut into consecutive batches (run one after another); inside a batch the
 //! connected components of the conflict graph are the task groups: no two groups conflict,
 //! so they may run on different workers at once. Groups are placed largest first on the
-//! least-loaded worker; a worker runs its groups in that order, each group's iterations in
-//! serial order. Smaller batches make smaller components (Cyclades).
+//! least-loaded worker; a worker runs its iterations in serial order (its groups never
+//! conflict with each other, so interleaving them is free and keeps the data access order
+//! of the original loop). Smaller batches make smaller components (Cyclades).
 //!
 //! A component that still outweighs a worker's fair share of its batch is split among the
 //! workers (STRADS-AP sect. 4.4), but without locks: its iterations, in serial order, are
@@ -28,6 +29,8 @@ pub struct Accesses {
     offsets: Vec<usize>,
     elems: Vec<u64>,
     writes: Vec<bool>,
+    /// Reused by `end_iteration` (empty between calls).
+    scratch: Vec<(u64, bool)>,
 }
 
 impl Accesses {
@@ -45,8 +48,37 @@ impl Accesses {
         self.writes.push(write);
     }
 
-    /// Ends the current iteration; the next touches belong to the next one.
+    /// Ends the current iteration; the next touches belong to the next one. Repeated
+    /// touches of one element become one (a write if any of them writes).
     pub fn end_iteration(&mut self) {
+        let start = *self.offsets.last().expect("offsets start with 0");
+        let n = self.elems.len() - start;
+        if n > 1 {
+            let mut touches = std::mem::take(&mut self.scratch);
+            touches.extend(
+                self.elems[start..]
+                    .iter()
+                    .copied()
+                    .zip(self.writes[start..].iter().copied()),
+            );
+            touches.sort_unstable_by_key(|t| t.0);
+            touches.dedup_by(|later, kept| {
+                if later.0 == kept.0 {
+                    kept.1 |= later.1;
+                    true
+                } else {
+                    false
+                }
+            });
+            self.elems.truncate(start);
+            self.writes.truncate(start);
+            for &(e, w) in &touches {
+                self.elems.push(e);
+                self.writes.push(w);
+            }
+            touches.clear();
+            self.scratch = touches;
+        }
         self.offsets.push(self.elems.len());
     }
 
@@ -60,7 +92,7 @@ impl Accesses {
         self.len() == 0
     }
 
-    /// Touches of iteration `i`: `(element, write)`.
+    /// Touches of iteration `i`: `(element, write)`, each element once, in element order.
     pub fn of(&self, i: usize) -> impl Iterator<Item = (u64, bool)> + '_ {
         let r = self.offsets[i]..self.offsets[i + 1];
         self.elems[r.clone()]
@@ -408,6 +440,11 @@ pub fn plan_groups_with(
                 load[w] += weight(&groups[g]);
                 runs[w].extend_from_slice(&groups[g]);
             }
+            // A worker's groups never conflict with each other, so it may interleave them:
+            // in serial order its iterations walk the data as the original loop does.
+            for run in &mut runs {
+                run.sort_unstable();
+            }
         }
         let mut owned = vec![Vec::new(); workers];
         let mut reads = vec![Vec::new(); workers];
@@ -503,6 +540,17 @@ mod tests {
         let p = plan_groups(&a, 8, 2, 2);
         assert_eq!(p.batches.len(), 2);
         assert!(p.batches.iter().all(|b| b.groups == 2));
+    }
+
+    #[test]
+    fn repeated_touches_merge() {
+        let a = acc(&[
+            &[(4, false), (2, false), (4, true), (2, false)],
+            &[(1, false)],
+        ]);
+        assert_eq!(a.of(0).collect::<Vec<_>>(), vec![(2, false), (4, true)]);
+        assert_eq!(a.weight(0), 2);
+        assert_eq!(a.of(1).collect::<Vec<_>>(), vec![(1, false)]);
     }
 
     #[test]

@@ -1184,8 +1184,9 @@ fn run_recorded_inner<S, R, F>(
         let mut n_elems = 0u64;
         for (a, shape) in shapes.iter().enumerate() {
             bases.push(n_elems);
+            // Ownership is per row (first index): one entry per row.
             if spec.arrays[a].mutable && spec.space_array() != Some(a) {
-                n_elems += shape.iter().product::<usize>() as u64;
+                n_elems += shape.first().copied().unwrap_or(0) as u64;
             }
         }
         let rec = crate::record::Recording {

@@ -98,11 +98,10 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
         }
     }
 
-    fn touch(&self, off: usize, len: usize, write: bool) {
-        let mut acc = self.acc.borrow_mut();
-        for k in 0..len {
-            acc.touch(self.base + (off + k) as u64, write);
-        }
+    /// Records that the iteration touches row `row` (the first index: the element itself
+    /// in one dim). Ownership, and so conflicts, are tracked per row.
+    fn touch(&self, row: usize, write: bool) {
+        self.acc.borrow_mut().touch(self.base + row as u64, write);
     }
 
     fn real_at(&self, off: usize) -> &T {
@@ -118,7 +117,7 @@ impl<T: Default + Clone, const N: usize> Index<[usize; N]> for RecordView<'_, T,
     type Output = T;
     fn index(&self, idx: [usize; N]) -> &T {
         let o = self.at(&idx);
-        self.touch(o, 1, false);
+        self.touch(idx[0], false);
         if self.written {
             &self.stand_in
         } else {
@@ -129,8 +128,8 @@ impl<T: Default + Clone, const N: usize> Index<[usize; N]> for RecordView<'_, T,
 
 impl<T: Default + Clone, const N: usize> IndexMut<[usize; N]> for RecordView<'_, T, N> {
     fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
-        let o = self.at(&idx);
-        self.touch(o, 1, true);
+        self.at(&idx);
+        self.touch(idx[0], true);
         self.scratch = self.stand_in.clone();
         &mut self.scratch
     }
@@ -157,7 +156,7 @@ impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N>
         if i >= self.shape[0] {
             index_panic(&[i], &self.shape[..1]);
         }
-        self.touch(i * self.row_len, self.row_len, false);
+        self.touch(i, false);
         if self.written {
             &self.row_buf
         } else {
@@ -177,7 +176,7 @@ impl<T: Default + Clone, const N: usize> ArrayMut<T, N> for RecordView<'_, T, N>
         if i >= self.shape[0] {
             index_panic(&[i], &self.shape[..1]);
         }
-        self.touch(i * self.row_len, self.row_len, true);
+        self.touch(i, true);
         for x in &mut self.row_buf {
             *x = self.stand_in.clone();
         }

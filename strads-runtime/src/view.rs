@@ -166,8 +166,9 @@ pub(crate) enum Window {
     },
     /// A wavefront tile (see [`TileWindow`]).
     Tiles(std::sync::Arc<TileWindow>),
-    /// Reconnaissance: element `e` of the array may be written when `table[base + e]`
-    /// holds `stamp`, read when it holds `stamp` or no claim of this batch.
+    /// Reconnaissance: row `i` of the array (its elements with first index `i`; in one dim
+    /// the element) may be written when `table[base + i]` holds `stamp`, read when it holds
+    /// `stamp` or no claim of this batch.
     Owned {
         table: std::sync::Arc<[std::sync::atomic::AtomicU64]>,
         base: usize,
@@ -304,7 +305,7 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
                 let f = t.values(idx);
                 TileWindow::holds(&t.write, f) || (!write && TileWindow::holds(&t.read, f))
             }
-            (None, Some((table, base, stamp))) => owns_element(table, base + o, stamp, write),
+            (None, Some((table, base, stamp))) => owns_element(table, base + idx[0], stamp, write),
             (None, None) => self.owns(idx[self.axis]),
         };
         if !ok {
@@ -317,10 +318,9 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
     fn row_range(&self, i: usize, write: bool) -> usize {
         if i.wrapping_sub(self.row_lo) >= self.row_hi.wrapping_sub(self.row_lo) {
             match self.owned {
-                // Owned elements: every element of the row must be this worker's to touch.
+                // Owned rows: ownership is per row (first index).
                 Some((table, base, stamp)) if i < self.shape[0] => {
-                    let start = base + i * self.row_len;
-                    if (start..start + self.row_len).all(|e| owns_element(table, e, stamp, write)) {
+                    if owns_element(table, base + i, stamp, write) {
                         return i * self.row_len;
                     }
                     self.outside(&format_args!("row {i}"));
