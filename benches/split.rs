@@ -124,24 +124,6 @@ struct Args {
 
 const LR: f32 = 0.01;
 
-fn grid(side: usize) -> (Vec<u32>, Vec<u32>) {
-    let (mut src, mut dst) = (Vec::new(), Vec::new());
-    for i in 0..side {
-        for j in 0..side {
-            let v = (i * side + j) as u32;
-            if j + 1 < side {
-                src.push(v);
-                dst.push(v + 1);
-            }
-            if i + 1 < side {
-                src.push(v);
-                dst.push(v + side as u32);
-            }
-        }
-    }
-    (src, dst)
-}
-
 /// Small random vectors, one `nodes x k` array per seed.
 fn start(nodes: usize, k: usize, seed: u64) -> DistArray<f32, 2> {
     let r = DistArray::<f32, 1>::random([nodes * k], seed);
@@ -167,7 +149,7 @@ struct Run {
 
 impl Run {
     fn new(args: &Args, line: bool) -> Run {
-        let (src, dst) = grid(args.side);
+        let (src, dst) = strads::generate::grid_edges(args.side);
         let m = src.len();
         let nodes = args.side * args.side;
         Run {
@@ -258,7 +240,7 @@ fn main() {
         println!("{first} {med} {plan}");
         return;
     }
-    let m = grid(args.side).0.len();
+    let m = strads::generate::grid_edges(args.side).0.len();
     println!(
         "embedding SGD on a {0}x{0} grid: {m} edges, k = {1}, {2} rounds (median)",
         args.side, args.k, args.rounds

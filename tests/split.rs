@@ -32,22 +32,9 @@ fn diffuse(
     moved
 }
 
-/// A `side` x `side` grid's edges, cell by cell: right neighbour, then the one below.
+/// A `side` x `side` grid's edges, node by node: right neighbour, then the one below.
 fn grid(side: usize) -> (DistArray<u32, 1>, DistArray<u32, 1>) {
-    let (mut src, mut dst) = (Vec::new(), Vec::new());
-    for i in 0..side {
-        for j in 0..side {
-            let v = (i * side + j) as u32;
-            if j + 1 < side {
-                src.push(v);
-                dst.push(v + 1);
-            }
-            if i + 1 < side {
-                src.push(v);
-                dst.push(v + side as u32);
-            }
-        }
-    }
+    let (src, dst) = strads::generate::grid_edges(side);
     let n = src.len();
     (
         DistArray::from_vec([n], src).unwrap(),

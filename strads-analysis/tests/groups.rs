@@ -18,6 +18,17 @@ fn touches() -> impl Strategy<Value = Touches> {
     )
 }
 
+/// Checks that batch `b` runs exactly the iterations `next..` once each (in groups or
+/// pieces); the first iteration of the next batch.
+fn next_batch(b: &strads_analysis::Batch, next: u32) -> Result<u32, TestCaseError> {
+    let mut ids: Vec<u32> = b.runs.iter().flatten().copied().collect();
+    ids.extend(b.pieces.iter().flat_map(|pc| pc.iters.iter().copied()));
+    ids.sort_unstable();
+    let expect: Vec<u32> = (next..next + ids.len() as u32).collect();
+    prop_assert_eq!(&ids, &expect);
+    Ok(next + ids.len() as u32)
+}
+
 fn conflict(a: &[(u64, bool)], b: &[(u64, bool)]) -> bool {
     a.iter()
         .any(|&(e, w)| b.iter().any(|&(f, v)| e == f && (w || v)))
@@ -40,12 +51,7 @@ proptest! {
         for b in &plan.batches {
             prop_assert_eq!(b.runs.len(), workers);
             // Iterations of this batch: exactly the next consecutive ones.
-            let mut ids: Vec<u32> = b.runs.iter().flatten().copied().collect();
-            ids.extend(b.pieces.iter().flat_map(|pc| pc.iters.iter().copied()));
-            ids.sort_unstable();
-            let expect: Vec<u32> = (next..next + ids.len() as u32).collect();
-            prop_assert_eq!(&ids, &expect);
-            next += ids.len() as u32;
+            next = next_batch(b, next)?;
             // Different workers never conflict.
             for w1 in 0..workers {
                 for w2 in w1 + 1..workers {
@@ -91,12 +97,7 @@ proptest! {
         let plan = plan_groups(&acc, ELEMS, workers, batch);
         let mut next = 0u32;
         for b in &plan.batches {
-            let mut ids: Vec<u32> = b.runs.iter().flatten().copied().collect();
-            ids.extend(b.pieces.iter().flat_map(|pc| pc.iters.iter().copied()));
-            ids.sort_unstable();
-            let expect: Vec<u32> = (next..next + ids.len() as u32).collect();
-            prop_assert_eq!(&ids, &expect);
-            next += ids.len() as u32;
+            next = next_batch(b, next)?;
             let n = b.pieces.len();
             // reach[a][c]: piece c runs after piece a is done (through `after` links).
             let mut reach = vec![vec![false; n]; n];

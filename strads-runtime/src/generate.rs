@@ -1,6 +1,7 @@
 //! Synthetic data sets, for tests and benchmarks at any size: rating matrices with a
-//! known low-rank structure ([`low_rank_ratings`]) and sparse binary classification
-//! problems shaped like LIBSVM's a9a ([`libsvm_like`]).
+//! known low-rank structure ([`low_rank_ratings`]), sparse binary classification
+//! problems shaped like LIBSVM's a9a ([`libsvm_like`]), and the edges of a grid graph
+//! ([`grid_edges`], a road network's shape).
 //!
 //! ```
 //! use strads_runtime::generate::{low_rank_ratings, LowRankConfig};
@@ -434,6 +435,36 @@ impl Dedupe {
         }
         &self.fresh
     }
+}
+
+/// The edges of a `side` x `side` grid graph as `(sources, targets)`: nodes numbered row
+/// by row, each node's edge to its right neighbour, then to the one below, node by node.
+/// Consecutive edges share nodes, so a loop over them in this order is one long chain of
+/// conflicts with only neighbours meeting: what splitting components is for.
+///
+/// ```
+/// use strads_runtime::generate::grid_edges;
+/// let (src, dst) = grid_edges(3);
+/// assert_eq!(src.len(), 12); // 2 * 3 * (3 - 1)
+/// assert_eq!((src[0], dst[0], src[1], dst[1]), (0, 1, 0, 3));
+/// ```
+pub fn grid_edges(side: usize) -> (Vec<u32>, Vec<u32>) {
+    let mut src = Vec::with_capacity(2 * side * side);
+    let mut dst = Vec::with_capacity(2 * side * side);
+    for i in 0..side {
+        for j in 0..side {
+            let v = (i * side + j) as u32;
+            if j + 1 < side {
+                src.push(v);
+                dst.push(v + 1);
+            }
+            if i + 1 < side {
+                src.push(v);
+                dst.push(v + side as u32);
+            }
+        }
+    }
+    (src, dst)
 }
 
 #[cfg(test)]
