@@ -75,8 +75,8 @@ struct Args {
     /// `--threads` with a timestamp at each block's start and end, interleaved with the
     /// serial loop, and a table of where the call's time goes (medians over the rounds);
     /// or `ring`: strads' ring and blocks rebuilt in the bench, started by a broadcast from
-    /// the calling thread (as strads does) or with the calling thread as worker 0, against
-    /// strads and the serial loop; or `variants`: the serial loop as written, with its
+    /// the calling thread (as strads does) or with the calling thread as worker 0 (also with
+    /// a software prefetch `--ring-ahead` ratings ahead), against strads and the serial loop; or `variants`: the serial loop as written, with its
     /// factor rows aligned to 64 bytes, with a software prefetch `--ahead` ratings ahead,
     /// both, and in the block order of strads at the widest `--threads`, interleaved.
     #[arg(long)]
@@ -91,6 +91,9 @@ struct Args {
     /// Grid sizes B for `--only order`.
     #[arg(long, value_delimiter = ',', default_value = "2,4,8,26")]
     grids: Vec<usize>,
+    /// Prefetch distance (ratings ahead) of the last row of `--only ring`.
+    #[arg(long, default_value_t = 16)]
+    ring_ahead: usize,
     /// Prefetch distances (ratings ahead) for `--only variants`.
     #[arg(long, value_delimiter = ',', default_value = "4,16")]
     ahead: Vec<usize>,
@@ -468,13 +471,19 @@ fn ring_table(
     };
     let (full, fewer) = (pool(p), pool(p - 1));
     let (mut ws, mut hs) = (w0.as_slice().to_vec(), h0.as_slice().to_vec());
-    let mut models = [(w0.clone(), h0.clone()), (w0.clone(), h0.clone()), (w0, h0)];
-    let names = [
-        "strads",
-        "ring, broadcast (as strads)",
-        "ring, caller is worker 0",
+    let mut models = [
+        (w0.clone(), h0.clone()),
+        (w0.clone(), h0.clone()),
+        (w0.clone(), h0.clone()),
+        (w0, h0),
     ];
-    let mut times = vec![Vec::new(); 4];
+    let names = [
+        "strads".to_string(),
+        "ring, broadcast (as strads)".to_string(),
+        "ring, caller is worker 0".to_string(),
+        format!("  same + prefetch {} ahead", args.ring_ahead),
+    ];
+    let mut times = vec![Vec::new(); 5];
     for round in 0..=args.rounds {
         let mut tick = |m: usize, f: &mut dyn FnMut()| {
             let t = Instant::now();
@@ -484,7 +493,7 @@ fn ring_table(
             }
         };
         tick(0, &mut || serial_epoch(flat, &mut ws, &mut hs, k, lr, reg));
-        let [a, b, c] = &mut models;
+        let [a, b, c, d] = &mut models;
         tick(1, &mut || {
             strads::with_threads(p, || sgd_epoch(ratings, &mut a.0, &mut a.1, lr, reg))
         });
@@ -494,6 +503,7 @@ fn ring_table(
                 Start::Broadcast,
                 &full,
                 tr,
+                0,
                 &mut b.0,
                 &mut b.1,
                 lr,
@@ -506,8 +516,22 @@ fn ring_table(
                 Start::CallerJoins,
                 &fewer,
                 tr,
+                0,
                 &mut c.0,
                 &mut c.1,
+                lr,
+                reg,
+            )
+        });
+        tick(4, &mut || {
+            ring_epoch(
+                &plan,
+                Start::CallerJoins,
+                &fewer,
+                tr,
+                args.ring_ahead,
+                &mut d.0,
+                &mut d.1,
                 lr,
                 reg,
             )

@@ -112,13 +112,15 @@ type Ends<'a> = (
 );
 
 /// One epoch of the ring over `plan`, started as `start` on `pool` (which has `p` threads
-/// for `Broadcast`, `p - 1` for `CallerJoins`).
+/// for `Broadcast`, `p - 1` for `CallerJoins`); with `ahead > 0`, each worker prefetches the
+/// rows of the rating `ahead` places later in its block (`sgd::prefetch_row`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ring_epoch(
     plan: &RingPlan,
     start: Start,
     pool: &rayon::ThreadPool,
     transposed: bool,
+    ahead: usize,
     w: &mut DistArray<f32, 2>,
     h: &mut DistArray<f32, 2>,
     lr: f32,
@@ -171,7 +173,15 @@ pub(crate) fn ring_epoch(
             let (tp, h_rows) = (held.0, &mut *held.1);
             debug_assert_eq!(tp, (wk + t) % p);
             let i0 = plan.items[tp];
-            for &(u, i, r) in &plan.blocks[t][wk] {
+            let block = &plan.blocks[t][wk];
+            for (n, &(u, i, r)) in block.iter().enumerate() {
+                if ahead > 0
+                    && let Some(&(pu, pi, _)) = block.get(n + ahead)
+                {
+                    let (pu, pi) = (pu as usize - u0, pi as usize - i0);
+                    crate::sgd::prefetch_row(&wu_rows[pu * k..(pu + 1) * k]);
+                    crate::sgd::prefetch_row(&h_rows[pi * k..(pi + 1) * k]);
+                }
                 let (u, i) = (u as usize - u0, i as usize - i0);
                 let wu = &mut wu_rows[u * k..(u + 1) * k];
                 let hi = &mut h_rows[i * k..(i + 1) * k];

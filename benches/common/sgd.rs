@@ -89,7 +89,7 @@ pub(crate) fn serial_epoch_prefetch(
 /// Asks the CPU to bring every cache line of `row` into L1 (a hint: no effect on results).
 #[inline(always)]
 #[allow(dead_code)]
-fn prefetch_row(row: &[f32]) {
+pub(crate) fn prefetch_row(row: &[f32]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
