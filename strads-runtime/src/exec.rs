@@ -16,7 +16,7 @@ use strads_analysis::{
     Analysis, Candidate, LoopSpec, Partition, Placement, Strategy, Unordered2d, analyze, choose,
 };
 
-use crate::pool::{as_worker, current_threads, in_worker, with_pool};
+use crate::pool::{as_worker, broadcast, current_threads, in_worker};
 use crate::space::Space;
 use crate::testing::{self, LoopRun};
 use crate::view::{SharedMut, ViewMut, Window};
@@ -33,6 +33,9 @@ pub struct LoopState {
     /// `buffer(.., max_delay = n)`: buffers are applied at least every `n` iterations of
     /// each worker.
     max_delay: Option<usize>,
+    /// Per array, the iteration dim whose index picks the row the body touches, if one
+    /// does (`w.row_mut(u)`, `ndk[[d, k]]`): what blocks prefetch.
+    row_dims: OnceLock<Vec<Option<usize>>>,
     analysis: OnceLock<Analysis>,
     pub(crate) plans: Mutex<Vec<(String, Arc<dyn Any + Send + Sync>)>>,
     explained: AtomicBool,
@@ -58,6 +61,7 @@ impl LoopState {
             spec,
             buffers,
             max_delay: None,
+            row_dims: OnceLock::new(),
             analysis: OnceLock::new(),
             plans: Mutex::new(Vec::new()),
             explained: AtomicBool::new(false),
@@ -96,6 +100,29 @@ impl LoopState {
                 self.spec.name
             );
         }
+    }
+
+    /// Per array, the dim whose index is the first subscript of one of its accesses
+    /// (coefficient 1, no constant): the row an iteration reaches by its key.
+    fn row_dims(&self) -> &[Option<usize>] {
+        self.row_dims.get_or_init(|| {
+            (0..self.spec.arrays.len())
+                .map(|a| {
+                    self.spec
+                        .accesses
+                        .iter()
+                        .filter(|acc| acc.array == a)
+                        .find_map(|acc| match acc.subscripts.first() {
+                            Some(strads_analysis::Subscript::Affine(f)) if f.constant == 0 => {
+                                let mut dims = f.dims();
+                                let d = dims.next()?;
+                                (dims.next().is_none() && f.coeffs[d] == 1).then_some(d)
+                            }
+                            _ => None,
+                        })
+                })
+                .collect()
+        })
     }
 
     /// The loop's analysis, computed on first use.
@@ -376,6 +403,8 @@ pub struct Block<'a, S: Space> {
     pub(crate) rounds: Option<&'a Rounds<'a>>,
     /// Whether the block ends its worker's part of a step (buffers are applied after it).
     pub(crate) step_end: bool,
+    /// Arrays whose rows the iterations reach by key, registered as their views are made.
+    pub(crate) streams: std::cell::RefCell<Vec<crate::prefetch::RowStream>>,
 }
 
 impl<S: Space> std::fmt::Debug for Block<'_, S> {
@@ -398,6 +427,14 @@ impl<'a, S: Space> Block<'a, S> {
         'a: 's,
     {
         let name: &'static str = self.state.spec.arrays[array].name.as_ref();
+        if let Some(Some(dim)) = self.state.row_dims().get(array) {
+            let shape = shared.shape();
+            self.streams.borrow_mut().push(crate::prefetch::RowStream {
+                base: shared.ptr() as usize,
+                row_bytes: shape[1..].iter().product::<usize>() * std::mem::size_of::<T>(),
+                dim: *dim,
+            });
+        }
         shared.view(name, &self.windows[array])
     }
 
@@ -433,6 +470,29 @@ impl<'a, S: Space> Block<'a, S> {
 
     #[inline]
     fn for_each_plain<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
+        // Iterations reaching rows by their keys: request the rows `AHEAD` entries early.
+        let streams = std::mem::take(&mut *self.streams.borrow_mut());
+        if !streams.is_empty()
+            && self.list.is_none()
+            && let Some(blocks) = self.blocks
+            && let Some((keys, stride)) = self.space.block_keys(blocks, self.id)
+            && stride > 0
+        {
+            let ahead = crate::prefetch::AHEAD * stride;
+            for k in keys.chunks_exact(stride).take(crate::prefetch::AHEAD) {
+                streams.iter().for_each(|s| s.fetch(k));
+            }
+            let mut next = ahead;
+            self.space
+                .for_each_in(blocks, self.id, self.trace.as_mut(), |item| {
+                    if let Some(k) = keys.get(next..next + stride) {
+                        streams.iter().for_each(|s| s.fetch(k));
+                    }
+                    next += stride;
+                    f(item)
+                });
+            return;
+        }
         if let Some(ids) = self.list {
             if let Some(t) = self.trace.as_mut() {
                 t.extend(ids.iter().map(|&i| i as usize));
@@ -511,6 +571,7 @@ fn run_inner<S, F>(
             trace: tracing.then(Vec::new),
             rounds: rounds.as_ref(),
             step_end: true,
+            streams: Default::default(),
         };
         f(&mut blk);
         blk.trace.unwrap_or_default()
@@ -534,9 +595,7 @@ fn run_inner<S, F>(
         ),
         _ if plan.p == 1 => vec![vec![as_worker(|| run_block(0, (0, 0)))]],
         Sched::OneD => {
-            let per_worker = with_pool(plan.p, |pool| {
-                pool.broadcast(|ctx| as_worker(|| run_block(ctx.index(), (0, ctx.index()))))
-            });
+            let per_worker = broadcast(plan.p, |w| as_worker(|| run_block(w, (0, w))));
             vec![per_worker]
         }
         Sched::Rotation => ring(&plan, &run_block),
@@ -573,29 +632,26 @@ fn ring<B>(
         links.push(tx.map(|tx| (tx, rx)));
     }
     let links = Mutex::new(links);
-    let per_worker: Vec<Vec<Vec<usize>>> = with_pool(p, |pool| {
-        pool.broadcast(|ctx| {
-            let w = ctx.index();
-            let (to_next, from_prev) = links.lock().unwrap_or_else(|e| e.into_inner())[w]
-                .take()
-                .expect("each worker takes its link once");
-            let mut mine = Vec::with_capacity(p);
-            as_worker(|| {
-                for t in 0..p {
-                    // The time partition arrives from the worker that ran it at step t - 1; if
-                    // that worker died, stop: its panic is reported by the pool.
-                    if t > 0 && from_prev.recv().is_err() {
-                        return;
-                    }
-                    let (s, tp) = sched.block(w, t);
-                    mine.push(run_block(s * p + tp, (t, w)));
-                    if t + 1 < p {
-                        let _ = to_next.send(());
-                    }
+    let per_worker: Vec<Vec<Vec<usize>>> = broadcast(p, |w| {
+        let (to_next, from_prev) = links.lock().unwrap_or_else(|e| e.into_inner())[w]
+            .take()
+            .expect("each worker takes its link once");
+        let mut mine = Vec::with_capacity(p);
+        as_worker(|| {
+            for t in 0..p {
+                // The time partition arrives from the worker that ran it at step t - 1; if
+                // that worker died, stop: its panic is reported by the pool.
+                if t > 0 && from_prev.recv().is_err() {
+                    return;
                 }
-            });
-            mine
-        })
+                let (s, tp) = sched.block(w, t);
+                mine.push(run_block(s * p + tp, (t, w)));
+                if t + 1 < p {
+                    let _ = to_next.send(());
+                }
+            }
+        });
+        mine
     });
     (0..p)
         .map(|t| {
@@ -635,41 +691,38 @@ fn pipeline(
             })
             .collect();
         let ends = Mutex::new(ends);
-        with_pool(p, |pool| {
-            pool.broadcast(|ctx| {
-                let w = ctx.index();
-                let (from_prev, to_next) = ends.lock().unwrap_or_else(|e| e.into_inner())[w]
-                    .take()
-                    .expect("each worker takes its links once");
-                let mut mine = Vec::with_capacity(time_tiles);
-                as_worker(|| {
-                    // Steps before this worker's first tile.
-                    for _ in 0..w {
-                        if let Some(idle) = idle {
-                            idle();
+        broadcast(p, |w| {
+            let (from_prev, to_next) = ends.lock().unwrap_or_else(|e| e.into_inner())[w]
+                .take()
+                .expect("each worker takes its links once");
+            let mut mine = Vec::with_capacity(time_tiles);
+            as_worker(|| {
+                // Steps before this worker's first tile.
+                for _ in 0..w {
+                    if let Some(idle) = idle {
+                        idle();
+                    }
+                }
+                for t in 0..time_tiles {
+                    // If the worker before died, stop: the pool reports its panic.
+                    if let Some(rx) = &from_prev {
+                        if rx.recv().is_err() {
+                            return;
                         }
                     }
-                    for t in 0..time_tiles {
-                        // If the worker before died, stop: the pool reports its panic.
-                        if let Some(rx) = &from_prev {
-                            if rx.recv().is_err() {
-                                return;
-                            }
-                        }
-                        mine.push(run_block(w * time_tiles + t, (w + t, w)));
-                        if let Some(tx) = &to_next {
-                            let _ = tx.send(());
-                        }
+                    mine.push(run_block(w * time_tiles + t, (w + t, w)));
+                    if let Some(tx) = &to_next {
+                        let _ = tx.send(());
                     }
-                    // Steps after its last tile.
-                    for _ in w + 1..p {
-                        if let Some(idle) = idle {
-                            idle();
-                        }
+                }
+                // Steps after its last tile.
+                for _ in w + 1..p {
+                    if let Some(idle) = idle {
+                        idle();
                     }
-                });
-                mine
-            })
+                }
+            });
+            mine
         })
     };
     let steps = p + time_tiles - 1;
@@ -1314,6 +1367,7 @@ fn run_recorded_inner<S, R, F>(
             trace: tracing.then(Vec::new),
             rounds: rounds.as_ref(),
             step_end,
+            streams: Default::default(),
         };
         f(&mut blk);
         (seq.0, blk.trace.unwrap_or_default())
@@ -1356,38 +1410,35 @@ fn run_recorded_inner<S, R, F>(
                 .collect()
         })]
     } else {
-        with_pool(p, |pool| {
-            pool.broadcast(|ctx| {
-                let w = ctx.index();
-                let _guard = BreakOnPanic(&barrier);
-                let mut mine = Vec::with_capacity(n_batches);
-                as_worker(|| {
-                    for b in 0..n_batches {
-                        // Claim this batch's elements, wait until everyone has, run, and wait
-                        // until everyone is done before the next batch's claims.
-                        let batch = &plan.groups.batches[b];
-                        for &e in &batch.owned[w] {
-                            plan.owners[e as usize].store(stamp(b, w), Ordering::Relaxed);
-                        }
-                        if w == 0 {
-                            for &e in &batch.shared {
-                                plan.owners[e as usize].store(stamp(b, p), Ordering::Relaxed);
-                            }
-                        }
-                        if !barrier.wait() {
-                            return;
-                        }
-                        let Some(blocks) = run_batch(b, w, Some(&barrier)) else {
-                            return;
-                        };
-                        mine.extend(blocks);
-                        if !barrier.wait() {
-                            return;
+        broadcast(p, |w| {
+            let _guard = BreakOnPanic(&barrier);
+            let mut mine = Vec::with_capacity(n_batches);
+            as_worker(|| {
+                for b in 0..n_batches {
+                    // Claim this batch's elements, wait until everyone has, run, and wait
+                    // until everyone is done before the next batch's claims.
+                    let batch = &plan.groups.batches[b];
+                    for &e in &batch.owned[w] {
+                        plan.owners[e as usize].store(stamp(b, w), Ordering::Relaxed);
+                    }
+                    if w == 0 {
+                        for &e in &batch.shared {
+                            plan.owners[e as usize].store(stamp(b, p), Ordering::Relaxed);
                         }
                     }
-                });
-                mine
-            })
+                    if !barrier.wait() {
+                        return;
+                    }
+                    let Some(blocks) = run_batch(b, w, Some(&barrier)) else {
+                        return;
+                    };
+                    mine.extend(blocks);
+                    if !barrier.wait() {
+                        return;
+                    }
+                }
+            });
+            mine
         })
     };
     let n_steps = plan

@@ -14,6 +14,7 @@ mod itermut;
 mod linalg;
 pub mod load;
 mod pool;
+mod prefetch;
 mod record;
 mod reduce;
 mod rng;

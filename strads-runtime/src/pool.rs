@@ -1,4 +1,5 @@
-//! Thread pools: one owned rayon pool per worker count, made on first use.
+//! Thread pools: one owned rayon pool per worker count, made on first use; the calling
+//! thread is a loop's worker 0, the pool's threads the others.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -80,7 +81,8 @@ pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) ->
             .or_insert_with(|| {
                 let threads = rayon::ThreadPoolBuilder::new()
                     .num_threads(n)
-                    .thread_name(|i| format!("strads-worker-{i}"))
+                    // The caller is worker 0 (see `broadcast`).
+                    .thread_name(|i| format!("strads-worker-{}", i + 1))
                     .build()
                     .unwrap_or_else(|e| panic!("strads: cannot start {n} worker threads: {e}"));
                 Arc::new((threads, Mutex::new(())))
@@ -89,6 +91,38 @@ pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) ->
     };
     let _turn = pool.1.lock().unwrap_or_else(|e| e.into_inner());
     f(&pool.0)
+}
+
+/// Runs `f(w)` for every worker `w` in `0..n` at once: worker 0 on the calling thread,
+/// the others one each on the `n - 1` threads of a pool, which the call has alone (see
+/// [`with_pool`]). The caller works instead of waiting, so a call wakes `n - 1` threads,
+/// not `n`, and the caller's core is never left idle while two woken workers share the
+/// other (what `perf sched` showed for short MovieLens epochs). Results in worker order; a
+/// panic in any worker reaches the caller once every worker has returned.
+pub(crate) fn broadcast<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
+    if n <= 1 {
+        return vec![f(0)];
+    }
+    with_pool(n - 1, |pool| {
+        let slots: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
+        pool.in_place_scope(|s| {
+            s.spawn_broadcast(|_, ctx| {
+                let w = ctx.index() + 1;
+                let r = f(w);
+                *slots[w].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            });
+            let r = f(0);
+            *slots[0].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        });
+        slots
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .expect("every worker returned")
+            })
+            .collect()
+    })
 }
 
 /// Whether this thread is running a parallel loop's block (a loop called from inside

@@ -57,6 +57,18 @@ pub trait Space: Sync {
     );
     /// Iteration `id` (its position in the serial order).
     fn item(&self, id: usize) -> Self::Item<'_>;
+    /// The keys of block `block`'s iterations in the order [`for_each_in`] visits them,
+    /// flattened, and the number of components per key: what the runtime prefetches
+    /// rows by. `None` where keys are not stored (dense spaces walk their boxes in order).
+    ///
+    /// [`for_each_in`]: Space::for_each_in
+    fn block_keys<'s>(
+        &'s self,
+        _blocks: &'s Self::Blocks,
+        _block: usize,
+    ) -> Option<(&'s [u32], usize)> {
+        None
+    }
     /// Whether the serial order is the order of the indices (lexicographic), the order
     /// dependence vectors speak of.
     fn in_index_order(&self) -> bool {
@@ -217,6 +229,14 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
     }
     fn item(&self, id: usize) -> Self::Item<'_> {
         self.entry(id)
+    }
+    fn block_keys<'s>(
+        &'s self,
+        blocks: &'s Buckets<T, N>,
+        block: usize,
+    ) -> Option<(&'s [u32], usize)> {
+        let (lo, hi) = (blocks.offsets[block], blocks.offsets[block + 1]);
+        Some((blocks.keys[lo..hi].as_flattened(), N))
     }
     fn in_index_order(&self) -> bool {
         self.is_sorted()
