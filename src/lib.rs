@@ -145,8 +145,8 @@
 /// ## Environment
 /// - `STRADS_THREADS=n`: workers (default: the available cores).
 /// - `STRADS_SERIAL=1` (or the `serial` cargo feature): run the original loop.
-/// - `STRADS_EXPLAIN=1`: print `strads plan <fn>: <1d|2d|unimodular|reconnaissance|serial>
-///   <details>` once per loop.
+/// - `STRADS_EXPLAIN=1`: print, once per loop, a line
+///   `strads plan <fn>: <1d|2d|unimodular|reconnaissance|serial> <details>`.
 /// - `STRADS_PARTITION=balanced|uniform`: partition sparse spaces by histogram (equal
 ///   iteration counts, the default) or by equal id ranges.
 /// - `STRADS_SPLIT=0`: reconnaissance runs every conflict component whole on one worker

@@ -1,5 +1,5 @@
 //! The `#[strads::parallel_for]` attribute. User documentation lives in the `strads` crate;
-//! this crate is a thin shim around [`expand::parallel_for`], and all reasoning about
+//! this crate is a thin shim around `expand::parallel_for`, and all reasoning about
 //! dependences lives in `strads-analysis`.
 
 mod attr;
