@@ -81,6 +81,23 @@ fn application_points_are_exact() {
     assert_eq!(count, 8);
 }
 
+#[test]
+fn fewer_iterations_than_workers() {
+    // Empty blocks still take part in every application point: no worker waits forever.
+    for n in [0, 1, 3] {
+        for threads in 1..=4 {
+            let (mut seen, mut count) = (DistArray::zeros([n.max(1)]), DistArray::zeros([1]));
+            let ((), trace) = strads::with_threads(threads, || {
+                record(|| observe_every_2(&mut seen, &mut count, n))
+            });
+            assert_eq!(count[0], n as u64, "{n} iterations, {threads} threads");
+            let (mut s2, mut c2) = (DistArray::zeros([n.max(1)]), DistArray::zeros([1]));
+            replay(&trace, || observe_every_2(&mut s2, &mut c2, n));
+            assert_eq!((seen, count), (s2, c2), "{n} iterations, {threads} threads");
+        }
+    }
+}
+
 /// SGD-MF with a global bias in a buffer applied every 16 ratings of each worker: 2D.
 #[strads::parallel_for(buffer(bias, max_delay = 16), expect = "2d")]
 fn sgd_bias(
