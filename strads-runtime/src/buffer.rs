@@ -260,6 +260,19 @@ impl<T, const N: usize> fmt::Debug for CopyView<'_, T, N> {
 }
 
 impl<T, const N: usize> CopyView<'_, T, N> {
+    /// The whole copy, row-major, as `DistArray::as_slice`.
+    pub fn as_slice(&self) -> &[T] {
+        // SAFETY: the copy holds `shape`'s product of elements and is this view's alone
+        // while it is borrowed (see `index`).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.shape.iter().product()) }
+    }
+
+    /// The whole copy, mutable.
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        // SAFETY: as for `as_slice`; `&mut self` keeps the view from lending it twice.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.shape.iter().product()) }
+    }
+
     #[inline(always)]
     fn at(&self, idx: &[usize; N]) -> usize {
         match offset(&self.shape, idx) {
@@ -452,6 +465,9 @@ mod tests {
             *c.get_mut([1, 0]).unwrap() -= 3;
             assert_eq!(c.get([2, 0]), None);
             assert_eq!(c[[0, 2]], 12);
+            c.as_mut_slice()[5] += 1;
+            assert_eq!(c.as_slice(), &[0, 1, 12, 0, 4, 6]);
+            c.as_mut_slice()[5] -= 1;
             let outside = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| c[[0, 3]]));
             assert!(outside.is_err());
         });
