@@ -128,9 +128,6 @@ pub struct Batch {
     /// Every element the pieces touch: no worker owns them for the whole batch; each piece
     /// claims its own while it runs.
     pub shared: Vec<u64>,
-    /// Number of piece levels: the batch's replay order is level `0..levels` (each level
-    /// worker by worker), then `runs`.
-    pub levels: usize,
     /// Number of components split.
     pub split: usize,
 }
@@ -158,6 +155,14 @@ pub struct GroupPlan {
     pub workers: usize,
     /// Batches, run one after another.
     pub batches: Vec<Batch>,
+}
+
+impl Batch {
+    /// Number of piece levels: the batch's replay order is level `0..levels()` (each level
+    /// worker by worker), then `runs`.
+    pub fn levels(&self) -> usize {
+        self.pieces.iter().map(|p| p.level + 1).max().unwrap_or(0)
+    }
 }
 
 impl GroupPlan {
@@ -414,7 +419,6 @@ pub fn plan_groups_with(
                 n_split += 1;
             }
         }
-        let levels = pieces.iter().map(|p| p.level + 1).max().unwrap_or(0);
         let mut shared: Vec<u64> = pieces
             .iter()
             .flat_map(|p| p.elems.iter().copied())
@@ -482,7 +486,6 @@ pub fn plan_groups_with(
             reads,
             pieces,
             shared,
-            levels,
             split: n_split,
         });
     }
@@ -575,7 +578,7 @@ mod tests {
             vec![w1_first as u32, w0_last as u32 - 2]
         );
         assert_eq!(b.pieces[w0_last].iters[0], 188);
-        assert_eq!(b.levels, 16);
+        assert_eq!(b.levels(), 16);
         assert_eq!(b.shared.len(), n as usize + 1);
         assert!(b.owned.iter().all(Vec::is_empty));
     }
@@ -589,7 +592,7 @@ mod tests {
         let refs: Vec<&[(u64, bool)]> = it.iter().map(Vec::as_slice).collect();
         let p = plan_groups(&acc(&refs), 51, 2, 1000);
         let b = &p.batches[0];
-        assert_eq!((b.groups, b.split, b.levels), (1, 0, 0));
+        assert_eq!((b.groups, b.split, b.levels()), (1, 0, 0));
         assert!(b.pieces.is_empty() && b.shared.is_empty());
         assert_eq!(b.runs[0].len(), 400);
     }

@@ -311,42 +311,23 @@ fn summary(spec: &LoopSpec, c: &Candidate, p: usize) -> String {
             spec.dims[space], spec.dims[time]
         ),
     };
-    let tiled: Vec<&str> = c
-        .placements
-        .iter()
-        .zip(spec.arrays.iter())
-        .filter(|(pl, _)| matches!(pl, Placement::Tiled))
-        .map(|(_, a)| a.name.as_ref())
-        .collect();
-    if !tiled.is_empty() {
-        let _ = write!(s, " tiled={}", tiled.join(","));
-    }
-    for (label, want_local) in [("local", true), ("rotated", false)] {
+    // ` label=a,b` for the arrays whose placement `is` picks.
+    let mut list = |label: &str, is: fn(&Placement) -> bool| {
         let names: Vec<&str> = c
             .placements
             .iter()
             .zip(spec.arrays.iter())
-            .filter(|(pl, _)| match pl {
-                Placement::Local(_) => want_local,
-                Placement::Rotated(_) => !want_local,
-                _ => false,
-            })
+            .filter(|(pl, _)| is(pl))
             .map(|(_, a)| a.name.as_ref())
             .collect();
         if !names.is_empty() {
             let _ = write!(s, " {label}={}", names.join(","));
         }
-    }
-    let shared: Vec<&str> = c
-        .placements
-        .iter()
-        .zip(spec.arrays.iter())
-        .filter(|(pl, _)| matches!(pl, Placement::Shared))
-        .map(|(_, a)| a.name.as_ref())
-        .collect();
-    if !shared.is_empty() {
-        let _ = write!(s, " shared={}", shared.join(","));
-    }
+    };
+    list("tiled", |pl| matches!(pl, Placement::Tiled));
+    list("local", |pl| matches!(pl, Placement::Local(_)));
+    list("rotated", |pl| matches!(pl, Placement::Rotated(_)));
+    list("shared", |pl| matches!(pl, Placement::Shared));
     s
 }
 
@@ -546,9 +527,12 @@ fn run_inner<S, F>(
 {
     let p = if in_worker() { 1 } else { current_threads() };
     let plan = state.plan(space, shapes, p);
-    let summary = state.with_buffer_note(&plan.summary);
     if explain_requested() && !state.explained.swap(true, Ordering::Relaxed) {
-        eprintln!("strads plan {}: {summary}", state.spec.name);
+        eprintln!(
+            "strads plan {}: {}",
+            state.spec.name,
+            state.with_buffer_note(&plan.summary)
+        );
     }
     let tracing = testing::recording();
     let barrier = PhaseBarrier::new(plan.p);
@@ -603,7 +587,7 @@ fn run_inner<S, F>(
     if tracing {
         testing::push_run(LoopRun {
             loop_name: state.spec.name.to_string(),
-            plan: summary,
+            plan: state.with_buffer_note(&plan.summary),
             applied: vec![apply.is_some(); steps.len()],
             max_delay: state.max_delay.filter(|_| apply.is_some()),
             steps,
@@ -1143,7 +1127,7 @@ struct ReconPlan {
     owners: Arc<[std::sync::atomic::AtomicU64]>,
     /// Per piece of a batch, the stamp of the piece when it is done.
     done: Vec<std::sync::atomic::AtomicU64>,
-    /// Per batch, its first step in the trace (a batch takes `levels + 1` steps).
+    /// Per batch, its first step in the trace (a batch takes `levels() + 1` steps).
     first_step: Vec<usize>,
     /// Held while a call runs: two calls of the loop on the same data (from two threads)
     /// share the ownership table, so they take turns.
@@ -1286,7 +1270,7 @@ fn run_recorded_inner<S, R, F>(
             .iter()
             .scan(0, |t, b| {
                 let first = *t;
-                *t += b.levels + 1;
+                *t += b.levels() + 1;
                 Some(first)
             })
             .collect();
@@ -1398,7 +1382,7 @@ fn run_recorded_inner<S, R, F>(
         out.push(run_list(
             &batch.runs[w],
             stamp(b, w),
-            (first + batch.levels, w),
+            (first + batch.levels(), w),
             true,
         ));
         Some(out)
@@ -1445,7 +1429,7 @@ fn run_recorded_inner<S, R, F>(
         .groups
         .batches
         .last()
-        .map_or(0, |b| plan.first_step[n_batches - 1] + b.levels + 1);
+        .map_or(0, |b| plan.first_step[n_batches - 1] + b.levels() + 1);
     let mut steps: Vec<Vec<Vec<usize>>> = vec![vec![Vec::new(); p]; n_steps];
     for (w, blocks) in per_worker.into_iter().enumerate() {
         for (t, ids) in blocks {
@@ -1456,7 +1440,7 @@ fn run_recorded_inner<S, R, F>(
         // Buffers are applied after each batch's last step (its task groups).
         let mut applied = vec![false; steps.len()];
         for (b, batch) in plan.groups.batches.iter().enumerate() {
-            applied[plan.first_step[b] + batch.levels] = apply.is_some();
+            applied[plan.first_step[b] + batch.levels()] = apply.is_some();
         }
         testing::push_run(LoopRun {
             loop_name: spec.name.to_string(),
