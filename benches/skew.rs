@@ -281,21 +281,6 @@ fn balance(steps: &[Vec<Vec<usize>>], nnz: usize) -> Balance {
     }
 }
 
-/// The loop body by hand: flat factor matrices, the same arithmetic.
-fn serial_block(ratings: &[(u32, u32, f32)], w: &mut [f32], h: &mut [f32], k: usize) {
-    for &(u, i, r) in ratings {
-        let (u, i) = (u as usize, i as usize);
-        let wu = &mut w[u * k..(u + 1) * k];
-        let hi = &mut h[i * k..(i + 1) * k];
-        let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += LR * (err * hi[k] - REG * wk);
-            hi[k] += LR * (err * wk - REG * hi[k]);
-        }
-    }
-}
-
 /// Every block of the recorded run timed alone, one after the other in step order on one
 /// thread (best of 3 passes): `[step][worker]` seconds.
 fn block_times(
@@ -329,7 +314,7 @@ fn block_times(
         for (t, step) in blocks.iter().enumerate() {
             for (b, block) in step.iter().enumerate() {
                 let start = Instant::now();
-                serial_block(block, &mut ws, &mut hs, k);
+                sgd::serial_epoch(block, &mut ws, &mut hs, k, LR, REG);
                 best[t][b] = best[t][b].min(start.elapsed().as_secs_f64());
             }
         }

@@ -186,11 +186,7 @@ pub(crate) fn ring_epoch(
                 let wu = &mut wu_rows[u * k..(u + 1) * k];
                 let hi = &mut h_rows[i * k..(i + 1) * k];
                 let err = r - dot(wu, hi);
-                for k in 0..wu.len() {
-                    let wk = wu[k];
-                    wu[k] += lr * (err * hi[k] - reg * wk);
-                    hi[k] += lr * (err * wk - reg * hi[k]);
-                }
+                crate::sgd::update(wu, hi, err, lr, reg);
             }
             if t + 1 < p {
                 let _ = to_prev.send(held);

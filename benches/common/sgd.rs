@@ -24,6 +24,17 @@ pub(crate) fn sgd_epoch(
     }
 }
 
+/// The update of one rating's two rows, given its error: the arithmetic of
+/// `examples/sgd_mf.rs`, shared by the hand-written loops here.
+#[inline(always)]
+pub(crate) fn update(wu: &mut [f32], hi: &mut [f32], err: f32, lr: f32, reg: f32) {
+    for k in 0..wu.len() {
+        let wk = wu[k];
+        wu[k] += lr * (err * hi[k] - reg * wk);
+        hi[k] += lr * (err * wk - reg * hi[k]);
+    }
+}
+
 /// What a user would write without strads: flat factor matrices, the same arithmetic.
 #[inline(never)]
 pub(crate) fn serial_epoch(
@@ -39,11 +50,7 @@ pub(crate) fn serial_epoch(
         let wu = &mut w[u * k..(u + 1) * k];
         let hi = &mut h[i * k..(i + 1) * k];
         let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
+        update(wu, hi, err, lr, reg);
     }
 }
 
@@ -78,11 +85,7 @@ pub(crate) fn serial_epoch_prefetch(
         let wu = &mut w[u * k..(u + 1) * k];
         let hi = &mut h[i * k..(i + 1) * k];
         let err = r - dot(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
+        update(wu, hi, err, lr, reg);
     }
 }
 
@@ -163,10 +166,6 @@ pub(crate) fn serial_epoch_dot_before(
         let wu = &mut w[u * k..(u + 1) * k];
         let hi = &mut h[i * k..(i + 1) * k];
         let err = r - dot_before(wu, hi);
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lr * (err * hi[k] - reg * wk);
-            hi[k] += lr * (err * wk - reg * hi[k]);
-        }
+        update(wu, hi, err, lr, reg);
     }
 }

@@ -75,11 +75,7 @@ pub(crate) fn timed_epoch(
                 n += 1;
                 let (wu, hi) = (w.row_mut(u), h.row_mut(i));
                 let err = r - dot(wu, hi);
-                for k in 0..wu.len() {
-                    let wk = wu[k];
-                    wu[k] += lr * (err * hi[k] - reg * wk);
-                    hi[k] += lr * (err * wk - reg * hi[k]);
-                }
+                crate::sgd::update(wu, hi, err, lr, reg);
             });
             let end = t0.elapsed().as_nanos() as u64;
             let (step, worker) = blk.seq();
