@@ -3,6 +3,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
@@ -63,12 +64,18 @@ impl<F: FnMut()> Drop for Restore<F> {
     }
 }
 
-/// A pool of `n` threads and the lock its users take turns with.
-type Pool = (rayon::ThreadPool, Mutex<()>);
+/// A pool of threads, the lock its users take turns with (guarding where its threads
+/// were last told to run) and the threads' kernel ids.
+struct Pool {
+    threads: rayon::ThreadPool,
+    turn: Mutex<place::Placement>,
+    tids: Arc<[AtomicI32]>,
+}
 
 /// Runs `f` on the pool with `n` threads, alone: a parallel loop's workers wait for one
 /// another (ring, pipeline, barriers), so two loops interleaving their jobs on the same
-/// threads, in different orders per thread, could wait for each other forever.
+/// threads, in different orders per thread, could wait for each other forever. Before
+/// `f`, the pool's threads are kept off the caller's core (see [`place`]).
 pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) -> R {
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<Pool>>>> = OnceLock::new();
     let pool = {
@@ -79,18 +86,31 @@ pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) ->
         pools
             .entry(n)
             .or_insert_with(|| {
+                let tids: Arc<[AtomicI32]> = (0..n).map(|_| AtomicI32::new(0)).collect();
+                let ids = Arc::clone(&tids);
                 let threads = rayon::ThreadPoolBuilder::new()
                     .num_threads(n)
                     // The caller is worker 0 (see `broadcast`).
                     .thread_name(|i| format!("strads-worker-{}", i + 1))
+                    .start_handler(move |i| ids[i].store(place::thread_id(), Ordering::Release))
                     .build()
                     .unwrap_or_else(|e| panic!("strads: cannot start {n} worker threads: {e}"));
-                Arc::new((threads, Mutex::new(())))
+                // The first call places the threads too: wait until each has said its id.
+                #[cfg(target_os = "linux")]
+                while tids.iter().any(|t| t.load(Ordering::Acquire) == 0) {
+                    std::thread::yield_now();
+                }
+                Arc::new(Pool {
+                    threads,
+                    turn: Mutex::new(place::Placement::default()),
+                    tids,
+                })
             })
             .clone()
     };
-    let _turn = pool.1.lock().unwrap_or_else(|e| e.into_inner());
-    f(&pool.0)
+    let mut placement = pool.turn.lock().unwrap_or_else(|e| e.into_inner());
+    placement.keep_off_caller(&pool.tids);
+    f(&pool.threads)
 }
 
 /// Runs `f(w)` for every worker `w` in `0..n` at once: worker 0 on the calling thread,
@@ -125,6 +145,106 @@ pub(crate) fn broadcast<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec
     })
 }
 
+/// Where a pool's threads may run: anywhere the caller may, except the caller's core.
+///
+/// The caller is worker 0 and starts its block as soon as it has woken the others. If the
+/// kernel places a woken worker on the caller's core (it prefers the core a thread last ran
+/// on, and the caller moves between calls), the two share that core while another idles,
+/// until the load balancer moves one, which takes longer than a millisecond's loop call:
+/// `peers` on ml-100k showed such calls taking the serial loop's time, in runs of several
+/// epochs. So before each call, when the caller's core differs from the one the pool was
+/// last kept off, every pool thread's affinity is set to the caller's allowed cores minus
+/// the caller's own (one `sched_setaffinity` per thread; nothing when the core is the same).
+/// With as many workers as allowed cores or more, the threads may run anywhere the caller
+/// may. `STRADS_AFFINITY=0` leaves the threads' affinity alone. Linux only; elsewhere a
+/// no-op.
+pub(crate) mod place {
+    #[cfg(target_os = "linux")]
+    use nix::sched::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
+    #[cfg(target_os = "linux")]
+    use nix::unistd::Pid;
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicI32, Ordering};
+
+    /// Whether `STRADS_AFFINITY` lets strads set its pool threads' affinity (default yes).
+    pub(crate) fn enabled() -> bool {
+        static ON: OnceLock<bool> = OnceLock::new();
+        *ON.get_or_init(|| match std::env::var("STRADS_AFFINITY") {
+            Err(_) => true,
+            Ok(v) => match v.trim() {
+                "1" | "" => true,
+                "0" => false,
+                _ => panic!(
+                    "{}",
+                    crate::error::Error::Setting {
+                        name: "STRADS_AFFINITY".into(),
+                        value: v,
+                        expected: "0 (leave worker threads' affinity alone) or 1".into(),
+                    }
+                ),
+            },
+        })
+    }
+
+    /// This thread's kernel id (0 where there is none to set an affinity by).
+    pub(crate) fn thread_id() -> i32 {
+        #[cfg(target_os = "linux")]
+        {
+            nix::unistd::gettid().as_raw()
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            0
+        }
+    }
+
+    /// What a pool's threads were last told: the caller's core they keep off.
+    #[derive(Debug, Default)]
+    pub(crate) struct Placement {
+        /// The core excluded, or `None` before the first placement (or after one that
+        /// could not be completed).
+        pub(crate) off: Option<usize>,
+    }
+
+    impl Placement {
+        /// Keeps the threads `tids` off the calling thread's current core (see the module).
+        pub(crate) fn keep_off_caller(&mut self, tids: &[AtomicI32]) {
+            #[cfg(target_os = "linux")]
+            {
+                if !enabled() {
+                    return;
+                }
+                let Ok(cpu) = sched_getcpu() else { return };
+                if self.off == Some(cpu) {
+                    return;
+                }
+                self.off = None;
+                let Ok(allowed) = sched_getaffinity(Pid::from_raw(0)) else {
+                    return;
+                };
+                let cores = (0..CpuSet::count())
+                    .filter(|&c| allowed.is_set(c).unwrap_or(false))
+                    .count();
+                let mut mask = allowed;
+                // With fewer cores than workers, some must share; let the kernel choose.
+                if cores > tids.len() && mask.unset(cpu).is_err() {
+                    return;
+                }
+                for t in tids {
+                    let tid = t.load(Ordering::Acquire);
+                    // A thread not started yet: place the pool again at the next call.
+                    if tid == 0 || sched_setaffinity(Pid::from_raw(tid), &mask).is_err() {
+                        return;
+                    }
+                }
+                self.off = Some(cpu);
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = tids;
+        }
+    }
+}
+
 /// Whether this thread is running a parallel loop's block (a loop called from inside
 /// another loop's body then runs on this worker alone).
 pub(crate) fn in_worker() -> bool {
@@ -151,5 +271,42 @@ mod tests {
             assert_eq!(current_threads(), 2);
         });
         assert_eq!(current_threads(), outer);
+    }
+
+    /// Worker 1 of a two-worker call may run on every core the caller may except one, the
+    /// caller's (checked from inside the call, so the mask is the one the call ran with).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn pool_threads_keep_off_the_callers_core() {
+        use nix::sched::{CpuSet, sched_getaffinity, sched_getcpu};
+        use nix::unistd::Pid;
+        let cores = |m: &CpuSet| -> Vec<usize> {
+            (0..CpuSet::count())
+                .filter(|&c| m.is_set(c).unwrap_or(false))
+                .collect()
+        };
+        let allowed = cores(&sched_getaffinity(Pid::from_raw(0)).unwrap());
+        if allowed.len() < 2 || !place::enabled() {
+            return;
+        }
+        for _ in 0..20 {
+            let seen = broadcast(2, |_| {
+                let mask = sched_getaffinity(Pid::from_raw(0)).unwrap();
+                (cores(&mask), sched_getcpu().unwrap())
+            });
+            let (worker, on) = &seen[1];
+            let off: Vec<usize> = allowed
+                .iter()
+                .copied()
+                .filter(|c| !worker.contains(c))
+                .collect();
+            assert_eq!(
+                off.len(),
+                1,
+                "worker 1 may run on {worker:?} of {allowed:?}"
+            );
+            assert!(worker.iter().all(|c| allowed.contains(c)));
+            assert_ne!(*on, off[0], "worker 1 ran on the core it was kept off");
+        }
     }
 }
