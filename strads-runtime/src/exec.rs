@@ -408,8 +408,11 @@ impl<'a, S: Space> Block<'a, S> {
         'a: 's,
     {
         let name: &'static str = self.state.spec.arrays[array].name.as_ref();
-        if let Some(Some(dim)) = self.state.row_dims().get(array) {
-            let shape = shared.shape();
+        let shape = shared.shape();
+        if let Some(Some(dim)) = self.state.row_dims().get(array)
+            && shape.iter().product::<usize>() * std::mem::size_of::<T>()
+                >= crate::prefetch::MIN_BYTES
+        {
             self.streams.borrow_mut().push(crate::prefetch::RowStream {
                 base: shared.ptr() as usize,
                 row_bytes: shape[1..].iter().product::<usize>() * std::mem::size_of::<T>(),

@@ -11,6 +11,12 @@
 /// before the entry runs (16 measured best of 4, 16 in `benches/sgd_mf.rs --only variants`).
 pub(crate) const AHEAD: usize = 16;
 
+/// Arrays smaller than this are not prefetched: they stay in a core's L2 (1–2 MiB on the
+/// server cores we target), where the hints only cost instructions. On ml-100k (factor
+/// arrays of 120 and 215 KiB) prefetching them cost about 1.5% of an SGD-MF epoch, and 7%
+/// of an AdaGrad one, whose two 1D arrays of sums were prefetched too (BENCHMARKS.md).
+pub(crate) const MIN_BYTES: usize = 1 << 20;
+
 /// Cache lines requested per row at most (a 128-byte row spans three).
 const MAX_LINES: usize = 4;
 
