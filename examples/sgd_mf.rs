@@ -6,6 +6,7 @@
 //!     --test ../shared/data/movielens-100k/ua.test
 //! cargo run --release --example sgd_mf -- --data ratings.csv  # 10% held out for testing
 //! STRADS_SERIAL=1 cargo run --release --example sgd_mf       # the original serial loop
+//! cargo run --release --example sgd_mf -- --adagrad --lr 0.1  # LIBMF's per-row rates
 //! ```
 //!
 //! Prints each epoch's train and test RMSE, then one line
@@ -35,6 +36,43 @@ fn sgd_epoch(
             wu[k] += lr * (err * hi[k] - reg * wk);
             hi[k] += lr * (err * wk - reg * hi[k]);
         }
+    }
+}
+
+/// One epoch of SGD with a learning rate per row scaled by AdaGrad, the update LIBMF runs:
+/// row `u`'s rate is `lr / sqrt(gw[u])`, and `gw[u]` (starting at 1) adds, after each of
+/// the row's updates, its squared gradient's mean over the k factors. The squared norms
+/// come from dot products of the rows before the update (`|reg w - err h|^2` expanded), so
+/// the update loop is the plain one with two rates. The sums are indexed by the same keys
+/// as the rows, so the loop is as parallel as `sgd_epoch` (2D, the sums travel with their
+/// rows).
+#[strads::parallel_for]
+fn adagrad_epoch(
+    ratings: &SparseArray<f32, 2>,
+    w: &mut DistArray<f32, 2>,
+    h: &mut DistArray<f32, 2>,
+    gw: &mut DistArray<f32, 1>,
+    gh: &mut DistArray<f32, 1>,
+    lr: f32,
+    reg: f32,
+) {
+    for ([u, i], &r) in ratings {
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        let pred = dot(wu, hi);
+        let err = r - pred;
+        let (ww, hh) = (dot(wu, wu), dot(hi, hi));
+        let n = wu.len() as f32;
+        let cross = 2.0 * reg * err * pred;
+        let sw = ((reg * reg * ww - cross + err * err * hh) / n).max(0.0);
+        let sh = ((reg * reg * hh - cross + err * err * ww) / n).max(0.0);
+        let (lw, lh) = (lr / gw[u].sqrt(), lr / gh[i].sqrt());
+        for k in 0..wu.len() {
+            let wk = wu[k];
+            wu[k] += lw * (err * hi[k] - reg * wk);
+            hi[k] += lh * (err * wk - reg * hi[k]);
+        }
+        gw[u] += sw;
+        gh[i] += sh;
     }
 }
 
@@ -81,9 +119,12 @@ struct Args {
     /// Passes over the training ratings.
     #[arg(long, default_value_t = 20)]
     epochs: usize,
-    /// Learning rate.
+    /// Learning rate (with --adagrad, the rate before each row's scaling; 0.1 is LIBMF's).
     #[arg(long, default_value_t = 0.01)]
     lr: f32,
+    /// Scale each row's learning rate by AdaGrad, as LIBMF does (`adagrad_epoch`).
+    #[arg(long)]
+    adagrad: bool,
     /// L2 regularisation.
     #[arg(long, default_value_t = 0.05)]
     reg: f32,
@@ -137,12 +178,13 @@ fn train(args: &Args) -> strads::Result<()> {
         strads::current_threads()
     };
     println!(
-        "data={source} users={users} items={items} train={} test={} k={} lr={} reg={} threads={threads}",
+        "data={source} users={users} items={items} train={} test={} k={} lr={} reg={} threads={threads}{}",
         train.nnz(),
         test.nnz(),
         args.k,
         args.lr,
-        args.reg
+        args.reg,
+        if args.adagrad { " adagrad" } else { "" }
     );
     // LIBMF's initialisation: uniform in [0, 1/sqrt(k)).
     let scale = 1.0 / (args.k as f32).sqrt();
@@ -151,11 +193,20 @@ fn train(args: &Args) -> strads::Result<()> {
         DistArray::from_fn([rows, args.k], |idx| r[idx] * scale)
     };
     let (mut w, mut h) = (init(users, args.seed), init(items, args.seed + 1));
+    // AdaGrad's squared-gradient sums start at 1, as LIBMF's do.
+    let (mut gw, mut gh) = (
+        DistArray::<f32, 1>::from_fn([users], |_| 1.0),
+        DistArray::<f32, 1>::from_fn([items], |_| 1.0),
+    );
     let mut seconds = 0.0;
     let (mut rmse_train, mut rmse_test) = (f64::NAN, f64::NAN);
     for epoch in 1..=args.epochs {
         let t = Instant::now();
-        sgd_epoch(&train, &mut w, &mut h, args.lr, args.reg);
+        if args.adagrad {
+            adagrad_epoch(&train, &mut w, &mut h, &mut gw, &mut gh, args.lr, args.reg);
+        } else {
+            sgd_epoch(&train, &mut w, &mut h, args.lr, args.reg);
+        }
         let dt = t.elapsed().as_secs_f64();
         seconds += dt;
         rmse_train = rmse(&train, &w, &h);

@@ -1,7 +1,9 @@
 //! The benches' own loops (`benches/common/`, compiled in through `#[path]`, as the benches
 //! do): the variants of the hand-written SGD-MF loop keep its arithmetic and order, so its
 //! result bit for bit (the prefetching one runs the only `unsafe` of the benches), and the
-//! ring the `sgd_mf` bench rebuilds over strads' blocks equals strads' own 2-thread run.
+//! ring the `sgd_mf` bench rebuilds over strads' blocks equals strads' own 2-thread run,
+//! and the AdaGrad loop `peers --rule adagrad` times equals its hand-written counterpart at
+//! one thread and the replay of its recorded order at more.
 //! No timing here.
 
 #[path = "../benches/common/sgd.rs"]
@@ -12,8 +14,8 @@ mod ring;
 
 use ring::{RingPlan, Start, ring_epoch};
 use sgd::{
-    aligned_copy, init_factors, serial_epoch, serial_epoch_dot_before, serial_epoch_prefetch,
-    sgd_epoch,
+    adagrad_epoch, aligned_copy, init_factors, serial_adagrad_epoch, serial_epoch,
+    serial_epoch_dot_before, serial_epoch_prefetch, sgd_epoch,
 };
 use strads::prelude::*;
 
@@ -103,5 +105,57 @@ fn rebuilt_ring_equals_strads_at_two_threads() {
         );
         assert_eq!(w.as_slice(), ws.as_slice(), "{start:?}, prefetch {ahead}");
         assert_eq!(h.as_slice(), hs.as_slice(), "{start:?}, prefetch {ahead}");
+    }
+}
+
+#[test]
+fn adagrad_loop_equals_hand_written_and_its_replay() {
+    let r = ratings();
+    let [users, items] = r.shape();
+    let data = flat(&r);
+    let (w0, h0) = (init_factors(users, K, 1), init_factors(items, K, 2));
+    let ones = |n: usize| DistArray::<f32, 1>::from_fn([n], |_| 1.0);
+    let lr = 0.1;
+    // By hand, flat arrays.
+    let (mut w, mut h) = (w0.as_slice().to_vec(), h0.as_slice().to_vec());
+    let (mut gw, mut gh) = (vec![1.0f32; users], vec![1.0f32; items]);
+    for _ in 0..3 {
+        serial_adagrad_epoch(&data, (&mut w, &mut h), (&mut gw, &mut gh), K, lr, REG);
+    }
+    // Every row with a rating has added to its sum; the others keep their 1.
+    for (u, &g) in gw.iter().enumerate() {
+        assert_eq!(
+            g > 1.0,
+            data.iter().any(|&(x, _, _)| x as usize == u),
+            "user {u}"
+        );
+    }
+    for threads in [1, 2, 3] {
+        let (mut ws, mut hs, mut gws, mut ghs) = (w0.clone(), h0.clone(), ones(users), ones(items));
+        let ((), trace) = strads::with_threads(threads, || {
+            strads::testing::record(|| {
+                for _ in 0..3 {
+                    adagrad_epoch(&r, &mut ws, &mut hs, &mut gws, &mut ghs, lr, REG);
+                }
+            })
+        });
+        if threads == 1 {
+            assert_eq!(ws.as_slice(), &w[..], "1 thread: w");
+            assert_eq!(hs.as_slice(), &h[..], "1 thread: h");
+            assert_eq!(gws.as_slice(), &gw[..], "1 thread: gw");
+            assert_eq!(ghs.as_slice(), &gh[..], "1 thread: gh");
+        } else {
+            assert_ne!(ws.as_slice(), &w[..], "{threads} threads run another order");
+        }
+        let (mut wr, mut hr, mut gwr, mut ghr) = (w0.clone(), h0.clone(), ones(users), ones(items));
+        strads::testing::replay(&trace, || {
+            for _ in 0..3 {
+                adagrad_epoch(&r, &mut wr, &mut hr, &mut gwr, &mut ghr, lr, REG);
+            }
+        });
+        assert_eq!(wr.as_slice(), ws.as_slice(), "{threads} threads: w");
+        assert_eq!(hr.as_slice(), hs.as_slice(), "{threads} threads: h");
+        assert_eq!(gwr.as_slice(), gws.as_slice(), "{threads} threads: gw");
+        assert_eq!(ghr.as_slice(), ghs.as_slice(), "{threads} threads: gh");
     }
 }

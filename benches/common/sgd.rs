@@ -54,6 +54,89 @@ pub(crate) fn serial_epoch(
     }
 }
 
+/// One epoch of SGD-MF with a learning rate per row scaled by AdaGrad, LIBMF's update
+/// (Chin et al. 2015): row `u`'s rate is `lr / sqrt(gw[u])`, where `gw[u]` starts at 1 and
+/// adds, after each of the row's updates, the squared gradient's mean over the k factors.
+/// The loop of `examples/sgd_mf.rs --adagrad`, annotated. The squared gradient norms come
+/// from dot products of the rows before the update (|reg w - err h|^2 expanded), so the
+/// update loop stays the plain one with two rates.
+#[strads::parallel_for]
+pub(crate) fn adagrad_epoch(
+    ratings: &SparseArray<f32, 2>,
+    w: &mut DistArray<f32, 2>,
+    h: &mut DistArray<f32, 2>,
+    gw: &mut DistArray<f32, 1>,
+    gh: &mut DistArray<f32, 1>,
+    lr: f32,
+    reg: f32,
+) {
+    for ([u, i], &r) in ratings {
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        let pred = dot(wu, hi);
+        let err = r - pred;
+        let (ww, hh) = (dot(wu, wu), dot(hi, hi));
+        let n = wu.len() as f32;
+        let cross = 2.0 * reg * err * pred;
+        let sw = ((reg * reg * ww - cross + err * err * hh) / n).max(0.0);
+        let sh = ((reg * reg * hh - cross + err * err * ww) / n).max(0.0);
+        let (lw, lh) = (lr / gw[u].sqrt(), lr / gh[i].sqrt());
+        for k in 0..wu.len() {
+            let wk = wu[k];
+            wu[k] += lw * (err * hi[k] - reg * wk);
+            hi[k] += lh * (err * wk - reg * hi[k]);
+        }
+        gw[u] += sw;
+        gh[i] += sh;
+    }
+}
+
+/// The AdaGrad update of one rating's two rows and their squared-gradient sums, given the
+/// rating: the arithmetic of [`adagrad_epoch`], shared by the hand-written loops.
+#[inline(always)]
+#[allow(dead_code)]
+pub(crate) fn update_adagrad(
+    (wu, hi): (&mut [f32], &mut [f32]),
+    (gu, gi): (&mut f32, &mut f32),
+    r: f32,
+    lr: f32,
+    reg: f32,
+) {
+    let pred = dot(wu, hi);
+    let err = r - pred;
+    let (ww, hh) = (dot(wu, wu), dot(hi, hi));
+    let n = wu.len() as f32;
+    let cross = 2.0 * reg * err * pred;
+    let sw = ((reg * reg * ww - cross + err * err * hh) / n).max(0.0);
+    let sh = ((reg * reg * hh - cross + err * err * ww) / n).max(0.0);
+    let (lw, lh) = (lr / gu.sqrt(), lr / gi.sqrt());
+    for k in 0..wu.len() {
+        let wk = wu[k];
+        wu[k] += lw * (err * hi[k] - reg * wk);
+        hi[k] += lh * (err * wk - reg * hi[k]);
+    }
+    *gu += sw;
+    *gi += sh;
+}
+
+/// [`serial_epoch`] with AdaGrad's rates: what a user would write without strads.
+#[inline(never)]
+#[allow(dead_code)]
+pub(crate) fn serial_adagrad_epoch(
+    ratings: &[(u32, u32, f32)],
+    (w, h): (&mut [f32], &mut [f32]),
+    (gw, gh): (&mut [f32], &mut [f32]),
+    k: usize,
+    lr: f32,
+    reg: f32,
+) {
+    for &(u, i, r) in ratings {
+        let (u, i) = (u as usize, i as usize);
+        let wu = &mut w[u * k..(u + 1) * k];
+        let hi = &mut h[i * k..(i + 1) * k];
+        update_adagrad((wu, hi), (&mut gw[u], &mut gh[i]), r, lr, reg);
+    }
+}
+
 /// A `[rows, k]` factor matrix drawn uniform in `[0, 1/sqrt(k))` with `seed` (LIBMF's
 /// initialisation), the start every system of a bench shares.
 pub(crate) fn init_factors(rows: usize, k: usize, seed: u64) -> DistArray<f32, 2> {
