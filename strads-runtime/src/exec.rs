@@ -408,14 +408,12 @@ impl<'a, S: Space> Block<'a, S> {
         'a: 's,
     {
         let name: &'static str = self.state.spec.arrays[array].name.as_ref();
-        let shape = shared.shape();
-        if let Some(Some(dim)) = self.state.row_dims().get(array)
-            && shape.iter().product::<usize>() * std::mem::size_of::<T>()
-                >= crate::prefetch::MIN_BYTES
-        {
+        if let Some(Some(dim)) = self.state.row_dims().get(array) {
+            let shape = shared.shape();
             self.streams.borrow_mut().push(crate::prefetch::RowStream {
                 base: shared.ptr() as usize,
                 row_bytes: shape[1..].iter().product::<usize>() * std::mem::size_of::<T>(),
+                array_bytes: shape.iter().product::<usize>() * std::mem::size_of::<T>(),
                 dim: *dim,
             });
         }
@@ -456,7 +454,7 @@ impl<'a, S: Space> Block<'a, S> {
     fn for_each_plain<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
         // Iterations reaching rows by their keys: request the rows `AHEAD` entries early.
         let streams = std::mem::take(&mut *self.streams.borrow_mut());
-        if !streams.is_empty()
+        if crate::prefetch::worth_it(&streams)
             && self.list.is_none()
             && let Some(blocks) = self.blocks
             && let Some((keys, stride)) = self.space.block_keys(blocks, self.id)

@@ -11,11 +11,18 @@
 /// before the entry runs (16 measured best of 4, 16 in `benches/sgd_mf.rs --only variants`).
 pub(crate) const AHEAD: usize = 16;
 
-/// Arrays smaller than this are not prefetched: they stay in a core's L2 (1–2 MiB on the
-/// server cores we target), where the hints only cost instructions. On ml-100k (factor
-/// arrays of 120 and 215 KiB) prefetching them cost about 1.5% of an SGD-MF epoch, and 7%
-/// of an AdaGrad one, whose two 1D arrays of sums were prefetched too (BENCHMARKS.md).
+/// Rows are prefetched only when the arrays they come from hold this much together: below
+/// it they stay in a core's L2 (1–2 MiB on the server cores we target), where the hints
+/// only cost instructions. On ml-100k (factor arrays of 120 and 215 KiB) prefetching cost
+/// about 1.5% of an SGD-MF epoch and 7% of an AdaGrad one (BENCHMARKS.md). The sum, not
+/// each array: AdaGrad's 1D sums on the 10 M set (800 and 160 KiB) miss the cache as the
+/// 25 MiB factor rows beside them do.
 pub(crate) const MIN_BYTES: usize = 1 << 20;
+
+/// Whether a block's row streams are worth prefetching (see [`MIN_BYTES`]).
+pub(crate) fn worth_it(streams: &[RowStream]) -> bool {
+    streams.iter().map(|s| s.array_bytes).sum::<usize>() >= MIN_BYTES
+}
 
 /// Cache lines requested per row at most (a 128-byte row spans three).
 const MAX_LINES: usize = 4;
@@ -25,6 +32,8 @@ const MAX_LINES: usize = 4;
 pub(crate) struct RowStream {
     pub(crate) base: usize,
     pub(crate) row_bytes: usize,
+    /// The whole array's size.
+    pub(crate) array_bytes: usize,
     /// The key component that picks the row.
     pub(crate) dim: usize,
 }
@@ -72,6 +81,7 @@ mod tests {
         let s = RowStream {
             base: rows.as_ptr() as usize,
             row_bytes: 4 * 4,
+            array_bytes: 40 * 4,
             dim: 1,
         };
         // Rows inside the array, then far outside it (a prefetch never faults).
@@ -80,5 +90,19 @@ mod tests {
         }
         read_hint(std::ptr::null());
         assert_eq!(rows[39], 39.0);
+    }
+
+    #[test]
+    fn small_arrays_together_are_not_prefetched() {
+        let stream = |array_bytes| RowStream {
+            base: 0,
+            row_bytes: 128,
+            array_bytes,
+            dim: 0,
+        };
+        assert!(!worth_it(&[]));
+        assert!(!worth_it(&[stream(120 << 10), stream(215 << 10)]));
+        assert!(worth_it(&[stream(25 << 20), stream(800 << 10)]));
+        assert!(worth_it(&[stream(600 << 10), stream(600 << 10)]), "the sum counts");
     }
 }
