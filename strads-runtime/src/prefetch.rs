@@ -103,6 +103,9 @@ mod tests {
         assert!(!worth_it(&[]));
         assert!(!worth_it(&[stream(120 << 10), stream(215 << 10)]));
         assert!(worth_it(&[stream(25 << 20), stream(800 << 10)]));
-        assert!(worth_it(&[stream(600 << 10), stream(600 << 10)]), "the sum counts");
+        assert!(
+            worth_it(&[stream(600 << 10), stream(600 << 10)]),
+            "the sum counts"
+        );
     }
 }
