@@ -212,18 +212,55 @@ impl<'a> HogwildPool<'a> {
     }
 }
 
-/// Root mean squared error of flat factors on `data` (f64 sum, serial, the same code for
-/// every Rust system).
-fn rmse(data: &[Rating], w: &[f32], h: &[f32], k: usize) -> f64 {
-    let sse: f64 = data
-        .iter()
-        .map(|&(u, i, r)| {
-            let (u, i) = (u as usize, i as usize);
-            let e = (r - dot(&w[u * k..(u + 1) * k], &h[i * k..(i + 1) * k])) as f64;
-            e * e
-        })
-        .sum();
-    (sse / data.len().max(1) as f64).sqrt()
+/// The test ratings, scored the way LIBMF scores them (`mf_predict`): a rating whose user
+/// and item both have training ratings is predicted by the model; one whose user or item
+/// has none (a row no system ever updates: still its initial values in the Rust systems,
+/// NaN in LIBMF's) by the training ratings' mean, LIBMF's `model->b`. The second kind's
+/// squared errors are the same for every system and epoch, so they are summed once.
+struct TestSet {
+    known: Vec<Rating>,
+    cold: usize,
+    cold_sse: f64,
+}
+
+impl TestSet {
+    fn new(test: &[Rating], train: &[Rating], [users, items]: [usize; 2]) -> Self {
+        let (mut seen_u, mut seen_i) = (vec![false; users], vec![false; items]);
+        let mut sum = 0.0f64;
+        for &(u, i, r) in train {
+            seen_u[u as usize] = true;
+            seen_i[i as usize] = true;
+            sum += r as f64;
+        }
+        let mean = (sum / train.len().max(1) as f64) as f32;
+        let (known, cold): (Vec<Rating>, Vec<Rating>) = test
+            .iter()
+            .partition(|&&(u, i, _)| seen_u[u as usize] && seen_i[i as usize]);
+        let cold_sse = cold
+            .iter()
+            .map(|&(_, _, r)| ((r - mean) as f64).powi(2))
+            .sum();
+        TestSet {
+            known,
+            cold: cold.len(),
+            cold_sse,
+        }
+    }
+
+    /// Root mean squared error of flat factors (f64 sum, serial, the same code for every
+    /// Rust system).
+    fn rmse(&self, w: &[f32], h: &[f32], k: usize) -> f64 {
+        let sse: f64 = self
+            .known
+            .iter()
+            .map(|&(u, i, r)| {
+                let (u, i) = (u as usize, i as usize);
+                let e = (r - dot(&w[u * k..(u + 1) * k], &h[i * k..(i + 1) * k])) as f64;
+                e * e
+            })
+            .sum();
+        ((sse + self.cold_sse) / (self.known.len() + self.cold).max(1) as f64).sqrt()
+    }
 }
 
 fn snapshot(a: &[AtomicU32]) -> Vec<f32> {
@@ -661,6 +698,13 @@ fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<
         args.rule,
         args.epochs
     );
+    let scored = TestSet::new(&test, &train, [users, items]);
+    println!(
+        "   {} of {} test ratings have a user or item without training ratings: predicted by \
+         the training mean, as LIBMF does",
+        scored.cold,
+        test.len()
+    );
 
     // Everyone starts from the same factors, uniform in [0, 1/sqrt(k)) (LIBMF's init).
     let (w0, h0) = (
@@ -762,7 +806,7 @@ fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<
                     serial_epoch(&train, &mut ws, &mut hs, k, lr, reg)
                 }
             });
-            let e = rmse(&test, &ws, &hs, k);
+            let e = scored.rmse(&ws, &hs, k);
             runs[r].epochs.push(Epoch {
                 seconds: dt,
                 raw_seconds: dt,
@@ -771,7 +815,7 @@ fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<
             r += 1;
             for pool in &pools {
                 let dt = timed(|| pool.epoch(k, lr, reg));
-                let e = rmse(&test, &snapshot(pool.w), &snapshot(pool.h), k);
+                let e = scored.rmse(&snapshot(pool.w), &snapshot(pool.h), k);
                 debug_assert_eq!(runs[r].threads, pool.threads);
                 runs[r].epochs.push(Epoch {
                     seconds: dt,
@@ -791,7 +835,7 @@ fn bench(data: &Dataset, args: &Args, driver: Option<&Path>, out: &Path) -> Vec<
                         }
                     })
                 });
-                let e = rmse(&test, w.as_slice(), h.as_slice(), k);
+                let e = scored.rmse(w.as_slice(), h.as_slice(), k);
                 runs[r].epochs.push(Epoch {
                     seconds: dt,
                     raw_seconds: dt,
