@@ -304,11 +304,11 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
             return None;
         }
         let mut inner = 0usize;
-        for d in 1..N {
-            if idx[d] >= self.shape[d] {
+        for (&i, &n) in idx[1..].iter().zip(&self.shape[1..]) {
+            if i >= n {
                 return None;
             }
-            inner = inner * self.shape[d] + idx[d];
+            inner = inner * n + i;
         }
         Some(idx[0] * self.row_len + inner)
     }
@@ -483,30 +483,31 @@ mod tests {
             hi: 3,
             writable: true,
         };
-        let (mut va, mut vb) = (sa.view("a", &win), sb.view("b", &win));
-        let caught = |f: &mut dyn FnMut()| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-                .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
-        };
-        for i in 0..6 {
-            for j in 0..4 {
-                let r = caught(&mut || va[[i, j]] += 100);
-                match (i, j) {
-                    (1..3, 0..3) => assert!(r.is_ok(), "[{i}, {j}]"),
-                    (_, 3) | (5, _) => assert!(
-                        r.unwrap_err().contains("outside the array's shape"),
-                        "[{i}, {j}]"
-                    ),
+        {
+            let (mut va, mut vb) = (sa.view("a", &win), sb.view("b", &win));
+            let caught = |f: &mut dyn FnMut()| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+                    .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+            };
+            for i in 0..6 {
+                for j in 0..4 {
+                    let r = caught(&mut || va[[i, j]] += 100);
+                    match (i, j) {
+                        (1..3, 0..3) => assert!(r.is_ok(), "[{i}, {j}]"),
+                        (_, 3) | (5, _) => assert!(
+                            r.unwrap_err().contains("outside the array's shape"),
+                            "[{i}, {j}]"
+                        ),
+                        _ => assert!(r.unwrap_err().contains("outside the range 1..3 of axis 0")),
+                    }
+                }
+                let r = caught(&mut || vb[i] -= 10);
+                match i {
+                    1..3 => assert!(r.is_ok(), "b[{i}]"),
                     _ => assert!(r.unwrap_err().contains("outside the range 1..3 of axis 0")),
                 }
             }
-            let r = caught(&mut || vb[i] -= 10);
-            match i {
-                1..3 => assert!(r.is_ok(), "b[{i}]"),
-                _ => assert!(r.unwrap_err().contains("outside the range 1..3 of axis 0")),
-            }
         }
-        drop((va, vb));
         assert_eq!(
             a.as_slice(),
             &[0, 1, 2, 103, 104, 105, 106, 107, 108, 9, 10, 11, 12, 13, 14]
