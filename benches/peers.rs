@@ -18,7 +18,10 @@
 //! the same way) and use the same k, epochs, learning rate and L2 regularisation. LIBMF
 //! always scales its learning rate per row with AdaGrad (it has no switch for plain SGD),
 //! so it runs twice per thread count: at the same learning rate as the others and at its
-//! own default, 0.1 (`--libmf-eta`). BENCHMARKS.md says what else differs.
+//! own default, 0.1 (`--libmf-eta`); `--rule adagrad` gives every Rust system LIBMF's
+//! AdaGrad update too. Test ratings whose user or item has no training ratings are
+//! predicted by the training mean for every system, as LIBMF's `mf_predict` does.
+//! BENCHMARKS.md says what else differs.
 //!
 //! Hogwild runs on a rayon pool of its own (rayon is a dev-dependency of the `strads`
 //! package for this), one contiguous share of the ratings per thread, as a `par_chunks`
