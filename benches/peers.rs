@@ -8,6 +8,7 @@
 //! cargo bench --bench peers -- --data ml100k --epochs 20
 //! cargo bench --bench peers -- --data generated --ratings 11200000
 //! cargo bench --bench peers -- --no-libmf                  # Rust systems only
+//! cargo bench --bench peers -- --rule adagrad --lr 0.1     # LIBMF's update everywhere
 //! ```
 //!
 //! The systems run interleaved epoch by epoch: epoch `e` of every system, then epoch
