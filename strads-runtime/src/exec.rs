@@ -453,8 +453,8 @@ impl<'a, S: Space> Block<'a, S> {
     #[inline]
     fn for_each_plain<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
         // Iterations reaching rows by their keys: request the rows `AHEAD` entries early.
-        let streams = std::mem::take(&mut *self.streams.borrow_mut());
-        if crate::prefetch::worth_it(&streams)
+        let streams = crate::prefetch::worth_it(std::mem::take(&mut *self.streams.borrow_mut()));
+        if !streams.is_empty()
             && self.list.is_none()
             && let Some(blocks) = self.blocks
             && let Some((keys, stride)) = self.space.block_keys(blocks, self.id)

@@ -19,9 +19,19 @@ pub(crate) const AHEAD: usize = 16;
 /// 25 MiB factor rows beside them do.
 pub(crate) const MIN_BYTES: usize = 1 << 20;
 
-/// Whether a block's row streams are worth prefetching (see [`MIN_BYTES`]).
-pub(crate) fn worth_it(streams: &[RowStream]) -> bool {
-    streams.iter().map(|s| s.array_bytes).sum::<usize>() >= MIN_BYTES
+/// Arrays under this size are left out of a prefetching loop's streams: they stay in L2
+/// beside the rows that are streamed (AdaGrad's per-row sums, a small user or item side).
+pub(crate) const MIN_ARRAY_BYTES: usize = 256 << 10;
+
+/// The streams worth prefetching of a block's (see [`MIN_BYTES`], [`MIN_ARRAY_BYTES`]):
+/// none when the arrays hold under `MIN_BYTES` together, else those of `MIN_ARRAY_BYTES`
+/// or more.
+pub(crate) fn worth_it(mut streams: Vec<RowStream>) -> Vec<RowStream> {
+    if streams.iter().map(|s| s.array_bytes).sum::<usize>() < MIN_BYTES {
+        streams.clear();
+    }
+    streams.retain(|s| s.array_bytes >= MIN_ARRAY_BYTES);
+    streams
 }
 
 /// Cache lines requested per row at most (a 128-byte row spans three).
@@ -100,12 +110,26 @@ mod tests {
             array_bytes,
             dim: 0,
         };
-        assert!(!worth_it(&[]));
-        assert!(!worth_it(&[stream(120 << 10), stream(215 << 10)]));
-        assert!(worth_it(&[stream(25 << 20), stream(800 << 10)]));
-        assert!(
-            worth_it(&[stream(600 << 10), stream(600 << 10)]),
-            "the sum counts"
+        let kept = |v: Vec<usize>| -> Vec<usize> {
+            worth_it(v.into_iter().map(stream).collect())
+                .iter()
+                .map(|s| s.array_bytes)
+                .collect()
+        };
+        assert!(kept(vec![]).is_empty());
+        // ml-100k's factors: 120 and 215 KiB, in L2 together.
+        assert!(kept(vec![120 << 10, 215 << 10]).is_empty());
+        // The sum counts: two arrays of 600 KiB are both streamed.
+        assert_eq!(kept(vec![600 << 10, 600 << 10]), [600 << 10, 600 << 10]);
+        // The 10 M set with AdaGrad's sums: the item sums (160 KiB) stay out.
+        assert_eq!(
+            kept(vec![25 << 20, 5 << 20, 800 << 10, 160 << 10]),
+            [25 << 20, 5 << 20, 800 << 10]
+        );
+        // ml-latest-small: only the 1.2 MiB item factors are streamed.
+        assert_eq!(
+            kept(vec![78 << 10, 1245 << 10, 3 << 10, 39 << 10]),
+            [1245 << 10]
         );
     }
 }
