@@ -254,15 +254,7 @@ impl TestSet {
     /// Root mean squared error of flat factors (f64 sum, serial, the same code for every
     /// Rust system).
     fn rmse(&self, w: &[f32], h: &[f32], k: usize) -> f64 {
-        let sse: f64 = self
-            .known
-            .iter()
-            .map(|&(u, i, r)| {
-                let (u, i) = (u as usize, i as usize);
-                let e = (r - dot(&w[u * k..(u + 1) * k], &h[i * k..(i + 1) * k])) as f64;
-                e * e
-            })
-            .sum();
+        let sse = sgd::squared_error(&self.known, w, h, k);
         ((sse + self.cold_sse) / (self.known.len() + self.cold).max(1) as f64).sqrt()
     }
 }

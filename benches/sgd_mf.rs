@@ -753,15 +753,7 @@ fn order_table(
         ));
     }
     let rmse = |w: &[f32], h: &[f32]| {
-        let sse: f64 = test
-            .iter()
-            .map(|&(u, i, r)| {
-                let (u, i) = (u as usize, i as usize);
-                let e = (r - dot(&w[u * k..(u + 1) * k], &h[i * k..(i + 1) * k])) as f64;
-                e * e
-            })
-            .sum();
-        (sse / test.len().max(1) as f64).sqrt()
+        (sgd::squared_error(&test, w, h, k) / test.len().max(1) as f64).sqrt()
     };
     let mut curves = Vec::new();
     for (_, order) in &orders {

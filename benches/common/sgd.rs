@@ -137,6 +137,19 @@ pub(crate) fn serial_adagrad_epoch(
     }
 }
 
+/// Sum of squared errors of flat factors on `data` (f64 sum, in order): the test score
+/// every Rust system of a bench is measured with.
+#[allow(dead_code)]
+pub(crate) fn squared_error(data: &[(u32, u32, f32)], w: &[f32], h: &[f32], k: usize) -> f64 {
+    data.iter()
+        .map(|&(u, i, r)| {
+            let (u, i) = (u as usize, i as usize);
+            let e = (r - dot(&w[u * k..(u + 1) * k], &h[i * k..(i + 1) * k])) as f64;
+            e * e
+        })
+        .sum()
+}
+
 /// A `[rows, k]` factor matrix drawn uniform in `[0, 1/sqrt(k))` with `seed` (LIBMF's
 /// initialisation), the start every system of a bench shares.
 pub(crate) fn init_factors(rows: usize, k: usize, seed: u64) -> DistArray<f32, 2> {
