@@ -204,6 +204,9 @@ pub(crate) mod place {
         /// The core excluded, or `None` before the first placement (or after one that
         /// could not be completed).
         pub(crate) off: Option<usize>,
+        /// Set when the kernel refused an affinity (a sandbox without the call, say):
+        /// the pool is not placed again, rather than paying the refused calls each time.
+        pub(crate) refused: bool,
     }
 
     impl Placement {
@@ -211,7 +214,7 @@ pub(crate) mod place {
         pub(crate) fn keep_off_caller(&mut self, tids: &[AtomicI32]) {
             #[cfg(target_os = "linux")]
             {
-                if !enabled() {
+                if self.refused || !enabled() {
                     return;
                 }
                 let Ok(cpu) = sched_getcpu() else { return };
@@ -233,7 +236,11 @@ pub(crate) mod place {
                 for t in tids {
                     let tid = t.load(Ordering::Acquire);
                     // A thread not started yet: place the pool again at the next call.
-                    if tid == 0 || sched_setaffinity(Pid::from_raw(tid), &mask).is_err() {
+                    if tid == 0 {
+                        return;
+                    }
+                    if sched_setaffinity(Pid::from_raw(tid), &mask).is_err() {
+                        self.refused = true;
                         return;
                     }
                 }
@@ -308,5 +315,25 @@ mod tests {
             assert!(worker.iter().all(|c| allowed.contains(c)));
             assert_ne!(*on, off[0], "worker 1 ran on the core it was kept off");
         }
+    }
+
+    /// A refused affinity (here: a thread id that does not exist) stops the placement for
+    /// good instead of repeating the refused calls at every loop call.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn refused_placement_is_not_retried() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 || !place::enabled() {
+            return;
+        }
+        let mut p = place::Placement::default();
+        let ghost = [AtomicI32::new(i32::MAX)];
+        p.keep_off_caller(&ghost);
+        assert!(p.refused);
+        assert_eq!(p.off, None);
+        // A real thread now: nothing is set, since the pool was given up on.
+        let me = [AtomicI32::new(place::thread_id())];
+        p.keep_off_caller(&me);
+        assert_eq!(p.off, None);
     }
 }
