@@ -14,9 +14,9 @@ pub(crate) const AHEAD: usize = 16;
 /// Rows are prefetched only when the arrays they come from hold this much together: below
 /// it they stay in a core's L2 (1–2 MiB on the server cores we target), where the hints
 /// only cost instructions. On ml-100k (factor arrays of 120 and 215 KiB) prefetching cost
-/// about 1.5% of an SGD-MF epoch and 7% of an AdaGrad one (BENCHMARKS.md). The sum, not
-/// each array: AdaGrad's 1D sums on the 10 M set (800 and 160 KiB) miss the cache as the
-/// 25 MiB factor rows beside them do.
+/// about 1.5% of an SGD-MF epoch and 7% of an AdaGrad one (BENCHMARKS.md). The sum decides
+/// whether a loop prefetches at all (two arrays of 600 KiB do not fit in L2 together);
+/// [`MIN_ARRAY_BYTES`] decides which of its arrays.
 pub(crate) const MIN_BYTES: usize = 1 << 20;
 
 /// Arrays under this size are left out of a prefetching loop's streams: they stay in L2
