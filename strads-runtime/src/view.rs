@@ -295,12 +295,18 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
         i.wrapping_sub(self.lo) < self.hi.wrapping_sub(self.lo)
     }
 
+    /// Whether row `i` lies whole inside the window (and the shape).
+    #[inline(always)]
+    fn whole_row(&self, i: usize) -> bool {
+        i.wrapping_sub(self.row_lo) < self.row_hi.wrapping_sub(self.row_lo)
+    }
+
     /// The element's offset when its row lies inside the window (`row_lo..row_hi`, inside
     /// the shape) and its other indices inside the shape: one comparison for the row
     /// instead of the window's general check. `None` sends the access to the full check.
     #[inline(always)]
     fn row_offset(&self, idx: &[usize; N]) -> Option<usize> {
-        if idx[0].wrapping_sub(self.row_lo) >= self.row_hi.wrapping_sub(self.row_lo) {
+        if !self.whole_row(idx[0]) {
             return None;
         }
         let mut inner = 0usize;
@@ -341,7 +347,7 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
 
     #[inline(always)]
     fn row_range(&self, i: usize, write: bool) -> usize {
-        if i.wrapping_sub(self.row_lo) >= self.row_hi.wrapping_sub(self.row_lo) {
+        if !self.whole_row(i) {
             match self.owned {
                 // Owned rows: ownership is per row (first index).
                 Some((table, base, stamp)) if i < self.shape[0] => {
