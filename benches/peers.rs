@@ -1015,33 +1015,32 @@ fn to_csv(name: &str, runs: &[Run], nnz: usize, lr: f32) -> String {
     s
 }
 
-/// Relative difference of each epoch's test RMSE between two runs, in percent.
+/// Relative difference of each epoch's test RMSE of `a` from `b`'s, in percent: positive
+/// where `a` is behind (higher).
 fn epoch_diffs(a: &Run, b: &Run) -> Vec<f64> {
     a.epochs
         .iter()
         .zip(&b.epochs)
-        .map(|(x, y)| ((x.test_rmse - y.test_rmse) / y.test_rmse).abs() * 100.0)
+        .map(|(x, y)| (x.test_rmse - y.test_rmse) / y.test_rmse * 100.0)
         .collect()
 }
 
-/// How far `a`'s per-epoch test RMSE is above (behind) `b`'s at most, in percent, and the
-/// epoch (1-based) where; `(0.0, 0)` when never above.
-fn max_behind(a: &Run, b: &Run) -> (f64, usize) {
-    a.epochs
-        .iter()
-        .zip(&b.epochs)
-        .map(|(x, y)| (x.test_rmse - y.test_rmse) / y.test_rmse * 100.0)
+/// The largest of `diffs` and its epoch (1-based); `(0.0, 0)` when none is above 0.
+fn max_at(diffs: impl IntoIterator<Item = f64>) -> (f64, usize) {
+    diffs
+        .into_iter()
         .enumerate()
         .fold((0.0, 0), |m, (e, d)| if d > m.0 { (d, e + 1) } else { m })
 }
 
-/// Largest relative difference of per-epoch test RMSE between two runs, in percent, and
-/// the epoch (1-based) where it occurs.
+/// How far `a`'s per-epoch test RMSE is behind `b`'s at most, and where.
+fn max_behind(a: &Run, b: &Run) -> (f64, usize) {
+    max_at(epoch_diffs(a, b))
+}
+
+/// Largest |difference| of per-epoch test RMSE between two runs, and where.
 fn max_epoch_diff(a: &Run, b: &Run) -> (f64, usize) {
-    epoch_diffs(a, b)
-        .into_iter()
-        .enumerate()
-        .fold((0.0, 0), |m, (e, d)| if d > m.0 { (d, e + 1) } else { m })
+    max_at(epoch_diffs(a, b).into_iter().map(f64::abs))
 }
 
 fn report(data: &Dataset, runs: &[Run], nnz: usize, args: &Args) {
@@ -1162,7 +1161,7 @@ fn report(data: &Dataset, runs: &[Run], nnz: usize, args: &Args) {
         let tail = epoch_diffs(run, serial)
             .iter()
             .skip(4)
-            .fold(0.0, |m: f64, &x| m.max(x));
+            .fold(0.0, |m: f64, &x| m.max(x.abs()));
         let at = if at == 0 {
             String::new()
         } else {
