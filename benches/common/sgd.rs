@@ -35,6 +35,18 @@ pub(crate) fn update(wu: &mut [f32], hi: &mut [f32], err: f32, lr: f32, reg: f32
     }
 }
 
+/// The two rows one rating updates, of flat `[rows, k]` factor matrices.
+#[inline(always)]
+pub(crate) fn rows<'a>(
+    w: &'a mut [f32],
+    h: &'a mut [f32],
+    k: usize,
+    (u, i): (u32, u32),
+) -> (&'a mut [f32], &'a mut [f32]) {
+    let (u, i) = (u as usize, i as usize);
+    (&mut w[u * k..(u + 1) * k], &mut h[i * k..(i + 1) * k])
+}
+
 /// What a user would write without strads: flat factor matrices, the same arithmetic.
 #[inline(never)]
 pub(crate) fn serial_epoch(
@@ -46,9 +58,7 @@ pub(crate) fn serial_epoch(
     reg: f32,
 ) {
     for &(u, i, r) in ratings {
-        let (u, i) = (u as usize, i as usize);
-        let wu = &mut w[u * k..(u + 1) * k];
-        let hi = &mut h[i * k..(i + 1) * k];
+        let (wu, hi) = rows(w, h, k, (u, i));
         let err = r - dot(wu, hi);
         update(wu, hi, err, lr, reg);
     }
@@ -130,10 +140,14 @@ pub(crate) fn serial_adagrad_epoch(
     reg: f32,
 ) {
     for &(u, i, r) in ratings {
-        let (u, i) = (u as usize, i as usize);
-        let wu = &mut w[u * k..(u + 1) * k];
-        let hi = &mut h[i * k..(i + 1) * k];
-        update_adagrad((wu, hi), (&mut gw[u], &mut gh[i]), r, lr, reg);
+        let (wu, hi) = rows(w, h, k, (u, i));
+        update_adagrad(
+            (wu, hi),
+            (&mut gw[u as usize], &mut gh[i as usize]),
+            r,
+            lr,
+            reg,
+        );
     }
 }
 
@@ -177,9 +191,7 @@ pub(crate) fn serial_epoch_prefetch(
             prefetch_row(&w[pu as usize * k..(pu as usize + 1) * k]);
             prefetch_row(&h[pi as usize * k..(pi as usize + 1) * k]);
         }
-        let (u, i) = (u as usize, i as usize);
-        let wu = &mut w[u * k..(u + 1) * k];
-        let hi = &mut h[i * k..(i + 1) * k];
+        let (wu, hi) = rows(w, h, k, (u, i));
         let err = r - dot(wu, hi);
         update(wu, hi, err, lr, reg);
     }
@@ -258,9 +270,7 @@ pub(crate) fn serial_epoch_dot_before(
     reg: f32,
 ) {
     for &(u, i, r) in ratings {
-        let (u, i) = (u as usize, i as usize);
-        let wu = &mut w[u * k..(u + 1) * k];
-        let hi = &mut h[i * k..(i + 1) * k];
+        let (wu, hi) = rows(w, h, k, (u, i));
         let err = r - dot_before(wu, hi);
         update(wu, hi, err, lr, reg);
     }
