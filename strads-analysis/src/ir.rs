@@ -58,6 +58,9 @@ pub struct ArraySpec {
     pub rank: usize,
     /// Passed as `&mut`: the loop may write it.
     pub mutable: bool,
+    /// Written, and every write is an element update `a[..] += e` or `a[..] -= e`: a
+    /// write-back buffer (`buffer(a)`) could take it.
+    pub additive: bool,
 }
 
 /// Whether an access reads or writes its element(s).
@@ -160,7 +163,14 @@ impl ArraySpec {
             name: Cow::Borrowed(name),
             rank,
             mutable,
+            additive: false,
         }
+    }
+
+    /// The same array, written only by `+=` / `-=` of elements.
+    pub const fn additive(mut self) -> Self {
+        self.additive = true;
+        self
     }
 }
 

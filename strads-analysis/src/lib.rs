@@ -20,7 +20,7 @@ pub use ir::{
 pub use report::report;
 pub use schedule::{Partition, Unordered2d};
 pub use strategy::{
-    Align, Analysis, Candidate, Placement, Strategy, alignments, analyze, choose, describe, place,
-    tile_axes,
+    Align, Analysis, Candidate, Placement, Strategy, alignments, analyze, buffer_hint, choose,
+    describe, fallback_note, place, tile_axes,
 };
 pub use unimodular::{apply as apply_skew, is_identity, skew, skewed};

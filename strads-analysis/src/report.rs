@@ -119,6 +119,9 @@ pub fn report(spec: &LoopSpec, analysis: &Analysis) -> String {
             );
         }
     }
+    if let Some(note) = crate::strategy::fallback_note(spec, analysis) {
+        let _ = writeln!(s, "reconnaissance: {note}");
+    }
     for (strategy, why) in &analysis.rejected {
         let _ = writeln!(s, "rejected {}: {why}", describe(spec, *strategy));
     }

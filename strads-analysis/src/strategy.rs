@@ -241,7 +241,10 @@ pub fn analyze(spec: &LoopSpec) -> Analysis {
         }
     }
     let static_found = !candidates.is_empty();
-    if !static_found && spec.has_indirect() {
+    // No static plan: record the accesses at run time. An ordered loop whose subscripts are
+    // all affine stays refused: the dependences say its iterations form chains, which
+    // reconnaissance would run one after another.
+    if !static_found && (spec.has_indirect() || !spec.ordered) {
         let s = Strategy::Reconnaissance;
         if let Ok(placements) = place_skewed(spec, s, &identity) {
             candidates.push(Candidate {
@@ -275,6 +278,82 @@ pub fn analyze(spec: &LoopSpec) -> Analysis {
         rejected,
         reason,
     }
+}
+
+/// Arrays that a write-back buffer (`buffer(..)`) could take, and the static strategy the
+/// loop would then have: tried for each array the loop only adds to (`a[..] += e`), then
+/// for all of them together. `None` when the loop has a static strategy already, or no
+/// set of buffers gives it one.
+pub fn buffer_hint(spec: &LoopSpec) -> Option<(Vec<ArrayId>, Strategy)> {
+    let additive: Vec<ArrayId> = (0..spec.arrays.len())
+        .filter(|&a| spec.arrays[a].additive && spec.writes(a))
+        .collect();
+    let mut tries: Vec<Vec<ArrayId>> = additive.iter().map(|&a| vec![a]).collect();
+    if additive.len() > 1 {
+        tries.push(additive.clone());
+    }
+    tries.into_iter().find_map(|buffered| {
+        let mut s = spec.clone();
+        s.arrays = s
+            .arrays
+            .iter()
+            .enumerate()
+            .map(|(a, arr)| {
+                let mut arr = arr.clone();
+                if buffered.contains(&a) {
+                    arr.mutable = false;
+                    arr.additive = false;
+                }
+                arr
+            })
+            .collect();
+        // A buffer takes no part in the analysis: its accesses go to per-worker copies.
+        s.accesses = s
+            .accesses
+            .iter()
+            .filter(|acc| !buffered.contains(&acc.array))
+            .cloned()
+            .collect();
+        let c = analyze(&s).candidates.into_iter().next()?;
+        (c.strategy != Strategy::Reconnaissance).then_some((buffered, c.strategy))
+    })
+}
+
+/// Why a loop planned by reconnaissance has no static plan, and what would give it one:
+/// for the report and `STRADS_EXPLAIN`. `None` for a loop with a static plan.
+pub fn fallback_note(spec: &LoopSpec, analysis: &Analysis) -> Option<String> {
+    let c = analysis.candidates.first()?;
+    if c.strategy != Strategy::Reconnaissance {
+        return None;
+    }
+    let mut note = if spec.has_indirect() {
+        "a subscript is read from data or computed, so no static plan can be proved".to_string()
+    } else {
+        format!(
+            "no static strategy ({}), so the accesses are recorded at run time",
+            analysis.reason.as_deref().unwrap_or("none applies")
+        )
+    };
+    if let Some((arrays, s)) = buffer_hint(spec) {
+        let names: Vec<&str> = arrays
+            .iter()
+            .map(|&a| spec.arrays[a].name.as_ref())
+            .collect();
+        note.push_str(&format!(
+            "; `buffer({})` would make it {} ({}): each worker then adds into its own copy, \
+             merged in worker order at the end of every step, and reads of {} inside the loop \
+             see this worker's updates only",
+            names.join(", "),
+            s.kind(),
+            describe(spec, s),
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ));
+    }
+    Some(note)
 }
 
 fn no_strategy_reason(spec: &LoopSpec, vectors: &[DepVector]) -> String {
@@ -613,7 +692,7 @@ mod tests {
             ],
         );
         let a = analyze(&s);
-        assert!(a.candidates.is_empty());
+        assert_eq!(a.kind(), Some("reconnaissance"));
         assert_eq!(
             a.reason.as_deref(),
             Some(
@@ -634,7 +713,7 @@ mod tests {
             ],
         );
         let a = analyze(&s);
-        assert!(a.candidates.is_empty());
+        assert_eq!(a.kind(), Some("reconnaissance"));
         assert_eq!(
             a.reason.as_deref(),
             Some(
@@ -792,9 +871,11 @@ mod reconnaissance_tests {
         assert_eq!(a.kind(), Some("2d"));
     }
 
+    /// Affine subscripts and no static plan: an unordered loop is recorded at run time; an
+    /// ordered one stays refused (its iterations form one chain).
     #[test]
-    fn non_indirect_serial_loops_are_still_refused() {
-        let s = spec(
+    fn affine_loops_without_a_static_plan_fall_back_unless_ordered() {
+        let mut s = spec(
             1,
             &[1],
             vec![
@@ -802,6 +883,49 @@ mod reconnaissance_tests {
                 access(0, false, vec![sub(&[1], -1)]),
             ],
         );
+        let a = analyze(&s);
+        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(
+            fallback_note(&s, &a).as_deref(),
+            Some(
+                "no static strategy (iterations with different `i` conflict: a[i] and a[i - 1] \
+                 touch the same element of `a`), so the accesses are recorded at run time"
+            )
+        );
+        s.ordered = true;
         assert_eq!(analyze(&s).kind(), None);
+    }
+
+    /// `deg[u] += w; deg[v] += w` over an edge list: no static plan, but a buffer of `deg`
+    /// makes it 1D; a loop that also assigns `deg` gets no such hint.
+    #[test]
+    fn additive_arrays_get_a_buffer_hint() {
+        let mut s = spec(
+            2,
+            &[1],
+            vec![
+                access(0, true, vec![sub(&[1, 0], 0)]),
+                access(0, true, vec![sub(&[0, 1], 0)]),
+            ],
+        );
+        let mut arrays = s.arrays.to_vec();
+        arrays[0].additive = true;
+        s.arrays = arrays.into();
+        let a = analyze(&s);
+        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(buffer_hint(&s), Some((vec![0], Strategy::OneD { dim: 0 })));
+        let note = fallback_note(&s, &a).expect("a note");
+        assert!(
+            note.ends_with(
+                "; `buffer(a)` would make it 1d (1D over `i`): each worker then adds into its \
+                 own copy, merged in worker order at the end of every step, and reads of `a` \
+                 inside the loop see this worker's updates only"
+            ),
+            "{note}"
+        );
+        let mut arrays = s.arrays.to_vec();
+        arrays[0].additive = false;
+        s.arrays = arrays.into();
+        assert_eq!(buffer_hint(&s), None);
     }
 }

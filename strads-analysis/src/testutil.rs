@@ -45,6 +45,7 @@ pub(crate) fn spec(n_dims: usize, ranks: &[usize], accesses: Vec<Access>) -> Loo
                 name: Cow::Borrowed(ARRAYS[k]),
                 rank,
                 mutable: true,
+                additive: false,
             })
             .collect::<Vec<_>>()
             .into(),

@@ -875,7 +875,8 @@ fn spec_tokens(spec: &LoopSpec) -> TokenStream {
     };
     let arrays = spec.arrays.iter().map(|a| {
         let (n, r, m) = (a.name.as_ref(), lit(a.rank as i128), a.mutable);
-        quote!(#p::ArraySpec::new(#n, #r, #m))
+        let additive = a.additive.then(|| quote!(.additive()));
+        quote!(#p::ArraySpec::new(#n, #r, #m) #additive)
     });
     let mut sub_consts = Vec::new();
     let accesses: Vec<TokenStream> = spec

@@ -57,10 +57,14 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
     let analysis = analyze(&spec);
     let kind = analysis.kind();
     if kind.is_none() {
+        // Only ordered loops get here: an unordered one falls back to reconnaissance.
         cx.syn_error(syn::Error::new(
             for_span(&f.for_loop),
             format!(
-                "strads cannot run this loop in parallel: {}; change the accesses so that \
+                "strads cannot run this ordered loop in parallel: {}; every iteration must \
+                 wait for the one before it. Drop `ordered` if any order of the iterations \
+                 will do (strads then records the accesses at run time and runs \
+                 non-conflicting iterations side by side), or change the accesses so that \
                  iterations that differ in one index (1D) or in two (2D) touch different \
                  elements",
                 analysis.reason.as_deref().unwrap_or("no strategy applies")
@@ -68,6 +72,7 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
         ));
         return None;
     }
+    let fallback = strads_analysis::fallback_note(&spec, &analysis);
     if let Some((expect, span)) = args.expect {
         let ok = match expect {
             Expect::OneD => kind == Some("1d"),
@@ -111,13 +116,20 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
                             .position(|s| matches!(s, Subscript::Indirect))?;
                         found.subscript_tokens.get(pos)
                     });
-                if let Some(tokens) = indirect {
-                    cx.syn_error(syn::Error::new_spanned(
+                match indirect {
+                    Some(tokens) => cx.syn_error(syn::Error::new_spanned(
                         tokens,
                         "this subscript is read from data or computed, so the analysis cannot \
                          prove a strategy at compile time: strads records the loop's accesses \
                          at run time instead (reconnaissance)",
-                    ));
+                    )),
+                    None => cx.syn_error(syn::Error::new(
+                        for_span(&f.for_loop),
+                        format!(
+                            "this loop falls back to reconnaissance: {}",
+                            fallback.as_deref().unwrap_or("no static strategy")
+                        ),
+                    )),
                 }
             }
             return None;
@@ -126,9 +138,12 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
     if f.values_mut && kind == Some("reconnaissance") {
         cx.syn_error(syn::Error::new(
             for_span(&f.for_loop),
-            "a loop over `iter_mut()` needs a strategy proved at compile time, but a subscript \
-             here is read from data (reconnaissance): compute the indices before the loop, or \
-             iterate with `iter()` and keep the per-entry state in a `DistArray`",
+            format!(
+                "a loop over `iter_mut()` needs a strategy proved at compile time, but {}: \
+                 compute the indices before the loop, or iterate with `iter()` and keep the \
+                 per-entry state in a `DistArray`",
+                fallback.as_deref().unwrap_or("it needs reconnaissance")
+            ),
         ));
         return None;
     }
@@ -314,11 +329,20 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
     let arrays: Vec<ArraySpec> = f
         .arrays
         .iter()
-        .map(|a| ArraySpec {
-            name: a.ident.to_string().into(),
-            rank: a.rank,
+        .enumerate()
+        .map(|(id, a)| {
             // A buffer's updates go to per-worker copies: to the analysis it is read-only.
-            mutable: a.mutable && !f.buffered.iter().any(|&b| f.arrays[b].ident == a.ident),
+            let mutable = a.mutable && !f.buffered.contains(&id);
+            let written = walked
+                .accesses
+                .iter()
+                .any(|acc| acc.array == id && acc.kind == strads_analysis::AccessKind::Write);
+            ArraySpec {
+                name: a.ident.to_string().into(),
+                rank: a.rank,
+                mutable,
+                additive: mutable && written && !walked.non_additive.contains(&id),
+            }
         })
         .collect();
     let accesses: Vec<Access> = walked

@@ -3,7 +3,7 @@
 //! variable, and every construct that cannot run as one iteration of a parallel loop. One
 //! pass, all errors reported.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
@@ -98,6 +98,8 @@ pub(crate) struct Walked {
     pub(crate) arrays_used: BTreeSet<usize>,
     /// Where the body first names each array, for errors about the array as a whole.
     pub(crate) first_use: BTreeMap<usize, TokenStream>,
+    /// Arrays the body writes other than by `a[..] += e` or `a[..] -= e`.
+    pub(crate) non_additive: BTreeSet<usize>,
 }
 
 /// Methods that read array metadata, not elements.
@@ -110,9 +112,12 @@ const PLAIN_TYPES: &[&str] = &[
 ];
 
 pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
+    let mut mutated = Mutated::default();
+    mutated.visit_block(&f.for_loop.body);
     let mut w = Walker {
         cx,
         f,
+        mutated: mutated.names,
         scopes: vec![HashMap::new()],
         found: Walked {
             accesses: Vec::new(),
@@ -120,6 +125,7 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
             reductions: Vec::new(),
             arrays_used: BTreeSet::new(),
             first_use: BTreeMap::new(),
+            non_additive: BTreeSet::new(),
         },
         write_ctx: false,
         additive: false,
@@ -139,6 +145,9 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
 struct Walker<'a> {
     cx: &'a Ctxt,
     f: &'a LoopFn,
+    /// Names the body may change after binding them (see [`Mutated`]): a `mut` binding of
+    /// one of them is not an affine form of the iteration, whatever its initial value.
+    mutated: HashSet<String>,
     scopes: Vec<HashMap<String, Sym>>,
     found: Walked,
     /// The expression being visited is the place an assignment writes.
@@ -169,6 +178,12 @@ impl Walker<'_> {
 
     fn bind_pat(&mut self, pat: &Pat, sym: Option<Sym>) {
         match (pat, sym) {
+            // `let mut j = i; .. j += 1;`: the value at a subscript is not the initial one.
+            (Pat::Ident(pi), Some(_))
+                if pi.mutability.is_some() && self.mutated.contains(&pi.ident.to_string()) =>
+            {
+                self.bind(pi.ident.to_string(), Sym::Opaque)
+            }
             (Pat::Ident(pi), Some(s)) if pi.subpat.is_none() => self.bind(pi.ident.to_string(), s),
             (Pat::Type(pt), s) => self.bind_pat(&pt.pat, s),
             (Pat::Paren(pp), s) => self.bind_pat(&pp.pat, s),
@@ -202,6 +217,14 @@ impl Walker<'_> {
 
     fn bind_key(&mut self) {
         let n = self.n();
+        // `for ([mut u, i], _) in ..` with `u += 1` in the body: `u` is not the index.
+        let mut bound = Vec::new();
+        collect_idents(&self.f.for_loop.pat, &mut bound);
+        let changed: Vec<String> = bound
+            .into_iter()
+            .filter(|(i, m)| *m && self.mutated.contains(&i.to_string()))
+            .map(|(i, _)| i.to_string())
+            .collect();
         match &self.f.key {
             KeyPat::Elems(dims) => {
                 for (d, i) in dims.iter().enumerate() {
@@ -219,6 +242,9 @@ impl Walker<'_> {
             if let Some(v) = t.elems.iter().nth(1) {
                 self.bind_pat(v, None);
             }
+        }
+        for name in changed {
+            self.bind(name, Sym::Opaque);
         }
     }
 
@@ -247,7 +273,10 @@ impl Walker<'_> {
                 .map_or(Sym::Opaque, |k| Sym::Affine(vec![0; n], k)),
             Expr::Paren(p) => self.eval(&p.expr),
             Expr::Group(g) => self.eval(&g.expr),
-            Expr::Cast(c) => self.eval(&c.expr),
+            // A cast keeps an index's value only into a type that holds every index: a
+            // narrow integer wraps, a float rounds large ones.
+            Expr::Cast(c) if keeps_indices(&c.ty) => self.eval(&c.expr),
+            Expr::Cast(_) => Sym::Opaque,
             Expr::Path(p) => match p.path.get_ident() {
                 Some(i) => self.lookup(&i.to_string()).cloned().unwrap_or(Sym::Opaque),
                 None => Sym::Opaque,
@@ -342,6 +371,9 @@ impl Walker<'_> {
                 );
             }
             return;
+        }
+        if kind == AccessKind::Write && !self.additive {
+            self.found.non_additive.insert(array);
         }
         self.found.accesses.push(FoundAccess {
             array,
@@ -683,6 +715,124 @@ impl Walker<'_> {
     }
 }
 
+/// Names the loop body may change after binding them: the root of every place it assigns
+/// (`j = ..`, `j += ..`, `j.0 = ..`), borrows mutably (`&mut j`), calls a method on (which
+/// may take `&mut self`: `j.add_assign(1)`), or names inside a macro strads cannot read.
+/// Only `mut` bindings can change, so the walker asks this only of them. By name, not by
+/// binding: a name changed anywhere counts everywhere, which over-approximates.
+#[derive(Default)]
+struct Mutated {
+    names: HashSet<String>,
+}
+
+impl Mutated {
+    fn place(&mut self, place: &Expr) {
+        let mut root = place;
+        loop {
+            root = match root {
+                Expr::Field(f) => &f.base,
+                Expr::Index(i) => &i.expr,
+                Expr::Paren(p) => &p.expr,
+                Expr::Group(g) => &g.expr,
+                Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => &u.expr,
+                _ => break,
+            };
+        }
+        if let Expr::Path(p) = root {
+            if let Some(i) = p.path.get_ident() {
+                self.names.insert(i.to_string());
+            }
+        }
+    }
+
+    fn tokens(&mut self, tokens: TokenStream) {
+        for tt in tokens {
+            match tt {
+                TokenTree::Ident(i) => {
+                    self.names.insert(i.to_string());
+                }
+                TokenTree::Group(g) => self.tokens(g.stream()),
+                _ => {}
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Mutated {
+    fn visit_expr_assign(&mut self, a: &'ast syn::ExprAssign) {
+        self.place(&a.left);
+        visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
+        if matches!(
+            b.op,
+            BinOp::AddAssign(_)
+                | BinOp::SubAssign(_)
+                | BinOp::MulAssign(_)
+                | BinOp::DivAssign(_)
+                | BinOp::RemAssign(_)
+                | BinOp::BitXorAssign(_)
+                | BinOp::BitAndAssign(_)
+                | BinOp::BitOrAssign(_)
+                | BinOp::ShlAssign(_)
+                | BinOp::ShrAssign(_)
+        ) {
+            self.place(&b.left);
+        }
+        visit::visit_expr_binary(self, b);
+    }
+
+    fn visit_expr_reference(&mut self, r: &'ast syn::ExprReference) {
+        if r.mutability.is_some() {
+            self.place(&r.expr);
+        }
+        visit::visit_expr_reference(self, r);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        self.place(&m.receiver);
+        visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        // The standard library's macros only read their arguments (or take them by value);
+        // any other macro may expand to an assignment of a name it is given.
+        let name = m.path.segments.last().map(|s| s.ident.to_string());
+        let reads_only = name.is_some_and(|n| READING_MACROS.contains(&n.as_str()));
+        let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
+        match syn::parse::Parser::parse2(parser, m.tokens.clone()) {
+            Ok(args) if reads_only => args.iter().for_each(|e| self.visit_expr(e)),
+            _ => self.tokens(m.tokens.clone()),
+        }
+    }
+}
+
+/// Macros of the standard library that never assign the names they are given.
+const READING_MACROS: &[&str] = &[
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "format_args",
+    "write",
+    "writeln",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "unreachable",
+    "todo",
+    "unimplemented",
+    "vec",
+    "dbg",
+    "matches",
+];
+
 /// Finds `#[parallel_for]` anywhere in an item nested in the loop body.
 struct NestedParallelFor<'w, 'a> {
     walker: &'w Walker<'a>,
@@ -738,6 +888,23 @@ fn strip_parens(e: &Expr) -> &Expr {
 /// Whether `pats` binds exactly `n` parts, one each (no `..`).
 fn binds_n<P>(pats: &Punctuated<Pat, P>, n: usize) -> bool {
     pats.len() == n && !pats.iter().any(|p| matches!(p, Pat::Rest(_)))
+}
+
+/// Whether a cast to `ty` keeps every index's value: 64-bit (and wider) integers. A cast
+/// to a narrower integer wraps large indices and one to a float rounds them, so the
+/// result is no longer affine in the iteration.
+fn keeps_indices(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(tp) => tp.path.get_ident().is_some_and(|i| {
+            matches!(
+                i.to_string().as_str(),
+                "usize" | "isize" | "u64" | "i64" | "u128" | "i128"
+            )
+        }),
+        syn::Type::Paren(p) => keeps_indices(&p.elem),
+        syn::Type::Group(g) => keeps_indices(&g.elem),
+        _ => false,
+    }
 }
 
 fn var(n: usize, d: usize) -> Sym {
@@ -1172,6 +1339,114 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 #[cfg(test)]
 mod tests {
     use super::inline_format_args;
+    use proc_macro2::TokenStream;
+    use quote::quote;
+    use strads_analysis::Subscript;
+
+    /// Each access of the loop in `item`: the array's name and the subscripts the walk
+    /// found, `Indirect` as `?`, affine forms as their coefficients and constant.
+    fn accesses(item: TokenStream) -> Vec<String> {
+        let item: syn::ItemFn = syn::parse2(item).expect("a function");
+        let cx = crate::ctxt::Ctxt::new();
+        let f = crate::front::LoopFn::from_syn(&cx, &item).expect("a loop");
+        let walked = super::walk(&cx, &f);
+        cx.check().expect("no errors");
+        walked
+            .accesses
+            .iter()
+            .map(|a| {
+                let subs: Vec<String> = a
+                    .subscripts
+                    .iter()
+                    .map(|s| match s {
+                        Subscript::Affine(f) => format!("{:?}+{}", f.coeffs, f.constant),
+                        Subscript::Full => "*".into(),
+                        Subscript::Indirect => "?".into(),
+                    })
+                    .collect();
+                format!("{}[{}]", f.arrays[a.array].ident, subs.join(", "))
+            })
+            .collect()
+    }
+
+    /// A local changed after its `let` holds another value at the subscript than the one
+    /// it was bound to: not affine (it used to be analysed as `i`, a wrong 1D plan).
+    #[test]
+    fn mutated_locals_are_not_affine() {
+        let found = accesses(quote! {
+            fn f(c: &DistArray<bool, 1>, a: &mut DistArray<f32, 1>, n: usize) {
+                for i in 0..n {
+                    let mut j = i;
+                    if c[i] {
+                        j += 1;
+                    }
+                    a[j] += 1.0;
+                    let mut k = i;
+                    k.add_assign(2);
+                    a[k] += 1.0;
+                    let mut l = i;
+                    bump(&mut l);
+                    a[l] += 1.0;
+                    let mut m = (i, i);
+                    m.0 = 3;
+                    a[m.0] += 1.0;
+                    let mut q = i;
+                    unknown_macro!(q);
+                    a[q] += 1.0;
+                    let r = i + 1;
+                    a[r] += 1.0;
+                    let mut s = i + 2;
+                    a[s] += 1.0;
+                }
+            }
+        });
+        assert_eq!(
+            found,
+            [
+                "c[[1]+0]", "a[?]", "a[?]", "a[?]", "a[?]", "a[?]", "a[[1]+1]", "a[[1]+2]"
+            ]
+        );
+    }
+
+    /// The loop's own index bound `mut` and changed is not the index either.
+    #[test]
+    fn mutated_loop_indices_are_not_affine() {
+        let found = accesses(quote! {
+            fn f(a: &mut DistArray<f32, 1>, n: usize) {
+                for mut i in 0..n {
+                    if i > 3 {
+                        i -= 1;
+                    }
+                    a[i] += 1.0;
+                }
+            }
+        });
+        assert_eq!(found, ["a[?]"]);
+        let found = accesses(quote! {
+            fn f(r: &SparseArray<f32, 2>, a: &mut DistArray<f32, 2>) {
+                for ([mut u, i], &x) in r {
+                    u = u / 2;
+                    a[[u, i]] += x;
+                }
+            }
+        });
+        assert_eq!(found, ["a[?, [0, 1]+0]"]);
+    }
+
+    /// Casts into narrow integers wrap and casts into floats round: not affine.
+    #[test]
+    fn narrowing_casts_are_not_affine() {
+        let found = accesses(quote! {
+            fn f(a: &mut DistArray<f32, 1>, n: usize) {
+                for i in 0..n {
+                    a[(i as u8) as usize] += 1.0;
+                    a[(i as f32) as usize] += 1.0;
+                    a[(i as u64) as usize] += 1.0;
+                }
+            }
+        });
+        assert_eq!(found, ["a[?]", "a[?]", "a[[1]+0]"]);
+    }
 
     #[test]
     fn format_args() {

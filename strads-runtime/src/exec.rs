@@ -1244,9 +1244,12 @@ fn run_recorded_inner<S, R, F>(
             split_allowed() && state.max_delay.is_none(),
         );
         let (max, mean) = groups.load_balance(&acc);
+        let why = strads_analysis::fallback_note(spec, state.analysis())
+            .map(|note| format!(" ({note})"))
+            .unwrap_or_default();
         let summary = format!(
             "reconnaissance workers={p} batches={} groups={} largest_group={} split={} \
-             load_max/mean={:.2} recorded={} touches={} record_ms={:.1} plan_ms={:.1}",
+             load_max/mean={:.2} recorded={} touches={} record_ms={:.1} plan_ms={:.1}{why}",
             groups.batches.len(),
             groups.batches.iter().map(|b| b.groups).sum::<usize>(),
             groups.batches.iter().map(|b| b.largest).max().unwrap_or(0),

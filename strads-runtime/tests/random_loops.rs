@@ -122,6 +122,7 @@ fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind, ordered: bool) -> L
             name: Cow::Borrowed(n),
             rank: 2,
             mutable: true,
+            additive: false,
         })
         .collect();
     if let SpaceKind::Array { .. } = space {
@@ -129,6 +130,7 @@ fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind, ordered: bool) -> L
             name: Cow::Borrowed("space"),
             rank: n_dims,
             mutable: false,
+            additive: false,
         });
     }
     LoopSpec {

@@ -23,6 +23,7 @@ fn spec() -> LoopSpec {
         name: Cow::Borrowed(name),
         rank: 1,
         mutable,
+        additive: false,
     };
     let acc = |array, kind, s| Access {
         array,

@@ -1,0 +1,139 @@
+//! Loops the static analysis cannot plan run by reconnaissance, and give what a serial
+//! order gives: unordered loops with no static strategy (degrees over an edge list, TransE
+//! over triples, a prefix recurrence), and loops whose subscripts go through locals the
+//! body changes (which used to be analysed by the local's first value: a wrong 1D plan).
+
+use strads::prelude::*;
+use strads::testing::{record, replay, serial};
+
+/// `deg[u] += w; deg[v] += w`: iterations sharing a node conflict in either dim.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn degrees(edges: &SparseArray<f32, 2>, deg: &mut DistArray<f32, 1>) {
+    for ([u, v], &w) in edges {
+        deg[u] += w;
+        deg[v] += w;
+    }
+}
+
+/// TransE's update of two entity rows and a relation row per triple.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn transe(
+    triples: &SparseArray<f32, 3>,
+    ent: &mut DistArray<f32, 2>,
+    rel: &mut DistArray<f32, 2>,
+    lr: f32,
+) {
+    for ([h, r, t], _) in triples {
+        for k in 0..ent.shape()[1] {
+            let g = ent[[h, k]] + rel[[r, k]] - ent[[t, k]];
+            ent[[h, k]] -= lr * g;
+            rel[[r, k]] -= lr * g;
+            ent[[t, k]] += lr * g;
+        }
+    }
+}
+
+/// `j` starts as `i` but moves on when `shift[i]` says so: not affine in `i`.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn shifted_add(shift: &DistArray<u8, 1>, x: &DistArray<f32, 1>, a: &mut DistArray<f32, 1>) {
+    for i in 0..x.len() {
+        let mut j = i;
+        if shift[i] > 0 {
+            j += shift[i] as usize;
+        }
+        a[j] += x[i];
+    }
+}
+
+/// Pseudo-random numbers without a generator crate: a 64-bit LCG.
+fn lcg(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed;
+    move || {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        s >> 33
+    }
+}
+
+fn edges(nodes: usize, n: usize) -> SparseArray<f32, 2> {
+    let mut next = lcg(7);
+    let entries: Vec<([usize; 2], f32)> = (0..n)
+        .map(|_| {
+            // Squared: low ids are hubs.
+            let u = (next() as usize % nodes) * (next() as usize % nodes) / nodes;
+            let v = next() as usize % nodes;
+            ([u, v], (1 + next() % 4) as f32)
+        })
+        .collect();
+    SparseArray::from_entries([nodes, nodes], entries).unwrap()
+}
+
+fn bits<const N: usize>(a: &DistArray<f32, N>) -> Vec<u32> {
+    a.as_slice().iter().map(|x| x.to_bits()).collect()
+}
+
+/// Whole-number weights: every order of the additions gives the same sums, so each worker
+/// count equals the serial loop exactly, and the recorded order replays bit for bit.
+#[test]
+fn degrees_equal_the_serial_loop_on_any_worker_count() {
+    let e = edges(300, 4000);
+    let mut expected = DistArray::<f32, 1>::zeros([300]);
+    serial(|| degrees(&e, &mut expected));
+    for threads in 1..=4 {
+        let mut deg = DistArray::<f32, 1>::zeros([300]);
+        let ((), trace) = strads::with_threads(threads, || record(|| degrees(&e, &mut deg)));
+        assert_eq!(bits(&deg), bits(&expected), "{threads} threads");
+        let mut again = DistArray::<f32, 1>::zeros([300]);
+        replay(&trace, || degrees(&e, &mut again));
+        assert_eq!(bits(&again), bits(&deg), "{threads} threads: replay");
+    }
+}
+
+#[test]
+fn transe_equals_the_replay_of_its_order() {
+    let mut next = lcg(11);
+    let entries: Vec<([usize; 3], f32)> = (0..3000)
+        .map(|_| {
+            let h = next() as usize % 200;
+            let t = (next() as usize % 200) * (next() as usize % 200) / 200;
+            ([h, next() as usize % 7, t], 1.0)
+        })
+        .collect();
+    let triples = SparseArray::from_entries([200, 7, 200], entries).unwrap();
+    for threads in 1..=4 {
+        let mut ent = DistArray::<f32, 2>::random([200, 8], 1);
+        let mut rel = DistArray::<f32, 2>::random([7, 8], 2);
+        let ((), trace) = strads::with_threads(threads, || {
+            record(|| {
+                for _ in 0..2 {
+                    transe(&triples, &mut ent, &mut rel, 0.01);
+                }
+            })
+        });
+        let mut ent2 = DistArray::<f32, 2>::random([200, 8], 1);
+        let mut rel2 = DistArray::<f32, 2>::random([7, 8], 2);
+        replay(&trace, || {
+            for _ in 0..2 {
+                transe(&triples, &mut ent2, &mut rel2, 0.01);
+            }
+        });
+        assert_eq!(bits(&ent), bits(&ent2), "{threads} threads: ent");
+        assert_eq!(bits(&rel), bits(&rel2), "{threads} threads: rel");
+    }
+}
+
+#[test]
+fn mutated_local_subscripts_equal_the_serial_loop() {
+    let n = 5000;
+    let mut next = lcg(3);
+    let shift = DistArray::from_vec([n], (0..n).map(|_| (next() % 3) as u8).collect()).unwrap();
+    let x = DistArray::from_vec([n], (0..n).map(|i| (i % 5) as f32).collect()).unwrap();
+    let mut expected = DistArray::<f32, 1>::zeros([n + 2]);
+    serial(|| shifted_add(&shift, &x, &mut expected));
+    for threads in 1..=4 {
+        let mut a = DistArray::<f32, 1>::zeros([n + 2]);
+        strads::with_threads(threads, || shifted_add(&shift, &x, &mut a));
+        assert_eq!(bits(&a), bits(&expected), "{threads} threads");
+    }
+}
