@@ -137,3 +137,57 @@ fn mutated_local_subscripts_equal_the_serial_loop() {
         assert_eq!(bits(&a), bits(&expected), "{threads} threads");
     }
 }
+
+/// k-means' assignment step: the subscript of `counts` is read back from `assign`, which
+/// the same iteration has just written. The recording sees the iteration's own write (an
+/// overlay per iteration), so the plan matches the run.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn assign_points(
+    points: &DistArray<f32, 1>,
+    centers: &DistArray<f32, 1>,
+    assign: &mut DistArray<u32, 1>,
+    counts: &mut DistArray<u64, 1>,
+    sums: &mut DistArray<f32, 1>,
+) {
+    for i in 0..points.len() {
+        let mut best = 0;
+        for c in 1..centers.len() {
+            if (points[i] - centers[c]).abs() < (points[i] - centers[best]).abs() {
+                best = c;
+            }
+        }
+        assign[i] = best as u32;
+        counts[assign[i] as usize] += 1;
+        let row = sums.row_mut(assign[i] as usize);
+        row[0] += points[i];
+    }
+}
+
+#[test]
+fn subscripts_read_back_from_the_iterations_own_writes() {
+    let n = 4000;
+    let mut next = lcg(5);
+    let points =
+        DistArray::from_vec([n], (0..n).map(|_| (next() % 1000) as f32).collect()).unwrap();
+    let centers = DistArray::from_vec([6], vec![10.0, 200.0, 420.0, 600.0, 810.0, 990.0]).unwrap();
+    let run = |threads: usize| {
+        let mut assign = DistArray::<u32, 1>::zeros([n]);
+        let mut counts = DistArray::<u64, 1>::zeros([6]);
+        let mut sums = DistArray::<f32, 1>::zeros([6]);
+        let f = || assign_points(&points, &centers, &mut assign, &mut counts, &mut sums);
+        if threads == 0 {
+            serial(f);
+        } else {
+            strads::with_threads(threads, f);
+        }
+        (
+            assign.as_slice().to_vec(),
+            counts.as_slice().to_vec(),
+            bits(&sums),
+        )
+    };
+    let expected = run(0);
+    for threads in 1..=4 {
+        assert_eq!(run(threads), expected, "{threads} threads");
+    }
+}

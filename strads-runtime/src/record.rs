@@ -1,9 +1,15 @@
 //! Recording mode: the loop body runs once over every iteration through views that note
-//! which elements each iteration touches. Arrays the loop writes give stand-in values
-//! (`T::default()`) and swallow writes; arrays it only reads give their real values, since
-//! those are what indirect subscripts are computed from. Nothing is mutated.
+//! which elements each iteration touches. Arrays the loop only reads give their real
+//! values, since those are what indirect subscripts are computed from. Arrays it writes
+//! keep the iteration's own writes in an overlay, a copy of each row it wrote, dropped when
+//! the iteration ends: so `assign[i] = c; counts[assign[i]] += 1` records `counts[c]`, as
+//! the real run touches. Their other elements read as stand-ins (`T::default()`): what
+//! other iterations write is not known before the run, and the real run checks every
+//! access against the recording, so a subscript computed from such a value stops the run
+//! with a panic instead of racing. Nothing is mutated.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
@@ -51,8 +57,8 @@ impl<'a, S: Space> Recording<'a, S> {
             written: self.state.spec().writes(array),
             real: shared.ptr(),
             stand_in: T::default(),
-            scratch: T::default(),
             row_buf: vec![T::default(); row_len],
+            overlay: Overlay::default(),
             _borrow: PhantomData,
         }
     }
@@ -72,13 +78,34 @@ pub struct RecordView<'s, T, const N: usize> {
     base: u64,
     shape: [usize; N],
     row_len: usize,
-    /// The loop writes this array: reads give stand-ins.
+    /// The loop writes this array: reads give the iteration's own writes, else stand-ins.
     written: bool,
     real: *const T,
     stand_in: T,
-    scratch: T,
+    /// A row of stand-ins, for rows of a written array this iteration has not written.
     row_buf: Vec<T>,
+    overlay: Overlay<T>,
     _borrow: PhantomData<&'s [T]>,
+}
+
+/// The rows of a written array that the current iteration wrote, with its writes.
+struct Overlay<T> {
+    /// The iteration the rows belong to (the number of iterations recorded before it).
+    iteration: usize,
+    /// Row index → slot in `rows`, for the current iteration only.
+    slots: HashMap<usize, usize>,
+    /// Row copies; kept between iterations to reuse their allocations.
+    rows: Vec<Vec<T>>,
+}
+
+impl<T> Default for Overlay<T> {
+    fn default() -> Self {
+        Overlay {
+            iteration: 0,
+            slots: HashMap::new(),
+            rows: Vec::new(),
+        }
+    }
 }
 
 impl<T, const N: usize> fmt::Debug for RecordView<'_, T, N> {
@@ -104,6 +131,44 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
         self.acc.borrow_mut().touch(self.base + row as u64, write);
     }
 
+    /// The current iteration: how many iterations were recorded before it.
+    fn iteration(&self) -> usize {
+        self.acc.borrow().len()
+    }
+
+    /// Row `row` as this iteration has written it, if it has.
+    fn written_row(&self, row: usize) -> Option<&[T]> {
+        if self.overlay.iteration != self.iteration() {
+            return None;
+        }
+        self.overlay
+            .slots
+            .get(&row)
+            .map(|&k| self.overlay.rows[k].as_slice())
+    }
+
+    /// Row `row` of a written array for this iteration to write: its copy in the overlay,
+    /// made from stand-ins on the iteration's first write to it.
+    fn row_to_write(&mut self, row: usize) -> &mut [T] {
+        let now = self.iteration();
+        let o = &mut self.overlay;
+        if o.iteration != now {
+            o.iteration = now;
+            o.slots.clear();
+        }
+        let next = o.slots.len();
+        let k = *o.slots.entry(row).or_insert(next);
+        if k == o.rows.len() {
+            o.rows.push(Vec::with_capacity(self.row_len));
+        }
+        if k == next {
+            let r = &mut o.rows[k];
+            r.clear();
+            r.resize(self.row_len, self.stand_in.clone());
+        }
+        &mut o.rows[k]
+    }
+
     fn real_at(&self, off: usize) -> &T {
         // SAFETY: `off` is inside the array (checked against the shape); while recording
         // nothing writes any array: the run is single-threaded, the arrays are lent to the
@@ -119,7 +184,10 @@ impl<T: Default + Clone, const N: usize> Index<[usize; N]> for RecordView<'_, T,
         let o = self.at(&idx);
         self.touch(idx[0], false);
         if self.written {
-            &self.stand_in
+            match self.written_row(idx[0]) {
+                Some(row) => &row[o - idx[0] * self.row_len],
+                None => &self.stand_in,
+            }
         } else {
             self.real_at(o)
         }
@@ -128,10 +196,10 @@ impl<T: Default + Clone, const N: usize> Index<[usize; N]> for RecordView<'_, T,
 
 impl<T: Default + Clone, const N: usize> IndexMut<[usize; N]> for RecordView<'_, T, N> {
     fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
-        self.at(&idx);
+        let o = self.at(&idx);
         self.touch(idx[0], true);
-        self.scratch = self.stand_in.clone();
-        &mut self.scratch
+        let in_row = o - idx[0] * self.row_len;
+        &mut self.row_to_write(idx[0])[in_row]
     }
 }
 
@@ -158,7 +226,7 @@ impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N>
         }
         self.touch(i, false);
         if self.written {
-            &self.row_buf
+            self.written_row(i).unwrap_or(&self.row_buf)
         } else {
             // SAFETY: as for `real_at`: the row lies inside the array and nothing writes
             // during recording.
@@ -177,10 +245,7 @@ impl<T: Default + Clone, const N: usize> ArrayMut<T, N> for RecordView<'_, T, N>
             index_panic(&[i], &self.shape[..1]);
         }
         self.touch(i, true);
-        for x in &mut self.row_buf {
-            *x = self.stand_in.clone();
-        }
-        &mut self.row_buf
+        self.row_to_write(i)
     }
     fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
         offset(&self.shape, &idx)?;
