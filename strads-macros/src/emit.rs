@@ -298,6 +298,14 @@ pub(crate) fn emit(
     // The rewritten function.
     let stmts = &item.block.stmts;
     let pre = &stmts[..f.loop_index];
+    // Functions, constants and imports declared before the loop: the body method is outside
+    // the function, so it gets its own copy of them.
+    let helpers = pre.iter().filter(|s| {
+        matches!(
+            s,
+            syn::Stmt::Item(syn::Item::Fn(_) | syn::Item::Const(_) | syn::Item::Use(_))
+        )
+    });
     let post = &stmts[f.loop_index + 1..];
     let original_loop = &stmts[f.loop_index];
     let attrs = &item.attrs;
@@ -670,6 +678,7 @@ pub(crate) fn emit(
             #vis fn body<#(#generics),*>(&self, #pat: #item_ty, #red_param #(#params),*) {
                 #[allow(unused_imports)]
                 use #private::{ArrayMut as _, ArrayRef as _, CaptureByCopy as _, CaptureByRef as _};
+                #(#helpers)*
                 #(#bindings)*
                 #(#body_stmts)*
             }

@@ -254,11 +254,22 @@ fn check_captures(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
             continue;
         };
         match &var.ty {
+            None if var.closure => cx.error_spanned_by(
+                &var.ident,
+                format!(
+                    "`{name}` is a closure used inside the parallel loop; strads stores what the \
+                     loop uses in the loop's struct, which may be sent to other workers, and a \
+                     closure cannot be stored or sent: write it as a function item, `fn \
+                     {name}(..) -> .. {{ .. }}`, in this function before the loop or outside \
+                     it, passing what the closure captured as arguments"
+                ),
+            ),
             None => cx.error_spanned_by(
                 &var.ident,
                 format!(
                     "`{name}` is used inside the parallel loop, so strads stores it in the \
-                     loop's struct and needs its type: write `let {name}: Type = ..;`"
+                     loop's struct and needs its type: write `let {name}: Type = ..;`, or give \
+                     the value an evident type (`0u64`, `0.0f64`, `x as f32`, `f64::MIN`)"
                 ),
             ),
             Some(syn::Type::Reference(r)) if r.mutability.is_some() => cx.error_spanned_by(

@@ -31,10 +31,13 @@ pub(crate) struct ArrayVar {
 /// A non-array variable defined outside the loop: a parameter or a local before the loop.
 pub(crate) struct OuterVar {
     pub(crate) ident: syn::Ident,
-    /// The declared type; `None` for an unannotated local.
+    /// The declared type, or the evident type of an unannotated local's value
+    /// ([`evident_type`]); `None` when neither is known.
     pub(crate) ty: Option<Type>,
     /// Declared with `mut`.
     pub(crate) mutable: bool,
+    /// An unannotated local bound to a closure.
+    pub(crate) closure: bool,
 }
 
 /// What the loop iterates over.
@@ -125,6 +128,7 @@ impl LoopFn {
                             ident: pi.ident.clone(),
                             ty: Some((*pt.ty).clone()),
                             mutable: pi.mutability.is_some(),
+                            closure: false,
                         }),
                     }
                 }
@@ -186,11 +190,21 @@ impl LoopFn {
                             mutable,
                             owned,
                         }),
-                        None => outer.push(OuterVar {
-                            ident,
-                            ty: ty.clone().filter(|_| single),
-                            mutable,
-                        }),
+                        None => {
+                            let init = local.init.as_ref().map(|i| &*i.expr);
+                            let ty = match (&ty, init) {
+                                (Some(t), _) => Some(t.clone()).filter(|_| single),
+                                (None, Some(e)) if single => evident_type(e, &outer),
+                                _ => None,
+                            };
+                            outer.push(OuterVar {
+                                ident,
+                                ty,
+                                mutable,
+                                closure: single
+                                    && matches!(init.map(strip_group), Some(Expr::Closure(_))),
+                            })
+                        }
                     }
                 }
             }
@@ -317,6 +331,112 @@ fn array_type(cx: &Ctxt, ty: &Type) -> Option<(ArrayKind, Type, usize, bool, boo
         return None;
     };
     Some((kind, elem.clone(), rank, mutable, owned))
+}
+
+fn strip_group(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip_group(&p.expr),
+        Expr::Group(g) => strip_group(&g.expr),
+        e => e,
+    }
+}
+
+/// Number types whose name is a path's first segment in `f64::MIN`, `u64::from(x)`.
+const NUMBER_TYPES: &[&str] = &[
+    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
+    "usize",
+];
+
+fn number_type(name: &str) -> Option<Type> {
+    NUMBER_TYPES
+        .contains(&name)
+        .then(|| syn::parse_str(name).expect("a type name"))
+}
+
+/// The type of a local's value when the expression says it without inference: a suffixed
+/// literal (`0u64`, `0.0f64`), `true`, a string literal, a number type's constant or
+/// conversion (`f64::MIN`, `std::f64::consts::PI`, `u64::from(x)`), a cast (`x as f32`),
+/// `.len()` and `shape()[k]` (`usize`), a variable of known type, and arithmetic or
+/// float methods (`abs`, `sqrt`, `max`, ..) of those. `None` otherwise (`0.0` alone could
+/// be `f32` or `f64`).
+pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
+    use syn::{BinOp, Lit, UnOp};
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            Lit::Int(i) if !i.suffix().is_empty() => number_type(i.suffix()),
+            Lit::Float(f) if !f.suffix().is_empty() => number_type(f.suffix()),
+            Lit::Bool(_) => Some(syn::parse_quote!(bool)),
+            Lit::Char(_) => Some(syn::parse_quote!(char)),
+            Lit::Str(_) => Some(syn::parse_quote!(&str)),
+            _ => None,
+        },
+        Expr::Paren(p) => evident_type(&p.expr, known),
+        Expr::Group(g) => evident_type(&g.expr, known),
+        Expr::Cast(c) => match &*c.ty {
+            Type::Path(tp) if tp.qself.is_none() => Some((*c.ty).clone()),
+            _ => None,
+        },
+        Expr::Path(p) if p.qself.is_none() => {
+            let segs: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            match segs.as_slice() {
+                [one] => known
+                    .iter()
+                    .rev()
+                    .find(|v| v.ident == one)
+                    .and_then(|v| v.ty.clone()),
+                // `f64::MIN`, `core::f64::MAX`, `std::f64::consts::PI`.
+                [.., ty, _] if number_type(ty).is_some() => number_type(ty),
+                [.., ty, consts, _] if consts == "consts" => number_type(ty),
+                _ => None,
+            }
+        }
+        // `u64::from(x)`, `f64::max(a, b)`.
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) if p.qself.is_none() && p.path.segments.len() == 2 => {
+                let ty = p.path.segments[0].ident.to_string();
+                let f = p.path.segments[1].ident.to_string();
+                matches!(f.as_str(), "from" | "max" | "min" | "abs" | "sqrt")
+                    .then(|| number_type(&ty))
+                    .flatten()
+            }
+            _ => None,
+        },
+        Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => evident_type(&u.expr, known),
+        Expr::Unary(u) if matches!(u.op, UnOp::Not(_)) => evident_type(&u.expr, known),
+        Expr::Binary(b) => match b.op {
+            BinOp::Eq(_)
+            | BinOp::Ne(_)
+            | BinOp::Lt(_)
+            | BinOp::Le(_)
+            | BinOp::Gt(_)
+            | BinOp::Ge(_)
+            | BinOp::And(_)
+            | BinOp::Or(_) => Some(syn::parse_quote!(bool)),
+            BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_) | BinOp::Rem(_) => {
+                evident_type(&b.left, known).or_else(|| evident_type(&b.right, known))
+            }
+            _ => None,
+        },
+        Expr::MethodCall(m) => match m.method.to_string().as_str() {
+            "len" if m.args.is_empty() => Some(syn::parse_quote!(usize)),
+            "abs" | "sqrt" | "ln" | "exp" | "powi" | "powf" | "max" | "min" | "floor" | "ceil"
+            | "round" | "recip" | "clamp" => evident_type(&m.receiver, known),
+            _ => None,
+        },
+        // `a.shape()[0]`.
+        Expr::Index(ix) => match strip_group(&ix.expr) {
+            Expr::MethodCall(m) if m.method == "shape" && m.args.is_empty() => {
+                Some(syn::parse_quote!(usize))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Every ident a pattern binds, with whether it is bound `mut`.

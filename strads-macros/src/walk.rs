@@ -676,7 +676,8 @@ impl Walker<'_> {
                     format!(
                         "`{name}` is a reduction of this loop (updated with `{}`); strads keeps a \
                          per-worker accumulator of its type, so it needs the type: write \
-                         `let mut {name}: Type = ..;` (`f32`, `f64` or an integer type)",
+                         `let mut {name}: Type = ..;` (`f32`, `f64` or an integer type), or \
+                         give the value an evident type (`0u64`, `0.0f64`, `f64::MIN`)",
                         op.as_str()
                     ),
                 ),
