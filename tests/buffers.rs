@@ -224,3 +224,41 @@ fn adagrad_through_a_buffer_apply_function() {
         assert_eq!((w1, g21), (w2, g22), "{threads} threads");
     }
 }
+
+/// A buffer reached through `row_mut`: per-item sums of the user factors, accumulated row by
+/// row (`g[k] += ..`); the loop is 1D over `u` with `sums` buffered.
+#[strads::parallel_for(buffer(sums), expect = "1d")]
+fn item_sums(ratings: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, sums: &mut DistArray<f32, 2>) {
+    for ([u, i], &r) in ratings {
+        let wu = w.row(u);
+        let g = sums.row_mut(i);
+        for k in 0..g.len() {
+            g[k] += r * wu[k];
+        }
+    }
+}
+
+#[test]
+fn buffers_reached_through_rows_equal_the_replay() {
+    let r = data();
+    let [users, items] = r.shape();
+    let w = DistArray::<f32, 2>::random([users, 4], 3);
+    let mut expected = DistArray::<f32, 2>::zeros([items, 4]);
+    serial(|| item_sums(&r, &w, &mut expected));
+    for threads in 1..=4 {
+        let mut sums = DistArray::<f32, 2>::zeros([items, 4]);
+        let ((), trace) = strads::with_threads(threads, || record(|| item_sums(&r, &w, &mut sums)));
+        let mut again = DistArray::<f32, 2>::zeros([items, 4]);
+        replay(&trace, || item_sums(&r, &w, &mut again));
+        let bits =
+            |a: &DistArray<f32, 2>| a.as_slice().iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&sums), bits(&again), "{threads} threads");
+        if threads == 1 {
+            assert_eq!(
+                bits(&sums),
+                bits(&expected),
+                "one worker is the original loop"
+            );
+        }
+    }
+}

@@ -30,6 +30,9 @@ enum Sym {
     Tuple(Vec<Sym>),
     /// Something else: data, a function's result, a captured value.
     Opaque,
+    /// `let g = buf.row_mut(e);` of a write-back buffer (by array index): a row that takes
+    /// only `g[k] += ..` and `g[k] -= ..`.
+    BufferRow(usize),
 }
 
 /// One access found in the body.
@@ -342,7 +345,7 @@ impl Walker<'_> {
                 constant,
             }),
             Sym::Full => Subscript::Full,
-            Sym::Key | Sym::Tuple(_) | Sym::Opaque => Subscript::Indirect,
+            Sym::Key | Sym::Tuple(_) | Sym::Opaque | Sym::BufferRow(_) => Subscript::Indirect,
         }
     }
 
@@ -383,6 +386,35 @@ impl Walker<'_> {
             tokens: at.to_token_stream(),
             span: at.span(),
         });
+    }
+
+    /// The buffer `e` takes a row of, when `e` is `buf.row_mut(..)` of a write-back buffer.
+    fn buffer_row_mut(&self, e: &Expr) -> Option<usize> {
+        let Expr::MethodCall(m) = e else { return None };
+        let a = self.array_of(&m.receiver)?;
+        (m.method == "row_mut" && self.f.buffered.contains(&a)).then_some(a)
+    }
+
+    /// The buffer whose row the local `e` names (`let g = buf.row_mut(..)`).
+    fn buffer_row_local(&self, e: &Expr) -> Option<usize> {
+        let Expr::Path(p) = e else { return None };
+        match self.lookup(&p.path.get_ident()?.to_string())? {
+            Sym::BufferRow(a) => Some(*a),
+            _ => None,
+        }
+    }
+
+    fn buffer_row_error(&self, a: usize, at: &impl ToTokens) {
+        let name = &self.f.arrays[a].ident;
+        self.cx.error_spanned_by(
+            at,
+            format!(
+                "this is a row of `{name}`, a write-back buffer of this loop (`buffer({name})`): \
+                 update it only with `row[k] += e` or `row[k] -= e` and read it by index, since \
+                 each worker updates its own copy and the copies' differences are added to \
+                 `{name}` at fixed points"
+            ),
+        );
     }
 
     /// Notes that the body names array `a` at `at`.
@@ -967,6 +999,16 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 
     fn visit_local(&mut self, local: &'ast syn::Local) {
         self.check_nested(&local.attrs);
+        // `let g = buf.row_mut(e);`: the row takes only additive updates, checked at each.
+        if let (Some(init), Pat::Ident(pi)) = (&local.init, &local.pat) {
+            if let Some(a) = self.buffer_row_mut(&init.expr) {
+                let saved = std::mem::replace(&mut self.additive, true);
+                self.visit_expr(&init.expr);
+                self.additive = saved;
+                self.bind(pi.ident.to_string(), Sym::BufferRow(a));
+                return;
+            }
+        }
         let sym = local.init.as_ref().map(|init| {
             self.visit_expr(&init.expr);
             if let Some((_, diverge)) = &init.diverge {
@@ -1212,6 +1254,15 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.index_access(a, &ix.index, &syn::Expr::Index(ix.clone()), kind);
             return;
         }
+        if let Some(a) = self.buffer_row_local(&ix.expr) {
+            if self.write_ctx && !self.additive {
+                self.buffer_row_error(a, ix);
+            }
+            let saved = std::mem::replace(&mut self.write_ctx, false);
+            self.visit_expr(&ix.index);
+            self.write_ctx = saved;
+            return;
+        }
         // Indexing something else (a slice from `row_mut`): the base keeps the context.
         self.visit_expr(&ix.expr);
         let saved = std::mem::replace(&mut self.write_ctx, false);
@@ -1288,6 +1339,18 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.write_ctx = saved;
             return;
         }
+        if let Some(a) = self.buffer_row_local(&m.receiver) {
+            // `g.len()`, `g.iter()`: reads; anything else might write the row.
+            let method = m.method.to_string();
+            if !matches!(method.as_str(), "len" | "is_empty" | "iter") {
+                self.buffer_row_error(a, m);
+            }
+            for arg in &m.args {
+                self.visit_expr(arg);
+            }
+            self.write_ctx = saved;
+            return;
+        }
         // A method on an element (`a[[i]].abs()`): it may take `&mut self` unless the element
         // is a plain number.
         if let Expr::Index(ix) = &*m.receiver {
@@ -1308,6 +1371,12 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             return;
         };
         let name = ident.to_string();
+        if let Some(Sym::BufferRow(a)) = self.lookup(&name) {
+            // Handed on whole (to a function, another binding): its writes could not be
+            // checked.
+            self.buffer_row_error(*a, p);
+            return;
+        }
         if self.lookup(&name).is_some() {
             return;
         }
