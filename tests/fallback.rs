@@ -191,3 +191,72 @@ fn subscripts_read_back_from_the_iterations_own_writes() {
         assert_eq!(run(threads), expected, "{threads} threads");
     }
 }
+
+/// k-means' reassignment, as Gibbs samplers write it: the old assignment's count goes down
+/// before the new one's goes up. Points fall in groups of their own (`i % GROUPS`), each
+/// with `K` centers, so iterations of different groups never conflict.
+/// `counts[g * K + assign[i]]` reads the value `assign` held before the call, so the
+/// recording reads `assign`'s real values (the macro marks it as steering subscripts), and
+/// the plan is made again when they change between calls.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn reassign(
+    points: &DistArray<f32, 1>,
+    centers: &DistArray<f32, 1>,
+    assign: &mut DistArray<u32, 1>,
+    counts: &mut DistArray<i64, 1>,
+) {
+    for i in 0..points.len() {
+        let g = i % GROUPS;
+        counts[g * K + assign[i] as usize] -= 1;
+        let mut best = 0;
+        for c in 1..K {
+            if (points[i] - centers[g * K + c]).abs() < (points[i] - centers[g * K + best]).abs() {
+                best = c;
+            }
+        }
+        assign[i] = best as u32;
+        counts[g * K + assign[i] as usize] += 1;
+    }
+}
+
+const GROUPS: usize = 64;
+const K: usize = 4;
+
+#[test]
+fn subscripts_read_from_values_written_in_earlier_calls() {
+    let n = 4096;
+    let mut next = lcg(9);
+    let points =
+        DistArray::from_vec([n], (0..n).map(|_| (next() % 1000) as f32).collect()).unwrap();
+    let run = |threads: usize| {
+        let mut centers = DistArray::from_fn([GROUPS * K], |[c]| (c % K) as f32 * 100.0);
+        let mut assign = DistArray::<u32, 1>::zeros([n]);
+        let mut counts = DistArray::<i64, 1>::zeros([GROUPS * K]);
+        for i in 0..n {
+            counts[(i % GROUPS) * K] += 1;
+        }
+        for _ in 0..4 {
+            let f = || reassign(&points, &centers, &mut assign, &mut counts);
+            if threads == 0 {
+                serial(f);
+            } else {
+                strads::with_threads(threads, f);
+            }
+            // The centers move to their points' means (serial code between the calls).
+            let mut sums = vec![0.0f64; GROUPS * K];
+            for i in 0..n {
+                sums[(i % GROUPS) * K + assign[i] as usize] += points[i] as f64;
+            }
+            for c in 0..GROUPS * K {
+                if counts[c] > 0 {
+                    centers[c] = (sums[c] / counts[c] as f64) as f32;
+                }
+            }
+        }
+        (assign.as_slice().to_vec(), counts.as_slice().to_vec())
+    };
+    let expected = run(0);
+    for threads in 1..=4 {
+        assert_eq!(run(threads), expected, "{threads} threads");
+    }
+}

@@ -61,6 +61,10 @@ pub struct ArraySpec {
     /// Written, and every write is an element update `a[..] += e` or `a[..] -= e`: a
     /// write-back buffer (`buffer(a)`) could take it.
     pub additive: bool,
+    /// Written, and its element values may decide which elements the body touches (they
+    /// flow into a computed subscript or a condition): reconnaissance records with its
+    /// real values and plans again when they change.
+    pub steers: bool,
 }
 
 /// Whether an access reads or writes its element(s).
@@ -164,12 +168,19 @@ impl ArraySpec {
             rank,
             mutable,
             additive: false,
+            steers: false,
         }
     }
 
     /// The same array, written only by `+=` / `-=` of elements.
     pub const fn additive(mut self) -> Self {
         self.additive = true;
+        self
+    }
+
+    /// The same array, its values deciding which elements the body touches.
+    pub const fn steers(mut self) -> Self {
+        self.steers = true;
         self
     }
 }

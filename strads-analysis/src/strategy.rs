@@ -303,6 +303,7 @@ pub fn buffer_hint(spec: &LoopSpec) -> Option<(Vec<ArrayId>, Strategy)> {
                 if buffered.contains(&a) {
                     arr.mutable = false;
                     arr.additive = false;
+                    arr.steers = false;
                 }
                 arr
             })

@@ -46,6 +46,7 @@ pub(crate) fn spec(n_dims: usize, ranks: &[usize], accesses: Vec<Access>) -> Loo
                 rank,
                 mutable: true,
                 additive: false,
+                steers: false,
             })
             .collect::<Vec<_>>()
             .into(),

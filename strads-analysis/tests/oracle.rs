@@ -93,6 +93,7 @@ fn spec_named(dims: &[&str], arrays: &[(&str, usize)], accesses: Vec<Access>) ->
                     rank,
                     mutable: true,
                     additive: false,
+                    steers: false,
                 })
                 .collect(),
         ),

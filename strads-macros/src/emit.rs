@@ -885,7 +885,8 @@ fn spec_tokens(spec: &LoopSpec) -> TokenStream {
     let arrays = spec.arrays.iter().map(|a| {
         let (n, r, m) = (a.name.as_ref(), lit(a.rank as i128), a.mutable);
         let additive = a.additive.then(|| quote!(.additive()));
-        quote!(#p::ArraySpec::new(#n, #r, #m) #additive)
+        let steers = a.steers.then(|| quote!(.steers()));
+        quote!(#p::ArraySpec::new(#n, #r, #m) #additive #steers)
     });
     let mut sub_consts = Vec::new();
     let accesses: Vec<TokenStream> = spec

@@ -353,6 +353,7 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
                 rank: a.rank,
                 mutable,
                 additive: mutable && written && !walked.non_additive.contains(&id),
+                steers: mutable && written && walked.steer.contains(&id),
             }
         })
         .collect();

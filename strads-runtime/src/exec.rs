@@ -1201,11 +1201,11 @@ fn run_recorded_inner<S, R, F>(
     let spec = &state.spec;
     let p = if in_worker() { 1 } else { current_threads() };
     // The contents of arrays the loop writes do not change the plan (they read as
-    // stand-ins); everything else does.
+    // stand-ins), unless their values steer what the body touches; everything else does.
     let read_keys: Vec<(u64, u64)> = keys
         .iter()
         .enumerate()
-        .filter(|(a, _)| !spec.writes(*a))
+        .filter(|(a, _)| !spec.writes(*a) || spec.arrays[*a].steers)
         .map(|(_, k)| *k)
         .collect();
     let key = format!("recon:{}:{p}:{shapes:?}:{read_keys:?}", space.identity());

@@ -3,10 +3,13 @@
 //! values, since those are what indirect subscripts are computed from. Arrays it writes
 //! keep the iteration's own writes in an overlay, a copy of each row it wrote, dropped when
 //! the iteration ends: so `assign[i] = c; counts[assign[i]] += 1` records `counts[c]`, as
-//! the real run touches. Their other elements read as stand-ins (`T::default()`): what
-//! other iterations write is not known before the run, and the real run checks every
-//! access against the recording, so a subscript computed from such a value stops the run
-//! with a panic instead of racing. Nothing is mutated.
+//! the real run touches. Their other elements read as stand-ins (`T::default()`), except
+//! in arrays whose values the macro found steering subscripts or conditions
+//! (`ArraySpec::steers`), which read as their real values (`counts[assign[i]] -= 1` before
+//! the reassignment, as in Gibbs sampling); the plan is then keyed by those values. What
+//! other iterations write during the run is not known before it, and the real run checks
+//! every access against the recording, so a subscript computed from such a value stops
+//! the run with a panic instead of racing. Nothing is mutated.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -55,6 +58,7 @@ impl<'a, S: Space> Recording<'a, S> {
             shape,
             row_len,
             written: self.state.spec().writes(array),
+            steers: self.state.spec().arrays[array].steers,
             real: shared.ptr(),
             stand_in: T::default(),
             row_buf: vec![T::default(); row_len],
@@ -78,8 +82,12 @@ pub struct RecordView<'s, T, const N: usize> {
     base: u64,
     shape: [usize; N],
     row_len: usize,
-    /// The loop writes this array: reads give the iteration's own writes, else stand-ins.
+    /// The loop writes this array: reads give the iteration's own writes, else stand-ins
+    /// (or the real values, when it `steers`).
     written: bool,
+    /// Its values may decide what the body touches: reads the iteration has not written
+    /// give the real values (the plan is keyed by them).
+    steers: bool,
     real: *const T,
     stand_in: T,
     /// A row of stand-ins, for rows of a written array this iteration has not written.
@@ -164,7 +172,16 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
         if k == next {
             let r = &mut o.rows[k];
             r.clear();
-            r.resize(self.row_len, self.stand_in.clone());
+            if self.steers {
+                // SAFETY: as for `real_at`: the row lies inside the array (checked by the
+                // callers against the shape) and nothing writes during recording.
+                let real = unsafe {
+                    std::slice::from_raw_parts(self.real.add(row * self.row_len), self.row_len)
+                };
+                r.extend_from_slice(real);
+            } else {
+                r.resize(self.row_len, self.stand_in.clone());
+            }
         }
         &mut o.rows[k]
     }
@@ -186,6 +203,7 @@ impl<T: Default + Clone, const N: usize> Index<[usize; N]> for RecordView<'_, T,
         if self.written {
             match self.written_row(idx[0]) {
                 Some(row) => &row[o - idx[0] * self.row_len],
+                None if self.steers => self.real_at(o),
                 None => &self.stand_in,
             }
         } else {
@@ -225,8 +243,10 @@ impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N>
             index_panic(&[i], &self.shape[..1]);
         }
         self.touch(i, false);
-        if self.written {
+        if self.written && !self.steers {
             self.written_row(i).unwrap_or(&self.row_buf)
+        } else if let Some(row) = self.written_row(i) {
+            row
         } else {
             // SAFETY: as for `real_at`: the row lies inside the array and nothing writes
             // during recording.

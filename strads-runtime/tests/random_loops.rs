@@ -123,6 +123,7 @@ fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind, ordered: bool) -> L
             rank: 2,
             mutable: true,
             additive: false,
+            steers: false,
         })
         .collect();
     if let SpaceKind::Array { .. } = space {
@@ -131,6 +132,7 @@ fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind, ordered: bool) -> L
             rank: n_dims,
             mutable: false,
             additive: false,
+            steers: false,
         });
     }
     LoopSpec {

@@ -24,6 +24,7 @@ fn spec() -> LoopSpec {
         rank: 1,
         mutable,
         additive: false,
+        steers: false,
     };
     let acc = |array, kind, s| Access {
         array,
