@@ -260,3 +260,38 @@ fn subscripts_read_from_values_written_in_earlier_calls() {
         assert_eq!(run(threads), expected, "{threads} threads");
     }
 }
+
+/// A walk whose next position comes from the one before: `pos[i]` is read by iteration
+/// `i + 1` to pick what it touches. No recording before the run knows those values, so the
+/// plan runs the iterations on one worker, in order, instead of guessing.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn walk_hits(step: &DistArray<u32, 1>, pos: &mut DistArray<u32, 1>, hits: &mut DistArray<u64, 1>) {
+    for i in 1..pos.len() {
+        pos[i] = (pos[i - 1] + step[i]) % hits.len() as u32;
+        hits[pos[i] as usize] += 1;
+    }
+}
+
+#[test]
+fn subscripts_from_other_iterations_writes_run_in_order() {
+    let n = 3000;
+    let mut next = lcg(13);
+    let step = DistArray::from_vec([n], (0..n).map(|_| (next() % 5000) as u32).collect()).unwrap();
+    let run = |threads: usize| {
+        let mut pos = DistArray::<u32, 1>::zeros([n]);
+        let mut hits = DistArray::<u64, 1>::zeros([10_000]);
+        for _ in 0..2 {
+            let f = || walk_hits(&step, &mut pos, &mut hits);
+            if threads == 0 {
+                serial(f);
+            } else {
+                strads::with_threads(threads, f);
+            }
+        }
+        (pos.as_slice().to_vec(), hits.as_slice().to_vec())
+    };
+    let expected = run(0);
+    for threads in 1..=4 {
+        assert_eq!(run(threads), expected, "{threads} threads");
+    }
+}

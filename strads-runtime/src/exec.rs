@@ -1135,6 +1135,8 @@ struct ReconPlan {
     running: Mutex<()>,
     /// Calls so far: part of every stamp, so a stale claim never looks current.
     calls: std::sync::atomic::AtomicU64,
+    /// Workers the plan runs on: the call's, or one when the recording cannot be trusted.
+    workers: usize,
     summary: String,
 }
 
@@ -1232,10 +1234,16 @@ fn run_recorded_inner<S, R, F>(
             space,
             acc: std::cell::RefCell::new(strads_analysis::Accesses::new()),
             bases: bases.clone(),
+            stale: std::cell::Cell::new(None),
         };
         record(&rec);
+        // An iteration read, to decide what it touches, a value an earlier iteration
+        // writes: no plan recorded before the run can know the value, so the iterations
+        // run on one worker, in their order.
+        let stale = rec.stale.get();
         let acc = rec.acc.into_inner();
         let recorded = t.elapsed();
+        let p = if stale.is_some() { 1 } else { p };
         let groups = strads_analysis::plan_groups_with(
             &acc,
             n_elems,
@@ -1244,9 +1252,17 @@ fn run_recorded_inner<S, R, F>(
             split_allowed() && state.max_delay.is_none(),
         );
         let (max, mean) = groups.load_balance(&acc);
-        let why = strads_analysis::fallback_note(spec, state.analysis())
+        let mut why = strads_analysis::fallback_note(spec, state.analysis())
             .map(|note| format!(" ({note})"))
             .unwrap_or_default();
+        if let Some((array, row)) = stale {
+            why.push_str(&format!(
+                " (one worker: an iteration decides what it touches from row {row} of `{}`, \
+                 which an earlier iteration writes; compute such subscripts in a loop of \
+                 their own before this one to run in parallel)",
+                spec.arrays[array].name
+            ));
+        }
         let summary = format!(
             "reconnaissance workers={p} batches={} groups={} largest_group={} split={} \
              load_max/mean={:.2} recorded={} touches={} record_ms={:.1} plan_ms={:.1}{why}",
@@ -1288,6 +1304,7 @@ fn run_recorded_inner<S, R, F>(
             owners,
             running: Mutex::new(()),
             calls: std::sync::atomic::AtomicU64::new(0),
+            workers: p,
             summary,
         });
         let mut plans = state.plans.lock().unwrap_or_else(|e| e.into_inner());
@@ -1304,6 +1321,7 @@ fn run_recorded_inner<S, R, F>(
             state.with_buffer_note(&plan.summary)
         );
     }
+    let p = plan.workers;
     let tracing = testing::recording();
     let _turn = plan.running.lock().unwrap_or_else(|e| e.into_inner());
     let call = plan.calls.fetch_add(1, Ordering::Relaxed) + 1;

@@ -11,7 +11,7 @@
 //! every access against the recording, so a subscript computed from such a value stops
 //! the run with a panic instead of racing. Nothing is mutated.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -32,6 +32,9 @@ pub struct Recording<'a, S: Space> {
     pub(crate) acc: RefCell<Accesses>,
     /// Global element id of element 0 of each array (arrays the loop may write).
     pub(crate) bases: Vec<u64>,
+    /// The first read of a steering array's row that an earlier iteration wrote: `(array,
+    /// row)`. The value the run reads there is unknown before the run.
+    pub(crate) stale: Cell<Option<(usize, usize)>>,
 }
 
 impl<S: Space> fmt::Debug for Recording<'_, S> {
@@ -63,6 +66,9 @@ impl<'a, S: Space> Recording<'a, S> {
             stand_in: T::default(),
             row_buf: vec![T::default(); row_len],
             overlay: Overlay::default(),
+            written_before: std::collections::HashSet::new(),
+            array,
+            stale: &self.stale,
             _borrow: PhantomData,
         }
     }
@@ -93,6 +99,11 @@ pub struct RecordView<'s, T, const N: usize> {
     /// A row of stand-ins, for rows of a written array this iteration has not written.
     row_buf: Vec<T>,
     overlay: Overlay<T>,
+    /// Of a steering array: rows earlier iterations wrote (but those of the iteration the
+    /// overlay still holds).
+    written_before: std::collections::HashSet<usize>,
+    array: usize,
+    stale: &'s Cell<Option<(usize, usize)>>,
     _borrow: PhantomData<&'s [T]>,
 }
 
@@ -155,13 +166,28 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
             .map(|&k| self.overlay.rows[k].as_slice())
     }
 
+    /// A steering array's row `row` read with its real value: stale if an earlier
+    /// iteration wrote it (the run may read that iteration's value instead).
+    fn check_real_read(&self, row: usize) {
+        let earlier = self.written_before.contains(&row)
+            || (self.overlay.iteration != self.iteration()
+                && self.overlay.slots.contains_key(&row));
+        if earlier && self.stale.get().is_none() {
+            self.stale.set(Some((self.array, row)));
+        }
+    }
+
     /// Row `row` of a written array for this iteration to write: its copy in the overlay,
-    /// made from stand-ins on the iteration's first write to it.
+    /// made from stand-ins (or the real row, for a steering array) on the iteration's first
+    /// write to it.
     fn row_to_write(&mut self, row: usize) -> &mut [T] {
         let now = self.iteration();
         let o = &mut self.overlay;
         if o.iteration != now {
             o.iteration = now;
+            if self.steers {
+                self.written_before.extend(o.slots.keys().copied());
+            }
             o.slots.clear();
         }
         let next = o.slots.len();
@@ -173,6 +199,9 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
             let r = &mut o.rows[k];
             r.clear();
             if self.steers {
+                if self.written_before.contains(&row) && self.stale.get().is_none() {
+                    self.stale.set(Some((self.array, row)));
+                }
                 // SAFETY: as for `real_at`: the row lies inside the array (checked by the
                 // callers against the shape) and nothing writes during recording.
                 let real = unsafe {
@@ -203,7 +232,10 @@ impl<T: Default + Clone, const N: usize> Index<[usize; N]> for RecordView<'_, T,
         if self.written {
             match self.written_row(idx[0]) {
                 Some(row) => &row[o - idx[0] * self.row_len],
-                None if self.steers => self.real_at(o),
+                None if self.steers => {
+                    self.check_real_read(idx[0]);
+                    self.real_at(o)
+                }
                 None => &self.stand_in,
             }
         } else {
@@ -248,6 +280,9 @@ impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N>
         } else if let Some(row) = self.written_row(i) {
             row
         } else {
+            if self.steers {
+                self.check_real_read(i);
+            }
             // SAFETY: as for `real_at`: the row lies inside the array and nothing writes
             // during recording.
             unsafe { std::slice::from_raw_parts(self.real.add(i * self.row_len), self.row_len) }
