@@ -69,6 +69,15 @@ fn edges(nodes: usize, n: usize) -> SparseArray<f32, 2> {
     SparseArray::from_entries([nodes, nodes], entries).unwrap()
 }
 
+/// Runs `f` on `threads` workers, or as the original serial loops when `threads` is 0.
+fn on<R>(threads: usize, f: impl FnOnce() -> R) -> R {
+    if threads == 0 {
+        serial(f)
+    } else {
+        strads::with_threads(threads, f)
+    }
+}
+
 fn bits<const N: usize>(a: &DistArray<f32, N>) -> Vec<u32> {
     a.as_slice().iter().map(|x| x.to_bits()).collect()
 }
@@ -175,11 +184,7 @@ fn subscripts_read_back_from_the_iterations_own_writes() {
         let mut counts = DistArray::<u64, 1>::zeros([6]);
         let mut sums = DistArray::<f32, 1>::zeros([6]);
         let f = || assign_points(&points, &centers, &mut assign, &mut counts, &mut sums);
-        if threads == 0 {
-            serial(f);
-        } else {
-            strads::with_threads(threads, f);
-        }
+        on(threads, f);
         (
             assign.as_slice().to_vec(),
             counts.as_slice().to_vec(),
@@ -237,11 +242,7 @@ fn subscripts_read_from_values_written_in_earlier_calls() {
         }
         for _ in 0..4 {
             let f = || reassign(&points, &centers, &mut assign, &mut counts);
-            if threads == 0 {
-                serial(f);
-            } else {
-                strads::with_threads(threads, f);
-            }
+            on(threads, f);
             // The centers move to their points' means (serial code between the calls).
             let mut sums = vec![0.0f64; GROUPS * K];
             for i in 0..n {
@@ -282,11 +283,7 @@ fn subscripts_from_other_iterations_writes_run_in_order() {
         let mut hits = DistArray::<u64, 1>::zeros([10_000]);
         for _ in 0..2 {
             let f = || walk_hits(&step, &mut pos, &mut hits);
-            if threads == 0 {
-                serial(f);
-            } else {
-                strads::with_threads(threads, f);
-            }
+            on(threads, f);
         }
         (pos.as_slice().to_vec(), hits.as_slice().to_vec())
     };

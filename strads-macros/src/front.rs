@@ -342,7 +342,7 @@ fn strip_group(e: &Expr) -> &Expr {
 }
 
 /// Number types whose name is a path's first segment in `f64::MIN`, `u64::from(x)`.
-const NUMBER_TYPES: &[&str] = &[
+pub(crate) const NUMBER_TYPES: &[&str] = &[
     "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
     "usize",
 ];

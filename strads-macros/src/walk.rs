@@ -15,7 +15,7 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 use strads_analysis::{AccessKind, Affine, Subscript};
 
 use crate::ctxt::Ctxt;
-use crate::front::{ArrayKind, KeyPat, LoopFn, collect_idents};
+use crate::front::{ArrayKind, KeyPat, LoopFn, NUMBER_TYPES, collect_idents};
 
 /// What the walker knows of a local variable's value.
 #[derive(Clone, Debug)]
@@ -111,12 +111,6 @@ pub(crate) struct Walked {
 
 /// Methods that read array metadata, not elements.
 const META_METHODS: &[&str] = &["shape", "len", "is_empty", "row_len"];
-
-/// Element types whose methods never take `&mut self`.
-const PLAIN_TYPES: &[&str] = &[
-    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
-    "usize", "bool", "char",
-];
 
 pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
     let mut mutated = Mutated::default();
@@ -505,9 +499,11 @@ impl Walker<'_> {
         let syn::Type::Path(tp) = &self.f.arrays[array].elem else {
             return false;
         };
-        tp.path
-            .get_ident()
-            .is_some_and(|i| PLAIN_TYPES.contains(&i.to_string().as_str()))
+        tp.path.get_ident().is_some_and(|i| {
+            // Numbers, `bool` and `char`: no method takes `&mut self`.
+            let i = i.to_string();
+            NUMBER_TYPES.contains(&i.as_str()) || i == "bool" || i == "char"
+        })
     }
 
     /// Errors for writes to outer variables: every worker has its own copy.
@@ -921,19 +917,7 @@ impl<'ast> Visit<'ast> for Mutated {
     }
 
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-        if matches!(
-            b.op,
-            BinOp::AddAssign(_)
-                | BinOp::SubAssign(_)
-                | BinOp::MulAssign(_)
-                | BinOp::DivAssign(_)
-                | BinOp::RemAssign(_)
-                | BinOp::BitXorAssign(_)
-                | BinOp::BitAndAssign(_)
-                | BinOp::BitOrAssign(_)
-                | BinOp::ShlAssign(_)
-                | BinOp::ShrAssign(_)
-        ) {
+        if is_compound(&b.op) {
             self.place(&b.left);
         }
         visit::visit_expr_binary(self, b);
@@ -1044,6 +1028,23 @@ fn strip_parens(e: &Expr) -> &Expr {
 /// Whether `pats` binds exactly `n` parts, one each (no `..`).
 fn binds_n<P>(pats: &Punctuated<Pat, P>, n: usize) -> bool {
     pats.len() == n && !pats.iter().any(|p| matches!(p, Pat::Rest(_)))
+}
+
+/// `x op= e`: an assignment.
+fn is_compound(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::AddAssign(_)
+            | BinOp::SubAssign(_)
+            | BinOp::MulAssign(_)
+            | BinOp::DivAssign(_)
+            | BinOp::RemAssign(_)
+            | BinOp::BitXorAssign(_)
+            | BinOp::BitAndAssign(_)
+            | BinOp::BitOrAssign(_)
+            | BinOp::ShlAssign(_)
+            | BinOp::ShrAssign(_)
+    )
 }
 
 /// Whether a cast to `ty` keeps every index's value: 64-bit (and wider) integers. A cast
@@ -1314,19 +1315,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_expr_binary(&mut self, b: &'ast syn::ExprBinary) {
-        let compound = matches!(
-            b.op,
-            BinOp::AddAssign(_)
-                | BinOp::SubAssign(_)
-                | BinOp::MulAssign(_)
-                | BinOp::DivAssign(_)
-                | BinOp::RemAssign(_)
-                | BinOp::BitXorAssign(_)
-                | BinOp::BitAndAssign(_)
-                | BinOp::BitOrAssign(_)
-                | BinOp::ShlAssign(_)
-                | BinOp::ShrAssign(_)
-        );
+        let compound = is_compound(&b.op);
         if compound {
             if let Some(name) = self.outer_scalar(&b.left) {
                 let (left, op) = (&b.left, &b.op);
@@ -1561,14 +1550,21 @@ mod tests {
     use quote::quote;
     use strads_analysis::Subscript;
 
-    /// Each access of the loop in `item`: the array's name and the subscripts the walk
-    /// found, `Indirect` as `?`, affine forms as their coefficients and constant.
-    fn accesses(item: TokenStream) -> Vec<String> {
+    /// The walk of the loop in `item`, with the array names by index.
+    fn walked(item: TokenStream) -> (super::Walked, Vec<String>) {
         let item: syn::ItemFn = syn::parse2(item).expect("a function");
         let cx = crate::ctxt::Ctxt::new();
         let f = crate::front::LoopFn::from_syn(&cx, &item).expect("a loop");
         let walked = super::walk(&cx, &f);
         cx.check().expect("no errors");
+        let names = f.arrays.iter().map(|a| a.ident.to_string()).collect();
+        (walked, names)
+    }
+
+    /// Each access of the loop in `item`: the array's name and the subscripts the walk
+    /// found, `Indirect` as `?`, affine forms as their coefficients and constant.
+    fn accesses(item: TokenStream) -> Vec<String> {
+        let (walked, names) = walked(item);
         walked
             .accesses
             .iter()
@@ -1582,7 +1578,7 @@ mod tests {
                         Subscript::Indirect => "?".into(),
                     })
                     .collect();
-                format!("{}[{}]", f.arrays[a.array].ident, subs.join(", "))
+                format!("{}[{}]", names[a.array], subs.join(", "))
             })
             .collect()
     }
@@ -1657,15 +1653,11 @@ mod tests {
     #[test]
     fn arrays_that_steer_the_accesses() {
         let steer = |item: TokenStream| {
-            let item: syn::ItemFn = syn::parse2(item).expect("a function");
-            let cx = crate::ctxt::Ctxt::new();
-            let f = crate::front::LoopFn::from_syn(&cx, &item).expect("a loop");
-            let walked = super::walk(&cx, &f);
-            cx.check().expect("no errors");
+            let (walked, names) = walked(item);
             walked
                 .steer
                 .iter()
-                .map(|&a| f.arrays[a].ident.to_string())
+                .map(|&a| names[a].clone())
                 .collect::<Vec<_>>()
         };
         let found = steer(quote! {
