@@ -135,3 +135,302 @@ fn ordered_sgd_mf_through_an_inner_loop_equals_serial() {
         assert_eq!(bits(&h), bits(&h_ref), "{threads} threads: h");
     }
 }
+
+/// Red-black relaxation as people write it: the odd points `(1..n - 1).step_by(2)`. The
+/// index is `2t + 1` of the step `t`, so `x[i]` and `x[i ± 1]` never meet: 1D.
+#[strads::parallel_for(expect = "1d")]
+fn red_points(x: &mut DistArray<f64, 1>, n: usize) {
+    for i in (1..n - 1).step_by(2) {
+        x[i] = 0.5 * (x[i - 1] + x[i + 1]);
+    }
+}
+
+#[strads::parallel_for(ordered, expect = "1d")]
+fn black_points(x: &mut DistArray<f64, 1>, n: usize) {
+    for i in (2..=n - 2).step_by(2) {
+        x[i] = 0.5 * (x[i - 1] + x[i + 1]);
+    }
+}
+
+#[test]
+fn step_by_ranges_are_1d_and_equal_serial() {
+    for n in [2, 3, 4, 11, 1000, 1001] {
+        let start = DistArray::<f64, 1>::random([n], 7);
+        let mut reference = start.clone();
+        serial(|| {
+            red_points(&mut reference, n);
+            black_points(&mut reference, n);
+        });
+        for threads in 1..=4 {
+            let mut x = start.clone();
+            let ((), trace) = strads::with_threads(threads, || {
+                record(|| {
+                    red_points(&mut x, n);
+                    black_points(&mut x, n);
+                })
+            });
+            assert_eq!(bits(&x), bits(&reference), "n = {n}, {threads} threads");
+            if n > 4 {
+                for run in &trace.runs {
+                    assert!(
+                        run.plan
+                            .starts_with(&format!("1d dim=i_step workers={threads}")),
+                        "{}",
+                        run.plan
+                    );
+                }
+            }
+            let mut again = start.clone();
+            replay(&trace, || {
+                red_points(&mut again, n);
+                black_points(&mut again, n);
+            });
+            assert_eq!(bits(&again), bits(&x), "n = {n}, {threads} threads: replay");
+        }
+    }
+}
+
+/// Gauss-Seidel, 5 points, as people write it: two nested range loops over the interior.
+/// Vectors (1, 0) and (0, 1): an ordered 2D wavefront of tiles.
+#[strads::parallel_for(ordered, expect = "2d")]
+fn gauss_seidel(u: &mut DistArray<f64, 2>, n: usize, m: usize) {
+    for i in 1..n - 1 {
+        for j in 1..m - 1 {
+            u[[i, j]] = 0.25 * (u[[i - 1, j]] + u[[i + 1, j]] + u[[i, j - 1]] + u[[i, j + 1]]);
+        }
+    }
+}
+
+/// Successive over-relaxation, the same nest with a factor.
+#[strads::parallel_for(ordered)]
+fn sor(u: &mut DistArray<f64, 2>, omega: f64) {
+    for i in 1..u.shape()[0] - 1 {
+        for j in 1..u.shape()[1] - 1 {
+            let gs = 0.25 * (u[[i - 1, j]] + u[[i + 1, j]] + u[[i, j - 1]] + u[[i, j + 1]]);
+            u[[i, j]] += omega * (gs - u[[i, j]]);
+        }
+    }
+}
+
+#[test]
+fn nested_gauss_seidel_and_sor_equal_serial() {
+    let (n, m) = (67, 45);
+    let start = DistArray::<f64, 2>::random([n, m], 9);
+    let mut reference = start.clone();
+    serial(|| {
+        gauss_seidel(&mut reference, n, m);
+        sor(&mut reference, 1.5);
+    });
+    for threads in 1..=4 {
+        let mut u = start.clone();
+        let ((), trace) = strads::with_threads(threads, || {
+            record(|| {
+                gauss_seidel(&mut u, n, m);
+                sor(&mut u, 1.5);
+            })
+        });
+        assert_eq!(bits(&u), bits(&reference), "{threads} threads");
+        for run in &trace.runs {
+            assert!(
+                run.plan
+                    .starts_with(&format!("2d space=i time=j workers={threads} tiled=u")),
+                "{}",
+                run.plan
+            );
+            assert!(!run.plan.contains("one worker"), "{}", run.plan);
+        }
+        if threads > 1 {
+            // Tiles on one anti-diagonal run together.
+            assert!(
+                trace.runs[0]
+                    .steps
+                    .iter()
+                    .any(|s| s.iter().filter(|b| !b.is_empty()).count() > 1)
+            );
+        }
+    }
+}
+
+/// The same 5-point sweep, unordered: any order of the points with no two neighbours at
+/// once; the result equals the replay of the recorded order.
+#[strads::parallel_for]
+fn gauss_seidel_unordered(u: &mut DistArray<f64, 2>, n: usize, m: usize) {
+    for i in 1..n - 1 {
+        for j in 1..m - 1 {
+            u[[i, j]] = 0.25 * (u[[i - 1, j]] + u[[i + 1, j]] + u[[i, j - 1]] + u[[i, j + 1]]);
+        }
+    }
+}
+
+/// Jacobi: reads `u`, writes `v`; no dependence at all.
+#[strads::parallel_for(expect = "1d")]
+fn jacobi(u: &DistArray<f64, 2>, v: &mut DistArray<f64, 2>, n: usize, m: usize) {
+    for i in 1..n - 1 {
+        for j in 1..m - 1 {
+            v[[i, j]] = 0.25 * (u[[i - 1, j]] + u[[i + 1, j]] + u[[i, j - 1]] + u[[i, j + 1]]);
+        }
+    }
+}
+
+#[test]
+fn unordered_nests_equal_their_replay() {
+    let (n, m) = (53, 38);
+    let start = DistArray::<f64, 2>::random([n, m], 4);
+    let mut v_ref = DistArray::<f64, 2>::zeros([n, m]);
+    serial(|| jacobi(&start, &mut v_ref, n, m));
+    for threads in 1..=4 {
+        let mut u = start.clone();
+        let mut v = DistArray::<f64, 2>::zeros([n, m]);
+        let ((), trace) = strads::with_threads(threads, || {
+            record(|| {
+                gauss_seidel_unordered(&mut u, n, m);
+                jacobi(&start, &mut v, n, m);
+            })
+        });
+        assert!(
+            trace.runs[1]
+                .plan
+                .starts_with(&format!("1d dim=i workers={threads}")),
+            "{}",
+            trace.runs[1].plan
+        );
+        assert_eq!(bits(&v), bits(&v_ref), "{threads} threads: jacobi");
+        let (mut u2, mut v2) = (start.clone(), DistArray::<f64, 2>::zeros([n, m]));
+        replay(&trace, || {
+            gauss_seidel_unordered(&mut u2, n, m);
+            jacobi(&start, &mut v2, n, m);
+        });
+        assert_eq!(bits(&u2), bits(&u), "{threads} threads: replay");
+        assert_eq!(bits(&v2), bits(&v), "{threads} threads: replay");
+    }
+}
+
+/// Three levels, a step in the middle: a 3-D space, 1D over any dim.
+#[strads::parallel_for(expect = "1d")]
+fn fill3(t: &mut DistArray<u64, 3>, a: usize, c: usize) {
+    for i in 0..a {
+        for j in (0..t.shape()[1]).step_by(3) {
+            for k in 0..c {
+                t[[i, j, k]] = t[[i, j, k]] * 31 + (i * 10_000 + j * 100 + k) as u64;
+            }
+        }
+    }
+}
+
+/// Not a perfect nest (the inner bound depends on `i`; a `continue` of the outer loop;
+/// a `break` of the inner one): the inner loop stays part of the body, a 1-D space.
+#[strads::parallel_for(expect = "1d")]
+fn triangle(a: &mut DistArray<u64, 2>, n: usize) {
+    for i in 0..n {
+        for j in 0..i + 1 {
+            a[[i, j]] += (i * 100 + j) as u64;
+        }
+    }
+}
+
+#[strads::parallel_for(expect = "1d")]
+fn rows_until(a: &mut DistArray<u64, 2>, n: usize, m: usize) {
+    'rows: for i in 0..n {
+        for j in 0..m {
+            if a[[i, j]] % 7 == 3 {
+                continue 'rows;
+            }
+            if a[[i, j]] % 11 == 5 {
+                break;
+            }
+            a[[i, j]] += 1;
+        }
+    }
+}
+
+#[test]
+fn deeper_and_imperfect_nests_equal_serial() {
+    let t0 = DistArray::<u64, 3>::from_fn([7, 10, 5], |[i, j, k]| (i * 3 + j * 5 + k) as u64);
+    let a0 = DistArray::<u64, 2>::from_fn([23, 23], |[i, j]| (i * 13 + j * 7) as u64);
+    let (mut t_ref, mut a_ref, mut b_ref) = (t0.clone(), a0.clone(), a0.clone());
+    serial(|| {
+        fill3(&mut t_ref, 7, 5);
+        triangle(&mut a_ref, 23);
+        rows_until(&mut b_ref, 23, 23);
+    });
+    for threads in 1..=4 {
+        let (mut t, mut a, mut b) = (t0.clone(), a0.clone(), a0.clone());
+        let ((), trace) = strads::with_threads(threads, || {
+            record(|| {
+                fill3(&mut t, 7, 5);
+                triangle(&mut a, 23);
+                rows_until(&mut b, 23, 23);
+            })
+        });
+        assert_eq!(t.as_slice(), t_ref.as_slice(), "{threads} threads");
+        assert_eq!(a.as_slice(), a_ref.as_slice(), "{threads} threads");
+        assert_eq!(b.as_slice(), b_ref.as_slice(), "{threads} threads");
+        assert_eq!(
+            trace
+                .runs
+                .iter()
+                .map(|r| r.plan.clone())
+                .collect::<Vec<_>>(),
+            vec![
+                format!("1d dim=i workers={threads} blocks={threads} local=t"),
+                format!("1d dim=i workers={threads} blocks={threads} local=a"),
+                format!("1d dim=i workers={threads} blocks={threads} local=a"),
+            ]
+        );
+    }
+}
+
+#[test]
+fn perfect_nests_are_dims_of_the_space() {
+    let dims = |d: &[strads::__private::Cow<'static, str>]| {
+        d.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    assert_eq!(dims(&Fill3Loop::SPEC.dims), "i,j_step,k");
+    assert_eq!(dims(&GaussSeidelLoop::SPEC.dims), "i,j");
+    assert_eq!(dims(&SorLoop::SPEC.dims), "i,j");
+    assert_eq!(dims(&JacobiLoop::SPEC.dims), "i,j");
+    assert_eq!(dims(&RedPointsLoop::SPEC.dims), "i_step");
+    assert_eq!(dims(&TriangleLoop::SPEC.dims), "i");
+    assert_eq!(dims(&RowsUntilLoop::SPEC.dims), "i");
+}
+
+/// The step's start is not a literal: the index is not affine in the step, and the
+/// subscripts are recorded at run time instead.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn every_third(x: &mut DistArray<f64, 1>, first: usize) {
+    for i in (first..x.len()).step_by(3) {
+        x[i] = 2.0 * x[i] + 1.0;
+    }
+}
+
+/// Empty outer ranges never compute the inner bounds (here `m - 1` would overflow), as in
+/// the serial nest.
+#[strads::parallel_for(expect = "1d")]
+fn interior(a: &mut DistArray<f64, 2>, n: usize, m: usize) {
+    for i in 1..n {
+        for j in 0..m - 1 {
+            a[[i, j]] += 1.0;
+        }
+    }
+}
+
+#[test]
+fn unknown_starts_and_empty_nests() {
+    let start = DistArray::<f64, 1>::random([100], 2);
+    let mut reference = start.clone();
+    serial(|| every_third(&mut reference, 2));
+    for threads in 1..=4 {
+        let mut x = start.clone();
+        let ((), trace) = strads::with_threads(threads, || record(|| every_third(&mut x, 2)));
+        assert_eq!(bits(&x), bits(&reference), "{threads} threads");
+        let mut again = start.clone();
+        replay(&trace, || every_third(&mut again, 2));
+        assert_eq!(bits(&again), bits(&x), "{threads} threads: replay");
+        let mut a = DistArray::<f64, 2>::zeros([1, 1]);
+        strads::with_threads(threads, || interior(&mut a, 1, 0));
+        assert_eq!(a.as_slice(), &[0.0]);
+    }
+}

@@ -15,7 +15,7 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 use strads_analysis::{AccessKind, Affine, Subscript};
 
 use crate::ctxt::Ctxt;
-use crate::front::{ArrayKind, KeyPat, LoopFn, collect_idents};
+use crate::front::{ArrayKind, KeyPat, LoopFn, SpaceSrc, collect_idents};
 
 /// What the walker knows of a local variable's value.
 #[derive(Clone, Debug)]
@@ -126,12 +126,16 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
         inner_loops: 0,
         closures: 0,
         in_macro: 0,
-        outer_label: f.for_loop.label.as_ref().map(|l| l.name.ident.to_string()),
+        outer_label: f
+            .body_loop()
+            .label
+            .as_ref()
+            .map(|l| l.name.ident.to_string()),
         updates: BTreeMap::new(),
         reads: Vec::new(),
     };
     w.bind_key();
-    w.visit_block(&f.for_loop.body);
+    w.visit_block(&f.body_loop().body);
     w.finish_reductions();
     w.found
 }
@@ -212,8 +216,26 @@ impl Walker<'_> {
             }
             KeyPat::Whole(k) => self.bind(k.to_string(), Sym::Key),
             KeyPat::Ignored => {}
-            KeyPat::Range(Some(i)) => self.bind(i.to_string(), var(n, 0)),
-            KeyPat::Range(None) => {}
+            KeyPat::Range(idents) => {
+                let SpaceSrc::Range { dims } = &self.f.space else {
+                    unreachable!("range keys go with range spaces")
+                };
+                for (d, (i, dim)) in idents.iter().zip(dims).enumerate() {
+                    let Some(i) = i else { continue };
+                    // `(a..b).step_by(s)`: the space's coordinate `t` counts the steps, and
+                    // the index is `s * t + a` (affine when `s` and `a` are literals).
+                    let sym = match (dim.literal_step(), dim.literal_start()) {
+                        (Some(1), _) => var(n, d),
+                        (Some(s), Some(a)) if s > 1 => {
+                            let mut coeffs = vec![0; n];
+                            coeffs[d] = s;
+                            Sym::Affine(coeffs, a)
+                        }
+                        _ => Sym::Opaque,
+                    };
+                    self.bind(i.to_string(), sym);
+                }
+            }
         }
         if let Pat::Tuple(t) = &*self.f.for_loop.pat {
             if let Some(v) = t.elems.iter().nth(1) {
@@ -845,8 +867,16 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         self.visit_expr(&l.expr);
         self.inner_loops += 1;
         self.scoped(|w| {
-            // `for k in a..b` walks a whole dim: `Full`; other patterns are opaque.
-            let full = matches!(&*l.expr, Expr::Range(_));
+            // `for k in a..b` (or `(a..b).step_by(s)`) walks a whole dim at most: `Full`;
+            // other patterns are opaque.
+            let full = match &*l.expr {
+                Expr::Range(_) => true,
+                Expr::MethodCall(m) => {
+                    m.method == "step_by"
+                        && matches!(&*m.receiver, Expr::Paren(p) if matches!(&*p.expr, Expr::Range(_)))
+                }
+                _ => false,
+            };
             w.bind_pat(&l.pat, full.then_some(Sym::Full));
             w.visit_block(&l.body);
         });
