@@ -434,3 +434,85 @@ fn unknown_starts_and_empty_nests() {
         assert_eq!(a.as_slice(), &[0.0]);
     }
 }
+
+/// A reduction inside a nest: folded in schedule order, equal to the replay's.
+#[strads::parallel_for]
+fn residual(u: &DistArray<f64, 2>, r: &mut DistArray<f64, 2>) -> f64 {
+    let mut norm: f64 = 0.0;
+    for i in 1..u.shape()[0] - 1 {
+        for j in 1..u.shape()[1] - 1 {
+            let res =
+                u[[i - 1, j]] + u[[i + 1, j]] + u[[i, j - 1]] + u[[i, j + 1]] - 4.0 * u[[i, j]];
+            r[[i, j]] = res;
+            if res.abs() < 0.01 {
+                continue;
+            }
+            norm += res * res;
+        }
+    }
+    norm
+}
+
+#[test]
+fn small_and_degenerate_nests_equal_serial() {
+    for (n, m) in [(2, 2), (3, 3), (3, 11), (11, 3), (4, 5), (9, 9)] {
+        let start = DistArray::<f64, 2>::random([n, m], (n * 100 + m) as u64);
+        let mut reference = start.clone();
+        serial(|| gauss_seidel(&mut reference, n, m));
+        let mut r_ref = DistArray::<f64, 2>::zeros([n, m]);
+        let norm_ref = serial(|| residual(&start, &mut r_ref));
+        for threads in 1..=4 {
+            let mut u = start.clone();
+            strads::with_threads(threads, || gauss_seidel(&mut u, n, m));
+            assert_eq!(bits(&u), bits(&reference), "{n}x{m}, {threads} threads");
+            let mut r = DistArray::<f64, 2>::zeros([n, m]);
+            let (norm, trace) =
+                strads::with_threads(threads, || record(|| residual(&start, &mut r)));
+            assert_eq!(
+                bits(&r),
+                bits(&r_ref),
+                "{n}x{m}, {threads} threads: residual"
+            );
+            let mut r2 = DistArray::<f64, 2>::zeros([n, m]);
+            let norm2 = replay(&trace, || residual(&start, &mut r2));
+            assert_eq!(
+                norm.to_bits(),
+                norm2.to_bits(),
+                "{n}x{m}, {threads} threads"
+            );
+            assert!((norm - norm_ref).abs() <= 1e-9 * norm_ref.max(1.0));
+        }
+    }
+}
+
+/// A nest whose subscripts are read from data: reconnaissance over the 2-D space.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn scatter_grid(idx: &DistArray<u32, 2>, out: &mut DistArray<f64, 1>, n: usize, m: usize) {
+    for i in 0..n {
+        for j in (0..m).step_by(2) {
+            let k = idx[[i, j]] as usize;
+            out[k] = out[k] * 0.5 + (i * m + j) as f64;
+        }
+    }
+}
+
+#[test]
+fn recorded_nests_equal_their_replay() {
+    let (n, m) = (17, 12);
+    let idx = DistArray::<u32, 2>::from_fn([n, m], |[i, j]| ((i * 7 + j * 5) % 23) as u32);
+    for threads in 1..=4 {
+        let mut out = DistArray::<f64, 1>::zeros([23]);
+        let ((), trace) =
+            strads::with_threads(threads, || record(|| scatter_grid(&idx, &mut out, n, m)));
+        assert!(
+            trace.runs[0].plan.starts_with("reconnaissance"),
+            "{}",
+            trace.runs[0].plan
+        );
+        let mut again = DistArray::<f64, 1>::zeros([23]);
+        replay(&trace, || scatter_grid(&idx, &mut again, n, m));
+        assert_eq!(bits(&again), bits(&out), "{threads} threads: replay");
+        let ids: usize = trace.runs[0].steps.iter().flatten().map(|b| b.len()).sum();
+        assert_eq!(ids, n * m / 2);
+    }
+}
