@@ -7,10 +7,13 @@
 //! index, never as a data race.
 //!
 //! The one invariant the executor keeps for these views to be sound: **while two views of
-//! the same array are alive on different threads, any view that may write owns a range of
-//! the axis that no other live view's range overlaps**. Local partitions are disjoint by
-//! construction, a rotated partition is held by one worker at a time (it travels around the
-//! ring by hand-off), and read-only views exist only for arrays no view writes.
+//! the same array are alive on different threads, no element one view may write is in
+//! another live view's window**. Local partitions are disjoint by construction (ranges of
+//! an axis, or for strided subscripts the exact indices each range of the dim reaches,
+//! which [`strads_analysis::alignments`] proves disjoint from what any other range
+//! reaches), a rotated partition is held by one worker at a time (it travels around the
+//! ring by hand-off), wavefront tiles that may run at once are checked when the plan is
+//! made, and read-only views exist only for arrays no view writes.
 
 use std::fmt;
 use std::marker::PhantomData;
