@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::dep::{DepVector, Dist, dependence_vectors};
-use crate::ir::{ArrayId, DimId, LoopSpec, Subscript};
+use crate::ir::{AccessKind, ArrayId, DimId, LoopSpec, Subscript};
 use crate::unimodular;
 
 /// How iterations are split among workers.
@@ -77,9 +77,11 @@ impl Strategy {
     }
 }
 
-/// An array axis whose subscript follows one iteration dim, `coeff * p[dim] + constant`,
-/// identically in every access: a range of `p[dim]` maps to a range of the axis, and
-/// disjoint ranges of the dim to disjoint ranges of the axis.
+/// An array axis whose subscript follows one iteration dim, `coeff * p[dim] + c`, in every
+/// access, with the same `coeff` and constants `c` that may differ between accesses
+/// (`x[2*k + 1]` written, `x[2*k]` and `x[2*k + 2]` read): a range of `p[dim]` maps to a
+/// set of axis indices, and for disjoint ranges of the dim the indices one range may write
+/// and the indices the other touches are disjoint (see [`alignments`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Align {
     /// The array axis.
@@ -88,23 +90,73 @@ pub struct Align {
     pub dim: DimId,
     /// Coefficient of the dim (non-zero).
     pub coeff: i64,
-    /// Constant term.
+    /// The smallest constant term of the accesses.
     pub constant: i64,
+    /// Bit `k`: some access that writes has the constant `constant + k`.
+    pub writes: u64,
+    /// Bit `k`: some access (read or write) has the constant `constant + k`; bit 0 is
+    /// always set.
+    pub touches: u64,
 }
 
 impl Align {
+    /// One form `coeff * p[dim] + constant` shared by every access.
+    pub fn uniform(axis: usize, dim: DimId, coeff: i64, constant: i64) -> Self {
+        Align {
+            axis,
+            dim,
+            coeff,
+            constant,
+            writes: 1,
+            touches: 1,
+        }
+    }
+
+    /// Whether every access has the same constant: the indices of a range of the dim are
+    /// then a range of the axis ([`image`](Align::image)) when `|coeff| == 1`.
+    pub fn is_uniform(&self) -> bool {
+        self.touches == 1
+    }
+
+    /// Whether the indices that a range of the dim touches form one contiguous range
+    /// ([`image`](Align::image)) that no other range's indices enter: one form with
+    /// `|coeff| == 1`.
+    pub fn is_contiguous(&self) -> bool {
+        self.is_uniform() && self.coeff.abs() == 1
+    }
+
     /// The half-open range of axis indices that iterations with `p[dim]` in `lo..hi`
-    /// touch, clipped to `0..extent`.
+    /// may touch (every access's constant), clipped to `0..extent`.
     pub fn image(&self, lo: usize, hi: usize, extent: usize) -> (usize, usize) {
         if lo >= hi {
             return (0, 0);
         }
+        let top = 63 - self.touches.leading_zeros() as i64;
         let a = self.coeff * lo as i64 + self.constant;
         let b = self.coeff * (hi as i64 - 1) + self.constant;
-        let (min, max) = (a.min(b), a.max(b));
+        let (min, max) = (a.min(b), a.max(b) + top);
         let lo = min.clamp(0, extent as i64) as usize;
         let hi = (max + 1).clamp(0, extent as i64) as usize;
         (lo, hi.max(lo))
+    }
+
+    /// Whether an iteration with `p[dim]` in `lo..hi` reaches index `x` of the axis
+    /// through some access (`write`: through an access that writes).
+    #[inline]
+    pub fn holds(&self, lo: usize, hi: usize, x: usize, write: bool) -> bool {
+        let mut mask = if write { self.writes } else { self.touches };
+        while mask != 0 {
+            let k = mask.trailing_zeros() as i64;
+            mask &= mask - 1;
+            let r = x as i64 - self.constant - k;
+            if r % self.coeff == 0 {
+                let p = r / self.coeff;
+                if lo as i64 <= p && p < hi as i64 {
+                    return true;
+                }
+            }
+        }
+        false
     }
 }
 
@@ -422,8 +474,9 @@ pub fn place(spec: &LoopSpec, s: Strategy) -> Result<Vec<Placement>, String> {
 }
 
 /// How each axis of `array` follows the iteration: `Some(dim)` when every access's
-/// subscript there is `p[dim] + c`, `None` when every access's subscript is a constant;
-/// `Err` names an axis that is neither.
+/// subscript there is `p[dim] + c`; `None` otherwise (a constant, `*`, an index read from
+/// data, another form, or different dims in different accesses): such an axis tells
+/// nothing about an element's tile, and the tile windows leave it unbounded.
 pub fn tile_axes(spec: &LoopSpec, array: ArrayId) -> Result<Vec<Option<DimId>>, String> {
     let accs: Vec<_> = spec.accesses.iter().filter(|a| a.array == array).collect();
     let rank = spec.arrays[array].rank;
@@ -432,40 +485,33 @@ pub fn tile_axes(spec: &LoopSpec, array: ArrayId) -> Result<Vec<Option<DimId>>, 
         let mut dim: Option<Option<DimId>> = None;
         for a in &accs {
             let this = match &a.subscripts[axis] {
-                Subscript::Affine(f) if f.is_constant() => None,
                 Subscript::Affine(f) => match f.single_dim() {
                     Some((d, 1)) => Some(d),
-                    _ => {
-                        return Err(format!(
-                            "`{}` is written and its subscript {} is not `index + constant`",
-                            spec.arrays[array].name,
-                            a.display(spec)
-                        ));
-                    }
+                    _ => None,
                 },
-                _ => {
-                    return Err(format!(
-                        "`{}` is written and {} covers a whole dim",
-                        spec.arrays[array].name,
-                        a.display(spec)
-                    ));
-                }
+                _ => None,
             };
             match dim {
                 None => dim = Some(this),
                 Some(prev) if prev == this => {}
-                Some(_) => {
-                    return Err(format!(
-                        "`{}` is written and its axis {axis} follows different dims in \
-                         different accesses",
-                        spec.arrays[array].name
-                    ));
-                }
+                Some(_) => dim = Some(None),
             }
         }
         out.push(dim.flatten());
     }
     Ok(out)
+}
+
+/// For each of the two tiled skewed coordinates (rows `rows` of the skew), whether every
+/// dim it depends on has an axis of the array that follows it: then an element's value of
+/// that coordinate is known from its index (a bounded window); otherwise the array's tile
+/// windows are unbounded along that coordinate.
+pub fn tile_bounded(axes: &[Option<DimId>], rows: [&[i64]; 2]) -> [bool; 2] {
+    rows.map(|row| {
+        row.iter()
+            .enumerate()
+            .all(|(d, &c)| c == 0 || axes.contains(&Some(d)))
+    })
 }
 
 fn place_skewed(spec: &LoopSpec, s: Strategy, skew: &[Vec<i64>]) -> Result<Vec<Placement>, String> {
@@ -495,19 +541,22 @@ fn place_skewed(spec: &LoopSpec, s: Strategy, skew: &[Vec<i64>]) -> Result<Vec<P
             continue;
         }
         if let Strategy::Wavefront { space, time, .. } = s {
-            // The tile of an element must follow from its index: every dim the two tiled
-            // skewed coordinates depend on needs an axis that follows it.
+            // Tiles that may run at once differ in both tiled coordinates, so a written
+            // array needs an index that tells at least one of them (the runtime checks the
+            // windows' overlap when it plans).
             let axes = tile_axes(spec, id)?;
-            for k in [space, time] {
-                for (d, &c) in skew[k].iter().enumerate() {
-                    if c != 0 && !axes.contains(&Some(d)) {
-                        return Err(format!(
-                            "`{}` is written but no axis of it follows `{}`, which the \
-                             wavefront's tiles depend on",
-                            arr.name, spec.dims[d]
-                        ));
-                    }
-                }
+            if tile_bounded(&axes, [&skew[space], &skew[time]]) == [false, false] {
+                let need: Vec<String> = [space, time]
+                    .iter()
+                    .flat_map(|&k| skew[k].iter().enumerate().filter(|(_, c)| **c != 0))
+                    .map(|(d, _)| format!("`{}`", spec.dims[d]))
+                    .collect();
+                return Err(format!(
+                    "`{}` is written but no axis of it follows {} by `index + constant` in \
+                     every access, which the wavefront's tiles depend on",
+                    arr.name,
+                    need.join(" or ")
+                ));
             }
             out.push(Placement::Tiled);
             continue;
@@ -539,31 +588,60 @@ fn place_skewed(spec: &LoopSpec, s: Strategy, skew: &[Vec<i64>]) -> Result<Vec<P
     Ok(out)
 }
 
-/// The axes of `array` whose subscript is the same single-dim affine form in every access.
+/// The axes of `array` along which disjoint ranges of one iteration dim own disjoint
+/// elements: every access's subscript there is `coeff * p[dim] + c` with the same `dim`
+/// and `coeff`, constants within 64 of each other, and no write's constant congruent to
+/// another access's constant modulo `coeff` (else iteration `p` would write an index that
+/// iteration `p + (c' - c) / coeff` touches, and neighbouring ranges would share it).
 pub fn alignments(spec: &LoopSpec, array: ArrayId) -> Vec<Align> {
     let accs: Vec<_> = spec.accesses.iter().filter(|a| a.array == array).collect();
     let Some(first) = accs.first() else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for axis in 0..first.subscripts.len() {
+    'axes: for axis in 0..first.subscripts.len() {
         let Subscript::Affine(f) = &first.subscripts[axis] else {
             continue;
         };
         let Some((dim, coeff)) = f.single_dim() else {
             continue;
         };
-        if accs
-            .iter()
-            .all(|a| a.subscripts.get(axis) == Some(&first.subscripts[axis]))
-        {
-            out.push(Align {
-                axis,
-                dim,
-                coeff,
-                constant: f.constant,
-            });
+        let mut consts = Vec::with_capacity(accs.len());
+        for a in &accs {
+            match a.subscripts.get(axis) {
+                Some(Subscript::Affine(g)) if g.single_dim() == Some((dim, coeff)) => {
+                    consts.push((g.constant, a.kind == AccessKind::Write));
+                }
+                _ => continue 'axes,
+            }
         }
+        let base = consts.iter().map(|c| c.0).min().unwrap_or(0);
+        let (mut writes, mut touches) = (0u64, 0u64);
+        for &(c, w) in &consts {
+            let k = c.saturating_sub(base);
+            if k >= 64 {
+                continue 'axes;
+            }
+            touches |= 1 << k;
+            if w {
+                writes |= 1 << k;
+            }
+        }
+        for kw in (0i64..64).filter(|k| writes >> k & 1 == 1) {
+            for kt in (0i64..64).filter(|k| touches >> k & 1 == 1) {
+                if kw != kt && (kw - kt) % coeff == 0 {
+                    continue 'axes;
+                }
+            }
+        }
+        out.push(Align {
+            axis,
+            dim,
+            coeff,
+            constant: base,
+            writes,
+            touches,
+        });
     }
     out
 }
@@ -683,13 +761,13 @@ mod tests {
 
     #[test]
     fn unalignable_write_is_rejected_with_reason() {
-        // a[2i] and a[2i + 1] written: independent, but not the same form.
+        // a[2i] written, a[4i + 1] read: independent, but not one coefficient.
         let s = spec(
             1,
             &[1],
             vec![
                 access(0, true, vec![sub(&[2], 0)]),
-                access(0, true, vec![sub(&[2], 1)]),
+                access(0, false, vec![sub(&[4], 1)]),
             ],
         );
         let a = analyze(&s);
@@ -701,6 +779,74 @@ mod tests {
                  follows `i` alone, identically in every access"
             )
         );
+    }
+
+    #[test]
+    fn strided_red_black_is_1d() {
+        // x[2k + 1] written from x[2k] and x[2k + 2]: odd and even never meet.
+        let s = spec(
+            1,
+            &[1],
+            vec![
+                access(0, false, vec![sub(&[2], 0)]),
+                access(0, false, vec![sub(&[2], 2)]),
+                access(0, true, vec![sub(&[2], 1)]),
+            ],
+        );
+        let a = analyze(&s);
+        assert!(a.vectors.is_empty());
+        assert_eq!(a.kind(), Some("1d"), "{:?}", a.reason);
+        let al = Align {
+            axis: 0,
+            dim: 0,
+            coeff: 2,
+            constant: 0,
+            writes: 0b010,
+            touches: 0b111,
+        };
+        assert_eq!(a.candidates[0].placements, vec![Placement::Local(al)]);
+        // Iterations 2..4 write x[5], x[7] and read x[4], x[6], x[8].
+        let got: Vec<(usize, bool, bool)> = (3..10)
+            .map(|x| (x, al.holds(2, 4, x, false), al.holds(2, 4, x, true)))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (3, false, false),
+                (4, true, false),
+                (5, true, true),
+                (6, true, false),
+                (7, true, true),
+                (8, true, false),
+                (9, false, false),
+            ]
+        );
+        assert_eq!(al.image(2, 4, 100), (4, 9));
+    }
+
+    #[test]
+    fn congruent_constants_do_not_align() {
+        // x[2k] written, x[2k + 2] read: iteration k reads what k + 1 writes.
+        let s = spec(
+            2,
+            &[1],
+            vec![
+                access(0, true, vec![sub(&[2, 0], 0)]),
+                access(0, false, vec![sub(&[2, 0], 2)]),
+            ],
+        );
+        assert!(alignments(&s, 0).is_empty());
+        // With a third constant that is odd, the even ones still meet.
+        let s = spec(
+            1,
+            &[1],
+            vec![
+                access(0, true, vec![sub(&[2], 0)]),
+                access(0, false, vec![sub(&[2], 1)]),
+                access(0, false, vec![sub(&[2], -2)]),
+            ],
+        );
+        assert!(alignments(&s, 0).is_empty());
     }
 
     #[test]
@@ -725,19 +871,9 @@ mod tests {
 
     #[test]
     fn image_of_ranges() {
-        let a = Align {
-            axis: 0,
-            dim: 0,
-            coeff: 2,
-            constant: 1,
-        };
+        let a = Align::uniform(0, 0, 2, 1);
         assert_eq!(a.image(0, 3, 100), (1, 6));
-        let r = Align {
-            axis: 0,
-            dim: 0,
-            coeff: -1,
-            constant: 9,
-        };
+        let r = Align::uniform(0, 0, -1, 9);
         assert_eq!(r.image(2, 5, 10), (5, 8));
         assert_eq!(r.image(0, 0, 10), (0, 0));
     }
@@ -775,6 +911,57 @@ mod wavefront_tests {
             assert_eq!(c.skew, vec![vec![1, 0], vec![0, 1]]);
             assert_eq!(c.placements, vec![Placement::Tiled]);
         }
+    }
+
+    #[test]
+    fn ordered_rows_through_an_inner_loop_are_ordered_2d() {
+        // Ordered SGD-MF: w[u, k] and h[i, k] for k of an inner loop (`*`).
+        let mut s = spec(
+            2,
+            &[2, 2],
+            vec![
+                access(0, false, vec![sub(&[1, 0], 0), Subscript::Full]),
+                access(1, false, vec![sub(&[0, 1], 0), Subscript::Full]),
+                access(0, true, vec![sub(&[1, 0], 0), Subscript::Full]),
+                access(1, true, vec![sub(&[0, 1], 0), Subscript::Full]),
+            ],
+        );
+        s.ordered = true;
+        let a = analyze(&s);
+        let got: Vec<_> = a.candidates.iter().map(|c| c.strategy).collect();
+        assert_eq!(
+            got,
+            vec![Strategy::Wavefront {
+                space: 0,
+                time: 1,
+                unimodular: false
+            }],
+            "{}",
+            report(&s, &a)
+        );
+        assert_eq!(a.candidates[0].placements, vec![Placement::Tiled; 2]);
+        assert_eq!(tile_axes(&s, 0), Ok(vec![Some(0), None]));
+        assert_eq!(
+            tile_bounded(&[Some(0), None], [&[1, 0], &[0, 1]]),
+            [true, false]
+        );
+    }
+
+    #[test]
+    fn a_written_array_the_tiles_cannot_see_is_refused() {
+        // b[k] (inner loop) written in an ordered 2D loop: every tile touches all of it.
+        let mut s = spec(
+            2,
+            &[2, 1],
+            vec![
+                access(0, false, vec![sub(&[1, 0], -1), sub(&[0, 1], 0)]),
+                access(0, true, vec![sub(&[1, 0], 0), sub(&[0, 1], 0)]),
+                access(1, true, vec![sub(&[0, 0], 0)]),
+            ],
+        );
+        s.ordered = true;
+        let a = analyze(&s);
+        assert_eq!(a.kind(), None, "{}", report(&s, &a));
     }
 
     #[test]

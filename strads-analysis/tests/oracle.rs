@@ -679,7 +679,10 @@ fn check_placements(
                             continue;
                         }
                         checked += 1;
-                        if !(ilo as i64 <= x && x < ihi as i64) {
+                        let covered = ilo as i64 <= x
+                            && x < ihi as i64
+                            && al.holds(lo, hi, x as usize, t.write);
+                        if !covered {
                             return Err(format!(
                                 "{:?} with {p} workers: iteration {pt:?} (dim {pdim} part \
                                  {lo}..{hi}) touches index {x} of array {id} axis {} outside \
@@ -705,12 +708,25 @@ fn check_disjoint(al: &Align, par: &Partition) -> Result<(), String> {
         })
         .collect();
     for (k, a) in images.iter().enumerate() {
-        for b in &images[k + 1..] {
-            if a.0 < a.1 && b.0 < b.1 && a.0 < b.1 && b.0 < a.1 {
+        for (l, b) in images.iter().enumerate().skip(k + 1) {
+            let hulls_meet = a.0 < a.1 && b.0 < b.1 && a.0 < b.1 && b.0 < a.1;
+            if al.is_uniform() && hulls_meet {
                 return Err(format!(
                     "{al:?}: ranges {a:?} and {b:?} of {:?} overlap",
                     par.bounds
                 ));
+            }
+            // Strided: what one part may write, the other never reaches.
+            let ((klo, khi), (llo, lhi)) = (par.range(k), par.range(l));
+            for x in 0..(2 * MAX_ABS as usize + 130) {
+                if (al.holds(klo, khi, x, true) && al.holds(llo, lhi, x, false))
+                    || (al.holds(llo, lhi, x, true) && al.holds(klo, khi, x, false))
+                {
+                    return Err(format!(
+                        "{al:?}: parts {k} and {l} of {:?} both reach index {x}, one writing",
+                        par.bounds
+                    ));
+                }
             }
         }
     }
@@ -751,12 +767,7 @@ fn check_all(spec: &LoopSpec, extents: &[usize]) {
 }
 
 fn align(axis: usize, dim: usize, coeff: i64, constant: i64) -> Align {
-    Align {
-        axis,
-        dim,
-        coeff,
-        constant,
-    }
+    Align::uniform(axis, dim, coeff, constant)
 }
 
 #[test]
@@ -843,7 +854,8 @@ fn prefix_sum_has_no_candidate() {
 
 #[test]
 fn even_write_odd_read_has_no_vector() {
-    // a[2i] = a[2i + 1]: independent, but the written array cannot be split identically.
+    // a[2i] = a[2i + 1]: independent; a worker's iterations write even indices no other
+    // worker's iterations reach: 1D, `a` local with a strided window.
     let s = spec(
         1,
         &[1],
@@ -851,11 +863,23 @@ fn even_write_odd_read_has_no_vector() {
     );
     assert!(vecs(&s).is_empty());
     let a = analyze(&s);
-    assert!(a.candidates.is_empty());
-    assert_eq!(
-        a.rejected.iter().map(|r| r.0).collect::<Vec<_>>(),
-        [Plan::OneD { dim: 0 }]
+    assert_eq!(plans(&s), [Plan::OneD { dim: 0 }]);
+    let mut al = align(0, 0, 2, 0);
+    al.touches = 0b11;
+    assert_eq!(a.candidates[0].placements, [Placement::Local(al)]);
+    check_all(&s, &[5]);
+    // Red-black: a[2i + 1] from a[2i] and a[2i + 2].
+    let s = spec(
+        1,
+        &[1],
+        vec![
+            read(0, vec![aff(&[2], 0)]),
+            read(0, vec![aff(&[2], 2)]),
+            write(0, vec![aff(&[2], 1)]),
+        ],
     );
+    assert!(vecs(&s).is_empty());
+    assert_eq!(plans(&s), [Plan::OneD { dim: 0 }]);
     check_all(&s, &[5]);
     // Written only at a[2i]: 1D, a local with stride 2.
     let s = spec(

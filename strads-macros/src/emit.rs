@@ -190,8 +190,15 @@ pub(crate) fn emit(
         }
     }
 
-    // The iteration item: `(key, &value)` for arrays, the index for ranges.
-    let pat = &f.for_loop.pat;
+    // The iteration item: `(key, &value)` for arrays, the index for ranges, the indices
+    // `[i, j, ..]` for a nest of ranges.
+    let pat = if f.nest.is_empty() {
+        let p = &f.for_loop.pat;
+        quote!(#p)
+    } else {
+        let pats = f.nest_pats();
+        quote!([#(#pats),*])
+    };
     let (item_ty, space_init) = match &f.space {
         SpaceSrc::Array(a) => {
             let arr = &f.arrays[*a];
@@ -210,35 +217,87 @@ pub(crate) fn emit(
                 )
             }
         }
-        SpaceSrc::Range {
-            start,
-            end,
-            inclusive,
-        } => {
-            let end = if *inclusive {
-                quote!((#end) + 1)
-            } else {
-                quote!(#end)
+        SpaceSrc::Range { dims } => {
+            let dim = |d: &crate::front::RangeDim| {
+                let (start, end) = (&d.start, &d.end);
+                let end = if d.inclusive {
+                    quote!((#end) + 1)
+                } else {
+                    quote!(#end)
+                };
+                match &d.step {
+                    Some(step) => (quote!(#start, #end, #step), true),
+                    None => (quote!(#start, #end), false),
+                }
             };
-            (
-                quote!(usize),
-                quote!(let __space = &#private::RangeSpace::new(#start, #end);),
-            )
+            if let [d] = dims.as_slice() {
+                let (args, stepped) = dim(d);
+                let ctor = if stepped {
+                    quote!(stepped)
+                } else {
+                    quote!(new)
+                };
+                (
+                    quote!(usize),
+                    quote!(let __space = &#private::RangeSpace::#ctor(#args);),
+                )
+            } else {
+                // An inner loop's bounds are computed only when the loops around it run
+                // (as in the serial nest, where `m - 1` is never computed for no `i`).
+                let n = lit(dims.len() as i128);
+                let names: Vec<_> = (0..dims.len()).map(|k| format_ident!("__r{}", k)).collect();
+                let lets = dims.iter().enumerate().map(|(k, d)| {
+                    let (args, stepped) = dim(d);
+                    let ctor = if stepped {
+                        quote!(stepped)
+                    } else {
+                        quote!(new)
+                    };
+                    let name = &names[k];
+                    let before = &names[..k];
+                    if k == 0 {
+                        quote!(let #name = #private::RangeDim::#ctor(#args);)
+                    } else {
+                        quote! {
+                            let #name = if #(#before.is_empty())||* {
+                                #private::RangeDim::new(0, 0)
+                            } else {
+                                #private::RangeDim::#ctor(#args)
+                            };
+                        }
+                    }
+                });
+                (
+                    quote!([usize; #n]),
+                    quote! {
+                        let __space = &{
+                            #(#lets)*
+                            #private::GridSpace::new([#(#names),*])
+                        };
+                    },
+                )
+            }
         }
     };
 
     // The body, with `continue` of the parallel loop turned into `return` and reductions
     // redirected to the block's accumulators.
-    let mut body = f.for_loop.body.clone();
+    let mut body = f.body_loop().body.clone();
     ContinueToReturn {
-        label: f.for_loop.label.as_ref().map(|l| l.name.ident.to_string()),
+        label: f
+            .body_loop()
+            .label
+            .as_ref()
+            .map(|l| l.name.ident.to_string()),
         depth: 0,
     }
     .visit_block_mut(&mut body);
     let reds = &walked.reductions;
     if !reds.is_empty() {
         let mut loop_vars = Vec::new();
-        collect_idents(&f.for_loop.pat, &mut loop_vars);
+        for p in f.nest_pats() {
+            collect_idents(p, &mut loop_vars);
+        }
         RedirectReductions {
             names: reds.iter().map(|r| r.ident.to_string()).collect(),
             scopes: vec![loop_vars.into_iter().map(|(i, _)| i.to_string()).collect()],
@@ -464,7 +523,9 @@ pub(crate) fn emit(
                 }
                 __strads_n += 1;
             };
-            counted.body.stmts.splice(0..0, tick);
+            crate::front::innermost_body_mut(&mut counted, f.nest.len())
+                .stmts
+                .splice(0..0, tick);
             // The counter counts iterations the way `continue` cannot skip.
             counted
                 .attrs

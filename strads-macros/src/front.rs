@@ -44,12 +44,46 @@ pub(crate) struct OuterVar {
 pub(crate) enum SpaceSrc {
     /// An array variable (index into `LoopFn::arrays`).
     Array(usize),
-    /// `start..end` or `start..=end`.
-    Range {
-        start: Box<Expr>,
-        end: Box<Expr>,
-        inclusive: bool,
-    },
+    /// `start..end` or `start..=end` (each maybe `.step_by(s)`): one per loop of a perfect
+    /// nest `for i in a..b { for j in c..d { .. } }`, outermost first.
+    Range { dims: Vec<RangeDim> },
+}
+
+/// One range loop of the iteration space.
+pub(crate) struct RangeDim {
+    pub(crate) start: Box<Expr>,
+    pub(crate) end: Box<Expr>,
+    pub(crate) inclusive: bool,
+    /// `(a..b).step_by(step)`.
+    pub(crate) step: Option<Box<Expr>>,
+}
+
+impl RangeDim {
+    /// The step when it is an integer literal (`1` without `step_by`).
+    pub(crate) fn literal_step(&self) -> Option<i64> {
+        match &self.step {
+            None => Some(1),
+            Some(e) => int_literal(e),
+        }
+    }
+
+    /// The start when it is an integer literal.
+    pub(crate) fn literal_start(&self) -> Option<i64> {
+        int_literal(&self.start)
+    }
+}
+
+/// The value of an integer literal, maybe parenthesized or with a suffix (`2`, `(4usize)`).
+fn int_literal(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Lit(l) => match &l.lit {
+            syn::Lit::Int(i) => i.base10_parse::<i64>().ok(),
+            _ => None,
+        },
+        Expr::Paren(p) => int_literal(&p.expr),
+        Expr::Group(g) => int_literal(&g.expr),
+        _ => None,
+    }
 }
 
 /// How the loop pattern binds the iteration index.
@@ -60,8 +94,8 @@ pub(crate) enum KeyPat {
     Whole(syn::Ident),
     /// `(_, v)`.
     Ignored,
-    /// `i` of a range loop.
-    Range(Option<syn::Ident>),
+    /// `i` of a range loop; `i`, `j`, .. of a perfect nest of range loops.
+    Range(Vec<Option<syn::Ident>>),
 }
 
 /// The annotated function, split around its loop.
@@ -71,6 +105,9 @@ pub(crate) struct LoopFn {
     pub(crate) outer: Vec<OuterVar>,
     pub(crate) loop_index: usize,
     pub(crate) for_loop: ExprForLoop,
+    /// The loops perfectly nested in `for_loop` that are dims of the iteration space
+    /// (outermost first); the body of an iteration is the last one's (or `for_loop`'s).
+    pub(crate) nest: Vec<ExprForLoop>,
     pub(crate) space: SpaceSrc,
     pub(crate) key: KeyPat,
     pub(crate) n_dims: usize,
@@ -215,7 +252,11 @@ impl LoopFn {
         };
         let for_loop = for_loop.clone();
         let values_mut = is_iter_mut(&for_loop.expr);
-        let space = space_of(cx, &for_loop.expr, &arrays)?;
+        let mut space = space_of(cx, &for_loop.expr, &arrays)?;
+        let mut nest = Vec::new();
+        if let SpaceSrc::Range { dims } = &mut space {
+            nest = perfect_nest(&for_loop, &arrays, &outer, dims);
+        }
         if values_mut {
             if let SpaceSrc::Array(a) = space {
                 let arr = &arrays[a];
@@ -231,7 +272,13 @@ impl LoopFn {
         }
         let (key, n_dims) = match &space {
             SpaceSrc::Array(a) => key_of_array(cx, &for_loop.pat, arrays[*a].rank)?,
-            SpaceSrc::Range { .. } => (key_of_range(cx, &for_loop.pat)?, 1),
+            SpaceSrc::Range { dims } => {
+                let mut keys = vec![key_of_range(cx, &for_loop.pat)?];
+                for l in &nest {
+                    keys.push(key_of_range(cx, &l.pat)?);
+                }
+                (KeyPat::Range(keys), dims.len())
+            }
         };
         Some(LoopFn {
             item: item.clone(),
@@ -239,6 +286,7 @@ impl LoopFn {
             outer,
             loop_index,
             for_loop,
+            nest,
             space,
             key,
             n_dims,
@@ -269,8 +317,244 @@ impl LoopFn {
                 .collect(),
             KeyPat::Whole(k) => (0..self.n_dims).map(|d| format!("{k}[{d}]")).collect(),
             KeyPat::Ignored => (0..self.n_dims).map(|d| format!("_{d}")).collect(),
-            KeyPat::Range(i) => vec![i.as_ref().map_or("_0".into(), |i| i.to_string())],
+            // A stepped range's dim counts its steps: `i_step` (the index is
+            // `step * i_step + start`).
+            KeyPat::Range(v) => v
+                .iter()
+                .enumerate()
+                .map(|(d, i)| {
+                    let name = i.as_ref().map_or(format!("_{d}"), |i| i.to_string());
+                    match &self.space {
+                        SpaceSrc::Range { dims } if dims[d].literal_step() != Some(1) => {
+                            format!("{name}_step")
+                        }
+                        _ => name,
+                    }
+                })
+                .collect(),
         }
+    }
+
+    /// The loop whose body is one iteration: the innermost loop of the nest.
+    pub(crate) fn body_loop(&self) -> &ExprForLoop {
+        self.nest.last().unwrap_or(&self.for_loop)
+    }
+
+    /// Every pattern of the nest's loops, outermost first.
+    pub(crate) fn nest_pats(&self) -> impl Iterator<Item = &Pat> {
+        std::iter::once(&*self.for_loop.pat).chain(self.nest.iter().map(|l| &*l.pat))
+    }
+}
+
+/// The body of the innermost loop of a perfect nest of `levels` loops below `l`.
+pub(crate) fn innermost_body_mut(l: &mut ExprForLoop, levels: usize) -> &mut syn::Block {
+    if levels == 0 {
+        return &mut l.body;
+    }
+    match l.body.stmts.first_mut() {
+        Some(Stmt::Expr(Expr::ForLoop(inner), _)) => innermost_body_mut(inner, levels - 1),
+        _ => unreachable!("a perfect nest holds one loop per level"),
+    }
+}
+
+/// The loops perfectly nested in `l` that become dims of the iteration space, their ranges
+/// appended to `dims`: while a loop's body is exactly one `for` loop over a range whose
+/// bounds do not depend on the indices bound so far (nor on anything the loop may change),
+/// and nothing in the innermost body jumps out of it or to an outer loop of the nest.
+fn perfect_nest(
+    l: &ExprForLoop,
+    arrays: &[ArrayVar],
+    outer: &[OuterVar],
+    dims: &mut Vec<RangeDim>,
+) -> Vec<ExprForLoop> {
+    let mut nest: Vec<ExprForLoop> = Vec::new();
+    let mut bound: Vec<String> = Vec::new();
+    let mut cur = l;
+    loop {
+        let mut names = Vec::new();
+        collect_idents(&cur.pat, &mut names);
+        bound.extend(names.into_iter().map(|(i, _)| i.to_string()));
+        let [Stmt::Expr(Expr::ForLoop(inner), _)] = cur.body.stmts.as_slice() else {
+            break;
+        };
+        let pure = |e: &Expr| pure_bound(e, arrays, outer, &bound);
+        let Some(dim) = range_dim(&inner.expr)
+            .filter(|d| pure(&d.start) && pure(&d.end) && d.step.as_deref().is_none_or(pure))
+        else {
+            break;
+        };
+        let fresh_name = match &*inner.pat {
+            Pat::Ident(pi) => {
+                pi.subpat.is_none() && pi.by_ref.is_none() && !bound.contains(&pi.ident.to_string())
+            }
+            Pat::Wild(_) => true,
+            _ => false,
+        };
+        if !inner.attrs.is_empty() || !fresh_name {
+            break;
+        }
+        nest.push(inner.clone());
+        dims.push(dim);
+        cur = inner;
+    }
+    // Jumps in the innermost body: cut the nest above the loops they leave or continue.
+    while !nest.is_empty() {
+        let labels: Vec<Option<String>> = std::iter::once(l)
+            .chain(nest.iter())
+            .map(|l| l.label.as_ref().map(|x| x.name.ident.to_string()))
+            .collect();
+        let body = &nest.last().expect("not empty").body;
+        let mut j = Jumps {
+            labels: &labels,
+            depth: 0,
+            escapes: false,
+        };
+        syn::visit::Visit::visit_block(&mut j, body);
+        if !j.escapes {
+            break;
+        }
+        nest.pop();
+        dims.pop();
+    }
+    nest
+}
+
+/// Finds `break` or `continue` in the innermost body of a nest that a flattened iteration
+/// could not express: any `break` of the innermost loop, any jump to an outer loop of the
+/// nest. (`continue` of the innermost loop ends the iteration.)
+struct Jumps<'a> {
+    /// Labels of the nest's loops, outermost first.
+    labels: &'a [Option<String>],
+    /// Loops nested inside the body.
+    depth: usize,
+    escapes: bool,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for Jumps<'_> {
+    fn visit_expr(&mut self, e: &'ast Expr) {
+        let (label, is_break) = match e {
+            Expr::Break(b) => (Some(&b.label), true),
+            Expr::Continue(c) => (Some(&c.label), false),
+            _ => (None, false),
+        };
+        if let Some(label) = label {
+            let innermost = self.labels.len() - 1;
+            let target = match label {
+                Some(l) => self
+                    .labels
+                    .iter()
+                    .position(|x| x.as_deref() == Some(&l.ident.to_string())),
+                None => (self.depth == 0).then_some(innermost),
+            };
+            match target {
+                Some(t) if t < innermost || is_break => self.escapes = true,
+                _ => {}
+            }
+        }
+        match e {
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {
+                self.depth += 1;
+                syn::visit::visit_expr(self, e);
+                self.depth -= 1;
+            }
+            Expr::Closure(_) => {}
+            _ => syn::visit::visit_expr(self, e),
+        }
+    }
+
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Whether a bound of an inner loop can be computed once before the loop: it reads no
+/// index of the nest, no variable the function may change, and of arrays only their shape.
+fn pure_bound(e: &Expr, arrays: &[ArrayVar], outer: &[OuterVar], bound: &[String]) -> bool {
+    let pure = |e: &Expr| pure_bound(e, arrays, outer, bound);
+    match e {
+        Expr::Lit(_) => true,
+        Expr::Path(p) => match p.path.get_ident() {
+            Some(i) => {
+                let name = i.to_string();
+                // Not an index, not an array's elements, not a variable that may change
+                // (an unknown name is a constant or a static).
+                !bound.contains(&name)
+                    && !arrays.iter().any(|a| a.ident == name)
+                    && !outer.iter().any(|o| o.ident == name && o.mutable)
+            }
+            // `usize::MAX`, a constant's path.
+            None => p.qself.is_none(),
+        },
+        Expr::Paren(p) => pure(&p.expr),
+        Expr::Group(g) => pure(&g.expr),
+        Expr::Cast(c) => pure(&c.expr),
+        Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && pure(&u.expr),
+        Expr::Binary(b) => {
+            use syn::BinOp::*;
+            matches!(
+                b.op,
+                Add(_)
+                    | Sub(_)
+                    | Mul(_)
+                    | Div(_)
+                    | Rem(_)
+                    | Shl(_)
+                    | Shr(_)
+                    | BitAnd(_)
+                    | BitOr(_)
+                    | BitXor(_)
+            ) && pure(&b.left)
+                && pure(&b.right)
+        }
+        Expr::Field(f) => pure(&f.base),
+        // `a.len()`, `a.shape()[0]` of an array: its shape, which the loop cannot change.
+        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "len" | "shape") => {
+            m.args.is_empty()
+                && match &*m.receiver {
+                    Expr::Path(p) => p.path.get_ident().is_some_and(|i| {
+                        let name = i.to_string();
+                        !bound.contains(&name)
+                            && (arrays.iter().any(|a| a.ident == name)
+                                || outer.iter().any(|o| o.ident == name && !o.mutable))
+                    }),
+                    r => pure(r),
+                }
+        }
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "min" | "max" | "saturating_sub" | "saturating_add"
+            ) =>
+        {
+            pure(&m.receiver) && m.args.iter().all(pure)
+        }
+        Expr::Index(ix) => {
+            matches!(&*ix.expr, Expr::MethodCall(m) if m.method == "shape")
+                && pure(&ix.expr)
+                && pure(&ix.index)
+        }
+        _ => false,
+    }
+}
+
+/// `a..b`, `a..=b`, `(a..b).step_by(s)`.
+fn range_dim(e: &Expr) -> Option<RangeDim> {
+    match strip_ref(e) {
+        Expr::Range(ExprRange {
+            start: Some(start),
+            end: Some(end),
+            limits,
+            ..
+        }) => Some(RangeDim {
+            start: start.clone(),
+            end: end.clone(),
+            inclusive: matches!(limits, RangeLimits::Closed(_)),
+            step: None,
+        }),
+        Expr::MethodCall(m) if m.method == "step_by" && m.args.len() == 1 => {
+            let mut d = range_dim(&m.receiver).filter(|d| d.step.is_none())?;
+            d.step = Some(Box::new(m.args[0].clone()));
+            Some(d)
+        }
+        _ => None,
     }
 }
 
@@ -507,15 +791,22 @@ fn space_of(cx: &Ctxt, expr: &Expr, arrays: &[ArrayVar]) -> Option<SpaceSrc> {
             }
         }
         Expr::Range(ExprRange {
-            start: Some(start),
-            end: Some(end),
-            limits,
+            start: Some(_),
+            end: Some(_),
             ..
         }) => Some(SpaceSrc::Range {
-            start: start.clone(),
-            end: end.clone(),
-            inclusive: matches!(limits, RangeLimits::Closed(_)),
+            dims: vec![range_dim(e).expect("a range with both bounds")],
         }),
+        Expr::MethodCall(m) if m.method == "step_by" => match range_dim(e) {
+            Some(d) => Some(SpaceSrc::Range { dims: vec![d] }),
+            None => {
+                cx.error_spanned_by(
+                    expr,
+                    "`step_by` iterates a range with both bounds: `(a..b).step_by(s)`",
+                );
+                None
+            }
+        },
         Expr::Range(r) => {
             cx.error_spanned_by(r, "the range needs both bounds: `a..b` or `a..=b`");
             None
@@ -589,10 +880,10 @@ fn key_of_array(cx: &Ctxt, pat: &Pat, rank: usize) -> Option<(KeyPat, usize)> {
     Some((key, rank))
 }
 
-fn key_of_range(cx: &Ctxt, pat: &Pat) -> Option<KeyPat> {
+fn key_of_range(cx: &Ctxt, pat: &Pat) -> Option<Option<syn::Ident>> {
     match pat {
-        Pat::Ident(pi) if pi.subpat.is_none() => Some(KeyPat::Range(Some(pi.ident.clone()))),
-        Pat::Wild(_) => Some(KeyPat::Range(None)),
+        Pat::Ident(pi) if pi.subpat.is_none() => Some(Some(pi.ident.clone())),
+        Pat::Wild(_) => Some(None),
         other => {
             cx.error_spanned_by(
                 other,

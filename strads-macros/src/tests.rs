@@ -346,3 +346,22 @@ fn buffer_with_apply() {
         },
     );
 }
+
+/// A perfect nest of range loops, the inner one stepped: a 2-D space of `[i, j]`, the
+/// body the inner loop's; `j` is `2 * t + 1` of the step `t`.
+#[test]
+fn nested_ranges() {
+    check(
+        "nested_ranges",
+        quote!(ordered),
+        quote! {
+            fn red_sweep(u: &mut DistArray<f64, 2>, n: usize) {
+                for i in 1..n - 1 {
+                    for j in (1..u.shape()[1] - 1).step_by(2) {
+                        u[[i, j]] = 0.5 * (u[[i, j - 1]] + u[[i, j + 1]]) + 0.1 * u[[i - 1, j]];
+                    }
+                }
+            }
+        },
+    );
+}

@@ -15,7 +15,7 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 use strads_analysis::{AccessKind, Affine, Subscript};
 
 use crate::ctxt::Ctxt;
-use crate::front::{ArrayKind, KeyPat, LoopFn, NUMBER_TYPES, collect_idents};
+use crate::front::{ArrayKind, KeyPat, LoopFn, NUMBER_TYPES, SpaceSrc, collect_idents};
 
 /// What the walker knows of a local variable's value.
 #[derive(Clone, Debug)]
@@ -33,6 +33,8 @@ enum Sym {
     /// `let g = buf.row_mut(e);` of a write-back buffer (by array index): a row that takes
     /// only `g[k] += ..` and `g[k] -= ..`.
     BufferRow(usize),
+    /// `a.row(e)` or `a.row_mut(e)` of an array: its length is the array's shape, not data.
+    Row,
 }
 
 /// One access found in the body.
@@ -135,12 +137,16 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
         inner_loops: 0,
         closures: 0,
         in_macro: 0,
-        outer_label: f.for_loop.label.as_ref().map(|l| l.name.ident.to_string()),
+        outer_label: f
+            .body_loop()
+            .label
+            .as_ref()
+            .map(|l| l.name.ident.to_string()),
         updates: BTreeMap::new(),
         reads: Vec::new(),
     };
     w.bind_key();
-    w.visit_block(&f.for_loop.body);
+    w.visit_block(&f.body_loop().body);
     w.finish_reductions();
     w.found
 }
@@ -224,7 +230,9 @@ impl Walker<'_> {
         let n = self.n();
         // `for ([mut u, i], _) in ..` with `u += 1` in the body: `u` is not the index.
         let mut bound = Vec::new();
-        collect_idents(&self.f.for_loop.pat, &mut bound);
+        for pat in self.f.nest_pats() {
+            collect_idents(pat, &mut bound);
+        }
         let changed: Vec<String> = bound
             .into_iter()
             .filter(|(i, m)| *m && self.mutated.contains(&i.to_string()))
@@ -240,8 +248,26 @@ impl Walker<'_> {
             }
             KeyPat::Whole(k) => self.bind(k.to_string(), Sym::Key),
             KeyPat::Ignored => {}
-            KeyPat::Range(Some(i)) => self.bind(i.to_string(), var(n, 0)),
-            KeyPat::Range(None) => {}
+            KeyPat::Range(idents) => {
+                let SpaceSrc::Range { dims } = &self.f.space else {
+                    unreachable!("range keys go with range spaces")
+                };
+                for (d, (i, dim)) in idents.iter().zip(dims).enumerate() {
+                    let Some(i) = i else { continue };
+                    // `(a..b).step_by(s)`: the space's coordinate `t` counts the steps, and
+                    // the index is `s * t + a` (affine when `s` and `a` are literals).
+                    let sym = match (dim.literal_step(), dim.literal_start()) {
+                        (Some(1), _) => var(n, d),
+                        (Some(s), Some(a)) if s > 1 => {
+                            let mut coeffs = vec![0; n];
+                            coeffs[d] = s;
+                            Sym::Affine(coeffs, a)
+                        }
+                        _ => Sym::Opaque,
+                    };
+                    self.bind(i.to_string(), sym);
+                }
+            }
         }
         if let Pat::Tuple(t) = &*self.f.for_loop.pat {
             if let Some(v) = t.elems.iter().nth(1) {
@@ -271,6 +297,12 @@ impl Walker<'_> {
     fn eval(&self, e: &Expr) -> Sym {
         let n = self.n();
         match e {
+            Expr::MethodCall(m)
+                if (m.method == "row" || m.method == "row_mut")
+                    && self.array_of(&m.receiver).is_some() =>
+            {
+                Sym::Row
+            }
             Expr::Lit(ExprLit {
                 lit: Lit::Int(i), ..
             }) => i
@@ -347,7 +379,9 @@ impl Walker<'_> {
                 constant,
             }),
             Sym::Full => Subscript::Full,
-            Sym::Key | Sym::Tuple(_) | Sym::Opaque | Sym::BufferRow(_) => Subscript::Indirect,
+            Sym::Key | Sym::Tuple(_) | Sym::Opaque | Sym::BufferRow(_) | Sym::Row => {
+                Subscript::Indirect
+            }
         }
     }
 
@@ -834,10 +868,16 @@ impl<'ast> Visit<'ast> for TaintOf<'_, '_> {
     }
 
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        let meta = META_METHODS.contains(&m.method.to_string().as_str());
         if let Some(a) = self.walker.array_of(&m.receiver) {
-            if !META_METHODS.contains(&m.method.to_string().as_str()) {
+            if !meta {
                 self.out.insert(a);
             }
+        }
+        // `wu.len()` of a row: the array's shape, whatever its values.
+        if meta && matches!(self.walker.eval(&m.receiver), Sym::Row) {
+            m.args.iter().for_each(|a| self.visit_expr(a));
+            return;
         }
         visit::visit_expr_method_call(self, m);
     }
@@ -1190,8 +1230,16 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         let taint = self.taint(&l.expr);
         self.inner_loops += 1;
         self.scoped(|w| {
-            // `for k in a..b` walks a whole dim: `Full`; other patterns are opaque.
-            let full = matches!(&*l.expr, Expr::Range(_));
+            // `for k in a..b` (or `(a..b).step_by(s)`) walks a whole dim at most: `Full`;
+            // other patterns are opaque.
+            let full = match &*l.expr {
+                Expr::Range(_) => true,
+                Expr::MethodCall(m) => {
+                    m.method == "step_by"
+                        && matches!(&*m.receiver, Expr::Paren(p) if matches!(&*p.expr, Expr::Range(_)))
+                }
+                _ => false,
+            };
             w.bind_pat(&l.pat, full.then_some(Sym::Full));
             w.bind_taint(&l.pat, &taint);
             w.visit_block(&l.body);
@@ -1625,6 +1673,17 @@ mod tests {
     /// The loop's own index bound `mut` and changed is not the index either.
     #[test]
     fn mutated_loop_indices_are_not_affine() {
+        let found = accesses(quote! {
+            fn f(a: &mut DistArray<f32, 2>, n: usize) {
+                for i in 0..n {
+                    for mut j in 0..n {
+                        j = j / 2;
+                        a[[i, j]] += 1.0;
+                    }
+                }
+            }
+        });
+        assert_eq!(found, ["a[[1, 0]+0, ?]"]);
         let found = accesses(quote! {
             fn f(a: &mut DistArray<f32, 1>, n: usize) {
                 for mut i in 0..n {

@@ -274,6 +274,15 @@ fn window(
             return Window::All { writable: false };
         }
     };
+    if !align.is_uniform() {
+        // Strided accesses with different constants: the indices themselves.
+        return Window::Lattice {
+            align,
+            lo: part.0,
+            hi: part.1,
+            writable,
+        };
+    }
     let extent = shapes[array][align.axis];
     let (lo, hi) = align.image(part.0, part.1, extent);
     Window::Range {

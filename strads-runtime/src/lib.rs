@@ -41,5 +41,5 @@ pub use pool::{current_threads, default_threads, with_threads};
 pub use record::{RecordView, Recording};
 pub use reduce::{Parts, Reduce};
 pub use rng::IterRng;
-pub use space::{BoxBlocks, Buckets, RangeSpace, Space};
+pub use space::{BoxBlocks, Buckets, GridSpace, RangeDim, RangeSpace, Space};
 pub use view::{SharedMut, ViewMut};

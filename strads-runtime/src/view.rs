@@ -7,10 +7,13 @@
 //! index, never as a data race.
 //!
 //! The one invariant the executor keeps for these views to be sound: **while two views of
-//! the same array are alive on different threads, any view that may write owns a range of
-//! the axis that no other live view's range overlaps**. Local partitions are disjoint by
-//! construction, a rotated partition is held by one worker at a time (it travels around the
-//! ring by hand-off), and read-only views exist only for arrays no view writes.
+//! the same array are alive on different threads, no element one view may write is in
+//! another live view's window**. Local partitions are disjoint by construction (ranges of
+//! an axis, or for strided subscripts the exact indices each range of the dim reaches,
+//! which [`strads_analysis::alignments`] proves disjoint from what any other range
+//! reaches), a rotated partition is held by one worker at a time (it travels around the
+//! ring by hand-off), wavefront tiles that may run at once are checked when the plan is
+//! made, and read-only views exist only for arrays no view writes.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -51,6 +54,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// A view limited to `window`. The executor is responsible for the module's invariant.
     pub(crate) fn view<'s>(&'s self, name: &'static str, window: &'s Window) -> ViewMut<'s, T, N> {
         let mut owned = None;
+        let mut lattice = None;
         let (axis, lo, hi, writable, tiles) = match window {
             Window::All { writable } => (0, 0, self.shape[0], *writable, None),
             Window::Range {
@@ -64,11 +68,20 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
                 owned = Some((&**table, *base, *stamp));
                 (0, 0, 0, true, None)
             }
+            Window::Lattice {
+                align,
+                lo,
+                hi,
+                writable,
+            } => {
+                lattice = Some(*align);
+                (align.axis, *lo, *hi, *writable, None)
+            }
         };
         // A row spans every index of the other axes: rows are reachable through axis 0's
         // window, or all of them when the window is the whole axis. Tiles have no rows;
         // owned elements are checked one by one.
-        let (row_lo, row_hi) = if tiles.is_some() || owned.is_some() {
+        let (row_lo, row_hi) = if tiles.is_some() || owned.is_some() || lattice.is_some() {
             (0, 0)
         } else if lo == 0 && hi == self.shape[axis] {
             (0, self.shape[0])
@@ -89,6 +102,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             writable,
             tiles,
             owned,
+            lattice,
             name,
             _borrow: PhantomData,
         }
@@ -166,6 +180,15 @@ pub(crate) enum Window {
     },
     /// A wavefront tile (see [`TileWindow`]).
     Tiles(std::sync::Arc<TileWindow>),
+    /// Indices `x` of `align.axis` that iterations with `p[align.dim]` in `lo..hi` reach
+    /// ([`Align::holds`]): writable ones through a write, readable through any access
+    /// (strided subscripts such as `x[2*k + 1]` beside `x[2*k]`).
+    Lattice {
+        align: strads_analysis::Align,
+        lo: usize,
+        hi: usize,
+        writable: bool,
+    },
     /// Reconnaissance: row `i` of the array (its elements with first index `i`; in one dim
     /// the element) may be written when `table[base + i]` holds `stamp`, read when it holds
     /// `stamp` or no claim of this batch.
@@ -245,6 +268,8 @@ pub struct ViewMut<'s, T, const N: usize> {
     tiles: Option<&'s TileWindow>,
     /// Reconnaissance ownership: `(table, base, stamp)` instead of `axis`/`lo`/`hi`.
     owned: Option<(&'s [std::sync::atomic::AtomicU64], usize, u64)>,
+    /// A strided window: `lo..hi` are the dim's range, checked through the alignment.
+    lattice: Option<strads_analysis::Align>,
     name: &'static str,
     _borrow: PhantomData<&'s mut [T]>,
 }
@@ -275,7 +300,13 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
                     "the elements reconnaissance recorded for it (does control flow \
                     depend on the values of arrays the loop writes?)"
                         .to_string(),
-                (None, None) => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
+                (None, None) => match self.lattice {
+                    Some(_) => format!(
+                        "the indices of axis {} that iterations {}..{} of its dim reach",
+                        self.axis, self.lo, self.hi
+                    ),
+                    None => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
+                },
             }
         )
     }
@@ -337,7 +368,10 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
                 TileWindow::holds(&t.write, f) || (!write && TileWindow::holds(&t.read, f))
             }
             (None, Some((table, base, stamp))) => owns_element(table, base + idx[0], stamp, write),
-            (None, None) => self.owns(idx[self.axis]),
+            (None, None) => match self.lattice {
+                Some(al) => al.holds(self.lo, self.hi, idx[self.axis], write),
+                None => self.owns(idx[self.axis]),
+            },
         };
         if !ok {
             self.outside(idx);
@@ -355,6 +389,14 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
                         return i * self.row_len;
                     }
                     self.outside(&format_args!("row {i}"));
+                }
+                // A strided window along axis 0: the row's index, as for an element.
+                _ if i < self.shape[0]
+                    && self
+                        .lattice
+                        .is_some_and(|al| al.axis == 0 && al.holds(self.lo, self.hi, i, write)) =>
+                {
+                    return i * self.row_len;
                 }
                 _ => self.bad_row(i),
             }
@@ -519,6 +561,55 @@ mod tests {
             &[0, 1, 2, 103, 104, 105, 106, 107, 108, 9, 10, 11, 12, 13, 14]
         );
         assert_eq!(b.as_slice(), &[0, -9, -8, 3, 4, 5, 6]);
+    }
+
+    /// A strided window: iterations 2..4 of `x[2k + 1] = f(x[2k], x[2k + 2])` write the
+    /// odd indices 5 and 7 and read 4..=8; nothing else, rows included.
+    #[test]
+    fn lattice_window_allows_the_strided_indices_only() {
+        let mut a = DistArray::from_fn([10, 2], |[i, j]| (i * 2 + j) as i32);
+        let s = SharedMut::new(&mut a);
+        let align = strads_analysis::Align {
+            axis: 0,
+            dim: 0,
+            coeff: 2,
+            constant: 0,
+            writes: 0b010,
+            touches: 0b111,
+        };
+        let win = Window::Lattice {
+            align,
+            lo: 2,
+            hi: 4,
+            writable: true,
+        };
+        let caught = |f: &mut dyn FnMut()| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+                .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+        };
+        {
+            let mut v = s.view("x", &win);
+            for i in 0..10 {
+                let read = caught(&mut || {
+                    let _ = v[[i, 1]] + v.row(i)[0];
+                });
+                assert_eq!(read.is_ok(), (4..=8).contains(&i), "read row {i}");
+                let write = caught(&mut || {
+                    v[[i, 0]] += 100;
+                    v.row_mut(i)[1] += 1000;
+                });
+                assert_eq!(write.is_ok(), i == 5 || i == 7, "write row {i}");
+                if let Err(e) = write {
+                    assert!(e.contains("iterations 2..4 of its dim reach"), "{e}");
+                }
+            }
+        }
+        assert_eq!(
+            a.as_slice(),
+            &[
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 110, 1011, 12, 13, 114, 1015, 16, 17, 18, 19
+            ]
+        );
     }
 
     #[test]

@@ -10,7 +10,9 @@
 
 use std::sync::Arc;
 
-use strads_analysis::{Candidate, LoopSpec, Partition, Placement, Strategy, Subscript, tile_axes};
+use strads_analysis::{
+    Candidate, LoopSpec, Partition, Placement, Strategy, Subscript, tile_axes, tile_bounded,
+};
 
 use crate::space::Space;
 use crate::view::{TileWindow, Window};
@@ -139,6 +141,9 @@ fn attempt<S: Space>(
 
 struct ArrayTiles {
     forms: [Vec<i64>; 2],
+    /// Whether the array's index tells each tiled coordinate; an unbounded coordinate's
+    /// regions span every value.
+    bounded: [bool; 2],
     write_shifts: Vec<[i64; 2]>,
     read_shifts: Vec<[i64; 2]>,
 }
@@ -146,6 +151,7 @@ struct ArrayTiles {
 impl ArrayTiles {
     fn new(spec: &LoopSpec, array: usize, row_s: &[i64], row_t: &[i64]) -> Self {
         let axes = tile_axes(spec, array).expect("the analysis placed it as tiled");
+        let bounded = tile_bounded(&axes, [row_s, row_t]);
         let rank = axes.len();
         let mut forms = [vec![0i64; rank], vec![0i64; rank]];
         let mut seen = Vec::new();
@@ -178,13 +184,19 @@ impl ArrayTiles {
         }
         ArrayTiles {
             forms,
+            bounded,
             write_shifts,
             read_shifts,
         }
     }
 
     fn window(&self, tile: &[(i64, i64); 2]) -> TileWindow {
-        let shifted = |sh: &[i64; 2]| [0, 1].map(|k| (tile[k].0 + sh[k], tile[k].1 + sh[k]));
+        let shifted = |sh: &[i64; 2]| {
+            [0, 1].map(|k| match self.bounded[k] {
+                true => (tile[k].0 + sh[k], tile[k].1 + sh[k]),
+                false => (i64::MIN, i64::MAX),
+            })
+        };
         let unit_axis = |f: &[i64]| -> Option<usize> {
             let mut nz = f.iter().enumerate().filter(|(_, c)| **c != 0);
             match (nz.next(), nz.next()) {
