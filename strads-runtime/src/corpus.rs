@@ -161,7 +161,7 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
             }
             tokens += u64::from(n);
         }
-        let limit = MAX_TOKENS.min(TOKENS_FLOOR.max(TOKENS_PER_PAIR * entries.len() as u64));
+        let limit = token_limit(entries.len());
         if tokens > limit {
             return Err(fail(
                 line_no,
@@ -213,6 +213,11 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
         docs,
         words,
     })
+}
+
+/// The most tokens a corpus of `pairs` `id:count` pairs may hold (see [`lda_c`]).
+fn token_limit(pairs: usize) -> u64 {
+    MAX_TOKENS.min(TOKENS_FLOOR.max(TOKENS_PER_PAIR.saturating_mul(pairs as u64)))
 }
 
 /// Reads a vocabulary file: one word per line (surrounding whitespace trimmed).
@@ -930,6 +935,16 @@ mod tests {
         // Up to the floor, any counts are fine.
         let f = TempFile::new("heavy.dat", b"1 0:16777215\n1 0:1\n");
         assert_eq!(lda_c(&f.0, None).unwrap().tokens(), 1 << 24);
+    }
+
+    /// The limit grows with the pairs from the floor, and stops at what `i32` counts hold.
+    #[test]
+    fn token_limit_stops_at_i32() {
+        assert_eq!(token_limit(0), 1 << 24);
+        assert_eq!(token_limit(1 << 14), 1 << 24);
+        assert_eq!(token_limit(1 << 15), 1 << 25);
+        assert_eq!(token_limit(1 << 21), i32::MAX as u64);
+        assert_eq!(token_limit(usize::MAX), i32::MAX as u64);
     }
 
     #[test]
