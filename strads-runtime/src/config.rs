@@ -27,6 +27,7 @@
 //! ```
 
 use std::ffi::OsString;
+use std::io::Write as _;
 use std::sync::{Once, OnceLock};
 
 use crate::error::{Error, Result};
@@ -192,7 +193,11 @@ pub fn get() -> &'static Config {
         Ok(c) => c,
         Err(e) => {
             static REPORTED: Once = Once::new();
-            REPORTED.call_once(|| eprintln!("error: {e}"));
+            // Straight to the stream, not `eprintln!`: a test harness captures the macros'
+            // output per test and would drop it when the process exits here.
+            REPORTED.call_once(|| {
+                let _ = writeln!(std::io::stderr(), "error: {e}");
+            });
             std::process::exit(2)
         }
     }
