@@ -43,7 +43,7 @@ struct Args {
     #[arg(long, default_value_t = 3000, value_parser = cli::dim)]
     m: usize,
     /// Seed of the noise.
-    #[arg(long, default_value_t = 7)]
+    #[arg(long, default_value_t = 7, value_parser = cli::seed)]
     seed: u64,
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]

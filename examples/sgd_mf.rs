@@ -132,7 +132,7 @@ struct Args {
     #[arg(long, default_value_t = 0.05, value_parser = cli::non_negative_f32)]
     reg: f32,
     /// Seed of the initial factors, the generated data and the holdout split.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = cli::seed)]
     seed: u64,
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
@@ -216,7 +216,10 @@ fn train(args: &Args) -> Result<()> {
         let r = DistArray::<f32, 2>::random([rows, args.k], seed);
         DistArray::from_fn([rows, args.k], |idx| r[idx] * scale)
     };
-    let (mut w, mut h) = (init(users, args.seed), init(items, args.seed + 1));
+    let (mut w, mut h) = (
+        init(users, args.seed),
+        init(items, args.seed.wrapping_add(1)),
+    );
     // AdaGrad's squared-gradient sums start at 1, as LIBMF's do.
     let (mut gw, mut gh) = (
         DistArray::<f32, 1>::from_fn([users], |_| 1.0),

@@ -857,6 +857,72 @@ fn examples_refuse_bad_flags() {
     }
 }
 
+/// Extreme but valid flag values run to the end (the largest seed once overflowed).
+#[test]
+fn examples_accept_extreme_valid_flags() {
+    let seed = u64::MAX.to_string();
+    for (example, args) in [
+        (
+            "sgd_mf",
+            vec!["--seed", &seed, "--ratings", "1000", "--epochs", "1"],
+        ),
+        ("dtw", vec!["--seed", &seed, "--n", "1", "--m", "1"]),
+        (
+            "sparse_lr",
+            vec![
+                "--seed",
+                &seed,
+                "--samples",
+                "200",
+                "--test-samples",
+                "50",
+                "--epochs",
+                "1",
+            ],
+        ),
+        (
+            "lda",
+            vec![
+                "--seed",
+                &seed,
+                "--docs",
+                "20",
+                "--words",
+                "1",
+                "--topics",
+                "1",
+                "--iterations",
+                "1",
+                "--show",
+                "0",
+            ],
+        ),
+    ] {
+        let r = run(example, &args, &[]);
+        assert_eq!(r.code, Some(0), "{example} {args:?}: {}", r.stderr);
+        assert!(
+            !r.stdout.contains("NaN"),
+            "{example} {args:?}: {}",
+            r.stdout
+        );
+    }
+    refuses(
+        "sgd_mf",
+        &["--seed=-1"],
+        &[],
+        2,
+        "error: invalid value '-1' for '--seed <SEED>': expected a whole number from 0 to \
+         18446744073709551615",
+    );
+    refuses(
+        "lda",
+        &["--show", "all"],
+        &[],
+        2,
+        "error: invalid value 'all' for '--show <SHOW>': expected a whole number, 0 or more",
+    );
+}
+
 /// Values that pass the flags but not the program: sizes beyond memory, and runs that
 /// diverge, stop with a clear error (status 1) instead of aborting or printing NaN.
 #[test]
@@ -883,6 +949,14 @@ fn examples_refuse_meaningless_runs() {
         1,
         "error: --avg-len 1000000000 with --docs 100 asks for more than 1073741823 tokens; at \
          most 10737418 tokens per document for 100 documents",
+    );
+    refuses(
+        "sparse_lr",
+        &["--samples", "1000000000"],
+        &[],
+        1,
+        "error: --samples 1000000000 is too many: at most 306783378 samples with 14 active \
+         features each (a set holds at most 4294967295 entries)",
     );
     refuses(
         "sgd_mf",

@@ -24,6 +24,20 @@ pub(crate) fn dim(s: &str) -> Result<usize, String> {
     }
 }
 
+/// A seed: any whole number from 0 to 2^64 - 1.
+pub(crate) fn seed(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("expected a whole number from 0 to {}", u64::MAX))
+}
+
+/// A whole number, 0 or more.
+pub(crate) fn whole(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| "expected a whole number, 0 or more".to_owned())
+}
+
 /// A number of worker threads: 1 to `strads::config::MAX_THREADS`.
 pub(crate) fn threads(s: &str) -> Result<usize, String> {
     let max = strads::config::MAX_THREADS;

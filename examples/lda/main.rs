@@ -170,13 +170,13 @@ struct Args {
     #[arg(long, default_value_t = 0.01, value_parser = cli::positive_f64)]
     beta: f64,
     /// Seed of the generated corpus, the initial topics and the sampler.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = cli::seed)]
     seed: u64,
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
     /// Topics whose top words are printed at the end.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = cli::whole)]
     show: usize,
 }
 

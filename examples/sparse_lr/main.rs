@@ -82,7 +82,7 @@ struct Args {
     #[arg(long, default_value_t = 1e-4, value_parser = cli::non_negative_f32)]
     reg: f32,
     /// Seed of the generated data and the holdout split.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = cli::seed)]
     seed: u64,
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
@@ -129,6 +129,24 @@ fn subset(data: &LibSvm, samples: &[usize]) -> LibSvm {
 }
 
 fn load(args: &Args) -> Result<(LibSvm, LibSvm)> {
+    if args.data.is_none() {
+        // A generated set holds one entry per active feature and sample, in u32 offsets.
+        let per_sample = args.active.min(args.features) as u64;
+        let max = u64::from(u32::MAX) / per_sample.max(1);
+        for (flag, n) in [
+            ("--samples", args.samples),
+            ("--test-samples", args.test_samples),
+        ] {
+            if n as u64 > max {
+                return Err(format!(
+                    "{flag} {n} is too many: at most {max} samples with {per_sample} active \
+                     features each (a set holds at most {} entries)",
+                    u32::MAX
+                )
+                .into());
+            }
+        }
+    }
     let (train, test) = match (&args.data, &args.test) {
         (Some(train), Some(test)) => strads::load::libsvm_pair(train, test)?,
         (Some(path), None) => holdout(&strads::load::libsvm(path)?, 0.2, args.seed),
