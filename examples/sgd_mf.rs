@@ -243,7 +243,10 @@ fn train(args: &Args) -> Result<()> {
             ("the test RMSE", rmse_test),
         ] {
             if !value.is_finite() {
-                let advice = format!("lower --lr (it is {})", args.lr);
+                let advice = format!(
+                    "lower --lr (it is {:?}) or --reg (it is {:?})",
+                    args.lr, args.reg
+                );
                 return Err(cli::diverged(epoch, what, value, &advice).into());
             }
         }

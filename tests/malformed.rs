@@ -951,6 +951,38 @@ fn examples_refuse_meaningless_runs() {
          most 10737418 tokens per document for 100 documents",
     );
     refuses(
+        "sgd_mf",
+        &["--reg", "3e38", "--epochs", "2", "--ratings", "3000"],
+        &[],
+        1,
+        "error: training diverged at epoch 1: the training RMSE is NaN; lower --lr (it is 0.01) \
+         or --reg (it is 3e38)",
+    );
+    let r = run(
+        "lda",
+        &[
+            "--beta",
+            "1e-320",
+            "--docs",
+            "5",
+            "--words",
+            "5",
+            "--iterations",
+            "1",
+        ],
+        &[],
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(!r.stdout.contains("NaN"), "{}", r.stdout);
+    assert!(
+        r.stderr.contains(
+            "error: the initial log-likelihood is NaN: --alpha 2.5 or --beta 1e-320 is too small \
+             or too large to compute with"
+        ),
+        "{}",
+        r.stderr
+    );
+    refuses(
         "sparse_lr",
         &["--samples", "1000000000"],
         &[],
@@ -963,7 +995,8 @@ fn examples_refuse_meaningless_runs() {
         &["--lr", "50", "--epochs", "3", "--ratings", "3000"],
         &[],
         1,
-        "error: training diverged at epoch 1: the training RMSE is NaN; lower --lr (it is 50)",
+        "error: training diverged at epoch 1: the training RMSE is NaN; lower --lr (it is 50.0) or \
+         --reg (it is 0.05)",
     );
     refuses(
         "sparse_lr",

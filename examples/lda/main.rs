@@ -257,6 +257,14 @@ fn train(args: &Args) -> Result<()> {
     );
     let mut s = initialize(&corpus, args.topics, args.seed);
     let ll0 = log_likelihood(&s.ndk, &s.nwk, &s.nk, alpha, args.beta);
+    if !ll0.is_finite() {
+        return Err(format!(
+            "the initial log-likelihood is {ll0}: --alpha {alpha:?} or --beta {:?} is too small or \
+             too large to compute with",
+            args.beta
+        )
+        .into());
+    }
     println!(
         "iteration   0  loglik={}  per_token={:.6}",
         sig9(ll0),

@@ -222,7 +222,10 @@ fn train(args: &Args) -> Result<()> {
             ("the test log loss", loss_test),
         ] {
             if !value.is_finite() {
-                let advice = format!("lower --lr (it is {})", args.lr);
+                let advice = format!(
+                    "lower --lr (it is {:?}) or --reg (it is {:?})",
+                    args.lr, args.reg
+                );
                 return Err(cli::diverged(epoch + 1, what, value, &advice).into());
             }
         }
