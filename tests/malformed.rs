@@ -139,6 +139,67 @@ fn every_loader_on_every_file() {
     assert!(refused > 300, "only {refused} refusals");
 }
 
+/// Seeded mutations of the good files (bytes flipped, dropped, doubled, digits and
+/// separators inserted) through every loader: never a panic, and every error names a
+/// file and a line.
+#[test]
+fn mutated_files_never_panic() {
+    let seeds = [
+        "ratings_ok_bom_crlf.data",
+        "ratings_inf.csv",
+        "libsvm_ok_crlf.svm",
+        "ldac_ok_bom_crlf.dat",
+        "vocab_ok.txt",
+    ];
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let path = std::env::temp_dir().join(format!("strads-malformed-mutant-{}", std::process::id()));
+    let alphabet = b"0123456789:,. \t\n\r-+eE#x\xff\x00";
+    for round in 0..400 {
+        let mut bytes = std::fs::read(file(seeds[round % seeds.len()])).unwrap();
+        for _ in 0..1 + next() % 4 {
+            let at = (next() as usize) % (bytes.len() + 1);
+            match next() % 4 {
+                0 if at < bytes.len() => bytes[at] = alphabet[(next() as usize) % alphabet.len()],
+                1 if at < bytes.len() => {
+                    bytes.remove(at);
+                }
+                2 => bytes.insert(at, alphabet[(next() as usize) % alphabet.len()]),
+                _ => {
+                    let digits = format!("{}", next() >> (next() % 64));
+                    bytes.splice(at..at, digits.bytes());
+                }
+            }
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        for (name, f) in loaders() {
+            let what = format!(
+                "{name} on mutant {round}: {:?}",
+                String::from_utf8_lossy(&bytes)
+            );
+            if let Err(e) = no_panic(&what, || f(&path)) {
+                let good = [
+                    "ratings_ok_bom_crlf.data",
+                    "libsvm_ok_crlf.svm",
+                    "ldac_ok_bom_crlf.dat",
+                ]
+                .map(file);
+                assert!(
+                    names_file_and_line(&e, &path)
+                        || good.iter().any(|g| names_file_and_line(&e, g)),
+                    "{what}: {e}"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// The errors of each loader on the files made for it, exactly where it matters: the
 /// file, the line and what is wrong.
 #[test]
