@@ -100,7 +100,7 @@ impl Corpus {
 /// Limits, so that a short or broken file cannot make a program allocate or run without
 /// bound: a line holds at most [`MAX_LINE`](crate::load::MAX_LINE) bytes; without a
 /// vocabulary, the largest word id (which sizes the model) may be at most
-/// [`ID_FLOOR`](crate::load::ID_FLOOR) or [`IDS_PER_ENTRY`](crate::load::IDS_PER_ENTRY)
+/// [`ID_FLOOR`] or [`IDS_PER_ENTRY`]
 /// times the number of pairs, whichever is larger; the tokens (the sum of the counts)
 /// up to any line may be at most [`TOKENS_FLOOR`] or [`TOKENS_PER_PAIR`] times the pairs
 /// so far, whichever is larger, and never more than [`MAX_TOKENS`]; and the corpus must
