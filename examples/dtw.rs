@@ -20,6 +20,9 @@ use std::time::Instant;
 use clap::Parser;
 use strads::prelude::*;
 
+#[path = "common/cli.rs"]
+mod cli;
+
 /// Fills the DTW table `d` (shape `[n + 1, m + 1]`, `d[0][0] = 0`, the rest of row and
 /// column 0 infinite) from the pairwise costs `cost` (shape `[n, m]`).
 #[strads::parallel_for(ordered, expect = "unimodular")]
@@ -34,16 +37,16 @@ fn dtw_fill(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) {
 #[command(about = "Dynamic time warping with a strads wavefront")]
 struct Args {
     /// Length of the first series.
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = 3000, value_parser = cli::dim)]
     n: usize,
     /// Length of the second series.
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = 3000, value_parser = cli::dim)]
     m: usize,
     /// Seed of the noise.
-    #[arg(long, default_value_t = 7)]
+    #[arg(long, default_value_t = 7, value_parser = cli::seed)]
     seed: u64,
     /// Worker threads (default: STRADS_THREADS, else every core).
-    #[arg(long)]
+    #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
 }
 
@@ -76,6 +79,15 @@ fn table(n: usize, m: usize) -> DistArray<f32, 2> {
 }
 
 fn run(args: &Args) -> ExitCode {
+    // The costs and the two tables.
+    let cells = (args.n + 1)
+        .checked_mul(args.m + 1)
+        .and_then(|c| c.checked_mul(3));
+    let what = format!("the tables of {} x {} cells", args.n, args.m);
+    if let Err(e) = cli::check_memory(&what, cells, 4) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
     let (a, b) = series(args.n, args.m, args.seed);
     let cost = DistArray::from_fn([args.n, args.m], |[i, j]| (a[i] - b[j]).abs());
     let threads = if strads::serial_mode() {
@@ -115,6 +127,9 @@ fn run(args: &Args) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    if let Err(code) = cli::check_settings() {
+        return code;
+    }
     let args = Args::parse();
     match args.threads {
         Some(n) => strads::with_threads(n, || run(&args)),

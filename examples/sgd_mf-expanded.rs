@@ -178,7 +178,13 @@ fn sgd_epoch(
     }
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
+    // A bad STRADS_* setting, reported like any error (exit status 2) before the loop
+    // would meet it.
+    if let Err(e) = strads::config::check() {
+        eprintln!("error: {e}");
+        return std::process::ExitCode::from(2);
+    }
     let ratings = strads::generate::low_rank_ratings(&Default::default());
     let [users, items] = ratings.shape();
     let (mut w, mut h) = (DistArray::random([users, 8], 1), DistArray::random([items, 8], 2));
@@ -186,4 +192,5 @@ fn main() {
         sgd_epoch(&ratings, &mut w, &mut h, 0.01);
     }
     println!("{}", SgdEpochLoop::SPEC.name);
+    std::process::ExitCode::SUCCESS
 }

@@ -19,6 +19,9 @@ use std::time::Instant;
 use clap::Parser;
 use strads::prelude::*;
 
+#[path = "common/cli.rs"]
+mod cli;
+
 /// One epoch of SGD over every rating: the serial loop, annotated.
 #[strads::parallel_for]
 fn sgd_epoch(
@@ -105,34 +108,34 @@ struct Args {
     #[arg(long, requires = "data")]
     test: Option<PathBuf>,
     /// Generated data: number of ratings (train and test together).
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 100_000, value_parser = cli::at_least_one)]
     ratings: usize,
     /// Generated data: number of users.
-    #[arg(long, default_value_t = 943)]
+    #[arg(long, default_value_t = 943, value_parser = cli::dim)]
     users: usize,
     /// Generated data: number of items.
-    #[arg(long, default_value_t = 1682)]
+    #[arg(long, default_value_t = 1682, value_parser = cli::dim)]
     items: usize,
     /// Latent factors per user and item.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = cli::at_least_one)]
     k: usize,
     /// Passes over the training ratings.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = cli::at_least_one)]
     epochs: usize,
     /// Learning rate (with --adagrad, the rate before each row's scaling; 0.1 is LIBMF's).
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, value_parser = cli::positive_f32)]
     lr: f32,
     /// Scale each row's learning rate by AdaGrad, as LIBMF does (`adagrad_epoch`).
     #[arg(long)]
     adagrad: bool,
     /// L2 regularisation.
-    #[arg(long, default_value_t = 0.05)]
+    #[arg(long, default_value_t = 0.05, value_parser = cli::non_negative_f32)]
     reg: f32,
     /// Seed of the initial factors, the generated data and the holdout split.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = cli::seed)]
     seed: u64,
     /// Worker threads (default: STRADS_THREADS, else every core).
-    #[arg(long)]
+    #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
 }
 
@@ -145,29 +148,50 @@ fn sig9(x: f64) -> String {
     format!("{:.*}", digits.max(0) as usize, x)
 }
 
-fn load(args: &Args) -> strads::Result<(SparseArray<f32, 2>, SparseArray<f32, 2>)> {
-    match (&args.data, &args.test) {
-        (Some(train), Some(test)) => strads::load::ratings_pair(train, test),
+/// A training run's errors: strads' own, and the program's (as text).
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn load(args: &Args) -> Result<(SparseArray<f32, 2>, SparseArray<f32, 2>)> {
+    let (train, test) = match (&args.data, &args.test) {
+        (Some(train), Some(test)) => strads::load::ratings_pair(train, test)?,
         (Some(path), None) => {
             let all = strads::load::ratings(path)?;
-            Ok(strads::load::split(&all, 0.1, args.seed))
+            strads::load::split(&all, 0.1, args.seed)
         }
         (None, _) => {
-            let all = strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
+            let all = strads::generate::try_low_rank_ratings(&strads::generate::LowRankConfig {
                 users: args.users,
                 items: args.items,
                 ratings: args.ratings,
                 seed: args.seed,
                 ..Default::default()
-            });
-            Ok(strads::load::split(&all, 0.1, args.seed))
+            })?;
+            strads::load::split(&all, 0.1, args.seed)
         }
+    };
+    if args.test.is_none() && (train.nnz() == 0 || test.nnz() == 0) {
+        return Err(format!(
+            "{} ratings are too few to hold 10% out for testing; give more, or a --test file",
+            train.nnz() + test.nnz()
+        )
+        .into());
     }
+    Ok((train, test))
 }
 
-fn train(args: &Args) -> strads::Result<()> {
+fn train(args: &Args) -> Result<()> {
     let (train, test) = load(args)?;
     let [users, items] = train.shape();
+    // The factors (twice: the random start and the scaled copy) and AdaGrad's sums.
+    let rows = users.checked_add(items);
+    cli::check_memory(
+        &format!(
+            "the factors of {users} users and {items} items with k = {}",
+            args.k
+        ),
+        rows.and_then(|r| r.checked_mul(args.k)?.checked_mul(2)?.checked_add(r)),
+        4,
+    )?;
     let source = match &args.data {
         Some(p) => p.display().to_string(),
         None => "generated".to_string(),
@@ -192,7 +216,10 @@ fn train(args: &Args) -> strads::Result<()> {
         let r = DistArray::<f32, 2>::random([rows, args.k], seed);
         DistArray::from_fn([rows, args.k], |idx| r[idx] * scale)
     };
-    let (mut w, mut h) = (init(users, args.seed), init(items, args.seed + 1));
+    let (mut w, mut h) = (
+        init(users, args.seed),
+        init(items, args.seed.wrapping_add(1)),
+    );
     // AdaGrad's squared-gradient sums start at 1, as LIBMF's do.
     let (mut gw, mut gh) = (
         DistArray::<f32, 1>::from_fn([users], |_| 1.0),
@@ -211,6 +238,18 @@ fn train(args: &Args) -> strads::Result<()> {
         seconds += dt;
         rmse_train = rmse(&train, &w, &h);
         rmse_test = rmse(&test, &w, &h);
+        for (what, value) in [
+            ("the training RMSE", rmse_train),
+            ("the test RMSE", rmse_test),
+        ] {
+            if !value.is_finite() {
+                let advice = format!(
+                    "lower --lr (it is {:?}) or --reg (it is {:?})",
+                    args.lr, args.reg
+                );
+                return Err(cli::diverged(epoch, what, value, &advice).into());
+            }
+        }
         println!(
             "epoch {epoch:>3}  train_rmse={}  test_rmse={}  epoch_seconds={dt:.3}  seconds={seconds:.3}",
             sig9(rmse_train),
@@ -227,6 +266,9 @@ fn train(args: &Args) -> strads::Result<()> {
 }
 
 fn main() -> ExitCode {
+    if let Err(code) = cli::check_settings() {
+        return code;
+    }
     let args = Args::parse();
     let result = match args.threads {
         Some(n) => strads::with_threads(n, || train(&args)),

@@ -143,14 +143,19 @@
 /// - `repeated`: accepted; plans are always cached per iteration space.
 ///
 /// ## Environment
-/// - `STRADS_THREADS=n`: workers (default: the available cores).
+/// Read and checked once by [`config`] (booleans: `1|true|yes|on` or `0|false|no|off`, in
+/// any case; unset or empty: the default). Call [`config::check`] first in `main` to get a
+/// bad value as an error; otherwise the first loop that needs it prints it and exits
+/// with status 2.
+/// - `STRADS_THREADS=n`: workers, 1 to 1024 (default: the available cores).
 /// - `STRADS_SERIAL=1` (or the `serial` cargo feature): run the original loop.
 /// - `STRADS_EXPLAIN=1`: print, once per loop, a line
 ///   `strads plan <fn>: <1d|2d|unimodular|reconnaissance|serial> <details>`.
 /// - `STRADS_PARTITION=balanced|uniform`: partition sparse spaces by histogram (equal
-///   iteration counts, the default) or by equal id ranges.
+///   iteration counts, the default; also spelled `histogram`) or by equal id ranges.
 /// - `STRADS_SPLIT=0`: reconnaissance runs every conflict component whole on one worker
 ///   instead of splitting those too large for one; for comparisons.
+/// - `STRADS_AFFINITY=0`: leave the worker threads' CPU affinity alone.
 pub use strads_macros::parallel_for;
 
 pub use strads_runtime::{
@@ -162,6 +167,11 @@ pub use strads_runtime::{
 /// `serial` feature, or inside [`testing::serial`]).
 pub fn serial_mode() -> bool {
     __private::serial_requested()
+}
+
+/// The `STRADS_*` settings: [`config::check`] reports a bad one as an error.
+pub mod config {
+    pub use strads_runtime::config::*;
 }
 
 /// Data loaders with errors that name the file and line.

@@ -160,7 +160,8 @@ fn partition_setting_child() {
 }
 
 /// `STRADS_PARTITION=uniform` switches sparse spaces to equal id ranges (imbalanced on
-/// ids sorted by popularity), `balanced` is the default, anything else is a clear error.
+/// ids sorted by popularity), `balanced` (or `histogram`) is the default, anything else is
+/// a clear error.
 #[test]
 fn partition_setting_is_honoured() {
     let child = |value: &str| {
@@ -170,7 +171,7 @@ fn partition_setting_is_honoured() {
             .output()
             .unwrap()
     };
-    for value in ["uniform", "balanced"] {
+    for value in ["uniform", "balanced", "histogram"] {
         let out = child(value);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "STRADS_PARTITION={value}: {stdout}");
@@ -179,7 +180,7 @@ fn partition_setting_is_honoured() {
             "the child ran the test: {stdout}"
         );
     }
-    let out = child("histogram");
+    let out = child("bogus");
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -187,7 +188,7 @@ fn partition_setting_is_honoured() {
     );
     assert!(!out.status.success());
     assert!(
-        text.contains("invalid setting STRADS_PARTITION=\"histogram\""),
+        text.contains("invalid setting STRADS_PARTITION=\"bogus\""),
         "{text}"
     );
     assert!(

@@ -33,6 +33,20 @@ use strads::prelude::*;
 mod model;
 use model::{gibbs, ln_gamma};
 
+#[path = "../common/cli.rs"]
+mod cli;
+
+/// A training run's errors: strads' own, and the program's (as text).
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+/// A number of topics: 1 to 65536 (a token's topic is a `u16`).
+fn topics(s: &str) -> std::result::Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=usize::from(u16::MAX) + 1).contains(&n) => Ok(n),
+        _ => Err("expected a whole number of topics from 1 to 65536".to_owned()),
+    }
+}
+
 /// `sum over the elements c of counts of ln Γ(c + prior)`: the data-dependent part of the
 /// log-likelihood, a reduction over a dense array (1D, each worker summing its own rows,
 /// the parts added in a fixed order).
@@ -135,34 +149,34 @@ struct Args {
     #[arg(long, requires = "data")]
     vocab: Option<PathBuf>,
     /// Generated corpus: documents.
-    #[arg(long, default_value_t = 2246)]
+    #[arg(long, default_value_t = 2246, value_parser = cli::at_least_one)]
     docs: usize,
     /// Generated corpus: vocabulary size.
-    #[arg(long, default_value_t = 10_473)]
+    #[arg(long, default_value_t = 10_473, value_parser = cli::dim)]
     words: usize,
     /// Generated corpus: mean tokens per document.
-    #[arg(long, default_value_t = 194.0)]
+    #[arg(long, default_value_t = 194.0, value_parser = cli::positive_f64)]
     avg_len: f64,
     /// Number of topics K (also the hidden topics of a generated corpus).
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = topics)]
     topics: usize,
     /// Gibbs sweeps over every token.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, value_parser = cli::at_least_one)]
     iterations: usize,
     /// Dirichlet prior of the document-topic mixtures (default 50 / K).
-    #[arg(long)]
+    #[arg(long, value_parser = cli::positive_f64)]
     alpha: Option<f64>,
     /// Dirichlet prior of the topic-word distributions.
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, default_value_t = 0.01, value_parser = cli::positive_f64)]
     beta: f64,
     /// Seed of the generated corpus, the initial topics and the sampler.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = cli::seed)]
     seed: u64,
     /// Worker threads (default: STRADS_THREADS, else every core).
-    #[arg(long)]
+    #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
     /// Topics whose top words are printed at the end.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = cli::whole)]
     show: usize,
 }
 
@@ -186,34 +200,45 @@ fn top_words(nwk: &DistArray<i32, 2>, k: usize, n: usize) -> Vec<(usize, i32)> {
     words
 }
 
-fn train(args: &Args) -> strads::Result<()> {
-    if args.topics == 0 || args.topics > usize::from(u16::MAX) + 1 {
-        return Err(strads::Error::Setting {
-            name: "--topics".to_owned(),
-            value: args.topics.to_string(),
-            expected: "a number of topics from 1 to 65536".to_owned(),
-        });
-    }
+fn train(args: &Args) -> Result<()> {
     let alpha = args.alpha.unwrap_or(50.0 / args.topics as f64);
-    for (name, value) in [("--alpha", alpha), ("--beta", args.beta)] {
-        if !(value.is_finite() && value > 0.0) {
-            return Err(strads::Error::Setting {
-                name: name.to_owned(),
-                value: value.to_string(),
-                expected: "a positive number".to_owned(),
-            });
-        }
-    }
     let (corpus, source) = match &args.data {
         Some(path) => (
             corpus::lda_c(path, args.vocab.as_deref())?,
             path.display().to_string(),
         ),
-        None => (
-            corpus::generated(args.docs, args.words, args.topics, args.avg_len, args.seed),
-            "generated".to_string(),
-        ),
+        None => {
+            let cap = corpus::MAX_TOKENS / 2 / args.docs as u64;
+            if args.avg_len > cap as f64 {
+                return Err(format!(
+                    "--avg-len {} with --docs {} asks for more than {} tokens; at most {cap} \
+                     tokens per document for {} documents",
+                    args.avg_len,
+                    args.docs,
+                    corpus::MAX_TOKENS / 2,
+                    args.docs
+                )
+                .into());
+            }
+            (
+                corpus::try_generated(args.docs, args.words, args.topics, args.avg_len, args.seed)?,
+                "generated".to_string(),
+            )
+        }
     };
+    // The count arrays and every token's topic.
+    let cells = corpus
+        .docs
+        .checked_add(corpus.words)
+        .and_then(|r| r.checked_mul(args.topics));
+    cli::check_memory(
+        &format!(
+            "the topic counts of {} documents and {} words with {} topics",
+            corpus.docs, corpus.words, args.topics
+        ),
+        cells.and_then(|c| c.checked_add(corpus.tokens() as usize / 2)),
+        4,
+    )?;
     let threads = if strads::serial_mode() {
         1
     } else {
@@ -232,6 +257,14 @@ fn train(args: &Args) -> strads::Result<()> {
     );
     let mut s = initialize(&corpus, args.topics, args.seed);
     let ll0 = log_likelihood(&s.ndk, &s.nwk, &s.nk, alpha, args.beta);
+    if !ll0.is_finite() {
+        return Err(format!(
+            "the initial log-likelihood is {ll0}: --alpha {alpha:?} or --beta {:?} is too small or \
+             too large to compute with",
+            args.beta
+        )
+        .into());
+    }
     println!(
         "iteration   0  loglik={}  per_token={:.6}",
         sig9(ll0),
@@ -254,6 +287,10 @@ fn train(args: &Args) -> strads::Result<()> {
         let dt = t.elapsed().as_secs_f64();
         seconds += dt;
         ll = log_likelihood(&s.ndk, &s.nwk, &s.nk, alpha, args.beta);
+        if !ll.is_finite() {
+            let advice = "check --alpha and --beta";
+            return Err(cli::diverged(it, "the log-likelihood", ll, advice).into());
+        }
         println!(
             "iteration {it:>3}  loglik={}  per_token={:.6}  sweep_seconds={dt:.4}  seconds={seconds:.4}",
             sig9(ll),
@@ -277,6 +314,9 @@ fn train(args: &Args) -> strads::Result<()> {
 }
 
 fn main() -> ExitCode {
+    if let Err(code) = cli::check_settings() {
+        return code;
+    }
     let args = Args::parse();
     let result = match args.threads {
         Some(n) => strads::with_threads(n, || train(&args)),

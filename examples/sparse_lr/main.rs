@@ -26,6 +26,12 @@ use strads::prelude::*;
 mod model;
 use model::{evaluate, lr_epoch};
 
+#[path = "../common/cli.rs"]
+mod cli;
+
+/// A training run's errors: strads' own, and the program's (as text).
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
 /// Accuracy and mean log loss of the model on `data`.
 fn metrics(data: &LibSvm, w: &DistArray<f32, 1>) -> (f64, f64) {
     let n = data.samples();
@@ -52,34 +58,34 @@ struct Args {
     #[arg(long, requires = "data")]
     test: Option<PathBuf>,
     /// Generated data: training samples.
-    #[arg(long, default_value_t = 32_561)]
+    #[arg(long, default_value_t = 32_561, value_parser = cli::at_least_one)]
     samples: usize,
     /// Generated data: test samples.
-    #[arg(long, default_value_t = 16_281)]
+    #[arg(long, default_value_t = 16_281, value_parser = cli::at_least_one)]
     test_samples: usize,
     /// Generated data: features.
-    #[arg(long, default_value_t = 123)]
+    #[arg(long, default_value_t = 123, value_parser = cli::dim)]
     features: usize,
     /// Generated data: active features per sample.
-    #[arg(long, default_value_t = 14)]
+    #[arg(long, default_value_t = 14, value_parser = cli::at_least_one)]
     active: usize,
     /// Passes over the training samples.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = cli::at_least_one)]
     epochs: usize,
     /// Learning rate of the first epoch; epoch `e` (from 0) uses `lr / (1 + e * decay)`.
-    #[arg(long, default_value_t = 0.03)]
+    #[arg(long, default_value_t = 0.03, value_parser = cli::positive_f32)]
     lr: f32,
     /// Learning rate decay per epoch.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, value_parser = cli::non_negative_f32)]
     decay: f32,
     /// L2 regularisation of the weights a sample touches.
-    #[arg(long, default_value_t = 1e-4)]
+    #[arg(long, default_value_t = 1e-4, value_parser = cli::non_negative_f32)]
     reg: f32,
     /// Seed of the generated data and the holdout split.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = cli::seed)]
     seed: u64,
     /// Worker threads (default: STRADS_THREADS, else every core).
-    #[arg(long)]
+    #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
 }
 
@@ -122,25 +128,54 @@ fn subset(data: &LibSvm, samples: &[usize]) -> LibSvm {
         .expect("samples of a data set fit together")
 }
 
-fn load(args: &Args) -> strads::Result<(LibSvm, LibSvm)> {
-    match (&args.data, &args.test) {
-        (Some(train), Some(test)) => strads::load::libsvm_pair(train, test),
-        (Some(path), None) => Ok(holdout(&strads::load::libsvm(path)?, 0.2, args.seed)),
-        (None, _) => Ok(strads::generate::libsvm_like(
-            &strads::generate::LibSvmConfig {
-                train: args.samples,
-                test: args.test_samples,
-                features: args.features,
-                active: args.active,
-                seed: args.seed,
-                ..Default::default()
-            },
-        )),
+fn load(args: &Args) -> Result<(LibSvm, LibSvm)> {
+    if args.data.is_none() {
+        // A generated set holds one entry per active feature and sample, in u32 offsets.
+        let per_sample = args.active.min(args.features) as u64;
+        let max = u64::from(u32::MAX) / per_sample.max(1);
+        for (flag, n) in [
+            ("--samples", args.samples),
+            ("--test-samples", args.test_samples),
+        ] {
+            if n as u64 > max {
+                return Err(format!(
+                    "{flag} {n} is too many: at most {max} samples with {per_sample} active \
+                     features each (a set holds at most {} entries)",
+                    u32::MAX
+                )
+                .into());
+            }
+        }
     }
+    let (train, test) = match (&args.data, &args.test) {
+        (Some(train), Some(test)) => strads::load::libsvm_pair(train, test)?,
+        (Some(path), None) => holdout(&strads::load::libsvm(path)?, 0.2, args.seed),
+        (None, _) => strads::generate::try_libsvm_like(&strads::generate::LibSvmConfig {
+            train: args.samples,
+            test: args.test_samples,
+            features: args.features,
+            active: args.active,
+            seed: args.seed,
+            ..Default::default()
+        })?,
+    };
+    if args.test.is_none() && (train.samples() == 0 || test.samples() == 0) {
+        return Err(format!(
+            "{} samples are too few to hold 20% out for testing; give more, or a --test file",
+            train.samples() + test.samples()
+        )
+        .into());
+    }
+    Ok((train, test))
 }
 
-fn train(args: &Args) -> strads::Result<()> {
+fn train(args: &Args) -> Result<()> {
     let (train, test) = load(args)?;
+    cli::check_memory(
+        &format!("the weights of {} features", train.n_features),
+        Some(train.n_features),
+        4,
+    )?;
     let source = match &args.data {
         Some(p) => p.display().to_string(),
         None => "generated".to_string(),
@@ -182,6 +217,18 @@ fn train(args: &Args) -> strads::Result<()> {
         let (acc, loss_train) = metrics(&train, &w);
         acc_train = acc;
         (acc_test, loss_test) = metrics(&test, &w);
+        for (what, value) in [
+            ("the training log loss", loss_train),
+            ("the test log loss", loss_test),
+        ] {
+            if !value.is_finite() {
+                let advice = format!(
+                    "lower --lr (it is {:?}) or --reg (it is {:?})",
+                    args.lr, args.reg
+                );
+                return Err(cli::diverged(epoch + 1, what, value, &advice).into());
+            }
+        }
         println!(
             "epoch {:>3}  lr={}  train_acc={acc_train:.6}  train_logloss={}  test_acc={acc_test:.6}  \
              test_logloss={}  epoch_seconds={dt:.4}  seconds={seconds:.4}",
@@ -201,6 +248,9 @@ fn train(args: &Args) -> strads::Result<()> {
 }
 
 fn main() -> ExitCode {
+    if let Err(code) = cli::check_settings() {
+        return code;
+    }
     let args = Args::parse();
     let result = match args.threads {
         Some(n) => strads::with_threads(n, || train(&args)),

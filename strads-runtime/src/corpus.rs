@@ -22,7 +22,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::array::SparseArray;
 use crate::error::{Error, Result};
-use crate::text::{IntError, for_each_line, parse_uint, quote, trim};
+use crate::text::{
+    ID_FLOOR, IDS_PER_ENTRY, IntError, for_each_line, id_limit, parse_uint, quote, trim,
+};
 
 /// What the LDA-C format looks like, for error messages.
 const LDA_C_FORMAT: &str = "LDA-C `N id:count id:count ...`: N distinct 0-based integer word ids, \
@@ -33,6 +35,17 @@ const VOCAB_FORMAT: &str = "one word per line, line k naming word id k - 1";
 
 /// Largest word id and count a file may hold (ids index a `SparseArray`, stored as `u32`).
 const MAX_ID: u64 = u32::MAX as u64;
+
+/// The most tokens (the sum of all counts) a corpus may hold: topic models keep per-topic
+/// token counts in `i32`, which must not overflow.
+pub const MAX_TOKENS: u64 = i32::MAX as u64;
+
+/// The tokens a loaded corpus may hold above [`TOKENS_FLOOR`]: this many per `id:count`
+/// pair on average, so that a short file cannot ask a sampler for billions of tokens.
+pub const TOKENS_PER_PAIR: u64 = 1024;
+
+/// The tokens any loaded corpus may hold, whatever its number of pairs (16 777 216).
+pub const TOKENS_FLOOR: u64 = 1 << 24;
 
 /// A corpus as a bag of words per document.
 ///
@@ -84,13 +97,23 @@ impl Corpus {
 /// Blank lines are skipped (documents are numbered by the lines that are not blank); a
 /// UTF-8 byte order mark and `\r\n` endings are accepted. Entries keep the file's order.
 ///
+/// Limits, so that a short or broken file cannot make a program allocate or run without
+/// bound: a line holds at most [`MAX_LINE`](crate::load::MAX_LINE) bytes; without a
+/// vocabulary, the largest word id (which sizes the model) may be at most
+/// [`ID_FLOOR`] or [`IDS_PER_ENTRY`]
+/// times the number of pairs, whichever is larger; the tokens (the sum of the counts)
+/// up to any line may be at most [`TOKENS_FLOOR`] or [`TOKENS_PER_PAIR`] times the pairs
+/// so far, whichever is larger, and never more than [`MAX_TOKENS`]; and the corpus must
+/// hold at least one token.
+///
 /// # Errors
 /// [`Error::Io`] when a file cannot be read; [`Error::Parse`], naming the file, the line,
 /// the offending field and the expected format, when `N` is not a non-negative integer or
 /// differs from the number of pairs, a pair is not `id:count`, an id or count is not an
 /// integer, a count is 0, an id appears twice in a line, an id lies beyond the
-/// vocabulary, the data file has no documents, or a vocabulary line is empty or not
-/// UTF-8. Nothing is returned half-built.
+/// vocabulary, a line, id or the tokens exceed the limits above, the data file has no
+/// documents or no tokens, or a vocabulary line is empty (a blank last line included) or
+/// not UTF-8. Nothing is returned half-built.
 ///
 /// ```
 /// # let dir = std::env::temp_dir();
@@ -116,35 +139,72 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
     };
     let mut entries = Vec::new();
     let mut docs = 0usize;
-    let mut max_id: Option<u64> = None;
+    let mut max_id: Option<(u64, usize)> = None;
+    let mut tokens = 0u64;
     let mut scratch = Vec::new();
     let bound = vocab_words.as_ref().map(|(w, p)| (w.len(), *p));
-    let last = for_each_line(path, |line_no, line| {
+    let fail = |line: usize, message: String| Error::Parse {
+        path: path.to_path_buf(),
+        line,
+        message,
+        expected: LDA_C_FORMAT.to_owned(),
+    };
+    let last = for_each_line(path, LDA_C_FORMAT, |line_no, line| {
         let line = trim(line);
         if line.is_empty() {
             return Ok(());
         }
         parse_document(path, line_no, line, docs, bound, &mut scratch, &mut entries)?;
-        for &([_, w], _) in &entries[entries.len() - scratch.len()..] {
-            max_id = max_id.max(Some(w as u64));
+        for &([_, w], n) in &entries[entries.len() - scratch.len()..] {
+            if max_id.is_none_or(|(m, _)| w as u64 > m) {
+                max_id = Some((w as u64, line_no));
+            }
+            tokens += u64::from(n);
+        }
+        let limit = token_limit(entries.len());
+        if tokens > limit {
+            return Err(fail(
+                line_no,
+                format!(
+                    "the counts up to this line add up to {tokens} tokens in {} id:count pairs, \
+                     more than the limit of {limit} (the larger of {TOKENS_FLOOR} and \
+                     {TOKENS_PER_PAIR} per pair, at most {MAX_TOKENS})",
+                    entries.len()
+                ),
+            ));
         }
         docs += 1;
         Ok(())
     })?;
     if docs == 0 {
-        return Err(Error::Parse {
-            path: path.to_path_buf(),
-            line: last + 1,
-            message: "the file has no documents".to_owned(),
-            expected: LDA_C_FORMAT.to_owned(),
-        });
+        return Err(fail(last + 1, "the file has no documents".to_owned()));
+    }
+    if tokens == 0 {
+        return Err(fail(
+            last + 1,
+            format!("the file's {docs} documents hold no words"),
+        ));
+    }
+    if let (None, Some((id, line))) = (&vocab_words, max_id) {
+        let limit = id_limit(entries.len());
+        if id > limit {
+            return Err(fail(
+                line,
+                format!(
+                    "word id {id} is too large for {} id:count pairs: without a vocabulary, ids \
+                     may be at most {limit} (the larger of {ID_FLOOR} and {IDS_PER_ENTRY} per \
+                     pair), since they size the model",
+                    entries.len()
+                ),
+            ));
+        }
     }
     let (vocab, words) = match vocab_words {
         Some((v, _)) => {
             let n = v.len();
             (v, n)
         }
-        None => (Vec::new(), max_id.map_or(0, |m| m as usize + 1)),
+        None => (Vec::new(), max_id.map_or(0, |(m, _)| m as usize + 1)),
     };
     let counts = SparseArray::from_entries([docs, words], entries)?;
     Ok(Corpus {
@@ -153,6 +213,11 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
         docs,
         words,
     })
+}
+
+/// The most tokens a corpus of `pairs` `id:count` pairs may hold (see [`lda_c`]).
+fn token_limit(pairs: usize) -> u64 {
+    MAX_TOKENS.min(TOKENS_FLOOR.max(TOKENS_PER_PAIR.saturating_mul(pairs as u64)))
 }
 
 /// Reads a vocabulary file: one word per line (surrounding whitespace trimmed).
@@ -164,7 +229,7 @@ fn vocabulary(path: &Path) -> Result<Vec<String>> {
         message: message.to_owned(),
         expected: VOCAB_FORMAT.to_owned(),
     };
-    let last = for_each_line(path, |line_no, line| {
+    let last = for_each_line(path, VOCAB_FORMAT, |line_no, line| {
         let word = trim(line);
         if word.is_empty() {
             return Err(fail(line_no, "the line is empty"));
@@ -356,8 +421,10 @@ const LENGTH_SIGMA: f64 = 0.6;
 /// distributions.
 ///
 /// # Panics
-/// When `docs > 0` and `words` or `topics` is 0, when `avg_len` is not finite and
-/// positive, or when `words` exceeds `2^32`.
+/// When [`try_generated`] fails: `docs > 0` and `words` or `topics` is 0, `avg_len` is
+/// not finite and positive, `words` exceeds `2^32`, the expected tokens
+/// (`docs * avg_len`) exceed half of [`MAX_TOKENS`], or the corpus would not fit in
+/// memory.
 ///
 /// ```
 /// let c = strads_runtime::corpus::generated(100, 500, 4, 50.0, 1);
@@ -367,20 +434,84 @@ const LENGTH_SIGMA: f64 = 0.6;
 /// assert_eq!(c.counts.values(), again.counts.values());
 /// ```
 pub fn generated(docs: usize, words: usize, topics: usize, avg_len: f64, seed: u64) -> Corpus {
-    assert!(
-        avg_len.is_finite() && avg_len > 0.0,
-        "corpus::generated: avg_len must be finite and positive, got {avg_len}"
-    );
-    assert!(
-        docs == 0 || (words > 0 && topics > 0),
-        "corpus::generated: {docs} documents need at least one word and one topic, got \
-         {words} words and {topics} topics"
-    );
-    assert!(
-        words <= MAX_ID as usize + 1,
-        "corpus::generated: at most {} words, got {words}",
-        MAX_ID + 1
-    );
+    try_generated(docs, words, topics, avg_len, seed)
+        .unwrap_or_else(|e| panic!("corpus::generated: {e}"))
+}
+
+/// [`generated`], with bad parameters as errors.
+///
+/// # Errors
+/// [`Error::Setting`] naming the parameter when `avg_len` is not finite and positive,
+/// `docs > 0` and `words` or `topics` is 0, `words` exceeds `2^32`, or the expected
+/// tokens `docs * avg_len` exceed half of [`MAX_TOKENS`] (the tokens drawn stay below
+/// it); [`Error::Alloc`] when the corpus would not fit in memory.
+///
+/// ```
+/// let e = strads_runtime::corpus::try_generated(10, 0, 5, 40.0, 1).unwrap_err();
+/// assert_eq!(
+///     e.to_string(),
+///     "invalid setting words=\"0\": at least 1 word for 10 documents"
+/// );
+/// ```
+pub fn try_generated(
+    docs: usize,
+    words: usize,
+    topics: usize,
+    avg_len: f64,
+    seed: u64,
+) -> Result<Corpus> {
+    use crate::generate::{bad_parameter, check_memory};
+    if !(avg_len.is_finite() && avg_len > 0.0) {
+        return Err(bad_parameter(
+            "avg_len",
+            avg_len,
+            "a finite number of tokens per document, above 0",
+        ));
+    }
+    if docs > 0 && words == 0 {
+        return Err(bad_parameter(
+            "words",
+            words,
+            &format!("at least 1 word for {docs} documents"),
+        ));
+    }
+    if docs > 0 && topics == 0 {
+        return Err(bad_parameter(
+            "topics",
+            topics,
+            &format!("at least 1 topic for {docs} documents"),
+        ));
+    }
+    if words > MAX_ID as usize + 1 {
+        return Err(bad_parameter(
+            "words",
+            words,
+            &format!("at most {} (word ids are u32)", MAX_ID + 1),
+        ));
+    }
+    let expected = docs as f64 * avg_len;
+    if expected > (MAX_TOKENS / 2) as f64 {
+        return Err(bad_parameter(
+            "avg_len",
+            avg_len,
+            &format!(
+                "at most {} tokens per document for {docs} documents (a corpus holds at most \
+                 {MAX_TOKENS} tokens)",
+                MAX_TOKENS / 2 / docs as u64
+            ),
+        ));
+    }
+    // The topics' cumulative word distributions and the per-word tables, then the
+    // entries (at most one per token).
+    let bytes = (topics as u64)
+        .checked_mul(words as u64)
+        .and_then(|n| n.checked_mul(8))
+        .and_then(|b| b.checked_add((words as u64).checked_mul(24)?))
+        .and_then(|b| b.checked_add((expected as u64).checked_mul(24)?));
+    check_memory(
+        &format!("a generated corpus of {docs} documents, {words} words and {topics} topics"),
+        bytes,
+    )?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut entries = Vec::new();
     if docs > 0 {
@@ -435,12 +566,12 @@ pub fn generated(docs: usize, words: usize, topics: usize, avg_len: f64, seed: u
     }
     let counts = SparseArray::from_entries([docs, words], entries)
         .expect("generated indices lie within the shape");
-    Corpus {
+    Ok(Corpus {
         counts,
         vocab: Vec::new(),
         docs,
         words,
-    }
+    })
 }
 
 /// Draws an index from the distribution whose cumulative (unnormalised) weights are
@@ -786,6 +917,115 @@ mod tests {
         };
         let mean: f64 = (0..100).map(|d| overlap(2 * d, 2 * d + 1)).sum::<f64>() / 100.0;
         assert!(mean < 0.5, "mean overlap {mean}");
+    }
+
+    #[test]
+    fn tokens_are_bounded() {
+        // 2.2e9 tokens in one pair: beyond the per-pair limit (and i32).
+        let (f, e) = err("1 0:7\n1 3:2200000000\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: the counts up to this line add up to 2200000007 tokens in 2 id:count \
+                 pairs, more than the limit of 16777216 (the larger of 16777216 and 1024 per \
+                 pair, at most 2147483647); expected {LDA_C_FORMAT}",
+                f.shown()
+            )
+        );
+        // Up to the floor, any counts are fine.
+        let f = TempFile::new("heavy.dat", b"1 0:16777215\n1 0:1\n");
+        assert_eq!(lda_c(&f.0, None).unwrap().tokens(), 1 << 24);
+    }
+
+    /// The limit grows with the pairs from the floor, and stops at what `i32` counts hold.
+    #[test]
+    fn token_limit_stops_at_i32() {
+        assert_eq!(token_limit(0), 1 << 24);
+        assert_eq!(token_limit(1 << 14), 1 << 24);
+        assert_eq!(token_limit(1 << 15), 1 << 25);
+        assert_eq!(token_limit(1 << 21), i32::MAX as u64);
+        assert_eq!(token_limit(usize::MAX), i32::MAX as u64);
+    }
+
+    #[test]
+    fn word_ids_are_bounded_without_a_vocabulary() {
+        let (f, e) = err("1 0:1\n1 100000000:1\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: word id 100000000 is too large for 2 id:count pairs: without a \
+                 vocabulary, ids may be at most 1048576 (the larger of 1048576 and 16 per \
+                 pair), since they size the model; expected {LDA_C_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn a_corpus_without_words_is_refused() {
+        let (f, e) = err("0\n\n0\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:4: the file's 2 documents hold no words; expected {LDA_C_FORMAT}",
+                f.shown()
+            )
+        );
+    }
+
+    #[test]
+    fn a_vocabulary_ending_in_a_blank_line_is_refused() {
+        let data = TempFile::new("d.dat", b"1 0:1\n");
+        for (contents, line) in [
+            (&b"a\nb\n\n"[..], 3),
+            (b"a\r\nb\r\n \r\n", 3),
+            (b"a\n\n", 2),
+        ] {
+            let vocab = TempFile::new("vocab.txt", contents);
+            let e = lda_c(&data.0, Some(&vocab.0)).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!(
+                    "{}:{line}: the line is empty; expected {VOCAB_FORMAT}",
+                    vocab.shown()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn generated_parameters_are_errors() {
+        let e = |r: Result<Corpus>| r.unwrap_err().to_string();
+        assert_eq!(
+            e(try_generated(10, 100, 5, f64::NAN, 1)),
+            "invalid setting avg_len=\"NaN\": a finite number of tokens per document, above 0"
+        );
+        assert_eq!(
+            e(try_generated(10, 100, 5, 0.0, 1)),
+            "invalid setting avg_len=\"0\": a finite number of tokens per document, above 0"
+        );
+        assert_eq!(
+            e(try_generated(10, 100, 0, 5.0, 1)),
+            "invalid setting topics=\"0\": at least 1 topic for 10 documents"
+        );
+        assert_eq!(
+            e(try_generated(10, 1 << 33, 5, 5.0, 1)),
+            "invalid setting words=\"8589934592\": at most 4294967296 (word ids are u32)"
+        );
+        assert_eq!(
+            e(try_generated(10, 100, 5, 1e9, 1)),
+            "invalid setting avg_len=\"1000000000\": at most 107374182 tokens per document \
+             for 10 documents (a corpus holds at most 2147483647 tokens)"
+        );
+        assert_eq!(
+            e(try_generated(10, 1 << 32, 1 << 30, 5.0, 1)),
+            "cannot allocate more than 2^64 bytes for a generated corpus of 10 documents, \
+             4294967296 words and 1073741824 topics"
+        );
+        assert!(
+            e(try_generated(10, 1 << 32, 1 << 20, 5.0, 1))
+                .starts_with("cannot allocate 36028900098180272 bytes for a generated corpus")
+        );
     }
 
     #[test]

@@ -40,6 +40,18 @@ pub enum Error {
     /// Two things that must agree in shape do not.
     #[error("shape mismatch: {0}")]
     Shape(String),
+    /// Memory for a requested size could not be had (or the size does not fit in a
+    /// `u64`: `bytes` is `None`).
+    #[error("cannot allocate {} for {what}", match bytes {
+        Some(b) => format!("{b} bytes"),
+        None => "more than 2^64 bytes".to_owned(),
+    })]
+    Alloc {
+        /// What the memory was for.
+        what: String,
+        /// How much was asked for.
+        bytes: Option<u64>,
+    },
     /// A setting (environment variable, flag) has an invalid value.
     #[error("invalid setting {name}={value:?}: {expected}")]
     Setting {

@@ -342,40 +342,19 @@ fn summary(spec: &LoopSpec, c: &Candidate, p: usize) -> String {
 
 /// Whether `STRADS_EXPLAIN` asks for plan lines.
 fn explain_requested() -> bool {
-    static EXPLAIN: OnceLock<bool> = OnceLock::new();
-    *EXPLAIN.get_or_init(|| flag("STRADS_EXPLAIN"))
+    crate::config::get().explain
 }
 
 /// Whether reconnaissance may split components too large for one worker
 /// (`STRADS_SPLIT=0` turns it off, to compare).
 fn split_allowed() -> bool {
-    static SPLIT: OnceLock<bool> = OnceLock::new();
-    *SPLIT.get_or_init(|| std::env::var_os("STRADS_SPLIT").is_none() || flag("STRADS_SPLIT"))
-}
-
-fn flag(name: &str) -> bool {
-    match std::env::var(name) {
-        Err(_) => false,
-        Ok(v) => match v.trim() {
-            "" | "0" | "false" | "no" | "off" => false,
-            "1" | "true" | "yes" | "on" => true,
-            _ => panic!(
-                "{}",
-                crate::Error::Setting {
-                    name: name.into(),
-                    value: v,
-                    expected: "1 (on) or 0 (off)".into(),
-                }
-            ),
-        },
-    }
+    crate::config::get().split
 }
 
 /// Whether the original serial loops should run: `STRADS_SERIAL=1`, or inside
 /// [`testing::serial`].
 pub fn serial_env() -> bool {
-    static SERIAL: OnceLock<bool> = OnceLock::new();
-    *SERIAL.get_or_init(|| flag("STRADS_SERIAL")) || testing::forced_serial()
+    crate::config::get().serial || testing::forced_serial()
 }
 
 /// One block of one loop call, as the generated code sees it.

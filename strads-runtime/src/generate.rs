@@ -18,7 +18,36 @@ use rand_distr::{Distribution, StandardNormal, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::array::SparseArray;
+use crate::error::{Error, Result};
 use crate::load::{LibSvm, U64BuildHasher};
+
+/// The most rows, columns or features a generator makes (indices are stored as `u32`).
+pub const MAX_DIM: usize = u32::MAX as usize + 1;
+
+/// [`Error::Setting`] for field `name` of a generator's parameters.
+pub(crate) fn bad_parameter(name: &str, value: impl ToString, expected: &str) -> Error {
+    Error::Setting {
+        name: name.to_owned(),
+        value: value.to_string(),
+        expected: expected.to_owned(),
+    }
+}
+
+/// Checks that about `bytes` (`None`: more than a `u64` holds) can be allocated for
+/// `what`, by reserving them (untouched, so nothing is committed) and letting them go:
+/// a request the system cannot meet becomes [`Error::Alloc`] instead of an abort.
+pub(crate) fn check_memory(what: &str, bytes: Option<u64>) -> Result<()> {
+    let fail = || Error::Alloc {
+        what: what.to_owned(),
+        bytes,
+    };
+    let n = bytes
+        .and_then(|b| usize::try_from(b).ok())
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or_else(fail)?;
+    let mut probe: Vec<u8> = Vec::new();
+    probe.try_reserve_exact(n).map_err(|_| fail())
+}
 
 /// The mean rating around which the synthetic ratings spread.
 const MEAN_RATING: f32 = 3.5;
@@ -86,8 +115,9 @@ impl Default for LowRankConfig {
 /// after `8 * ratings` draws the remaining pairs are drawn uniformly instead.
 ///
 /// # Panics
-/// When `noise` is negative or not finite, `zipf_exponent` is negative or NaN, or
-/// `users` or `items` exceed `2^32`.
+/// When [`try_low_rank_ratings`] fails: `noise` is negative or not finite,
+/// `zipf_exponent` is negative or not finite, `users` or `items` exceed [`MAX_DIM`], or
+/// the data would not fit in memory.
 ///
 /// ```
 /// use strads_runtime::generate::{low_rank_ratings, LowRankConfig};
@@ -97,6 +127,25 @@ impl Default for LowRankConfig {
 /// assert!(r.values().iter().all(|v| (1.0..=5.0).contains(v)));
 /// ```
 pub fn low_rank_ratings(cfg: &LowRankConfig) -> SparseArray<f32, 2> {
+    try_low_rank_ratings(cfg).unwrap_or_else(|e| panic!("low_rank_ratings: {e}"))
+}
+
+/// [`low_rank_ratings`], with bad parameters as errors.
+///
+/// # Errors
+/// [`Error::Setting`] naming the parameter when `noise` is negative or not finite,
+/// `zipf_exponent` is negative or not finite, or `users` or `items` exceed [`MAX_DIM`];
+/// [`Error::Alloc`] when the factors and ratings would not fit in memory.
+///
+/// ```
+/// use strads_runtime::generate::{try_low_rank_ratings, LowRankConfig};
+/// let e = try_low_rank_ratings(&LowRankConfig { noise: f32::NAN, ..Default::default() });
+/// assert_eq!(
+///     e.unwrap_err().to_string(),
+///     "invalid setting LowRankConfig.noise=\"NaN\": a finite number, at least 0"
+/// );
+/// ```
+pub fn try_low_rank_ratings(cfg: &LowRankConfig) -> Result<SparseArray<f32, 2>> {
     let LowRankConfig {
         users,
         items,
@@ -106,22 +155,44 @@ pub fn low_rank_ratings(cfg: &LowRankConfig) -> SparseArray<f32, 2> {
         zipf_exponent,
         seed,
     } = *cfg;
-    assert!(
-        noise.is_finite() && noise >= 0.0,
-        "low_rank_ratings: noise must be finite and non-negative, got {noise}"
-    );
-    assert!(
-        zipf_exponent >= 0.0,
-        "low_rank_ratings: zipf_exponent must be non-negative, got {zipf_exponent}"
-    );
-    let max_dim = u32::MAX as usize + 1;
-    assert!(
-        users <= max_dim && items <= max_dim,
-        "low_rank_ratings: at most {max_dim} users and items, got {users} x {items}"
-    );
+    if !(noise.is_finite() && noise >= 0.0) {
+        return Err(bad_parameter(
+            "LowRankConfig.noise",
+            noise,
+            "a finite number, at least 0",
+        ));
+    }
+    if !(zipf_exponent.is_finite() && zipf_exponent >= 0.0) {
+        return Err(bad_parameter(
+            "LowRankConfig.zipf_exponent",
+            zipf_exponent,
+            "a finite number, at least 0",
+        ));
+    }
+    for (name, n) in [
+        ("LowRankConfig.users", users),
+        ("LowRankConfig.items", items),
+    ] {
+        if n > MAX_DIM {
+            return Err(bad_parameter(
+                name,
+                n,
+                &format!("at most {MAX_DIM} (indices are u32)"),
+            ));
+        }
+    }
     let shape = [users, items];
     let space = (users as u128 * items as u128) / 2;
     let target = usize::try_from(space).map_or(ratings, |space| ratings.min(space));
+    // Factors and permutations, then the entries and the deduplication sets.
+    let bytes = (users as u64)
+        .checked_add(items as u64)
+        .and_then(|n| n.checked_mul((rank as u64).checked_mul(4)?.checked_add(4)?))
+        .and_then(|b| b.checked_add((target as u64).checked_mul(48)?));
+    check_memory(
+        &format!("{users} x {items} generated ratings of rank {rank} ({target} ratings)"),
+        bytes,
+    )?;
 
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     // Entries ~ N(0, rank^-1/2): the dot product of a user and an item has variance 1.
@@ -186,7 +257,7 @@ pub fn low_rank_ratings(cfg: &LowRankConfig) -> SparseArray<f32, 2> {
             }
         }
     }
-    SparseArray::from_entries(shape, entries).expect("generated indices lie within the shape")
+    Ok(SparseArray::from_entries(shape, entries).expect("generated indices lie within the shape"))
 }
 
 /// Logit of a sample whose features all have hidden weight 0 (about 24% positives, as
@@ -261,8 +332,9 @@ impl Default for LibSvmConfig {
 /// is drawn after the training set from the same model.
 ///
 /// # Panics
-/// When `zipf_exponent` is negative or NaN, `features` exceeds `2^32`, or a set has more
-/// than `u32::MAX` entries.
+/// When [`try_libsvm_like`] fails: `zipf_exponent` is negative or not finite, `features`
+/// exceeds [`MAX_DIM`], a set would have more than `u32::MAX` entries, or the data would
+/// not fit in memory.
 ///
 /// ```
 /// use strads_runtime::generate::{libsvm_like, LibSvmConfig};
@@ -274,6 +346,26 @@ impl Default for LibSvmConfig {
 /// assert!(features.windows(2).all(|f| f[0] < f[1]) && values.iter().all(|&v| v == 1.0));
 /// ```
 pub fn libsvm_like(cfg: &LibSvmConfig) -> (LibSvm, LibSvm) {
+    try_libsvm_like(cfg).unwrap_or_else(|e| panic!("libsvm_like: {e}"))
+}
+
+/// [`libsvm_like`], with bad parameters as errors.
+///
+/// # Errors
+/// [`Error::Setting`] naming the parameter when `zipf_exponent` is negative or not
+/// finite, `features` exceeds [`MAX_DIM`], or a set would have more than `u32::MAX`
+/// entries; [`Error::Alloc`] when the data would not fit in memory.
+///
+/// ```
+/// use strads_runtime::generate::{try_libsvm_like, LibSvmConfig};
+/// let e = try_libsvm_like(&LibSvmConfig { features: 1 << 40, ..Default::default() });
+/// assert_eq!(
+///     e.unwrap_err().to_string(),
+///     "invalid setting LibSvmConfig.features=\"1099511627776\": at most 4294967296 (indices \
+///      are u32)"
+/// );
+/// ```
+pub fn try_libsvm_like(cfg: &LibSvmConfig) -> Result<(LibSvm, LibSvm)> {
     let LibSvmConfig {
         train,
         test,
@@ -282,16 +374,44 @@ pub fn libsvm_like(cfg: &LibSvmConfig) -> (LibSvm, LibSvm) {
         zipf_exponent,
         seed,
     } = *cfg;
-    assert!(
-        zipf_exponent >= 0.0,
-        "libsvm_like: zipf_exponent must be non-negative, got {zipf_exponent}"
-    );
-    assert!(
-        features <= u32::MAX as usize + 1,
-        "libsvm_like: at most {} features, got {features}",
-        u32::MAX as usize + 1
-    );
+    if !(zipf_exponent.is_finite() && zipf_exponent >= 0.0) {
+        return Err(bad_parameter(
+            "LibSvmConfig.zipf_exponent",
+            zipf_exponent,
+            "a finite number, at least 0",
+        ));
+    }
+    if features > MAX_DIM {
+        return Err(bad_parameter(
+            "LibSvmConfig.features",
+            features,
+            &format!("at most {MAX_DIM} (indices are u32)"),
+        ));
+    }
     let groups = active.min(features);
+    for (name, n) in [("LibSvmConfig.train", train), ("LibSvmConfig.test", test)] {
+        if (n as u128) * (groups as u128) > u128::from(u32::MAX) {
+            return Err(bad_parameter(
+                name,
+                n,
+                &format!(
+                    "at most {} samples with {groups} active features (a set holds at most {} \
+                     entries)",
+                    u32::MAX as usize / groups,
+                    u32::MAX
+                ),
+            ));
+        }
+    }
+    // Weights, ranks and the group statistics per feature; labels, offsets and entries.
+    let bytes = (features as u64).checked_mul(32).and_then(|b| {
+        let samples = (train as u64).checked_add(test as u64)?;
+        b.checked_add(samples.checked_mul((groups as u64).checked_mul(8)?.checked_add(8)?)?)
+    });
+    check_memory(
+        &format!("{train} + {test} generated samples of {features} features"),
+        bytes,
+    )?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let scale = LIBSVM_MARGIN_STD / (groups.max(1) as f32).sqrt();
     let mut weights = vec![0f32; features];
@@ -354,7 +474,7 @@ pub fn libsvm_like(cfg: &LibSvmConfig) -> (LibSvm, LibSvm) {
     };
     let train_set = draw_set(train);
     let test_set = draw_set(test);
-    (train_set, test_set)
+    Ok((train_set, test_set))
 }
 
 /// Remembers the `u64` keys seen so far and picks out the first occurrences in a chunk.
@@ -677,6 +797,64 @@ mod tests {
             .iter()
             .fold((1.0f64, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
         assert!(hi - lo > 0.2, "positive rates {lo}..{hi}");
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        let e = |r: Result<SparseArray<f32, 2>>| r.unwrap_err().to_string();
+        let cfg = LowRankConfig::default();
+        assert_eq!(
+            e(try_low_rank_ratings(&LowRankConfig {
+                zipf_exponent: f64::INFINITY,
+                ..cfg.clone()
+            })),
+            "invalid setting LowRankConfig.zipf_exponent=\"inf\": a finite number, at least 0"
+        );
+        assert_eq!(
+            e(try_low_rank_ratings(&LowRankConfig {
+                users: 10_000_000_000,
+                ..cfg.clone()
+            })),
+            "invalid setting LowRankConfig.users=\"10000000000\": at most 4294967296 (indices \
+             are u32)"
+        );
+        assert_eq!(
+            e(try_low_rank_ratings(&LowRankConfig {
+                rank: usize::MAX,
+                ..cfg.clone()
+            })),
+            format!(
+                "cannot allocate more than 2^64 bytes for 943 x 1682 generated ratings of rank \
+                 {} (100000 ratings)",
+                usize::MAX
+            )
+        );
+        // Within the limits but beyond any machine: an error, not an abort.
+        assert!(
+            e(try_low_rank_ratings(&LowRankConfig {
+                users: 1 << 32,
+                items: 1 << 32,
+                rank: 1 << 20,
+                ..cfg.clone()
+            }))
+            .starts_with("cannot allocate 36028831383502336 bytes for 4294967296 x 4294967296")
+        );
+        let svm = |c: LibSvmConfig| try_libsvm_like(&c).unwrap_err().to_string();
+        assert_eq!(
+            svm(LibSvmConfig {
+                zipf_exponent: -1.0,
+                ..small_svm()
+            }),
+            "invalid setting LibSvmConfig.zipf_exponent=\"-1\": a finite number, at least 0"
+        );
+        assert_eq!(
+            svm(LibSvmConfig {
+                train: 1 << 30,
+                ..small_svm()
+            }),
+            "invalid setting LibSvmConfig.train=\"1073741824\": at most 306783378 samples with \
+             14 active features (a set holds at most 4294967295 entries)"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod array;
 mod buffer;
 mod cache;
 mod capture;
+pub mod config;
 pub mod corpus;
 mod error;
 mod exec;

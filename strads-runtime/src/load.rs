@@ -30,7 +30,8 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::array::{DistArray, SparseArray};
 use crate::error::{Error, Result};
-use crate::text::{IntError, for_each_line, parse_uint, quote, size_hint, trim};
+pub use crate::text::{ID_FLOOR, IDS_PER_ENTRY, MAX_LINE};
+use crate::text::{IntError, for_each_line, id_limit, parse_uint, quote, size_hint, trim};
 
 /// What the whitespace-separated format looks like, for error messages.
 const WHITESPACE_FORMAT: &str =
@@ -38,6 +39,11 @@ const WHITESPACE_FORMAT: &str =
 /// What the CSV format looks like, for error messages.
 const CSV_FORMAT: &str = "CSV `user,item,rating[,timestamp,...]` with non-negative integer ids \
      and an optional header line";
+
+/// The largest rating magnitude the loaders accept: rating scales, scores and counts
+/// stay far below it, while values near `f32::MAX` (say `3e38`) would overflow the
+/// training arithmetic to infinity.
+pub const MAX_RATING: f32 = 1e9;
 
 /// Loads a rating file into a `[users, items]` sparse array of ratings.
 ///
@@ -49,12 +55,19 @@ const CSV_FORMAT: &str = "CSV `user,item,rating[,timestamp,...]` with non-negati
 /// anything else means whitespace-separated (`u.data` style: `user item rating
 /// [timestamp]`, 1-based integer ids, index = id - 1, shape = the largest ids seen).
 ///
-/// Ratings must be finite numbers. Entries keep the file's order; duplicates are kept.
+/// Ratings must be finite numbers of magnitude at most [`MAX_RATING`]. Entries keep the
+/// file's order; duplicates are kept.
+///
+/// Limits, so that a short or broken file cannot make a program allocate without bound:
+/// a line holds at most [`MAX_LINE`] bytes, and in the 1-based format (whose ids size
+/// the array directly) the largest id may be at most [`ID_FLOOR`] or [`IDS_PER_ENTRY`]
+/// times the number of ratings, whichever is larger (re-index sparse ids densely, or use
+/// the CSV format, which does).
 ///
 /// # Errors
 /// [`Error::Io`] when the file cannot be read; [`Error::Parse`] (with file, line, the
-/// offending field and the expected format) for a malformed line or a file with no
-/// ratings.
+/// offending field and the expected format) for a malformed line, a value or id beyond
+/// the limits above, or a file with no ratings.
 ///
 /// ```
 /// # let path = std::env::temp_dir().join(format!("strads-doc-ratings-{}", std::process::id()));
@@ -68,6 +81,7 @@ const CSV_FORMAT: &str = "CSV `user,item,rating[,timestamp,...]` with non-negati
 pub fn ratings(path: impl AsRef<Path>) -> Result<SparseArray<f32, 2>> {
     let mut loader = Loader::new(None);
     let entries = loader.load(path.as_ref())?;
+    loader.check_ids(entries.len())?;
     SparseArray::from_entries(loader.shape(), entries)
 }
 
@@ -104,6 +118,7 @@ pub fn ratings_pair(
     let mut loader = Loader::new(None);
     let train_entries = loader.load(train.as_ref())?;
     let test_entries = loader.load(test.as_ref())?;
+    loader.check_ids(train_entries.len() + test_entries.len())?;
     let shape = loader.shape();
     Ok((
         SparseArray::from_entries(shape, train_entries)?,
@@ -326,6 +341,10 @@ struct Loader {
     bounds: Option<[usize; 2]>,
     /// Largest 1-based ids seen (whitespace format).
     max_ids: [usize; 2],
+    /// Where each of `max_ids` was seen: the file (an index into `files`) and line.
+    max_at: [(usize, usize); 2],
+    /// The files loaded so far (the current one last).
+    files: Vec<PathBuf>,
     /// Dense mappings (CSV format).
     users: IdMap,
     items: IdMap,
@@ -337,6 +356,8 @@ impl Loader {
             first: None,
             bounds,
             max_ids: [0; 2],
+            max_at: [(0, 0); 2],
+            files: Vec::new(),
             users: IdMap::default(),
             items: IdMap::default(),
         }
@@ -351,12 +372,42 @@ impl Loader {
         }
     }
 
+    /// Checks the largest 1-based ids against the number of ratings loaded (see
+    /// [`ratings`]); CSV ids are dense and a fixed shape is the caller's.
+    fn check_ids(&self, ratings: usize) -> Result<()> {
+        if self.bounds.is_some() || !matches!(self.first, Some((Format::Whitespace, _))) {
+            return Ok(());
+        }
+        let limit = id_limit(ratings);
+        for (d, name) in ["user", "item"].into_iter().enumerate() {
+            let id = self.max_ids[d] as u64;
+            if id > limit {
+                let (file, line) = self.max_at[d];
+                return Err(Error::Parse {
+                    path: self.files[file].clone(),
+                    line,
+                    message: format!(
+                        "{name} id {id} is too large for {ratings} {}: 1-based ids may be at \
+                         most {limit} (the larger of {ID_FLOOR} and {IDS_PER_ENTRY} per rating), \
+                         since they size the model; re-index the ids densely, or use the CSV \
+                         format, which does",
+                        if ratings == 1 { "rating" } else { "ratings" }
+                    ),
+                    expected: WHITESPACE_FORMAT.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Reads every rating of `path`, extending the id mappings and the shape.
     fn load(&mut self, path: &Path) -> Result<Vec<([usize; 2], f32)>> {
         // About 20 bytes per line in MovieLens files; reserve a little less.
         let mut entries = Vec::with_capacity(usize::try_from(size_hint(path) / 24).unwrap_or(0));
         let mut format = None;
-        let line_no = for_each_line(path, |line_no, line| {
+        self.files.push(path.to_path_buf());
+        let any_format = format!("{WHITESPACE_FORMAT}, or {CSV_FORMAT}");
+        let line_no = for_each_line(path, &any_format, |line_no, line| {
             let line = trim(line);
             if line.is_empty() {
                 return Ok(());
@@ -466,6 +517,12 @@ impl Loader {
         if !value.is_finite() {
             return Err(fail(format!("rating {} is not finite", quote(rating))));
         }
+        if value.abs() > MAX_RATING {
+            return Err(fail(format!(
+                "rating {} is beyond the limit: ratings are at most {MAX_RATING:e} in magnitude",
+                quote(rating)
+            )));
+        }
 
         let index = match format {
             Format::Whitespace => {
@@ -500,7 +557,10 @@ impl Loader {
                         }
                     };
                     index[d] = id - 1;
-                    self.max_ids[d] = self.max_ids[d].max(id);
+                    if id > self.max_ids[d] {
+                        self.max_ids[d] = id;
+                        self.max_at[d] = (self.files.len() - 1, line_no);
+                    }
                 }
                 if let Some(shape) = self.bounds {
                     if index[0] >= shape[0] || index[1] >= shape[1] {
@@ -704,12 +764,17 @@ impl LibSvm {
 /// whose largest index is smaller than the training file's (as with `a9a.t`), load both
 /// with [`libsvm_pair`].
 ///
+/// Limits, so that a short or broken file cannot make a program allocate without bound:
+/// a line holds at most [`MAX_LINE`] bytes, and the largest index (which sizes the
+/// model) may be at most [`ID_FLOOR`] or [`IDS_PER_ENTRY`] times the number of entries
+/// (over both files of a pair), whichever is larger.
+///
 /// # Errors
 /// [`Error::Io`] when the file cannot be read; [`Error::Parse`], naming the file, the
 /// line, the offending field and the expected format, for a label that is not a number
 /// or not binary, an entry that is not `index:value`, an index that is not a positive
-/// integer or does not increase, a value that is not a finite number, and a file with no
-/// samples. Nothing is returned half-built.
+/// integer or does not increase, a value that is not a finite number, an index or line
+/// beyond the limits above, and a file with no samples. Nothing is returned half-built.
 ///
 /// ```
 /// # let path = std::env::temp_dir().join(format!("strads-doc-libsvm-{}", std::process::id()));
@@ -723,6 +788,7 @@ impl LibSvm {
 /// ```
 pub fn libsvm(path: impl AsRef<Path>) -> Result<LibSvm> {
     let raw = RawLibSvm::load(path.as_ref())?;
+    raw.check_index(raw.features.len())?;
     let n = raw.max_index;
     Ok(raw.build(n))
 }
@@ -750,6 +816,9 @@ pub fn libsvm(path: impl AsRef<Path>) -> Result<LibSvm> {
 pub fn libsvm_pair(train: impl AsRef<Path>, test: impl AsRef<Path>) -> Result<(LibSvm, LibSvm)> {
     let train = RawLibSvm::load(train.as_ref())?;
     let test = RawLibSvm::load(test.as_ref())?;
+    let entries = train.features.len() + test.features.len();
+    train.check_index(entries)?;
+    test.check_index(entries)?;
     let n = train.max_index.max(test.max_index);
     Ok((train.build(n), test.build(n)))
 }
@@ -762,6 +831,9 @@ struct RawLibSvm {
     values: Vec<f32>,
     /// Largest 1-based index seen (0 when there are no entries).
     max_index: usize,
+    /// The file and the line of `max_index`.
+    path: PathBuf,
+    max_line: usize,
 }
 
 impl RawLibSvm {
@@ -775,6 +847,26 @@ impl RawLibSvm {
         )
     }
 
+    /// Checks the largest index against `entries`, the entries of the file(s) loaded
+    /// together (see [`libsvm`]).
+    fn check_index(&self, entries: usize) -> Result<()> {
+        let limit = id_limit(entries);
+        if self.max_index as u64 <= limit {
+            return Ok(());
+        }
+        Err(Error::Parse {
+            path: self.path.clone(),
+            line: self.max_line,
+            message: format!(
+                "index {} is too large for {entries} {}: indices may be at most {limit} (the \
+                 larger of {ID_FLOOR} and {IDS_PER_ENTRY} per entry), since they size the model",
+                self.max_index,
+                if entries == 1 { "entry" } else { "entries" }
+            ),
+            expected: LIBSVM_FORMAT.to_owned(),
+        })
+    }
+
     fn load(path: &Path) -> Result<RawLibSvm> {
         // a9a spends about 5 bytes per entry and 70 per line.
         let size = size_hint(path);
@@ -786,9 +878,11 @@ impl RawLibSvm {
             features: Vec::with_capacity(entries),
             values: Vec::with_capacity(entries),
             max_index: 0,
+            path: path.to_path_buf(),
+            max_line: 0,
         };
         raw.offsets.push(0);
-        let line_no = for_each_line(path, |line_no, mut line| {
+        let line_no = for_each_line(path, LIBSVM_FORMAT, |line_no, mut line| {
             if let Some(hash) = line.iter().position(|&b| b == b'#') {
                 line = &line[..hash];
             }
@@ -918,7 +1012,10 @@ impl RawLibSvm {
             self.features.push((index - 1) as u32);
             self.values.push(value);
         }
-        self.max_index = self.max_index.max(previous as usize);
+        if previous as usize > self.max_index {
+            self.max_index = previous as usize;
+            self.max_line = line_no;
+        }
         self.labels.push(label);
         self.offsets.push(self.features.len() as u32);
         Ok(())
@@ -1461,6 +1558,90 @@ mod tests {
                 f.shown()
             )
         );
+    }
+
+    /// Ids that would size the model far beyond what the file holds are refused, naming
+    /// the line of the largest id (the whitespace format; CSV ids are re-indexed).
+    #[test]
+    fn ids_are_bounded_by_the_ratings() {
+        let (f, e) = err("1 1 5\n100000000 2 3\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: user id 100000000 is too large for 2 ratings: 1-based ids may be at most \
+                 1048576 (the larger of 1048576 and 16 per rating), since they size the model; \
+                 re-index the ids densely, or use the CSV format, which does; expected \
+                 {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+        let (f, e) = err("1 4294967296 5\n");
+        assert!(
+            e.starts_with(&format!(
+                "{}:1: item id 4294967296 is too large for 1 rating: ",
+                f.shown()
+            )),
+            "{e}"
+        );
+        // The floor: any file may use ids up to 2^20.
+        let f = TempFile::new("floor", "1048576 1 5\n");
+        assert_eq!(ratings(&f.0).unwrap().shape(), [1 << 20, 1]);
+        // A pair counts the ratings of both files and names the file of the largest id.
+        let train = TempFile::new("train", "1 1 5\n");
+        let test = TempFile::new("test", "1 1 5\n1 2000000 3\n");
+        let e = ratings_pair(&train.0, &test.0).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}:2: item id 2000000 is too large for 3 ratings",
+                test.shown()
+            )),
+            "{e}"
+        );
+        // CSV ids are dense whatever their values.
+        let f = TempFile::new("big.csv", "4294967296,99999999999,5\n");
+        assert_eq!(ratings(&f.0).unwrap().shape(), [1, 1]);
+    }
+
+    #[test]
+    fn huge_ratings_are_refused() {
+        let (f, e) = err("1 1 5\n2 2 3e38\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: rating \"3e38\" is beyond the limit: ratings are at most 1e9 in \
+                 magnitude; expected {WHITESPACE_FORMAT}",
+                f.shown()
+            )
+        );
+        let (_, e) = err("1,1,-2e9\n");
+        assert!(e.contains("rating \"-2e9\" is beyond the limit"), "{e}");
+        let f = TempFile::new("ok", "1 1 -1e9\n");
+        assert_eq!(ratings(&f.0).unwrap().values(), &[-1e9]);
+    }
+
+    #[test]
+    fn libsvm_indices_are_bounded_by_the_entries() {
+        let (f, e) = svm_err("+1 1:1\n-1 4294967296:1\n");
+        assert_eq!(
+            e,
+            format!(
+                "{}:2: index 4294967296 is too large for 2 entries: indices may be at most \
+                 1048576 (the larger of 1048576 and 16 per entry), since they size the model; \
+                 expected {LIBSVM_FORMAT}",
+                f.shown()
+            )
+        );
+        let train = TempFile::new("train.svm", "+1 1:1 2:1\n");
+        let test = TempFile::new("test.svm", "-1 5000000:1\n");
+        let e = libsvm_pair(&train.0, &test.0).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "{}:1: index 5000000 is too large for 3 entries",
+                test.shown()
+            )),
+            "{e}"
+        );
+        assert_eq!(svm("+1 1048576:1\n").n_features, 1 << 20);
     }
 
     #[test]

@@ -6,35 +6,20 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::error::{Error, Result};
-
 thread_local! {
     static THREADS: Cell<Option<usize>> = const { Cell::new(None) };
     static IN_WORKER: Cell<bool> = const { Cell::new(false) };
 }
 
-/// The worker count from `STRADS_THREADS`, or the machine's available cores.
+/// The worker count from `STRADS_THREADS`, or the machine's available cores (a bad
+/// `STRADS_THREADS` ends the process with its message: see [`crate::config`]).
 pub fn default_threads() -> usize {
     static DEFAULT: OnceLock<usize> = OnceLock::new();
-    *DEFAULT.get_or_init(|| match threads_from_env() {
-        Ok(Some(n)) => n,
-        Ok(None) => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        Err(e) => panic!("{e}"),
+    *DEFAULT.get_or_init(|| {
+        crate::config::get()
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     })
-}
-
-fn threads_from_env() -> Result<Option<usize>> {
-    let Ok(v) = std::env::var("STRADS_THREADS") else {
-        return Ok(None);
-    };
-    match v.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(Some(n)),
-        _ => Err(Error::Setting {
-            name: "STRADS_THREADS".into(),
-            value: v,
-            expected: "a whole number of threads, at least 1".into(),
-        }),
-    }
 }
 
 /// The worker count parallel loops started from this thread use now.
@@ -163,27 +148,11 @@ pub(crate) mod place {
     use nix::sched::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
     #[cfg(target_os = "linux")]
     use nix::unistd::Pid;
-    use std::sync::OnceLock;
     use std::sync::atomic::{AtomicI32, Ordering};
 
     /// Whether `STRADS_AFFINITY` lets strads set its pool threads' affinity (default yes).
     pub(crate) fn enabled() -> bool {
-        static ON: OnceLock<bool> = OnceLock::new();
-        *ON.get_or_init(|| match std::env::var("STRADS_AFFINITY") {
-            Err(_) => true,
-            Ok(v) => match v.trim() {
-                "1" | "" => true,
-                "0" => false,
-                _ => panic!(
-                    "{}",
-                    crate::error::Error::Setting {
-                        name: "STRADS_AFFINITY".into(),
-                        value: v,
-                        expected: "0 (leave worker threads' affinity alone) or 1".into(),
-                    }
-                ),
-            },
-        })
+        crate::config::get().affinity
     }
 
     /// This thread's kernel id (0 where there is none to set an affinity by).

@@ -5,12 +5,12 @@
 //! buffer is cached inside the array for every later call. Dense spaces and ranges need no
 //! copy: a block is a box of index ranges.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use strads_analysis::Partition;
 
 use crate::array::{DistArray, SparseArray};
-use crate::error::Error;
+use crate::config::Partitioning;
 
 /// What a `#[parallel_for]` loop can iterate over.
 pub trait Space: Sync {
@@ -123,35 +123,10 @@ impl<T: Clone, const N: usize> SparseArray<T, N> {
 }
 
 /// How sparse spaces are partitioned: `STRADS_PARTITION=balanced` (the default: histogram
-/// boundaries, equal iteration counts) or `uniform` (equal id ranges, for comparisons).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SparsePartitioning {
-    Balanced,
-    Uniform,
-}
-
-/// `STRADS_PARTITION`, read once.
-fn sparse_partitioning() -> SparsePartitioning {
-    static MODE: OnceLock<SparsePartitioning> = OnceLock::new();
-    *MODE.get_or_init(|| {
-        let Ok(v) = std::env::var("STRADS_PARTITION") else {
-            return SparsePartitioning::Balanced;
-        };
-        match v.trim() {
-            "balanced" => SparsePartitioning::Balanced,
-            "uniform" => SparsePartitioning::Uniform,
-            _ => panic!(
-                "{}",
-                Error::Setting {
-                    name: "STRADS_PARTITION".into(),
-                    value: v,
-                    expected: "`balanced` (histogram boundaries, the default) or `uniform` \
-                               (equal id ranges)"
-                        .into(),
-                }
-            ),
-        }
-    })
+/// boundaries, equal iteration counts) or `uniform` (equal id ranges, for comparisons),
+/// read by [`crate::config`].
+fn sparse_partitioning() -> Partitioning {
+    crate::config::get().partition
 }
 
 /// The block of `key` in the grid of partitions: row-major over the partitioned dims.
@@ -180,7 +155,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         format!("sparse#{}", self.id())
     }
     fn partition(&self, dim: usize, p: usize) -> Partition {
-        if sparse_partitioning() == SparsePartitioning::Uniform {
+        if sparse_partitioning() == Partitioning::Uniform {
             return Partition::uniform(self.shape()[dim], p);
         }
         let mut hist = vec![0u64; self.shape()[dim]];

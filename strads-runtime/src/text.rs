@@ -3,20 +3,52 @@
 //! in error messages.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use crate::error::{Error, Result};
 
+/// The loaders' floor for the largest id a file may hold where ids size an array (1-based
+/// rating ids, LIBSVM feature indices, LDA-C word ids without a vocabulary): any file may
+/// use ids up to 1 048 576.
+pub const ID_FLOOR: u64 = 1 << 20;
+
+/// Above [`ID_FLOOR`], the largest id may be at most this many times the number of
+/// entries the file holds (ratings, `index:value` or `id:count` pairs), so that a few
+/// lines cannot make a program allocate gigabytes.
+pub const IDS_PER_ENTRY: u64 = 16;
+
+/// The largest id a file of `entries` entries may hold (see [`ID_FLOOR`]).
+pub(crate) fn id_limit(entries: usize) -> u64 {
+    ID_FLOOR.max(IDS_PER_ENTRY.saturating_mul(entries as u64))
+}
+
 /// Longest field (in characters) quoted verbatim in an error message.
 pub(crate) const MAX_QUOTE: usize = 40;
 
+/// Longest line (in bytes, without its `\n`) the loaders read: 16 MiB, far above real
+/// data lines (a LIBSVM line of 100 000 features is about 1.5 MB), so that a binary file
+/// or an endless stream such as `/dev/zero` fails at once instead of filling memory.
+pub const MAX_LINE: usize = 1 << 24;
+
 /// Calls `f(line number, line)` for every line of `path` (1-based numbers; the line
 /// without its `\n`, a UTF-8 byte order mark stripped from the first); returns the number
-/// of lines. Stops at the first error `f` returns.
+/// of lines. Stops at the first error `f` returns. A line longer than [`MAX_LINE`] is an
+/// [`Error::Parse`] expecting `expected` (the file's format), read no further.
 pub(crate) fn for_each_line(
     path: &Path,
+    expected: &str,
     mut f: impl FnMut(usize, &[u8]) -> Result<()>,
+) -> Result<usize> {
+    for_each_line_max(path, expected, MAX_LINE, &mut f)
+}
+
+/// [`for_each_line`] with lines of at most `max` bytes.
+fn for_each_line_max(
+    path: &Path,
+    expected: &str,
+    max: usize,
+    f: &mut impl FnMut(usize, &[u8]) -> Result<()>,
 ) -> Result<usize> {
     let io_error = |source| Error::Io {
         path: path.to_path_buf(),
@@ -28,11 +60,31 @@ pub(crate) fn for_each_line(
     let mut line_no = 0usize;
     loop {
         buf.clear();
-        if reader.read_until(b'\n', &mut buf).map_err(io_error)? == 0 {
+        // At most `max` bytes and the `\n`: a longer line stops here.
+        let read = (&mut reader)
+            .take(max as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(io_error)?;
+        if read == 0 {
             return Ok(line_no);
         }
         line_no += 1;
-        let mut line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        let mut line = match buf.strip_suffix(b"\n") {
+            Some(line) => line,
+            None if buf.len() > max => {
+                return Err(Error::Parse {
+                    path: path.to_path_buf(),
+                    line: line_no,
+                    message: format!(
+                        "the line is longer than {max} bytes (the loaders' limit), starting {}: \
+                         not a text file of this format",
+                        quote(&buf[..buf.len().min(MAX_QUOTE)])
+                    ),
+                    expected: expected.to_owned(),
+                });
+            }
+            None => &buf,
+        };
         if line_no == 1 {
             line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
         }
@@ -133,7 +185,7 @@ mod tests {
         let path = dir.join("lines.txt");
         std::fs::write(&path, b"\xEF\xBB\xBFa\r\n\nb").unwrap();
         let mut seen = Vec::new();
-        let n = for_each_line(&path, |no, line| {
+        let n = for_each_line(&path, "lines", |no, line| {
             seen.push((no, line.to_vec()));
             Ok(())
         })
@@ -144,5 +196,53 @@ mod tests {
             vec![(1, b"a\r".to_vec()), (2, Vec::new()), (3, b"b".to_vec())]
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A line longer than the limit is an error naming the file and line, read no further
+    /// (lines up to the limit are fine, with or without their `\n`).
+    #[test]
+    fn long_lines_are_refused() {
+        let dir = std::env::temp_dir().join(format!("strads-text-long-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("long.txt");
+        std::fs::write(&path, b"12345678\nabcdefgh\n123456789\n").unwrap();
+        let mut seen = 0;
+        let e = for_each_line_max(&path, "short lines", 8, &mut |_, _| {
+            seen += 1;
+            Ok(())
+        })
+        .unwrap_err();
+        assert_eq!(seen, 2);
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{}:3: the line is longer than 8 bytes (the loaders' limit), starting \
+                 \"123456789\": not a text file of this format; expected short lines",
+                path.display()
+            )
+        );
+        std::fs::write(&path, b"12345678").unwrap();
+        assert_eq!(
+            for_each_line_max(&path, "short lines", 8, &mut |_, l| {
+                assert_eq!(l, b"12345678");
+                Ok(())
+            })
+            .unwrap(),
+            1
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// An endless stream fails once the limit is reached.
+    #[cfg(unix)]
+    #[test]
+    fn dev_zero_fails_fast() {
+        let e = for_each_line(Path::new("/dev/zero"), "text", |_, _| Ok(())).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "/dev/zero:1: the line is longer than 16777216 bytes (the loaders' limit)"
+            ),
+            "{e}"
+        );
     }
 }

@@ -1,0 +1,337 @@
+//! Every `STRADS_*` environment setting, read and checked in one place, once.
+//!
+//! | variable | accepted values | default |
+//! |---|---|---|
+//! | `STRADS_THREADS` | a whole number from 1 to [`MAX_THREADS`] | the available cores |
+//! | `STRADS_SERIAL` | a boolean | off |
+//! | `STRADS_EXPLAIN` | a boolean | off |
+//! | `STRADS_SPLIT` | a boolean | on |
+//! | `STRADS_AFFINITY` | a boolean | on |
+//! | `STRADS_PARTITION` | `balanced` (also `histogram`) or `uniform` | `balanced` |
+//!
+//! A boolean is one of `1`, `true`, `yes`, `on` (on) or `0`, `false`, `no`, `off` (off),
+//! in any case. Surrounding whitespace is ignored, and an unset or empty variable means
+//! its default. Anything else is an error naming the variable, its value and what is
+//! accepted: [`check`] returns it (call it first thing in `main` to report it like the
+//! program's other errors); a loop that meets a bad setting without that check prints the
+//! same message to stderr once and ends the process with exit status 2, rather than
+//! guess a default or panic inside the pool.
+//!
+//! ```
+//! // With no STRADS_* variables set (or valid ones), the check passes.
+//! # if std::env::vars().all(|(k, _)| !k.starts_with("STRADS_")) {
+//! strads_runtime::config::check()?;
+//! assert!(strads_runtime::config::get().split);
+//! # }
+//! # Ok::<(), strads_runtime::Error>(())
+//! ```
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::sync::{Once, OnceLock};
+
+use crate::error::{Error, Result};
+
+/// The most worker threads `STRADS_THREADS` (and the examples' `--threads`) may ask for.
+pub const MAX_THREADS: usize = 1024;
+
+/// What a boolean setting accepts, for error messages.
+pub const BOOLEAN: &str = "1, true, yes, on (on) or 0, false, no, off (off), in any case; \
+     empty or unset for the default";
+
+/// How sparse iteration spaces are cut into partitions (`STRADS_PARTITION`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Partitioning {
+    /// Histogram boundaries: equal iteration counts per partition (the default).
+    Balanced,
+    /// Equal id ranges, for comparisons.
+    Uniform,
+}
+
+/// The checked `STRADS_*` settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// `STRADS_THREADS`: the worker count asked for, `None` for the available cores.
+    pub threads: Option<usize>,
+    /// `STRADS_SERIAL`: run every annotated loop as the original serial loop.
+    pub serial: bool,
+    /// `STRADS_EXPLAIN`: print each loop's plan once to stderr.
+    pub explain: bool,
+    /// `STRADS_SPLIT`: reconnaissance may split components too large for one worker.
+    pub split: bool,
+    /// `STRADS_AFFINITY`: strads may keep its pool threads off the caller's core.
+    pub affinity: bool,
+    /// `STRADS_PARTITION`: how sparse spaces are partitioned.
+    pub partition: Partitioning,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            threads: None,
+            serial: false,
+            explain: false,
+            split: true,
+            affinity: true,
+            partition: Partitioning::Balanced,
+        }
+    }
+}
+
+impl Config {
+    /// Reads the settings through `var` (a variable's value, `None` when unset); the first
+    /// bad one, in the order of the table above, is the error.
+    ///
+    /// ```
+    /// use strads_runtime::config::Config;
+    /// let c = Config::from_lookup(|name| (name == "STRADS_THREADS").then(|| "3".into())).unwrap();
+    /// assert_eq!(c.threads, Some(3));
+    /// let e = Config::from_lookup(|name| (name == "STRADS_SERIAL").then(|| "maybe".into()));
+    /// assert!(e.unwrap_err().to_string().starts_with("invalid setting STRADS_SERIAL=\"maybe\""));
+    /// ```
+    pub fn from_lookup(var: impl Fn(&str) -> Option<OsString>) -> Result<Config> {
+        let d = Config::default();
+        let value = |name: &str| -> Option<(String, String)> {
+            let raw = var(name)?;
+            let text = raw.to_string_lossy().into_owned();
+            let trimmed = text.trim().to_owned();
+            (!trimmed.is_empty()).then_some((text, trimmed))
+        };
+        let bad = |name: &str, value: String, expected: &str| Error::Setting {
+            name: name.to_owned(),
+            value,
+            expected: expected.to_owned(),
+        };
+        let boolean = |name: &str, default: bool| -> Result<bool> {
+            let Some((text, v)) = value(name) else {
+                return Ok(default);
+            };
+            match v.to_ascii_lowercase().as_str() {
+                "1" | "true" | "yes" | "on" => Ok(true),
+                "0" | "false" | "no" | "off" => Ok(false),
+                _ => Err(bad(name, text, BOOLEAN)),
+            }
+        };
+        let threads = match value("STRADS_THREADS") {
+            None => None,
+            Some((text, v)) => match v.parse::<usize>() {
+                Ok(n) if (1..=MAX_THREADS).contains(&n) => Some(n),
+                _ => {
+                    return Err(bad(
+                        "STRADS_THREADS",
+                        text,
+                        &format!(
+                            "a whole number of worker threads from 1 to {MAX_THREADS}; empty \
+                             or unset for the available cores"
+                        ),
+                    ));
+                }
+            },
+        };
+        let serial = boolean("STRADS_SERIAL", d.serial)?;
+        let explain = boolean("STRADS_EXPLAIN", d.explain)?;
+        let split = boolean("STRADS_SPLIT", d.split)?;
+        let affinity = boolean("STRADS_AFFINITY", d.affinity)?;
+        let partition = match value("STRADS_PARTITION") {
+            None => d.partition,
+            Some((text, v)) => match v.to_ascii_lowercase().as_str() {
+                "balanced" | "histogram" => Partitioning::Balanced,
+                "uniform" => Partitioning::Uniform,
+                _ => {
+                    return Err(bad(
+                        "STRADS_PARTITION",
+                        text,
+                        "balanced (or histogram: equal iteration counts, the default) or \
+                         uniform (equal id ranges), in any case; empty or unset for the default",
+                    ));
+                }
+            },
+        };
+        Ok(Config {
+            threads,
+            serial,
+            explain,
+            split,
+            affinity,
+            partition,
+        })
+    }
+}
+
+/// The settings of this process, read from the environment on first use.
+fn cell() -> &'static Result<Config> {
+    static CONFIG: OnceLock<Result<Config>> = OnceLock::new();
+    CONFIG.get_or_init(|| Config::from_lookup(|name| std::env::var_os(name)))
+}
+
+/// Checks every `STRADS_*` setting of this process (read once; later calls return the
+/// same answer).
+///
+/// # Errors
+/// [`Error::Setting`] for the first bad setting, naming the variable, its value and what
+/// is accepted.
+pub fn check() -> Result<()> {
+    match cell() {
+        Ok(_) => Ok(()),
+        Err(Error::Setting {
+            name,
+            value,
+            expected,
+        }) => Err(Error::Setting {
+            name: name.clone(),
+            value: value.clone(),
+            expected: expected.clone(),
+        }),
+        Err(e) => unreachable!("settings fail only with Error::Setting: {e}"),
+    }
+}
+
+/// The settings of this process. With a bad setting (see [`check`]) this prints
+/// `error: <the error>` to stderr once and exits with status 2.
+pub fn get() -> &'static Config {
+    match cell() {
+        Ok(c) => c,
+        Err(e) => {
+            static REPORTED: Once = Once::new();
+            // Straight to the stream, not `eprintln!`: a test harness captures the macros'
+            // output per test and would drop it when the process exits here.
+            REPORTED.call_once(|| {
+                let _ = writeln!(std::io::stderr(), "error: {e}");
+            });
+            std::process::exit(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with(vars: &[(&str, &str)]) -> Result<Config> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Config::from_lookup(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.into()))
+    }
+
+    fn error(vars: &[(&str, &str)]) -> String {
+        with(vars).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unset_and_empty_mean_the_defaults() {
+        assert_eq!(with(&[]).unwrap(), Config::default());
+        let empty: Vec<(&str, &str)> = [
+            "STRADS_THREADS",
+            "STRADS_SERIAL",
+            "STRADS_EXPLAIN",
+            "STRADS_SPLIT",
+            "STRADS_AFFINITY",
+            "STRADS_PARTITION",
+        ]
+        .iter()
+        .map(|&n| (n, " "))
+        .collect();
+        assert_eq!(with(&empty).unwrap(), Config::default());
+        let d = Config::default();
+        assert_eq!(
+            (d.threads, d.serial, d.explain, d.split, d.affinity),
+            (None, false, false, true, true)
+        );
+        assert_eq!(d.partition, Partitioning::Balanced);
+    }
+
+    #[test]
+    fn booleans_have_one_grammar() {
+        for name in [
+            "STRADS_SERIAL",
+            "STRADS_EXPLAIN",
+            "STRADS_SPLIT",
+            "STRADS_AFFINITY",
+        ] {
+            let get = |v: &str| {
+                let c = with(&[(name, v)]).unwrap();
+                match name {
+                    "STRADS_SERIAL" => c.serial,
+                    "STRADS_EXPLAIN" => c.explain,
+                    "STRADS_SPLIT" => c.split,
+                    _ => c.affinity,
+                }
+            };
+            for on in ["1", "true", "TRUE", "Yes", "on", " on\n"] {
+                assert!(get(on), "{name}={on:?}");
+            }
+            for off in ["0", "false", "False", "NO", "off", "\t0 "] {
+                assert!(!get(off), "{name}={off:?}");
+            }
+            for bad in ["maybe", "2", "-1", "y", "01", "enabled"] {
+                assert_eq!(
+                    error(&[(name, bad)]),
+                    format!("invalid setting {name}={bad:?}: {BOOLEAN}")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn threads_are_a_whole_number_from_one() {
+        assert_eq!(with(&[("STRADS_THREADS", "3")]).unwrap().threads, Some(3));
+        assert_eq!(
+            with(&[("STRADS_THREADS", " 1024 ")]).unwrap().threads,
+            Some(1024)
+        );
+        for bad in [
+            "0",
+            "abc",
+            "-1",
+            "1.5",
+            "1025",
+            "99999999999999999999999",
+            "+",
+        ] {
+            assert_eq!(
+                error(&[("STRADS_THREADS", bad)]),
+                format!(
+                    "invalid setting STRADS_THREADS={bad:?}: a whole number of worker threads \
+                     from 1 to 1024; empty or unset for the available cores"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn partition_is_balanced_or_uniform() {
+        let p = |v: &str| with(&[("STRADS_PARTITION", v)]).unwrap().partition;
+        assert_eq!(p("balanced"), Partitioning::Balanced);
+        assert_eq!(p("Histogram"), Partitioning::Balanced);
+        assert_eq!(p("UNIFORM"), Partitioning::Uniform);
+        assert_eq!(
+            error(&[("STRADS_PARTITION", "bogus")]),
+            "invalid setting STRADS_PARTITION=\"bogus\": balanced (or histogram: equal \
+             iteration counts, the default) or uniform (equal id ranges), in any case; empty \
+             or unset for the default"
+        );
+    }
+
+    #[test]
+    fn the_first_bad_setting_is_reported() {
+        let e = error(&[("STRADS_PARTITION", "x"), ("STRADS_THREADS", "0")]);
+        assert!(e.starts_with("invalid setting STRADS_THREADS=\"0\""), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn non_utf8_values_are_shown_lossily() {
+        use std::os::unix::ffi::OsStringExt;
+        let e = Config::from_lookup(|name| {
+            (name == "STRADS_SERIAL").then(|| OsString::from_vec(b"\xff1".to_vec()))
+        })
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            format!("invalid setting STRADS_SERIAL=\"\u{fffd}1\": {BOOLEAN}")
+        );
+    }
+}
