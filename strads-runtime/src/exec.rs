@@ -1242,6 +1242,7 @@ fn run_recorded_inner<S, R, F>(
             p,
             batch_size(acc.len(), p),
             split_allowed() && state.max_delay.is_none(),
+            spec.ordered,
         );
         let (max, mean) = groups.load_balance(&acc);
         let summary = format!(
