@@ -224,6 +224,7 @@ struct Cut {
 /// conflicting pair of pieces runs in the order of its iterations. Only elements written in the batch
 /// (`written[e] == stamp`) link pieces; `last` is scratch indexed by element, `stamp` tells
 /// this batch's entries from stale ones.
+#[allow(clippy::too_many_arguments)]
 fn split_component(
     acc: &Accesses,
     g: &[u32],
