@@ -503,6 +503,7 @@ pub(crate) fn emit(
                 __space,
                 &__shapes,
                 &__keys,
+                &__captured,
                 |__rec| {
                     #(#rec_views)*
                     #red_block
@@ -533,7 +534,25 @@ pub(crate) fn emit(
             let i = &a.ident;
             quote!(#i.contents_key())
         });
-        quote!(let __keys: [(u64, u64); #n_arrays] = [#(#keys),*];)
+        // Captured values that may steer the accesses key the plan too.
+        let names: std::collections::BTreeSet<String> =
+            captures.iter().map(|c| c.ident.to_string()).collect();
+        let arrays: std::collections::BTreeSet<String> =
+            f.arrays.iter().map(|a| a.ident.to_string()).collect();
+        let steering = crate::plankey::steering(&f.for_loop.body, &names, &arrays);
+        let steer = captures
+            .iter()
+            .filter(|c| steering.contains(&c.ident.to_string()))
+            .map(|c| {
+                let i = &c.ident;
+                quote!(#private::capture_key(&__loop.#i, &mut __captured);)
+            });
+        quote! {
+            let __keys: [(u64, u64); #n_arrays] = [#(#keys),*];
+            #[allow(unused_mut)]
+            let mut __captured: ::std::vec::Vec<u8> = ::std::vec::Vec::new();
+            #(#steer)*
+        }
     });
     // With buffers, the workers' views live in a block of their own: buffers' apply
     // functions, after it, may update the arrays those views lent out.

@@ -1136,6 +1136,8 @@ struct ReconPlan {
     /// Calls so far: part of every stamp, so a stale claim never looks current.
     calls: std::sync::atomic::AtomicU64,
     summary: String,
+    /// The key bytes of the captured values the plan was recorded with.
+    captured: Box<[u8]>,
 }
 
 /// Iterations per batch: small batches cut conflict components (Cyclades), large ones
@@ -1147,12 +1149,16 @@ fn batch_size(n: usize, p: usize) -> usize {
 /// Runs one call of a loop planned by reconnaissance: on the first call with these
 /// contents, `record` runs the body over every iteration through recording views; the
 /// recorded touches make task groups, cached for later calls while `keys` (the ids and
-/// versions of the arrays the loop reads) and the shapes are the same. `f` runs one block.
+/// versions of the arrays the loop reads), `captured` (the key bytes of the captured values
+/// that may steer the accesses, see [`capture_key`](crate::capture_key)) and the shapes are
+/// the same. `f` runs one block.
+#[allow(clippy::too_many_arguments)]
 pub fn run_recorded<S, R, F>(
     state: &'static LoopState,
     space: &S,
     shapes: &[&[usize]],
     keys: &[(u64, u64)],
+    captured: &[u8],
     record: R,
     f: F,
 ) where
@@ -1160,7 +1166,7 @@ pub fn run_recorded<S, R, F>(
     R: Fn(&crate::record::Recording<'_, S>),
     F: Fn(&mut Block<'_, S>) + Sync,
 {
-    run_recorded_inner(state, space, shapes, keys, record, f, None)
+    run_recorded_inner(state, space, shapes, (keys, captured), record, f, None)
 }
 
 /// [`run_recorded`] for a loop with write-back buffers: `apply` applies them (every
@@ -1173,6 +1179,7 @@ pub fn run_recorded_buffered<S, R, F>(
     space: &S,
     shapes: &[&[usize]],
     keys: &[(u64, u64)],
+    captured: &[u8],
     record: R,
     f: F,
     apply: &(dyn Fn(&Parked) + Sync),
@@ -1181,7 +1188,15 @@ pub fn run_recorded_buffered<S, R, F>(
     R: Fn(&crate::record::Recording<'_, S>),
     F: Fn(&mut Block<'_, S>) + Sync,
 {
-    run_recorded_inner(state, space, shapes, keys, record, f, Some(apply))
+    run_recorded_inner(
+        state,
+        space,
+        shapes,
+        (keys, captured),
+        record,
+        f,
+        Some(apply),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1189,7 +1204,7 @@ fn run_recorded_inner<S, R, F>(
     state: &'static LoopState,
     space: &S,
     shapes: &[&[usize]],
-    keys: &[(u64, u64)],
+    (keys, captured): (&[(u64, u64)], &[u8]),
     record: R,
     f: F,
     apply: Option<&(dyn Fn(&Parked) + Sync)>,
@@ -1208,13 +1223,24 @@ fn run_recorded_inner<S, R, F>(
         .filter(|(a, _)| !spec.writes(*a))
         .map(|(_, k)| *k)
         .collect();
-    let key = format!("recon:{}:{p}:{shapes:?}:{read_keys:?}", space.identity());
+    // The captured values by a hash in the key, and compared whole before a plan is used.
+    let hash = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        captured.hash(&mut h);
+        h.finish()
+    };
+    let key = format!(
+        "recon:{}:{p}:{shapes:?}:{read_keys:?}:{hash:x}",
+        space.identity()
+    );
     let cached = {
         let plans = state.plans.lock().unwrap_or_else(|e| e.into_inner());
         plans
             .iter()
             .find(|(k, _)| *k == key)
             .and_then(|(_, v)| Arc::clone(v).downcast::<ReconPlan>().ok())
+            .filter(|plan| *plan.captured == *captured)
     };
     let plan = cached.unwrap_or_else(|| {
         let t = std::time::Instant::now();
@@ -1287,8 +1313,10 @@ fn run_recorded_inner<S, R, F>(
             running: Mutex::new(()),
             calls: std::sync::atomic::AtomicU64::new(0),
             summary,
+            captured: captured.into(),
         });
         let mut plans = state.plans.lock().unwrap_or_else(|e| e.into_inner());
+        plans.retain(|(k, _)| *k != key);
         if plans.len() >= MAX_PLANS {
             plans.remove(0);
         }

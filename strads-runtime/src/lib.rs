@@ -13,6 +13,7 @@ pub mod generate;
 mod itermut;
 mod linalg;
 pub mod load;
+mod plankey;
 mod pool;
 mod prefetch;
 mod record;
@@ -37,6 +38,7 @@ pub use exec::{
 };
 pub use itermut::{KeyBuckets, Keys, run_mut, run_mut_buffered};
 pub use linalg::{axpy, dot};
+pub use plankey::capture_key;
 pub use pool::{current_threads, default_threads, with_threads};
 pub use record::{RecordView, Recording};
 pub use reduce::{Parts, Reduce};

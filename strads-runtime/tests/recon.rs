@@ -95,6 +95,7 @@ impl Case {
             &space,
             &shapes,
             &keys,
+            &[],
             |rec| {
                 recordings.set(recordings.get() + 1);
                 let mut out = rec.view_mut(&shared, 2);
@@ -137,6 +138,7 @@ fn recording_mutates_nothing_and_plans_are_reused_until_inputs_change() {
                     &space,
                     &shapes,
                     &keys,
+                    &[],
                     |rec| {
                         let mut o = rec.view_mut(&shared, 2);
                         rec.for_each(|i| body(i, idx, idx2, &mut o));
@@ -190,6 +192,7 @@ fn a_run_that_strays_from_the_recording_panics() {
             &space,
             &shapes,
             &keys,
+            &[],
             |rec| {
                 let mut v = rec.view_mut(&shared, 2);
                 rec.for_each(|i| {
