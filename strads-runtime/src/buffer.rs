@@ -16,7 +16,8 @@
 
 use std::fmt;
 use std::ops::{Add, Sub};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
@@ -34,6 +35,16 @@ struct Slot<T> {
     ptr: *mut T,
     /// Taken by [`Buffered::with`]: one caller at a time per copy.
     lock: Mutex<()>,
+    /// Whether a [`CopyView`] of the copy is alive: at most one at a time, anywhere.
+    lent: AtomicBool,
+    /// The thread inside [`Buffered::with`] on this copy ([`thread_token`]), or 0.
+    holder: AtomicUsize,
+}
+
+/// A number for the calling thread, never 0, different from every other live thread's.
+fn thread_token() -> usize {
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|t| t as *const u8 as usize)
 }
 
 /// An array lent to a loop through per-worker write-back buffers.
@@ -64,8 +75,9 @@ pub struct Buffered<'a, T, const N: usize> {
 }
 
 // SAFETY: the copies are reached through raw pointers by one thread at a time: worker `w`
-// through its `CopyView`s while it runs (the executor runs a worker's blocks on one thread),
-// `with` under the slot's lock, and `apply_*` only with a `Parked` token (every worker
+// through its `CopyView` while it runs (one view per copy at a time: `view` checks the
+// slot's `lent` flag, so a second view, on any thread, panics instead of aliasing), `with`
+// under the slot's lock (and through a view, so never beside another), and `apply_*` only with a `Parked` token (every worker
 // waiting) or `&mut self`. That is sharing `&mut [T]` chunks among threads: `T: Send`.
 unsafe impl<T: Send, const N: usize> Send for Buffered<'_, T, N> {}
 // SAFETY: as above; `original` hands out `&DistArray` to the unchanged array, which needs
@@ -100,6 +112,8 @@ impl<T: Copy> Slot<T> {
             _data: data,
             ptr,
             lock: Mutex::new(()),
+            lent: AtomicBool::new(false),
+            holder: AtomicUsize::new(0),
         }
     }
 }
@@ -129,31 +143,73 @@ where
         self.array
     }
 
-    /// Runs `f` on worker `worker`'s copy.
+    /// Runs `f` on worker `worker`'s copy. Callers on other threads wait their turn.
+    ///
+    /// # Panics
+    /// When called inside another `with` on the same copy on this thread (the two views
+    /// would alias; use the outer one), or while a loop's worker holds the copy.
     pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut CopyView<'_, T, N>) -> R) -> R {
-        let _turn = self.copies[worker]
-            .lock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let slot = &self.copies[worker];
+        let me = thread_token();
+        // Only this thread ever stores its own token: reading it means we hold the copy.
+        if slot.holder.load(Ordering::Relaxed) == me {
+            panic!(
+                "strads: Buffered::with({worker}, ..) was called inside another `with` on \
+                 worker {worker}'s copy on the same thread; the two views would alias it \
+                 (use the outer view)"
+            );
+        }
+        let _turn = slot.lock.lock().unwrap_or_else(|e| e.into_inner());
+        slot.holder.store(me, Ordering::Relaxed);
+        let _release = crate::pool::Restore(|| slot.holder.store(0, Ordering::Relaxed));
         f(&mut self.view(worker))
     }
 
-    /// Worker `worker`'s copy for the executor's generated code, which runs a worker's
-    /// blocks on one thread at a time (no lock).
+    /// Worker `worker`'s copy, for the executor's generated code (a block's worker, on the
+    /// one thread that runs it). The copy is lent to one view at a time.
+    ///
+    /// # Panics
+    /// When another view of the copy is alive (on any thread): two would alias it.
     #[doc(hidden)]
     pub fn view(&self, worker: usize) -> CopyView<'_, T, N> {
+        let slot = &self.copies[worker];
+        if slot.lent.swap(true, Ordering::Acquire) {
+            panic!(
+                "strads: worker {worker}'s copy of a buffered array is already lent to a view \
+                 (a second view, on this thread or another, would alias it)"
+            );
+        }
         CopyView {
-            ptr: self.copies[worker].ptr,
+            ptr: slot.ptr,
             shape: self.shape,
             row_len: self.shape[1..].iter().product(),
+            lent: &slot.lent,
             _copy: PhantomData,
         }
+    }
+
+    /// Every copy's `with` lock, taken without waiting: applying rewrites every copy, so no
+    /// `with` may be running.
+    fn no_with(&self) -> Vec<MutexGuard<'_, ()>> {
+        self.copies
+            .iter()
+            .enumerate()
+            .map(|(w, c)| match c.lock.try_lock() {
+                Ok(g) => g,
+                Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => panic!(
+                    "strads: a buffered array was applied while Buffered::with ran on worker \
+                     {w}'s copy"
+                ),
+            })
+            .collect()
     }
 
     /// Applies the buffer: the new value is worker 0's copy plus every other worker's
     /// difference from the last point, in worker order; every copy starts again from it.
     /// The executor calls it with every worker parked.
     pub fn apply(&self, _parked: &Parked) {
+        let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         let first = self.copies[0].slice(self.len);
         for c in &self.copies[1..] {
@@ -179,6 +235,7 @@ where
     where
         T: PartialEq + Default,
     {
+        let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         let first = self.copies[0].slice(self.len);
         for (x, &b) in first.iter_mut().zip(base.iter()) {
@@ -248,7 +305,15 @@ pub struct CopyView<'s, T, const N: usize> {
     ptr: *mut T,
     shape: [usize; N],
     row_len: usize,
+    /// The copy's lent flag, cleared when the view goes.
+    lent: &'s AtomicBool,
     _copy: PhantomData<&'s mut [T]>,
+}
+
+impl<T, const N: usize> Drop for CopyView<'_, T, N> {
+    fn drop(&mut self) {
+        self.lent.store(false, Ordering::Release);
+    }
 }
 
 impl<T, const N: usize> fmt::Debug for CopyView<'_, T, N> {
@@ -495,5 +560,91 @@ mod tests {
             shared.exclusive(&next)[0] = 1.0;
         }
         assert_eq!(a.as_slice(), &[1.0, 2.0, 0.0]);
+    }
+
+    /// Runs `f` on a thread of its own; `Err(message)` if it panicked, and a failure
+    /// instead of a hang if it does not return.
+    fn panics_within(f: impl FnOnce() + Send + 'static) -> Result<(), String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            });
+            let _ = tx.send(r);
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("finished in time (no deadlock)")
+    }
+
+    #[test]
+    fn nested_with_on_one_copy_panics_instead_of_deadlocking() {
+        let r = panics_within(|| {
+            let mut a = DistArray::<i64, 1>::zeros([2]);
+            let b = Buffered::new(&mut a, 2);
+            b.with(0, |outer| {
+                outer[0] += 1;
+                b.with(0, |inner| inner[0] += 1);
+            });
+        });
+        assert_eq!(
+            r.unwrap_err(),
+            "strads: Buffered::with(0, ..) was called inside another `with` on worker 0's \
+             copy on the same thread; the two views would alias it (use the outer view)"
+        );
+        // Nesting on different copies is fine, and the copies are usable afterwards.
+        let mut a = DistArray::<i64, 1>::zeros([2]);
+        let b = Buffered::new(&mut a, 2);
+        b.with(0, |c0| {
+            b.with(1, |c1| {
+                c0[0] += 1;
+                c1[1] += 2;
+            })
+        });
+        b.with(0, |c0| c0[1] += 3);
+        b.finish();
+        assert_eq!(a.as_slice(), &[1, 5]);
+    }
+
+    #[test]
+    fn two_views_of_one_copy_panic_on_one_thread_and_across_threads() {
+        let message = "strads: worker 0's copy of a buffered array is already lent to a view \
+                       (a second view, on this thread or another, would alias it)";
+        let r = panics_within(|| {
+            let mut a = DistArray::<i64, 1>::zeros([2]);
+            let b = Buffered::new(&mut a, 2);
+            let _first = b.view(0);
+            let _second = b.view(0);
+        });
+        assert_eq!(r.unwrap_err(), message);
+        let mut a = DistArray::<i64, 1>::zeros([2]);
+        let b = Buffered::new(&mut a, 2);
+        {
+            let mut first = b.view(0);
+            first[0] += 1;
+            let other = std::thread::scope(|s| {
+                s.spawn(|| {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        b.view(0)[0] += 1;
+                    }))
+                    .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+                })
+                .join()
+                .unwrap()
+            });
+            assert_eq!(other.unwrap_err(), message);
+            // `with` waits for no view: it refuses too.
+            let with =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.with(0, |c| c[0] += 1)));
+            assert!(with.is_err());
+            first[1] += 1;
+        }
+        // The view is gone: the copy is lent again.
+        b.view(0)[0] += 10;
+        b.with(1, |c| c[1] += 100);
+        b.finish();
+        assert_eq!(a.as_slice(), &[11, 101]);
     }
 }

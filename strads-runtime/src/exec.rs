@@ -386,6 +386,16 @@ pub struct Block<'a, S: Space> {
     pub(crate) step_end: bool,
     /// Arrays whose rows the iterations reach by key, registered as their views are made.
     pub(crate) streams: std::cell::RefCell<Vec<crate::prefetch::RowStream>>,
+    /// The loop call the block belongs to (unique per call, never 0).
+    call: u64,
+    /// Arrays (indices into the spec) the block has a view of: one each.
+    viewed: std::cell::RefCell<Vec<usize>>,
+}
+
+/// A number for a new loop call: never 0, never repeated.
+fn next_call() -> u64 {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    CALLS.fetch_add(1, Ordering::Relaxed)
 }
 
 impl<S: Space> std::fmt::Debug for Block<'_, S> {
@@ -399,6 +409,12 @@ impl<S: Space> std::fmt::Debug for Block<'_, S> {
 
 impl<'a, S: Space> Block<'a, S> {
     /// This worker's view of array `array` (an index into the loop's spec) for the block.
+    ///
+    /// # Panics
+    /// When the block already has a view of `array` (two would alias), or `shared` was
+    /// lent as another array or to another call: the windows the plan gives array `array`
+    /// in this call are what keep workers apart, so a `SharedMut` serves one array of one
+    /// call, and each block views it once.
     pub fn view_mut<'s, T, const N: usize>(
         &self,
         shared: &'s SharedMut<'_, T, N>,
@@ -408,6 +424,24 @@ impl<'a, S: Space> Block<'a, S> {
         'a: 's,
     {
         let name: &'static str = self.state.spec.arrays[array].name.as_ref();
+        if !shared.lend_to(self.call, array) {
+            panic!(
+                "strads: a SharedMut lent to another array or another call was given as `{name}` \
+                 of loop `{}`: each is lent to one array of one call (please report it)",
+                self.state.spec.name
+            );
+        }
+        {
+            let mut viewed = self.viewed.borrow_mut();
+            if viewed.contains(&array) {
+                panic!(
+                    "strads: a second view of `{name}` in one block of loop `{}` would alias the \
+                     first (please report it)",
+                    self.state.spec.name
+                );
+            }
+            viewed.push(array);
+        }
         if let Some(Some(dim)) = self.state.row_dims().get(array) {
             let shape = shared.shape();
             self.streams.borrow_mut().push(crate::prefetch::RowStream {
@@ -536,6 +570,7 @@ fn run_inner<S, F>(
         );
     }
     let tracing = testing::recording();
+    let call = next_call();
     let barrier = PhaseBarrier::new(plan.p);
     let rounds = apply.map(|apply| Rounds {
         every: state.max_delay,
@@ -557,6 +592,8 @@ fn run_inner<S, F>(
             rounds: rounds.as_ref(),
             step_end: true,
             streams: Default::default(),
+            call,
+            viewed: Default::default(),
         };
         f(&mut blk);
         blk.trace.unwrap_or_default()
@@ -1361,6 +1398,7 @@ fn run_recorded_inner<S, R, F>(
             })
             .collect()
     };
+    let call = next_call();
     let barrier = PhaseBarrier::new(p);
     let rounds = apply.map(|apply| Rounds {
         every: state.max_delay,
@@ -1382,6 +1420,8 @@ fn run_recorded_inner<S, R, F>(
             rounds: rounds.as_ref(),
             step_end,
             streams: Default::default(),
+            call,
+            viewed: Default::default(),
         };
         f(&mut blk);
         (seq.0, blk.trace.unwrap_or_default())

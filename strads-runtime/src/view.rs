@@ -26,6 +26,9 @@ pub struct SharedMut<'a, T, const N: usize> {
     /// The application point ([`Parked`](crate::exec::Parked)) that last took the array
     /// through [`exclusive`](SharedMut::exclusive); 0 for none.
     lent: std::sync::atomic::AtomicU64,
+    /// The loop call and array it serves once a block viewed it: `call << 16 | array + 1`;
+    /// 0 before.
+    serves: std::sync::atomic::AtomicU64,
     _borrow: PhantomData<&'a mut DistArray<T, N>>,
 }
 
@@ -44,7 +47,19 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             ptr: array.data_mut_ptr(),
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
+            serves: std::sync::atomic::AtomicU64::new(0),
             _borrow: PhantomData,
+        }
+    }
+
+    /// Binds the array to array `array` of loop call `call` (the first time), or checks it
+    /// is bound to them: `false` when it serves another array or call.
+    pub(crate) fn lend_to(&self, call: u64, array: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let tag = (call << 16) | (array as u64 + 1);
+        match self.serves.compare_exchange(0, tag, Relaxed, Relaxed) {
+            Ok(_) => true,
+            Err(t) => t == tag,
         }
     }
 
@@ -129,6 +144,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             ptr: array.data_ptr_unversioned(),
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
+            serves: std::sync::atomic::AtomicU64::new(0),
             _borrow: PhantomData,
         }
     }
