@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use strads_analysis::{
     Access, AccessKind, ArraySpec, LoopSpec, Name, Space as SpaceKind, Subscript,
 };
-use strads_runtime::{ArrayRef, DistArray, LoopState, RangeSpace, SharedMut, run, with_threads};
+use strads_runtime::{DistArray, LoopState, RangeSpace, SharedMut, run, with_threads};
 
 /// `for i in 0..n { a[i] += 1; b[i] += 1 }`: 1D, both arrays split by `i`.
 fn state() -> &'static LoopState {
