@@ -201,7 +201,7 @@ pub mod __private {
     pub use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Space, Subscript};
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Capture, CaptureByCopy, CaptureByRef, DistArray,
-        LoopState, Parked, Parts, RangeSpace, Reduce, SharedMut, SparseArray, capture_key,
+        LoopState, Named, Parked, Parts, RangeSpace, Reduce, SharedMut, SparseArray, capture_key,
         current_threads, replay_blocks, replay_blocks_buffered, replay_ids, replay_ids_buffered,
         replay_workers, run, run_buffered, run_mut, run_mut_buffered, run_recorded,
         run_recorded_buffered,

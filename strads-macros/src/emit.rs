@@ -167,7 +167,16 @@ pub(crate) fn emit(
             } else {
                 quote!(&*#ident)
             };
-            body_args_parallel.push(r.clone());
+            if matches!(arr.kind, crate::front::ArrayKind::Dense) {
+                // Workers read it through its name: an index outside it names the array.
+                let name = ident.to_string();
+                let named = quote!(let #ident = #private::Named::new(#r, #name););
+                views.push(named.clone());
+                rec_views.push(named);
+                body_args_parallel.push(quote!(&#ident));
+            } else {
+                body_args_parallel.push(r.clone());
+            }
             body_args_serial.push(r);
         }
     }

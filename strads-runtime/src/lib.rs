@@ -44,4 +44,4 @@ pub use record::{RecordView, Recording};
 pub use reduce::{Parts, Reduce};
 pub use rng::IterRng;
 pub use space::{BoxBlocks, Buckets, RangeSpace, Space};
-pub use view::{SharedMut, ViewMut};
+pub use view::{Named, SharedMut, ViewMut};

@@ -17,7 +17,7 @@ use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
 use crate::access::{ArrayMut, ArrayRef, offset};
-use crate::array::{DistArray, index_panic};
+use crate::array::{DistArray, index_panic_in};
 
 /// A `&mut DistArray` lent to the workers of one parallel loop call.
 pub struct SharedMut<'a, T, const N: usize> {
@@ -281,17 +281,24 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
     #[cold]
     #[inline(never)]
     fn outside(&self, what: &dyn fmt::Debug) -> ! {
+        if self.owned.is_some() {
+            // Reconnaissance: the run strayed from the recording, which the loop's own code
+            // can cause (control flow or subscripts that depend on values it writes).
+            panic!(
+                "strads: an iteration reached {what:?} of `{}`, which the recording pass of \
+                 reconnaissance did not see it touch: control flow or a subscript depends on \
+                 values of arrays the loop writes, which the recording reads as stand-ins; \
+                 compute them before the loop or from arrays the loop only reads",
+                self.name
+            );
+        }
         panic!(
             "strads: an iteration reached {what:?} of `{}`, outside {} this worker owns; the \
              loop's plan does not cover this access (please report it)",
             self.name,
-            match (self.tiles, self.owned) {
-                (Some(_), _) => "the tile".to_string(),
-                (None, Some(_)) =>
-                    "the elements reconnaissance recorded for it (does control flow \
-                    depend on the values of arrays the loop writes?)"
-                        .to_string(),
-                (None, None) => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
+            match self.tiles {
+                Some(_) => "the tile".to_string(),
+                None => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
             }
         )
     }
@@ -345,7 +352,7 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
             return o;
         }
         let Some(o) = offset(&self.shape, idx) else {
-            index_panic(idx, &self.shape)
+            index_panic_in(self.name, idx, &self.shape)
         };
         let ok = match (self.tiles, self.owned) {
             (Some(t), _) => {
@@ -382,7 +389,7 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
     #[inline(never)]
     fn bad_row(&self, i: usize) -> ! {
         if i >= self.shape[0] {
-            index_panic(&[i], &self.shape[..1]);
+            index_panic_in(self.name, &[i], &self.shape[..1]);
         }
         self.outside(&format_args!("row {i}"))
     }
@@ -461,6 +468,77 @@ impl<T, const N: usize> ArrayMut<T, N> for ViewMut<'_, T, N> {
     fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
         offset(&self.shape, &idx)?;
         Some(&mut self[idx])
+    }
+}
+
+/// An array a loop only reads, as the parallel body reaches it: the array itself, with its
+/// name for the message when an index falls outside it.
+pub struct Named<'a, T, const N: usize> {
+    data: &'a [T],
+    shape: [usize; N],
+    row_len: usize,
+    name: &'static str,
+}
+
+impl<T, const N: usize> fmt::Debug for Named<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Named")
+            .field("array", &self.name)
+            .field("shape", &self.shape)
+            .finish()
+    }
+}
+
+impl<'a, T, const N: usize> Named<'a, T, N> {
+    /// `array`, called `name` in the loop.
+    pub fn new(array: &'a DistArray<T, N>, name: &'static str) -> Self {
+        let shape = array.shape();
+        Named {
+            data: array.as_slice(),
+            shape,
+            row_len: shape[1..].iter().product(),
+            name,
+        }
+    }
+}
+
+impl<T, const N: usize> Index<[usize; N]> for Named<'_, T, N> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, idx: [usize; N]) -> &T {
+        match offset(&self.shape, &idx) {
+            Some(o) => &self.data[o],
+            None => index_panic_in(self.name, &idx, &self.shape),
+        }
+    }
+}
+
+impl<T> Index<usize> for Named<'_, T, 1> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        match self.data.get(i) {
+            Some(x) => x,
+            None => index_panic_in(self.name, &[i], &self.shape),
+        }
+    }
+}
+
+impl<T, const N: usize> ArrayRef<T, N> for Named<'_, T, N> {
+    #[inline(always)]
+    fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+    #[inline(always)]
+    fn row(&self, i: usize) -> &[T] {
+        if i >= self.shape[0] {
+            index_panic_in(self.name, &[i], &self.shape[..1]);
+        }
+        &self.data[i * self.row_len..(i + 1) * self.row_len]
+    }
+    #[inline(always)]
+    fn get(&self, idx: [usize; N]) -> Option<&T> {
+        offset(&self.shape, &idx).map(|o| &self.data[o])
     }
 }
 
