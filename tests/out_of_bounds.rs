@@ -78,3 +78,24 @@ fn indices_outside_an_array_name_it() {
         );
     }
 }
+
+#[strads::parallel_for(buffer(counts), expect = "1d")]
+fn count(x: &mut DistArray<f32, 1>, counts: &mut DistArray<u32, 1>, n: usize) {
+    for i in 0..n {
+        x[i] += 1.0;
+        counts[i / 2 + if i == 39 { 1 } else { 0 }] += 1;
+    }
+}
+
+#[test]
+fn indices_outside_a_buffer_name_it() {
+    for threads in 1..=4 {
+        let mut x = DistArray::<f32, 1>::zeros([40]);
+        let mut counts = DistArray::<u32, 1>::zeros([20]);
+        assert_eq!(
+            message(|| strads::with_threads(threads, || count(&mut x, &mut counts, 40))),
+            "strads: index [20] of `counts` is outside the array's shape [20]",
+            "{threads} threads"
+        );
+    }
+}

@@ -383,12 +383,16 @@ pub(crate) fn emit(
     };
     let buffers_new: Vec<TokenStream> = buffers
         .iter()
-        .map(|(_, buf, src)| quote!(let #buf = #private::Buffered::new(#src, #private::current_threads());))
+        .map(|(ident, buf, src)| {
+            let name = ident.to_string();
+            quote!(let #buf = #private::Buffered::new(#src, #private::current_threads()).named(#name);)
+        })
         .collect();
     let buffers_new_replay: Vec<TokenStream> = buffers
         .iter()
-        .map(|(_, buf, src)| {
-            quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(__blocks.iter().map(|__b| __b.seq())));)
+        .map(|(ident, buf, src)| {
+            let name = ident.to_string();
+            quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(__blocks.iter().map(|__b| __b.seq()))).named(#name);)
         })
         .collect();
     // Buffers with `apply = f(..)` hand their updates to `f`; the others are merged.

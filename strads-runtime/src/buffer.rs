@@ -23,7 +23,7 @@ use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
 use crate::access::{ArrayMut, ArrayRef, offset};
-use crate::array::{DistArray, index_panic};
+use crate::array::{DistArray, index_panic_in};
 use crate::exec::Parked;
 
 /// One worker's copy, on cache lines of its own: two workers' copies side by side would
@@ -72,6 +72,8 @@ pub struct Buffered<'a, T, const N: usize> {
     copies: Vec<Slot<T>>,
     shape: [usize; N],
     len: usize,
+    /// The array's name in the loop, for messages.
+    name: &'static str,
 }
 
 // SAFETY: the copies are reached through raw pointers by one thread at a time: worker `w`
@@ -135,7 +137,14 @@ where
             base,
             copies,
             shape,
+            name: "a buffered array",
         }
+    }
+
+    /// The same buffer, called `name` in messages (an index outside the array names it).
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
     }
 
     /// The array as it was when the loop started (unchanged until [`finish`](Self::finish)).
@@ -184,6 +193,7 @@ where
             shape: self.shape,
             row_len: self.shape[1..].iter().product(),
             lent: &slot.lent,
+            name: self.name,
             _copy: PhantomData,
         }
     }
@@ -307,6 +317,7 @@ pub struct CopyView<'s, T, const N: usize> {
     row_len: usize,
     /// The copy's lent flag, cleared when the view goes.
     lent: &'s AtomicBool,
+    name: &'static str,
     _copy: PhantomData<&'s mut [T]>,
 }
 
@@ -342,14 +353,14 @@ impl<T, const N: usize> CopyView<'_, T, N> {
     fn at(&self, idx: &[usize; N]) -> usize {
         match offset(&self.shape, idx) {
             Some(o) => o,
-            None => index_panic(idx, &self.shape),
+            None => index_panic_in(self.name, idx, &self.shape),
         }
     }
 
     #[inline(always)]
     fn row_start(&self, i: usize) -> usize {
         if i >= self.shape[0] {
-            index_panic(&[i], &self.shape[..1]);
+            index_panic_in(self.name, &[i], &self.shape[..1]);
         }
         i * self.row_len
     }
