@@ -340,7 +340,7 @@ pub(crate) fn emit(
     // Buffered arrays: a block (and a replayed round) reaches its worker's copy.
     let buffer_views: Vec<TokenStream> = buffers
         .iter()
-        .map(|(ident, buf, _)| quote!(let mut #ident = #buf.view(__blk.seq().1);))
+        .map(|(ident, buf, _)| quote!(let mut #ident = #buf.view_in(&*__blk);))
         .collect();
     let space_ident = match f.space {
         SpaceSrc::Array(a) => Some(&f.arrays[a].ident),

@@ -16,7 +16,7 @@
 
 use std::fmt;
 use std::ops::{Add, Sub};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use std::marker::PhantomData;
@@ -24,7 +24,7 @@ use std::ops::{Index, IndexMut};
 
 use crate::access::{ArrayMut, ArrayRef, offset};
 use crate::array::{DistArray, index_panic_in};
-use crate::exec::Parked;
+use crate::exec::{Lender, Parked};
 
 /// One worker's copy, on cache lines of its own: two workers' copies side by side would
 /// otherwise share the line at their boundary.
@@ -74,12 +74,16 @@ pub struct Buffered<'a, T, const N: usize> {
     len: usize,
     /// The array's name in the loop, for messages.
     name: &'static str,
+    /// The loop call whose blocks view the copies and whose tokens apply them, once one
+    /// did (0 before): the copies serve one call.
+    call: AtomicU64,
 }
 
 // SAFETY: the copies are reached through raw pointers by one thread at a time: worker `w`
 // through its `CopyView` while it runs (one view per copy at a time: `view` checks the
 // slot's `lent` flag, so a second view, on any thread, panics instead of aliasing), `with`
-// under the slot's lock (and through a view, so never beside another), and `apply_*` only with a `Parked` token (every worker
+// under the slot's lock (and through a view, so never beside another), the copies serve
+// the blocks of one loop call and only that call's tokens apply them (`serve`), and `apply_*` only with a `Parked` token (every worker
 // waiting) or `&mut self`. That is sharing `&mut [T]` chunks among threads: `T: Send`.
 unsafe impl<T: Send, const N: usize> Send for Buffered<'_, T, N> {}
 // SAFETY: as above; `original` hands out `&DistArray` to the unchanged array, which needs
@@ -138,6 +142,7 @@ where
             copies,
             shape,
             name: "a buffered array",
+            call: AtomicU64::new(0),
         }
     }
 
@@ -174,13 +179,40 @@ where
         f(&mut self.view(worker))
     }
 
-    /// Worker `worker`'s copy, for the executor's generated code (a block's worker, on the
-    /// one thread that runs it). The copy is lent to one view at a time.
+    /// The copy of the worker that runs `block`, for the generated code. The copy is lent
+    /// to one view at a time, and the copies serve the blocks of one loop call (whose
+    /// tokens alone may apply them).
+    ///
+    /// # Panics
+    /// When another view of the copy is alive (on any thread): two would alias it; or
+    /// when the buffer served another loop call.
+    #[doc(hidden)]
+    pub fn view_in(&self, block: &impl Lender) -> CopyView<'_, T, N> {
+        let (worker, call) = block.lender();
+        self.serve(call);
+        self.view(worker)
+    }
+
+    /// Binds the copies to loop call `call`, or checks they are bound to it.
+    fn serve(&self, call: u64) {
+        if let Err(other) =
+            self.call
+                .compare_exchange(0, call, Ordering::Relaxed, Ordering::Relaxed)
+            && other != call
+        {
+            panic!(
+                "strads: the buffer `{}` serves one loop call, but was used by another \
+                 (please report it)",
+                self.name
+            );
+        }
+    }
+
+    /// Worker `worker`'s copy. The copy is lent to one view at a time.
     ///
     /// # Panics
     /// When another view of the copy is alive (on any thread): two would alias it.
-    #[doc(hidden)]
-    pub fn view(&self, worker: usize) -> CopyView<'_, T, N> {
+    pub(crate) fn view(&self, worker: usize) -> CopyView<'_, T, N> {
         let slot = &self.copies[worker];
         if slot.lent.swap(true, Ordering::Acquire) {
             panic!(
@@ -218,7 +250,13 @@ where
     /// Applies the buffer: the new value is worker 0's copy plus every other worker's
     /// difference from the last point, in worker order; every copy starts again from it.
     /// The executor calls it with every worker parked.
-    pub fn apply(&self, _parked: &Parked) {
+    pub fn apply(&self, parked: &Parked) {
+        self.serve(parked.call());
+        self.apply_parked();
+    }
+
+    /// [`apply`](Self::apply), the caller having checked that the copies' views wait.
+    fn apply_parked(&self) {
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         let first = self.copies[0].slice(self.len);
@@ -241,7 +279,17 @@ where
     /// workers' differences from the array, summed in worker order) is not zero; every copy
     /// starts again from the array, which stays as it was. How `buffer(g, apply = f(..))`
     /// hands accumulated updates (gradients, say) to a user's rule (AdaGrad, say).
-    pub fn apply_with(&self, _parked: &Parked, mut f: impl FnMut(usize, T))
+    pub fn apply_with(&self, parked: &Parked, f: impl FnMut(usize, T))
+    where
+        T: PartialEq + Default,
+    {
+        self.serve(parked.call());
+        self.apply_with_parked(f);
+    }
+
+    /// [`apply_with`](Self::apply_with), the caller having checked that the copies' views
+    /// wait.
+    fn apply_with_parked(&self, mut f: impl FnMut(usize, T))
     where
         T: PartialEq + Default,
     {
@@ -270,19 +318,19 @@ where
     }
 
     /// Ends the loop: applies the buffer ([`apply_with`](Self::apply_with)) a last time.
-    pub fn finish_apply(mut self, f: impl FnMut(usize, T))
+    pub fn finish_apply(self, f: impl FnMut(usize, T))
     where
         T: PartialEq + Default,
     {
-        let parked = Parked::exclusive(&mut self);
-        self.apply_with(&parked, f);
+        // `self` by value: no view of it is alive.
+        self.apply_with_parked(f);
     }
 
     /// Ends the loop: applies the buffer ([`apply`](Self::apply)) a last time and stores
     /// the result in the array.
-    pub fn finish(mut self) {
-        let parked = Parked::exclusive(&mut self);
-        self.apply(&parked);
+    pub fn finish(self) {
+        // `self` by value: no view of it is alive.
+        self.apply_parked();
         let base = self.base.slice(self.len);
         self.array.as_mut_slice().copy_from_slice(base);
     }
@@ -566,9 +614,25 @@ mod tests {
                 again.is_err(),
                 "a second slice at the same point would alias the first"
             );
-            // The next application point lends it again.
-            let next = Parked::exclusive(&mut token_source);
+            // The next application point (of the same call) lends it again.
+            let next = first.again();
             shared.exclusive(&next)[0] = 1.0;
+            // Another call's token does not: its workers are not this call's.
+            let mut elsewhere = 0u8;
+            let other = Parked::exclusive(&mut elsewhere);
+            let taken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shared.exclusive(&other)[2] = 3.0;
+            }));
+            assert_eq!(
+                taken
+                    .expect_err("another call's token")
+                    .downcast_ref::<&str>()
+                    .copied(),
+                Some(
+                    "strads: an array lent to one loop call was taken with another call's \
+                     token (please report it)"
+                )
+            );
         }
         assert_eq!(a.as_slice(), &[1.0, 2.0, 0.0]);
     }

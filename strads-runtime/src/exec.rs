@@ -573,6 +573,7 @@ fn run_inner<S, F>(
     let call = next_call();
     let barrier = PhaseBarrier::new(plan.p);
     let rounds = apply.map(|apply| Rounds {
+        call,
         every: state.max_delay,
         barrier: (plan.p > 1).then_some(&barrier),
         apply,
@@ -767,6 +768,9 @@ pub struct ReplayBlock<'s, S: Space> {
     space: &'s S,
     seq: (usize, usize),
     ids: Vec<usize>,
+    /// The replay's call, and: the block stays on the replaying thread.
+    call: u64,
+    _here: std::marker::PhantomData<*const ()>,
 }
 
 impl<'s, S: Space> ReplayBlock<'s, S> {
@@ -821,13 +825,13 @@ impl ReplayRound {
 /// `max_delay` iterations (a step lasts as many rounds as its longest block needs, at
 /// least one), round by round, worker by worker, the buffers applied after every round
 /// but a step's last, and after that one when the step's `applied` says so.
-fn rounds_of(run: &LoopRun) -> Vec<ReplayRound> {
+fn rounds_of(run: &LoopRun, call: u64) -> Vec<ReplayRound> {
     let p = run.steps.first().map_or(1, Vec::len);
     let mut out = Vec::new();
     let round = |block, range, apply: bool| ReplayRound {
         block,
         range,
-        apply: apply.then(Parked::next),
+        apply: apply.then(|| Parked::next(call)),
     };
     if p == 1 {
         let mut count = 0usize;
@@ -876,8 +880,9 @@ pub fn replay_blocks_buffered<'s, S: Space>(
     space: &'s S,
 ) -> Option<(Vec<ReplayBlock<'s, S>>, Vec<ReplayRound>)> {
     let run = testing::next_replay(&state.spec.name)?;
-    let rounds = rounds_of(&run);
-    Some((blocks_of(run, space), rounds))
+    let call = next_call();
+    let rounds = rounds_of(&run, call);
+    Some((blocks_of(run, space, call), rounds))
 }
 
 /// [`replay_ids`] for a loop with write-back buffers: the blocks, and the rounds to run
@@ -886,8 +891,9 @@ pub fn replay_ids_buffered(
     state: &'static LoopState,
 ) -> Option<(Vec<ReplayIds>, Vec<ReplayRound>)> {
     let run = testing::next_replay(&state.spec.name)?;
-    let rounds = rounds_of(&run);
-    Some((ids_of(run), rounds))
+    let call = next_call();
+    let rounds = rounds_of(&run, call);
+    Some((ids_of(run, call), rounds))
 }
 
 /// One block of a recorded run: where it ran and its iteration ids in order.
@@ -895,6 +901,9 @@ pub fn replay_ids_buffered(
 pub struct ReplayIds {
     seq: (usize, usize),
     ids: Vec<usize>,
+    /// The replay's call, and: the block stays on the replaying thread.
+    call: u64,
+    _here: std::marker::PhantomData<*const ()>,
 }
 
 impl ReplayIds {
@@ -917,14 +926,19 @@ impl ReplayIds {
 /// In replay mode, the blocks of this loop's next recorded call as iteration ids (for
 /// loops whose items the replay reaches itself, as `iter_mut()` loops do).
 pub fn replay_ids(state: &'static LoopState) -> Option<Vec<ReplayIds>> {
-    Some(ids_of(testing::next_replay(&state.spec.name)?))
+    Some(ids_of(testing::next_replay(&state.spec.name)?, next_call()))
 }
 
-fn ids_of(run: LoopRun) -> Vec<ReplayIds> {
+fn ids_of(run: LoopRun, call: u64) -> Vec<ReplayIds> {
     let mut out = Vec::new();
     for (t, step) in run.steps.into_iter().enumerate() {
         for (w, ids) in step.into_iter().enumerate() {
-            out.push(ReplayIds { seq: (t, w), ids });
+            out.push(ReplayIds {
+                seq: (t, w),
+                ids,
+                call,
+                _here: std::marker::PhantomData,
+            });
         }
     }
     out
@@ -941,10 +955,14 @@ pub fn replay_blocks<'s, S: Space>(
     state: &'static LoopState,
     space: &'s S,
 ) -> Option<Vec<ReplayBlock<'s, S>>> {
-    Some(blocks_of(testing::next_replay(&state.spec.name)?, space))
+    Some(blocks_of(
+        testing::next_replay(&state.spec.name)?,
+        space,
+        next_call(),
+    ))
 }
 
-fn blocks_of<S: Space>(run: LoopRun, space: &S) -> Vec<ReplayBlock<'_, S>> {
+fn blocks_of<S: Space>(run: LoopRun, space: &S, call: u64) -> Vec<ReplayBlock<'_, S>> {
     let mut out = Vec::new();
     for (t, step) in run.steps.into_iter().enumerate() {
         for (w, ids) in step.into_iter().enumerate() {
@@ -952,6 +970,8 @@ fn blocks_of<S: Space>(run: LoopRun, space: &S) -> Vec<ReplayBlock<'_, S>> {
                 space,
                 seq: (t, w),
                 ids,
+                call,
+                _here: std::marker::PhantomData,
             });
         }
     }
@@ -966,24 +986,80 @@ fn blocks_of<S: Space>(run: LoopRun, space: &S) -> Vec<ReplayBlock<'_, S>> {
 ///
 /// Each token is a new *application point*: an array lends itself exclusively
 /// ([`SharedMut::exclusive`]) at most once per token.
+///
+/// A token belongs to one loop call (the buffers and arrays it may apply are those the
+/// call's blocks use, see [`Lender`]) and stays on the thread that made it (it is neither
+/// `Send` nor `Sync`).
 #[derive(Debug)]
-pub struct Parked(u64);
+pub struct Parked {
+    point: u64,
+    call: u64,
+    _here: std::marker::PhantomData<*const ()>,
+}
 
 impl Parked {
-    /// A token for a new application point.
-    fn next() -> Parked {
+    /// A token for a new application point of loop call `call`.
+    fn next(call: u64) -> Parked {
         static POINTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        Parked(POINTS.fetch_add(1, Ordering::Relaxed))
+        Parked {
+            point: POINTS.fetch_add(1, Ordering::Relaxed),
+            call,
+            _here: std::marker::PhantomData,
+        }
     }
 
-    /// The proof from exclusive access to whatever the application touches.
+    /// The proof from exclusive access to whatever the application touches (a call of its
+    /// own).
+    #[cfg(test)]
     pub(crate) fn exclusive<X: ?Sized>(_: &mut X) -> Parked {
-        Parked::next()
+        Parked::next(next_call())
+    }
+
+    /// A new application point of the same call as `self`.
+    #[cfg(test)]
+    pub(crate) fn again(&self) -> Parked {
+        Parked::next(self.call)
     }
 
     /// This application point's number (never 0).
     pub(crate) fn point(&self) -> u64 {
-        self.0
+        self.point
+    }
+
+    /// The loop call whose workers are parked.
+    pub(crate) fn call(&self) -> u64 {
+        self.call
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What a block shows the buffers it views: its worker and its loop call. Implemented
+/// only by the runtime's blocks ([`Block`], [`ReplayBlock`], [`ReplayIds`]), which exist
+/// only while their call runs (or is replayed, on one thread).
+pub trait Lender: sealed::Sealed {
+    /// `(worker, call)`.
+    fn lender(&self) -> (usize, u64);
+}
+
+impl<S: Space> sealed::Sealed for Block<'_, S> {}
+impl<S: Space> Lender for Block<'_, S> {
+    fn lender(&self) -> (usize, u64) {
+        (self.seq.1, self.call)
+    }
+}
+impl<S: Space> sealed::Sealed for ReplayBlock<'_, S> {}
+impl<S: Space> Lender for ReplayBlock<'_, S> {
+    fn lender(&self) -> (usize, u64) {
+        (self.seq.1, self.call)
+    }
+}
+impl sealed::Sealed for ReplayIds {}
+impl Lender for ReplayIds {
+    fn lender(&self) -> (usize, u64) {
+        (self.seq.1, self.call)
     }
 }
 
@@ -992,6 +1068,8 @@ impl Parked {
 /// With one worker only every `every` iterations of the whole call: the serial loop's
 /// points.
 pub(crate) struct Rounds<'r> {
+    /// The loop call (its tokens' call).
+    call: u64,
     every: Option<usize>,
     /// The workers' barrier; `None` with one worker.
     barrier: Option<&'r PhaseBarrier>,
@@ -1013,7 +1091,7 @@ impl Rounds<'_> {
                 let c = self.count.load(Ordering::Relaxed);
                 self.count.store(c + 1, Ordering::Relaxed);
                 if c > 0 && c % n == 0 {
-                    (self.apply)(&Parked::next());
+                    (self.apply)(&Parked::next(self.call));
                 }
                 true
             }
@@ -1032,7 +1110,7 @@ impl Rounds<'_> {
     /// Every worker waits for all; the last to arrive applies the buffers. `Some(any)`:
     /// whether any worker has iterations left in the step.
     fn sync(&self, b: &PhaseBarrier, more: bool) -> Option<bool> {
-        b.wait_and(more, || (self.apply)(&Parked::next()))
+        b.wait_and(more, || (self.apply)(&Parked::next(self.call)))
     }
 
     /// After a worker's block of a step: the round ends here, and the worker keeps taking
@@ -1401,6 +1479,7 @@ fn run_recorded_inner<S, R, F>(
     let call = next_call();
     let barrier = PhaseBarrier::new(p);
     let rounds = apply.map(|apply| Rounds {
+        call,
         every: state.max_delay,
         barrier: (p > 1).then_some(&barrier),
         apply,

@@ -32,7 +32,7 @@ pub use buffer::{Buffered, CopyView};
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
 pub use exec::{
-    Block, LoopState, Parked, ReplayBlock, ReplayIds, ReplayRound, replay_blocks,
+    Block, Lender, LoopState, Parked, ReplayBlock, ReplayIds, ReplayRound, replay_blocks,
     replay_blocks_buffered, replay_ids, replay_ids_buffered, replay_workers, run, run_buffered,
     run_recorded, run_recorded_buffered, serial_env,
 };

@@ -26,9 +26,10 @@ pub struct SharedMut<'a, T, const N: usize> {
     /// The application point ([`Parked`](crate::exec::Parked)) that last took the array
     /// through [`exclusive`](SharedMut::exclusive); 0 for none.
     lent: std::sync::atomic::AtomicU64,
-    /// The loop call and array it serves once a block viewed it: `call << 16 | array + 1`;
-    /// 0 before.
-    serves: std::sync::atomic::AtomicU64,
+    /// The loop call it serves once a block viewed it or a token took it (0 before).
+    call: std::sync::atomic::AtomicU64,
+    /// The array (index into the loop's spec) it serves once a block viewed it, plus 1.
+    array: std::sync::atomic::AtomicUsize,
     _borrow: PhantomData<&'a mut DistArray<T, N>>,
 }
 
@@ -47,7 +48,8 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             ptr: array.data_mut_ptr(),
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
-            serves: std::sync::atomic::AtomicU64::new(0),
+            call: std::sync::atomic::AtomicU64::new(0),
+            array: std::sync::atomic::AtomicUsize::new(0),
             _borrow: PhantomData,
         }
     }
@@ -56,10 +58,19 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// is bound to them: `false` when it serves another array or call.
     pub(crate) fn lend_to(&self, call: u64, array: usize) -> bool {
         use std::sync::atomic::Ordering::Relaxed;
-        let tag = (call << 16) | (array as u64 + 1);
-        match self.serves.compare_exchange(0, tag, Relaxed, Relaxed) {
+        self.serves(call)
+            && match self.array.compare_exchange(0, array + 1, Relaxed, Relaxed) {
+                Ok(_) => true,
+                Err(a) => a == array + 1,
+            }
+    }
+
+    /// Binds the array to loop call `call`, or checks it is bound to it.
+    fn serves(&self, call: u64) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        match self.call.compare_exchange(0, call, Relaxed, Relaxed) {
             Ok(_) => true,
-            Err(t) => t == tag,
+            Err(c) => c == call,
         }
     }
 
@@ -119,13 +130,20 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// When the array was already taken with the same token.
     #[allow(clippy::mut_from_ref)] // exclusive by the token, checked below
     pub fn exclusive<'p>(&'p self, parked: &'p crate::exec::Parked) -> &'p mut [T] {
+        if !self.serves(parked.call()) {
+            panic!(
+                "strads: an array lent to one loop call was taken with another call's token \
+                 (please report it)"
+            );
+        }
         let point = parked.point();
         if self.lent.swap(point, std::sync::atomic::Ordering::Relaxed) == point {
             panic!("strads: an array was lent twice at one application point (please report it)");
         }
         let len = self.shape.iter().product();
-        // SAFETY: a `Parked` exists only while every worker of this call waits at a
-        // barrier (or, in a serial replay, between iterations): no view of this array is
+        // SAFETY: a `Parked` exists only while every worker of its call waits at a
+        // barrier (or, in a serial replay, between iterations), stays on its thread, and
+        // this array serves that call alone (checked above: its views are that call's): no view of this array is
         // being read or written and no reference from one is alive, since views hand out
         // references only for the length of an iteration. Tokens are unique per
         // application point and the check above lends the array once per token, so no
@@ -144,7 +162,8 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             ptr: array.data_ptr_unversioned(),
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
-            serves: std::sync::atomic::AtomicU64::new(0),
+            call: std::sync::atomic::AtomicU64::new(0),
+            array: std::sync::atomic::AtomicUsize::new(0),
             _borrow: PhantomData,
         }
     }

@@ -7,7 +7,9 @@ use std::borrow::Cow;
 use strads_analysis::{
     Access, AccessKind, ArraySpec, LoopSpec, Name, Space as SpaceKind, Subscript,
 };
-use strads_runtime::{DistArray, LoopState, RangeSpace, SharedMut, run, with_threads};
+use strads_runtime::{
+    Buffered, DistArray, LoopState, RangeSpace, SharedMut, run, run_buffered, with_threads,
+};
 
 /// `for i in 0..n { a[i] += 1; b[i] += 1 }`: 1D, both arrays split by `i`.
 fn state() -> &'static LoopState {
@@ -155,5 +157,60 @@ fn the_valid_path_runs() {
         assert!(a.as_slice().iter().all(|&x| x == 2));
         assert!(b.as_slice().iter().all(|&x| x == 4));
         assert_eq!(a.shape(), [N]);
+    }
+}
+
+/// A buffer's copies serve the blocks of one call; another call's token (its workers
+/// parked, not this call's) may not apply them.
+#[test]
+fn a_token_applies_only_its_own_calls_buffers() {
+    for threads in 2..=3 {
+        let state = state();
+        let (mut a, mut b) = (
+            DistArray::<u32, 1>::zeros([N]),
+            DistArray::<u32, 1>::zeros([N]),
+        );
+        let mut counts = DistArray::<u32, 1>::zeros([N]);
+        let shapes: [&[usize]; 2] = [&[N], &[N]];
+        let got = message(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
+            || {
+                with_threads(threads, || {
+                    let buf = Buffered::new(&mut counts, threads).named("counts");
+                    let sa = SharedMut::new(&mut a);
+                    run_buffered(
+                        state,
+                        &RangeSpace::new(0, N),
+                        &shapes,
+                        |blk| {
+                            let mut va = blk.view_mut(&sa, 0);
+                            let mut c = buf.view_in(&*blk);
+                            blk.for_each(|i| {
+                                va[i] += 1;
+                                c[i] += 1;
+                            });
+                        },
+                        &|parked| buf.apply(parked),
+                    );
+                    // A second call applies the first call's buffer with its own tokens.
+                    let sb = SharedMut::new(&mut b);
+                    run_buffered(
+                        state,
+                        &RangeSpace::new(0, N),
+                        &shapes,
+                        |blk| {
+                            let mut vb = blk.view_mut(&sb, 1);
+                            blk.for_each(|i| vb[i] += 1);
+                        },
+                        &|parked| buf.apply(parked),
+                    );
+                })
+            },
+        )));
+        assert_eq!(
+            got,
+            "strads: the buffer `counts` serves one loop call, but was used by another \
+             (please report it)",
+            "{threads} threads"
+        );
     }
 }
