@@ -63,9 +63,11 @@
 /// starting from the operator's identity (`0`, `1`, the lowest or the highest value); after
 /// the loop the parts are combined in the order of the blocks in the schedule and applied
 /// to the variable. The result is therefore bit-identical between runs with the same
-/// thread count, and equal to the serial replay of the recorded order; with one thread it
-/// is the serial loop's result. Floating-point sums from different thread counts may
-/// differ in the last bits, as any reordering of a float sum does.
+/// thread count, and equal to the serial replay of the recorded order. Integer reductions
+/// and `max`/`min` equal the serial loop's result (a float `max`/`min` up to the sign of a
+/// zero); floating-point `+=`/`*=` equal it within rounding and may differ in the last bits,
+/// as any reordering of a float sum does (also in `ordered` loops, whose arrays equal the
+/// serial loop's bit for bit).
 ///
 /// ```
 /// use strads::prelude::*;
@@ -117,7 +119,9 @@
 /// values of arrays the loop writes is reported as a panic, never as a data race.
 ///
 /// ## Options
-/// - `ordered`: keep every dependence's direction (1D, ordered 2D or unimodular wavefront).
+/// - `ordered`: keep every dependence's direction (1D, ordered 2D, unimodular wavefront or
+///   reconnaissance): arrays equal the serial loop's bit for bit; see Reductions for what
+///   is exact there.
 /// - `buffer(h, ..)`: `h` (a `&mut DistArray` parameter) is a write-back buffer: exempt from
 ///   the analysis, read freely, updated only by `h[..] += e` / `-= e`; each worker updates
 ///   its own copy. The buffer is *applied* at the end of every step of the schedule (a
@@ -207,7 +211,8 @@ pub mod __private {
     pub use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Space, Subscript};
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Capture, CaptureByCopy, CaptureByRef, DistArray,
-        GridSpace, LoopState, Parked, Parts, RangeDim, RangeSpace, Reduce, SharedMut, SparseArray,
+        GridSpace, LoopState, Named, Parked, Parts, RangeDim, RangeSpace, Reduce, SharedMut,
+        SparseArray, capture_key,
         current_threads, replay_blocks, replay_blocks_buffered, replay_ids, replay_ids_buffered,
         replay_workers, run, run_buffered, run_mut, run_mut_buffered, run_recorded,
         run_recorded_buffered,

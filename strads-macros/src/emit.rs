@@ -167,7 +167,16 @@ pub(crate) fn emit(
             } else {
                 quote!(&*#ident)
             };
-            body_args_parallel.push(r.clone());
+            if matches!(arr.kind, crate::front::ArrayKind::Dense) {
+                // Workers read it through its name: an index outside it names the array.
+                let name = ident.to_string();
+                let named = quote!(let #ident = #private::Named::new(#r, #name););
+                views.push(named.clone());
+                rec_views.push(named);
+                body_args_parallel.push(quote!(&#ident));
+            } else {
+                body_args_parallel.push(r.clone());
+            }
             body_args_serial.push(r);
         }
     }
@@ -398,7 +407,7 @@ pub(crate) fn emit(
     // Buffered arrays: a block (and a replayed round) reaches its worker's copy.
     let buffer_views: Vec<TokenStream> = buffers
         .iter()
-        .map(|(ident, buf, _)| quote!(let mut #ident = #buf.view(__blk.seq().1);))
+        .map(|(ident, buf, _)| quote!(let mut #ident = #buf.view_in(&*__blk);))
         .collect();
     let space_ident = match f.space {
         SpaceSrc::Array(a) => Some(&f.arrays[a].ident),
@@ -441,12 +450,16 @@ pub(crate) fn emit(
     };
     let buffers_new: Vec<TokenStream> = buffers
         .iter()
-        .map(|(_, buf, src)| quote!(let #buf = #private::Buffered::new(#src, #private::current_threads());))
+        .map(|(ident, buf, src)| {
+            let name = ident.to_string();
+            quote!(let #buf = #private::Buffered::new(#src, #private::current_threads()).named(#name);)
+        })
         .collect();
     let buffers_new_replay: Vec<TokenStream> = buffers
         .iter()
-        .map(|(_, buf, src)| {
-            quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(__blocks.iter().map(|__b| __b.seq())));)
+        .map(|(ident, buf, src)| {
+            let name = ident.to_string();
+            quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(__blocks.iter().map(|__b| __b.seq()))).named(#name);)
         })
         .collect();
     // Buffers with `apply = f(..)` hand their updates to `f`; the others are merged.
@@ -572,6 +585,7 @@ pub(crate) fn emit(
                 __space,
                 &__shapes,
                 &__keys,
+                &__captured,
                 |__rec| {
                     #(#rec_views)*
                     #red_block
@@ -602,7 +616,25 @@ pub(crate) fn emit(
             let i = &a.ident;
             quote!(#i.contents_key())
         });
-        quote!(let __keys: [(u64, u64); #n_arrays] = [#(#keys),*];)
+        // Captured values that may steer the accesses key the plan too.
+        let names: std::collections::BTreeSet<String> =
+            captures.iter().map(|c| c.ident.to_string()).collect();
+        let arrays: std::collections::BTreeSet<String> =
+            f.arrays.iter().map(|a| a.ident.to_string()).collect();
+        let steering = crate::plankey::steering(&f.for_loop.body, &names, &arrays);
+        let steer = captures
+            .iter()
+            .filter(|c| steering.contains(&c.ident.to_string()))
+            .map(|c| {
+                let i = &c.ident;
+                quote!(#private::capture_key(&__loop.#i, &mut __captured);)
+            });
+        quote! {
+            let __keys: [(u64, u64); #n_arrays] = [#(#keys),*];
+            #[allow(unused_mut)]
+            let mut __captured: ::std::vec::Vec<u8> = ::std::vec::Vec::new();
+            #(#steer)*
+        }
     });
     // With buffers, the workers' views live in a block of their own: buffers' apply
     // functions, after it, may update the arrays those views lent out.

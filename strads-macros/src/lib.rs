@@ -7,6 +7,7 @@ mod ctxt;
 mod emit;
 mod expand;
 mod front;
+mod plankey;
 #[cfg(test)]
 mod tests;
 mod walk;

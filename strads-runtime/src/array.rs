@@ -287,6 +287,13 @@ pub(crate) fn index_panic(idx: &[usize], shape: &[usize]) -> ! {
     panic!("index {idx:?} is outside the array's shape {shape:?}")
 }
 
+/// [`index_panic`] for an array a loop names: the message says which.
+#[cold]
+#[inline(never)]
+pub(crate) fn index_panic_in(name: &str, idx: &[usize], shape: &[usize]) -> ! {
+    panic!("strads: index {idx:?} of `{name}` is outside the array's shape {shape:?}")
+}
+
 impl<T, const N: usize> ArrayRef<T, N> for DistArray<T, N> {
     #[inline]
     fn shape(&self) -> [usize; N] {

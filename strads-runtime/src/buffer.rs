@@ -16,14 +16,15 @@
 
 use std::fmt;
 use std::ops::{Add, Sub};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
 use crate::access::{ArrayMut, ArrayRef, offset};
-use crate::array::{DistArray, index_panic};
-use crate::exec::Parked;
+use crate::array::{DistArray, index_panic_in};
+use crate::exec::{Lender, Parked};
 
 /// One worker's copy, on cache lines of its own: two workers' copies side by side would
 /// otherwise share the line at their boundary.
@@ -34,6 +35,16 @@ struct Slot<T> {
     ptr: *mut T,
     /// Taken by [`Buffered::with`]: one caller at a time per copy.
     lock: Mutex<()>,
+    /// Whether a [`CopyView`] of the copy is alive: at most one at a time, anywhere.
+    lent: AtomicBool,
+    /// The thread inside [`Buffered::with`] on this copy ([`thread_token`]), or 0.
+    holder: AtomicUsize,
+}
+
+/// A number for the calling thread, never 0, different from every other live thread's.
+fn thread_token() -> usize {
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|t| t as *const u8 as usize)
 }
 
 /// An array lent to a loop through per-worker write-back buffers.
@@ -61,11 +72,18 @@ pub struct Buffered<'a, T, const N: usize> {
     copies: Vec<Slot<T>>,
     shape: [usize; N],
     len: usize,
+    /// The array's name in the loop, for messages.
+    name: &'static str,
+    /// The loop call whose blocks view the copies and whose tokens apply them, once one
+    /// did (0 before): the copies serve one call.
+    call: AtomicU64,
 }
 
 // SAFETY: the copies are reached through raw pointers by one thread at a time: worker `w`
-// through its `CopyView`s while it runs (the executor runs a worker's blocks on one thread),
-// `with` under the slot's lock, and `apply_*` only with a `Parked` token (every worker
+// through its `CopyView` while it runs (one view per copy at a time: `view` checks the
+// slot's `lent` flag, so a second view, on any thread, panics instead of aliasing), `with`
+// under the slot's lock (and through a view, so never beside another), the copies serve
+// the blocks of one loop call and only that call's tokens apply them (`serve`), and `apply_*` only with a `Parked` token (every worker
 // waiting) or `&mut self`. That is sharing `&mut [T]` chunks among threads: `T: Send`.
 unsafe impl<T: Send, const N: usize> Send for Buffered<'_, T, N> {}
 // SAFETY: as above; `original` hands out `&DistArray` to the unchanged array, which needs
@@ -100,6 +118,8 @@ impl<T: Copy> Slot<T> {
             _data: data,
             ptr,
             lock: Mutex::new(()),
+            lent: AtomicBool::new(false),
+            holder: AtomicUsize::new(0),
         }
     }
 }
@@ -121,7 +141,15 @@ where
             base,
             copies,
             shape,
+            name: "a buffered array",
+            call: AtomicU64::new(0),
         }
+    }
+
+    /// The same buffer, called `name` in messages (an index outside the array names it).
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
     }
 
     /// The array as it was when the loop started (unchanged until [`finish`](Self::finish)).
@@ -129,31 +157,107 @@ where
         self.array
     }
 
-    /// Runs `f` on worker `worker`'s copy.
+    /// Runs `f` on worker `worker`'s copy. Callers on other threads wait their turn.
+    ///
+    /// # Panics
+    /// When called inside another `with` on the same copy on this thread (the two views
+    /// would alias; use the outer one), or while a loop's worker holds the copy.
     pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut CopyView<'_, T, N>) -> R) -> R {
-        let _turn = self.copies[worker]
-            .lock
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        let slot = &self.copies[worker];
+        let me = thread_token();
+        // Only this thread ever stores its own token: reading it means we hold the copy.
+        if slot.holder.load(Ordering::Relaxed) == me {
+            panic!(
+                "strads: Buffered::with({worker}, ..) was called inside another `with` on \
+                 worker {worker}'s copy on the same thread; the two views would alias it \
+                 (use the outer view)"
+            );
+        }
+        let _turn = slot.lock.lock().unwrap_or_else(|e| e.into_inner());
+        slot.holder.store(me, Ordering::Relaxed);
+        let _release = crate::pool::Restore(|| slot.holder.store(0, Ordering::Relaxed));
         f(&mut self.view(worker))
     }
 
-    /// Worker `worker`'s copy for the executor's generated code, which runs a worker's
-    /// blocks on one thread at a time (no lock).
+    /// The copy of the worker that runs `block`, for the generated code. The copy is lent
+    /// to one view at a time, and the copies serve the blocks of one loop call (whose
+    /// tokens alone may apply them).
+    ///
+    /// # Panics
+    /// When another view of the copy is alive (on any thread): two would alias it; or
+    /// when the buffer served another loop call.
     #[doc(hidden)]
-    pub fn view(&self, worker: usize) -> CopyView<'_, T, N> {
+    pub fn view_in(&self, block: &impl Lender) -> CopyView<'_, T, N> {
+        let (worker, call) = block.lender();
+        self.serve(call);
+        self.view(worker)
+    }
+
+    /// Binds the copies to loop call `call`, or checks they are bound to it.
+    fn serve(&self, call: u64) {
+        if let Err(other) =
+            self.call
+                .compare_exchange(0, call, Ordering::Relaxed, Ordering::Relaxed)
+            && other != call
+        {
+            panic!(
+                "strads: the buffer `{}` serves one loop call, but was used by another \
+                 (please report it)",
+                self.name
+            );
+        }
+    }
+
+    /// Worker `worker`'s copy. The copy is lent to one view at a time.
+    ///
+    /// # Panics
+    /// When another view of the copy is alive (on any thread): two would alias it.
+    pub(crate) fn view(&self, worker: usize) -> CopyView<'_, T, N> {
+        let slot = &self.copies[worker];
+        if slot.lent.swap(true, Ordering::Acquire) {
+            panic!(
+                "strads: worker {worker}'s copy of a buffered array is already lent to a view \
+                 (a second view, on this thread or another, would alias it)"
+            );
+        }
         CopyView {
-            ptr: self.copies[worker].ptr,
+            ptr: slot.ptr,
             shape: self.shape,
             row_len: self.shape[1..].iter().product(),
+            lent: &slot.lent,
+            name: self.name,
             _copy: PhantomData,
         }
+    }
+
+    /// Every copy's `with` lock, taken without waiting: applying rewrites every copy, so no
+    /// `with` may be running.
+    fn no_with(&self) -> Vec<MutexGuard<'_, ()>> {
+        self.copies
+            .iter()
+            .enumerate()
+            .map(|(w, c)| match c.lock.try_lock() {
+                Ok(g) => g,
+                Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => panic!(
+                    "strads: a buffered array was applied while Buffered::with ran on worker \
+                     {w}'s copy"
+                ),
+            })
+            .collect()
     }
 
     /// Applies the buffer: the new value is worker 0's copy plus every other worker's
     /// difference from the last point, in worker order; every copy starts again from it.
     /// The executor calls it with every worker parked.
-    pub fn apply(&self, _parked: &Parked) {
+    pub fn apply(&self, parked: &Parked) {
+        self.serve(parked.call());
+        self.apply_parked();
+    }
+
+    /// [`apply`](Self::apply), the caller having checked that the copies' views wait.
+    fn apply_parked(&self) {
+        let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         let first = self.copies[0].slice(self.len);
         for c in &self.copies[1..] {
@@ -175,10 +279,21 @@ where
     /// workers' differences from the array, summed in worker order) is not zero; every copy
     /// starts again from the array, which stays as it was. How `buffer(g, apply = f(..))`
     /// hands accumulated updates (gradients, say) to a user's rule (AdaGrad, say).
-    pub fn apply_with(&self, _parked: &Parked, mut f: impl FnMut(usize, T))
+    pub fn apply_with(&self, parked: &Parked, f: impl FnMut(usize, T))
     where
         T: PartialEq + Default,
     {
+        self.serve(parked.call());
+        self.apply_with_parked(f);
+    }
+
+    /// [`apply_with`](Self::apply_with), the caller having checked that the copies' views
+    /// wait.
+    fn apply_with_parked(&self, mut f: impl FnMut(usize, T))
+    where
+        T: PartialEq + Default,
+    {
+        let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         let first = self.copies[0].slice(self.len);
         for (x, &b) in first.iter_mut().zip(base.iter()) {
@@ -203,19 +318,19 @@ where
     }
 
     /// Ends the loop: applies the buffer ([`apply_with`](Self::apply_with)) a last time.
-    pub fn finish_apply(mut self, f: impl FnMut(usize, T))
+    pub fn finish_apply(self, f: impl FnMut(usize, T))
     where
         T: PartialEq + Default,
     {
-        let parked = Parked::exclusive(&mut self);
-        self.apply_with(&parked, f);
+        // `self` by value: no view of it is alive.
+        self.apply_with_parked(f);
     }
 
     /// Ends the loop: applies the buffer ([`apply`](Self::apply)) a last time and stores
     /// the result in the array.
-    pub fn finish(mut self) {
-        let parked = Parked::exclusive(&mut self);
-        self.apply(&parked);
+    pub fn finish(self) {
+        // `self` by value: no view of it is alive.
+        self.apply_parked();
         let base = self.base.slice(self.len);
         self.array.as_mut_slice().copy_from_slice(base);
     }
@@ -248,7 +363,16 @@ pub struct CopyView<'s, T, const N: usize> {
     ptr: *mut T,
     shape: [usize; N],
     row_len: usize,
+    /// The copy's lent flag, cleared when the view goes.
+    lent: &'s AtomicBool,
+    name: &'static str,
     _copy: PhantomData<&'s mut [T]>,
+}
+
+impl<T, const N: usize> Drop for CopyView<'_, T, N> {
+    fn drop(&mut self) {
+        self.lent.store(false, Ordering::Release);
+    }
 }
 
 impl<T, const N: usize> fmt::Debug for CopyView<'_, T, N> {
@@ -277,14 +401,14 @@ impl<T, const N: usize> CopyView<'_, T, N> {
     fn at(&self, idx: &[usize; N]) -> usize {
         match offset(&self.shape, idx) {
             Some(o) => o,
-            None => index_panic(idx, &self.shape),
+            None => index_panic_in(self.name, idx, &self.shape),
         }
     }
 
     #[inline(always)]
     fn row_start(&self, i: usize) -> usize {
         if i >= self.shape[0] {
-            index_panic(&[i], &self.shape[..1]);
+            index_panic_in(self.name, &[i], &self.shape[..1]);
         }
         i * self.row_len
     }
@@ -490,10 +614,112 @@ mod tests {
                 again.is_err(),
                 "a second slice at the same point would alias the first"
             );
-            // The next application point lends it again.
-            let next = Parked::exclusive(&mut token_source);
+            // The next application point (of the same call) lends it again.
+            let next = first.again();
             shared.exclusive(&next)[0] = 1.0;
+            // Another call's token does not: its workers are not this call's.
+            let mut elsewhere = 0u8;
+            let other = Parked::exclusive(&mut elsewhere);
+            let taken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shared.exclusive(&other)[2] = 3.0;
+            }));
+            assert_eq!(
+                taken
+                    .expect_err("another call's token")
+                    .downcast_ref::<&str>()
+                    .copied(),
+                Some(
+                    "strads: an array lent to one loop call was taken with another call's \
+                     token (please report it)"
+                )
+            );
         }
         assert_eq!(a.as_slice(), &[1.0, 2.0, 0.0]);
+    }
+
+    /// Runs `f` on a thread of its own; `Err(message)` if it panicked, and a failure
+    /// instead of a hang if it does not return.
+    fn panics_within(f: impl FnOnce() + Send + 'static) -> Result<(), String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            });
+            let _ = tx.send(r);
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(30))
+            .expect("finished in time (no deadlock)")
+    }
+
+    #[test]
+    fn nested_with_on_one_copy_panics_instead_of_deadlocking() {
+        let r = panics_within(|| {
+            let mut a = DistArray::<i64, 1>::zeros([2]);
+            let b = Buffered::new(&mut a, 2);
+            b.with(0, |outer| {
+                outer[0] += 1;
+                b.with(0, |inner| inner[0] += 1);
+            });
+        });
+        assert_eq!(
+            r.unwrap_err(),
+            "strads: Buffered::with(0, ..) was called inside another `with` on worker 0's \
+             copy on the same thread; the two views would alias it (use the outer view)"
+        );
+        // Nesting on different copies is fine, and the copies are usable afterwards.
+        let mut a = DistArray::<i64, 1>::zeros([2]);
+        let b = Buffered::new(&mut a, 2);
+        b.with(0, |c0| {
+            b.with(1, |c1| {
+                c0[0] += 1;
+                c1[1] += 2;
+            })
+        });
+        b.with(0, |c0| c0[1] += 3);
+        b.finish();
+        assert_eq!(a.as_slice(), &[1, 5]);
+    }
+
+    #[test]
+    fn two_views_of_one_copy_panic_on_one_thread_and_across_threads() {
+        let message = "strads: worker 0's copy of a buffered array is already lent to a view \
+                       (a second view, on this thread or another, would alias it)";
+        let r = panics_within(|| {
+            let mut a = DistArray::<i64, 1>::zeros([2]);
+            let b = Buffered::new(&mut a, 2);
+            let _first = b.view(0);
+            let _second = b.view(0);
+        });
+        assert_eq!(r.unwrap_err(), message);
+        let mut a = DistArray::<i64, 1>::zeros([2]);
+        let b = Buffered::new(&mut a, 2);
+        {
+            let mut first = b.view(0);
+            first[0] += 1;
+            let other = std::thread::scope(|s| {
+                s.spawn(|| {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        b.view(0)[0] += 1;
+                    }))
+                    .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
+                })
+                .join()
+                .unwrap()
+            });
+            assert_eq!(other.unwrap_err(), message);
+            // `with` waits for no view: it refuses too.
+            let with =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.with(0, |c| c[0] += 1)));
+            assert!(with.is_err());
+            first[1] += 1;
+        }
+        // The view is gone: the copy is lent again.
+        b.view(0)[0] += 10;
+        b.with(1, |c| c[1] += 100);
+        b.finish();
+        assert_eq!(a.as_slice(), &[11, 101]);
     }
 }

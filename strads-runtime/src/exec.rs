@@ -374,6 +374,16 @@ pub struct Block<'a, S: Space> {
     pub(crate) step_end: bool,
     /// Arrays whose rows the iterations reach by key, registered as their views are made.
     pub(crate) streams: std::cell::RefCell<Vec<crate::prefetch::RowStream>>,
+    /// The loop call the block belongs to (unique per call, never 0).
+    call: u64,
+    /// Arrays (indices into the spec) the block has a view of: one each.
+    viewed: std::cell::RefCell<Vec<usize>>,
+}
+
+/// A number for a new loop call: never 0, never repeated.
+fn next_call() -> u64 {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    CALLS.fetch_add(1, Ordering::Relaxed)
 }
 
 impl<S: Space> std::fmt::Debug for Block<'_, S> {
@@ -387,6 +397,12 @@ impl<S: Space> std::fmt::Debug for Block<'_, S> {
 
 impl<'a, S: Space> Block<'a, S> {
     /// This worker's view of array `array` (an index into the loop's spec) for the block.
+    ///
+    /// # Panics
+    /// When the block already has a view of `array` (two would alias), or `shared` was
+    /// lent as another array or to another call: the windows the plan gives array `array`
+    /// in this call are what keep workers apart, so a `SharedMut` serves one array of one
+    /// call, and each block views it once.
     pub fn view_mut<'s, T, const N: usize>(
         &self,
         shared: &'s SharedMut<'_, T, N>,
@@ -396,6 +412,24 @@ impl<'a, S: Space> Block<'a, S> {
         'a: 's,
     {
         let name: &'static str = self.state.spec.arrays[array].name.as_ref();
+        if !shared.lend_to(self.call, array) {
+            panic!(
+                "strads: a SharedMut lent to another array or another call was given as `{name}` \
+                 of loop `{}`: each is lent to one array of one call (please report it)",
+                self.state.spec.name
+            );
+        }
+        {
+            let mut viewed = self.viewed.borrow_mut();
+            if viewed.contains(&array) {
+                panic!(
+                    "strads: a second view of `{name}` in one block of loop `{}` would alias the \
+                     first (please report it)",
+                    self.state.spec.name
+                );
+            }
+            viewed.push(array);
+        }
         if let Some(Some(dim)) = self.state.row_dims().get(array) {
             let shape = shared.shape();
             self.streams.borrow_mut().push(crate::prefetch::RowStream {
@@ -524,8 +558,10 @@ fn run_inner<S, F>(
         );
     }
     let tracing = testing::recording();
+    let call = next_call();
     let barrier = PhaseBarrier::new(plan.p);
     let rounds = apply.map(|apply| Rounds {
+        call,
         every: state.max_delay,
         barrier: (plan.p > 1).then_some(&barrier),
         apply,
@@ -545,6 +581,8 @@ fn run_inner<S, F>(
             rounds: rounds.as_ref(),
             step_end: true,
             streams: Default::default(),
+            call,
+            viewed: Default::default(),
         };
         f(&mut blk);
         blk.trace.unwrap_or_default()
@@ -718,6 +756,9 @@ pub struct ReplayBlock<'s, S: Space> {
     space: &'s S,
     seq: (usize, usize),
     ids: Vec<usize>,
+    /// The replay's call, and: the block stays on the replaying thread.
+    call: u64,
+    _here: std::marker::PhantomData<*const ()>,
 }
 
 impl<'s, S: Space> ReplayBlock<'s, S> {
@@ -772,13 +813,13 @@ impl ReplayRound {
 /// `max_delay` iterations (a step lasts as many rounds as its longest block needs, at
 /// least one), round by round, worker by worker, the buffers applied after every round
 /// but a step's last, and after that one when the step's `applied` says so.
-fn rounds_of(run: &LoopRun) -> Vec<ReplayRound> {
+fn rounds_of(run: &LoopRun, call: u64) -> Vec<ReplayRound> {
     let p = run.steps.first().map_or(1, Vec::len);
     let mut out = Vec::new();
     let round = |block, range, apply: bool| ReplayRound {
         block,
         range,
-        apply: apply.then(Parked::next),
+        apply: apply.then(|| Parked::next(call)),
     };
     if p == 1 {
         let mut count = 0usize;
@@ -827,8 +868,9 @@ pub fn replay_blocks_buffered<'s, S: Space>(
     space: &'s S,
 ) -> Option<(Vec<ReplayBlock<'s, S>>, Vec<ReplayRound>)> {
     let run = testing::next_replay(&state.spec.name)?;
-    let rounds = rounds_of(&run);
-    Some((blocks_of(run, space), rounds))
+    let call = next_call();
+    let rounds = rounds_of(&run, call);
+    Some((blocks_of(run, space, call), rounds))
 }
 
 /// [`replay_ids`] for a loop with write-back buffers: the blocks, and the rounds to run
@@ -837,8 +879,9 @@ pub fn replay_ids_buffered(
     state: &'static LoopState,
 ) -> Option<(Vec<ReplayIds>, Vec<ReplayRound>)> {
     let run = testing::next_replay(&state.spec.name)?;
-    let rounds = rounds_of(&run);
-    Some((ids_of(run), rounds))
+    let call = next_call();
+    let rounds = rounds_of(&run, call);
+    Some((ids_of(run, call), rounds))
 }
 
 /// One block of a recorded run: where it ran and its iteration ids in order.
@@ -846,6 +889,9 @@ pub fn replay_ids_buffered(
 pub struct ReplayIds {
     seq: (usize, usize),
     ids: Vec<usize>,
+    /// The replay's call, and: the block stays on the replaying thread.
+    call: u64,
+    _here: std::marker::PhantomData<*const ()>,
 }
 
 impl ReplayIds {
@@ -868,14 +914,19 @@ impl ReplayIds {
 /// In replay mode, the blocks of this loop's next recorded call as iteration ids (for
 /// loops whose items the replay reaches itself, as `iter_mut()` loops do).
 pub fn replay_ids(state: &'static LoopState) -> Option<Vec<ReplayIds>> {
-    Some(ids_of(testing::next_replay(&state.spec.name)?))
+    Some(ids_of(testing::next_replay(&state.spec.name)?, next_call()))
 }
 
-fn ids_of(run: LoopRun) -> Vec<ReplayIds> {
+fn ids_of(run: LoopRun, call: u64) -> Vec<ReplayIds> {
     let mut out = Vec::new();
     for (t, step) in run.steps.into_iter().enumerate() {
         for (w, ids) in step.into_iter().enumerate() {
-            out.push(ReplayIds { seq: (t, w), ids });
+            out.push(ReplayIds {
+                seq: (t, w),
+                ids,
+                call,
+                _here: std::marker::PhantomData,
+            });
         }
     }
     out
@@ -892,10 +943,14 @@ pub fn replay_blocks<'s, S: Space>(
     state: &'static LoopState,
     space: &'s S,
 ) -> Option<Vec<ReplayBlock<'s, S>>> {
-    Some(blocks_of(testing::next_replay(&state.spec.name)?, space))
+    Some(blocks_of(
+        testing::next_replay(&state.spec.name)?,
+        space,
+        next_call(),
+    ))
 }
 
-fn blocks_of<S: Space>(run: LoopRun, space: &S) -> Vec<ReplayBlock<'_, S>> {
+fn blocks_of<S: Space>(run: LoopRun, space: &S, call: u64) -> Vec<ReplayBlock<'_, S>> {
     let mut out = Vec::new();
     for (t, step) in run.steps.into_iter().enumerate() {
         for (w, ids) in step.into_iter().enumerate() {
@@ -903,6 +958,8 @@ fn blocks_of<S: Space>(run: LoopRun, space: &S) -> Vec<ReplayBlock<'_, S>> {
                 space,
                 seq: (t, w),
                 ids,
+                call,
+                _here: std::marker::PhantomData,
             });
         }
     }
@@ -917,24 +974,80 @@ fn blocks_of<S: Space>(run: LoopRun, space: &S) -> Vec<ReplayBlock<'_, S>> {
 ///
 /// Each token is a new *application point*: an array lends itself exclusively
 /// ([`SharedMut::exclusive`]) at most once per token.
+///
+/// A token belongs to one loop call (the buffers and arrays it may apply are those the
+/// call's blocks use, see [`Lender`]) and stays on the thread that made it (it is neither
+/// `Send` nor `Sync`).
 #[derive(Debug)]
-pub struct Parked(u64);
+pub struct Parked {
+    point: u64,
+    call: u64,
+    _here: std::marker::PhantomData<*const ()>,
+}
 
 impl Parked {
-    /// A token for a new application point.
-    fn next() -> Parked {
+    /// A token for a new application point of loop call `call`.
+    fn next(call: u64) -> Parked {
         static POINTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        Parked(POINTS.fetch_add(1, Ordering::Relaxed))
+        Parked {
+            point: POINTS.fetch_add(1, Ordering::Relaxed),
+            call,
+            _here: std::marker::PhantomData,
+        }
     }
 
-    /// The proof from exclusive access to whatever the application touches.
+    /// The proof from exclusive access to whatever the application touches (a call of its
+    /// own).
+    #[cfg(test)]
     pub(crate) fn exclusive<X: ?Sized>(_: &mut X) -> Parked {
-        Parked::next()
+        Parked::next(next_call())
+    }
+
+    /// A new application point of the same call as `self`.
+    #[cfg(test)]
+    pub(crate) fn again(&self) -> Parked {
+        Parked::next(self.call)
     }
 
     /// This application point's number (never 0).
     pub(crate) fn point(&self) -> u64 {
-        self.0
+        self.point
+    }
+
+    /// The loop call whose workers are parked.
+    pub(crate) fn call(&self) -> u64 {
+        self.call
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// What a block shows the buffers it views: its worker and its loop call. Implemented
+/// only by the runtime's blocks ([`Block`], [`ReplayBlock`], [`ReplayIds`]), which exist
+/// only while their call runs (or is replayed, on one thread).
+pub trait Lender: sealed::Sealed {
+    /// `(worker, call)`.
+    fn lender(&self) -> (usize, u64);
+}
+
+impl<S: Space> sealed::Sealed for Block<'_, S> {}
+impl<S: Space> Lender for Block<'_, S> {
+    fn lender(&self) -> (usize, u64) {
+        (self.seq.1, self.call)
+    }
+}
+impl<S: Space> sealed::Sealed for ReplayBlock<'_, S> {}
+impl<S: Space> Lender for ReplayBlock<'_, S> {
+    fn lender(&self) -> (usize, u64) {
+        (self.seq.1, self.call)
+    }
+}
+impl sealed::Sealed for ReplayIds {}
+impl Lender for ReplayIds {
+    fn lender(&self) -> (usize, u64) {
+        (self.seq.1, self.call)
     }
 }
 
@@ -943,6 +1056,8 @@ impl Parked {
 /// With one worker only every `every` iterations of the whole call: the serial loop's
 /// points.
 pub(crate) struct Rounds<'r> {
+    /// The loop call (its tokens' call).
+    call: u64,
     every: Option<usize>,
     /// The workers' barrier; `None` with one worker.
     barrier: Option<&'r PhaseBarrier>,
@@ -964,7 +1079,7 @@ impl Rounds<'_> {
                 let c = self.count.load(Ordering::Relaxed);
                 self.count.store(c + 1, Ordering::Relaxed);
                 if c > 0 && c % n == 0 {
-                    (self.apply)(&Parked::next());
+                    (self.apply)(&Parked::next(self.call));
                 }
                 true
             }
@@ -983,7 +1098,7 @@ impl Rounds<'_> {
     /// Every worker waits for all; the last to arrive applies the buffers. `Some(any)`:
     /// whether any worker has iterations left in the step.
     fn sync(&self, b: &PhaseBarrier, more: bool) -> Option<bool> {
-        b.wait_and(more, || (self.apply)(&Parked::next()))
+        b.wait_and(more, || (self.apply)(&Parked::next(self.call)))
     }
 
     /// After a worker's block of a step: the round ends here, and the worker keeps taking
@@ -1126,6 +1241,8 @@ struct ReconPlan {
     /// Workers the plan runs on: the call's, or one when the recording cannot be trusted.
     workers: usize,
     summary: String,
+    /// The key bytes of the captured values the plan was recorded with.
+    captured: Box<[u8]>,
 }
 
 /// Iterations per batch: small batches cut conflict components (Cyclades), large ones
@@ -1137,12 +1254,16 @@ fn batch_size(n: usize, p: usize) -> usize {
 /// Runs one call of a loop planned by reconnaissance: on the first call with these
 /// contents, `record` runs the body over every iteration through recording views; the
 /// recorded touches make task groups, cached for later calls while `keys` (the ids and
-/// versions of the arrays the loop reads) and the shapes are the same. `f` runs one block.
+/// versions of the arrays the loop reads), `captured` (the key bytes of the captured values
+/// that may steer the accesses, see [`capture_key`](crate::capture_key)) and the shapes are
+/// the same. `f` runs one block.
+#[allow(clippy::too_many_arguments)]
 pub fn run_recorded<S, R, F>(
     state: &'static LoopState,
     space: &S,
     shapes: &[&[usize]],
     keys: &[(u64, u64)],
+    captured: &[u8],
     record: R,
     f: F,
 ) where
@@ -1150,7 +1271,7 @@ pub fn run_recorded<S, R, F>(
     R: Fn(&crate::record::Recording<'_, S>),
     F: Fn(&mut Block<'_, S>) + Sync,
 {
-    run_recorded_inner(state, space, shapes, keys, record, f, None)
+    run_recorded_inner(state, space, shapes, (keys, captured), record, f, None)
 }
 
 /// [`run_recorded`] for a loop with write-back buffers: `apply` applies them (every
@@ -1163,6 +1284,7 @@ pub fn run_recorded_buffered<S, R, F>(
     space: &S,
     shapes: &[&[usize]],
     keys: &[(u64, u64)],
+    captured: &[u8],
     record: R,
     f: F,
     apply: &(dyn Fn(&Parked) + Sync),
@@ -1171,7 +1293,15 @@ pub fn run_recorded_buffered<S, R, F>(
     R: Fn(&crate::record::Recording<'_, S>),
     F: Fn(&mut Block<'_, S>) + Sync,
 {
-    run_recorded_inner(state, space, shapes, keys, record, f, Some(apply))
+    run_recorded_inner(
+        state,
+        space,
+        shapes,
+        (keys, captured),
+        record,
+        f,
+        Some(apply),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1179,7 +1309,7 @@ fn run_recorded_inner<S, R, F>(
     state: &'static LoopState,
     space: &S,
     shapes: &[&[usize]],
-    keys: &[(u64, u64)],
+    (keys, captured): (&[(u64, u64)], &[u8]),
     record: R,
     f: F,
     apply: Option<&(dyn Fn(&Parked) + Sync)>,
@@ -1198,13 +1328,24 @@ fn run_recorded_inner<S, R, F>(
         .filter(|(a, _)| !spec.writes(*a) || spec.arrays[*a].steers)
         .map(|(_, k)| *k)
         .collect();
-    let key = format!("recon:{}:{p}:{shapes:?}:{read_keys:?}", space.identity());
+    // The captured values by a hash in the key, and compared whole before a plan is used.
+    let hash = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        captured.hash(&mut h);
+        h.finish()
+    };
+    let key = format!(
+        "recon:{}:{p}:{shapes:?}:{read_keys:?}:{hash:x}",
+        space.identity()
+    );
     let cached = {
         let plans = state.plans.lock().unwrap_or_else(|e| e.into_inner());
         plans
             .iter()
             .find(|(k, _)| *k == key)
             .and_then(|(_, v)| Arc::clone(v).downcast::<ReconPlan>().ok())
+            .filter(|plan| *plan.captured == *captured)
     };
     let plan = cached.unwrap_or_else(|| {
         let t = std::time::Instant::now();
@@ -1238,6 +1379,7 @@ fn run_recorded_inner<S, R, F>(
             p,
             batch_size(acc.len(), p),
             split_allowed() && state.max_delay.is_none(),
+            spec.ordered,
         );
         let (max, mean) = groups.load_balance(&acc);
         let mut why = strads_analysis::fallback_note(spec, state.analysis())
@@ -1294,8 +1436,10 @@ fn run_recorded_inner<S, R, F>(
             calls: std::sync::atomic::AtomicU64::new(0),
             workers: p,
             summary,
+            captured: captured.into(),
         });
         let mut plans = state.plans.lock().unwrap_or_else(|e| e.into_inner());
+        plans.retain(|(k, _)| *k != key);
         if plans.len() >= MAX_PLANS {
             plans.remove(0);
         }
@@ -1341,8 +1485,10 @@ fn run_recorded_inner<S, R, F>(
             })
             .collect()
     };
+    let call = next_call();
     let barrier = PhaseBarrier::new(p);
     let rounds = apply.map(|apply| Rounds {
+        call,
         every: state.max_delay,
         barrier: (p > 1).then_some(&barrier),
         apply,
@@ -1362,6 +1508,8 @@ fn run_recorded_inner<S, R, F>(
             rounds: rounds.as_ref(),
             step_end,
             streams: Default::default(),
+            call,
+            viewed: Default::default(),
         };
         f(&mut blk);
         (seq.0, blk.trace.unwrap_or_default())

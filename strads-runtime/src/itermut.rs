@@ -125,6 +125,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
     fn item(&self, id: usize) -> [usize; N] {
         self.0.entry(id).0
     }
+    fn in_index_order(&self) -> bool {
+        self.0.is_sorted()
+    }
 }
 
 impl<T, const N: usize> Block<'_, Keys<'_, T, N>>
@@ -197,11 +200,13 @@ fn run_mut_inner<T, const N: usize, F>(
     T: Clone + Default + Send + Sync + 'static,
     F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
 {
+    // Planning may panic (an ordered loop over unsorted entries): plan before any value
+    // moves out of the array, so that the array keeps its values then.
+    let p = if in_worker() { 1 } else { current_threads() };
+    let blocks = state.plan(&Keys(&*array), shapes, p).blocks.clone();
     let mut values = array.take_values();
     let outcome = {
         let keys = Keys(&*array);
-        let p = if in_worker() { 1 } else { current_threads() };
-        let blocks = state.plan(&keys, shapes, p).blocks.clone();
         // The values in the blocks' order, cut into one chunk per block.
         let mut ordered: Vec<T> = blocks
             .ids

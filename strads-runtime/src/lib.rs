@@ -14,6 +14,7 @@ pub mod generate;
 mod itermut;
 mod linalg;
 pub mod load;
+mod plankey;
 mod pool;
 mod prefetch;
 mod record;
@@ -32,15 +33,16 @@ pub use buffer::{Buffered, CopyView};
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
 pub use exec::{
-    Block, LoopState, Parked, ReplayBlock, ReplayIds, ReplayRound, replay_blocks,
+    Block, Lender, LoopState, Parked, ReplayBlock, ReplayIds, ReplayRound, replay_blocks,
     replay_blocks_buffered, replay_ids, replay_ids_buffered, replay_workers, run, run_buffered,
     run_recorded, run_recorded_buffered, serial_env,
 };
 pub use itermut::{KeyBuckets, Keys, run_mut, run_mut_buffered};
 pub use linalg::{axpy, dot};
+pub use plankey::capture_key;
 pub use pool::{current_threads, default_threads, with_threads};
 pub use record::{RecordView, Recording};
 pub use reduce::{Parts, Reduce};
 pub use rng::IterRng;
 pub use space::{BoxBlocks, Buckets, GridSpace, RangeDim, RangeSpace, Space};
-pub use view::{SharedMut, ViewMut};
+pub use view::{Named, SharedMut, ViewMut};

@@ -104,10 +104,31 @@ pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) ->
 /// not `n`, and the caller's core is never left idle while two woken workers share the
 /// other (what `perf sched` showed for short MovieLens epochs). Results in worker order; a
 /// panic in any worker reaches the caller once every worker has returned.
+///
+/// Called from a thread of a rayon pool (a `par_iter` or `install` whose closure calls a
+/// loop), worker 0 runs on a thread of its own instead, while the caller waits without
+/// taking part in its pool: waiting for the workers inside rayon would let the caller
+/// steal another job of its pool, which may call a loop on this same pool and wait for
+/// the lock this call holds, forever.
 pub(crate) fn broadcast<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
     if n <= 1 {
         return vec![f(0)];
     }
+    if rayon::current_thread_index().is_some() {
+        return std::thread::scope(|s| {
+            std::thread::Builder::new()
+                .name("strads-worker-0".into())
+                .spawn_scoped(s, || broadcast_here(n, &f))
+                .unwrap_or_else(|e| panic!("strads: cannot start a thread for worker 0: {e}"))
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+    }
+    broadcast_here(n, &f)
+}
+
+/// [`broadcast`] with the calling thread, outside any rayon pool, as worker 0.
+fn broadcast_here<R: Send>(n: usize, f: &(impl Fn(usize) -> R + Sync)) -> Vec<R> {
     with_pool(n - 1, |pool| {
         let slots: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
         pool.in_place_scope(|s| {

@@ -20,7 +20,7 @@ use std::ops::{Index, IndexMut};
 use strads_analysis::Accesses;
 
 use crate::access::{ArrayMut, ArrayRef, offset};
-use crate::array::index_panic;
+use crate::array::index_panic_in;
 use crate::exec::LoopState;
 use crate::space::Space;
 use crate::view::SharedMut;
@@ -56,6 +56,7 @@ impl<'a, S: Space> Recording<'a, S> {
         let shape = shared.shape();
         let row_len: usize = shape[1..].iter().product();
         RecordView {
+            name: self.state.spec().arrays[array].name.as_ref(),
             acc: &self.acc,
             base: self.bases[array],
             shape,
@@ -84,6 +85,8 @@ impl<'a, S: Space> Recording<'a, S> {
 
 /// A recording view of one array.
 pub struct RecordView<'s, T, const N: usize> {
+    /// The array's name in the loop, for messages.
+    name: &'s str,
     acc: &'s RefCell<Accesses>,
     base: u64,
     shape: [usize; N],
@@ -140,7 +143,7 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
     fn at(&self, idx: &[usize; N]) -> usize {
         match offset(&self.shape, idx) {
             Some(o) => o,
-            None => index_panic(idx, &self.shape),
+            None => index_panic_in(self.name, idx, &self.shape),
         }
     }
 
@@ -272,7 +275,7 @@ impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N>
     }
     fn row(&self, i: usize) -> &[T] {
         if i >= self.shape[0] {
-            index_panic(&[i], &self.shape[..1]);
+            index_panic_in(self.name, &[i], &self.shape[..1]);
         }
         self.touch(i, false);
         if self.written && !self.steers {
@@ -297,7 +300,7 @@ impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N>
 impl<T: Default + Clone, const N: usize> ArrayMut<T, N> for RecordView<'_, T, N> {
     fn row_mut(&mut self, i: usize) -> &mut [T] {
         if i >= self.shape[0] {
-            index_panic(&[i], &self.shape[..1]);
+            index_panic_in(self.name, &[i], &self.shape[..1]);
         }
         self.touch(i, true);
         self.row_to_write(i)

@@ -61,10 +61,21 @@ thread_local! {
     static FORCE_SERIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `f`, recording every parallel loop call it makes on this thread.
+/// Runs `f`, recording every parallel loop call it makes on this thread. When `f` panics,
+/// recording ends as well (the calls recorded so far are dropped).
 pub fn record<R>(f: impl FnOnce() -> R) -> (R, Trace) {
-    let prev = RECORDING.with(|r| r.replace(Some(Vec::new())));
+    /// Puts the previous mode back, on return and on a panic alike.
+    struct Restore(Option<Option<Vec<LoopRun>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(prev) = self.0.take() {
+                RECORDING.with(|r| *r.borrow_mut() = prev);
+            }
+        }
+    }
+    let mut restore = Restore(Some(RECORDING.with(|r| r.replace(Some(Vec::new())))));
     let out = f();
+    let prev = restore.0.take().expect("put back once");
     let runs = RECORDING.with(|r| r.replace(prev)).unwrap_or_default();
     (out, Trace { runs })
 }

@@ -20,7 +20,7 @@ use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
 use crate::access::{ArrayMut, ArrayRef, offset};
-use crate::array::{DistArray, index_panic};
+use crate::array::{DistArray, index_panic_in};
 
 /// A `&mut DistArray` lent to the workers of one parallel loop call.
 pub struct SharedMut<'a, T, const N: usize> {
@@ -29,6 +29,10 @@ pub struct SharedMut<'a, T, const N: usize> {
     /// The application point ([`Parked`](crate::exec::Parked)) that last took the array
     /// through [`exclusive`](SharedMut::exclusive); 0 for none.
     lent: std::sync::atomic::AtomicU64,
+    /// The loop call it serves once a block viewed it or a token took it (0 before).
+    call: std::sync::atomic::AtomicU64,
+    /// The array (index into the loop's spec) it serves once a block viewed it, plus 1.
+    array: std::sync::atomic::AtomicUsize,
     _borrow: PhantomData<&'a mut DistArray<T, N>>,
 }
 
@@ -47,7 +51,29 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             ptr: array.data_mut_ptr(),
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
+            call: std::sync::atomic::AtomicU64::new(0),
+            array: std::sync::atomic::AtomicUsize::new(0),
             _borrow: PhantomData,
+        }
+    }
+
+    /// Binds the array to array `array` of loop call `call` (the first time), or checks it
+    /// is bound to them: `false` when it serves another array or call.
+    pub(crate) fn lend_to(&self, call: u64, array: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.serves(call)
+            && match self.array.compare_exchange(0, array + 1, Relaxed, Relaxed) {
+                Ok(_) => true,
+                Err(a) => a == array + 1,
+            }
+    }
+
+    /// Binds the array to loop call `call`, or checks it is bound to it.
+    fn serves(&self, call: u64) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        match self.call.compare_exchange(0, call, Relaxed, Relaxed) {
+            Ok(_) => true,
+            Err(c) => c == call,
         }
     }
 
@@ -118,13 +144,20 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// When the array was already taken with the same token.
     #[allow(clippy::mut_from_ref)] // exclusive by the token, checked below
     pub fn exclusive<'p>(&'p self, parked: &'p crate::exec::Parked) -> &'p mut [T] {
+        if !self.serves(parked.call()) {
+            panic!(
+                "strads: an array lent to one loop call was taken with another call's token \
+                 (please report it)"
+            );
+        }
         let point = parked.point();
         if self.lent.swap(point, std::sync::atomic::Ordering::Relaxed) == point {
             panic!("strads: an array was lent twice at one application point (please report it)");
         }
         let len = self.shape.iter().product();
-        // SAFETY: a `Parked` exists only while every worker of this call waits at a
-        // barrier (or, in a serial replay, between iterations): no view of this array is
+        // SAFETY: a `Parked` exists only while every worker of its call waits at a
+        // barrier (or, in a serial replay, between iterations), stays on its thread, and
+        // this array serves that call alone (checked above: its views are that call's): no view of this array is
         // being read or written and no reference from one is alive, since views hand out
         // references only for the length of an iteration. Tokens are unique per
         // application point and the check above lends the array once per token, so no
@@ -143,6 +176,8 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             ptr: array.data_ptr_unversioned(),
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
+            call: std::sync::atomic::AtomicU64::new(0),
+            array: std::sync::atomic::AtomicUsize::new(0),
             _borrow: PhantomData,
         }
     }
@@ -290,23 +325,28 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
     #[cold]
     #[inline(never)]
     fn outside(&self, what: &dyn fmt::Debug) -> ! {
+        if self.owned.is_some() {
+            // Reconnaissance: the run strayed from the recording, which the loop's own code
+            // can cause (control flow or subscripts that depend on values it writes).
+            panic!(
+                "strads: an iteration reached {what:?} of `{}`, which the recording pass of \
+                 reconnaissance did not see it touch: control flow or a subscript depends on \
+                 values the recording could not know (through code strads cannot follow); \
+                 compute them before the loop or from arrays the loop only reads",
+                self.name
+            );
+        }
         panic!(
             "strads: an iteration reached {what:?} of `{}`, outside {} this worker owns; the \
              loop's plan does not cover this access (please report it)",
             self.name,
-            match (self.tiles, self.owned) {
+            match (self.tiles, self.lattice) {
                 (Some(_), _) => "the tile".to_string(),
-                (None, Some(_)) =>
-                    "the elements reconnaissance recorded for it (does control flow \
-                    depend on the values of arrays the loop writes?)"
-                        .to_string(),
-                (None, None) => match self.lattice {
-                    Some(_) => format!(
-                        "the indices of axis {} that iterations {}..{} of its dim reach",
-                        self.axis, self.lo, self.hi
-                    ),
-                    None => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
-                },
+                (None, Some(_)) => format!(
+                    "the indices of axis {} that iterations {}..{} of its dim reach",
+                    self.axis, self.lo, self.hi
+                ),
+                (None, None) => format!("the range {}..{} of axis {}", self.lo, self.hi, self.axis),
             }
         )
     }
@@ -360,7 +400,7 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
             return o;
         }
         let Some(o) = offset(&self.shape, idx) else {
-            index_panic(idx, &self.shape)
+            index_panic_in(self.name, idx, &self.shape)
         };
         let ok = match (self.tiles, self.owned) {
             (Some(t), _) => {
@@ -408,7 +448,7 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
     #[inline(never)]
     fn bad_row(&self, i: usize) -> ! {
         if i >= self.shape[0] {
-            index_panic(&[i], &self.shape[..1]);
+            index_panic_in(self.name, &[i], &self.shape[..1]);
         }
         self.outside(&format_args!("row {i}"))
     }
@@ -487,6 +527,77 @@ impl<T, const N: usize> ArrayMut<T, N> for ViewMut<'_, T, N> {
     fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
         offset(&self.shape, &idx)?;
         Some(&mut self[idx])
+    }
+}
+
+/// An array a loop only reads, as the parallel body reaches it: the array itself, with its
+/// name for the message when an index falls outside it.
+pub struct Named<'a, T, const N: usize> {
+    data: &'a [T],
+    shape: [usize; N],
+    row_len: usize,
+    name: &'static str,
+}
+
+impl<T, const N: usize> fmt::Debug for Named<'_, T, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Named")
+            .field("array", &self.name)
+            .field("shape", &self.shape)
+            .finish()
+    }
+}
+
+impl<'a, T, const N: usize> Named<'a, T, N> {
+    /// `array`, called `name` in the loop.
+    pub fn new(array: &'a DistArray<T, N>, name: &'static str) -> Self {
+        let shape = array.shape();
+        Named {
+            data: array.as_slice(),
+            shape,
+            row_len: shape[1..].iter().product(),
+            name,
+        }
+    }
+}
+
+impl<T, const N: usize> Index<[usize; N]> for Named<'_, T, N> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, idx: [usize; N]) -> &T {
+        match offset(&self.shape, &idx) {
+            Some(o) => &self.data[o],
+            None => index_panic_in(self.name, &idx, &self.shape),
+        }
+    }
+}
+
+impl<T> Index<usize> for Named<'_, T, 1> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, i: usize) -> &T {
+        match self.data.get(i) {
+            Some(x) => x,
+            None => index_panic_in(self.name, &[i], &self.shape),
+        }
+    }
+}
+
+impl<T, const N: usize> ArrayRef<T, N> for Named<'_, T, N> {
+    #[inline(always)]
+    fn shape(&self) -> [usize; N] {
+        self.shape
+    }
+    #[inline(always)]
+    fn row(&self, i: usize) -> &[T] {
+        if i >= self.shape[0] {
+            index_panic_in(self.name, &[i], &self.shape[..1]);
+        }
+        &self.data[i * self.row_len..(i + 1) * self.row_len]
+    }
+    #[inline(always)]
+    fn get(&self, idx: [usize; N]) -> Option<&T> {
+        offset(&self.shape, &idx).map(|o| &self.data[o])
     }
 }
 

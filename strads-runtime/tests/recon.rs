@@ -97,6 +97,7 @@ impl Case {
             &space,
             &shapes,
             &keys,
+            &[],
             |rec| {
                 recordings.set(recordings.get() + 1);
                 let mut out = rec.view_mut(&shared, 2);
@@ -139,6 +140,7 @@ fn recording_mutates_nothing_and_plans_are_reused_until_inputs_change() {
                     &space,
                     &shapes,
                     &keys,
+                    &[],
                     |rec| {
                         let mut o = rec.view_mut(&shared, 2);
                         rec.for_each(|i| body(i, idx, idx2, &mut o));
@@ -165,7 +167,9 @@ fn recording_mutates_nothing_and_plans_are_reused_until_inputs_change() {
 }
 
 #[test]
-#[should_panic(expected = "elements reconnaissance recorded")]
+#[should_panic(
+    expected = "which the recording pass of reconnaissance did not see it touch: control flow or a subscript depends on values of arrays the loop writes"
+)]
 fn a_run_that_strays_from_the_recording_panics() {
     // The body branches on a value of the written array: in recording it reads a stand-in
     // (0.0), in the real run the value is 1.0 and it writes somewhere else.
@@ -192,6 +196,7 @@ fn a_run_that_strays_from_the_recording_panics() {
             &space,
             &shapes,
             &keys,
+            &[],
             |rec| {
                 let mut v = rec.view_mut(&shared, 2);
                 rec.for_each(|i| {

@@ -1,0 +1,127 @@
+//! What is exact for `ordered` loops (README, "What the analysis accepts"): the arrays
+//! equal the serial loop's bit for bit; integer reductions and `max`/`min` equal the serial
+//! loop's result; float `+=` folds per-block parts in schedule order, so it equals the
+//! serial replay of the recorded order bit for bit and the serial loop's within rounding.
+//! Checked on a wavefront and on a loop planned by reconnaissance, at 1-4 threads, with
+//! reductions that start from values other than their identities.
+
+use strads::prelude::*;
+use strads::testing::{record, replay, serial};
+
+/// Dynamic time warping's fill, with statistics of the cells it writes.
+#[strads::parallel_for(ordered, expect = "unimodular")]
+fn fill(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) -> (f64, u64, f32, i64) {
+    let mut total: f64 = 0.125;
+    let mut cheap: u64 = 3;
+    let mut worst: f32 = -1.0;
+    let mut signs: i64 = 1;
+    for ([i, j], &c) in cost {
+        let best = d[[i, j + 1]].min(d[[i + 1, j]]).min(d[[i, j]]);
+        let v = c + best;
+        d[[i + 1, j + 1]] = v;
+        total += v as f64 * 1.000_001;
+        if c < 0.25 {
+            cheap += 1;
+        }
+        worst = worst.max(v);
+        signs *= if (i + j) % 7 == 0 { -1 } else { 1 };
+    }
+    (total, cheap, worst, signs)
+}
+
+/// A chain through an index array, with statistics.
+#[strads::parallel_for(ordered, expect = "reconnaissance")]
+fn chain(idx: &DistArray<u32, 1>, out: &mut DistArray<f64, 1>, n: usize) -> (f64, u64, f64) {
+    let mut total: f64 = -2.5;
+    let mut steps: u64 = 10;
+    let mut least: f64 = 1e300;
+    for i in 1..n {
+        let (a, b) = (idx[i] as usize, idx[i - 1] as usize);
+        let v = out[a] * 0.5 + out[b] + 0.1;
+        out[a] = v;
+        total += v;
+        steps += 1;
+        least = least.min(v);
+    }
+    (total, steps, least)
+}
+
+fn within_rounding(got: f64, want: f64, terms: usize, magnitude: f64) {
+    let bound = terms as f64 * f64::EPSILON * magnitude;
+    assert!(
+        (got - want).abs() <= bound,
+        "{got} vs {want} (bound {bound})"
+    );
+}
+
+#[test]
+fn wavefront_reductions_are_exact_where_the_readme_says() {
+    let (n, m) = (70, 50);
+    let cost = DistArray::<f32, 2>::random([n, m], 4);
+    let start = || {
+        DistArray::<f32, 2>::from_fn([n + 1, m + 1], |[i, j]| {
+            if i == 0 && j == 0 {
+                0.0
+            } else if i == 0 || j == 0 {
+                f32::INFINITY
+            } else {
+                0.0
+            }
+        })
+    };
+    let mut want_d = start();
+    let want = serial(|| fill(&cost, &mut want_d));
+    for threads in 1..=4 {
+        let mut d = start();
+        let (got, trace) = strads::with_threads(threads, || record(|| fill(&cost, &mut d)));
+        assert_eq!(
+            d.as_slice(),
+            want_d.as_slice(),
+            "{threads} threads: arrays exact"
+        );
+        assert_eq!(got.1, want.1, "{threads} threads: integer +=");
+        assert_eq!(got.3, want.3, "{threads} threads: integer *=");
+        assert_eq!(got.2.to_bits(), want.2.to_bits(), "{threads} threads: max");
+        let mut r = start();
+        let replayed = replay(&trace, || fill(&cost, &mut r));
+        assert_eq!(
+            got.0.to_bits(),
+            replayed.0.to_bits(),
+            "{threads} threads: float += = replay"
+        );
+        within_rounding(got.0, want.0, n * m, want.0.abs());
+    }
+}
+
+#[test]
+fn reconnaissance_reductions_are_exact_where_the_readme_says() {
+    let n = 3000;
+    let idx = DistArray::from_vec(
+        [n],
+        (0..n as u32).map(|i| (i * 7919 + i / 3) % 700).collect(),
+    )
+    .unwrap();
+    let start = DistArray::<f64, 1>::random([700], 3);
+    let mut want_out = start.clone();
+    let want = serial(|| chain(&idx, &mut want_out, n));
+    for threads in 1..=4 {
+        let mut out = start.clone();
+        let (got, trace) = strads::with_threads(threads, || record(|| chain(&idx, &mut out, n)));
+        assert_eq!(
+            out.as_slice(),
+            want_out.as_slice(),
+            "{threads} threads: arrays exact"
+        );
+        assert_eq!(got.1, want.1, "{threads} threads: integer +=");
+        assert_eq!(got.2.to_bits(), want.2.to_bits(), "{threads} threads: min");
+        let mut r = start.clone();
+        let replayed = replay(&trace, || chain(&idx, &mut r, n));
+        assert_eq!(
+            got.0.to_bits(),
+            replayed.0.to_bits(),
+            "{threads} threads: float += = replay"
+        );
+        let magnitude: f64 = want_out.as_slice().iter().map(|x| x.abs()).sum::<f64>() * n as f64;
+        within_rounding(got.0, want.0, n, magnitude);
+    }
+}
