@@ -212,10 +212,9 @@ pub mod __private {
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Capture, CaptureByCopy, CaptureByRef, DistArray,
         GridSpace, LoopState, Named, Parked, Parts, RangeDim, RangeSpace, Reduce, SharedMut,
-        SparseArray, capture_key,
-        current_threads, replay_blocks, replay_blocks_buffered, replay_ids, replay_ids_buffered,
-        replay_workers, run, run_buffered, run_mut, run_mut_buffered, run_recorded,
-        run_recorded_buffered,
+        SparseArray, capture_key, current_threads, replay_blocks, replay_blocks_buffered,
+        replay_ids, replay_ids_buffered, replay_workers, run, run_buffered, run_mut,
+        run_mut_buffered, run_recorded, run_recorded_buffered,
     };
 
     use serde::Serialize;

@@ -33,8 +33,6 @@ enum Sym {
     /// `let g = buf.row_mut(e);` of a write-back buffer (by array index): a row that takes
     /// only `g[k] += ..` and `g[k] -= ..`.
     BufferRow(usize),
-    /// `a.row(e)` or `a.row_mut(e)` of an array: its length is the array's shape, not data.
-    Row,
 }
 
 /// One access found in the body.
@@ -105,10 +103,6 @@ pub(crate) struct Walked {
     pub(crate) first_use: BTreeMap<usize, TokenStream>,
     /// Arrays the body writes other than by `a[..] += e` or `a[..] -= e`.
     pub(crate) non_additive: BTreeSet<usize>,
-    /// Arrays whose element values may decide which elements the body touches: they flow
-    /// into a computed subscript, or into a condition (`if`, `match`, `while`, an inner
-    /// loop's range) of the body.
-    pub(crate) steer: BTreeSet<usize>,
 }
 
 /// Methods that read array metadata, not elements.
@@ -121,7 +115,7 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
         cx,
         f,
         mutated: mutated.names,
-        taints: vec![HashMap::new()],
+
         scopes: vec![HashMap::new()],
         found: Walked {
             accesses: Vec::new(),
@@ -130,7 +124,6 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
             arrays_used: BTreeSet::new(),
             first_use: BTreeMap::new(),
             non_additive: BTreeSet::new(),
-            steer: BTreeSet::new(),
         },
         write_ctx: false,
         additive: false,
@@ -157,8 +150,6 @@ struct Walker<'a> {
     /// Names the body may change after binding them (see [`Mutated`]): a `mut` binding of
     /// one of them is not an affine form of the iteration, whatever its initial value.
     mutated: HashSet<String>,
-    /// Per scope, the arrays whose element values each local's value may come from.
-    taints: Vec<HashMap<String, BTreeSet<usize>>>,
     scopes: Vec<HashMap<String, Sym>>,
     found: Walked,
     /// The expression being visited is the place an assignment writes.
@@ -297,12 +288,6 @@ impl Walker<'_> {
     fn eval(&self, e: &Expr) -> Sym {
         let n = self.n();
         match e {
-            Expr::MethodCall(m)
-                if (m.method == "row" || m.method == "row_mut")
-                    && self.array_of(&m.receiver).is_some() =>
-            {
-                Sym::Row
-            }
             Expr::Lit(ExprLit {
                 lit: Lit::Int(i), ..
             }) => i
@@ -379,9 +364,7 @@ impl Walker<'_> {
                 constant,
             }),
             Sym::Full => Subscript::Full,
-            Sym::Key | Sym::Tuple(_) | Sym::Opaque | Sym::BufferRow(_) | Sym::Row => {
-                Subscript::Indirect
-            }
+            Sym::Key | Sym::Tuple(_) | Sym::Opaque | Sym::BufferRow(_) => Subscript::Indirect,
         }
     }
 
@@ -414,14 +397,7 @@ impl Walker<'_> {
         if kind == AccessKind::Write && !self.additive {
             self.found.non_additive.insert(array);
         }
-        for (s, tokens) in subscripts.iter().zip(&subscript_tokens) {
-            if matches!(s, Subscript::Indirect) {
-                if let Ok(e) = syn::parse2::<Expr>(tokens.clone()) {
-                    let t = self.taint(&e);
-                    self.found.steer.extend(t);
-                }
-            }
-        }
+
         self.found.accesses.push(FoundAccess {
             array,
             kind,
@@ -789,121 +765,8 @@ impl Walker<'_> {
 
     fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
         self.scopes.push(HashMap::new());
-        self.taints.push(HashMap::new());
         f(self);
-        self.taints.pop();
         self.scopes.pop();
-    }
-
-    /// The arrays whose element values `e`'s value may come from: elements and rows it
-    /// reads, and the taints of the locals it names.
-    fn taint(&self, e: &Expr) -> BTreeSet<usize> {
-        let mut t = TaintOf {
-            walker: self,
-            out: BTreeSet::new(),
-        };
-        t.visit_expr(e);
-        t.out
-    }
-
-    fn local_taint(&self, name: &str) -> Option<&BTreeSet<usize>> {
-        // The scope that binds `name` holds its taint (if any).
-        let depth = self.scopes.iter().rposition(|s| s.contains_key(name))?;
-        self.taints[depth].get(name)
-    }
-
-    /// Every ident `pat` binds takes the taint `t`.
-    fn bind_taint(&mut self, pat: &Pat, t: &BTreeSet<usize>) {
-        if t.is_empty() {
-            return;
-        }
-        let mut names = Vec::new();
-        collect_idents(pat, &mut names);
-        for (i, _) in names {
-            self.taints
-                .last_mut()
-                .expect("a scope")
-                .insert(i.to_string(), t.clone());
-        }
-    }
-
-    /// `place = value` or `place op= value` of a local: its taint grows by `value`'s.
-    fn taint_assign(&mut self, place: &Expr, value: &Expr) {
-        let mut root = place;
-        while let Expr::Field(f) = root {
-            root = &f.base;
-        }
-        let Expr::Path(p) = root else { return };
-        let Some(name) = p.path.get_ident().map(|i| i.to_string()) else {
-            return;
-        };
-        let t = self.taint(value);
-        if t.is_empty() {
-            return;
-        }
-        if let Some(depth) = self.scopes.iter().rposition(|s| s.contains_key(&name)) {
-            self.taints[depth].entry(name).or_default().extend(t);
-        }
-    }
-
-    /// The values of `cond` decide what the body does next.
-    fn steered_by(&mut self, cond: &Expr) {
-        let t = self.taint(cond);
-        self.found.steer.extend(t);
-    }
-}
-
-/// Collects [`Walker::taint`].
-struct TaintOf<'w, 'a> {
-    walker: &'w Walker<'a>,
-    out: BTreeSet<usize>,
-}
-
-impl<'ast> Visit<'ast> for TaintOf<'_, '_> {
-    fn visit_expr_index(&mut self, ix: &'ast syn::ExprIndex) {
-        if let Some(a) = self.walker.array_of(&ix.expr) {
-            self.out.insert(a);
-        }
-        visit::visit_expr_index(self, ix);
-    }
-
-    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
-        let meta = META_METHODS.contains(&m.method.to_string().as_str());
-        if let Some(a) = self.walker.array_of(&m.receiver) {
-            if !meta {
-                self.out.insert(a);
-            }
-        }
-        // `wu.len()` of a row: the array's shape, whatever its values.
-        if meta && matches!(self.walker.eval(&m.receiver), Sym::Row) {
-            m.args.iter().for_each(|a| self.visit_expr(a));
-            return;
-        }
-        visit::visit_expr_method_call(self, m);
-    }
-
-    fn visit_expr_path(&mut self, p: &'ast syn::ExprPath) {
-        if let Some(i) = p.path.get_ident() {
-            if let Some(t) = self.walker.local_taint(&i.to_string()) {
-                self.out.extend(t.iter().copied());
-            }
-        }
-    }
-
-    fn visit_macro(&mut self, m: &'ast syn::Macro) {
-        // Whatever a macro names may flow into its value.
-        let mut names = Mutated::default();
-        names.tokens(m.tokens.clone());
-        for n in names.names {
-            if let Some(t) = self.walker.local_taint(&n) {
-                self.out.extend(t.iter().copied());
-            }
-            if self.walker.lookup(&n).is_none() {
-                if let Some(a) = self.walker.f.array_index(&n) {
-                    self.out.insert(a);
-                }
-            }
-        }
     }
 }
 
@@ -1176,19 +1039,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         let sym = local.init.as_ref().map(|init| {
             self.visit_expr(&init.expr);
             if let Some((_, diverge)) = &init.diverge {
-                // `let Some(x) = e else { continue };`: `e` decides whether the rest runs.
-                self.steered_by(&init.expr);
                 self.visit_expr(diverge);
             }
             self.eval(&init.expr)
         });
-        let taint = local
-            .init
-            .as_ref()
-            .map(|init| self.taint(&init.expr))
-            .unwrap_or_default();
         self.bind_pat(&local.pat, sym);
-        self.bind_taint(&local.pat, &taint);
     }
 
     fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
@@ -1225,9 +1080,6 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_for_loop(&mut self, l: &'ast syn::ExprForLoop) {
         self.check_nested(&l.attrs);
         self.visit_expr(&l.expr);
-        // The range decides how often the body runs and what `k` is.
-        self.steered_by(&l.expr);
-        let taint = self.taint(&l.expr);
         self.inner_loops += 1;
         self.scoped(|w| {
             // `for k in a..b` (or `(a..b).step_by(s)`) walks a whole dim at most: `Full`;
@@ -1241,14 +1093,12 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 _ => false,
             };
             w.bind_pat(&l.pat, full.then_some(Sym::Full));
-            w.bind_taint(&l.pat, &taint);
             w.visit_block(&l.body);
         });
         self.inner_loops -= 1;
     }
 
     fn visit_expr_while(&mut self, l: &'ast syn::ExprWhile) {
-        self.steered_by(&l.cond);
         self.inner_loops += 1;
         self.scoped(|w| visit::visit_expr_while(w, l));
         self.inner_loops -= 1;
@@ -1261,7 +1111,6 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_expr_if(&mut self, e: &'ast syn::ExprIf) {
-        self.steered_by(&e.cond);
         // `if let` bindings live in the then-branch only.
         self.scoped(|w| {
             w.visit_expr(&e.cond);
@@ -1274,26 +1123,17 @@ impl<'ast> Visit<'ast> for Walker<'_> {
 
     fn visit_expr_let(&mut self, e: &'ast syn::ExprLet) {
         self.visit_expr(&e.expr);
-        let taint = self.taint(&e.expr);
         self.bind_pat(&e.pat, None);
-        self.bind_taint(&e.pat, &taint);
     }
 
-    fn visit_expr_match(&mut self, m: &'ast syn::ExprMatch) {
-        self.visit_expr(&m.expr);
-        self.steered_by(&m.expr);
-        let taint = self.taint(&m.expr);
-        for arm in &m.arms {
-            self.scoped(|w| {
-                w.bind_pat(&arm.pat, None);
-                w.bind_taint(&arm.pat, &taint);
-                if let Some((_, g)) = &arm.guard {
-                    w.steered_by(g);
-                    w.visit_expr(g);
-                }
-                w.visit_expr(&arm.body);
-            });
-        }
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        self.scoped(|w| {
+            w.bind_pat(&arm.pat, None);
+            if let Some((_, g)) = &arm.guard {
+                w.visit_expr(g);
+            }
+            w.visit_expr(&arm.body);
+        });
     }
 
     fn visit_expr_break(&mut self, b: &'ast syn::ExprBreak) {
@@ -1354,7 +1194,6 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             return;
         }
         self.check_place_write(&a.left);
-        self.taint_assign(&a.left, &a.right);
         let saved = std::mem::replace(&mut self.write_ctx, true);
         self.visit_expr(&a.left);
         self.write_ctx = false;
@@ -1396,7 +1235,6 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 return;
             }
             self.check_place_write(&b.left);
-            self.taint_assign(&b.left, &b.right);
         }
         let saved = std::mem::replace(&mut self.write_ctx, compound);
         let saved_add = std::mem::replace(
@@ -1704,64 +1542,6 @@ mod tests {
             }
         });
         assert_eq!(found, ["a[?, [0, 1]+0]"]);
-    }
-
-    /// The arrays whose values decide what the body touches: through a computed subscript
-    /// (directly, through locals, through a local assigned later), a condition, an inner
-    /// loop's range; not arrays only read into values that are stored.
-    #[test]
-    fn arrays_that_steer_the_accesses() {
-        let steer = |item: TokenStream| {
-            let (walked, names) = walked(item);
-            walked
-                .steer
-                .iter()
-                .map(|&a| names[a].clone())
-                .collect::<Vec<_>>()
-        };
-        let found = steer(quote! {
-            fn f(
-                assign: &mut DistArray<u32, 1>,
-                counts: &mut DistArray<i64, 1>,
-                w: &mut DistArray<f32, 1>,
-                v: &DistArray<f32, 1>,
-            ) {
-                for i in 0..assign.len() {
-                    counts[assign[i] as usize] -= 1;
-                    w[i] = v[i] * 2.0;
-                }
-            }
-        });
-        assert_eq!(found, ["assign"]);
-        let found = steer(quote! {
-            fn f(
-                a: &mut DistArray<u32, 1>,
-                b: &mut DistArray<f32, 1>,
-                c: &mut DistArray<f32, 1>,
-                d: &mut DistArray<u32, 1>,
-                e: &mut DistArray<u32, 1>,
-                out: &mut DistArray<f32, 1>,
-            ) {
-                for i in 0..a.len() {
-                    let mut j = 0;
-                    j += a[i] as usize;
-                    out[j] += 1.0;
-                    if b[i] > 0.0 {
-                        out[i] += 1.0;
-                    }
-                    let x = c[i];
-                    out[i] = x;
-                    for k in 0..d[i] as usize {
-                        out[k] += 1.0;
-                    }
-                    match e[i] {
-                        0 => continue,
-                        _ => {}
-                    }
-                }
-            }
-        });
-        assert_eq!(found, ["a", "b", "d", "e"]);
     }
 
     /// Casts into narrow integers wrap and casts into floats round: not affine.
