@@ -331,8 +331,8 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
             panic!(
                 "strads: an iteration reached {what:?} of `{}`, which the recording pass of \
                  reconnaissance did not see it touch: control flow or a subscript depends on \
-                 values the recording could not know (through code strads cannot follow); \
-                 compute them before the loop or from arrays the loop only reads",
+                 values of arrays the loop writes, through code strads cannot follow; compute \
+                 them before the loop or from arrays the loop only reads",
                 self.name
             );
         }
