@@ -518,17 +518,9 @@ impl Walker<'_> {
 
     /// Errors for writes to outer variables: every worker has its own copy.
     fn check_place_write(&mut self, place: &Expr) {
-        let mut root = place;
-        loop {
-            root = match root {
-                Expr::Field(f) => &f.base,
-                Expr::Index(i) => &i.expr,
-                Expr::Paren(p) => &p.expr,
-                Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => &u.expr,
-                _ => break,
-            };
-        }
-        let Expr::Path(p) = root else { return };
+        let Expr::Path(p) = place_root(place) else {
+            return;
+        };
         let Some(ident) = p.path.get_ident() else {
             return;
         };
@@ -782,18 +774,7 @@ struct Mutated {
 
 impl Mutated {
     fn place(&mut self, place: &Expr) {
-        let mut root = place;
-        loop {
-            root = match root {
-                Expr::Field(f) => &f.base,
-                Expr::Index(i) => &i.expr,
-                Expr::Paren(p) => &p.expr,
-                Expr::Group(g) => &g.expr,
-                Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => &u.expr,
-                _ => break,
-            };
-        }
-        if let Expr::Path(p) = root {
+        if let Expr::Path(p) = place_root(place) {
             if let Some(i) = p.path.get_ident() {
                 self.names.insert(i.to_string());
             }
@@ -931,6 +912,18 @@ fn strip_parens(e: &Expr) -> &Expr {
 /// Whether `pats` binds exactly `n` parts, one each (no `..`).
 fn binds_n<P>(pats: &Punctuated<Pat, P>, n: usize) -> bool {
     pats.len() == n && !pats.iter().any(|p| matches!(p, Pat::Rest(_)))
+}
+
+/// The variable a place lives in: `v` of `v`, `v.0`, `v[k]`, `(v)`, `*v`.
+fn place_root(place: &Expr) -> &Expr {
+    match place {
+        Expr::Field(f) => place_root(&f.base),
+        Expr::Index(i) => place_root(&i.expr),
+        Expr::Paren(p) => place_root(&p.expr),
+        Expr::Group(g) => place_root(&g.expr),
+        Expr::Unary(u) if matches!(u.op, UnOp::Deref(_)) => place_root(&u.expr),
+        e => e,
+    }
 }
 
 /// `x op= e`: an assignment.

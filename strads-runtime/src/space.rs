@@ -492,25 +492,8 @@ impl<const N: usize> GridSpace<N> {
             let dim = &self.dims[d];
             (ranges[d].0.max(dim.lo), ranges[d].1.min(dim.hi))
         });
-        if r.iter().any(|(lo, hi)| lo >= hi) {
-            return;
-        }
-        let mut c: [usize; N] = std::array::from_fn(|d| r[d].0);
-        loop {
-            f(c);
-            let mut d = N;
-            loop {
-                if d == 0 {
-                    return;
-                }
-                d -= 1;
-                c[d] += 1;
-                if c[d] < r[d].1 {
-                    break;
-                }
-                c[d] = r[d].0;
-            }
-        }
+        // The box's own points, in row-major order (the linear index is not needed).
+        for_each_point::<N>(&[0; N], &r, |_, c| f(c));
     }
 
     fn partition_dim(&self, dim: usize, p: usize) -> Partition {
