@@ -10,8 +10,8 @@ mod common;
 use common::{bits, model, rmse, sgd_epoch};
 use strads::testing::{record, replay, serial};
 
-fn data_dir() -> Option<PathBuf> {
-    Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/movielens-100k"))
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/movielens-100k")
 }
 
 #[test]
@@ -20,7 +20,7 @@ fn data_dir() -> Option<PathBuf> {
     ignore = "needs ../shared/data/movielens-100k (not found when this test was built)"
 )]
 fn two_threads_match_serial_accuracy_on_ml100k() {
-    let Some(dir) = data_dir() else { return };
+    let dir = data_dir();
     let (train, test) =
         strads::load::ratings_pair(dir.join("ua.base"), dir.join("ua.test")).unwrap();
     let [users, items] = train.shape();
@@ -50,7 +50,7 @@ fn two_threads_match_serial_accuracy_on_ml100k() {
     ignore = "needs ../shared/data/movielens-100k (not found when this test was built)"
 )]
 fn ml100k_epoch_equals_replay_of_its_order() {
-    let Some(dir) = data_dir() else { return };
+    let dir = data_dir();
     let train = strads::load::ratings(dir.join("u.data")).unwrap();
     let [users, items] = train.shape();
     for threads in [2, 3] {
