@@ -227,6 +227,8 @@ pub(crate) fn emit(
             }
         }
         SpaceSrc::Range { dims } => {
+            // `(constructor, arguments)` of one dim: `new(start, end)` or
+            // `stepped(start, end, step)`.
             let dim = |d: &crate::front::RangeDim| {
                 let (start, end) = (&d.start, &d.end);
                 let end = if d.inclusive {
@@ -235,17 +237,12 @@ pub(crate) fn emit(
                     quote!(#end)
                 };
                 match &d.step {
-                    Some(step) => (quote!(#start, #end, #step), true),
-                    None => (quote!(#start, #end), false),
+                    Some(step) => (quote!(stepped), quote!(#start, #end, #step)),
+                    None => (quote!(new), quote!(#start, #end)),
                 }
             };
             if let [d] = dims.as_slice() {
-                let (args, stepped) = dim(d);
-                let ctor = if stepped {
-                    quote!(stepped)
-                } else {
-                    quote!(new)
-                };
+                let (ctor, args) = dim(d);
                 (
                     quote!(usize),
                     quote!(let __space = &#private::RangeSpace::#ctor(#args);),
@@ -256,12 +253,7 @@ pub(crate) fn emit(
                 let n = lit(dims.len() as i128);
                 let names: Vec<_> = (0..dims.len()).map(|k| format_ident!("__r{}", k)).collect();
                 let lets = dims.iter().enumerate().map(|(k, d)| {
-                    let (args, stepped) = dim(d);
-                    let ctor = if stepped {
-                        quote!(stepped)
-                    } else {
-                        quote!(new)
-                    };
+                    let (ctor, args) = dim(d);
                     let name = &names[k];
                     let before = &names[..k];
                     if k == 0 {
@@ -617,14 +609,9 @@ pub(crate) fn emit(
             quote!(#i.contents_key())
         });
         // Captured values that may steer the accesses key the plan too.
-        let names: std::collections::BTreeSet<String> =
-            captures.iter().map(|c| c.ident.to_string()).collect();
-        let arrays: std::collections::BTreeSet<String> =
-            f.arrays.iter().map(|a| a.ident.to_string()).collect();
-        let steering = crate::plankey::steering(&f.for_loop.body, &names, &arrays);
         let steer = captures
             .iter()
-            .filter(|c| steering.contains(&c.ident.to_string()))
+            .filter(|c| walked.steering.contains(&c.ident.to_string()))
             .map(|c| {
                 let i = &c.ident;
                 quote!(#private::capture_key(&__loop.#i, &mut __captured);)

@@ -337,10 +337,6 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
         },
         SpaceSrc::Range { .. } => Space::Range,
     };
-    // Written arrays whose element values steer the accesses (see `plankey`).
-    let names: std::collections::BTreeSet<String> =
-        f.arrays.iter().map(|a| a.ident.to_string()).collect();
-    let steering = crate::plankey::steering(&f.for_loop.body, &names, &names);
     let arrays: Vec<ArraySpec> = f
         .arrays
         .iter()
@@ -357,7 +353,7 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
                 rank: a.rank,
                 mutable,
                 additive: mutable && written && !walked.non_additive.contains(&id),
-                steers: mutable && written && steering.contains(&a.ident.to_string()),
+                steers: mutable && written && walked.steering.contains(&a.ident.to_string()),
             }
         })
         .collect();

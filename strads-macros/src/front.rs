@@ -75,13 +75,11 @@ impl RangeDim {
 
 /// The value of an integer literal, maybe parenthesized or with a suffix (`2`, `(4usize)`).
 fn int_literal(e: &Expr) -> Option<i64> {
-    match e {
+    match strip_group(e) {
         Expr::Lit(l) => match &l.lit {
             syn::Lit::Int(i) => i.base10_parse::<i64>().ok(),
             _ => None,
         },
-        Expr::Paren(p) => int_literal(&p.expr),
-        Expr::Group(g) => int_literal(&g.expr),
         _ => None,
     }
 }
@@ -617,7 +615,8 @@ fn array_type(cx: &Ctxt, ty: &Type) -> Option<(ArrayKind, Type, usize, bool, boo
     Some((kind, elem.clone(), rank, mutable, owned))
 }
 
-fn strip_group(e: &Expr) -> &Expr {
+/// `e` without the parentheses (and invisible groups) around it.
+pub(crate) fn strip_group(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip_group(&p.expr),
         Expr::Group(g) => strip_group(&g.expr),

@@ -15,7 +15,9 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 use strads_analysis::{AccessKind, Affine, Subscript};
 
 use crate::ctxt::Ctxt;
-use crate::front::{ArrayKind, KeyPat, LoopFn, NUMBER_TYPES, SpaceSrc, collect_idents};
+use crate::front::{
+    ArrayKind, KeyPat, LoopFn, NUMBER_TYPES, SpaceSrc, collect_idents, strip_group,
+};
 
 /// What the walker knows of a local variable's value.
 #[derive(Clone, Debug)]
@@ -103,6 +105,9 @@ pub(crate) struct Walked {
     pub(crate) first_use: BTreeMap<usize, TokenStream>,
     /// Arrays the body writes other than by `a[..] += e` or `a[..] -= e`.
     pub(crate) non_additive: BTreeSet<usize>,
+    /// Outer variables and arrays whose values may steer which elements the body touches
+    /// ([`crate::plankey::steering`]): they key reconnaissance plans.
+    pub(crate) steering: BTreeSet<String>,
 }
 
 /// Methods that read array metadata, not elements.
@@ -124,6 +129,7 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
             arrays_used: BTreeSet::new(),
             first_use: BTreeMap::new(),
             non_additive: BTreeSet::new(),
+            steering: BTreeSet::new(),
         },
         write_ctx: false,
         additive: false,
@@ -141,6 +147,10 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
     w.bind_key();
     w.visit_block(&f.body_loop().body);
     w.finish_reductions();
+    let arrays: BTreeSet<String> = f.arrays.iter().map(|a| a.ident.to_string()).collect();
+    let mut candidates: BTreeSet<String> = f.outer.iter().map(|o| o.ident.to_string()).collect();
+    candidates.extend(arrays.iter().cloned());
+    w.found.steering = crate::plankey::steering(&f.for_loop.body, &candidates, &arrays);
     w.found
 }
 
@@ -627,7 +637,7 @@ impl Walker<'_> {
     fn assign_error(&self, name: &str, a: &syn::ExprAssign) {
         let (left, eq) = (&a.left, &a.eq_token);
         let is_name = |e: &Expr| self.outer_scalar(e).as_deref() == Some(name);
-        let msg = match strip_parens(&a.right) {
+        let msg = match strip_group(&a.right) {
             // `x = x + e` means `x += e`, which strads can reduce.
             Expr::Binary(b)
                 if matches!(b.op, BinOp::Add(_) | BinOp::Mul(_))
@@ -876,7 +886,7 @@ fn max_min<'e>(e: &'e Expr, is_var: &dyn Fn(&Expr) -> bool) -> Option<(ReduceOp,
         "min" => Some(ReduceOp::Min),
         _ => None,
     };
-    match strip_parens(e) {
+    match strip_group(e) {
         Expr::MethodCall(m) if m.args.len() == 1 && m.turbofish.is_none() => {
             let op = op_of(&m.method)?;
             if is_var(&m.receiver) {
@@ -899,13 +909,6 @@ fn max_min<'e>(e: &'e Expr, is_var: &dyn Fn(&Expr) -> bool) -> Option<(ReduceOp,
             }
         }
         _ => None,
-    }
-}
-
-fn strip_parens(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip_parens(&p.expr),
-        e => e,
     }
 }
 

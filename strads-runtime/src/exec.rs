@@ -1456,7 +1456,9 @@ fn run_recorded_inner<S, R, F>(
     let p = plan.workers;
     let tracing = testing::recording();
     let _turn = plan.running.lock().unwrap_or_else(|e| e.into_inner());
-    let call = plan.calls.fetch_add(1, Ordering::Relaxed) + 1;
+    // This call's number among the plan's calls (the stamps' part; the loop call of
+    // `next_call`, below, is another number).
+    let plan_call = plan.calls.fetch_add(1, Ordering::Relaxed) + 1;
     let n_batches = plan.groups.batches.len();
     // Stamp: call, batch, claimant; every claim of an earlier batch or call looks foreign
     // to the batch part and so reads as unclaimed. Claimants: worker `w` is `w + 1`, the
@@ -1464,7 +1466,7 @@ fn run_recorded_inner<S, R, F>(
     // claims them), piece `k` is `p + 2 + k`.
     debug_assert!(p + 2 + strads_analysis::MAX_PIECES < 1 << crate::view::WORKER_BITS);
     let stamp = |b: usize, claimant: usize| -> u64 {
-        ((call << 24 | (b as u64 + 1)) << crate::view::WORKER_BITS) | (claimant as u64 + 1)
+        ((plan_call << 24 | (b as u64 + 1)) << crate::view::WORKER_BITS) | (claimant as u64 + 1)
     };
     let piece_stamp = |b: usize, k: usize| stamp(b, p + 1 + k);
     let windows = |stamp: u64| -> Vec<Window> {
