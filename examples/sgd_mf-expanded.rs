@@ -88,20 +88,26 @@ impl SgdEpochLoop {
                 1,
             ),
         ];
-        ::strads::__private::LoopSpec::new(
-            "sgd_epoch",
-            DIMS,
-            ::strads::__private::Space::Array {
+        const BUFFERS: &[::strads::__private::BufferSpec] = &[];
+        const REDUCTIONS: &[::strads::__private::ReductionSpec] = &[];
+        ::strads::__private::LoopSpec {
+            name: ::strads::__private::Cow::Borrowed("sgd_epoch"),
+            dims: ::strads::__private::Cow::Borrowed(DIMS),
+            space: ::strads::__private::Space::Array {
                 array: 0usize,
                 sparse: true,
             },
-            ARRAYS,
-            ACCESSES,
-            false,
-        )
+            arrays: ::strads::__private::Cow::Borrowed(ARRAYS),
+            accesses: ::strads::__private::Cow::Borrowed(ACCESSES),
+            ordered: false,
+            buffers: ::strads::__private::Cow::Borrowed(BUFFERS),
+            max_delay: ::core::option::Option::None,
+            reductions: ::strads::__private::Cow::Borrowed(REDUCTIONS),
+        }
     };
-    // (3) The body, unchanged, as a method generic over how arrays are reached: whole
-    //     `DistArray`s (serial replay) or workers' windows on them (parallel run).
+    // (3) The body, unchanged, as a method generic over how arrays are reached: workers'
+    //     windows on them (the run, and its replay in test mode) or recording views
+    //     (reconnaissance's survey pass).
     /// One iteration of the loop body, generic over how arrays are reached.
     #[inline(always)]
     #[allow(unused_variables, clippy::all)]
@@ -147,34 +153,24 @@ fn sgd_epoch(
     } else {
         let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
         let __loop = SgdEpochLoop { lr };
-        // (6) Test mode: replay a recorded order serially, through the same body.
-        if let ::core::option::Option::Some(__blocks) = ::strads::__private::replay_blocks(
-            &__STRADS_LOOP,
-            __space,
-        ) {
-            for __blk in &__blocks {
-                for __it in __blk.items() {
-                    __loop.body(__it, &mut *w, &mut *h);
-                }
-            }
-        } else {
-            let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
-            // (7) The parallel run: lend the arrays to the workers; each block's closure
-            //     makes this worker's views (window-checked) and runs the block's
-            //     iterations in order.
-            let __w = ::strads::__private::SharedMut::new(&mut *w);
-            let __h = ::strads::__private::SharedMut::new(&mut *h);
-            ::strads::__private::run(
-                &__STRADS_LOOP,
+        let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
+        // (6) One call: it plans (or takes the cached plan) and runs it on the workers; in
+        //     test mode (`strads::testing::replay`) it replays a recorded order serially
+        //     instead, through the same blocks and the same body.
+        let __call = ::strads::__private::Call::new(&__STRADS_LOOP, &__shapes);
+        // (7) Lend the arrays to the workers; each block's closure makes this worker's
+        //     views (window-checked) and runs the block's iterations in order.
+        let __w = ::strads::__private::SharedMut::new(&mut *w);
+        let __h = ::strads::__private::SharedMut::new(&mut *h);
+        __call
+            .run(
                 __space,
-                &__shapes,
                 |__blk| {
                     let mut w = __blk.view_mut(&__w, 1);
                     let mut h = __blk.view_mut(&__h, 2);
                     __blk.for_each(|__it| __loop.body(__it, &mut w, &mut h));
                 },
             );
-        }
     }
 }
 

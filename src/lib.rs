@@ -208,13 +208,14 @@ pub mod prelude {
 pub mod __private {
     pub use ::serde;
     pub use std::borrow::Cow;
-    pub use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Space, Subscript};
+    pub use strads_analysis::{
+        Access, AccessKind, ArraySpec, BufferSpec, LoopSpec, ReduceOp, ReductionSpec, Space,
+        Subscript,
+    };
     pub use strads_runtime::{
-        ArrayMut, ArrayRef, Block, Buffered, Capture, CaptureByCopy, CaptureByRef, DistArray,
+        ArrayMut, ArrayRef, Block, Buffered, Call, Capture, CaptureByCopy, CaptureByRef, DistArray,
         GridSpace, LoopState, Named, Parked, Parts, RangeDim, RangeSpace, Reduce, SharedMut,
-        SparseArray, capture_key, current_threads, replay_blocks, replay_blocks_buffered,
-        replay_ids, replay_ids_buffered, replay_workers, run, run_buffered, run_mut,
-        run_mut_buffered, run_recorded, run_recorded_buffered,
+        SparseArray, capture_key,
     };
 
     use serde::Serialize;

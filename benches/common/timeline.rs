@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use strads::__private::{
-    Access, AccessKind, ArraySpec, Cow, LoopSpec, LoopState, SharedMut, Space, Subscript, run,
+    Access, AccessKind, ArraySpec, Call, Cow, LoopSpec, LoopState, SharedMut, Space, Subscript,
 };
 use strads::prelude::*;
 
@@ -66,7 +66,7 @@ pub(crate) fn timed_epoch(
     let t0 = Instant::now();
     {
         let (sw, sh) = (SharedMut::new(&mut *w), SharedMut::new(&mut *h));
-        run(&STATE, ratings, &shapes, |blk| {
+        Call::new(&STATE, &shapes).run(ratings, |blk| {
             let start = t0.elapsed().as_nanos() as u64;
             let mut w = blk.view_mut(&sw, 1);
             let mut h = blk.view_mut(&sh, 2);

@@ -33,6 +33,87 @@ pub struct LoopSpec {
     pub accesses: List<Access>,
     /// `#[parallel_for(ordered)]`: dependences order iterations, not just exclude them.
     pub ordered: bool,
+    /// Write-back buffers (`buffer(..)`), exempt from the analysis.
+    pub buffers: List<BufferSpec>,
+    /// `buffer(.., max_delay = n)`: buffers are applied at least every `n` iterations of
+    /// each worker.
+    pub max_delay: Option<usize>,
+    /// Outer variables the body reduces into (`x += e`, `x *= e`, `max`, `min`).
+    pub reductions: List<ReductionSpec>,
+}
+
+/// A write-back buffer: each worker updates a copy of array `array` with `+=`/`-=`; the
+/// copies' differences are applied at fixed points of the schedule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BufferSpec {
+    /// The buffered array.
+    pub array: ArrayId,
+    /// `buffer(g, apply = f(a, b))`: the differences go to function `f`, element by element,
+    /// with the same element of arrays `a`, `b`; `None`: they are added to the array.
+    pub apply: Option<ApplySpec>,
+}
+
+/// The apply function of a write-back buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApplySpec {
+    /// The function's name.
+    pub function: Name,
+    /// The arrays it updates, after the buffer's difference.
+    pub targets: List<ArrayId>,
+}
+
+/// A reduction variable of the loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReductionSpec {
+    /// The variable.
+    pub name: Name,
+    /// How the body updates it.
+    pub op: ReduceOp,
+}
+
+/// The operator of a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// `x += e`.
+    Add,
+    /// `x *= e`.
+    Mul,
+    /// `x = x.max(e)`.
+    Max,
+    /// `x = x.min(e)`.
+    Min,
+}
+
+impl BufferSpec {
+    /// `buffer(a)` for array `array`, merged into the array.
+    pub const fn new(array: ArrayId) -> Self {
+        BufferSpec { array, apply: None }
+    }
+
+    /// `buffer(a, apply = function(targets..))`.
+    pub const fn applied(
+        array: ArrayId,
+        function: &'static str,
+        targets: &'static [ArrayId],
+    ) -> Self {
+        BufferSpec {
+            array,
+            apply: Some(ApplySpec {
+                function: Cow::Borrowed(function),
+                targets: Cow::Borrowed(targets),
+            }),
+        }
+    }
+}
+
+impl ReductionSpec {
+    /// Reduction variable `name` with operator `op`.
+    pub const fn new(name: &'static str, op: ReduceOp) -> Self {
+        ReductionSpec {
+            name: Cow::Borrowed(name),
+            op,
+        }
+    }
 }
 
 /// The iteration space of a loop.
@@ -127,7 +208,15 @@ impl LoopSpec {
             arrays: Cow::Borrowed(arrays),
             accesses: Cow::Borrowed(accesses),
             ordered,
+            buffers: Cow::Borrowed(&[]),
+            max_delay: None,
+            reductions: Cow::Borrowed(&[]),
         }
+    }
+
+    /// Whether array `a` is a write-back buffer.
+    pub fn is_buffer(&self, a: ArrayId) -> bool {
+        self.buffers.iter().any(|b| b.array == a)
     }
 
     /// Number of iteration dims.

@@ -15,7 +15,8 @@ mod unimodular;
 pub use dep::{DepVector, Dist, dependence_vectors, format_dist};
 pub use groups::{Accesses, Batch, GroupPlan, MAX_PIECES, Piece, plan_groups, plan_groups_with};
 pub use ir::{
-    Access, AccessKind, Affine, ArrayId, ArraySpec, DimId, List, LoopSpec, Name, Space, Subscript,
+    Access, AccessKind, Affine, ApplySpec, ArrayId, ArraySpec, BufferSpec, DimId, List, LoopSpec,
+    Name, ReduceOp, ReductionSpec, Space, Subscript,
 };
 pub use report::report;
 pub use schedule::{Partition, Unordered2d};

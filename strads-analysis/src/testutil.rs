@@ -52,5 +52,8 @@ pub(crate) fn spec(n_dims: usize, ranks: &[usize], accesses: Vec<Access>) -> Loo
             .into(),
         accesses: accesses.into(),
         ordered: false,
+        buffers: Default::default(),
+        max_delay: None,
+        reductions: Default::default(),
     }
 }

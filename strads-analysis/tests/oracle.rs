@@ -99,6 +99,9 @@ fn spec_named(dims: &[&str], arrays: &[(&str, usize)], accesses: Vec<Access>) ->
         ),
         accesses: Cow::Owned(accesses),
         ordered: false,
+        buffers: Default::default(),
+        max_delay: None,
+        reductions: Default::default(),
     }
 }
 

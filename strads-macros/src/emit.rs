@@ -97,7 +97,6 @@ pub(crate) fn emit(
     let mut generics = Vec::new();
     let mut params = Vec::new();
     let mut body_args_parallel = Vec::new();
-    let mut body_args_serial = Vec::new();
     let mut views = Vec::new();
     let mut rec_views = Vec::new();
     // (array, its `Buffered`, how to reach the array) of every write-back buffer.
@@ -137,7 +136,6 @@ pub(crate) fn emit(
             buffers.push((ident.clone(), buf_ident, src));
             // Blocks (and the replay) reach their worker's copy through a view.
             body_args_parallel.push(quote!(&mut #ident));
-            body_args_serial.push(quote!(&mut #ident));
         } else if arr.mutable && Some(a) != space_array {
             generics.push(quote!(#tp: #private::ArrayMut<#elem, #rank> #one_d));
             params.push(quote!(#ident: &mut #tp));
@@ -158,7 +156,6 @@ pub(crate) fn emit(
             views.push(quote!(let mut #ident = __blk.view_mut(&#shared_ident, #idx);));
             rec_views.push(quote!(let mut #ident = __rec.view_mut(&#shared_ident, #idx);));
             body_args_parallel.push(quote!(&mut #ident));
-            body_args_serial.push(src);
         } else {
             generics.push(quote!(#tp: #private::ArrayRef<#elem, #rank> #one_d));
             params.push(quote!(#ident: &#tp));
@@ -177,7 +174,6 @@ pub(crate) fn emit(
             } else {
                 body_args_parallel.push(r.clone());
             }
-            body_args_serial.push(r);
         }
     }
 
@@ -308,7 +304,6 @@ pub(crate) fn emit(
     let body_stmts = &body.stmts;
     let red = reduction_code(reds, vis, fn_name);
     if !reds.is_empty() {
-        body_args_serial.insert(0, quote!(&mut __red));
         body_args_parallel.insert(0, quote!(&mut __red));
     }
     let ReductionCode {
@@ -377,23 +372,8 @@ pub(crate) fn emit(
     } else {
         quote!(let #struct_name { #(#restore_idents,)* .. } = __loop;)
     };
-    let buffer_names: Vec<String> = f
-        .buffered
-        .iter()
-        .map(|&a| f.arrays[a].ident.to_string())
-        .collect();
-    let state_ctor = match (buffer_names.is_empty(), f.max_delay) {
-        (true, _) => quote!(#private::LoopState::new(#struct_name::SPEC)),
-        (false, None) => {
-            quote!(#private::LoopState::with_buffers(#struct_name::SPEC, &[#(#buffer_names),*]))
-        }
-        (false, Some(n)) => {
-            let n = lit(n as i128);
-            quote!(#private::LoopState::with_buffers(#struct_name::SPEC, &[#(#buffer_names),*]).with_max_delay(#n))
-        }
-    };
     let state = quote! {
-        static __STRADS_LOOP: #private::LoopState = #state_ctor;
+        static __STRADS_LOOP: #private::LoopState = #private::LoopState::new(#struct_name::SPEC);
     };
     let buffered = !buffers.is_empty();
     // Buffered arrays: a block (and a replayed round) reaches its worker's copy.
@@ -410,48 +390,11 @@ pub(crate) fn emit(
     } else {
         quote!(__blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));)
     };
-    let replay_items = |range: Option<TokenStream>| {
-        if f.values_mut {
-            let ids = match &range {
-                Some(r) => quote!(__blk.ids_in(#r)),
-                None => quote!(__blk.ids()),
-            };
-            quote! {
-                for &__id in #ids {
-                    let __it = #space_ident.entry_mut(__id);
-                    __loop.body(__it, #(#body_args_serial),*);
-                }
-            }
-        } else {
-            let items = match &range {
-                Some(r) => quote!(__blk.items_in(#r)),
-                None => quote!(__blk.items()),
-            };
-            quote! {
-                for __it in #items {
-                    __loop.body(__it, #(#body_args_serial),*);
-                }
-            }
-        }
-    };
-    let replay_start = match (f.values_mut, buffered) {
-        (true, false) => quote!(#private::replay_ids(&__STRADS_LOOP)),
-        (false, false) => quote!(#private::replay_blocks(&__STRADS_LOOP, __space)),
-        (true, true) => quote!(#private::replay_ids_buffered(&__STRADS_LOOP)),
-        (false, true) => quote!(#private::replay_blocks_buffered(&__STRADS_LOOP, __space)),
-    };
     let buffers_new: Vec<TokenStream> = buffers
         .iter()
         .map(|(ident, buf, src)| {
             let name = ident.to_string();
-            quote!(let #buf = #private::Buffered::new(#src, #private::current_threads()).named(#name);)
-        })
-        .collect();
-    let buffers_new_replay: Vec<TokenStream> = buffers
-        .iter()
-        .map(|(ident, buf, src)| {
-            let name = ident.to_string();
-            quote!(let #buf = #private::Buffered::new(#src, #private::replay_workers(__blocks.iter().map(|__b| __b.seq()))).named(#name);)
+            quote!(let #buf = #private::Buffered::new(#src, __call.workers()).named(#name);)
         })
         .collect();
     // Buffers with `apply = f(..)` hand their updates to `f`; the others are merged.
@@ -495,13 +438,6 @@ pub(crate) fn emit(
                     #buf.apply_with(__parked, |__e, __u| #func(__u, #(&mut #ex[__e]),*));
                 }
             }
-            None => quote!(#buf.apply(__parked);),
-        })
-        .collect();
-    let buffers_apply_replay: Vec<TokenStream> = buffers
-        .iter()
-        .map(|(ident, buf, _)| match apply_of(ident) {
-            Some(apply) => quote!(#buf.apply_with(__parked, #apply);),
             None => quote!(#buf.apply(__parked);),
         })
         .collect();
@@ -561,21 +497,15 @@ pub(crate) fn emit(
             }
         }
     };
-    let apply_arg =
-        buffered.then(|| quote!(, &|__parked: &#private::Parked| { #(#buffers_apply)* }));
+    // With buffers, the call applies them at the schedule's application points.
+    let buffered_call =
+        buffered.then(|| quote!(.buffered(&|__parked: &#private::Parked| { #(#buffers_apply)* })));
     let launch = if recon {
-        // Indirect subscripts: a recording pass over the same body (stand-in values, no
+        // Indirect subscripts: a survey pass over the same body (stand-in values, no
         // writes) makes the plan on the first call with these contents.
-        let run_fn = if buffered {
-            quote!(run_recorded_buffered)
-        } else {
-            quote!(run_recorded)
-        };
         quote! {
-            #private::#run_fn(
-                &__STRADS_LOOP,
+            __call #buffered_call .run_recorded(
                 __space,
-                &__shapes,
                 &__keys,
                 &__captured,
                 |__rec| {
@@ -584,23 +514,12 @@ pub(crate) fn emit(
                     __rec.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
                 },
                 #block_closure
-                #apply_arg
             );
         }
     } else if f.values_mut {
-        let run_fn = if buffered {
-            quote!(run_mut_buffered)
-        } else {
-            quote!(run_mut)
-        };
-        quote!(#private::#run_fn(&__STRADS_LOOP, &mut *#space_ident, &__shapes, #block_closure #apply_arg);)
+        quote!(__call #buffered_call .run_mut(&mut *#space_ident, #block_closure);)
     } else {
-        let run_fn = if buffered {
-            quote!(run_buffered)
-        } else {
-            quote!(run)
-        };
-        quote!(#private::#run_fn(&__STRADS_LOOP, __space, &__shapes, #block_closure #apply_arg);)
+        quote!(__call #buffered_call .run(__space, #block_closure);)
     };
     // Read before the arrays are lent to the workers.
     let keys_stmt = recon.then(|| {
@@ -630,69 +549,17 @@ pub(crate) fn emit(
     } else {
         quote!({ #(#shared)* #launch })
     };
-    let replay = if buffered {
-        let items = replay_items(Some(quote!(__round.range())));
-        let (reds_new, red_take, red_put, reds_push) = if reds.is_empty() {
-            (quote!(), quote!(), quote!(), quote!())
-        } else {
-            (
-                quote!(let mut __reds: ::std::vec::Vec<_> = __blocks.iter().map(|_| { #red_block __red }).collect();),
-                quote!(let mut __red = ::core::mem::replace(&mut __reds[__round.block()], { #red_block __red });),
-                quote!(__reds[__round.block()] = __red;),
-                quote! {
-                    for (__blk, __red) in __blocks.iter().zip(__reds) {
-                        #red_push
-                    }
-                },
-            )
-        };
-        let body = quote! {
-                #(#buffers_new_replay)*
-                #reds_new
-                // Round by round, as the workers ran them; buffers applied where they were.
-                for __round in &__rounds {
-                    let __blk = &__blocks[__round.block()];
-                    #red_take
-                    #(#buffer_views)*
-                    #items
-                    #red_put
-                    if let ::core::option::Option::Some(__parked) = __round.parked() {
-                        #(#buffers_apply_replay)*
-                    }
-                }
-                #reds_push
-                #(#buffers_finish)*
-        };
-        (
-            quote!(::core::option::Option::Some((__blocks, __rounds))),
-            body,
-        )
-    } else {
-        let items = replay_items(None);
-        let body = quote! {
-                for __blk in &__blocks {
-                    #red_block
-                    #items
-                    #red_push
-                }
-        };
-        (quote!(::core::option::Option::Some(__blocks)), body)
-    };
-    let (replay_pat, replay_body) = replay;
     let run = quote! {
         // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
         let __loop = #init;
         #red_begin
-        if let #replay_pat = #replay_start {
-            #replay_body
-        } else {
-            let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
-            #keys_stmt
-            #(#buffers_new)*
-            #launch_scoped
-            #(#buffers_finish)*
-        }
+        let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
+        let __call = #private::Call::new(&__STRADS_LOOP, &__shapes);
+        #keys_stmt
+        #(#buffers_new)*
+        #launch_scoped
+        #(#buffers_finish)*
         #red_end
         #struct_pat
     };
@@ -995,13 +862,53 @@ fn spec_tokens(spec: &LoopSpec) -> TokenStream {
         })
         .collect();
     let ordered = spec.ordered;
+    let buffers = spec.buffers.iter().map(|b| {
+        let array = lit(b.array as i128);
+        match &b.apply {
+            None => quote!(#p::BufferSpec::new(#array)),
+            Some(ap) => {
+                let func = ap.function.as_ref();
+                let targets = ap.targets.iter().map(|&t| lit(t as i128));
+                quote!(#p::BufferSpec::applied(#array, #func, &[#(#targets),*]))
+            }
+        }
+    });
+    let max_delay = match spec.max_delay {
+        Some(n) => {
+            let n = lit(n as i128);
+            quote!(::core::option::Option::Some(#n))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let reductions = spec.reductions.iter().map(|r| {
+        let name = r.name.as_ref();
+        let op = match r.op {
+            strads_analysis::ReduceOp::Add => quote!(Add),
+            strads_analysis::ReduceOp::Mul => quote!(Mul),
+            strads_analysis::ReduceOp::Max => quote!(Max),
+            strads_analysis::ReduceOp::Min => quote!(Min),
+        };
+        quote!(#p::ReductionSpec::new(#name, #p::ReduceOp::#op))
+    });
     quote! {
         {
             const DIMS: &[#p::Cow<'static, str>] = &[#(#dims),*];
             const ARRAYS: &[#p::ArraySpec] = &[#(#arrays),*];
             #(#sub_consts)*
             const ACCESSES: &[#p::Access] = &[#(#accesses),*];
-            #p::LoopSpec::new(#name, DIMS, #space, ARRAYS, ACCESSES, #ordered)
+            const BUFFERS: &[#p::BufferSpec] = &[#(#buffers),*];
+            const REDUCTIONS: &[#p::ReductionSpec] = &[#(#reductions),*];
+            #p::LoopSpec {
+                name: #p::Cow::Borrowed(#name),
+                dims: #p::Cow::Borrowed(DIMS),
+                space: #space,
+                arrays: #p::Cow::Borrowed(ARRAYS),
+                accesses: #p::Cow::Borrowed(ACCESSES),
+                ordered: #ordered,
+                buffers: #p::Cow::Borrowed(BUFFERS),
+                max_delay: #max_delay,
+                reductions: #p::Cow::Borrowed(REDUCTIONS),
+            }
         }
     }
 }

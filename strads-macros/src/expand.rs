@@ -6,7 +6,8 @@ use quote::quote;
 use syn::ItemFn;
 
 use strads_analysis::{
-    Access, Analysis, ArraySpec, LoopSpec, Space, Subscript, analyze, describe, report,
+    Access, Analysis, ApplySpec, ArraySpec, BufferSpec, LoopSpec, ReductionSpec, Space, Subscript,
+    analyze, describe, report,
 };
 
 use crate::attr::{Args, Expect};
@@ -374,5 +375,34 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
         arrays: arrays.into(),
         accesses: accesses.into(),
         ordered: args.ordered,
+        buffers: f
+            .buffered
+            .iter()
+            .map(|&array| BufferSpec {
+                array,
+                apply: f
+                    .applies
+                    .iter()
+                    .find(|(b, _, _)| *b == array)
+                    .map(|(_, func, targets)| ApplySpec {
+                        function: quote::ToTokens::to_token_stream(func)
+                            .to_string()
+                            .replace(' ', "")
+                            .into(),
+                        targets: targets.clone().into(),
+                    }),
+            })
+            .collect::<Vec<_>>()
+            .into(),
+        max_delay: f.max_delay,
+        reductions: walked
+            .reductions
+            .iter()
+            .map(|r| ReductionSpec {
+                name: r.ident.to_string().into(),
+                op: r.op.ir(),
+            })
+            .collect::<Vec<_>>()
+            .into(),
     }
 }

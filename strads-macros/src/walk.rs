@@ -63,6 +63,16 @@ pub(crate) enum ReduceOp {
 }
 
 impl ReduceOp {
+    /// The operator in the loop IR.
+    pub(crate) fn ir(self) -> strads_analysis::ReduceOp {
+        match self {
+            ReduceOp::Add => strads_analysis::ReduceOp::Add,
+            ReduceOp::Mul => strads_analysis::ReduceOp::Mul,
+            ReduceOp::Max => strads_analysis::ReduceOp::Max,
+            ReduceOp::Min => strads_analysis::ReduceOp::Min,
+        }
+    }
+
     /// How the user writes it, for messages and the report.
     pub(crate) fn as_str(self) -> &'static str {
         match self {

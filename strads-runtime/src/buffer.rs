@@ -24,7 +24,7 @@ use std::ops::{Index, IndexMut};
 
 use crate::access::{ArrayMut, ArrayRef, offset};
 use crate::array::{DistArray, index_panic_in};
-use crate::exec::{Lender, Parked};
+use crate::sync::{Lender, Parked};
 
 /// One worker's copy, on cache lines of its own: two workers' copies side by side would
 /// otherwise share the line at their boundary.

@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use strads_analysis::Partition;
 
 use crate::array::SparseArray;
-use crate::exec::{Block, LoopState, Parked, run, run_buffered};
-use crate::pool::{current_threads, in_worker};
+use crate::exec::{Block, Call};
+use crate::plan::Unit;
 use crate::space::Space;
 
 /// The indices of a sparse array's entries block by block.
@@ -122,8 +122,12 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
             f(k.map(|i| i as usize));
         }
     }
+    fn block_len(&self, blocks: &KeyBuckets<N>, block: usize) -> usize {
+        blocks.offsets[block + 1] - blocks.offsets[block]
+    }
     fn item(&self, id: usize) -> [usize; N] {
-        self.0.entry(id).0
+        // The keys only: the values are out of the array while the loop runs.
+        self.0.raw_keys()[id].map(|i| i as usize)
     }
     fn in_index_order(&self) -> bool {
         self.0.is_sorted()
@@ -137,112 +141,83 @@ where
     /// Runs `f` over the block's iterations in order, each with its own value from `vals`
     /// (the block's chunk, in the block's order).
     pub fn for_each_mut<F: FnMut(([usize; N], &mut T))>(&mut self, vals: &mut [T], mut f: F) {
-        let blocks = self.blocks.expect("a loop over iter_mut() runs on blocks");
-        let r = blocks.offsets[self.id]..blocks.offsets[self.id + 1];
-        if let Some(t) = self.trace.as_mut() {
-            t.extend(blocks.ids[r.clone()].iter().map(|&i| i as usize));
-        }
-        let items = blocks.keys[r].iter().zip(vals.iter_mut());
-        let Some(rounds) = self.rounds else {
-            for (k, v) in items {
-                f((k.map(|i| i as usize), v));
-            }
-            return;
-        };
-        // Write-back buffers are applied between iterations.
-        for (i, (k, v)) in items.enumerate() {
-            if !rounds.before(i) {
-                return;
-            }
-            f((k.map(|i| i as usize), v));
-        }
-        if self.step_end {
-            rounds.end_step();
-        }
+        let mut vals = vals.iter_mut();
+        self.for_each(|k| {
+            let v = vals.next().expect("a chunk holds a value per iteration");
+            f((k, v))
+        });
     }
 }
 
-/// Runs one call of a loop over `array.iter_mut()`. `f` runs one block, given its chunk
-/// of values.
-pub fn run_mut<T, const N: usize, F>(
-    state: &'static LoopState,
-    array: &mut SparseArray<T, N>,
-    shapes: &[&[usize]],
-    f: F,
-) where
-    T: Clone + Default + Send + Sync + 'static,
-    F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
-{
-    run_mut_inner(state, array, shapes, f, None)
-}
-
-/// [`run_mut`] for a loop with write-back buffers (see [`run_buffered`](crate::run_buffered)).
-pub fn run_mut_buffered<T, const N: usize, F>(
-    state: &'static LoopState,
-    array: &mut SparseArray<T, N>,
-    shapes: &[&[usize]],
-    f: F,
-    apply: &(dyn Fn(&Parked) + Sync),
-) where
-    T: Clone + Default + Send + Sync + 'static,
-    F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
-{
-    run_mut_inner(state, array, shapes, f, Some(apply))
-}
-
-fn run_mut_inner<T, const N: usize, F>(
-    state: &'static LoopState,
-    array: &mut SparseArray<T, N>,
-    shapes: &[&[usize]],
-    f: F,
-    apply: Option<&(dyn Fn(&Parked) + Sync)>,
-) where
-    T: Clone + Default + Send + Sync + 'static,
-    F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
-{
-    // Planning may panic (an ordered loop over unsorted entries): plan before any value
-    // moves out of the array, so that the array keeps its values then.
-    let p = if in_worker() { 1 } else { current_threads() };
-    let blocks = state.plan(&Keys(&*array), shapes, p).blocks.clone();
-    let mut values = array.take_values();
-    let outcome = {
-        let keys = Keys(&*array);
-        // The values in the blocks' order, cut into one chunk per block.
-        let mut ordered: Vec<T> = blocks
-            .ids
-            .iter()
-            .map(|&id| std::mem::take(&mut values[id as usize]))
-            .collect();
-        let result = {
-            let mut rest: &mut [T] = &mut ordered;
-            let mut slots = Vec::with_capacity(blocks.offsets.len() - 1);
-            for w in blocks.offsets.windows(2) {
-                let (chunk, tail) = std::mem::take(&mut rest).split_at_mut(w[1] - w[0]);
-                slots.push(Mutex::new(Some(chunk)));
-                rest = tail;
-            }
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let block = |blk: &mut Block<'_, Keys<'_, T, N>>| {
-                    let chunk = slots[blk.id]
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .take()
-                        .expect("each block runs once per call");
-                    f(blk, chunk)
-                };
-                match apply {
-                    None => run(state, &keys, shapes, block),
-                    Some(apply) => run_buffered(state, &keys, shapes, block, apply),
+impl Call<'_> {
+    /// Runs a call of a loop over `array.iter_mut()`. `f` runs one block, given its chunk
+    /// of values.
+    pub fn run_mut<T, const N: usize, F>(self, array: &mut SparseArray<T, N>, f: F)
+    where
+        T: Clone + Default + Send + Sync + 'static,
+        F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
+    {
+        // Planning may panic (an ordered loop over unsorted entries): plan before any value
+        // moves out of the array, so that the array keeps its values then.
+        let job = self.prepare(&Keys(&*array));
+        // Each task's iteration ids, in its order: the chunks.
+        let sched = job.schedule();
+        let p = sched.workers;
+        let mut order: Vec<u32> = Vec::new();
+        let mut bounds: Vec<Option<(usize, usize)>> = vec![None; sched.steps.len() * p];
+        for (t, w, task) in sched.serial_order() {
+            let start = order.len();
+            match task.unit {
+                Unit::Ids(k) => order.extend_from_slice(&sched.lists[k]),
+                Unit::Block(id) => {
+                    let b = job.blocks().expect("blocks of a static plan");
+                    order.extend_from_slice(&b.ids[b.offsets[id]..b.offsets[id + 1]]);
                 }
-            }))
-        };
-        for (j, v) in ordered.into_iter().enumerate() {
-            values[blocks.ids[j] as usize] = v;
+            }
+            bounds[t * p + w] = Some((start, order.len()));
         }
-        result
-    };
-    array.restore_values(values);
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
+        let mut values = array.take_values();
+        let outcome = {
+            let keys = Keys(&*array);
+            let mut ordered: Vec<T> = order
+                .iter()
+                .map(|&id| std::mem::take(&mut values[id as usize]))
+                .collect();
+            let result = {
+                let mut slots: Vec<Mutex<Option<&mut [T]>>> = Vec::with_capacity(bounds.len());
+                let mut rest: &mut [T] = &mut ordered;
+                let mut at = 0;
+                for b in &bounds {
+                    let chunk = b.map(|(lo, hi)| {
+                        debug_assert_eq!(lo, at);
+                        let (chunk, tail) = std::mem::take(&mut rest).split_at_mut(hi - lo);
+                        rest = tail;
+                        at = hi;
+                        chunk
+                    });
+                    slots.push(Mutex::new(chunk));
+                }
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let block = |blk: &mut Block<'_, Keys<'_, T, N>>| {
+                        let (t, w) = blk.seq();
+                        let chunk = slots[t * p + w]
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .take()
+                            .expect("each block runs once per call");
+                        f(blk, chunk)
+                    };
+                    job.run(&keys, &block);
+                }))
+            };
+            for (j, v) in ordered.into_iter().enumerate() {
+                values[order[j] as usize] = v;
+            }
+            result
+        };
+        array.restore_values(values);
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
     }
 }

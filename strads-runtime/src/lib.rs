@@ -14,6 +14,7 @@ pub mod generate;
 mod itermut;
 mod linalg;
 pub mod load;
+pub mod plan;
 mod plankey;
 mod pool;
 mod prefetch;
@@ -22,22 +23,19 @@ mod reduce;
 mod rng;
 pub mod skew;
 mod space;
+mod sync;
 pub mod testing;
 mod text;
+mod trace;
 mod view;
-mod wavefront;
 
 pub use access::{ArrayMut, ArrayRef};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut};
 pub use buffer::{Buffered, CopyView};
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
-pub use exec::{
-    Block, Lender, LoopState, Parked, ReplayBlock, ReplayIds, ReplayRound, replay_blocks,
-    replay_blocks_buffered, replay_ids, replay_ids_buffered, replay_workers, run, run_buffered,
-    run_recorded, run_recorded_buffered, serial_env,
-};
-pub use itermut::{KeyBuckets, Keys, run_mut, run_mut_buffered};
+pub use exec::{Block, Call, LoopState, serial_env};
+pub use itermut::{KeyBuckets, Keys};
 pub use linalg::{axpy, dot};
 pub use plankey::capture_key;
 pub use pool::{current_threads, default_threads, with_threads};
@@ -45,4 +43,5 @@ pub use record::{RecordView, Recording};
 pub use reduce::{Parts, Reduce};
 pub use rng::IterRng;
 pub use space::{BoxBlocks, Buckets, GridSpace, RangeDim, RangeSpace, Space};
+pub use sync::{Lender, Parked};
 pub use view::{Named, SharedMut, ViewMut};

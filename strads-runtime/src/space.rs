@@ -55,6 +55,8 @@ pub trait Space: Sync {
         trace: Option<&mut Vec<usize>>,
         f: F,
     );
+    /// Number of iterations in block `block`.
+    fn block_len(&self, blocks: &Self::Blocks, block: usize) -> usize;
     /// Iteration `id` (its position in the serial order).
     fn item(&self, id: usize) -> Self::Item<'_>;
     /// The keys of block `block`'s iterations in the order [`for_each_in`] visits them,
@@ -202,6 +204,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
             f((k.map(|i| i as usize), v));
         }
     }
+    fn block_len(&self, blocks: &Buckets<T, N>, block: usize) -> usize {
+        blocks.offsets[block + 1] - blocks.offsets[block]
+    }
     fn item(&self, id: usize) -> Self::Item<'_> {
         self.entry(id)
     }
@@ -268,6 +273,14 @@ impl BoxBlocks {
         self.lists
             .as_ref()
             .map(|(ids, off)| &ids[off[block]..off[block + 1]])
+    }
+
+    /// Number of iterations in block `block`.
+    fn len(&self, block: usize) -> usize {
+        match self.list(block) {
+            Some(ids) => ids.len(),
+            None => self.ranges(block).iter().map(|(lo, hi)| hi - lo).product(),
+        }
     }
 
     /// `lo..hi` per dim of block `block`.
@@ -382,6 +395,9 @@ impl<T: Sync, const N: usize> Space for DistArray<T, N> {
             }
             f((idx, &data[lin]));
         });
+    }
+    fn block_len(&self, blocks: &BoxBlocks, block: usize) -> usize {
+        blocks.len(block)
     }
     fn item(&self, id: usize) -> Self::Item<'_> {
         let shape = self.shape();
@@ -593,6 +609,9 @@ impl<const N: usize> Space for GridSpace<N> {
     ) {
         self.each_in(blocks, block, trace, f);
     }
+    fn block_len(&self, blocks: &BoxBlocks, block: usize) -> usize {
+        blocks.len(block)
+    }
     fn item(&self, id: usize) -> [usize; N] {
         self.values(&self.coords(id))
     }
@@ -667,6 +686,9 @@ impl Space for RangeSpace {
         mut f: F,
     ) {
         self.grid.each_in(blocks, block, trace, |[i]| f(i));
+    }
+    fn block_len(&self, blocks: &BoxBlocks, block: usize) -> usize {
+        blocks.len(block)
     }
     fn item(&self, id: usize) -> usize {
         self.grid.item(id)[0]

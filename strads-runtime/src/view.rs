@@ -21,12 +21,13 @@ use std::ops::{Index, IndexMut};
 
 use crate::access::{ArrayMut, ArrayRef, offset};
 use crate::array::{DistArray, index_panic_in};
+use crate::plan::{TileWindow, WORKER_BITS, Window, stamp};
 
 /// A `&mut DistArray` lent to the workers of one parallel loop call.
 pub struct SharedMut<'a, T, const N: usize> {
     ptr: *mut T,
     shape: [usize; N],
-    /// The application point ([`Parked`](crate::exec::Parked)) that last took the array
+    /// The application point ([`Parked`](crate::sync::Parked)) that last took the array
     /// through [`exclusive`](SharedMut::exclusive); 0 for none.
     lent: std::sync::atomic::AtomicU64,
     /// The loop call it serves once a block viewed it or a token took it (0 before).
@@ -78,7 +79,12 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     }
 
     /// A view limited to `window`. The executor is responsible for the module's invariant.
-    pub(crate) fn view<'s>(&'s self, name: &'static str, window: &'s Window) -> ViewMut<'s, T, N> {
+    pub(crate) fn view<'s>(
+        &'s self,
+        name: &'static str,
+        window: &'s Window,
+        owners: Option<Owners<'s>>,
+    ) -> ViewMut<'s, T, N> {
         let mut owned = None;
         let mut lattice = None;
         let (axis, lo, hi, writable, tiles) = match window {
@@ -90,8 +96,13 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
                 writable,
             } => (*axis, *lo, (*hi).min(self.shape[*axis]), *writable, None),
             Window::Tiles(t) => (0, 0, 0, true, Some(&**t)),
-            Window::Owned { table, base, stamp } => {
-                owned = Some((&**table, *base, *stamp));
+            Window::Owned {
+                base,
+                batch,
+                claimant,
+            } => {
+                let o = owners.expect("ownership windows come with their table");
+                owned = Some((o.table, *base, stamp(o.call, *batch, *claimant, o.workers)));
                 (0, 0, 0, true, None)
             }
             Window::Lattice {
@@ -137,13 +148,13 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
 
 impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// The whole array, mutable, while every worker of the call is parked at a point
-    /// where buffers are applied (the [`Parked`](crate::exec::Parked) token proves it):
+    /// where buffers are applied (the [`Parked`](crate::sync::Parked) token proves it):
     /// how an apply function updates arrays the workers read.
     ///
     /// # Panics
     /// When the array was already taken with the same token.
     #[allow(clippy::mut_from_ref)] // exclusive by the token, checked below
-    pub fn exclusive<'p>(&'p self, parked: &'p crate::exec::Parked) -> &'p mut [T] {
+    pub fn exclusive<'p>(&'p self, parked: &'p crate::sync::Parked) -> &'p mut [T] {
         if !self.serves(parked.call()) {
             panic!(
                 "strads: an array lent to one loop call was taken with another call's token \
@@ -201,81 +212,14 @@ impl<T, const N: usize> fmt::Debug for SharedMut<'_, T, N> {
     }
 }
 
-/// What a worker may touch of one array in one block.
-#[derive(Clone, Debug)]
-pub(crate) enum Window {
-    /// Every element; writable or read-only.
-    All { writable: bool },
-    /// Indices with `lo <= idx[axis] < hi`.
-    Range {
-        axis: usize,
-        lo: usize,
-        hi: usize,
-        writable: bool,
-    },
-    /// A wavefront tile (see [`TileWindow`]).
-    Tiles(std::sync::Arc<TileWindow>),
-    /// Indices `x` of `align.axis` that iterations with `p[align.dim]` in `lo..hi` reach
-    /// ([`Align::holds`]): writable ones through a write, readable through any access
-    /// (strided subscripts such as `x[2*k + 1]` beside `x[2*k]`).
-    Lattice {
-        align: strads_analysis::Align,
-        lo: usize,
-        hi: usize,
-        writable: bool,
-    },
-    /// Reconnaissance: row `i` of the array (its elements with first index `i`; in one dim
-    /// the element) may be written when `table[base + i]` holds `stamp`, read when it holds
-    /// `stamp` or no claim of this batch.
-    Owned {
-        table: std::sync::Arc<[std::sync::atomic::AtomicU64]>,
-        base: usize,
-        stamp: u64,
-    },
-}
-
-/// The batch part of an ownership stamp (every bit but the worker's).
-pub(crate) const WORKER_BITS: u32 = 16;
-
-/// The elements a wavefront tile may touch. Two linear forms over the index,
-/// `forms[k] . idx`, place an element in the skewed iteration space; each region is a box
-/// of form values: the tile's box shifted by one access's constant offsets. An element may
-/// be written when a write region holds it, read when any region does.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct TileWindow {
-    pub(crate) forms: [Vec<i64>; 2],
-    /// `Some([a, b])` when the forms are the axes `a` and `b` themselves.
-    pub(crate) unit: Option<[usize; 2]>,
-    pub(crate) write: Vec<[(i64, i64); 2]>,
-    pub(crate) read: Vec<[(i64, i64); 2]>,
-}
-
-impl TileWindow {
-    #[inline(always)]
-    fn values(&self, idx: &[usize]) -> (i64, i64) {
-        // Unskewed tiles: each form is one axis, no arithmetic.
-        if let Some([a, b]) = self.unit {
-            return (idx[a] as i64, idx[b] as i64);
-        }
-        let mut f = (0i64, 0i64);
-        for (a, &x) in idx.iter().enumerate() {
-            f.0 += self.forms[0][a] * x as i64;
-            f.1 += self.forms[1][a] * x as i64;
-        }
-        f
-    }
-
-    #[inline(always)]
-    fn holds(regions: &[[(i64, i64); 2]], (f0, f1): (i64, i64)) -> bool {
-        regions
-            .iter()
-            .any(|r| r[0].0 <= f0 && f0 < r[0].1 && r[1].0 <= f1 && f1 < r[1].1)
-    }
-
-    /// Whether two boxes of form values intersect.
-    pub(crate) fn overlap(a: &[(i64, i64); 2], b: &[(i64, i64); 2]) -> bool {
-        a.iter().zip(b).all(|(x, y)| x.0 < y.1 && y.0 < x.1)
-    }
+/// A reconnaissance call's ownership table: what [`Window::Owned`] windows check.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Owners<'a> {
+    pub(crate) table: &'a [std::sync::atomic::AtomicU64],
+    /// The call's number among its plan's calls (part of every stamp).
+    pub(crate) call: u64,
+    /// Workers of the call.
+    pub(crate) workers: usize,
 }
 
 /// Whether the worker stamped `stamp` may write (or read) element `e`: written elements
@@ -617,7 +561,7 @@ mod tests {
                 writable: true,
             };
 
-            let mut v = s.view("a", &win);
+            let mut v = s.view("a", &win, None);
             v.row_mut(2)[1] += 100;
             v[[1, 0]] = -1;
             assert_eq!(v.row(2), &[4, 105]);
@@ -643,7 +587,7 @@ mod tests {
             writable: true,
         };
         {
-            let (mut va, mut vb) = (sa.view("a", &win), sb.view("b", &win));
+            let (mut va, mut vb) = (sa.view("a", &win, None), sb.view("b", &win, None));
             let caught = |f: &mut dyn FnMut()| {
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
                     .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
@@ -699,7 +643,7 @@ mod tests {
                 .map_err(|e| e.downcast_ref::<String>().cloned().unwrap_or_default())
         };
         {
-            let mut v = s.view("x", &win);
+            let mut v = s.view("x", &win, None);
             for i in 0..10 {
                 let read = caught(&mut || {
                     let _ = v[[i, 1]] + v.row(i)[0];
@@ -735,7 +679,7 @@ mod tests {
             writable: false,
         };
 
-        let v = s.view("a", &win);
+        let v = s.view("a", &win, None);
         assert_eq!(v[[2, 1]], 0.0);
         let _ = v[[0, 3]];
     }
@@ -747,7 +691,7 @@ mod tests {
         let s = SharedMut::new(&mut a);
         let win = Window::All { writable: false };
 
-        let mut v = s.view("b", &win);
+        let mut v = s.view("b", &win, None);
         assert_eq!(v[1], 0.0);
         v[1] = 2.0;
     }
@@ -767,7 +711,7 @@ mod tests {
                         writable: true,
                     };
 
-                    let mut v = s.view("a", &win);
+                    let mut v = s.view("a", &win, None);
                     for i in w * 4..w * 4 + 4 {
                         for x in v.row_mut(i) {
                             *x += i as u64;

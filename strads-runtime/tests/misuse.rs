@@ -7,9 +7,7 @@ use std::borrow::Cow;
 use strads_analysis::{
     Access, AccessKind, ArraySpec, LoopSpec, Name, Space as SpaceKind, Subscript,
 };
-use strads_runtime::{
-    Buffered, DistArray, LoopState, RangeSpace, SharedMut, run, run_buffered, with_threads,
-};
+use strads_runtime::{Buffered, Call, DistArray, LoopState, RangeSpace, SharedMut, with_threads};
 
 /// `for i in 0..n { a[i] += 1; b[i] += 1 }`: 1D, both arrays split by `i`.
 fn state() -> &'static LoopState {
@@ -38,6 +36,9 @@ fn state() -> &'static LoopState {
             acc(1, AccessKind::Write),
         ]),
         ordered: false,
+        buffers: Default::default(),
+        max_delay: None,
+        reductions: Default::default(),
     })))
 }
 
@@ -64,7 +65,7 @@ fn one_view_per_array_per_block() {
                 with_threads(threads, || {
                     let shapes: [&[usize]; 2] = [&[N], &[N]];
                     let (sa, _sb) = (SharedMut::new(&mut a), SharedMut::new(&mut b));
-                    run(state, &RangeSpace::new(0, N), &shapes, |blk| {
+                    Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
                         let mut first = blk.view_mut(&sa, 0);
                         let mut second = blk.view_mut(&sa, 0);
                         blk.for_each(|i| {
@@ -95,7 +96,7 @@ fn one_shared_array_serves_one_array_of_one_call() {
                 with_threads(threads, || {
                     let shapes: [&[usize]; 2] = [&[N], &[N]];
                     let sa = SharedMut::new(&mut a);
-                    run(state, &RangeSpace::new(0, N), &shapes, |blk| {
+                    Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
                         let mut as_a = blk.view_mut(&sa, 0);
                         let mut as_b = blk.view_mut(&sa, 1);
                         blk.for_each(|i| {
@@ -120,7 +121,7 @@ fn one_shared_array_serves_one_array_of_one_call() {
                     let shapes: [&[usize]; 2] = [&[N], &[N]];
                     let sc = SharedMut::new(&mut c);
                     for _ in 0..2 {
-                        run(state, &RangeSpace::new(0, N), &shapes, |blk| {
+                        Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
                             let mut v = blk.view_mut(&sc, 0);
                             blk.for_each(|i| v[i] += 1);
                         });
@@ -147,7 +148,7 @@ fn the_valid_path_runs() {
             for _ in 0..2 {
                 let shapes: [&[usize]; 2] = [&[N], &[N]];
                 let (sa, sb) = (SharedMut::new(&mut a), SharedMut::new(&mut b));
-                run(state, &RangeSpace::new(0, N), &shapes, |blk| {
+                Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
                     let (mut va, mut vb) = (blk.view_mut(&sa, 0), blk.view_mut(&sb, 1));
                     blk.for_each(|i| {
                         va[i] += 1;
@@ -179,32 +180,24 @@ fn a_token_applies_only_its_own_calls_buffers() {
                 with_threads(threads, || {
                     let buf = Buffered::new(&mut counts, threads).named("counts");
                     let sa = SharedMut::new(&mut a);
-                    run_buffered(
-                        state,
-                        &RangeSpace::new(0, N),
-                        &shapes,
-                        |blk| {
+                    Call::new(state, &shapes)
+                        .buffered(&|parked| buf.apply(parked))
+                        .run(&RangeSpace::new(0, N), |blk| {
                             let mut va = blk.view_mut(&sa, 0);
                             let mut c = buf.view_in(&*blk);
                             blk.for_each(|i| {
                                 va[i] += 1;
                                 c[i] += 1;
                             });
-                        },
-                        &|parked| buf.apply(parked),
-                    );
+                        });
                     // A second call applies the first call's buffer with its own tokens.
                     let sb = SharedMut::new(&mut b);
-                    run_buffered(
-                        state,
-                        &RangeSpace::new(0, N),
-                        &shapes,
-                        |blk| {
+                    Call::new(state, &shapes)
+                        .buffered(&|parked| buf.apply(parked))
+                        .run(&RangeSpace::new(0, N), |blk| {
                             let mut vb = blk.view_mut(&sb, 1);
                             blk.for_each(|i| vb[i] += 1);
-                        },
-                        &|parked| buf.apply(parked),
-                    );
+                        });
                 })
             },
         )));

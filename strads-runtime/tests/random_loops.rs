@@ -11,7 +11,7 @@ use strads_analysis::{
 };
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{
-    ArrayMut, DistArray, LoopState, RangeSpace, SharedMut, Space, SparseArray, with_threads,
+    ArrayMut, Call, DistArray, LoopState, RangeSpace, SharedMut, Space, SparseArray, with_threads,
 };
 
 /// The parallel run's arrays, the replay's, the plain serial order's, and how many
@@ -145,6 +145,9 @@ fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind, ordered: bool) -> L
         arrays: arrays.into(),
         accesses: accesses.into(),
         ordered,
+        buffers: Default::default(),
+        max_delay: None,
+        reductions: Default::default(),
     }
 }
 
@@ -178,20 +181,20 @@ fn run_both<S: Space>(
     let ((), trace) = with_threads(threads, || {
         record(|| {
             let shared: Vec<SharedMut<'_, f64, 2>> = par.iter_mut().map(SharedMut::new).collect();
-            strads_runtime::run(state, space, &shape_refs, |blk| {
+            Call::new(state, &shape_refs).run(space, |blk| {
                 let mut views: Vec<_> = (0..3).map(|a| blk.view_mut(&shared[a], a)).collect();
                 blk.for_each(|it| body(spec, &to_point(&it), &mut views));
             });
         })
     });
     let mut rep = fresh();
+    // The replay: the recorded order, serially, through the same entry point.
     replay(&trace, || {
-        let blocks = strads_runtime::replay_blocks(state, space).expect("replaying");
-        for blk in &blocks {
-            for it in blk.items() {
-                body(spec, &to_point(&it), &mut rep);
-            }
-        }
+        let shared: Vec<SharedMut<'_, f64, 2>> = rep.iter_mut().map(SharedMut::new).collect();
+        Call::new(state, &shape_refs).run(space, |blk| {
+            let mut views: Vec<_> = (0..3).map(|a| blk.view_mut(&shared[a], a)).collect();
+            blk.for_each(|it| body(spec, &to_point(&it), &mut views));
+        });
     });
     let ran = trace.runs[0].order().len();
     // The plain serial order, for plans that keep every dependence's order.

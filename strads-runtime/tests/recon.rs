@@ -12,8 +12,7 @@ use strads_analysis::{
 };
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{
-    ArrayMut, ArrayRef, DistArray, LoopState, RangeSpace, SharedMut, replay_blocks, run_recorded,
-    with_threads,
+    ArrayMut, ArrayRef, Call, DistArray, LoopState, RangeSpace, SharedMut, with_threads,
 };
 
 /// `for i in 0..n { let j = idx[i]; let k = idx2[i]; out[j] += src[k] * out[k] }`: array 0
@@ -49,6 +48,9 @@ fn spec() -> LoopSpec {
             acc(2, AccessKind::Write, Subscript::Indirect),
         ]),
         ordered: false,
+        buffers: Default::default(),
+        max_delay: None,
+        reductions: Default::default(),
     }
 }
 
@@ -92,10 +94,8 @@ impl Case {
         ];
         let shared = SharedMut::new(out);
         let (idx, idx2) = (&self.idx, &self.idx2);
-        run_recorded(
-            self.state,
+        Call::new(self.state, &shapes).run_recorded(
             &space,
-            &shapes,
             &keys,
             &[],
             |rec| {
@@ -135,10 +135,8 @@ fn recording_mutates_nothing_and_plans_are_reused_until_inputs_change() {
             let shared = SharedMut::new(&mut out);
             let (idx, idx2) = (&case.idx, &case.idx2);
             with_threads(2, || {
-                run_recorded(
-                    case.state,
+                Call::new(case.state, &shapes).run_recorded(
                     &space,
-                    &shapes,
                     &keys,
                     &[],
                     |rec| {
@@ -191,10 +189,8 @@ fn a_run_that_strays_from_the_recording_panics() {
         w(target, 1.0);
     };
     with_threads(2, || {
-        run_recorded(
-            case.state,
+        Call::new(case.state, &shapes).run_recorded(
             &space,
-            &shapes,
             &keys,
             &[],
             |rec| {
@@ -231,16 +227,10 @@ proptest! {
         }));
         prop_assert_eq!(count.get(), 1);
         let mut rep = start.clone();
-        let space = RangeSpace::new(0, n);
+        // The replay: the recorded order, serially, through the same entry point.
         replay(&trace, || {
-            for _ in 0..2 {
-                let blocks = replay_blocks(case.state, &space).expect("replaying");
-                for b in &blocks {
-                    for i in b.items() {
-                        body(i, &case.idx, &case.idx2, &mut rep);
-                    }
-                }
-            }
+            case.call(&mut rep, &count);
+            case.call(&mut rep, &count);
         });
         prop_assert_eq!(bits(&par), bits(&rep));
         let _ = ArrayRef::shape(&rep);

@@ -14,18 +14,17 @@ use strads_analysis::{
     Candidate, LoopSpec, Partition, Placement, Strategy, Subscript, tile_axes, tile_bounded,
 };
 
+use super::{HandOff, Schedule, Step, Task, TileWindow, Unit, Window};
 use crate::space::Space;
-use crate::view::{TileWindow, Window};
 
 /// A planned wavefront.
 pub(crate) struct Tiles<B> {
     pub(crate) blocks: Arc<B>,
-    /// Time tiles per worker; block `s * time_tiles + t` is tile `(s, t)`.
+    /// Time tiles per worker; block `s * time_tiles + t` is tile `(s, t)`, run by worker
+    /// `s` at step `s + t`.
     pub(crate) time_tiles: usize,
-    /// Workers (space tiles).
-    pub(crate) p: usize,
-    /// `windows[block][array]`.
-    pub(crate) windows: Vec<Vec<Window>>,
+    /// The pipeline.
+    pub(crate) schedule: Schedule,
     /// Why the plan fell back to one worker, if it did.
     pub(crate) fallback: Option<String>,
 }
@@ -42,6 +41,7 @@ pub(crate) fn plan<S: Space>(
     spec: &LoopSpec,
     c: &Candidate,
     space: &S,
+    shapes: &[&[usize]],
     p: usize,
 ) -> Tiles<S::Blocks> {
     let Strategy::Wavefront {
@@ -65,12 +65,12 @@ pub(crate) fn plan<S: Space>(
         )
     };
     let (qs, qt) = (max(ks) as usize + 1, max(kt) as usize + 1);
-    let first = attempt(spec, c, space, p, ks, kt, qs, qt);
+    let first = attempt(spec, c, space, shapes, p, ks, kt, qs, qt);
     if first.fallback.is_none() || p == 1 {
         return first;
     }
     let why = first.fallback;
-    let mut one = attempt(spec, c, space, 1, ks, kt, qs, qt);
+    let mut one = attempt(spec, c, space, shapes, 1, ks, kt, qs, qt);
     one.fallback = why;
     one
 }
@@ -80,6 +80,7 @@ fn attempt<S: Space>(
     spec: &LoopSpec,
     c: &Candidate,
     space: &S,
+    shapes: &[&[usize]],
     p: usize,
     ks: usize,
     kt: usize,
@@ -129,13 +130,71 @@ fn attempt<S: Space>(
                 .collect()
         })
         .collect();
-    let fallback = verify(&windows, p, time_tiles);
+    let schedule = pipeline(spec, c, windows, p, time_tiles);
+    let fallback = schedule.overlap(shapes);
     Tiles {
         blocks,
         time_tiles,
-        p,
-        windows,
+        schedule,
         fallback,
+    }
+}
+
+/// Worker `s` runs tiles `(s, 0), (s, 1), ..` at steps `s, s + 1, ..`, each after worker
+/// `s - 1` has finished the same time tile. The equivalent serial order is by
+/// anti-diagonal `s + t` (the step), worker by worker.
+fn pipeline(
+    spec: &LoopSpec,
+    c: &Candidate,
+    windows: Vec<Vec<Window>>,
+    p: usize,
+    time_tiles: usize,
+) -> Schedule {
+    let tiled: Vec<usize> = (0..spec.arrays.len())
+        .filter(|&a| matches!(c.placements[a], Placement::Tiled))
+        .collect();
+    let mut handoffs = Vec::new();
+    let steps = (0..p + time_tiles - 1)
+        .map(|k| Step {
+            tasks: (0..p)
+                .map(|s| {
+                    let t = k.checked_sub(s).filter(|&t| t < time_tiles)?;
+                    let id = s * time_tiles + t;
+                    if s + 1 < p {
+                        // The tile's elements that the next worker's tile may read.
+                        for &array in &tiled {
+                            handoffs.push(HandOff {
+                                array,
+                                part: id,
+                                from: s,
+                                step: k,
+                                to: s + 1,
+                            });
+                        }
+                    }
+                    Some(Task {
+                        unit: Unit::Block(id),
+                        windows: id,
+                        after: if s > 0 {
+                            vec![(k - 1, s - 1)]
+                        } else {
+                            Vec::new()
+                        },
+                        claim: None,
+                    })
+                })
+                .collect(),
+            applies: true,
+            ..Step::default()
+        })
+        .collect();
+    Schedule {
+        workers: p,
+        steps,
+        windows,
+        lists: Vec::new(),
+        handoffs,
+        apply: None,
     }
 }
 
@@ -215,41 +274,4 @@ impl ArrayTiles {
             read: self.read_shifts.iter().map(shifted).collect(),
         }
     }
-}
-
-/// `None` when no two tiles that may run at once touch a common element with a write;
-/// otherwise which ones do.
-fn verify(windows: &[Vec<Window>], p: usize, time_tiles: usize) -> Option<String> {
-    let tiles = |b: usize| -> Vec<&TileWindow> {
-        windows[b]
-            .iter()
-            .filter_map(|w| match w {
-                Window::Tiles(t) => Some(&**t),
-                _ => None,
-            })
-            .collect()
-    };
-    let clash = |a: &TileWindow, b: &TileWindow| {
-        a.write
-            .iter()
-            .any(|w| b.read.iter().any(|r| TileWindow::overlap(w, r)))
-    };
-    for s1 in 0..p {
-        for s2 in s1 + 1..p {
-            for t1 in 1..time_tiles {
-                for t2 in 0..t1 {
-                    let (b1, b2) = (s1 * time_tiles + t1, s2 * time_tiles + t2);
-                    for (x, y) in tiles(b1).into_iter().zip(tiles(b2)) {
-                        if clash(x, y) || clash(y, x) {
-                            return Some(format!(
-                                "tiles ({s1}, {t1}) and ({s2}, {t2}) may run at once and touch a \
-                                 common element"
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    None
 }

@@ -1,0 +1,286 @@
+//! Running loop calls: the one entry point generated code calls ([`Call`]), the plans it
+//! caches per loop ([`LoopState`]), and the executor that runs a [`Schedule`] on threads.
+//!
+//! - `state`: [`LoopState`], the typed plan cache.
+//! - `block`: [`Block`], one task as the generated code sees it.
+//! - `threads`: the executor (live and serialized replay alike).
+//! - `rounds`: where buffers are applied within tasks, and a replay's turns.
+//! - `recon`: reconnaissance's survey pass, its plans and their ownership tables.
+
+mod block;
+mod recon;
+mod rounds;
+mod state;
+mod threads;
+
+use std::sync::Arc;
+
+use strads_analysis::{LoopSpec, Strategy, choose};
+
+pub use block::Block;
+pub use state::LoopState;
+
+use crate::plan::{self, ApplyPoints, Schedule};
+
+/// The application points of a plan for `spec` on `p` workers: `None` without buffers.
+pub(crate) fn apply_points(spec: &LoopSpec, p: usize) -> Option<ApplyPoints> {
+    (!spec.buffers.is_empty()).then(|| ApplyPoints::new(spec.max_delay, p))
+}
+use crate::pool::{current_threads, in_worker};
+use crate::space::Space;
+use crate::sync::Parked;
+use crate::trace::{self, LoopRun};
+use state::PlanKey;
+use threads::Execution;
+
+/// Whether the original serial loops should run: `STRADS_SERIAL=1`, or inside
+/// [`testing::serial`](crate::testing::serial).
+pub fn serial_env() -> bool {
+    crate::config::get().serial || trace::forced_serial()
+}
+
+/// One call of a `#[parallel_for]` loop: what generated code builds and runs.
+///
+/// `Call::new` decides how the call runs: on the pool's workers, or, inside
+/// [`testing::replay`](crate::testing::replay), as the serial replay of the next recorded
+/// call. [`workers`](Call::workers) tells how many copies write-back buffers need;
+/// [`buffered`](Call::buffered) names the function that applies them at the schedule's
+/// application points. Then one of [`run`](Call::run) (a static plan),
+/// [`run_recorded`](Call::run_recorded) (reconnaissance) or [`run_mut`](Call::run_mut)
+/// (`iter_mut()` loops) runs it; each runs a [`Schedule`], live or replayed, with the same
+/// executor.
+pub struct Call<'a> {
+    state: &'static LoopState,
+    shapes: &'a [&'a [usize]],
+    workers: usize,
+    replay: Option<LoopRun>,
+    apply: Option<&'a (dyn Fn(&Parked) + Sync)>,
+}
+
+impl std::fmt::Debug for Call<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Call")
+            .field("loop", &self.state.spec().name)
+            .field("workers", &self.workers)
+            .field("replay", &self.replay.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Call<'a> {
+    /// A call of loop `state` on arrays of shapes `shapes` (in the spec's order).
+    pub fn new(state: &'static LoopState, shapes: &'a [&'a [usize]]) -> Self {
+        let replay = trace::next_replay(&state.spec().name);
+        let workers = match &replay {
+            Some(run) => run.steps.first().map_or(1, Vec::len).max(1),
+            // A loop called from inside another loop's worker runs on that worker.
+            None if in_worker() => 1,
+            None => current_threads(),
+        };
+        Call {
+            state,
+            shapes,
+            workers,
+            replay,
+            apply: None,
+        }
+    }
+
+    /// Workers the call may run on: the copies a write-back buffer needs.
+    pub fn workers(&self) -> usize {
+        self.workers
+    }
+
+    /// The loop's write-back buffers: `apply` applies them, every worker parked, at each
+    /// application point of the schedule (see `plan::apply`).
+    pub fn buffered(mut self, apply: &'a (dyn Fn(&Parked) + Sync)) -> Self {
+        self.apply = Some(apply);
+        self
+    }
+
+    /// Runs the call with a plan from the loop's static strategy (cached per space, shapes
+    /// and worker count). `f` runs one block.
+    pub fn run<S, F>(self, space: &S, f: F)
+    where
+        S: Space,
+        F: Fn(&mut Block<'_, S>) + Sync,
+    {
+        self.prepare(space).run(space, &f);
+    }
+
+    /// The call's schedule: the static plan's (made or cached), or the replay's.
+    pub(crate) fn prepare<S: Space>(self, space: &S) -> Job<'a, S::Blocks> {
+        if let Some(run) = &self.replay {
+            let schedule = plan::replay::schedule(
+                &run.steps,
+                &run.applied,
+                run.max_delay,
+                self.apply.is_some(),
+                self.state.spec().arrays.len(),
+            );
+            return Job {
+                call: self,
+                plan: None,
+                schedule,
+            };
+        }
+        let state = self.state;
+        let key = PlanKey {
+            space: space.identity(),
+            workers: self.workers,
+            shapes: self.shapes.iter().map(|s| s.to_vec()).collect(),
+            contents: None,
+        };
+        let plan = state.plan(
+            key,
+            |_: &StaticPlan<S::Blocks>| true,
+            || StaticPlan::new(state, space, self.shapes, self.workers),
+        );
+        state.explain_once(|| plan::summary::with_buffers(state.spec(), &plan.summary));
+        let schedule = plan.schedule.clone();
+        Job {
+            call: self,
+            plan: Some(plan),
+            schedule,
+        }
+    }
+
+    /// Replays the recorded call serially, on its workers' threads one segment at a time.
+    fn replay<S, F>(self, space: &S, f: &F)
+    where
+        S: Space,
+        F: Fn(&mut Block<'_, S>) + Sync,
+    {
+        self.prepare(space).run(space, f);
+    }
+
+    /// Under `testing::record`, keeps what the workers ran.
+    fn push_trace(&self, summary: &str, schedule: &Schedule, steps: Vec<Vec<Vec<usize>>>) {
+        if !trace::recording() {
+            return;
+        }
+        let spec = self.state.spec();
+        let buffered = self.apply.is_some();
+        trace::push_run(LoopRun {
+            loop_name: spec.name.to_string(),
+            plan: plan::summary::with_buffers(spec, summary),
+            applied: schedule
+                .steps
+                .iter()
+                .map(|s| buffered && s.applies)
+                .collect(),
+            max_delay: spec.max_delay.filter(|_| buffered),
+            steps,
+        });
+    }
+}
+
+/// A call with its schedule, ready to run.
+pub(crate) struct Job<'a, B> {
+    call: Call<'a>,
+    /// The static plan; `None` in a replay.
+    plan: Option<Arc<StaticPlan<B>>>,
+    schedule: Schedule,
+}
+
+impl<B: Send + Sync + 'static> Job<'_, B> {
+    /// The schedule it runs.
+    pub(crate) fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// The blocks the schedule's tasks name (a static plan's).
+    pub(crate) fn blocks(&self) -> Option<&B> {
+        self.plan.as_ref().map(|p| &*p.blocks)
+    }
+
+    /// Runs it: live, or serialized when it replays a recorded call.
+    pub(crate) fn run<S, F>(&self, space: &S, f: &F)
+    where
+        S: Space<Blocks = B>,
+        F: Fn(&mut Block<'_, S>) + Sync,
+    {
+        let replaying = self.plan.is_none();
+        let exec = Execution {
+            state: self.call.state,
+            space,
+            blocks: self.blocks(),
+            schedule: &self.schedule,
+            owners: None,
+            apply: self.call.apply,
+            serialized: replaying,
+            tracing: !replaying && trace::recording(),
+        };
+        let steps = threads::execute(&exec, f);
+        if let Some(plan) = &self.plan {
+            self.call.push_trace(&plan.summary, &self.schedule, steps);
+        }
+    }
+}
+
+/// A static plan: the schedule, the blocks its tasks name, and its plan line.
+pub(crate) struct StaticPlan<B> {
+    pub(crate) schedule: Schedule,
+    pub(crate) blocks: Arc<B>,
+    pub(crate) summary: String,
+}
+
+impl<B: Send + Sync + 'static> StaticPlan<B> {
+    pub(crate) fn new<S: Space<Blocks = B>>(
+        state: &LoopState,
+        space: &S,
+        shapes: &[&[usize]],
+        p: usize,
+    ) -> Self {
+        let spec: &LoopSpec = state.spec();
+        let analysis = state.analysis();
+        if spec.ordered && !space.in_index_order() {
+            panic!(
+                "strads: `{}` is an ordered loop, which keeps the order of its indices, but it \
+                 iterates a SparseArray whose entries are not in index order; sort it first \
+                 (`SparseArray::sorted`)",
+                spec.name
+            );
+        }
+        let sizes: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
+        let candidate = choose(analysis, &sizes, p).unwrap_or_else(|| {
+            panic!(
+                "strads: loop `{}` has no parallel strategy at run time ({}); the macro should \
+                 have refused it (please report it)",
+                spec.name,
+                analysis.reason.as_deref().unwrap_or("?")
+            )
+        });
+        match candidate.strategy {
+            Strategy::OneD { .. } | Strategy::TwoD { .. } => {
+                let (mut schedule, blocks) = plan::grid::plan(spec, candidate, space, shapes, p);
+                schedule.apply = apply_points(spec, p);
+                StaticPlan {
+                    schedule,
+                    blocks,
+                    summary: plan::summary::summary(spec, candidate, p),
+                }
+            }
+            Strategy::Wavefront { .. } => {
+                let mut t = plan::wavefront::plan(spec, candidate, space, shapes, p);
+                let workers = t.schedule.workers;
+                t.schedule.apply = apply_points(spec, workers);
+                let mut summary = plan::summary::summary(spec, candidate, workers);
+                summary.push_str(&format!(" tiles={workers}x{}", t.time_tiles));
+                if let Some(why) = &t.fallback {
+                    summary.push_str(&format!(" (one worker: {why})"));
+                }
+                StaticPlan {
+                    schedule: t.schedule,
+                    blocks: t.blocks,
+                    summary,
+                }
+            }
+            Strategy::Reconnaissance => panic!(
+                "strads: loop `{}` needs reconnaissance, but was called without a survey pass \
+                 (please report it)",
+                spec.name
+            ),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! Reconnaissance: on the first call with given contents, a survey pass runs the body over
+//! every iteration through recording views; the touches make task groups (see
+//! `plan::recon`), cached while the contents that steer the accesses stay the same.
+
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::block::Block;
+use super::state::PlanKey;
+use super::threads::{self, Execution};
+use super::{Call, LoopState};
+use crate::plan;
+use crate::record::Recording;
+use crate::space::Space;
+use crate::view::Owners;
+
+/// A reconnaissance plan: its schedule and the ownership table its runs claim.
+pub(crate) struct ReconPlan {
+    schedule: plan::Schedule,
+    owners: Arc<[AtomicU64]>,
+    /// Held while a call runs: two calls of the loop on the same data (from two threads)
+    /// share the ownership table, so they take turns.
+    running: Mutex<()>,
+    /// Calls so far: part of every stamp, so a stale claim never looks current.
+    calls: AtomicU64,
+    summary: String,
+    /// The key bytes of the captured values the plan was recorded with.
+    captured: Box<[u8]>,
+}
+
+/// Iterations per batch: small batches cut conflict components (Cyclades), large ones
+/// cost fewer barriers.
+fn batch_size(n: usize, p: usize) -> usize {
+    (n / 32).max(512 * p).max(1)
+}
+
+impl Call<'_> {
+    /// Runs the call with a plan made by reconnaissance: on the first call with these
+    /// contents, `record` runs the body over every iteration through recording views; the
+    /// recorded touches make task groups, cached for later calls while `keys` (the ids and
+    /// versions of the arrays the loop reads), `captured` (the key bytes of the captured
+    /// values that may steer the accesses, see [`capture_key`](crate::capture_key)) and
+    /// the shapes are the same. `f` runs one block.
+    pub fn run_recorded<S, R, F>(
+        self,
+        space: &S,
+        keys: &[(u64, u64)],
+        captured: &[u8],
+        record: R,
+        f: F,
+    ) where
+        S: Space,
+        R: Fn(&Recording<'_, S>),
+        F: Fn(&mut Block<'_, S>) + Sync,
+    {
+        if self.replay.is_some() {
+            return self.replay(space, &f);
+        }
+        let state = self.state;
+        let spec = state.spec();
+        // The contents of arrays the loop writes do not change the plan (they read as
+        // stand-ins), unless their values steer what the body touches; everything else does.
+        let read_keys: Vec<(u64, u64)> = keys
+            .iter()
+            .enumerate()
+            .filter(|(a, _)| !spec.writes(*a) || spec.arrays[*a].steers)
+            .map(|(_, k)| *k)
+            .collect();
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        captured.hash(&mut h);
+        let key = PlanKey {
+            space: space.identity(),
+            workers: self.workers,
+            shapes: self.shapes.iter().map(|s| s.to_vec()).collect(),
+            contents: Some((read_keys, h.finish())),
+        };
+        let plan = state.plan(
+            key,
+            |plan: &ReconPlan| *plan.captured == *captured,
+            || survey(state, space, self.shapes, self.workers, captured, &record),
+        );
+        state.explain_once(|| plan::summary::with_buffers(spec, &plan.summary));
+        let schedule = &plan.schedule;
+        let _turn = plan.running.lock().unwrap_or_else(|e| e.into_inner());
+        let exec = Execution {
+            state,
+            space,
+            blocks: None,
+            schedule,
+            owners: Some(Owners {
+                table: &plan.owners,
+                call: plan.calls.fetch_add(1, Ordering::Relaxed) + 1,
+                workers: schedule.workers,
+            }),
+            apply: self.apply,
+            serialized: false,
+            tracing: crate::trace::recording(),
+        };
+        let steps = threads::execute(&exec, &f);
+        self.push_trace(&plan.summary, schedule, steps);
+    }
+}
+
+/// The survey pass and the plan it makes.
+fn survey<S: Space>(
+    state: &'static LoopState,
+    space: &S,
+    shapes: &[&[usize]],
+    p: usize,
+    captured: &[u8],
+    record: &dyn Fn(&Recording<'_, S>),
+) -> ReconPlan {
+    let spec = state.spec();
+    let t = std::time::Instant::now();
+    let mut bases = Vec::with_capacity(shapes.len());
+    let mut n_elems = 0u64;
+    for (a, shape) in shapes.iter().enumerate() {
+        bases.push(n_elems);
+        // Ownership is per row (first index): one entry per row.
+        if spec.arrays[a].mutable && spec.space_array() != Some(a) {
+            n_elems += shape.first().copied().unwrap_or(0) as u64;
+        }
+    }
+    let rec = Recording {
+        state,
+        space,
+        acc: std::cell::RefCell::new(strads_analysis::Accesses::new()),
+        bases: bases.clone(),
+        stale: std::cell::Cell::new(None),
+    };
+    record(&rec);
+    // An iteration read, to decide what it touches, a value an earlier iteration writes:
+    // no plan recorded before the run can know the value, so the iterations run on one
+    // worker, in their order.
+    let stale = rec.stale.get();
+    let acc = rec.acc.into_inner();
+    let recorded = t.elapsed();
+    let p = if stale.is_some() { 1 } else { p };
+    let groups = strads_analysis::plan_groups_with(
+        &acc,
+        n_elems,
+        p,
+        batch_size(acc.len(), p),
+        crate::config::get().split && spec.max_delay.is_none(),
+        spec.ordered,
+    );
+    let (max, mean) = groups.load_balance(&acc);
+    let mut why = strads_analysis::fallback_note(spec, state.analysis())
+        .map(|note| format!(" ({note})"))
+        .unwrap_or_default();
+    if let Some((array, row)) = stale {
+        why.push_str(&format!(
+            " (one worker: an iteration decides what it touches from row {row} of `{}`, \
+             which an earlier iteration writes; compute such subscripts in a loop of \
+             their own before this one to run in parallel)",
+            spec.arrays[array].name
+        ));
+    }
+    let summary = format!(
+        "reconnaissance workers={p} batches={} groups={} largest_group={} split={} \
+         load_max/mean={:.2} recorded={} touches={} record_ms={:.1} plan_ms={:.1}{why}",
+        groups.batches.len(),
+        groups.batches.iter().map(|b| b.groups).sum::<usize>(),
+        groups.batches.iter().map(|b| b.largest).max().unwrap_or(0),
+        groups.batches.iter().map(|b| b.split).sum::<usize>(),
+        if mean > 0.0 { max as f64 / mean } else { 1.0 },
+        acc.len(),
+        (0..acc.len()).map(|i| acc.weight(i)).sum::<usize>(),
+        recorded.as_secs_f64() * 1e3,
+        (t.elapsed() - recorded).as_secs_f64() * 1e3,
+    );
+    let mut schedule = plan::recon::schedule(spec, groups, &bases, p);
+    schedule.apply = super::apply_points(spec, p);
+    ReconPlan {
+        schedule,
+        owners: (0..n_elems).map(|_| AtomicU64::new(0)).collect(),
+        running: Mutex::new(()),
+        calls: AtomicU64::new(0),
+        summary,
+        captured: captured.into(),
+    }
+}

@@ -1,0 +1,133 @@
+//! What strads keeps about one loop: its spec, its analysis and its cached plans.
+
+use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use strads_analysis::{Analysis, LoopSpec, Subscript, analyze};
+
+/// Plans kept per loop, at most; the oldest goes first.
+const MAX_PLANS: usize = 32;
+
+/// What a cached plan was made for. Two calls with equal keys get the same plan.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct PlanKey {
+    /// The iteration space's identity (its contents while it lives).
+    pub(crate) space: String,
+    /// Workers.
+    pub(crate) workers: usize,
+    /// The arrays' shapes.
+    pub(crate) shapes: Vec<Vec<usize>>,
+    /// Reconnaissance: the `(id, version)` of every array whose contents the plan depends
+    /// on, and a hash of the captured values that steer the accesses (compared whole
+    /// before the plan is used).
+    pub(crate) contents: Option<(Vec<(u64, u64)>, u64)>,
+}
+
+/// Everything strads keeps about one `#[parallel_for]` loop: its spec, its analysis and its
+/// plans. The macro puts one in a `static` inside the generated function.
+pub struct LoopState {
+    spec: LoopSpec,
+    /// Per array, the iteration dim whose index picks the row the body touches, if one
+    /// does (`w.row_mut(u)`, `ndk[[d, k]]`): what blocks prefetch.
+    row_dims: OnceLock<Vec<Option<usize>>>,
+    analysis: OnceLock<Analysis>,
+    plans: Mutex<Vec<(PlanKey, Arc<dyn Any + Send + Sync>)>>,
+    explained: AtomicBool,
+}
+
+impl std::fmt::Debug for LoopState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoopState")
+            .field("loop", &self.spec.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LoopState {
+    /// State for the loop `spec`, for a `static`.
+    pub const fn new(spec: LoopSpec) -> Self {
+        LoopState {
+            spec,
+            row_dims: OnceLock::new(),
+            analysis: OnceLock::new(),
+            plans: Mutex::new(Vec::new()),
+            explained: AtomicBool::new(false),
+        }
+    }
+
+    /// The loop's spec.
+    pub fn spec(&self) -> &LoopSpec {
+        &self.spec
+    }
+
+    /// The loop's analysis, computed on first use.
+    pub fn analysis(&self) -> &Analysis {
+        self.analysis.get_or_init(|| analyze(&self.spec))
+    }
+
+    /// Under `STRADS_EXPLAIN=1`, says once that this loop runs its original serial loop.
+    pub fn explain_serial(&self) {
+        self.explain_once(|| {
+            "serial (the original loop: STRADS_SERIAL=1 or the `serial` feature)".to_string()
+        });
+    }
+
+    /// Under `STRADS_EXPLAIN=1`, prints the loop's plan line once.
+    pub(crate) fn explain_once(&self, line: impl FnOnce() -> String) {
+        if crate::config::get().explain && !self.explained.swap(true, Ordering::Relaxed) {
+            eprintln!("strads plan {}: {}", self.spec.name, line());
+        }
+    }
+
+    /// Per array, the dim whose index is the first subscript of one of its accesses
+    /// (coefficient 1, no constant): the row an iteration reaches by its key.
+    pub(crate) fn row_dims(&self) -> &[Option<usize>] {
+        self.row_dims.get_or_init(|| {
+            (0..self.spec.arrays.len())
+                .map(|a| {
+                    self.spec
+                        .accesses
+                        .iter()
+                        .filter(|acc| acc.array == a)
+                        .find_map(|acc| match acc.subscripts.first() {
+                            Some(Subscript::Affine(f)) if f.constant == 0 => {
+                                let mut dims = f.dims();
+                                let d = dims.next()?;
+                                (dims.next().is_none() && f.coeffs[d] == 1).then_some(d)
+                            }
+                            _ => None,
+                        })
+                })
+                .collect()
+        })
+    }
+
+    /// The plan cached under `key` that `accept` takes, or a new one from `make`.
+    pub(crate) fn plan<P: Send + Sync + 'static>(
+        &self,
+        key: PlanKey,
+        accept: impl Fn(&P) -> bool,
+        make: impl FnOnce() -> P,
+    ) -> Arc<P> {
+        {
+            let plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+            let found = plans
+                .iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, plan)| Arc::clone(plan).downcast::<P>().ok())
+                .filter(|plan| accept(plan));
+            if let Some(plan) = found {
+                return plan;
+            }
+        }
+        let plan = Arc::new(make());
+        let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        plans.retain(|(k, _)| *k != key);
+        if plans.len() >= MAX_PLANS {
+            plans.remove(0);
+        }
+        plans.push((key, plan.clone() as Arc<dyn Any + Send + Sync>));
+        plan
+    }
+}

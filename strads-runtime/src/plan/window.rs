@@ -1,0 +1,179 @@
+//! What a task may touch of one array, and the check that two windows overlap a write.
+
+use std::sync::Arc;
+
+use strads_analysis::Align;
+
+/// What a worker may touch of one array in one task.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Window {
+    /// Every element; writable or read-only.
+    All { writable: bool },
+    /// Indices with `lo <= idx[axis] < hi`.
+    Range {
+        axis: usize,
+        lo: usize,
+        hi: usize,
+        writable: bool,
+    },
+    /// A wavefront tile (see [`TileWindow`]).
+    Tiles(Arc<TileWindow>),
+    /// Indices `x` of `align.axis` that iterations with `p[align.dim]` in `lo..hi` reach
+    /// ([`Align::holds`]): writable ones through a write, readable through any access
+    /// (strided subscripts such as `x[2*k + 1]` beside `x[2*k]`).
+    Lattice {
+        align: Align,
+        lo: usize,
+        hi: usize,
+        writable: bool,
+    },
+    /// Reconnaissance: row `i` of the array (its elements with first index `i`; in one dim
+    /// the element) may be written when entry `base + i` of the call's ownership table
+    /// holds the stamp of `(batch, claimant)`, read when it holds that stamp or no claim of
+    /// this batch.
+    Owned {
+        base: usize,
+        batch: usize,
+        claimant: Claimant,
+    },
+}
+
+/// Who holds a claim in a batch of reconnaissance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claimant {
+    /// A worker, for its task groups.
+    Worker(usize),
+    /// Nobody: the rows of split components until a piece claims them.
+    Nobody,
+    /// Piece `k` of the batch.
+    Piece(usize),
+}
+
+/// The bits of an ownership stamp that name the claimant; the others name the call and
+/// the batch.
+pub(crate) const WORKER_BITS: u32 = 16;
+
+/// The stamp of a claim: plan call `call` (counted per plan), batch `batch`, `claimant`
+/// among `workers`. Every claim of an earlier batch or call differs in the bits above
+/// [`WORKER_BITS`], so it reads as unclaimed.
+pub(crate) fn stamp(call: u64, batch: usize, claimant: Claimant, workers: usize) -> u64 {
+    let who = match claimant {
+        Claimant::Worker(w) => w,
+        Claimant::Nobody => workers,
+        Claimant::Piece(k) => workers + 1 + k,
+    } as u64
+        + 1;
+    debug_assert!(who < 1 << WORKER_BITS);
+    ((call << 24 | (batch as u64 + 1)) << WORKER_BITS) | who
+}
+
+/// The elements a wavefront tile may touch. Two linear forms over the index,
+/// `forms[k] . idx`, place an element in the skewed iteration space; each region is a box
+/// of form values: the tile's box shifted by one access's constant offsets. An element may
+/// be written when a write region holds it, read when any region does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TileWindow {
+    pub(crate) forms: [Vec<i64>; 2],
+    /// `Some([a, b])` when the forms are the axes `a` and `b` themselves.
+    pub(crate) unit: Option<[usize; 2]>,
+    pub(crate) write: Vec<[(i64, i64); 2]>,
+    pub(crate) read: Vec<[(i64, i64); 2]>,
+}
+
+impl TileWindow {
+    /// The form values of index `idx`.
+    #[inline(always)]
+    pub(crate) fn values(&self, idx: &[usize]) -> (i64, i64) {
+        // Unskewed tiles: each form is one axis, no arithmetic.
+        if let Some([a, b]) = self.unit {
+            return (idx[a] as i64, idx[b] as i64);
+        }
+        let mut f = (0i64, 0i64);
+        for (a, &x) in idx.iter().enumerate() {
+            f.0 += self.forms[0][a] * x as i64;
+            f.1 += self.forms[1][a] * x as i64;
+        }
+        f
+    }
+
+    /// Whether a region holds the form values.
+    #[inline(always)]
+    pub(crate) fn holds(regions: &[[(i64, i64); 2]], (f0, f1): (i64, i64)) -> bool {
+        regions
+            .iter()
+            .any(|r| r[0].0 <= f0 && f0 < r[0].1 && r[1].0 <= f1 && f1 < r[1].1)
+    }
+
+    /// Whether two boxes of form values intersect.
+    pub(crate) fn overlap(a: &[(i64, i64); 2], b: &[(i64, i64); 2]) -> bool {
+        a.iter().zip(b).all(|(x, y)| x.0 < y.1 && y.0 < x.1)
+    }
+}
+
+impl Window {
+    fn writable(&self) -> bool {
+        match self {
+            Window::All { writable }
+            | Window::Range { writable, .. }
+            | Window::Lattice { writable, .. } => *writable,
+            Window::Tiles(t) => !t.write.is_empty(),
+            Window::Owned { .. } => true,
+        }
+    }
+}
+
+/// Whether windows `a` and `b` of one array (of shape `shape`) share an element that one
+/// of them may write. Conservative where it cannot tell: windows of different kinds or
+/// axes clash when one writes. Ownership windows never clash here: their exclusivity is
+/// checked on every access against the claims, not planned.
+pub(crate) fn clash(a: &Window, b: &Window, shape: Option<&[usize]>) -> bool {
+    if !a.writable() && !b.writable() {
+        return false;
+    }
+    match (a, b) {
+        (Window::Owned { .. }, _) | (_, Window::Owned { .. }) => false,
+        (
+            Window::Range {
+                axis: x,
+                lo: l1,
+                hi: h1,
+                ..
+            },
+            Window::Range {
+                axis: y,
+                lo: l2,
+                hi: h2,
+                ..
+            },
+        ) if x == y => l1.max(l2) < h1.min(h2),
+        (
+            Window::Lattice {
+                align: a1,
+                lo: l1,
+                hi: h1,
+                writable: wa,
+            },
+            Window::Lattice {
+                align: a2,
+                lo: l2,
+                hi: h2,
+                writable: wb,
+            },
+        ) if a1 == a2 => {
+            let extent = shape.and_then(|s| s.get(a1.axis)).copied().unwrap_or(0);
+            (0..extent).any(|x| {
+                (*wa && a1.holds(*l1, *h1, x, true) && a2.holds(*l2, *h2, x, false))
+                    || (*wb && a2.holds(*l2, *h2, x, true) && a1.holds(*l1, *h1, x, false))
+            })
+        }
+        (Window::Tiles(x), Window::Tiles(y)) => {
+            let one_way = |a: &TileWindow, b: &TileWindow| {
+                a.write
+                    .iter()
+                    .any(|w| b.read.iter().any(|r| TileWindow::overlap(w, r)))
+            };
+            one_way(x, y) || one_way(y, x)
+        }
+        _ => true,
+    }
+}

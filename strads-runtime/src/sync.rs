@@ -1,0 +1,348 @@
+//! What workers of one loop call wait on: a barrier that breaks when a worker panics,
+//! per-task done signals, the turns of a serialized replay, and `Parked`, the proof that
+//! every worker waits at an application point. Depends on nothing else in the crate.
+
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Locks `m`, also after a worker panicked while holding it (the state it guards stays
+/// consistent: every writer leaves it whole before it can panic).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A number for a new loop call: never 0, never repeated.
+pub(crate) fn next_call() -> u64 {
+    static CALLS: AtomicU64 = AtomicU64::new(1);
+    CALLS.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Proof that no worker of a loop call is touching its write-back buffers or the arrays
+/// their apply functions update: every worker waits at an application point (or, in one
+/// worker's run and in a serial replay, the one thread is between two iterations). Only
+/// the runtime makes one; [`Buffered::apply`](crate::Buffered::apply) and
+/// [`SharedMut::exclusive`](crate::SharedMut::exclusive) need it.
+///
+/// Each token is a new *application point*: an array lends itself exclusively
+/// ([`SharedMut::exclusive`](crate::SharedMut::exclusive)) at most once per token.
+///
+/// A token belongs to one loop call (the buffers and arrays it may apply are those the
+/// call's blocks use, see [`Lender`]) and stays on the thread that made it (it is neither
+/// `Send` nor `Sync`).
+#[derive(Debug)]
+pub struct Parked {
+    point: u64,
+    call: u64,
+    _here: PhantomData<*const ()>,
+}
+
+impl Parked {
+    /// A token for a new application point of loop call `call`.
+    pub(crate) fn next(call: u64) -> Parked {
+        static POINTS: AtomicU64 = AtomicU64::new(1);
+        Parked {
+            point: POINTS.fetch_add(1, Ordering::Relaxed),
+            call,
+            _here: PhantomData,
+        }
+    }
+
+    /// The proof from exclusive access to whatever the application touches (a call of its
+    /// own).
+    #[cfg(test)]
+    pub(crate) fn exclusive<X: ?Sized>(_: &mut X) -> Parked {
+        Parked::next(next_call())
+    }
+
+    /// A new application point of the same call as `self`.
+    #[cfg(test)]
+    pub(crate) fn again(&self) -> Parked {
+        Parked::next(self.call)
+    }
+
+    /// This application point's number (never 0).
+    pub(crate) fn point(&self) -> u64 {
+        self.point
+    }
+
+    /// The loop call whose workers are parked.
+    pub(crate) fn call(&self) -> u64 {
+        self.call
+    }
+}
+
+pub(crate) mod sealed {
+    pub trait Sealed {}
+}
+
+/// What a block shows the buffers it views: its worker and its loop call. Implemented
+/// only by the runtime's blocks, which exist only while their call runs (or is replayed).
+pub trait Lender: sealed::Sealed {
+    /// `(worker, call)`.
+    fn lender(&self) -> (usize, u64);
+}
+
+/// A barrier whose wait fails once a participant gave up (its worker panicked), so the
+/// others return instead of waiting forever.
+pub(crate) struct PhaseBarrier {
+    state: Mutex<(usize, usize, bool)>, // (arrived, generation, broken)
+    cv: Condvar,
+    n: usize,
+    /// `state.2`, readable without the lock by workers spinning on a signal.
+    broken: AtomicBool,
+}
+
+impl PhaseBarrier {
+    pub(crate) fn new(n: usize) -> Self {
+        PhaseBarrier {
+            state: Mutex::new((0, 0, false)),
+            cv: Condvar::new(),
+            n,
+            broken: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether a participant gave up.
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken.load(Ordering::Relaxed)
+    }
+
+    /// Waits for all `n`, the last to arrive running `action` first (while every other
+    /// participant waits); `false` when the barrier is broken.
+    pub(crate) fn wait_and(&self, action: impl FnOnce()) -> bool {
+        let mut g = lock(&self.state);
+        if g.2 {
+            return false;
+        }
+        g.0 += 1;
+        if g.0 == self.n {
+            action();
+            g.0 = 0;
+            g.1 += 1;
+            self.cv.notify_all();
+            return true;
+        }
+        let generation = g.1;
+        while g.1 == generation && !g.2 {
+            g = self.cv.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+        !g.2
+    }
+
+    /// Waits for all `n`; `false` when the barrier is broken.
+    pub(crate) fn wait(&self) -> bool {
+        self.wait_and(|| ())
+    }
+
+    pub(crate) fn break_all(&self) {
+        let mut g = lock(&self.state);
+        g.2 = true;
+        self.broken.store(true, Ordering::Relaxed);
+        self.cv.notify_all();
+    }
+}
+
+/// Breaks the barrier if dropped during a panic.
+pub(crate) struct BreakOnPanic<'a>(pub(crate) &'a PhaseBarrier);
+
+impl Drop for BreakOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.break_all();
+        }
+    }
+}
+
+/// One flag per task of a call: set when the task is done (Release), waited for by the
+/// tasks after it (Acquire). A waiter spins briefly, then sleeps until a flag is set.
+pub(crate) struct Signals {
+    done: Box<[AtomicBool]>,
+    sleepers: AtomicUsize,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+impl Signals {
+    pub(crate) fn new(n: usize) -> Self {
+        Signals {
+            done: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            sleepers: AtomicUsize::new(0),
+            lock: Mutex::new(()),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Marks task `i` done and wakes whoever waits.
+    pub(crate) fn set(&self, i: usize) {
+        self.done[i].store(true, Ordering::Release);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            let _g = lock(&self.lock);
+            self.cv.notify_all();
+        }
+    }
+
+    /// Wakes every sleeper (a worker gave up: they re-check `barrier`).
+    pub(crate) fn wake_all(&self) {
+        let _g = lock(&self.lock);
+        self.cv.notify_all();
+    }
+
+    /// Waits until task `i` is done; `false` when `barrier` broke meanwhile (a worker
+    /// panicked, so the task may never be done).
+    pub(crate) fn wait(&self, i: usize, barrier: &PhaseBarrier) -> bool {
+        for _ in 0..256 {
+            if self.done[i].load(Ordering::Acquire) {
+                return true;
+            }
+            std::hint::spin_loop();
+        }
+        for _ in 0..16 {
+            if self.done[i].load(Ordering::Acquire) {
+                return true;
+            }
+            std::thread::yield_now();
+        }
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        let mut g = lock(&self.lock);
+        let ok = loop {
+            if self.done[i].load(Ordering::Acquire) {
+                break true;
+            }
+            if barrier.is_broken() {
+                break false;
+            }
+            // The timeout only bounds the wait for a broken barrier, which sets no flag.
+            g = self
+                .cv
+                .wait_timeout(g, std::time::Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        };
+        drop(g);
+        self.sleepers.fetch_sub(1, Ordering::SeqCst);
+        ok
+    }
+}
+
+/// The turns of a serialized run: segment `k` may run only after segments `0..k` ran, one
+/// at a time, whatever thread each runs on. A replay runs the recorded schedule on its
+/// workers' threads this way, so that it is one serial order.
+pub(crate) struct Turns {
+    next: Mutex<usize>,
+    cv: Condvar,
+}
+
+impl Turns {
+    pub(crate) fn new() -> Self {
+        Turns {
+            next: Mutex::new(0),
+            cv: Condvar::new(),
+        }
+    }
+
+    /// Waits until it is segment `k`'s turn; `false` when `barrier` broke meanwhile.
+    pub(crate) fn wait(&self, k: usize, barrier: &PhaseBarrier) -> bool {
+        let mut g = lock(&self.next);
+        while *g != k {
+            if barrier.is_broken() {
+                return false;
+            }
+            g = self
+                .cv
+                .wait_timeout(g, std::time::Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// Segment `k` is done: the next may run.
+    pub(crate) fn done(&self, k: usize) {
+        let mut g = lock(&self.next);
+        debug_assert_eq!(*g, k, "turns are taken in order");
+        *g = k + 1;
+        self.cv.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_arrival_acts_while_the_others_wait() {
+        let b = PhaseBarrier::new(3);
+        let acted = AtomicUsize::new(0);
+        let seen: Vec<usize> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        assert!(b.wait_and(|| {
+                            acted.fetch_add(1, Ordering::SeqCst);
+                        }));
+                        acted.load(Ordering::SeqCst)
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        // Every participant left after the one action.
+        assert_eq!(seen, vec![1, 1, 1]);
+    }
+
+    #[test]
+    fn a_broken_barrier_releases_waiters() {
+        let b = PhaseBarrier::new(2);
+        let sig = Signals::new(1);
+        std::thread::scope(|s| {
+            let w = s.spawn(|| b.wait());
+            let v = s.spawn(|| sig.wait(0, &b));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            b.break_all();
+            sig.wake_all();
+            assert!(!w.join().unwrap());
+            assert!(!v.join().unwrap());
+        });
+        assert!(!b.wait());
+    }
+
+    #[test]
+    fn signals_order_a_write_before_the_read() {
+        let b = PhaseBarrier::new(2);
+        let sig = Signals::new(2);
+        let cell = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                assert!(sig.wait(0, &b));
+                assert_eq!(cell.load(Ordering::Relaxed), 7);
+                sig.set(1);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            cell.store(7, Ordering::Relaxed);
+            sig.set(0);
+            assert!(sig.wait(1, &b));
+        });
+    }
+
+    #[test]
+    fn turns_run_segments_in_order_across_threads() {
+        let b = PhaseBarrier::new(3);
+        let turns = Turns::new();
+        let log = Mutex::new(Vec::new());
+        std::thread::scope(|s| {
+            for w in 0..3usize {
+                let (turns, log, b) = (&turns, &log, &b);
+                s.spawn(move || {
+                    // Worker w owns segments w, w + 3, w + 6.
+                    for k in (w..9).step_by(3) {
+                        assert!(turns.wait(k, b));
+                        lock(log).push(k);
+                        turns.done(k);
+                    }
+                });
+            }
+        });
+        assert_eq!(*lock(&log), (0..9).collect::<Vec<_>>());
+    }
+}
