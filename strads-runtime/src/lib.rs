@@ -34,7 +34,7 @@ pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter, Spar
 pub use buffer::{Buffered, CopyView};
 pub use capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use error::{Error, Result};
-pub use exec::{Block, Call, LoopState, serial_env};
+pub use exec::{Block, Call, LoopState, Planned, serial_env};
 pub use itermut::{KeyBuckets, Keys};
 pub use linalg::{axpy, dot};
 pub use plankey::capture_key;

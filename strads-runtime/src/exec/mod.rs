@@ -175,6 +175,71 @@ impl<'a> Call<'a> {
     }
 }
 
+/// A loop's static plan for a space, as data: what [`LoopState::planned`] returns.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// The schedule.
+    pub schedule: Schedule,
+    /// `iterations[t][w]`: the iteration ids (positions in the serial order) of the task
+    /// worker `w` runs at step `t`, in the order it runs them.
+    pub iterations: Vec<Vec<Vec<usize>>>,
+    /// The plan line (`STRADS_EXPLAIN`).
+    pub summary: String,
+}
+
+impl LoopState {
+    /// The static plan a call of this loop over `space` (arrays of shapes `shapes`) gets on
+    /// `workers` workers, as data: its schedule and each task's iterations. Made (and
+    /// cached) as a call would.
+    ///
+    /// # Panics
+    /// As a call does: when the loop has no static plan (reconnaissance plans are made
+    /// from a survey pass, by a call), or an ordered loop iterates unsorted entries.
+    pub fn planned<S: Space>(
+        &'static self,
+        space: &S,
+        shapes: &[&[usize]],
+        workers: usize,
+    ) -> Planned {
+        let key = PlanKey {
+            space: space.identity(),
+            workers,
+            shapes: shapes.iter().map(|s| s.to_vec()).collect(),
+            contents: None,
+        };
+        let plan = self.plan(
+            key,
+            |_: &StaticPlan<S::Blocks>| true,
+            || StaticPlan::new(self, space, shapes, workers),
+        );
+        let sched = &plan.schedule;
+        let iterations = (0..sched.steps.len())
+            .map(|t| {
+                (0..sched.workers)
+                    .map(|w| {
+                        let mut ids = Vec::new();
+                        match sched.task(t, w).map(|task| task.unit) {
+                            Some(plan::Unit::Block(id)) => {
+                                space.for_each_in(&plan.blocks, id, Some(&mut ids), |_| ())
+                            }
+                            Some(plan::Unit::Ids(k)) => {
+                                ids.extend(sched.lists[k].iter().map(|&i| i as usize))
+                            }
+                            None => {}
+                        }
+                        ids
+                    })
+                    .collect()
+            })
+            .collect();
+        Planned {
+            schedule: sched.clone(),
+            iterations,
+            summary: plan.summary.clone(),
+        }
+    }
+}
+
 /// A call with its schedule, ready to run.
 pub(crate) struct Job<'a, B> {
     call: Call<'a>,
