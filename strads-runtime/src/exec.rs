@@ -16,10 +16,10 @@ use strads_analysis::{
     Analysis, Candidate, LoopSpec, Partition, Placement, Strategy, Unordered2d, analyze, choose,
 };
 
-use crate::pool::{as_worker, broadcast, current_threads, in_worker};
+use crate::array::view::{SharedMut, ViewMut, WORKER_BITS, Window};
+use crate::pool::{as_worker, broadcast, current_threads, in_worker, prefetch};
 use crate::space::Space;
 use crate::testing::{self, LoopRun};
-use crate::view::{SharedMut, ViewMut, Window};
 
 /// Plans kept per loop, at most; the oldest goes first.
 const MAX_PLANS: usize = 32;
@@ -373,7 +373,7 @@ pub struct Block<'a, S: Space> {
     /// Whether the block ends its worker's part of a step (buffers are applied after it).
     pub(crate) step_end: bool,
     /// Arrays whose rows the iterations reach by key, registered as their views are made.
-    pub(crate) streams: std::cell::RefCell<Vec<crate::prefetch::RowStream>>,
+    pub(crate) streams: std::cell::RefCell<Vec<prefetch::RowStream>>,
     /// The loop call the block belongs to (unique per call, never 0).
     call: u64,
     /// Arrays (indices into the spec) the block has a view of: one each.
@@ -432,7 +432,7 @@ impl<'a, S: Space> Block<'a, S> {
         }
         if let Some(Some(dim)) = self.state.row_dims().get(array) {
             let shape = shared.shape();
-            self.streams.borrow_mut().push(crate::prefetch::RowStream {
+            self.streams.borrow_mut().push(prefetch::RowStream {
                 base: shared.ptr() as usize,
                 row_bytes: shape[1..].iter().product::<usize>() * std::mem::size_of::<T>(),
                 array_bytes: shape.iter().product::<usize>() * std::mem::size_of::<T>(),
@@ -475,15 +475,15 @@ impl<'a, S: Space> Block<'a, S> {
     #[inline]
     fn for_each_plain<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
         // Iterations reaching rows by their keys: request the rows `AHEAD` entries early.
-        let streams = crate::prefetch::worth_it(std::mem::take(&mut *self.streams.borrow_mut()));
+        let streams = prefetch::worth_it(std::mem::take(&mut *self.streams.borrow_mut()));
         if !streams.is_empty()
             && self.list.is_none()
             && let Some(blocks) = self.blocks
             && let Some((keys, stride)) = self.space.block_keys(blocks, self.id)
             && stride > 0
         {
-            let ahead = crate::prefetch::AHEAD * stride;
-            for k in keys.chunks_exact(stride).take(crate::prefetch::AHEAD) {
+            let ahead = prefetch::AHEAD * stride;
+            for k in keys.chunks_exact(stride).take(prefetch::AHEAD) {
                 streams.iter().for_each(|s| s.fetch(k));
             }
             let mut next = ahead;
@@ -1464,9 +1464,9 @@ fn run_recorded_inner<S, R, F>(
     // to the batch part and so reads as unclaimed. Claimants: worker `w` is `w + 1`, the
     // split components' marker `p + 1` (nobody may touch their elements until a piece
     // claims them), piece `k` is `p + 2 + k`.
-    debug_assert!(p + 2 + strads_analysis::MAX_PIECES < 1 << crate::view::WORKER_BITS);
+    debug_assert!(p + 2 + strads_analysis::MAX_PIECES < 1 << WORKER_BITS);
     let stamp = |b: usize, claimant: usize| -> u64 {
-        ((plan_call << 24 | (b as u64 + 1)) << crate::view::WORKER_BITS) | (claimant as u64 + 1)
+        ((plan_call << 24 | (b as u64 + 1)) << WORKER_BITS) | (claimant as u64 + 1)
     };
     let piece_stamp = |b: usize, k: usize| stamp(b, p + 1 + k);
     let windows = |stamp: u64| -> Vec<Window> {

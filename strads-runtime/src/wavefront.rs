@@ -14,8 +14,8 @@ use strads_analysis::{
     Candidate, LoopSpec, Partition, Placement, Strategy, Subscript, tile_axes, tile_bounded,
 };
 
+use crate::array::view::{TileWindow, Window};
 use crate::space::Space;
-use crate::view::{TileWindow, Window};
 
 /// A planned wavefront.
 pub(crate) struct Tiles<B> {
