@@ -19,11 +19,11 @@ use std::ops::{Index, IndexMut};
 
 use strads_analysis::Accesses;
 
-use crate::access::{ArrayMut, ArrayRef, offset};
+use crate::array::access::{ArrayMut, ArrayRef, offset};
 use crate::array::index_panic_in;
+use crate::array::view::SharedMut;
 use crate::exec::LoopState;
 use crate::space::Space;
-use crate::view::SharedMut;
 
 /// One recording pass over a loop's iterations, as the generated code sees it.
 pub struct Recording<'a, S: Space> {

@@ -2,12 +2,12 @@
 
 use std::cell::{Cell, RefCell};
 
+use crate::array::view::{Owners, SharedMut, ViewMut};
 use crate::exec::rounds::Segments;
 use crate::exec::state::LoopState;
 use crate::plan::Window;
 use crate::space::Space;
 use crate::sync::{Lender, sealed};
-use crate::view::{Owners, SharedMut, ViewMut};
 
 /// One block of one loop call, as the generated code sees it.
 pub struct Block<'a, S: Space> {
@@ -28,7 +28,7 @@ pub struct Block<'a, S: Space> {
     pub(crate) round: Cell<usize>,
     pub(crate) finished: Cell<bool>,
     /// Arrays whose rows the iterations reach by key, registered as their views are made.
-    pub(crate) streams: RefCell<Vec<crate::prefetch::RowStream>>,
+    pub(crate) streams: RefCell<Vec<crate::pool::prefetch::RowStream>>,
     /// The loop call the block belongs to (unique per call, never 0).
     pub(crate) call: u64,
     /// Arrays (indices into the spec) the block has a view of: one each.
@@ -89,12 +89,14 @@ impl<'a, S: Space> Block<'a, S> {
         }
         if let Some(Some(dim)) = self.state.row_dims().get(array) {
             let shape = shared.shape();
-            self.streams.borrow_mut().push(crate::prefetch::RowStream {
-                base: shared.ptr() as usize,
-                row_bytes: shape[1..].iter().product::<usize>() * std::mem::size_of::<T>(),
-                array_bytes: shape.iter().product::<usize>() * std::mem::size_of::<T>(),
-                dim: *dim,
-            });
+            self.streams
+                .borrow_mut()
+                .push(crate::pool::prefetch::RowStream {
+                    base: shared.ptr() as usize,
+                    row_bytes: shape[1..].iter().product::<usize>() * std::mem::size_of::<T>(),
+                    array_bytes: shape.iter().product::<usize>() * std::mem::size_of::<T>(),
+                    dim: *dim,
+                });
         }
         shared.view(name, &self.windows[array], self.owners)
     }
@@ -136,15 +138,16 @@ impl<'a, S: Space> Block<'a, S> {
     #[inline]
     fn for_each_plain<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
         // Iterations reaching rows by their keys: request the rows `AHEAD` entries early.
-        let streams = crate::prefetch::worth_it(std::mem::take(&mut *self.streams.borrow_mut()));
+        let streams =
+            crate::pool::prefetch::worth_it(std::mem::take(&mut *self.streams.borrow_mut()));
         if !streams.is_empty()
             && self.list.is_none()
             && let Some(blocks) = self.blocks
             && let Some((keys, stride)) = self.space.block_keys(blocks, self.id)
             && stride > 0
         {
-            let ahead = crate::prefetch::AHEAD * stride;
-            for k in keys.chunks_exact(stride).take(crate::prefetch::AHEAD) {
+            let ahead = crate::pool::prefetch::AHEAD * stride;
+            for k in keys.chunks_exact(stride).take(crate::pool::prefetch::AHEAD) {
                 streams.iter().for_each(|s| s.fetch(k));
             }
             let mut next = ahead;

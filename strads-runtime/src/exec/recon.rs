@@ -10,10 +10,10 @@ use super::block::Block;
 use super::state::PlanKey;
 use super::threads::{self, Execution};
 use super::{Call, LoopState};
+use crate::array::view::Owners;
 use crate::plan;
 use crate::record::Recording;
 use crate::space::Space;
-use crate::view::Owners;
 
 /// A reconnaissance plan: its schedule and the ownership table its runs claim.
 pub(crate) struct ReconPlan {

@@ -9,6 +9,7 @@
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering;
 
+use crate::array::view::Owners;
 use crate::exec::block::Block;
 use crate::exec::rounds::Segments;
 use crate::exec::state::LoopState;
@@ -16,7 +17,6 @@ use crate::plan::{Claim, Schedule, Unit, stamp};
 use crate::pool::{as_worker, broadcast};
 use crate::space::Space;
 use crate::sync::{BreakOnPanic, Parked, PhaseBarrier, Signals, Turns, next_call};
-use crate::view::Owners;
 
 /// One call to execute.
 pub(crate) struct Execution<'a, S: Space> {

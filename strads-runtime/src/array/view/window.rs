@@ -1,216 +1,14 @@
-//! Workers' views of the arrays a parallel loop writes.
-//!
-//! A [`SharedMut`] turns the caller's `&mut DistArray` into a pointer every worker may use;
-//! a [`ViewMut`] is one worker's window on it for one block: an axis and a range of that
-//! axis the worker owns for the block (or read-only access to everything). Every access
-//! checks the window, so a plan that is wrong shows up as a panic naming the array and the
-//! index, never as a data race.
-//!
-//! The one invariant the executor keeps for these views to be sound: **while two views of
-//! the same array are alive on different threads, no element one view may write is in
-//! another live view's window**. Local partitions are disjoint by construction (ranges of
-//! an axis, or for strided subscripts the exact indices each range of the dim reaches,
-//! which [`strads_analysis::alignments`] proves disjoint from what any other range
-//! reaches), a rotated partition is held by one worker at a time (it travels around the
-//! ring by hand-off), wavefront tiles that may run at once are checked when the plan is
-//! made, and read-only views exist only for arrays no view writes.
+//! [`ViewMut`]: one worker's window on an array for one block, and the windows
+//! (`plan::Window`, `plan::TileWindow`, ownership stamps) its accesses are checked against.
 
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
 
-use crate::access::{ArrayMut, ArrayRef, offset};
-use crate::array::{DistArray, index_panic_in};
-use crate::plan::{TileWindow, WORKER_BITS, Window, stamp};
+use crate::array::access::{ArrayMut, ArrayRef, offset};
+use crate::array::index_panic_in;
 
-/// A `&mut DistArray` lent to the workers of one parallel loop call.
-pub struct SharedMut<'a, T, const N: usize> {
-    ptr: *mut T,
-    shape: [usize; N],
-    /// The application point ([`Parked`](crate::sync::Parked)) that last took the array
-    /// through [`exclusive`](SharedMut::exclusive); 0 for none.
-    lent: std::sync::atomic::AtomicU64,
-    /// The loop call it serves once a block viewed it or a token took it (0 before).
-    call: std::sync::atomic::AtomicU64,
-    /// The array (index into the loop's spec) it serves once a block viewed it, plus 1.
-    array: std::sync::atomic::AtomicUsize,
-    _borrow: PhantomData<&'a mut DistArray<T, N>>,
-}
-
-// SAFETY: `SharedMut` only hands out `ViewMut`s, whose accesses are confined to ranges the
-// executor gives to one thread at a time (see the module docs); sending or sharing the
-// pointer among threads is then like sharing `&mut [T]` chunks, which needs `T: Send`.
-unsafe impl<T: Send, const N: usize> Send for SharedMut<'_, T, N> {}
-// SAFETY: as above; read-only views read concurrently only arrays no view writes, which
-// needs `T: Sync`.
-unsafe impl<T: Send + Sync, const N: usize> Sync for SharedMut<'_, T, N> {}
-
-impl<'a, T, const N: usize> SharedMut<'a, T, N> {
-    /// Lends `array`, which the loop writes, to the workers for as long as `'a`.
-    pub fn new(array: &'a mut DistArray<T, N>) -> Self {
-        SharedMut {
-            ptr: array.data_mut_ptr(),
-            shape: array.shape(),
-            lent: std::sync::atomic::AtomicU64::new(0),
-            call: std::sync::atomic::AtomicU64::new(0),
-            array: std::sync::atomic::AtomicUsize::new(0),
-            _borrow: PhantomData,
-        }
-    }
-
-    /// Binds the array to array `array` of loop call `call` (the first time), or checks it
-    /// is bound to them: `false` when it serves another array or call.
-    pub(crate) fn lend_to(&self, call: u64, array: usize) -> bool {
-        use std::sync::atomic::Ordering::Relaxed;
-        self.serves(call)
-            && match self.array.compare_exchange(0, array + 1, Relaxed, Relaxed) {
-                Ok(_) => true,
-                Err(a) => a == array + 1,
-            }
-    }
-
-    /// Binds the array to loop call `call`, or checks it is bound to it.
-    fn serves(&self, call: u64) -> bool {
-        use std::sync::atomic::Ordering::Relaxed;
-        match self.call.compare_exchange(0, call, Relaxed, Relaxed) {
-            Ok(_) => true,
-            Err(c) => c == call,
-        }
-    }
-
-    /// A view limited to `window`. The executor is responsible for the module's invariant.
-    pub(crate) fn view<'s>(
-        &'s self,
-        name: &'static str,
-        window: &'s Window,
-        owners: Option<Owners<'s>>,
-    ) -> ViewMut<'s, T, N> {
-        let mut owned = None;
-        let mut lattice = None;
-        let (axis, lo, hi, writable, tiles) = match window {
-            Window::All { writable } => (0, 0, self.shape[0], *writable, None),
-            Window::Range {
-                axis,
-                lo,
-                hi,
-                writable,
-            } => (*axis, *lo, (*hi).min(self.shape[*axis]), *writable, None),
-            Window::Tiles(t) => (0, 0, 0, true, Some(&**t)),
-            Window::Owned {
-                base,
-                batch,
-                claimant,
-            } => {
-                let o = owners.expect("ownership windows come with their table");
-                owned = Some((o.table, *base, stamp(o.call, *batch, *claimant, o.workers)));
-                (0, 0, 0, true, None)
-            }
-            Window::Lattice {
-                align,
-                lo,
-                hi,
-                writable,
-            } => {
-                lattice = Some(*align);
-                (align.axis, *lo, *hi, *writable, None)
-            }
-        };
-        // A row spans every index of the other axes: rows are reachable through axis 0's
-        // window, or all of them when the window is the whole axis. Tiles have no rows;
-        // owned elements are checked one by one.
-        let (row_lo, row_hi) = if tiles.is_some() || owned.is_some() || lattice.is_some() {
-            (0, 0)
-        } else if lo == 0 && hi == self.shape[axis] {
-            (0, self.shape[0])
-        } else if axis == 0 {
-            (lo, hi)
-        } else {
-            (0, 0)
-        };
-        ViewMut {
-            ptr: self.ptr,
-            shape: self.shape,
-            row_len: self.shape[1..].iter().product(),
-            axis,
-            lo,
-            hi,
-            row_lo,
-            row_hi,
-            writable,
-            tiles,
-            owned,
-            lattice,
-            name,
-            _borrow: PhantomData,
-        }
-    }
-}
-
-impl<'a, T, const N: usize> SharedMut<'a, T, N> {
-    /// The whole array, mutable, while every worker of the call is parked at a point
-    /// where buffers are applied (the [`Parked`](crate::sync::Parked) token proves it):
-    /// how an apply function updates arrays the workers read.
-    ///
-    /// # Panics
-    /// When the array was already taken with the same token.
-    #[allow(clippy::mut_from_ref)] // exclusive by the token, checked below
-    pub fn exclusive<'p>(&'p self, parked: &'p crate::sync::Parked) -> &'p mut [T] {
-        if !self.serves(parked.call()) {
-            panic!(
-                "strads: an array lent to one loop call was taken with another call's token \
-                 (please report it)"
-            );
-        }
-        let point = parked.point();
-        if self.lent.swap(point, std::sync::atomic::Ordering::Relaxed) == point {
-            panic!("strads: an array was lent twice at one application point (please report it)");
-        }
-        let len = self.shape.iter().product();
-        // SAFETY: a `Parked` exists only while every worker of its call waits at a
-        // barrier (or, in a serial replay, between iterations), stays on its thread, and
-        // this array serves that call alone (checked above: its views are that call's): no view of this array is
-        // being read or written and no reference from one is alive, since views hand out
-        // references only for the length of an iteration. Tokens are unique per
-        // application point and the check above lends the array once per token, so no
-        // two slices alias. The slice lives no longer than the token, which the runtime
-        // drops before releasing the workers; `ptr` is valid for `len` elements for `'a`
-        // (see `new`).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
-    }
-}
-
-impl<'a, T, const N: usize> SharedMut<'a, T, N> {
-    /// Lends `array`, which the loop only reads (its views are read-only), keeping its
-    /// version: plans made from its contents stay valid.
-    pub fn new_unwritten(array: &'a mut DistArray<T, N>) -> Self {
-        SharedMut {
-            ptr: array.data_ptr_unversioned(),
-            shape: array.shape(),
-            lent: std::sync::atomic::AtomicU64::new(0),
-            call: std::sync::atomic::AtomicU64::new(0),
-            array: std::sync::atomic::AtomicUsize::new(0),
-            _borrow: PhantomData,
-        }
-    }
-
-    /// The array's shape.
-    pub(crate) fn shape(&self) -> [usize; N] {
-        self.shape
-    }
-
-    /// The array's first element, for recording views.
-    pub(crate) fn ptr(&self) -> *const T {
-        self.ptr
-    }
-}
-
-impl<T, const N: usize> fmt::Debug for SharedMut<'_, T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SharedMut")
-            .field("shape", &self.shape)
-            .finish()
-    }
-}
+pub(crate) use crate::plan::{TileWindow, WORKER_BITS, Window};
 
 /// A reconnaissance call's ownership table: what [`Window::Owned`] windows check.
 #[derive(Clone, Copy, Debug)]
@@ -233,24 +31,24 @@ fn owns_element(table: &[std::sync::atomic::AtomicU64], e: usize, stamp: u64, wr
 
 /// One worker's window on an array for one block.
 pub struct ViewMut<'s, T, const N: usize> {
-    ptr: *mut T,
-    shape: [usize; N],
-    row_len: usize,
-    axis: usize,
-    lo: usize,
-    hi: usize,
+    pub(super) ptr: *mut T,
+    pub(super) shape: [usize; N],
+    pub(super) row_len: usize,
+    pub(super) axis: usize,
+    pub(super) lo: usize,
+    pub(super) hi: usize,
     /// Rows `row_lo..row_hi` lie inside the window (and inside the shape).
-    row_lo: usize,
-    row_hi: usize,
-    writable: bool,
+    pub(super) row_lo: usize,
+    pub(super) row_hi: usize,
+    pub(super) writable: bool,
     /// A wavefront tile's window instead of `axis`/`lo`/`hi`.
-    tiles: Option<&'s TileWindow>,
+    pub(super) tiles: Option<&'s TileWindow>,
     /// Reconnaissance ownership: `(table, base, stamp)` instead of `axis`/`lo`/`hi`.
-    owned: Option<(&'s [std::sync::atomic::AtomicU64], usize, u64)>,
+    pub(super) owned: Option<(&'s [std::sync::atomic::AtomicU64], usize, u64)>,
     /// A strided window: `lo..hi` are the dim's range, checked through the alignment.
-    lattice: Option<strads_analysis::Align>,
-    name: &'static str,
-    _borrow: PhantomData<&'s mut [T]>,
+    pub(super) lattice: Option<strads_analysis::Align>,
+    pub(super) name: &'static str,
+    pub(super) _borrow: PhantomData<&'s mut [T]>,
 }
 
 impl<T, const N: usize> fmt::Debug for ViewMut<'_, T, N> {
@@ -474,80 +272,11 @@ impl<T, const N: usize> ArrayMut<T, N> for ViewMut<'_, T, N> {
     }
 }
 
-/// An array a loop only reads, as the parallel body reaches it: the array itself, with its
-/// name for the message when an index falls outside it.
-pub struct Named<'a, T, const N: usize> {
-    data: &'a [T],
-    shape: [usize; N],
-    row_len: usize,
-    name: &'static str,
-}
-
-impl<T, const N: usize> fmt::Debug for Named<'_, T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Named")
-            .field("array", &self.name)
-            .field("shape", &self.shape)
-            .finish()
-    }
-}
-
-impl<'a, T, const N: usize> Named<'a, T, N> {
-    /// `array`, called `name` in the loop.
-    pub fn new(array: &'a DistArray<T, N>, name: &'static str) -> Self {
-        let shape = array.shape();
-        Named {
-            data: array.as_slice(),
-            shape,
-            row_len: shape[1..].iter().product(),
-            name,
-        }
-    }
-}
-
-impl<T, const N: usize> Index<[usize; N]> for Named<'_, T, N> {
-    type Output = T;
-    #[inline(always)]
-    fn index(&self, idx: [usize; N]) -> &T {
-        match offset(&self.shape, &idx) {
-            Some(o) => &self.data[o],
-            None => index_panic_in(self.name, &idx, &self.shape),
-        }
-    }
-}
-
-impl<T> Index<usize> for Named<'_, T, 1> {
-    type Output = T;
-    #[inline(always)]
-    fn index(&self, i: usize) -> &T {
-        match self.data.get(i) {
-            Some(x) => x,
-            None => index_panic_in(self.name, &[i], &self.shape),
-        }
-    }
-}
-
-impl<T, const N: usize> ArrayRef<T, N> for Named<'_, T, N> {
-    #[inline(always)]
-    fn shape(&self) -> [usize; N] {
-        self.shape
-    }
-    #[inline(always)]
-    fn row(&self, i: usize) -> &[T] {
-        if i >= self.shape[0] {
-            index_panic_in(self.name, &[i], &self.shape[..1]);
-        }
-        &self.data[i * self.row_len..(i + 1) * self.row_len]
-    }
-    #[inline(always)]
-    fn get(&self, idx: [usize; N]) -> Option<&T> {
-        offset(&self.shape, &idx).map(|o| &self.data[o])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::DistArray;
+    use crate::array::view::SharedMut;
 
     #[test]
     fn window_allows_owned_rows_only() {

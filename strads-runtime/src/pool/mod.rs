@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+pub(crate) mod prefetch;
+
 thread_local! {
     static THREADS: Cell<Option<usize>> = const { Cell::new(None) };
     static IN_WORKER: Cell<bool> = const { Cell::new(false) };

@@ -1,0 +1,39 @@
+//! Dense and sparse arrays: the data a parallel loop reads, writes and iterates, and the
+//! ways a loop reaches them: access traits, workers' views, write-back buffers, captures,
+//! reductions, per-iteration randomness and the small linear algebra the bodies use.
+
+pub(crate) mod access;
+pub(crate) mod buffer;
+pub(crate) mod cache;
+pub(crate) mod capture;
+mod dense;
+pub(crate) mod linalg;
+pub(crate) mod reduce;
+pub(crate) mod rng;
+mod sparse;
+pub(crate) mod view;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use dense::{DenseIter, DistArray, RandomValue};
+pub use sparse::{SparseArray, SparseIter, SparseIterMut};
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A process-unique identity, so caches can tell arrays apart without comparing contents.
+pub(crate) fn fresh_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
+#[cold]
+#[inline(never)]
+pub(crate) fn index_panic(idx: &[usize], shape: &[usize]) -> ! {
+    panic!("index {idx:?} is outside the array's shape {shape:?}")
+}
+
+/// [`index_panic`] for an array a loop names: the message says which.
+#[cold]
+#[inline(never)]
+pub(crate) fn index_panic_in(name: &str, idx: &[usize], shape: &[usize]) -> ! {
+    panic!("strads: index {idx:?} of `{name}` is outside the array's shape {shape:?}")
+}

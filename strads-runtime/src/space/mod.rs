@@ -1,0 +1,101 @@
+//! Iteration spaces: what a parallel loop runs over, split into blocks.
+//!
+//! A sparse space is bucketed once per partitioning: its entries are copied block by block
+//! into one contiguous buffer (stable, so a block keeps the entries' original order), and the
+//! buffer is cached inside the array for every later call. Dense spaces and ranges need no
+//! copy: a block is a box of index ranges.
+
+mod dense;
+mod grid;
+mod sparse;
+
+use std::sync::Arc;
+
+use strads_analysis::Partition;
+
+pub use dense::BoxBlocks;
+pub use grid::{GridSpace, RangeDim, RangeSpace};
+pub use sparse::Buckets;
+
+/// What a `#[parallel_for]` loop can iterate over.
+pub trait Space: Sync {
+    /// What one iteration receives: `([usize; N], &T)` for arrays, `usize` for ranges.
+    type Item<'a>
+    where
+        Self: 'a;
+    /// The space split into blocks.
+    type Blocks: Send + Sync + 'static;
+
+    /// Number of iteration dims.
+    fn n_dims(&self) -> usize;
+    /// Number of iterations.
+    fn len(&self) -> usize;
+    /// Whether there is no iteration.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Upper bound (exclusive) of every dim's index.
+    fn extents(&self) -> Vec<usize>;
+    /// A key that identifies this space's contents while it lives, for plan caches.
+    fn identity(&self) -> String;
+    /// `p` partitions of `dim`, balanced by iteration count.
+    fn partition(&self, dim: usize, p: usize) -> Partition;
+    /// The blocks of the grid of `parts[k]` over `dims[k]`; block ids are row-major over
+    /// the grid (`s * P + t` for 2D).
+    fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<Self::Blocks>;
+    /// Blocks chosen by `block_of(index)` (one of `n_blocks`), each keeping the serial
+    /// order; `key` names the function for caches (same key, same function).
+    fn blocks_by(
+        &self,
+        key: &str,
+        n_blocks: usize,
+        block_of: &(dyn Fn(&[usize]) -> usize + Sync),
+    ) -> Arc<Self::Blocks>;
+    /// Runs `f` over block `block`'s iterations in order, pushing each iteration's id to
+    /// `trace` when given.
+    fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
+        &'a self,
+        blocks: &'a Self::Blocks,
+        block: usize,
+        trace: Option<&mut Vec<usize>>,
+        f: F,
+    );
+    /// Iteration `id` (its position in the serial order).
+    fn item(&self, id: usize) -> Self::Item<'_>;
+    /// Number of iterations in block `block`.
+    fn block_len(&self, blocks: &Self::Blocks, block: usize) -> usize;
+    /// The keys of block `block`'s iterations in the order [`for_each_in`] visits them,
+    /// flattened, and the number of components per key: what the runtime prefetches
+    /// rows by. `None` where keys are not stored (dense spaces walk their boxes in order).
+    ///
+    /// [`for_each_in`]: Space::for_each_in
+    fn block_keys<'s>(
+        &'s self,
+        _blocks: &'s Self::Blocks,
+        _block: usize,
+    ) -> Option<(&'s [u32], usize)> {
+        None
+    }
+    /// Whether the serial order is the order of the indices (lexicographic), the order
+    /// dependence vectors speak of.
+    fn in_index_order(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    /// Every block's indices (shared by the submodules' tests).
+    pub(super) fn collect<S: Space>(s: &S, dims: &[usize], p: usize) -> Vec<Vec<usize>> {
+        let parts: Vec<Partition> = dims.iter().map(|&d| s.partition(d, p)).collect();
+        let blocks = s.blocks(dims, &parts);
+        (0..p.pow(dims.len() as u32))
+            .map(|b| {
+                let mut ids = Vec::new();
+                s.for_each_in(&blocks, b, Some(&mut ids), |_| {});
+                ids
+            })
+            .collect()
+    }
+}
