@@ -1,0 +1,296 @@
+//! The rewritten function: the original loop when serial, else one `Call` of the runtime
+//! with the loop's spaces, arrays, buffers and reductions.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use super::arrays::Arrays;
+use super::body::ReductionCode;
+use super::captures::Captures;
+use super::spec::lit;
+use crate::front::{LoopFn, SpaceSrc};
+use crate::walk::Walked;
+
+/// The parts the function's new body is made of.
+pub(super) struct Parts<'a, 'f> {
+    pub(super) f: &'f LoopFn,
+    pub(super) walked: &'a Walked,
+    pub(super) captures: &'a Captures<'f>,
+    pub(super) arrays: &'a Arrays,
+    pub(super) red: &'a ReductionCode,
+    pub(super) struct_name: &'a syn::Ident,
+    /// `let __space = ..;`
+    pub(super) space_init: &'a TokenStream,
+    /// The loop struct's value.
+    pub(super) init: &'a TokenStream,
+    /// Whether the loop is planned by reconnaissance.
+    pub(super) recon: bool,
+}
+
+/// The statements that replace the loop: serial or one call of the runtime.
+pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
+    let Parts {
+        f,
+        walked,
+        captures,
+        arrays,
+        red,
+        struct_name,
+        space_init,
+        init,
+        recon,
+    } = parts;
+    let private = quote!(::strads::__private);
+    let Arrays {
+        body_args: body_args_parallel,
+        views,
+        rec_views,
+        buffers,
+        shared,
+        ..
+    } = arrays;
+    let ReductionCode {
+        begin: red_begin,
+        block: red_block,
+        push: red_push,
+        end: red_end,
+        ..
+    } = red;
+    let restore = &captures.restore;
+    let captures = &captures.list;
+    let shapes: Vec<TokenStream> = f
+        .arrays
+        .iter()
+        .map(|a| {
+            let i = &a.ident;
+            quote!(&#i.shape())
+        })
+        .collect();
+    let n_arrays = lit(f.arrays.len() as i128);
+    let original_loop = &f.item.block.stmts[f.loop_index];
+    let restore_pats: Vec<_> = restore.iter().map(|(p, _)| p).collect();
+    let restore_idents: Vec<_> = restore.iter().map(|(_, i)| i).collect();
+    let struct_pat = if restore_idents.is_empty() {
+        quote!()
+    } else {
+        quote!(let #struct_name { #(#restore_idents,)* .. } = __loop;)
+    };
+    let state = quote! {
+        static __STRADS_LOOP: #private::LoopState = #private::LoopState::new(#struct_name::SPEC);
+    };
+    let buffered = !buffers.is_empty();
+    // Buffered arrays: a block (and a replayed round) reaches its worker's copy.
+    let buffer_views: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(ident, buf, _)| quote!(let mut #ident = #buf.view_in(&*__blk);))
+        .collect();
+    let space_ident = match f.space {
+        SpaceSrc::Array(a) => Some(&f.arrays[a].ident),
+        SpaceSrc::Range { .. } => None,
+    };
+    let parallel_body = if f.values_mut {
+        quote!(__blk.for_each_mut(__vals, |__it| __loop.body(__it, #(#body_args_parallel),*));)
+    } else {
+        quote!(__blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));)
+    };
+    let buffers_new: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(ident, buf, src)| {
+            let name = ident.to_string();
+            quote!(let #buf = #private::Buffered::new(#src, __call.workers()).named(#name);)
+        })
+        .collect();
+    // Buffers with `apply = f(..)` hand their updates to `f`; the others are merged.
+    let apply_fn = |ident: &syn::Ident| {
+        f.applies
+            .iter()
+            .find(|(b, _, _)| &f.arrays[*b].ident == ident)
+            .map(|(_, func, targets)| (func, targets))
+    };
+    let apply_of = |ident: &syn::Ident| {
+        apply_fn(ident).map(|(func, targets)| {
+            let targets = targets.iter().map(|&t| {
+                let t = &f.arrays[t].ident;
+                quote!(&mut #t.as_mut_slice()[__e])
+            });
+            quote!(|__e, __u| #func(__u, #(#targets),*))
+        })
+    };
+    let buffers_finish: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(ident, buf, _)| match apply_of(ident) {
+            Some(apply) => quote!(#buf.finish_apply(#apply);),
+            None => quote!(#buf.finish();),
+        })
+        .collect();
+    // Application points during the call: while every worker waits, through the arrays'
+    // lent pointers (parallel run), or directly (replay, one thread).
+    let buffers_apply: Vec<TokenStream> = buffers
+        .iter()
+        .map(|(ident, buf, _)| match apply_fn(ident) {
+            Some((func, targets)) => {
+                let ex: Vec<_> = targets
+                    .iter()
+                    .map(|&t| format_ident!("__{}_ex", f.arrays[t].ident))
+                    .collect();
+                let lent = targets
+                    .iter()
+                    .map(|&t| format_ident!("__{}", f.arrays[t].ident));
+                quote! {
+                    #(let #ex = #lent.exclusive(__parked);)*
+                    #buf.apply_with(__parked, |__e, __u| #func(__u, #(&mut #ex[__e]),*));
+                }
+            }
+            None => quote!(#buf.apply(__parked);),
+        })
+        .collect();
+    // The original loop updates a buffer with `apply` in place: hand the difference over
+    // (every `max_delay` iterations as well, as the parallel run does).
+    let mut serial_pre = Vec::new();
+    let mut serial_post = Vec::new();
+    let mut serial_every = Vec::new();
+    for (ident, _, src) in buffers {
+        if let Some(apply) = apply_of(ident) {
+            let before = format_ident!("__{}_before", ident);
+            serial_pre.push(quote!(let #before = #ident.clone();));
+            serial_every.push(quote!(#private::Buffered::apply_serial(#src, &#before, #apply);));
+            serial_post.push(quote!(#private::Buffered::apply_serial(#src, &#before, #apply);));
+        }
+    }
+    let original_loop = match f.max_delay {
+        Some(n) if !serial_every.is_empty() => {
+            let n = lit(n as i128);
+            let mut counted = f.for_loop.clone();
+            let tick: Vec<syn::Stmt> = syn::parse_quote! {
+                if __strads_n > 0 && __strads_n % #n == 0 {
+                    #(#serial_every)*
+                }
+                __strads_n += 1;
+            };
+            crate::front::innermost_body_mut(&mut counted, f.nest.len())
+                .stmts
+                .splice(0..0, tick);
+            // The counter counts iterations the way `continue` cannot skip.
+            counted
+                .attrs
+                .push(syn::parse_quote!(#[allow(clippy::explicit_counter_loop)]));
+            serial_pre.push(quote!(let mut __strads_n: usize = 0;));
+            quote!(#counted)
+        }
+        _ => quote!(#original_loop),
+    };
+    let block_closure = if f.values_mut {
+        quote! {
+            |__blk, __vals| {
+                #(#views)*
+                #(#buffer_views)*
+                #red_block
+                #parallel_body
+                #red_push
+            }
+        }
+    } else {
+        quote! {
+            |__blk| {
+                #(#views)*
+                #(#buffer_views)*
+                #red_block
+                #parallel_body
+                #red_push
+            }
+        }
+    };
+    // With buffers, the call applies them at the schedule's application points.
+    let buffered_call =
+        buffered.then(|| quote!(.buffered(&|__parked: &#private::Parked| { #(#buffers_apply)* })));
+    let launch = if recon {
+        // Indirect subscripts: a survey pass over the same body (stand-in values, no
+        // writes) makes the plan on the first call with these contents.
+        quote! {
+            __call #buffered_call .run_recorded(
+                __space,
+                &__keys,
+                &__captured,
+                |__rec| {
+                    #(#rec_views)*
+                    #red_block
+                    __rec.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
+                },
+                #block_closure
+            );
+        }
+    } else if f.values_mut {
+        quote!(__call #buffered_call .run_mut(&mut *#space_ident, #block_closure);)
+    } else {
+        quote!(__call #buffered_call .run(__space, #block_closure);)
+    };
+    // Read before the arrays are lent to the workers.
+    let keys_stmt = recon.then(|| {
+        let keys = f.arrays.iter().map(|a| {
+            let i = &a.ident;
+            quote!(#i.contents_key())
+        });
+        // Captured values that may steer the accesses key the plan too.
+        let steer = captures
+            .iter()
+            .filter(|c| walked.steering.contains(&c.ident.to_string()))
+            .map(|c| {
+                let i = &c.ident;
+                quote!(#private::capture_key(&__loop.#i, &mut __captured);)
+            });
+        quote! {
+            let __keys: [(u64, u64); #n_arrays] = [#(#keys),*];
+            #[allow(unused_mut)]
+            let mut __captured: ::std::vec::Vec<u8> = ::std::vec::Vec::new();
+            #(#steer)*
+        }
+    });
+    // With buffers, the workers' views live in a block of their own: buffers' apply
+    // functions, after it, may update the arrays those views lent out.
+    let launch_scoped = if buffers_finish.is_empty() {
+        quote!(#(#shared)* #launch)
+    } else {
+        quote!({ #(#shared)* #launch })
+    };
+    let run = quote! {
+        // The space first: its bounds may read a capture that `__loop` then takes.
+        #space_init
+        let __loop = #init;
+        #red_begin
+        let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
+        let __call = #private::Call::new(&__STRADS_LOOP, &__shapes);
+        #keys_stmt
+        #(#buffers_new)*
+        #launch_scoped
+        #(#buffers_finish)*
+        #red_end
+        #struct_pat
+    };
+    let run = if restore.is_empty() {
+        quote! {
+            #state
+            if #private::serial_run(&__STRADS_LOOP) {
+                #(#serial_pre)*
+                #original_loop
+                #(#serial_post)*
+            } else {
+                #run
+            }
+        }
+    } else {
+        quote! {
+            #state
+            #[allow(unused_variables, unused_mut)]
+            let (#(#restore_pats,)*) = if #private::serial_run(&__STRADS_LOOP) {
+                #(#serial_pre)*
+                #original_loop
+                #(#serial_post)*
+                (#(#restore_idents,)*)
+            } else {
+                #run
+                (#(#restore_idents,)*)
+            };
+        }
+    };
+    run
+}

@@ -1,0 +1,133 @@
+//! The loop IR as a `const`, and small token helpers.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use strads_analysis::{AccessKind, LoopSpec, Space, Subscript};
+
+pub(super) fn lit(n: impl Into<i128>) -> proc_macro2::Literal {
+    proc_macro2::Literal::i128_unsuffixed(n.into())
+}
+
+pub(super) fn camel(s: &str) -> String {
+    s.split('_')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let mut c = p.chars();
+            match c.next() {
+                Some(first) => first.to_uppercase().chain(c).collect::<String>(),
+                None => String::new(),
+            }
+        })
+        .collect()
+}
+
+/// The spec as a constant expression. Every slice is its own `const`: a borrowed slice of
+/// values with drop glue is only `'static` as the whole initializer of a constant.
+pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
+    let p = quote!(::strads::__private);
+    let name = spec.name.as_ref();
+    let dims = spec.dims.iter().map(|d| {
+        let d = d.as_ref();
+        quote!(#p::Cow::Borrowed(#d))
+    });
+    let space = match spec.space {
+        Space::Array { array, sparse } => {
+            quote!(#p::Space::Array { array: #array, sparse: #sparse })
+        }
+        Space::Range => quote!(#p::Space::Range),
+    };
+    let arrays = spec.arrays.iter().map(|a| {
+        let (n, r, m) = (a.name.as_ref(), lit(a.rank as i128), a.mutable);
+        let additive = a.additive.then(|| quote!(.additive()));
+        let steers = a.steers.then(|| quote!(.steers()));
+        quote!(#p::ArraySpec::new(#n, #r, #m) #additive #steers)
+    });
+    let mut sub_consts = Vec::new();
+    let accesses: Vec<TokenStream> = spec
+        .accesses
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let array = lit(a.array as i128);
+            let kind = match a.kind {
+                AccessKind::Read => quote!(#p::AccessKind::Read),
+                AccessKind::Write => quote!(#p::AccessKind::Write),
+            };
+            let subs = a.subscripts.iter().map(|s| match s {
+                Subscript::Affine(f) => {
+                    let c = f.coeffs.iter().map(|&c| lit(c));
+                    let k = lit(f.constant);
+                    quote!(#p::Subscript::affine(&[#(#c),*], #k))
+                }
+                Subscript::Full => quote!(#p::Subscript::Full),
+                Subscript::Indirect => quote!(#p::Subscript::Indirect),
+            });
+            let sub_name = format_ident!("SUBSCRIPTS_{}", i);
+            sub_consts.push(quote!(const #sub_name: &[#p::Subscript] = &[#(#subs),*];));
+            let line = lit(a.line);
+            quote!(#p::Access::new(#array, #kind, #sub_name, #line))
+        })
+        .collect();
+    let ordered = spec.ordered;
+    let buffers = spec.buffers.iter().map(|b| {
+        let array = lit(b.array as i128);
+        match &b.apply {
+            None => quote!(#p::BufferSpec::new(#array)),
+            Some(ap) => {
+                let func = ap.function.as_ref();
+                let targets = ap.targets.iter().map(|&t| lit(t as i128));
+                quote!(#p::BufferSpec::applied(#array, #func, &[#(#targets),*]))
+            }
+        }
+    });
+    let max_delay = match spec.max_delay {
+        Some(n) => {
+            let n = lit(n as i128);
+            quote!(::core::option::Option::Some(#n))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let reductions = spec.reductions.iter().map(|r| {
+        let name = r.name.as_ref();
+        let op = match r.op {
+            strads_analysis::ReduceOp::Add => quote!(Add),
+            strads_analysis::ReduceOp::Mul => quote!(Mul),
+            strads_analysis::ReduceOp::Max => quote!(Max),
+            strads_analysis::ReduceOp::Min => quote!(Min),
+        };
+        quote!(#p::ReductionSpec::new(#name, #p::ReduceOp::#op))
+    });
+    quote! {
+        {
+            const DIMS: &[#p::Cow<'static, str>] = &[#(#dims),*];
+            const ARRAYS: &[#p::ArraySpec] = &[#(#arrays),*];
+            #(#sub_consts)*
+            const ACCESSES: &[#p::Access] = &[#(#accesses),*];
+            const BUFFERS: &[#p::BufferSpec] = &[#(#buffers),*];
+            const REDUCTIONS: &[#p::ReductionSpec] = &[#(#reductions),*];
+            #p::LoopSpec {
+                name: #p::Cow::Borrowed(#name),
+                dims: #p::Cow::Borrowed(DIMS),
+                space: #space,
+                arrays: #p::Cow::Borrowed(ARRAYS),
+                accesses: #p::Cow::Borrowed(ACCESSES),
+                ordered: #ordered,
+                buffers: #p::Cow::Borrowed(BUFFERS),
+                max_delay: #max_delay,
+                reductions: #p::Cow::Borrowed(REDUCTIONS),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::camel;
+
+    #[test]
+    fn camel_case() {
+        assert_eq!(camel("sgd_epoch"), "SgdEpoch");
+        assert_eq!(camel("lda__sweep_2"), "LdaSweep2");
+    }
+}
