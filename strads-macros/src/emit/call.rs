@@ -266,7 +266,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
         #red_end
         #struct_pat
     };
-    let run = if restore.is_empty() {
+    if restore.is_empty() {
         quote! {
             #state
             if #private::serial_run(&__STRADS_LOOP) {
@@ -291,6 +291,5 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
                 (#(#restore_idents,)*)
             };
         }
-    };
-    run
+    }
 }
