@@ -102,7 +102,7 @@
 /// A subscript computed from data (`w[features[k] as usize]`) cannot be analysed at compile
 /// time. Unless a static strategy still applies (an indirect subscript on an axis no
 /// partition needs), the loop is planned at run time: on the first call the body runs over
-/// every iteration in recording mode (arrays the loop writes read as `T::default()` and
+/// every iteration in a survey pass (arrays the loop writes read as `T::default()` and
 /// swallow writes, arrays it only reads give their real values, nothing changes), the
 /// recorded read and write sets group conflicting iterations into task groups (batches of
 /// connected components, largest first on the least-loaded worker; each worker runs its

@@ -94,7 +94,7 @@ impl Case {
         ];
         let shared = SharedMut::new(out);
         let (idx, idx2) = (&self.idx, &self.idx2);
-        Call::new(self.state, &shapes).run_recorded(
+        Call::new(self.state, &shapes).run_surveyed(
             &space,
             &keys,
             &[],
@@ -135,7 +135,7 @@ fn recording_mutates_nothing_and_plans_are_reused_until_inputs_change() {
             let shared = SharedMut::new(&mut out);
             let (idx, idx2) = (&case.idx, &case.idx2);
             with_threads(2, || {
-                Call::new(case.state, &shapes).run_recorded(
+                Call::new(case.state, &shapes).run_surveyed(
                     &space,
                     &keys,
                     &[],
@@ -189,7 +189,7 @@ fn a_run_that_strays_from_the_recording_panics() {
         w(target, 1.0);
     };
     with_threads(2, || {
-        Call::new(case.state, &shapes).run_recorded(
+        Call::new(case.state, &shapes).run_surveyed(
             &space,
             &keys,
             &[],

@@ -22,7 +22,7 @@ pub(super) struct Arrays {
     /// A block's views.
     pub(super) views: Vec<TokenStream>,
     /// The survey pass's views.
-    pub(super) rec_views: Vec<TokenStream>,
+    pub(super) survey_views: Vec<TokenStream>,
     /// (array, its `Buffered`, how to reach the array) of every write-back buffer.
     pub(super) buffers: Vec<(syn::Ident, syn::Ident, TokenStream)>,
     /// The arrays lent to the workers (`SharedMut`).
@@ -41,7 +41,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
     let mut params = Vec::new();
     let mut body_args = Vec::new();
     let mut views = Vec::new();
-    let mut rec_views = Vec::new();
+    let mut survey_views = Vec::new();
     // (array, its `Buffered`, how to reach the array) of every write-back buffer.
     let mut buffers: Vec<(syn::Ident, syn::Ident, TokenStream)> = Vec::new();
     let mut shared = Vec::new();
@@ -75,7 +75,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
                 quote!(&mut *#ident)
             };
             // Recording must not touch the copies: it gets a throwaway one.
-            rec_views.push(quote!(let mut #ident = #buf_ident.original().clone();));
+            survey_views.push(quote!(let mut #ident = #buf_ident.original().clone();));
             buffers.push((ident.clone(), buf_ident, src));
             // Blocks (and the replay) reach their worker's copy through a view.
             body_args.push(quote!(&mut #ident));
@@ -97,7 +97,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
             };
             shared.push(quote!(let #shared_ident = #private::SharedMut::#lend(#src);));
             views.push(quote!(let mut #ident = __blk.view_mut(&#shared_ident, #idx);));
-            rec_views.push(quote!(let mut #ident = __rec.view_mut(&#shared_ident, #idx);));
+            survey_views.push(quote!(let mut #ident = __survey.view_mut(&#shared_ident, #idx);));
             body_args.push(quote!(&mut #ident));
         } else {
             generics.push(quote!(#tp: #private::ArrayRef<#elem, #rank> #one_d));
@@ -112,7 +112,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
                 let name = ident.to_string();
                 let named = quote!(let #ident = #private::Named::new(#r, #name););
                 views.push(named.clone());
-                rec_views.push(named);
+                survey_views.push(named);
                 body_args.push(quote!(&#ident));
             } else {
                 body_args.push(r.clone());
@@ -142,7 +142,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
         params,
         body_args,
         views,
-        rec_views,
+        survey_views,
         buffers,
         shared,
     }

@@ -44,7 +44,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
     let Arrays {
         body_args: body_args_parallel,
         views,
-        rec_views,
+        survey_views,
         buffers,
         shared,
         ..
@@ -207,14 +207,14 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
         // Indirect subscripts: a survey pass over the same body (stand-in values, no
         // writes) makes the plan on the first call with these contents.
         quote! {
-            __call #buffered_call .run_recorded(
+            __call #buffered_call .run_surveyed(
                 __space,
                 &__keys,
                 &__captured,
-                |__rec| {
-                    #(#rec_views)*
+                |__survey| {
+                    #(#survey_views)*
                     #red_block
-                    __rec.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
+                    __survey.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
                 },
                 #block_closure
             );

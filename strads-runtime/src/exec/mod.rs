@@ -11,6 +11,7 @@ mod block;
 mod recon;
 mod rounds;
 mod state;
+mod survey;
 mod threads;
 
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use strads_analysis::{LoopSpec, Strategy, choose};
 
 pub use block::Block;
 pub use state::LoopState;
+pub use survey::{Survey, SurveyView};
 
 use crate::plan::{self, ApplyPoints, Schedule};
 
@@ -46,7 +48,7 @@ pub fn serial_env() -> bool {
 /// call. [`workers`](Call::workers) tells how many copies write-back buffers need;
 /// [`buffered`](Call::buffered) names the function that applies them at the schedule's
 /// application points. Then one of [`run`](Call::run) (a static plan),
-/// [`run_recorded`](Call::run_recorded) (reconnaissance) or [`run_mut`](Call::run_mut)
+/// [`run_surveyed`](Call::run_surveyed) (reconnaissance) or [`run_mut`](Call::run_mut)
 /// (`iter_mut()` loops) runs it; each runs a [`Schedule`], live or replayed, with the same
 /// executor.
 pub struct Call<'a> {

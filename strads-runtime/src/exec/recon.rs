@@ -1,5 +1,5 @@
 //! Reconnaissance: on the first call with given contents, a survey pass runs the body over
-//! every iteration through recording views; the touches make task groups (see
+//! every iteration through survey views; the touches make task groups (see
 //! `plan::recon`), cached while the contents that steer the accesses stay the same.
 
 use std::hash::{Hash, Hasher};
@@ -11,8 +11,8 @@ use super::state::PlanKey;
 use super::threads::{self, Execution};
 use super::{Call, LoopState};
 use crate::array::view::Owners;
+use crate::exec::survey::Survey;
 use crate::plan;
-use crate::record::Recording;
 use crate::space::Space;
 
 /// A reconnaissance plan: its schedule and the ownership table its runs claim.
@@ -37,21 +37,21 @@ fn batch_size(n: usize, p: usize) -> usize {
 
 impl Call<'_> {
     /// Runs the call with a plan made by reconnaissance: on the first call with these
-    /// contents, `record` runs the body over every iteration through recording views; the
+    /// contents, `survey` runs the body over every iteration through survey views; the
     /// recorded touches make task groups, cached for later calls while `keys` (the ids and
     /// versions of the arrays the loop reads), `captured` (the key bytes of the captured
     /// values that may steer the accesses, see [`capture_key`](crate::capture_key)) and
     /// the shapes are the same. `f` runs one block.
-    pub fn run_recorded<S, R, F>(
+    pub fn run_surveyed<S, R, F>(
         self,
         space: &S,
         keys: &[(u64, u64)],
         captured: &[u8],
-        record: R,
+        survey: R,
         f: F,
     ) where
         S: Space,
-        R: Fn(&Recording<'_, S>),
+        R: Fn(&Survey<'_, S>),
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         if self.replay.is_some() {
@@ -78,7 +78,7 @@ impl Call<'_> {
         let plan = state.plan(
             key,
             |plan: &ReconPlan| *plan.captured == *captured,
-            || survey(state, space, self.shapes, self.workers, captured, &record),
+            || plan_by_survey(state, space, self.shapes, self.workers, captured, &survey),
         );
         state.explain_once(|| plan::summary::with_buffers(spec, &plan.summary));
         let schedule = &plan.schedule;
@@ -103,13 +103,13 @@ impl Call<'_> {
 }
 
 /// The survey pass and the plan it makes.
-fn survey<S: Space>(
+fn plan_by_survey<S: Space>(
     state: &'static LoopState,
     space: &S,
     shapes: &[&[usize]],
     p: usize,
     captured: &[u8],
-    record: &dyn Fn(&Recording<'_, S>),
+    pass: &dyn Fn(&Survey<'_, S>),
 ) -> ReconPlan {
     let spec = state.spec();
     let t = std::time::Instant::now();
@@ -122,14 +122,14 @@ fn survey<S: Space>(
             n_elems += shape.first().copied().unwrap_or(0) as u64;
         }
     }
-    let rec = Recording {
+    let rec = Survey {
         state,
         space,
         acc: std::cell::RefCell::new(strads_analysis::Accesses::new()),
         bases: bases.clone(),
         stale: std::cell::Cell::new(None),
     };
-    record(&rec);
+    pass(&rec);
     // An iteration read, to decide what it touches, a value an earlier iteration writes:
     // no plan recorded before the run can know the value, so the iterations run on one
     // worker, in their order.
@@ -159,7 +159,7 @@ fn survey<S: Space>(
     }
     let summary = format!(
         "reconnaissance workers={p} batches={} groups={} largest_group={} split={} \
-         load_max/mean={:.2} recorded={} touches={} record_ms={:.1} plan_ms={:.1}{why}",
+         load_max/mean={:.2} surveyed={} touches={} survey_ms={:.1} plan_ms={:.1}{why}",
         groups.batches.len(),
         groups.batches.iter().map(|b| b.groups).sum::<usize>(),
         groups.batches.iter().map(|b| b.largest).max().unwrap_or(0),

@@ -1,4 +1,4 @@
-//! Recording mode: the loop body runs once over every iteration through views that note
+//! The survey pass of reconnaissance: the loop body runs once over every iteration through views that note
 //! which elements each iteration touches. Arrays the loop only reads give their real
 //! values, since those are what indirect subscripts are computed from. Arrays it writes
 //! keep the iteration's own writes in an overlay, a copy of each row it wrote, dropped when
@@ -8,7 +8,7 @@
 //! (`ArraySpec::steers`), which read as their real values (`counts[assign[i]] -= 1` before
 //! the reassignment, as in Gibbs sampling); the plan is then keyed by those values. What
 //! other iterations write during the run is not known before it, and the real run checks
-//! every access against the recording, so a subscript computed from such a value stops
+//! every access against the survey, so a subscript computed from such a value stops
 //! the run with a panic instead of racing. Nothing is mutated.
 
 use std::cell::{Cell, RefCell};
@@ -25,8 +25,8 @@ use crate::array::view::SharedMut;
 use crate::exec::LoopState;
 use crate::space::Space;
 
-/// One recording pass over a loop's iterations, as the generated code sees it.
-pub struct Recording<'a, S: Space> {
+/// One survey pass over a loop's iterations, as the generated code sees it.
+pub struct Survey<'a, S: Space> {
     pub(crate) state: &'static LoopState,
     pub(crate) space: &'a S,
     pub(crate) acc: RefCell<Accesses>,
@@ -37,25 +37,25 @@ pub struct Recording<'a, S: Space> {
     pub(crate) stale: Cell<Option<(usize, usize)>>,
 }
 
-impl<S: Space> fmt::Debug for Recording<'_, S> {
+impl<S: Space> fmt::Debug for Survey<'_, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Recording")
+        f.debug_struct("Survey")
             .field("loop", &self.state.spec().name)
             .field("recorded", &self.acc.borrow().len())
             .finish()
     }
 }
 
-impl<'a, S: Space> Recording<'a, S> {
-    /// A recording view of array `array` (an index into the loop's spec).
+impl<'a, S: Space> Survey<'a, S> {
+    /// A survey view of array `array` (an index into the loop's spec).
     pub fn view_mut<'s, T: Default + Clone, const N: usize>(
         &'s self,
         shared: &'s SharedMut<'_, T, N>,
         array: usize,
-    ) -> RecordView<'s, T, N> {
+    ) -> SurveyView<'s, T, N> {
         let shape = shared.shape();
         let row_len: usize = shape[1..].iter().product();
-        RecordView {
+        SurveyView {
             name: self.state.spec().arrays[array].name.as_ref(),
             acc: &self.acc,
             base: self.bases[array],
@@ -74,7 +74,7 @@ impl<'a, S: Space> Recording<'a, S> {
         }
     }
 
-    /// Runs `f` over every iteration in serial order, recording each one's touches.
+    /// Runs `f` over every iteration in serial order, noting each one's touches.
     pub fn for_each<F: FnMut(S::Item<'a>)>(&self, mut f: F) {
         for id in 0..self.space.len() {
             f(self.space.item(id));
@@ -83,8 +83,8 @@ impl<'a, S: Space> Recording<'a, S> {
     }
 }
 
-/// A recording view of one array.
-pub struct RecordView<'s, T, const N: usize> {
+/// A survey view of one array.
+pub struct SurveyView<'s, T, const N: usize> {
     /// The array's name in the loop, for messages.
     name: &'s str,
     acc: &'s RefCell<Accesses>,
@@ -130,16 +130,16 @@ impl<T> Default for Overlay<T> {
     }
 }
 
-impl<T, const N: usize> fmt::Debug for RecordView<'_, T, N> {
+impl<T, const N: usize> fmt::Debug for SurveyView<'_, T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RecordView")
+        f.debug_struct("SurveyView")
             .field("shape", &self.shape)
             .field("written", &self.written)
             .finish()
     }
 }
 
-impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
+impl<T: Default + Clone, const N: usize> SurveyView<'_, T, N> {
     fn at(&self, idx: &[usize; N]) -> usize {
         match offset(&self.shape, idx) {
             Some(o) => o,
@@ -206,7 +206,7 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
                     self.stale.set(Some((self.array, row)));
                 }
                 // SAFETY: as for `real_at`: the row lies inside the array (checked by the
-                // callers against the shape) and nothing writes during recording.
+                // callers against the shape) and nothing writes during the survey.
                 let real = unsafe {
                     std::slice::from_raw_parts(self.real.add(row * self.row_len), self.row_len)
                 };
@@ -219,7 +219,7 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
     }
 
     fn real_at(&self, off: usize) -> &T {
-        // SAFETY: `off` is inside the array (checked against the shape); while recording
+        // SAFETY: `off` is inside the array (checked against the shape); during the survey
         // nothing writes any array: the run is single-threaded, the arrays are lent to the
         // loop, and this view hands out stand-ins instead of the real elements of arrays the
         // loop writes.
@@ -227,7 +227,7 @@ impl<T: Default + Clone, const N: usize> RecordView<'_, T, N> {
     }
 }
 
-impl<T: Default + Clone, const N: usize> Index<[usize; N]> for RecordView<'_, T, N> {
+impl<T: Default + Clone, const N: usize> Index<[usize; N]> for SurveyView<'_, T, N> {
     type Output = T;
     fn index(&self, idx: [usize; N]) -> &T {
         let o = self.at(&idx);
@@ -247,7 +247,7 @@ impl<T: Default + Clone, const N: usize> Index<[usize; N]> for RecordView<'_, T,
     }
 }
 
-impl<T: Default + Clone, const N: usize> IndexMut<[usize; N]> for RecordView<'_, T, N> {
+impl<T: Default + Clone, const N: usize> IndexMut<[usize; N]> for SurveyView<'_, T, N> {
     fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
         let o = self.at(&idx);
         self.touch(idx[0], true);
@@ -256,20 +256,20 @@ impl<T: Default + Clone, const N: usize> IndexMut<[usize; N]> for RecordView<'_,
     }
 }
 
-impl<T: Default + Clone> Index<usize> for RecordView<'_, T, 1> {
+impl<T: Default + Clone> Index<usize> for SurveyView<'_, T, 1> {
     type Output = T;
     fn index(&self, i: usize) -> &T {
         &self[[i]]
     }
 }
 
-impl<T: Default + Clone> IndexMut<usize> for RecordView<'_, T, 1> {
+impl<T: Default + Clone> IndexMut<usize> for SurveyView<'_, T, 1> {
     fn index_mut(&mut self, i: usize) -> &mut T {
         &mut self[[i]]
     }
 }
 
-impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N> {
+impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for SurveyView<'_, T, N> {
     fn shape(&self) -> [usize; N] {
         self.shape
     }
@@ -287,7 +287,7 @@ impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N>
                 self.check_real_read(i);
             }
             // SAFETY: as for `real_at`: the row lies inside the array and nothing writes
-            // during recording.
+            // during the survey.
             unsafe { std::slice::from_raw_parts(self.real.add(i * self.row_len), self.row_len) }
         }
     }
@@ -297,7 +297,7 @@ impl<T: Default + Clone, const N: usize> ArrayRef<T, N> for RecordView<'_, T, N>
     }
 }
 
-impl<T: Default + Clone, const N: usize> ArrayMut<T, N> for RecordView<'_, T, N> {
+impl<T: Default + Clone, const N: usize> ArrayMut<T, N> for SurveyView<'_, T, N> {
     fn row_mut(&mut self, i: usize) -> &mut [T] {
         if i >= self.shape[0] {
             index_panic_in(self.name, &[i], &self.shape[..1]);
