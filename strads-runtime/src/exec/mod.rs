@@ -16,7 +16,7 @@ mod threads;
 
 use std::sync::Arc;
 
-use strads_analysis::{LoopSpec, Strategy, choose};
+use strads_analysis::{LoopSpec, Partition, Strategy, choose};
 
 pub use block::Block;
 pub use state::LoopState;
@@ -319,8 +319,14 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
             )
         });
         match candidate.strategy {
-            Strategy::OneD { .. } | Strategy::TwoD { .. } => {
-                let (mut schedule, blocks) = plan::grid::plan(spec, candidate, space, shapes, p);
+            Strategy::OneD { dim } | Strategy::TwoD { space: dim, .. } => {
+                let mut dims = vec![dim];
+                if let Strategy::TwoD { time, .. } = candidate.strategy {
+                    dims.push(time);
+                }
+                let parts: Vec<Partition> = dims.iter().map(|&d| space.partition(d, p)).collect();
+                let blocks = space.blocks(&dims, &parts);
+                let mut schedule = plan::grid::schedule(spec, candidate, &parts, shapes, p);
                 schedule.apply = apply_points(spec, p);
                 StaticPlan {
                     schedule,
@@ -329,7 +335,16 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                 }
             }
             Strategy::Wavefront { .. } => {
-                let mut t = plan::wavefront::plan(spec, candidate, space, shapes, p);
+                let mut t = plan::wavefront::plan(spec, candidate, &space.extents(), shapes, p);
+                let tiling = &t.tiling;
+                let blocks = match &tiling.skewed {
+                    None => space.blocks(&tiling.dims, &tiling.parts),
+                    Some(sk) => {
+                        space.blocks_by(&sk.key, t.schedule.workers * tiling.time_tiles, &|idx| {
+                            tiling.block_of(idx)
+                        })
+                    }
+                };
                 let workers = t.schedule.workers;
                 t.schedule.apply = apply_points(spec, workers);
                 let mut summary = plan::summary::summary(spec, candidate, workers);
@@ -339,7 +354,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                 }
                 StaticPlan {
                     schedule: t.schedule,
-                    blocks: t.blocks,
+                    blocks,
                     summary,
                 }
             }

@@ -5,31 +5,9 @@
 //! hands it to worker `w - 1`, which needs it next. There is no barrier between steps: a
 //! worker waits only for the one partition it needs.
 
-use std::sync::Arc;
-
-use strads_analysis::{Candidate, LoopSpec, Partition, Placement, Strategy, Unordered2d};
+use strads_analysis::{Candidate, LoopSpec, Partition, Placement, Unordered2d};
 
 use super::{HandOff, Schedule, Step, Task, Unit, Window};
-use crate::space::Space;
-
-/// The schedule of a 1D or 2D candidate over `space` on `p` workers, with the blocks it
-/// names.
-pub(crate) fn plan<S: Space>(
-    spec: &LoopSpec,
-    c: &Candidate,
-    space: &S,
-    shapes: &[&[usize]],
-    p: usize,
-) -> (Schedule, Arc<S::Blocks>) {
-    let dims = match c.strategy {
-        Strategy::OneD { dim } => vec![dim],
-        Strategy::TwoD { space, time } => vec![space, time],
-        _ => unreachable!("grid plans are 1D or 2D"),
-    };
-    let parts: Vec<Partition> = dims.iter().map(|&d| space.partition(d, p)).collect();
-    let blocks = space.blocks(&dims, &parts);
-    (schedule(spec, c, &parts, shapes, p), blocks)
-}
 
 /// The schedule of a 1D (`parts = [space]`) or 2D (`parts = [space, time]`) candidate.
 pub(crate) fn schedule(

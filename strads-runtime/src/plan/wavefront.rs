@@ -15,18 +15,48 @@ use strads_analysis::{
 };
 
 use super::{HandOff, Schedule, Step, Task, TileWindow, Unit, Window};
-use crate::space::Space;
 
 /// A planned wavefront.
-pub(crate) struct Tiles<B> {
-    pub(crate) blocks: Arc<B>,
+pub(crate) struct Tiles {
     /// Time tiles per worker; block `s * time_tiles + t` is tile `(s, t)`, run by worker
     /// `s` at step `s + t`.
     pub(crate) time_tiles: usize,
+    /// The tiles as blocks of the iteration space.
+    pub(crate) tiling: Tiling,
     /// The pipeline.
     pub(crate) schedule: Schedule,
     /// Why the plan fell back to one worker, if it did.
     pub(crate) fallback: Option<String>,
+}
+
+/// Which iterations each tile holds: boxes of dims `dims` cut by `parts` when unskewed,
+/// else the tile of each index ([`Tiling::block_of`]).
+pub(crate) struct Tiling {
+    pub(crate) dims: [usize; 2],
+    pub(crate) parts: [Partition; 2],
+    /// Skewed: the skew's rows of the two dims, the parts' lookup tables, and the key that
+    /// names this tiling for the space's caches.
+    pub(crate) skewed: Option<Skewed>,
+    pub(crate) time_tiles: usize,
+}
+
+/// A skewed tiling's arithmetic.
+pub(crate) struct Skewed {
+    rows: [Vec<i64>; 2],
+    tables: [Vec<u32>; 2],
+    pub(crate) key: String,
+}
+
+impl Tiling {
+    /// The block (tile) of iteration index `idx`, for a skewed tiling.
+    pub(crate) fn block_of(&self, idx: &[usize]) -> usize {
+        let sk = self.skewed.as_ref().expect("a skewed tiling");
+        let (a, b) = (
+            dot(&sk.rows[0], idx) as usize,
+            dot(&sk.rows[1], idx) as usize,
+        );
+        sk.tables[0][a] as usize * self.time_tiles + sk.tables[1][b] as usize
+    }
 }
 
 /// Time tiles per worker: enough for the pipeline to fill (efficiency `T / (P + T - 1)`).
@@ -36,14 +66,14 @@ fn dot(row: &[i64], p: &[usize]) -> i64 {
     row.iter().zip(p).map(|(c, &x)| c * x as i64).sum()
 }
 
-/// Plans candidate `c` (a wavefront) over `space` for `p` workers.
-pub(crate) fn plan<S: Space>(
+/// Plans candidate `c` (a wavefront) over a space of `extents` for `p` workers.
+pub(crate) fn plan(
     spec: &LoopSpec,
     c: &Candidate,
-    space: &S,
+    extents: &[usize],
     shapes: &[&[usize]],
     p: usize,
-) -> Tiles<S::Blocks> {
+) -> Tiles {
     let Strategy::Wavefront {
         space: ks,
         time: kt,
@@ -53,7 +83,6 @@ pub(crate) fn plan<S: Space>(
         unreachable!("wavefront plans only")
     };
     let skew = &c.skew;
-    let extents = space.extents();
     // Skew entries and indices are non-negative, so skewed coordinates lie in 0..=max.
     let max = |k: usize| {
         dot(
@@ -65,45 +94,37 @@ pub(crate) fn plan<S: Space>(
         )
     };
     let (qs, qt) = (max(ks) as usize + 1, max(kt) as usize + 1);
-    let first = attempt(spec, c, space, shapes, p, ks, kt, qs, qt);
+    let first = attempt(spec, c, shapes, p, ks, kt, qs, qt);
     if first.fallback.is_none() || p == 1 {
         return first;
     }
     let why = first.fallback;
-    let mut one = attempt(spec, c, space, shapes, 1, ks, kt, qs, qt);
+    let mut one = attempt(spec, c, shapes, 1, ks, kt, qs, qt);
     one.fallback = why;
     one
 }
 
 #[allow(clippy::too_many_arguments)]
-fn attempt<S: Space>(
+fn attempt(
     spec: &LoopSpec,
     c: &Candidate,
-    space: &S,
     shapes: &[&[usize]],
     p: usize,
     ks: usize,
     kt: usize,
     qs: usize,
     qt: usize,
-) -> Tiles<S::Blocks> {
+) -> Tiles {
     let skew = &c.skew;
     let time_tiles = (TILES_PER_WORKER * p).clamp(1, qt.max(1));
     let sp = Partition::uniform(qs, p);
     let tp = Partition::uniform(qt, time_tiles);
-    let (st, tt) = (sp.lookup_table(), tp.lookup_table());
-    let key = format!("tiles:{skew:?}:{ks}:{kt}:{:?}:{:?}", sp.bounds, tp.bounds);
-    let (rs, rt) = (skew[ks].clone(), skew[kt].clone());
-    let block_of = move |idx: &[usize]| {
-        let (a, b) = (dot(&rs, idx) as usize, dot(&rt, idx) as usize);
-        st[a] as usize * time_tiles + tt[b] as usize
-    };
     // Without a skew the tiles are boxes of the original dims: no list of ids needed.
-    let blocks = if strads_analysis::is_identity(skew) {
-        space.blocks(&[ks, kt], &[sp.clone(), tp.clone()])
-    } else {
-        space.blocks_by(&key, p * time_tiles, &block_of)
-    };
+    let skewed = (!strads_analysis::is_identity(skew)).then(|| Skewed {
+        rows: [skew[ks].clone(), skew[kt].clone()],
+        tables: [sp.lookup_table(), tp.lookup_table()],
+        key: format!("tiles:{skew:?}:{ks}:{kt}:{:?}:{:?}", sp.bounds, tp.bounds),
+    });
 
     // Per array: the two forms over its axes and each access's shift of them.
     let arrays: Vec<Option<ArrayTiles>> = (0..spec.arrays.len())
@@ -133,8 +154,13 @@ fn attempt<S: Space>(
     let schedule = pipeline(spec, c, windows, p, time_tiles);
     let fallback = schedule.overlap(shapes);
     Tiles {
-        blocks,
         time_tiles,
+        tiling: Tiling {
+            dims: [ks, kt],
+            parts: [sp, tp],
+            skewed,
+            time_tiles,
+        },
         schedule,
         fallback,
     }
