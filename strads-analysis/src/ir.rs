@@ -20,6 +20,7 @@ pub type DimId = usize;
 
 /// One `#[parallel_for]` loop, as the analysis sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LoopSpec {
     /// Name of the annotated function.
     pub name: Name,
@@ -45,6 +46,7 @@ pub struct LoopSpec {
 /// A write-back buffer: each worker updates a copy of array `array` with `+=`/`-=`; the
 /// copies' differences are applied at fixed points of the schedule.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BufferSpec {
     /// The buffered array.
     pub array: ArrayId,
@@ -55,6 +57,7 @@ pub struct BufferSpec {
 
 /// The apply function of a write-back buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ApplySpec {
     /// The function's name.
     pub function: Name,
@@ -64,6 +67,7 @@ pub struct ApplySpec {
 
 /// A reduction variable of the loop.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ReductionSpec {
     /// The variable.
     pub name: Name,
@@ -73,6 +77,7 @@ pub struct ReductionSpec {
 
 /// The operator of a reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum ReduceOp {
     /// `x += e`.
     Add,
@@ -118,6 +123,7 @@ impl ReductionSpec {
 
 /// The iteration space of a loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Space {
     /// `for (key, value) in array`: one iteration per stored element of `array`.
     Array {
@@ -132,6 +138,7 @@ pub enum Space {
 
 /// An array the loop names.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ArraySpec {
     /// The variable name.
     pub name: Name,
@@ -150,6 +157,7 @@ pub struct ArraySpec {
 
 /// Whether an access reads or writes its element(s).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AccessKind {
     /// The element is only read.
     Read,
@@ -159,6 +167,7 @@ pub enum AccessKind {
 
 /// One access `a[[s0, s1, ..]]`, `a.row(s0)`, ... of the loop body.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Access {
     /// The accessed array.
     pub array: ArrayId,
@@ -172,6 +181,7 @@ pub struct Access {
 
 /// One subscript of an access, as a function of the iteration vector.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Subscript {
     /// `c0*p0 + c1*p1 + .. + k`, exact.
     Affine(Affine),
@@ -184,6 +194,7 @@ pub enum Subscript {
 
 /// An affine form over the iteration dims: `sum(coeffs[d] * p[d]) + constant`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Affine {
     /// One coefficient per iteration dim.
     pub coeffs: List<i64>,
