@@ -73,8 +73,8 @@ fn buffers_max_delay_and_reductions_are_in_the_spec() {
             ReductionSpec::new("worst", ReduceOp::Max),
         ]
     );
-    assert!(!spec.ordered);
-    assert!(SweepLoop::SPEC.ordered);
+    let (plain, ordered) = (spec, SweepLoop::SPEC);
+    assert_eq!((plain.ordered, ordered.ordered), (false, true));
     assert!(SweepLoop::SPEC.buffers.is_empty() && SweepLoop::SPEC.max_delay.is_none());
 }
 
