@@ -123,7 +123,7 @@ impl<'a> Call<'a> {
             return Job {
                 call: self,
                 plan: None,
-                schedule,
+                replayed: Some(schedule),
             };
         }
         let state = self.state;
@@ -139,11 +139,10 @@ impl<'a> Call<'a> {
             || StaticPlan::new(state, space, self.shapes, self.workers),
         );
         state.explain_once(|| plan::summary::with_buffers(state.spec(), &plan.summary));
-        let schedule = plan.schedule.clone();
         Job {
             call: self,
             plan: Some(plan),
-            schedule,
+            replayed: None,
         }
     }
 
@@ -247,13 +246,18 @@ pub(crate) struct Job<'a, B> {
     call: Call<'a>,
     /// The static plan; `None` in a replay.
     plan: Option<Arc<StaticPlan<B>>>,
-    schedule: Schedule,
+    /// The replay's schedule.
+    replayed: Option<Schedule>,
 }
 
 impl<B: Send + Sync + 'static> Job<'_, B> {
     /// The schedule it runs.
     pub(crate) fn schedule(&self) -> &Schedule {
-        &self.schedule
+        match (&self.plan, &self.replayed) {
+            (Some(plan), _) => &plan.schedule,
+            (None, Some(schedule)) => schedule,
+            (None, None) => unreachable!("a job has a plan or replays"),
+        }
     }
 
     /// The blocks the schedule's tasks name (a static plan's).
@@ -272,7 +276,7 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             state: self.call.state,
             space,
             blocks: self.blocks(),
-            schedule: &self.schedule,
+            schedule: self.schedule(),
             owners: None,
             apply: self.call.apply,
             serialized: replaying,
@@ -280,7 +284,7 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         };
         let steps = threads::execute(&exec, f);
         if let Some(plan) = &self.plan {
-            self.call.push_trace(&plan.summary, &self.schedule, steps);
+            self.call.push_trace(&plan.summary, &plan.schedule, steps);
         }
     }
 }
