@@ -55,14 +55,14 @@ impl<F: FnMut()> Drop for Restore<F> {
 /// were last told to run) and the threads' kernel ids.
 struct Pool {
     threads: rayon::ThreadPool,
-    turn: Mutex<place::Placement>,
+    turn: Mutex<affinity::Affinity>,
     tids: Arc<[AtomicI32]>,
 }
 
 /// Runs `f` on the pool with `n` threads, alone: a parallel loop's workers wait for one
 /// another (ring, pipeline, barriers), so two loops interleaving their jobs on the same
 /// threads, in different orders per thread, could wait for each other forever. Before
-/// `f`, the pool's threads are kept off the caller's core (see [`place`]).
+/// `f`, the pool's threads are kept off the caller's core (see [`affinity`]).
 pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) -> R {
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<Pool>>>> = OnceLock::new();
     let pool = {
@@ -79,7 +79,7 @@ pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) ->
                     .num_threads(n)
                     // The caller is worker 0 (see `broadcast`).
                     .thread_name(|i| format!("strads-worker-{}", i + 1))
-                    .start_handler(move |i| ids[i].store(place::thread_id(), Ordering::Release))
+                    .start_handler(move |i| ids[i].store(affinity::thread_id(), Ordering::Release))
                     .build()
                     .unwrap_or_else(|e| panic!("strads: cannot start {n} worker threads: {e}"));
                 // The first call places the threads too: wait until each has said its id.
@@ -89,14 +89,14 @@ pub(crate) fn with_pool<R>(n: usize, f: impl FnOnce(&rayon::ThreadPool) -> R) ->
                 }
                 Arc::new(Pool {
                     threads,
-                    turn: Mutex::new(place::Placement::default()),
+                    turn: Mutex::new(affinity::Affinity::default()),
                     tids,
                 })
             })
             .clone()
     };
-    let mut placement = pool.turn.lock().unwrap_or_else(|e| e.into_inner());
-    placement.keep_off_caller(&pool.tids);
+    let mut affinity = pool.turn.lock().unwrap_or_else(|e| e.into_inner());
+    affinity.keep_off_caller(&pool.tids);
     f(&pool.threads)
 }
 
@@ -166,7 +166,7 @@ fn broadcast_here<R: Send>(n: usize, f: &(impl Fn(usize) -> R + Sync)) -> Vec<R>
 /// With as many workers as allowed cores or more, the threads may run anywhere the caller
 /// may. `STRADS_AFFINITY=0` leaves the threads' affinity alone. Linux only; elsewhere a
 /// no-op.
-pub(crate) mod place {
+pub(crate) mod affinity {
     #[cfg(target_os = "linux")]
     use nix::sched::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
     #[cfg(target_os = "linux")]
@@ -192,7 +192,7 @@ pub(crate) mod place {
 
     /// What a pool's threads were last told: the caller's core they keep off.
     #[derive(Debug, Default)]
-    pub(crate) struct Placement {
+    pub(crate) struct Affinity {
         /// The core excluded, or `None` before the first placement (or after one that
         /// could not be completed).
         pub(crate) off: Option<usize>,
@@ -201,7 +201,7 @@ pub(crate) mod place {
         pub(crate) refused: bool,
     }
 
-    impl Placement {
+    impl Affinity {
         /// Keeps the threads `tids` off the calling thread's current core (see the module).
         pub(crate) fn keep_off_caller(&mut self, tids: &[AtomicI32]) {
             #[cfg(target_os = "linux")]
@@ -285,7 +285,7 @@ mod tests {
                 .collect()
         };
         let allowed = cores(&sched_getaffinity(Pid::from_raw(0)).unwrap());
-        if allowed.len() < 2 || !place::enabled() {
+        if allowed.len() < 2 || !affinity::enabled() {
             return;
         }
         for _ in 0..20 {
@@ -313,18 +313,18 @@ mod tests {
     /// good instead of repeating the refused calls at every loop call.
     #[cfg(target_os = "linux")]
     #[test]
-    fn refused_placement_is_not_retried() {
+    fn refused_affinity_is_not_retried() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores < 2 || !place::enabled() {
+        if cores < 2 || !affinity::enabled() {
             return;
         }
-        let mut p = place::Placement::default();
+        let mut p = affinity::Affinity::default();
         let ghost = [AtomicI32::new(i32::MAX)];
         p.keep_off_caller(&ghost);
         assert!(p.refused);
         assert_eq!(p.off, None);
         // A real thread now: nothing is set, since the pool was given up on.
-        let me = [AtomicI32::new(place::thread_id())];
+        let me = [AtomicI32::new(affinity::thread_id())];
         p.keep_off_caller(&me);
         assert_eq!(p.off, None);
     }
