@@ -14,6 +14,9 @@ mod state;
 mod survey;
 mod threads;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 use strads_analysis::{LoopSpec, Partition, Strategy, choose};
