@@ -22,11 +22,11 @@ static STATE: LoopState = LoopState::new(LoopSpec::new(
     false,
 ));
 
+/// `(step, worker)`.
+type Seq = (usize, usize);
+
 /// A schedule of `steps[t][w]` iteration lists (`None`: no task), with `after` waits.
-fn schedule(
-    steps: &[Vec<Option<Vec<u32>>>],
-    after: &[((usize, usize), (usize, usize))],
-) -> Schedule {
+fn schedule(steps: &[Vec<Option<Vec<u32>>>], after: &[(Seq, Seq)]) -> Schedule {
     let p = steps[0].len();
     let mut lists = Vec::new();
     let steps = steps
