@@ -20,7 +20,7 @@ pub use ir::{
 pub use report::report;
 pub use schedule::{Partition, Unordered2d};
 pub use strategy::{
-    Align, Analysis, Candidate, Placement, Strategy, alignments, analyze, buffer_hint, choose,
-    describe, fallback_note, place, tile_axes, tile_bounded,
+    Align, Analysis, Candidate, Placement, Strategy, StrategyKind, alignments, analyze,
+    buffer_hint, choose, describe, fallback_note, place, tile_axes, tile_bounded,
 };
 pub use unimodular::{apply as apply_skew, is_identity, skew, skewed};

@@ -44,17 +44,67 @@ pub enum Strategy {
     Reconnaissance,
 }
 
-impl Strategy {
-    /// `"1d"`, `"2d"` or `"unimodular"`.
-    pub fn kind(&self) -> &'static str {
+/// The kind of a [`Strategy`]: what `expect = ".."` names, and what reports, snapshots and
+/// `STRADS_EXPLAIN` lines print (`Display`: `1d`, `2d`, `unimodular`, `reconnaissance`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StrategyKind {
+    /// [`Strategy::OneD`].
+    OneD,
+    /// [`Strategy::TwoD`], or an ordered 2D wavefront without a skew.
+    TwoD,
+    /// A skewed (unimodular) wavefront.
+    Unimodular,
+    /// [`Strategy::Reconnaissance`].
+    Reconnaissance,
+}
+
+impl StrategyKind {
+    /// Every kind, in Orion's order.
+    pub const ALL: [StrategyKind; 4] = [
+        StrategyKind::OneD,
+        StrategyKind::TwoD,
+        StrategyKind::Unimodular,
+        StrategyKind::Reconnaissance,
+    ];
+
+    /// The word `expect = ".."` takes and reports print.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Strategy::OneD { .. } => "1d",
-            Strategy::TwoD { .. } => "2d",
+            StrategyKind::OneD => "1d",
+            StrategyKind::TwoD => "2d",
+            StrategyKind::Unimodular => "unimodular",
+            StrategyKind::Reconnaissance => "reconnaissance",
+        }
+    }
+
+    /// The kind a word names (the inverse of [`StrategyKind::as_str`]).
+    pub fn from_word(word: &str) -> Option<StrategyKind> {
+        StrategyKind::ALL.into_iter().find(|k| k.as_str() == word)
+    }
+
+    /// Whether the kind is proved at compile time (everything but reconnaissance).
+    pub fn is_static(self) -> bool {
+        self != StrategyKind::Reconnaissance
+    }
+}
+
+impl fmt::Display for StrategyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Strategy {
+    /// Its kind: an unskewed ordered wavefront is 2D.
+    pub fn kind(&self) -> StrategyKind {
+        match self {
+            Strategy::OneD { .. } => StrategyKind::OneD,
+            Strategy::TwoD { .. } => StrategyKind::TwoD,
             Strategy::Wavefront {
                 unimodular: false, ..
-            } => "2d",
-            Strategy::Wavefront { .. } => "unimodular",
-            Strategy::Reconnaissance => "reconnaissance",
+            } => StrategyKind::TwoD,
+            Strategy::Wavefront { .. } => StrategyKind::Unimodular,
+            Strategy::Reconnaissance => StrategyKind::Reconnaissance,
         }
     }
 
@@ -207,8 +257,8 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// The strategy kind the analysis proved: `"1d"`, `"2d"`, `"unimodular"`, or `None`.
-    pub fn kind(&self) -> Option<&'static str> {
+    /// The kind of the strategy the analysis chose first, or `None` when none applies.
+    pub fn kind(&self) -> Option<StrategyKind> {
         self.candidates.first().map(|c| c.strategy.kind())
     }
 }
@@ -688,6 +738,23 @@ mod tests {
     use super::*;
     use crate::testutil::{access, spec, sub};
 
+    #[test]
+    fn kinds_print_the_words_expect_takes() {
+        let words: Vec<String> = StrategyKind::ALL.iter().map(|k| k.to_string()).collect();
+        assert_eq!(words, ["1d", "2d", "unimodular", "reconnaissance"]);
+        for k in StrategyKind::ALL {
+            assert_eq!(StrategyKind::from_word(k.as_str()), Some(k));
+        }
+        assert_eq!(StrategyKind::from_word("static"), None);
+        let ordered_2d = Strategy::Wavefront {
+            space: 0,
+            time: 1,
+            unimodular: false,
+        };
+        assert_eq!(ordered_2d.kind(), StrategyKind::TwoD);
+        assert!(!StrategyKind::Reconnaissance.is_static());
+    }
+
     fn sgd() -> LoopSpec {
         spec(
             2,
@@ -771,7 +838,7 @@ mod tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(
             a.reason.as_deref(),
             Some(
@@ -795,7 +862,7 @@ mod tests {
         );
         let a = analyze(&s);
         assert!(a.vectors.is_empty());
-        assert_eq!(a.kind(), Some("1d"), "{:?}", a.reason);
+        assert_eq!(a.kind(), Some(StrategyKind::OneD), "{:?}", a.reason);
         let al = Align {
             axis: 0,
             dim: 0,
@@ -860,7 +927,7 @@ mod tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(
             a.reason.as_deref(),
             Some(
@@ -906,7 +973,12 @@ mod wavefront_tests {
         for ordered in [false, true] {
             let s = dtw(ordered);
             let a = analyze(&s);
-            assert_eq!(a.kind(), Some("unimodular"), "{}", report(&s, &a));
+            assert_eq!(
+                a.kind(),
+                Some(StrategyKind::Unimodular),
+                "{}",
+                report(&s, &a)
+            );
             let c = &a.candidates[0];
             assert_eq!(c.skew, vec![vec![1, 0], vec![0, 1]]);
             assert_eq!(c.placements, vec![Placement::Tiled]);
@@ -978,7 +1050,12 @@ mod wavefront_tests {
         );
         s.ordered = true;
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("unimodular"), "{}", report(&s, &a));
+        assert_eq!(
+            a.kind(),
+            Some(StrategyKind::Unimodular),
+            "{}",
+            report(&s, &a)
+        );
         assert_eq!(a.candidates[0].skew, vec![vec![1, 0], vec![1, 1]]);
     }
 
@@ -996,7 +1073,7 @@ mod wavefront_tests {
         );
         // Unordered, 2D's rotation cannot place the halo reads: the same wavefront runs.
         let unordered = analyze(&s);
-        assert_eq!(unordered.kind(), Some("2d"));
+        assert_eq!(unordered.kind(), Some(StrategyKind::TwoD));
         assert!(matches!(
             unordered.rejected[0],
             (Strategy::TwoD { space: 0, time: 1 }, _)
@@ -1013,7 +1090,7 @@ mod wavefront_tests {
             "{}",
             report(&s, &a)
         );
-        assert_eq!(a.kind(), Some("2d"));
+        assert_eq!(a.kind(), Some(StrategyKind::TwoD));
     }
 }
 
@@ -1035,7 +1112,7 @@ mod reconnaissance_tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(
             a.candidates[0].placements,
             vec![Placement::Shared, Placement::Recorded]
@@ -1056,7 +1133,7 @@ mod reconnaissance_tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("2d"));
+        assert_eq!(a.kind(), Some(StrategyKind::TwoD));
     }
 
     /// Affine subscripts and no static plan: an unordered loop is recorded at run time; an
@@ -1072,7 +1149,7 @@ mod reconnaissance_tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(
             fallback_note(&s, &a).as_deref(),
             Some(
@@ -1100,7 +1177,7 @@ mod reconnaissance_tests {
         arrays[0].additive = true;
         s.arrays = arrays.into();
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(buffer_hint(&s), Some((vec![0], Strategy::OneD { dim: 0 })));
         let note = fallback_note(&s, &a).expect("a note");
         assert!(

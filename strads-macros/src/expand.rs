@@ -6,7 +6,8 @@ use quote::quote;
 use syn::ItemFn;
 
 use strads_analysis::{
-    Access, Analysis, ArraySpec, LoopSpec, Space, Subscript, analyze, describe, report,
+    Access, Analysis, ArraySpec, LoopSpec, Space, StrategyKind, Subscript, analyze, describe,
+    report,
 };
 
 use crate::attr::{Args, Expect};
@@ -74,25 +75,19 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
     }
     let fallback = strads_analysis::fallback_note(&spec, &analysis);
     if let Some((expect, span)) = args.expect {
-        let ok = match expect {
-            Expect::OneD => kind == Some("1d"),
-            Expect::TwoD => kind == Some("2d"),
-            Expect::Unimodular => kind == Some("unimodular"),
-            Expect::Reconnaissance => kind == Some("reconnaissance"),
-            // Proved at compile time: anything but reconnaissance.
-            Expect::Static => kind.is_some() && kind != Some("reconnaissance"),
-        };
+        let ok = expect.holds(kind);
         if !ok {
             let proved = &analysis.candidates[0].strategy;
             let why = match expect {
-                Expect::OneD => format!(": {}", why_not_1d(&spec, &analysis)),
+                Expect::Kind(StrategyKind::OneD) => format!(": {}", why_not_1d(&spec, &analysis)),
                 _ => String::new(),
             };
-            let or_static = if expect == Expect::Static || kind == Some("reconnaissance") {
-                ""
-            } else {
-                " (or `\"static\"` to accept any strategy proved at compile time)"
-            };
+            let or_static =
+                if expect == Expect::Static || kind == Some(StrategyKind::Reconnaissance) {
+                    ""
+                } else {
+                    " (or `\"static\"` to accept any strategy proved at compile time)"
+                };
             cx.syn_error(syn::Error::new(
                 span,
                 format!(
@@ -100,11 +95,11 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
                      `expect = \"{}\"`{or_static}, or change the accesses",
                     expect.as_str(),
                     describe(&spec, *proved),
-                    kind.unwrap_or("none"),
+                    kind.map_or("none", StrategyKind::as_str),
                 ),
             ));
             // Say which subscript sends the loop to run time.
-            if kind == Some("reconnaissance") {
+            if kind == Some(StrategyKind::Reconnaissance) {
                 let indirect = spec
                     .accesses
                     .iter()
@@ -135,7 +130,7 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             return None;
         }
     }
-    if f.values_mut && kind == Some("reconnaissance") {
+    if f.values_mut && kind == Some(StrategyKind::Reconnaissance) {
         cx.syn_error(syn::Error::new(
             for_span(&f.for_loop),
             format!(
@@ -170,7 +165,7 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
         &walked,
         &spec,
         &text,
-        kind == Some("reconnaissance"),
+        kind == Some(StrategyKind::Reconnaissance),
     ))
 }
 
