@@ -12,7 +12,7 @@ mod strategy;
 mod testutil;
 mod unimodular;
 
-pub use dep::{DepVector, Dist, dependence_vectors, format_dist};
+pub use dep::{DepVector, Dist, dependence_pairs, dependence_vectors, format_dist};
 pub use groups::{Accesses, Batch, GroupPlan, MAX_PIECES, Piece, plan_groups, plan_groups_with};
 pub use ir::{
     Access, AccessKind, Affine, ArrayId, ArraySpec, DimId, List, LoopSpec, Name, Space, Subscript,

@@ -261,6 +261,63 @@ impl Analysis {
     pub fn kind(&self) -> Option<StrategyKind> {
         self.candidates.first().map(|c| c.strategy.kind())
     }
+
+    /// Why strategies of `kind` do not apply, in words, when the analysis can say more than
+    /// which strategy it proved instead: for 1D, a dependence crossing each dim. `None`
+    /// for the other kinds.
+    pub fn why_not(&self, spec: &LoopSpec, kind: StrategyKind) -> Option<String> {
+        if kind != StrategyKind::OneD {
+            return None;
+        }
+        let crossings: Vec<String> = (0..spec.dims.len())
+            .filter_map(|d| {
+                let v = self.vectors.iter().find(|v| !v.dist[d].is_zero())?;
+                let (src, dst) = (
+                    spec.accesses[v.src].display(spec).to_string(),
+                    spec.accesses[v.dst].display(spec).to_string(),
+                );
+                let through = if src == dst {
+                    src
+                } else {
+                    format!("{src} and {dst}")
+                };
+                Some(format!(
+                    "iterations with different `{}` touch the same element through {through}",
+                    spec.dims[d]
+                ))
+            })
+            .collect();
+        Some(format!(
+            "no dim can be split alone: {}",
+            crossings.join(", and ")
+        ))
+    }
+
+    /// The dependences that keep strategies of `kind` from applying, each pair of accesses
+    /// once (in the order of [`crate::dependence_pairs`]): for 1D every dependence between
+    /// different iterations; for 2D and unimodular those that vary in several dims (every
+    /// loop-carried one when none does). Reconnaissance is never kept off by dependences:
+    /// empty. `self` must be the analysis of `spec`.
+    pub fn conflicts(&self, spec: &LoopSpec, kind: StrategyKind) -> Vec<DepVector> {
+        let pairs = crate::dep::dependence_pairs(spec);
+        let carried = |v: &&DepVector| v.dist.iter().any(|c| !c.is_zero());
+        let several = |v: &&DepVector| v.dist.iter().filter(|c| !c.is_zero()).count() >= 2;
+        let mut out: Vec<DepVector> = match kind {
+            StrategyKind::Reconnaissance => Vec::new(),
+            StrategyKind::OneD => pairs.iter().filter(carried).cloned().collect(),
+            StrategyKind::TwoD | StrategyKind::Unimodular => {
+                let multi: Vec<_> = pairs.iter().filter(several).cloned().collect();
+                if multi.is_empty() {
+                    pairs.iter().filter(carried).cloned().collect()
+                } else {
+                    multi
+                }
+            }
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|v| seen.insert((v.src, v.dst)));
+        out
+    }
 }
 
 /// Runs the static analysis of a loop.
@@ -764,6 +821,61 @@ mod tests {
                 access(1, true, vec![sub(&[0, 1], 0), Subscript::Full]),
             ],
         )
+    }
+
+    #[test]
+    fn why_not_1d_names_a_dependence_crossing_each_dim() {
+        let s = sgd();
+        let a = analyze(&s);
+        assert_eq!(
+            a.why_not(&s, StrategyKind::OneD).as_deref(),
+            Some(
+                "no dim can be split alone: iterations with different `i` touch the same \
+                 element through b[j, *], and iterations with different `j` touch the same \
+                 element through a[i, *]"
+            )
+        );
+        assert_eq!(a.why_not(&s, StrategyKind::TwoD), None);
+    }
+
+    #[test]
+    fn conflicts_are_the_pairs_that_defeat_a_kind() {
+        let pairs = |a: &Analysis, s: &LoopSpec, k| -> Vec<(usize, usize, String)> {
+            a.conflicts(s, k)
+                .iter()
+                .map(|v| (v.src, v.dst, crate::dep::format_dist(&v.dist)))
+                .collect()
+        };
+        let s = sgd();
+        let a = analyze(&s);
+        let both = vec![
+            (0, 0, "(0, +inf)".to_string()),
+            (1, 1, "(+inf, 0)".to_string()),
+        ];
+        assert_eq!(pairs(&a, &s, StrategyKind::OneD), both);
+        // No vector varies in two dims: every loop-carried one is named.
+        assert_eq!(pairs(&a, &s, StrategyKind::TwoD), both);
+        assert_eq!(pairs(&a, &s, StrategyKind::Reconnaissance), vec![]);
+        // a[i] = a[i - 1] + 1; b[i] = b[i - 1] * 2: both pairs, though their vectors are
+        // the same (the analysis's `vectors` keep one).
+        let mut ramp = spec(
+            1,
+            &[1, 1],
+            vec![
+                access(0, false, vec![sub(&[1], -1)]),
+                access(0, true, vec![sub(&[1], 0)]),
+                access(1, false, vec![sub(&[1], -1)]),
+                access(1, true, vec![sub(&[1], 0)]),
+            ],
+        );
+        ramp.ordered = true;
+        let a = analyze(&ramp);
+        assert_eq!(a.kind(), None);
+        assert_eq!(a.vectors.len(), 1);
+        assert_eq!(
+            pairs(&a, &ramp, StrategyKind::Unimodular),
+            vec![(0, 1, "(1)".to_string()), (2, 3, "(1)".to_string())]
+        );
     }
 
     #[test]
