@@ -23,7 +23,7 @@ use crate::front::{
 #[derive(Clone, Debug)]
 enum Sym {
     /// `sum(coeffs * p) + constant` of the iteration vector.
-    Affine(Vec<i64>, i64),
+    Affine(Affine),
     /// Every index of an array dim (an inner serial loop's variable).
     Full,
     /// The whole iteration index `[p0, p1, ..]`.
@@ -260,9 +260,7 @@ impl Walker<'_> {
                     let sym = match (dim.literal_step(), dim.literal_start()) {
                         (Some(1), _) => var(n, d),
                         (Some(s), Some(a)) if s > 1 => {
-                            let mut coeffs = vec![0; n];
-                            coeffs[d] = s;
-                            Sym::Affine(coeffs, a)
+                            Sym::Affine(Affine::var(n, d).scale(s).add(&Affine::constant(n, a)))
                         }
                         _ => Sym::Opaque,
                     };
@@ -302,7 +300,7 @@ impl Walker<'_> {
                 lit: Lit::Int(i), ..
             }) => i
                 .base10_parse::<i64>()
-                .map_or(Sym::Opaque, |k| Sym::Affine(vec![0; n], k)),
+                .map_or(Sym::Opaque, |k| Sym::Affine(Affine::constant(n, k))),
             Expr::Paren(p) => self.eval(&p.expr),
             Expr::Group(g) => self.eval(&g.expr),
             // A cast keeps an index's value only into a type that holds every index: a
@@ -314,23 +312,18 @@ impl Walker<'_> {
                 None => Sym::Opaque,
             },
             Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => match self.eval(&u.expr) {
-                Sym::Affine(c, k) => Sym::Affine(c.iter().map(|x| -x).collect(), -k),
+                Sym::Affine(f) => Sym::Affine(f.neg()),
                 _ => Sym::Opaque,
             },
             Expr::Binary(b) => {
                 let (l, r) = (self.eval(&b.left), self.eval(&b.right));
-                let (Sym::Affine(lc, lk), Sym::Affine(rc, rk)) = (l, r) else {
+                let (Sym::Affine(l), Sym::Affine(r)) = (l, r) else {
                     return Sym::Opaque;
                 };
                 match b.op {
-                    BinOp::Add(_) => Sym::Affine(zip(&lc, &rc, |a, b| a + b), lk + rk),
-                    BinOp::Sub(_) => Sym::Affine(zip(&lc, &rc, |a, b| a - b), lk - rk),
-                    BinOp::Mul(_) if lc.iter().all(|c| *c == 0) => {
-                        Sym::Affine(rc.iter().map(|c| c * lk).collect(), rk * lk)
-                    }
-                    BinOp::Mul(_) if rc.iter().all(|c| *c == 0) => {
-                        Sym::Affine(lc.iter().map(|c| c * rk).collect(), lk * rk)
-                    }
+                    BinOp::Add(_) => Sym::Affine(l.add(&r)),
+                    BinOp::Sub(_) => Sym::Affine(l.sub(&r)),
+                    BinOp::Mul(_) => l.mul(&r).map_or(Sym::Opaque, Sym::Affine),
                     _ => Sym::Opaque,
                 }
             }
@@ -369,10 +362,7 @@ impl Walker<'_> {
 
     fn subscript_of(&self, sym: Sym) -> Subscript {
         match sym {
-            Sym::Affine(coeffs, constant) => Subscript::Affine(Affine {
-                coeffs: coeffs.into(),
-                constant,
-            }),
+            Sym::Affine(f) => Subscript::Affine(f),
             Sym::Full => Subscript::Full,
             Sym::Key | Sym::Tuple(_) | Sym::Opaque | Sym::BufferRow(_) => Subscript::Indirect,
         }
@@ -964,13 +954,7 @@ fn keeps_indices(ty: &syn::Type) -> bool {
 }
 
 fn var(n: usize, d: usize) -> Sym {
-    let mut c = vec![0; n];
-    c[d] = 1;
-    Sym::Affine(c, 0)
-}
-
-fn zip(a: &[i64], b: &[i64], f: impl Fn(i64, i64) -> i64) -> Vec<i64> {
-    a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect()
+    Sym::Affine(Affine::var(n, d))
 }
 
 /// Names used as inline format arguments: `{lr}` and `{lr:.3}` in `"{lr}"`, and the width
