@@ -11,7 +11,7 @@ use strads_analysis::{Analysis, LoopSpec, StrategyKind, Subscript, describe, for
 use crate::attr::{Args, Expect};
 use crate::ctxt::Ctxt;
 use crate::front::{ArrayKind, LoopFn, SpaceSrc, for_span};
-use crate::walk::Walked;
+use crate::walk::{Fact, ReduceOp, Walked};
 
 /// What the analysis rules judge: the function, what the walker found, the spec built from
 /// it and the analysis of that spec.
@@ -25,8 +25,226 @@ pub(crate) struct Model<'a> {
 
 /// The rules on the body, before the analysis.
 pub(crate) fn check(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
+    for fact in &walked.facts {
+        check_no_break(cx, fact);
+        check_no_return(cx, fact);
+        check_no_try(cx, fact);
+        check_no_async(cx, fact);
+        check_not_nested(cx, f, fact);
+        check_outer_writes(cx, fact);
+        check_update_outside_macros(cx, fact);
+    }
+    check_reductions(cx, f, walked);
     check_captures(cx, f, walked);
     check_arrays(cx, f, walked);
+}
+
+/// Iterations run on several workers at once: none can end the loop for the others.
+fn check_no_break(cx: &Ctxt, fact: &Fact) {
+    if let Fact::Break(at) = fact {
+        cx.error_spanned_by(
+            at,
+            "`break` would leave the parallel loop early, but its iterations are spread \
+             over workers that run at the same time; filter the iterations instead \
+             (`if !wanted { continue; }`), or run this loop serially",
+        );
+    }
+}
+
+/// Nor can one iteration return from the function while others still run.
+fn check_no_return(cx: &Ctxt, fact: &Fact) {
+    if let Fact::Return(at) = fact {
+        cx.error_spanned_by(
+            at,
+            "`return` would leave the parallel loop from one iteration while others run \
+             on other workers; use `continue` to end this iteration, and compute the \
+             function's result after the loop",
+        );
+    }
+}
+
+/// `?` is a `return` too.
+fn check_no_try(cx: &Ctxt, fact: &Fact) {
+    if let Fact::Try(span) = fact {
+        cx.syn_error(syn::Error::new(
+            *span,
+            "`?` would return from the function in the middle of the parallel loop; handle \
+             the error inside the iteration (`match`, `unwrap_or`), or validate the data \
+             before the loop",
+        ));
+    }
+}
+
+/// Workers run the body synchronously; nothing would poll a future.
+fn check_no_async(cx: &Ctxt, fact: &Fact) {
+    if let Fact::Async(at) = fact {
+        cx.error_spanned_by(
+            at,
+            "`async` blocks cannot run inside a `#[parallel_for]` loop body",
+        );
+    }
+}
+
+/// The body already runs in parallel, one iteration on one worker.
+fn check_not_nested(cx: &Ctxt, f: &LoopFn, fact: &Fact) {
+    if let Fact::Nested(attr) = fact {
+        cx.error_spanned_by(
+            attr,
+            format!(
+                "`#[parallel_for]` cannot be nested: this code is inside the parallel \
+                 loop of `{}`, where each iteration runs on one worker; remove this \
+                 attribute (the inner loop then runs serially within each iteration), \
+                 or move the inner loop into its own `#[parallel_for]` function and \
+                 call it outside this loop",
+                f.item.sig.ident
+            ),
+        );
+    }
+}
+
+/// Every worker has its own copy of an outer variable: a write would be lost, unless it is
+/// a reduction update strads combines after the loop.
+fn check_outer_writes(cx: &Ctxt, fact: &Fact) {
+    match fact {
+        Fact::OuterWrite { name, place } => cx.error_spanned_by(
+            place,
+            format!(
+                "the loop writes `{name}`, a variable from outside the loop; iterations run \
+                 on several workers, so outer variables are read-only inside a \
+                 `#[parallel_for]` loop: keep per-iteration values in a local, or store \
+                 results in a `DistArray` indexed by the iteration"
+            ),
+        ),
+        Fact::OuterAssign { name, at, like } => {
+            let msg = match like {
+                Some((op, left)) => {
+                    let written = if *left {
+                        format!("{name} = {name} {op} ..")
+                    } else {
+                        format!("{name} = .. {op} {name}")
+                    };
+                    format!(
+                        "`{written}` is not recognised as a reduction; write `{name} {op}= ..`, \
+                         so that each worker accumulates its own part and strads combines the \
+                         parts after the loop"
+                    )
+                }
+                None => format!(
+                    "the loop assigns `{name}`, a variable from outside the loop; iterations \
+                     run on several workers, so inside a `#[parallel_for]` loop an outer \
+                     variable is either read-only or a reduction updated only by `{name} += \
+                     e`, `{name} *= e`, `{name} = {name}.max(e)` or `{name} = {name}.min(e)`: \
+                     keep per-iteration values in a local, or store results in a `DistArray` \
+                     indexed by the iteration"
+                ),
+            };
+            cx.error_spanned_by(at, msg);
+        }
+        Fact::OuterCompound { name, op, at } if op == "-=" => cx.error_spanned_by(
+            at,
+            format!(
+                "`{name} -= ..` on a variable from outside the loop cannot be split \
+                 across workers: strads combines per-worker parts of `+=`, `*=`, \
+                 `max` and `min` only; write `{name} += -(..)` to accumulate a \
+                 difference"
+            ),
+        ),
+        Fact::OuterCompound { name, op, at } => cx.error_spanned_by(
+            at,
+            format!(
+                "`{name} {op} ..` on a variable from outside the loop cannot be split \
+                 across workers: strads combines per-worker parts of `+=`, `*=`, \
+                 `max` and `min` only; keep per-iteration values in a local, or \
+                 store results in a `DistArray` indexed by the iteration"
+            ),
+        ),
+        _ => {}
+    }
+}
+
+/// The macro rewrites a reduction update into an update of the worker's accumulator, which
+/// it cannot do inside another macro's tokens.
+fn check_update_outside_macros(cx: &Ctxt, fact: &Fact) {
+    if let Fact::UpdateInMacro { name, op, at } = fact {
+        cx.error_spanned_by(
+            at,
+            format!(
+                "strads cannot rewrite the reduction update of `{name}` inside a macro; \
+                 move it out of the macro, as its own statement `{}`",
+                match op {
+                    ReduceOp::Add | ReduceOp::Mul => format!("{name} {} ..;", op.as_str()),
+                    ReduceOp::Max | ReduceOp::Min => {
+                        format!("{name} = {name}.{}(..);", op.as_str())
+                    }
+                }
+            ),
+        );
+    }
+}
+
+/// A reduction combines per-worker parts with one operator after the loop: so one
+/// operator, no reads inside the loop (a worker holds only its part), a `mut` variable and
+/// a declared type for the accumulators.
+fn check_reductions(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
+    for var in &f.outer {
+        let name = var.ident.to_string();
+        let Some(ups) = walked.updates.get(&name) else {
+            continue;
+        };
+        let op = ups[0].0;
+        for (other, at) in &ups[1..] {
+            if *other != op {
+                cx.error_spanned_by(
+                    at,
+                    format!(
+                        "`{name}` is updated with `{}` elsewhere in the loop and with `{}` \
+                         here; a reduction combines the workers' parts with one operator: \
+                         use one operator for `{name}`, or accumulate the other into a \
+                         second variable",
+                        op.as_str(),
+                        other.as_str()
+                    ),
+                );
+            }
+        }
+        for (read, span) in &walked.reads {
+            if *read == name {
+                cx.syn_error(syn::Error::new(
+                    *span,
+                    format!(
+                        "`{name}` is a reduction of this loop (updated with `{}`): inside the \
+                         loop each worker holds only a partial {}, so it cannot be read \
+                         here; read it after the loop, or keep what this iteration needs in \
+                         a local",
+                        op.as_str(),
+                        op.partial()
+                    ),
+                ));
+            }
+        }
+        if !var.mutable {
+            cx.error_spanned_by(
+                &var.ident,
+                format!(
+                    "`{name}` is a reduction of this loop (updated with `{}`), so it must be \
+                     mutable: declare it `mut {name}`",
+                    op.as_str()
+                ),
+            );
+        }
+        if var.ty.is_none() {
+            cx.error_spanned_by(
+                &var.ident,
+                format!(
+                    "`{name}` is a reduction of this loop (updated with `{}`); strads keeps a \
+                     per-worker accumulator of its type, so it needs the type: write \
+                     `let mut {name}: Type = ..;` (`f32`, `f64` or an integer type), or \
+                     give the value an evident type (`0u64`, `0.0f64`, `f64::MIN`)",
+                    op.as_str()
+                ),
+            );
+        }
+    }
 }
 
 /// The rules on the analysis's result.

@@ -73,7 +73,7 @@ impl ReduceOp {
         }
     }
 
-    fn partial(self) -> &'static str {
+    pub(crate) fn partial(self) -> &'static str {
         match self {
             ReduceOp::Add => "sum",
             ReduceOp::Mul => "product",
@@ -94,6 +94,12 @@ pub(crate) struct FoundReduction {
 /// What the walk found.
 pub(crate) struct Walked {
     pub(crate) accesses: Vec<FoundAccess>,
+    /// What the body does that the rules in `check.rs` judge, in source order.
+    pub(crate) facts: Vec<Fact>,
+    /// Reduction updates of outer variables by name: the operator and where it is.
+    pub(crate) updates: BTreeMap<String, Vec<(ReduceOp, TokenStream)>>,
+    /// Reads of outer variables: the name and where.
+    pub(crate) reads: Vec<(String, Span)>,
     /// Outer (non-array) variables the body reads, by name; reductions are not among them.
     pub(crate) captures: BTreeSet<String>,
     /// Outer variables the body updates only by `+=`, `*=`, `max` or `min`, in declaration
@@ -110,6 +116,43 @@ pub(crate) struct Walked {
     pub(crate) steering: BTreeSet<String>,
 }
 
+/// Something the body does that a rule in `check.rs` judges.
+pub(crate) enum Fact {
+    /// A `break` that leaves the parallel loop.
+    Break(TokenStream),
+    /// A `return` outside closures.
+    Return(TokenStream),
+    /// A `?` outside closures, at its token.
+    Try(Span),
+    /// An `async` block.
+    Async(TokenStream),
+    /// A `#[parallel_for]` attribute inside the body.
+    Nested(TokenStream),
+    /// A write to a place rooted at outer variable `name` (`v[0] = ..`, `s.x += ..`).
+    OuterWrite { name: String, place: TokenStream },
+    /// `name = e` of an outer variable that is no reduction update, at `name =`; `like` when
+    /// `e` is `name + ..`, `.. + name`, `name * ..` or `.. * name`: the operator and
+    /// whether `name` is on its left.
+    OuterAssign {
+        name: String,
+        at: TokenStream,
+        like: Option<(&'static str, bool)>,
+    },
+    /// `name op= e` of an outer variable with an operator reductions do not take, at
+    /// `name op=`.
+    OuterCompound {
+        name: String,
+        op: String,
+        at: TokenStream,
+    },
+    /// A reduction update inside a macro's arguments.
+    UpdateInMacro {
+        name: String,
+        op: ReduceOp,
+        at: TokenStream,
+    },
+}
+
 /// Methods that read array metadata, not elements.
 const META_METHODS: &[&str] = &["shape", "len", "is_empty", "row_len"];
 
@@ -124,6 +167,9 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
         scopes: vec![HashMap::new()],
         found: Walked {
             accesses: Vec::new(),
+            facts: Vec::new(),
+            updates: BTreeMap::new(),
+            reads: Vec::new(),
             captures: BTreeSet::new(),
             reductions: Vec::new(),
             arrays_used: BTreeSet::new(),
@@ -141,8 +187,6 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
             .label
             .as_ref()
             .map(|l| l.name.ident.to_string()),
-        updates: BTreeMap::new(),
-        reads: Vec::new(),
     };
     w.bind_key();
     w.visit_block(&f.body_loop().body);
@@ -173,10 +217,6 @@ struct Walker<'a> {
     /// Depth of macro arguments being walked (their tokens are not rewritten).
     in_macro: usize,
     outer_label: Option<String>,
-    /// Reduction updates of outer variables by name: the operator and where it is.
-    updates: BTreeMap<String, Vec<(ReduceOp, TokenStream)>>,
-    /// Reads of outer variables: the name and where.
-    reads: Vec<(String, Span)>,
 }
 
 impl Walker<'_> {
@@ -526,15 +566,10 @@ impl Walker<'_> {
         };
         let name = ident.to_string();
         if self.lookup(&name).is_none() && self.f.outer_var(&name).is_some() {
-            self.cx.error_spanned_by(
-                place,
-                format!(
-                    "the loop writes `{name}`, a variable from outside the loop; iterations run \
-                     on several workers, so outer variables are read-only inside a \
-                     `#[parallel_for]` loop: keep per-iteration values in a local, or store \
-                     results in a `DistArray` indexed by the iteration"
-                ),
-            );
+            self.found.facts.push(Fact::OuterWrite {
+                name,
+                place: place.to_token_stream(),
+            });
         }
     }
 
@@ -585,7 +620,7 @@ impl Walker<'_> {
             ));
             self.use_array(a, at);
         } else if self.f.outer_var(name).is_some() {
-            self.reads.push((name.to_owned(), at.span()));
+            self.found.reads.push((name.to_owned(), at.span()));
             self.found.captures.insert(name.to_owned());
         }
     }
@@ -603,31 +638,24 @@ impl Walker<'_> {
     /// A reduction update of outer variable `name` at `at`.
     fn update(&mut self, name: String, op: ReduceOp, at: impl ToTokens) {
         if self.in_macro > 0 {
-            self.cx.error_spanned_by(
-                &at,
-                format!(
-                    "strads cannot rewrite the reduction update of `{name}` inside a macro; \
-                     move it out of the macro, as its own statement `{}`",
-                    match op {
-                        ReduceOp::Add | ReduceOp::Mul => format!("{name} {} ..;", op.as_str()),
-                        ReduceOp::Max | ReduceOp::Min => {
-                            format!("{name} = {name}.{}(..);", op.as_str())
-                        }
-                    }
-                ),
-            );
+            self.found.facts.push(Fact::UpdateInMacro {
+                name: name.clone(),
+                op,
+                at: at.to_token_stream(),
+            });
         }
-        self.updates
+        self.found
+            .updates
             .entry(name)
             .or_default()
             .push((op, at.to_token_stream()));
     }
 
     /// `x = ..` of an outer variable that is not a reduction update.
-    fn assign_error(&self, name: &str, a: &syn::ExprAssign) {
+    fn assign_error(&mut self, name: &str, a: &syn::ExprAssign) {
         let (left, eq) = (&a.left, &a.eq_token);
         let is_name = |e: &Expr| self.outer_scalar(e).as_deref() == Some(name);
-        let msg = match strip_group(&a.right) {
+        let like = match strip_group(&a.right) {
             // `x = x + e` means `x += e`, which strads can reduce.
             Expr::Binary(b)
                 if matches!(b.op, BinOp::Add(_) | BinOp::Mul(_))
@@ -638,101 +666,40 @@ impl Walker<'_> {
                 } else {
                     "*"
                 };
-                let written = if is_name(&b.left) {
-                    format!("{name} = {name} {op} ..")
-                } else {
-                    format!("{name} = .. {op} {name}")
-                };
-                format!(
-                    "`{written}` is not recognised as a reduction; write `{name} {op}= ..`, so \
-                     that each worker accumulates its own part and strads combines the parts \
-                     after the loop"
-                )
+                Some((op, is_name(&b.left)))
             }
-            _ => format!(
-                "the loop assigns `{name}`, a variable from outside the loop; iterations run on \
-                 several workers, so inside a `#[parallel_for]` loop an outer variable is either \
-                 read-only or a reduction updated only by `{name} += e`, `{name} *= e`, \
-                 `{name} = {name}.max(e)` or `{name} = {name}.min(e)`: keep per-iteration \
-                 values in a local, or store results in a `DistArray` indexed by the iteration"
-            ),
+            _ => None,
         };
-        self.cx.error_spanned_by(quote!(#left #eq), msg);
+        self.found.facts.push(Fact::OuterAssign {
+            name: name.to_owned(),
+            at: quote!(#left #eq),
+            like,
+        });
     }
 
-    /// Turns the updates into reductions: one operator per variable, never read in the body,
-    /// a declared type. Reductions are not captures.
+    /// Turns the updates into reductions: the variables updated in the body with a declared
+    /// type, by their first operator (`check::check_reductions` judges the rest).
+    /// Reductions are not captures.
     fn finish_reductions(&mut self) {
-        let updates = std::mem::take(&mut self.updates);
         for var in &self.f.outer {
             let name = var.ident.to_string();
-            let Some(ups) = updates.get(&name) else {
+            let Some(ups) = self.found.updates.get(&name) else {
                 continue;
             };
             let op = ups[0].0;
-            for (other, at) in &ups[1..] {
-                if *other != op {
-                    self.cx.error_spanned_by(
-                        at,
-                        format!(
-                            "`{name}` is updated with `{}` elsewhere in the loop and with `{}` \
-                             here; a reduction combines the workers' parts with one operator: \
-                             use one operator for `{name}`, or accumulate the other into a \
-                             second variable",
-                            op.as_str(),
-                            other.as_str()
-                        ),
-                    );
-                }
-            }
-            for (read, span) in &self.reads {
-                if *read == name {
-                    self.cx.syn_error(syn::Error::new(
-                        *span,
-                        format!(
-                            "`{name}` is a reduction of this loop (updated with `{}`): inside the \
-                             loop each worker holds only a partial {}, so it cannot be read \
-                             here; read it after the loop, or keep what this iteration needs in \
-                             a local",
-                            op.as_str(),
-                            op.partial()
-                        ),
-                    ));
-                }
-            }
-            if !var.mutable {
-                self.cx.error_spanned_by(
-                    &var.ident,
-                    format!(
-                        "`{name}` is a reduction of this loop (updated with `{}`), so it must be \
-                         mutable: declare it `mut {name}`",
-                        op.as_str()
-                    ),
-                );
-            }
             self.found.captures.remove(&name);
-            match &var.ty {
-                Some(ty) => self.found.reductions.push(FoundReduction {
+            if let Some(ty) = &var.ty {
+                self.found.reductions.push(FoundReduction {
                     ident: var.ident.clone(),
                     ty: ty.clone(),
                     op,
-                }),
-                None => self.cx.error_spanned_by(
-                    &var.ident,
-                    format!(
-                        "`{name}` is a reduction of this loop (updated with `{}`); strads keeps a \
-                         per-worker accumulator of its type, so it needs the type: write \
-                         `let mut {name}: Type = ..;` (`f32`, `f64` or an integer type), or \
-                         give the value an evident type (`0u64`, `0.0f64`, `f64::MIN`)",
-                        op.as_str()
-                    ),
-                ),
+                });
             }
         }
     }
 
-    /// Errors for `#[parallel_for]` among `attrs`: the loop body already runs in parallel.
-    fn check_nested(&self, attrs: &[syn::Attribute]) {
+    /// Notes each `#[parallel_for]` among `attrs`.
+    fn check_nested(&mut self, attrs: &[syn::Attribute]) {
         for attr in attrs {
             if attr
                 .path()
@@ -740,17 +707,7 @@ impl Walker<'_> {
                 .last()
                 .is_some_and(|s| s.ident == "parallel_for")
             {
-                self.cx.error_spanned_by(
-                    attr,
-                    format!(
-                        "`#[parallel_for]` cannot be nested: this code is inside the parallel \
-                         loop of `{}`, where each iteration runs on one worker; remove this \
-                         attribute (the inner loop then runs serially within each iteration), \
-                         or move the inner loop into its own `#[parallel_for]` function and \
-                         call it outside this loop",
-                        self.f.item.sig.ident
-                    ),
-                );
+                self.found.facts.push(Fact::Nested(attr.to_token_stream()));
             }
         }
     }
@@ -859,7 +816,7 @@ const READING_MACROS: &[&str] = &[
 
 /// Finds `#[parallel_for]` anywhere in an item nested in the loop body.
 struct NestedParallelFor<'w, 'a> {
-    walker: &'w Walker<'a>,
+    walker: &'w mut Walker<'a>,
 }
 
 impl<'ast> Visit<'ast> for NestedParallelFor<'_, '_> {
@@ -1045,10 +1002,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
-        self.cx.error_spanned_by(
-            a,
-            "`async` blocks cannot run inside a `#[parallel_for]` loop body",
-        );
+        self.found.facts.push(Fact::Async(a.to_token_stream()));
     }
 
     fn visit_item(&mut self, item: &'ast syn::Item) {
@@ -1122,36 +1076,21 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             None => self.inner_loops == 0,
         };
         if targets_outer && self.closures == 0 {
-            self.cx.error_spanned_by(
-                b,
-                "`break` would leave the parallel loop early, but its iterations are spread \
-                 over workers that run at the same time; filter the iterations instead \
-                 (`if !wanted { continue; }`), or run this loop serially",
-            );
+            self.found.facts.push(Fact::Break(b.to_token_stream()));
         }
         visit::visit_expr_break(self, b);
     }
 
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
         if self.closures == 0 {
-            self.cx.error_spanned_by(
-                r,
-                "`return` would leave the parallel loop from one iteration while others run \
-                 on other workers; use `continue` to end this iteration, and compute the \
-                 function's result after the loop",
-            );
+            self.found.facts.push(Fact::Return(r.to_token_stream()));
         }
         visit::visit_expr_return(self, r);
     }
 
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
         if self.closures == 0 {
-            self.cx.syn_error(syn::Error::new(
-                t.question_token.span(),
-                "`?` would return from the function in the middle of the parallel loop; handle \
-                 the error inside the iteration (`match`, `unwrap_or`), or validate the data \
-                 before the loop",
-            ));
+            self.found.facts.push(Fact::Try(t.question_token.span()));
         }
         visit::visit_expr_try(self, t);
     }
@@ -1189,25 +1128,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 match b.op {
                     BinOp::AddAssign(_) => self.update(name, ReduceOp::Add, quote!(#left #op)),
                     BinOp::MulAssign(_) => self.update(name, ReduceOp::Mul, quote!(#left #op)),
-                    BinOp::SubAssign(_) => self.cx.error_spanned_by(
-                        quote!(#left #op),
-                        format!(
-                            "`{name} -= ..` on a variable from outside the loop cannot be split \
-                             across workers: strads combines per-worker parts of `+=`, `*=`, \
-                             `max` and `min` only; write `{name} += -(..)` to accumulate a \
-                             difference"
-                        ),
-                    ),
-                    _ => self.cx.error_spanned_by(
-                        quote!(#left #op),
-                        format!(
-                            "`{name} {} ..` on a variable from outside the loop cannot be split \
-                             across workers: strads combines per-worker parts of `+=`, `*=`, \
-                             `max` and `min` only; keep per-iteration values in a local, or \
-                             store results in a `DistArray` indexed by the iteration",
-                            op.to_token_stream()
-                        ),
-                    ),
+                    _ => self.found.facts.push(Fact::OuterCompound {
+                        name,
+                        op: op.to_token_stream().to_string(),
+                        at: quote!(#left #op),
+                    }),
                 }
                 let saved = std::mem::replace(&mut self.write_ctx, false);
                 self.visit_expr(&b.right);
@@ -1395,7 +1320,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             );
         } else if self.f.outer_var(&name).is_some() {
             if !self.write_ctx {
-                self.reads.push((name.clone(), p.span()));
+                self.found.reads.push((name.clone(), p.span()));
             }
             self.found.captures.insert(name);
         }
