@@ -33,6 +33,9 @@ pub(crate) fn check(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
         check_not_nested(cx, f, fact);
         check_outer_writes(cx, fact);
         check_update_outside_macros(cx, fact);
+        check_buffer_updates(cx, f, fact);
+        check_index_shape(cx, f, fact);
+        check_arrays_by_element(cx, f, fact);
     }
     check_reductions(cx, f, walked);
     check_captures(cx, f, walked);
@@ -179,6 +182,106 @@ fn check_update_outside_macros(cx: &Ctxt, fact: &Fact) {
                 }
             ),
         );
+    }
+}
+
+/// Each worker updates its own copy of a write-back buffer, and the copies' differences are
+/// added up: only `+=` and `-=` merge that way.
+fn check_buffer_updates(cx: &Ctxt, f: &LoopFn, fact: &Fact) {
+    match fact {
+        Fact::BufferWrite { array, at } => {
+            let name = &f.arrays[*array].ident;
+            cx.error_spanned_by(
+                at,
+                format!(
+                    "`{name}` is a write-back buffer of this loop (`buffer({name})`): update \
+                     it only with `{name}[..] += e` or `{name}[..] -= e`, since each worker \
+                     updates its own copy and the copies' differences are added to `{name}` \
+                     after the loop"
+                ),
+            );
+        }
+        Fact::BufferRow { array, at } => {
+            let name = &f.arrays[*array].ident;
+            cx.error_spanned_by(
+                at,
+                format!(
+                    "this is a row of `{name}`, a write-back buffer of this loop \
+                     (`buffer({name})`): update it only with `row[k] += e` or `row[k] -= e` and \
+                     read it by index, since each worker updates its own copy and the copies' \
+                     differences are added to `{name}` at fixed points"
+                ),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// The analysis needs one subscript per dim of every access.
+fn check_index_shape(cx: &Ctxt, f: &LoopFn, fact: &Fact) {
+    match fact {
+        Fact::IndexShape { array, at, got } => {
+            let (name, rank) = (&f.arrays[*array].ident, f.arrays[*array].rank);
+            let msg = match got {
+                None => format!(
+                    "`{name}` has {rank} dims; index it with one subscript per dim: \
+                     `{name}[[i, j{}]]`",
+                    ", ..".repeat(rank.saturating_sub(2).min(1))
+                ),
+                Some(got) => format!("`{name}` has {rank} dims but this index has {got}"),
+            };
+            cx.error_spanned_by(at, msg);
+        }
+        Fact::MethodArity { array, method, at } => {
+            let name = &f.arrays[*array].ident;
+            let arg = if method.starts_with("row") {
+                "i"
+            } else {
+                "[..]"
+            };
+            cx.error_spanned_by(at, format!("`{name}.{method}({arg})` takes one index"));
+        }
+        _ => {}
+    }
+}
+
+/// The analysis sees an array only through its accesses: every use must be an element or a
+/// row it can follow.
+fn check_arrays_by_element(cx: &Ctxt, f: &LoopFn, fact: &Fact) {
+    match fact {
+        Fact::ArrayInMacro { array, span } => {
+            let name = &f.arrays[*array].ident;
+            cx.syn_error(syn::Error::new(
+                *span,
+                format!(
+                    "array `{name}` is used inside a macro strads cannot read; read the element \
+                     into a local first (`let x = {name}[[..]];`) and use the local"
+                ),
+            ));
+        }
+        Fact::OpaqueMethod { array, method } => {
+            let name = &f.arrays[*array].ident;
+            cx.error_spanned_by(
+                method,
+                format!(
+                    "strads cannot analyse `{name}.{method}(..)` inside a parallel loop; \
+                     reach elements through `{name}[[..]]`, `{name}.row(i)`, \
+                     `{name}.row_mut(i)`, `{name}.get([..])` or `{name}.get_mut([..])`"
+                ),
+            );
+        }
+        Fact::ArrayWhole { array, at } => {
+            let name = &f.arrays[*array].ident;
+            cx.error_spanned_by(
+                at,
+                format!(
+                    "strads cannot follow array `{name}` here; inside a parallel loop reach its \
+                     elements directly: `{name}[[..]]`, `{name}.row(i)`, `{name}.row_mut(i)`, \
+                     `{name}.get([..])`"
+                ),
+            );
+        }
+        _ => {}
     }
 }
 

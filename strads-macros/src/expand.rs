@@ -46,7 +46,7 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
 }
 
 fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
-    let walked = walk(cx, f);
+    let walked = walk(f);
     check::check(cx, f, &walked);
     let spec = build_spec(f, &walked, args);
     if cx.has_errors() {

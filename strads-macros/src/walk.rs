@@ -1,7 +1,7 @@
 //! Walks the loop body: finds every array access with its subscripts as affine forms of
 //! the iteration dims, every captured outer variable, every reduction into an outer
-//! variable, and every construct that cannot run as one iteration of a parallel loop. One
-//! pass, all errors reported.
+//! variable, and every construct that cannot run as one iteration of a parallel loop (as
+//! [`Fact`]s, which `check.rs` judges). One pass; the walker reports nothing itself.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -14,7 +14,6 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 
 use strads_analysis::{AccessKind, Affine, Subscript};
 
-use crate::ctxt::Ctxt;
 use crate::front::{
     ArrayKind, KeyPat, LoopFn, NUMBER_TYPES, SpaceSrc, collect_idents, strip_group,
 };
@@ -151,16 +150,41 @@ pub(crate) enum Fact {
         op: ReduceOp,
         at: TokenStream,
     },
+    /// A write to write-back buffer `array` other than `+=` or `-=`.
+    BufferWrite { array: usize, at: TokenStream },
+    /// A row of write-back buffer `array` used other than by `row[k] += e`, `row[k] -= e`
+    /// or a read by index.
+    BufferRow { array: usize, at: TokenStream },
+    /// An index of `array` with `got` subscripts (`None`: not a list `[..]`) where the
+    /// array has another number of dims.
+    IndexShape {
+        array: usize,
+        at: TokenStream,
+        got: Option<usize>,
+    },
+    /// `array.row(..)`, `.get(..)` (`method`) with other than one argument.
+    MethodArity {
+        array: usize,
+        method: String,
+        at: TokenStream,
+    },
+    /// Array `array` named inside a macro the walker cannot parse.
+    ArrayInMacro { array: usize, span: Span },
+    /// A method of `array` that reaches no element the walker can follow.
+    OpaqueMethod { array: usize, method: syn::Ident },
+    /// Array `array` named other than by element (handed on whole).
+    ArrayWhole { array: usize, at: TokenStream },
 }
 
 /// Methods that read array metadata, not elements.
 const META_METHODS: &[&str] = &["shape", "len", "is_empty", "row_len"];
 
-pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
+/// Walks the loop body: its accesses, captures, reductions and the [`Fact`]s the rules in
+/// `check.rs` judge. Reports nothing itself.
+pub(crate) fn walk(f: &LoopFn) -> Walked {
     let mut mutated = Mutated::default();
     mutated.visit_block(&f.for_loop.body);
     let mut w = Walker {
-        cx,
         f,
         mutated: mutated.names,
 
@@ -199,7 +223,6 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
 }
 
 struct Walker<'a> {
-    cx: &'a Ctxt,
     f: &'a LoopFn,
     /// Names the body may change after binding them (see [`Mutated`]): a `mut` binding of
     /// one of them is not an affine form of the iteration, whatever its initial value.
@@ -421,16 +444,10 @@ impl Walker<'_> {
         // updates that can be merged.
         if self.f.buffered.contains(&array) {
             if kind == AccessKind::Write && !self.additive {
-                let name = &self.f.arrays[array].ident;
-                self.cx.error_spanned_by(
-                    at,
-                    format!(
-                        "`{name}` is a write-back buffer of this loop (`buffer({name})`): update \
-                         it only with `{name}[..] += e` or `{name}[..] -= e`, since each worker \
-                         updates its own copy and the copies' differences are added to `{name}` \
-                         after the loop"
-                    ),
-                );
+                self.found.facts.push(Fact::BufferWrite {
+                    array,
+                    at: at.to_token_stream(),
+                });
             }
             return;
         }
@@ -464,17 +481,11 @@ impl Walker<'_> {
         }
     }
 
-    fn buffer_row_error(&self, a: usize, at: &impl ToTokens) {
-        let name = &self.f.arrays[a].ident;
-        self.cx.error_spanned_by(
-            at,
-            format!(
-                "this is a row of `{name}`, a write-back buffer of this loop (`buffer({name})`): \
-                 update it only with `row[k] += e` or `row[k] -= e` and read it by index, since \
-                 each worker updates its own copy and the copies' differences are added to \
-                 `{name}` at fixed points"
-            ),
-        );
+    fn buffer_row_error(&mut self, a: usize, at: &impl ToTokens) {
+        self.found.facts.push(Fact::BufferRow {
+            array: a,
+            at: at.to_token_stream(),
+        });
     }
 
     /// Notes that the body names array `a` at `at`.
@@ -489,7 +500,6 @@ impl Walker<'_> {
     /// `a[[e0, e1]]` or `a[e]`.
     fn index_access(&mut self, array: usize, index: &Expr, whole: &Expr, kind: AccessKind) {
         let rank = self.f.arrays[array].rank;
-        let name = self.f.arrays[array].ident.to_string();
         let elems: Vec<&Expr> = match index {
             Expr::Array(a) => a.elems.iter().collect(),
             // `out[key]` with the loop's whole index: the identity subscript.
@@ -514,25 +524,20 @@ impl Walker<'_> {
             }
             e if rank == 1 => vec![e],
             e => {
-                self.cx.error_spanned_by(
-                    e,
-                    format!(
-                        "`{name}` has {rank} dims; index it with one subscript per dim: \
-                         `{name}[[i, j{}]]`",
-                        ", ..".repeat(rank.saturating_sub(2).min(1))
-                    ),
-                );
+                self.found.facts.push(Fact::IndexShape {
+                    array,
+                    at: e.to_token_stream(),
+                    got: None,
+                });
                 return;
             }
         };
         if elems.len() != rank {
-            self.cx.error_spanned_by(
-                index,
-                format!(
-                    "`{name}` has {rank} dims but this index has {}",
-                    elems.len()
-                ),
-            );
+            self.found.facts.push(Fact::IndexShape {
+                array,
+                at: index.to_token_stream(),
+                got: Some(elems.len()),
+            });
             return;
         }
         let subs = elems.iter().map(|e| self.subscript(e)).collect();
@@ -611,13 +616,10 @@ impl Walker<'_> {
             return;
         }
         if let Some(a) = self.f.array_index(name) {
-            self.cx.syn_error(syn::Error::new(
-                at.span(),
-                format!(
-                    "array `{name}` is used inside a macro strads cannot read; read the element \
-                     into a local first (`let x = {name}[[..]];`) and use the local"
-                ),
-            ));
+            self.found.facts.push(Fact::ArrayInMacro {
+                array: a,
+                span: at.span(),
+            });
             self.use_array(a, at);
         } else if self.f.outer_var(name).is_some() {
             self.found.reads.push((name.to_owned(), at.span()));
@@ -1210,7 +1212,6 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 self.write_ctx = saved;
                 return;
             }
-            let name = self.f.arrays[a].ident.to_string();
             let rank = self.f.arrays[a].rank;
             let method = m.method.to_string();
             let n = self.n();
@@ -1227,8 +1228,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                         let tokens = vec![m.args[0].to_token_stream(); rank];
                         self.record(a, kind, subs, tokens, m);
                     } else {
-                        self.cx
-                            .error_spanned_by(m, format!("`{name}.{method}(i)` takes one index"));
+                        self.found.facts.push(Fact::MethodArity {
+                            array: a,
+                            method,
+                            at: m.to_token_stream(),
+                        });
                     }
                 }
                 "get" | "get_mut" => {
@@ -1242,23 +1246,20 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                             let whole = Expr::MethodCall(m.clone());
                             self.index_access(a, idx, &whole, kind);
                         }
-                        _ => self.cx.error_spanned_by(
-                            m,
-                            format!("`{name}.{method}([..])` takes one index"),
-                        ),
+                        _ => self.found.facts.push(Fact::MethodArity {
+                            array: a,
+                            method,
+                            at: m.to_token_stream(),
+                        }),
                     }
                 }
                 meta if META_METHODS.contains(&meta) => {
                     self.use_array(a, &m.receiver);
                 }
-                _ => self.cx.error_spanned_by(
-                    &m.method,
-                    format!(
-                        "strads cannot analyse `{name}.{method}(..)` inside a parallel loop; \
-                         reach elements through `{name}[[..]]`, `{name}.row(i)`, \
-                         `{name}.row_mut(i)`, `{name}.get([..])` or `{name}.get_mut([..])`"
-                    ),
-                ),
+                _ => self.found.facts.push(Fact::OpaqueMethod {
+                    array: a,
+                    method: m.method.clone(),
+                }),
             }
             let _ = n;
             for arg in &m.args {
@@ -1310,14 +1311,10 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         if let Some(a) = self.f.array_index(&name) {
             self.use_array(a, p);
-            self.cx.error_spanned_by(
-                p,
-                format!(
-                    "strads cannot follow array `{name}` here; inside a parallel loop reach its \
-                     elements directly: `{name}[[..]]`, `{name}.row(i)`, `{name}.row_mut(i)`, \
-                     `{name}.get([..])`"
-                ),
-            );
+            self.found.facts.push(Fact::ArrayWhole {
+                array: a,
+                at: p.to_token_stream(),
+            });
         } else if self.f.outer_var(&name).is_some() {
             if !self.write_ctx {
                 self.found.reads.push((name.clone(), p.span()));
@@ -1346,7 +1343,8 @@ mod tests {
         let item: syn::ItemFn = syn::parse2(item).expect("a function");
         let cx = crate::ctxt::Ctxt::new();
         let f = crate::front::LoopFn::from_syn(&cx, &item).expect("a loop");
-        let walked = super::walk(&cx, &f);
+        let walked = super::walk(&f);
+        crate::check::check(&cx, &f, &walked);
         cx.check().expect("no errors");
         let names = f.arrays.iter().map(|a| a.ident.to_string()).collect();
         (walked, names)
