@@ -511,11 +511,9 @@ fn check_expect(cx: &Ctxt, m: &Model) {
             kind.map_or("none", StrategyKind::as_str),
         ),
     ));
-    // Say which subscripts send the loop to run time, or else which accesses conflict.
-    if recon && report_indirect(cx, m, RECON_SUBSCRIPT) {
-        return;
-    }
-    if recon && !spec.has_indirect() {
+    // Say which subscripts send the loop to run time, or else why it falls back, and which
+    // accesses conflict.
+    if recon && !report_indirect(cx, m, RECON_SUBSCRIPT) {
         let fallback = strads_analysis::fallback_note(spec, m.analysis);
         cx.syn_error(syn::Error::new(
             for_span(&m.f.for_loop),
@@ -571,19 +569,18 @@ const RECON_SUBSCRIPT: &str = "this subscript is read from data or computed, so 
 
 /// Where a token sits in the source, for errors at the same token only once (a compound
 /// `a[i] += x` is a read and a write through the same tokens).
-fn location(tokens: &TokenStream) -> (usize, usize, String) {
-    let start = tokens
-        .clone()
-        .into_iter()
-        .next()
-        .map(|t| t.span().start())
-        .map_or((0, 0), |s| (s.line, s.column));
-    (start.0, start.1, tokens.to_string())
+/// The span's `Debug` text tells apart tokens where a compiler reports no line.
+fn location(tokens: &TokenStream) -> Location {
+    let span = tokens.clone().into_iter().next().map(|t| t.span());
+    let start = span.map_or((0, 0), |s| (s.start().line, s.start().column));
+    (start.0, start.1, format!("{span:?}"), tokens.to_string())
 }
+
+type Location = (usize, usize, String, String);
 
 /// One error at every subscript read from data; whether there was any.
 fn report_indirect(cx: &Ctxt, m: &Model, msg: &str) -> bool {
-    let mut at: BTreeMap<(usize, usize, String), &TokenStream> = BTreeMap::new();
+    let mut at: BTreeMap<Location, &TokenStream> = BTreeMap::new();
     for (a, found) in m.spec.accesses.iter().zip(&m.walked.accesses) {
         for (s, tokens) in a.subscripts.iter().zip(&found.subscript_tokens) {
             if matches!(s, Subscript::Indirect) {
@@ -601,7 +598,7 @@ fn report_indirect(cx: &Ctxt, m: &Model, msg: &str) -> bool {
 /// off, naming the other access and the dependence vector; `rule` ends the sentence.
 fn report_conflicts(cx: &Ctxt, m: &Model, kind: StrategyKind, rule: &str) {
     let spec = m.spec;
-    let mut at: BTreeMap<(usize, usize, String), (usize, Vec<String>)> = BTreeMap::new();
+    let mut at: BTreeMap<Location, (usize, Vec<String>)> = BTreeMap::new();
     for v in m.analysis.conflicts(spec, kind) {
         let dist = format_dist(&v.dist);
         let ends = if v.src == v.dst {
