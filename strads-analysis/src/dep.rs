@@ -94,6 +94,19 @@ pub fn format_dist(dist: &[Dist]) -> String {
 /// Every dependence vector of the loop, lexicographically positive, deduplicated, in the
 /// order of the access pairs that produce them.
 pub fn dependence_vectors(spec: &LoopSpec) -> Vec<DepVector> {
+    let mut out: Vec<DepVector> = Vec::new();
+    for v in dependence_pairs(spec) {
+        if !out.iter().any(|u| u.dist == v.dist) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// Like [`dependence_vectors`], but every pair of accesses keeps its own vectors, even when
+/// an earlier pair has the same distance: for naming each access that takes part in a
+/// dependence.
+pub fn dependence_pairs(spec: &LoopSpec) -> Vec<DepVector> {
     let n = spec.n_dims();
     let mut out: Vec<DepVector> = Vec::new();
     let acc = &spec.accesses;
@@ -109,7 +122,10 @@ pub fn dependence_vectors(spec: &LoopSpec) -> Vec<DepVector> {
             // The pair (a at p, b at q) and (b at p, a at q) are the same pairs of
             // iterations with d negated; normalising covers both directions.
             for dist in lex_positive(&raw) {
-                if !out.iter().any(|v| v.dist == dist) {
+                if !out
+                    .iter()
+                    .any(|v| v.dist == dist && (v.src, v.dst) == (i, j))
+                {
                     out.push(DepVector {
                         dist,
                         src: i,

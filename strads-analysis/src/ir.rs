@@ -355,6 +355,54 @@ impl Affine {
         self.coeffs.iter().all(|c| *c == 0)
     }
 
+    /// `self + other`, term by term (both over the same dims).
+    pub fn add(&self, other: &Affine) -> Affine {
+        self.zip(other, |a, b| a + b)
+    }
+
+    /// `self - other`, term by term (both over the same dims).
+    pub fn sub(&self, other: &Affine) -> Affine {
+        self.zip(other, |a, b| a - b)
+    }
+
+    /// `-self`.
+    pub fn neg(&self) -> Affine {
+        self.scale(-1)
+    }
+
+    /// `k * self`.
+    pub fn scale(&self, k: i64) -> Affine {
+        Affine {
+            coeffs: Cow::Owned(self.coeffs.iter().map(|c| c * k).collect()),
+            constant: self.constant * k,
+        }
+    }
+
+    /// `self * other` when one side is a constant; `None` when both depend on a dim, as
+    /// the product is then not affine.
+    pub fn mul(&self, other: &Affine) -> Option<Affine> {
+        if self.is_constant() {
+            Some(other.scale(self.constant))
+        } else if other.is_constant() {
+            Some(self.scale(other.constant))
+        } else {
+            None
+        }
+    }
+
+    fn zip(&self, other: &Affine, f: impl Fn(i64, i64) -> i64) -> Affine {
+        Affine {
+            coeffs: Cow::Owned(
+                self.coeffs
+                    .iter()
+                    .zip(other.coeffs.iter())
+                    .map(|(a, b)| f(*a, *b))
+                    .collect(),
+            ),
+            constant: f(self.constant, other.constant),
+        }
+    }
+
     /// The value at iteration point `p` (missing coordinates count as 0).
     pub fn eval(&self, p: &[i64]) -> i64 {
         self.coeffs.iter().zip(p).map(|(c, x)| c * x).sum::<i64>() + self.constant
@@ -447,6 +495,21 @@ impl fmt::Display for AccessDisplay<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn affine_arithmetic() {
+        let (i, j) = (Affine::var(2, 0), Affine::var(2, 1));
+        let two = Affine::constant(2, 2);
+        // 2*i - j + 2
+        let f = i.mul(&two).unwrap().sub(&j).add(&two);
+        assert_eq!(f.coeffs.as_ref(), [2, -1]);
+        assert_eq!(f.constant, 2);
+        assert_eq!(f.eval(&[3, 1]), 7);
+        let g = f.neg();
+        assert_eq!((g.coeffs.as_ref(), g.constant), ([-2, 1].as_slice(), -2));
+        assert_eq!(two.mul(&j).map(|h| h.coeffs.to_vec()), Some(vec![0, 2]));
+        assert_eq!(i.mul(&j), None);
+    }
 
     fn names(v: &[&'static str]) -> Vec<Name> {
         v.iter().map(|s| Cow::Borrowed(*s)).collect()

@@ -12,7 +12,7 @@ mod strategy;
 mod testutil;
 mod unimodular;
 
-pub use dep::{DepVector, Dist, dependence_vectors, format_dist};
+pub use dep::{DepVector, Dist, dependence_pairs, dependence_vectors, format_dist};
 pub use groups::{Accesses, Batch, GroupPlan, MAX_PIECES, Piece, plan_groups, plan_groups_with};
 pub use ir::{
     Access, AccessKind, Affine, ApplySpec, ArrayId, ArraySpec, BufferSpec, DimId, List, LoopSpec,
@@ -21,7 +21,7 @@ pub use ir::{
 pub use report::report;
 pub use schedule::{Partition, Unordered2d};
 pub use strategy::{
-    Align, Analysis, Candidate, Placement, Strategy, alignments, analyze, buffer_hint, choose,
-    describe, fallback_note, place, tile_axes, tile_bounded,
+    Align, Analysis, Candidate, Placement, Strategy, StrategyKind, alignments, analyze,
+    buffer_hint, choose, describe, fallback_note, place, tile_axes, tile_bounded,
 };
 pub use unimodular::{apply as apply_skew, is_identity, skew, skewed};

@@ -44,17 +44,67 @@ pub enum Strategy {
     Reconnaissance,
 }
 
-impl Strategy {
-    /// `"1d"`, `"2d"` or `"unimodular"`.
-    pub fn kind(&self) -> &'static str {
+/// The kind of a [`Strategy`]: what `expect = ".."` names, and what reports, snapshots and
+/// `STRADS_EXPLAIN` lines print (`Display`: `1d`, `2d`, `unimodular`, `reconnaissance`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StrategyKind {
+    /// [`Strategy::OneD`].
+    OneD,
+    /// [`Strategy::TwoD`], or an ordered 2D wavefront without a skew.
+    TwoD,
+    /// A skewed (unimodular) wavefront.
+    Unimodular,
+    /// [`Strategy::Reconnaissance`].
+    Reconnaissance,
+}
+
+impl StrategyKind {
+    /// Every kind, in Orion's order.
+    pub const ALL: [StrategyKind; 4] = [
+        StrategyKind::OneD,
+        StrategyKind::TwoD,
+        StrategyKind::Unimodular,
+        StrategyKind::Reconnaissance,
+    ];
+
+    /// The word `expect = ".."` takes and reports print.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Strategy::OneD { .. } => "1d",
-            Strategy::TwoD { .. } => "2d",
+            StrategyKind::OneD => "1d",
+            StrategyKind::TwoD => "2d",
+            StrategyKind::Unimodular => "unimodular",
+            StrategyKind::Reconnaissance => "reconnaissance",
+        }
+    }
+
+    /// The kind a word names (the inverse of [`StrategyKind::as_str`]).
+    pub fn from_word(word: &str) -> Option<StrategyKind> {
+        StrategyKind::ALL.into_iter().find(|k| k.as_str() == word)
+    }
+
+    /// Whether the kind is proved at compile time (everything but reconnaissance).
+    pub fn is_static(self) -> bool {
+        self != StrategyKind::Reconnaissance
+    }
+}
+
+impl fmt::Display for StrategyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Strategy {
+    /// Its kind: an unskewed ordered wavefront is 2D.
+    pub fn kind(&self) -> StrategyKind {
+        match self {
+            Strategy::OneD { .. } => StrategyKind::OneD,
+            Strategy::TwoD { .. } => StrategyKind::TwoD,
             Strategy::Wavefront {
                 unimodular: false, ..
-            } => "2d",
-            Strategy::Wavefront { .. } => "unimodular",
-            Strategy::Reconnaissance => "reconnaissance",
+            } => StrategyKind::TwoD,
+            Strategy::Wavefront { .. } => StrategyKind::Unimodular,
+            Strategy::Reconnaissance => StrategyKind::Reconnaissance,
         }
     }
 
@@ -207,9 +257,66 @@ pub struct Analysis {
 }
 
 impl Analysis {
-    /// The strategy kind the analysis proved: `"1d"`, `"2d"`, `"unimodular"`, or `None`.
-    pub fn kind(&self) -> Option<&'static str> {
+    /// The kind of the strategy the analysis chose first, or `None` when none applies.
+    pub fn kind(&self) -> Option<StrategyKind> {
         self.candidates.first().map(|c| c.strategy.kind())
+    }
+
+    /// Why strategies of `kind` do not apply, in words, when the analysis can say more than
+    /// which strategy it proved instead: for 1D, a dependence crossing each dim. `None`
+    /// for the other kinds.
+    pub fn why_not(&self, spec: &LoopSpec, kind: StrategyKind) -> Option<String> {
+        if kind != StrategyKind::OneD {
+            return None;
+        }
+        let crossings: Vec<String> = (0..spec.dims.len())
+            .filter_map(|d| {
+                let v = self.vectors.iter().find(|v| !v.dist[d].is_zero())?;
+                let (src, dst) = (
+                    spec.accesses[v.src].display(spec).to_string(),
+                    spec.accesses[v.dst].display(spec).to_string(),
+                );
+                let through = if src == dst {
+                    src
+                } else {
+                    format!("{src} and {dst}")
+                };
+                Some(format!(
+                    "iterations with different `{}` touch the same element through {through}",
+                    spec.dims[d]
+                ))
+            })
+            .collect();
+        Some(format!(
+            "no dim can be split alone: {}",
+            crossings.join(", and ")
+        ))
+    }
+
+    /// The dependences that keep strategies of `kind` from applying, each pair of accesses
+    /// once (in the order of [`crate::dependence_pairs`]): for 1D every dependence between
+    /// different iterations; for 2D and unimodular those that vary in several dims (every
+    /// loop-carried one when none does). Reconnaissance is never kept off by dependences:
+    /// empty. `self` must be the analysis of `spec`.
+    pub fn conflicts(&self, spec: &LoopSpec, kind: StrategyKind) -> Vec<DepVector> {
+        let pairs = crate::dep::dependence_pairs(spec);
+        let carried = |v: &&DepVector| v.dist.iter().any(|c| !c.is_zero());
+        let several = |v: &&DepVector| v.dist.iter().filter(|c| !c.is_zero()).count() >= 2;
+        let mut out: Vec<DepVector> = match kind {
+            StrategyKind::Reconnaissance => Vec::new(),
+            StrategyKind::OneD => pairs.iter().filter(carried).cloned().collect(),
+            StrategyKind::TwoD | StrategyKind::Unimodular => {
+                let multi: Vec<_> = pairs.iter().filter(several).cloned().collect();
+                if multi.is_empty() {
+                    pairs.iter().filter(carried).cloned().collect()
+                } else {
+                    multi
+                }
+            }
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        out.retain(|v| seen.insert((v.src, v.dst)));
+        out
     }
 }
 
@@ -688,6 +795,23 @@ mod tests {
     use super::*;
     use crate::testutil::{access, spec, sub};
 
+    #[test]
+    fn kinds_print_the_words_expect_takes() {
+        let words: Vec<String> = StrategyKind::ALL.iter().map(|k| k.to_string()).collect();
+        assert_eq!(words, ["1d", "2d", "unimodular", "reconnaissance"]);
+        for k in StrategyKind::ALL {
+            assert_eq!(StrategyKind::from_word(k.as_str()), Some(k));
+        }
+        assert_eq!(StrategyKind::from_word("static"), None);
+        let ordered_2d = Strategy::Wavefront {
+            space: 0,
+            time: 1,
+            unimodular: false,
+        };
+        assert_eq!(ordered_2d.kind(), StrategyKind::TwoD);
+        assert!(!StrategyKind::Reconnaissance.is_static());
+    }
+
     fn sgd() -> LoopSpec {
         spec(
             2,
@@ -697,6 +821,61 @@ mod tests {
                 access(1, true, vec![sub(&[0, 1], 0), Subscript::Full]),
             ],
         )
+    }
+
+    #[test]
+    fn why_not_1d_names_a_dependence_crossing_each_dim() {
+        let s = sgd();
+        let a = analyze(&s);
+        assert_eq!(
+            a.why_not(&s, StrategyKind::OneD).as_deref(),
+            Some(
+                "no dim can be split alone: iterations with different `i` touch the same \
+                 element through b[j, *], and iterations with different `j` touch the same \
+                 element through a[i, *]"
+            )
+        );
+        assert_eq!(a.why_not(&s, StrategyKind::TwoD), None);
+    }
+
+    #[test]
+    fn conflicts_are_the_pairs_that_defeat_a_kind() {
+        let pairs = |a: &Analysis, s: &LoopSpec, k| -> Vec<(usize, usize, String)> {
+            a.conflicts(s, k)
+                .iter()
+                .map(|v| (v.src, v.dst, crate::dep::format_dist(&v.dist)))
+                .collect()
+        };
+        let s = sgd();
+        let a = analyze(&s);
+        let both = vec![
+            (0, 0, "(0, +inf)".to_string()),
+            (1, 1, "(+inf, 0)".to_string()),
+        ];
+        assert_eq!(pairs(&a, &s, StrategyKind::OneD), both);
+        // No vector varies in two dims: every loop-carried one is named.
+        assert_eq!(pairs(&a, &s, StrategyKind::TwoD), both);
+        assert_eq!(pairs(&a, &s, StrategyKind::Reconnaissance), vec![]);
+        // a[i] = a[i - 1] + 1; b[i] = b[i - 1] * 2: both pairs, though their vectors are
+        // the same (the analysis's `vectors` keep one).
+        let mut ramp = spec(
+            1,
+            &[1, 1],
+            vec![
+                access(0, false, vec![sub(&[1], -1)]),
+                access(0, true, vec![sub(&[1], 0)]),
+                access(1, false, vec![sub(&[1], -1)]),
+                access(1, true, vec![sub(&[1], 0)]),
+            ],
+        );
+        ramp.ordered = true;
+        let a = analyze(&ramp);
+        assert_eq!(a.kind(), None);
+        assert_eq!(a.vectors.len(), 1);
+        assert_eq!(
+            pairs(&a, &ramp, StrategyKind::Unimodular),
+            vec![(0, 1, "(1)".to_string()), (2, 3, "(1)".to_string())]
+        );
     }
 
     #[test]
@@ -771,7 +950,7 @@ mod tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(
             a.reason.as_deref(),
             Some(
@@ -795,7 +974,7 @@ mod tests {
         );
         let a = analyze(&s);
         assert!(a.vectors.is_empty());
-        assert_eq!(a.kind(), Some("1d"), "{:?}", a.reason);
+        assert_eq!(a.kind(), Some(StrategyKind::OneD), "{:?}", a.reason);
         let al = Align {
             axis: 0,
             dim: 0,
@@ -860,7 +1039,7 @@ mod tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(
             a.reason.as_deref(),
             Some(
@@ -906,7 +1085,12 @@ mod wavefront_tests {
         for ordered in [false, true] {
             let s = dtw(ordered);
             let a = analyze(&s);
-            assert_eq!(a.kind(), Some("unimodular"), "{}", report(&s, &a));
+            assert_eq!(
+                a.kind(),
+                Some(StrategyKind::Unimodular),
+                "{}",
+                report(&s, &a)
+            );
             let c = &a.candidates[0];
             assert_eq!(c.skew, vec![vec![1, 0], vec![0, 1]]);
             assert_eq!(c.placements, vec![Placement::Tiled]);
@@ -978,7 +1162,12 @@ mod wavefront_tests {
         );
         s.ordered = true;
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("unimodular"), "{}", report(&s, &a));
+        assert_eq!(
+            a.kind(),
+            Some(StrategyKind::Unimodular),
+            "{}",
+            report(&s, &a)
+        );
         assert_eq!(a.candidates[0].skew, vec![vec![1, 0], vec![1, 1]]);
     }
 
@@ -996,7 +1185,7 @@ mod wavefront_tests {
         );
         // Unordered, 2D's rotation cannot place the halo reads: the same wavefront runs.
         let unordered = analyze(&s);
-        assert_eq!(unordered.kind(), Some("2d"));
+        assert_eq!(unordered.kind(), Some(StrategyKind::TwoD));
         assert!(matches!(
             unordered.rejected[0],
             (Strategy::TwoD { space: 0, time: 1 }, _)
@@ -1013,7 +1202,7 @@ mod wavefront_tests {
             "{}",
             report(&s, &a)
         );
-        assert_eq!(a.kind(), Some("2d"));
+        assert_eq!(a.kind(), Some(StrategyKind::TwoD));
     }
 }
 
@@ -1035,7 +1224,7 @@ mod reconnaissance_tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(
             a.candidates[0].placements,
             vec![Placement::Shared, Placement::Recorded]
@@ -1056,7 +1245,7 @@ mod reconnaissance_tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("2d"));
+        assert_eq!(a.kind(), Some(StrategyKind::TwoD));
     }
 
     /// Affine subscripts and no static plan: an unordered loop is recorded at run time; an
@@ -1072,7 +1261,7 @@ mod reconnaissance_tests {
             ],
         );
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(
             fallback_note(&s, &a).as_deref(),
             Some(
@@ -1100,7 +1289,7 @@ mod reconnaissance_tests {
         arrays[0].additive = true;
         s.arrays = arrays.into();
         let a = analyze(&s);
-        assert_eq!(a.kind(), Some("reconnaissance"));
+        assert_eq!(a.kind(), Some(StrategyKind::Reconnaissance));
         assert_eq!(buffer_hint(&s), Some((vec![0], Strategy::OneD { dim: 0 })));
         let note = fallback_note(&s, &a).expect("a note");
         assert!(

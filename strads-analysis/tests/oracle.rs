@@ -25,7 +25,8 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use strads_analysis::{
     Access, AccessKind, Affine, Align, ArraySpec, Candidate, Dist, LoopSpec, Name, Partition,
-    Placement, Space, Subscript, Unordered2d, apply_skew, dependence_vectors, format_dist,
+    Placement, Space, StrategyKind, Subscript, Unordered2d, apply_skew, dependence_vectors,
+    format_dist,
 };
 
 /// The static analysis: these loops have no indirect subscript, so a reconnaissance
@@ -788,7 +789,7 @@ fn sgd_mf_rows_are_2d_both_ways() {
     );
     assert_eq!(vecs(&s), ["(0, +inf)", "(+inf, 0)"]);
     let a = analyze(&s);
-    assert_eq!(a.kind(), Some("2d"));
+    assert_eq!(a.kind(), Some(StrategyKind::TwoD));
     assert_eq!(
         plans(&s),
         [
@@ -987,9 +988,9 @@ fn generator_covers_every_outcome() {
         for _ in 0..n {
             let c = strategy.new_tree(&mut runner).unwrap().current();
             match analyze(&c.spec).kind() {
-                Some("1d") => one += 1,
-                Some("2d") => two += 1,
-                Some("unimodular") => uni += 1,
+                Some(StrategyKind::OneD) => one += 1,
+                Some(StrategyKind::TwoD) => two += 1,
+                Some(StrategyKind::Unimodular) => uni += 1,
                 _ => none += 1,
             }
             if !Oracle::new(&c.spec, &c.extents, WINDOW)

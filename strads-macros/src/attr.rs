@@ -5,6 +5,8 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Lit, Meta, Token};
 
+use strads_analysis::StrategyKind;
+
 use crate::ctxt::Ctxt;
 
 const EXPECT: &str = "expect";
@@ -16,21 +18,25 @@ const SYNC: &str = "sync";
 /// A strategy the user requires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Expect {
-    OneD,
-    TwoD,
-    Unimodular,
-    Reconnaissance,
+    /// One kind: `"1d"`, `"2d"`, `"unimodular"` or `"reconnaissance"`.
+    Kind(StrategyKind),
+    /// `"static"`: any kind proved at compile time.
     Static,
 }
 
 impl Expect {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
-            Expect::OneD => "1d",
-            Expect::TwoD => "2d",
-            Expect::Unimodular => "unimodular",
-            Expect::Reconnaissance => "reconnaissance",
+            Expect::Kind(k) => k.as_str(),
             Expect::Static => "static",
+        }
+    }
+
+    /// Whether the analysis's kind (`None`: no strategy) meets the expectation.
+    pub(crate) fn holds(self, kind: Option<StrategyKind>) -> bool {
+        match self {
+            Expect::Kind(k) => kind == Some(k),
+            Expect::Static => kind.is_some_and(StrategyKind::is_static),
         }
     }
 }
@@ -158,15 +164,10 @@ impl Args {
                     Meta::NameValue(nv) => match &nv.value {
                         Expr::Lit(ExprLit {
                             lit: Lit::Str(s), ..
-                        }) => match s.value().as_str() {
-                            "1d" => args.expect = Some((Expect::OneD, s.span())),
-                            "2d" => args.expect = Some((Expect::TwoD, s.span())),
-                            "unimodular" => args.expect = Some((Expect::Unimodular, s.span())),
-                            "static" => args.expect = Some((Expect::Static, s.span())),
-                            "reconnaissance" => {
-                                args.expect = Some((Expect::Reconnaissance, s.span()))
-                            }
-                            other => cx.error_spanned_by(
+                        }) => match (s.value().as_str(), StrategyKind::from_word(&s.value())) {
+                            ("static", _) => args.expect = Some((Expect::Static, s.span())),
+                            (_, Some(k)) => args.expect = Some((Expect::Kind(k), s.span())),
+                            (other, None) => cx.error_spanned_by(
                                 s,
                                 format!(
                                     "unknown strategy \"{other}\"; expected \"1d\", \"2d\", \

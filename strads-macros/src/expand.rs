@@ -6,14 +6,15 @@ use quote::quote;
 use syn::ItemFn;
 
 use strads_analysis::{
-    Access, Analysis, ApplySpec, ArraySpec, BufferSpec, LoopSpec, ReductionSpec, Space, Subscript,
-    analyze, describe, report,
+    Access, ApplySpec, ArraySpec, BufferSpec, LoopSpec, ReductionSpec, Space, StrategyKind,
+    analyze, report,
 };
 
-use crate::attr::{Args, Expect};
+use crate::attr::Args;
+use crate::check;
 use crate::ctxt::Ctxt;
 use crate::emit;
-use crate::front::{ArrayKind, LoopFn, SpaceSrc, for_span};
+use crate::front::{ArrayKind, LoopFn, SpaceSrc};
 use crate::walk::{Walked, walk};
 
 pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -48,106 +49,27 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
 }
 
 fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
-    let walked = walk(cx, f);
-    check_captures(cx, f, &walked);
-    check_arrays(cx, f, &walked);
+    let walked = walk(f);
+    check::check(cx, f, &walked);
     let spec = build_spec(f, &walked, args);
     if cx.has_errors() {
         return None;
     }
     let analysis = analyze(&spec);
+    check::check_analysis(
+        cx,
+        &check::Model {
+            f,
+            walked: &walked,
+            args,
+            spec: &spec,
+            analysis: &analysis,
+        },
+    );
+    if cx.has_errors() {
+        return None;
+    }
     let kind = analysis.kind();
-    if kind.is_none() {
-        // Only ordered loops get here: an unordered one falls back to reconnaissance.
-        cx.syn_error(syn::Error::new(
-            for_span(&f.for_loop),
-            format!(
-                "strads cannot run this ordered loop in parallel: {}; every iteration must \
-                 wait for the one before it. Drop `ordered` if any order of the iterations \
-                 will do (strads then records the accesses at run time and runs \
-                 non-conflicting iterations side by side), or change the accesses so that \
-                 iterations that differ in one index (1D) or in two (2D) touch different \
-                 elements",
-                analysis.reason.as_deref().unwrap_or("no strategy applies")
-            ),
-        ));
-        return None;
-    }
-    let fallback = strads_analysis::fallback_note(&spec, &analysis);
-    if let Some((expect, span)) = args.expect {
-        let ok = match expect {
-            Expect::OneD => kind == Some("1d"),
-            Expect::TwoD => kind == Some("2d"),
-            Expect::Unimodular => kind == Some("unimodular"),
-            Expect::Reconnaissance => kind == Some("reconnaissance"),
-            // Proved at compile time: anything but reconnaissance.
-            Expect::Static => kind.is_some() && kind != Some("reconnaissance"),
-        };
-        if !ok {
-            let proved = &analysis.candidates[0].strategy;
-            let why = match expect {
-                Expect::OneD => format!(": {}", why_not_1d(&spec, &analysis)),
-                _ => String::new(),
-            };
-            let or_static = if expect == Expect::Static || kind == Some("reconnaissance") {
-                ""
-            } else {
-                " (or `\"static\"` to accept any strategy proved at compile time)"
-            };
-            cx.syn_error(syn::Error::new(
-                span,
-                format!(
-                    "expected strategy {} but the analysis proved {}{why}; write \
-                     `expect = \"{}\"`{or_static}, or change the accesses",
-                    expect.as_str(),
-                    describe(&spec, *proved),
-                    kind.unwrap_or("none"),
-                ),
-            ));
-            // Say which subscript sends the loop to run time.
-            if kind == Some("reconnaissance") {
-                let indirect = spec
-                    .accesses
-                    .iter()
-                    .zip(&walked.accesses)
-                    .find_map(|(a, found)| {
-                        let pos = a
-                            .subscripts
-                            .iter()
-                            .position(|s| matches!(s, Subscript::Indirect))?;
-                        found.subscript_tokens.get(pos)
-                    });
-                match indirect {
-                    Some(tokens) => cx.syn_error(syn::Error::new_spanned(
-                        tokens,
-                        "this subscript is read from data or computed, so the analysis cannot \
-                         prove a strategy at compile time: strads records the loop's accesses \
-                         at run time instead (reconnaissance)",
-                    )),
-                    None => cx.syn_error(syn::Error::new(
-                        for_span(&f.for_loop),
-                        format!(
-                            "this loop falls back to reconnaissance: {}",
-                            fallback.as_deref().unwrap_or("no static strategy")
-                        ),
-                    )),
-                }
-            }
-            return None;
-        }
-    }
-    if f.values_mut && kind == Some("reconnaissance") {
-        cx.syn_error(syn::Error::new(
-            for_span(&f.for_loop),
-            format!(
-                "a loop over `iter_mut()` needs a strategy proved at compile time, but {}: \
-                 compute the indices before the loop, or iterate with `iter()` and keep the \
-                 per-entry state in a `DistArray`",
-                fallback.as_deref().unwrap_or("it needs reconnaissance")
-            ),
-        ));
-        return None;
-    }
     let mut text = report(&spec, &analysis);
     if !f.buffered.is_empty() {
         let names: Vec<String> = f
@@ -171,31 +93,8 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
         &walked,
         &spec,
         &text,
-        kind == Some("reconnaissance"),
+        kind == Some(StrategyKind::Reconnaissance),
     ))
-}
-
-/// For each dim, a dependence that crosses it: why no dim can be split alone.
-fn why_not_1d(spec: &LoopSpec, analysis: &Analysis) -> String {
-    let crossings: Vec<String> = (0..spec.dims.len())
-        .filter_map(|d| {
-            let v = analysis.vectors.iter().find(|v| !v.dist[d].is_zero())?;
-            let (src, dst) = (
-                spec.accesses[v.src].display(spec).to_string(),
-                spec.accesses[v.dst].display(spec).to_string(),
-            );
-            let through = if src == dst {
-                src
-            } else {
-                format!("{src} and {dst}")
-            };
-            Some(format!(
-                "iterations with different `{}` touch the same element through {through}",
-                spec.dims[d]
-            ))
-        })
-        .collect();
-    format!("no dim can be split alone: {}", crossings.join(", and "))
 }
 
 /// The arrays named in `buffer(..)`, each a `&mut DistArray` parameter of the function.
@@ -247,86 +146,6 @@ fn apply_targets(cx: &Ctxt, args: &Args, f: &LoopFn) -> Vec<(usize, syn::Path, V
         out.push((b, func.clone(), ids));
     }
     out
-}
-
-fn check_captures(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
-    for name in &walked.captures {
-        let Some(var) = f.outer_var(name) else {
-            continue;
-        };
-        match &var.ty {
-            None if var.closure => cx.error_spanned_by(
-                &var.ident,
-                format!(
-                    "`{name}` is a closure used inside the parallel loop; strads stores what the \
-                     loop uses in the loop's struct, which may be sent to other workers, and a \
-                     closure cannot be stored or sent: write it as a function item, `fn \
-                     {name}(..) -> .. {{ .. }}`, in this function before the loop or outside \
-                     it, passing what the closure captured as arguments"
-                ),
-            ),
-            None => cx.error_spanned_by(
-                &var.ident,
-                format!(
-                    "`{name}` is used inside the parallel loop, so strads stores it in the \
-                     loop's struct and needs its type: write `let {name}: Type = ..;`, or give \
-                     the value an evident type (`0u64`, `0.0f64`, `x as f32`, `f64::MIN`)"
-                ),
-            ),
-            Some(syn::Type::Reference(r)) if r.mutability.is_some() => cx.error_spanned_by(
-                r,
-                format!(
-                    "`{name}` is a `&mut` reference used inside the parallel loop; loop \
-                     iterations may only read outer variables: pass it as `&` (or make it a \
-                     `DistArray` the loop writes by index)"
-                ),
-            ),
-            Some(_) => {}
-        }
-    }
-}
-
-fn check_arrays(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
-    let space = match f.space {
-        SpaceSrc::Array(a) => Some(a),
-        SpaceSrc::Range { .. } => None,
-    };
-    for &a in &walked.arrays_used {
-        let arr = &f.arrays[a];
-        if arr.kind == ArrayKind::Sparse {
-            let name = &arr.ident;
-            let why = if Some(a) == space {
-                "its entries reach the body through the loop pattern"
-            } else {
-                "a sparse array can only be iterated"
-            };
-            let at = walked
-                .first_use
-                .get(&a)
-                .map_or_else(|| quote!(#name), Clone::clone);
-            cx.error_spanned_by(
-                at,
-                format!(
-                    "the loop body names the sparse array `{name}`; {why}: read what the loop \
-                     needs from it before the loop (`let n: usize = {name}.len();`)"
-                ),
-            );
-        }
-    }
-    if let Some(a) = space {
-        for acc in &walked.accesses {
-            if acc.array == a && acc.kind == strads_analysis::AccessKind::Write {
-                cx.syn_error(syn::Error::new_spanned(
-                    &acc.tokens,
-                    format!(
-                        "the loop writes `{}`, the array it iterates over; write results to \
-                         another array",
-                        f.arrays[a].ident
-                    ),
-                ));
-            }
-        }
-    }
 }
 
 fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {

@@ -3,6 +3,7 @@
 //! dependences lives in `strads-analysis`.
 
 mod attr;
+mod check;
 mod ctxt;
 mod emit;
 mod expand;

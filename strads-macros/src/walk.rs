@@ -1,7 +1,7 @@
 //! Walks the loop body: finds every array access with its subscripts as affine forms of
 //! the iteration dims, every captured outer variable, every reduction into an outer
-//! variable, and every construct that cannot run as one iteration of a parallel loop. One
-//! pass, all errors reported.
+//! variable, and every construct that cannot run as one iteration of a parallel loop (as
+//! [`Fact`]s, which `check.rs` judges). One pass; the walker reports nothing itself.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
@@ -14,7 +14,6 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 
 use strads_analysis::{AccessKind, Affine, Subscript};
 
-use crate::ctxt::Ctxt;
 use crate::front::{
     ArrayKind, KeyPat, LoopFn, NUMBER_TYPES, SpaceSrc, collect_idents, strip_group,
 };
@@ -23,7 +22,7 @@ use crate::front::{
 #[derive(Clone, Debug)]
 enum Sym {
     /// `sum(coeffs * p) + constant` of the iteration vector.
-    Affine(Vec<i64>, i64),
+    Affine(Affine),
     /// Every index of an array dim (an inner serial loop's variable).
     Full,
     /// The whole iteration index `[p0, p1, ..]`.
@@ -83,7 +82,7 @@ impl ReduceOp {
         }
     }
 
-    fn partial(self) -> &'static str {
+    pub(crate) fn partial(self) -> &'static str {
         match self {
             ReduceOp::Add => "sum",
             ReduceOp::Mul => "product",
@@ -104,6 +103,12 @@ pub(crate) struct FoundReduction {
 /// What the walk found.
 pub(crate) struct Walked {
     pub(crate) accesses: Vec<FoundAccess>,
+    /// What the body does that the rules in `check.rs` judge, in source order.
+    pub(crate) facts: Vec<Fact>,
+    /// Reduction updates of outer variables by name: the operator and where it is.
+    pub(crate) updates: BTreeMap<String, Vec<(ReduceOp, TokenStream)>>,
+    /// Reads of outer variables: the name and where.
+    pub(crate) reads: Vec<(String, Span)>,
     /// Outer (non-array) variables the body reads, by name; reductions are not among them.
     pub(crate) captures: BTreeSet<String>,
     /// Outer variables the body updates only by `+=`, `*=`, `max` or `min`, in declaration
@@ -120,20 +125,85 @@ pub(crate) struct Walked {
     pub(crate) steering: BTreeSet<String>,
 }
 
+/// Something the body does that a rule in `check.rs` judges.
+pub(crate) enum Fact {
+    /// A `break` that leaves the parallel loop.
+    Break(TokenStream),
+    /// A `return` outside closures.
+    Return(TokenStream),
+    /// A `?` outside closures, at its token.
+    Try(Span),
+    /// An `async` block.
+    Async(TokenStream),
+    /// A `#[parallel_for]` attribute inside the body.
+    Nested(TokenStream),
+    /// A write to a place rooted at outer variable `name` (`v[0] = ..`, `s.x += ..`).
+    OuterWrite { name: String, place: TokenStream },
+    /// `name = e` of an outer variable that is no reduction update, at `name =`; `like` when
+    /// `e` is `name + ..`, `.. + name`, `name * ..` or `.. * name`: the operator and
+    /// whether `name` is on its left.
+    OuterAssign {
+        name: String,
+        at: TokenStream,
+        like: Option<(&'static str, bool)>,
+    },
+    /// `name op= e` of an outer variable with an operator reductions do not take, at
+    /// `name op=`.
+    OuterCompound {
+        name: String,
+        op: String,
+        at: TokenStream,
+    },
+    /// A reduction update inside a macro's arguments.
+    UpdateInMacro {
+        name: String,
+        op: ReduceOp,
+        at: TokenStream,
+    },
+    /// A write to write-back buffer `array` other than `+=` or `-=`.
+    BufferWrite { array: usize, at: TokenStream },
+    /// A row of write-back buffer `array` used other than by `row[k] += e`, `row[k] -= e`
+    /// or a read by index.
+    BufferRow { array: usize, at: TokenStream },
+    /// An index of `array` with `got` subscripts (`None`: not a list `[..]`) where the
+    /// array has another number of dims.
+    IndexShape {
+        array: usize,
+        at: TokenStream,
+        got: Option<usize>,
+    },
+    /// `array.row(..)`, `.get(..)` (`method`) with other than one argument.
+    MethodArity {
+        array: usize,
+        method: String,
+        at: TokenStream,
+    },
+    /// Array `array` named inside a macro the walker cannot parse.
+    ArrayInMacro { array: usize, span: Span },
+    /// A method of `array` that reaches no element the walker can follow.
+    OpaqueMethod { array: usize, method: syn::Ident },
+    /// Array `array` named other than by element (handed on whole).
+    ArrayWhole { array: usize, at: TokenStream },
+}
+
 /// Methods that read array metadata, not elements.
 const META_METHODS: &[&str] = &["shape", "len", "is_empty", "row_len"];
 
-pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
+/// Walks the loop body: its accesses, captures, reductions and the [`Fact`]s the rules in
+/// `check.rs` judge. Reports nothing itself.
+pub(crate) fn walk(f: &LoopFn) -> Walked {
     let mut mutated = Mutated::default();
     mutated.visit_block(&f.for_loop.body);
     let mut w = Walker {
-        cx,
         f,
         mutated: mutated.names,
 
         scopes: vec![HashMap::new()],
         found: Walked {
             accesses: Vec::new(),
+            facts: Vec::new(),
+            updates: BTreeMap::new(),
+            reads: Vec::new(),
             captures: BTreeSet::new(),
             reductions: Vec::new(),
             arrays_used: BTreeSet::new(),
@@ -151,8 +221,6 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
             .label
             .as_ref()
             .map(|l| l.name.ident.to_string()),
-        updates: BTreeMap::new(),
-        reads: Vec::new(),
     };
     w.bind_key();
     w.visit_block(&f.body_loop().body);
@@ -165,7 +233,6 @@ pub(crate) fn walk(cx: &Ctxt, f: &LoopFn) -> Walked {
 }
 
 struct Walker<'a> {
-    cx: &'a Ctxt,
     f: &'a LoopFn,
     /// Names the body may change after binding them (see [`Mutated`]): a `mut` binding of
     /// one of them is not an affine form of the iteration, whatever its initial value.
@@ -183,10 +250,6 @@ struct Walker<'a> {
     /// Depth of macro arguments being walked (their tokens are not rewritten).
     in_macro: usize,
     outer_label: Option<String>,
-    /// Reduction updates of outer variables by name: the operator and where it is.
-    updates: BTreeMap<String, Vec<(ReduceOp, TokenStream)>>,
-    /// Reads of outer variables: the name and where.
-    reads: Vec<(String, Span)>,
 }
 
 impl Walker<'_> {
@@ -270,9 +333,7 @@ impl Walker<'_> {
                     let sym = match (dim.literal_step(), dim.literal_start()) {
                         (Some(1), _) => var(n, d),
                         (Some(s), Some(a)) if s > 1 => {
-                            let mut coeffs = vec![0; n];
-                            coeffs[d] = s;
-                            Sym::Affine(coeffs, a)
+                            Sym::Affine(Affine::var(n, d).scale(s).add(&Affine::constant(n, a)))
                         }
                         _ => Sym::Opaque,
                     };
@@ -312,7 +373,7 @@ impl Walker<'_> {
                 lit: Lit::Int(i), ..
             }) => i
                 .base10_parse::<i64>()
-                .map_or(Sym::Opaque, |k| Sym::Affine(vec![0; n], k)),
+                .map_or(Sym::Opaque, |k| Sym::Affine(Affine::constant(n, k))),
             Expr::Paren(p) => self.eval(&p.expr),
             Expr::Group(g) => self.eval(&g.expr),
             // A cast keeps an index's value only into a type that holds every index: a
@@ -324,23 +385,18 @@ impl Walker<'_> {
                 None => Sym::Opaque,
             },
             Expr::Unary(u) if matches!(u.op, UnOp::Neg(_)) => match self.eval(&u.expr) {
-                Sym::Affine(c, k) => Sym::Affine(c.iter().map(|x| -x).collect(), -k),
+                Sym::Affine(f) => Sym::Affine(f.neg()),
                 _ => Sym::Opaque,
             },
             Expr::Binary(b) => {
                 let (l, r) = (self.eval(&b.left), self.eval(&b.right));
-                let (Sym::Affine(lc, lk), Sym::Affine(rc, rk)) = (l, r) else {
+                let (Sym::Affine(l), Sym::Affine(r)) = (l, r) else {
                     return Sym::Opaque;
                 };
                 match b.op {
-                    BinOp::Add(_) => Sym::Affine(zip(&lc, &rc, |a, b| a + b), lk + rk),
-                    BinOp::Sub(_) => Sym::Affine(zip(&lc, &rc, |a, b| a - b), lk - rk),
-                    BinOp::Mul(_) if lc.iter().all(|c| *c == 0) => {
-                        Sym::Affine(rc.iter().map(|c| c * lk).collect(), rk * lk)
-                    }
-                    BinOp::Mul(_) if rc.iter().all(|c| *c == 0) => {
-                        Sym::Affine(lc.iter().map(|c| c * rk).collect(), lk * rk)
-                    }
+                    BinOp::Add(_) => Sym::Affine(l.add(&r)),
+                    BinOp::Sub(_) => Sym::Affine(l.sub(&r)),
+                    BinOp::Mul(_) => l.mul(&r).map_or(Sym::Opaque, Sym::Affine),
                     _ => Sym::Opaque,
                 }
             }
@@ -379,10 +435,7 @@ impl Walker<'_> {
 
     fn subscript_of(&self, sym: Sym) -> Subscript {
         match sym {
-            Sym::Affine(coeffs, constant) => Subscript::Affine(Affine {
-                coeffs: coeffs.into(),
-                constant,
-            }),
+            Sym::Affine(f) => Subscript::Affine(f),
             Sym::Full => Subscript::Full,
             Sym::Key | Sym::Tuple(_) | Sym::Opaque | Sym::BufferRow(_) => Subscript::Indirect,
         }
@@ -401,16 +454,10 @@ impl Walker<'_> {
         // updates that can be merged.
         if self.f.buffered.contains(&array) {
             if kind == AccessKind::Write && !self.additive {
-                let name = &self.f.arrays[array].ident;
-                self.cx.error_spanned_by(
-                    at,
-                    format!(
-                        "`{name}` is a write-back buffer of this loop (`buffer({name})`): update \
-                         it only with `{name}[..] += e` or `{name}[..] -= e`, since each worker \
-                         updates its own copy and the copies' differences are added to `{name}` \
-                         after the loop"
-                    ),
-                );
+                self.found.facts.push(Fact::BufferWrite {
+                    array,
+                    at: at.to_token_stream(),
+                });
             }
             return;
         }
@@ -444,17 +491,11 @@ impl Walker<'_> {
         }
     }
 
-    fn buffer_row_error(&self, a: usize, at: &impl ToTokens) {
-        let name = &self.f.arrays[a].ident;
-        self.cx.error_spanned_by(
-            at,
-            format!(
-                "this is a row of `{name}`, a write-back buffer of this loop (`buffer({name})`): \
-                 update it only with `row[k] += e` or `row[k] -= e` and read it by index, since \
-                 each worker updates its own copy and the copies' differences are added to \
-                 `{name}` at fixed points"
-            ),
-        );
+    fn buffer_row_error(&mut self, a: usize, at: &impl ToTokens) {
+        self.found.facts.push(Fact::BufferRow {
+            array: a,
+            at: at.to_token_stream(),
+        });
     }
 
     /// Notes that the body names array `a` at `at`.
@@ -469,7 +510,6 @@ impl Walker<'_> {
     /// `a[[e0, e1]]` or `a[e]`.
     fn index_access(&mut self, array: usize, index: &Expr, whole: &Expr, kind: AccessKind) {
         let rank = self.f.arrays[array].rank;
-        let name = self.f.arrays[array].ident.to_string();
         let elems: Vec<&Expr> = match index {
             Expr::Array(a) => a.elems.iter().collect(),
             // `out[key]` with the loop's whole index: the identity subscript.
@@ -494,25 +534,20 @@ impl Walker<'_> {
             }
             e if rank == 1 => vec![e],
             e => {
-                self.cx.error_spanned_by(
-                    e,
-                    format!(
-                        "`{name}` has {rank} dims; index it with one subscript per dim: \
-                         `{name}[[i, j{}]]`",
-                        ", ..".repeat(rank.saturating_sub(2).min(1))
-                    ),
-                );
+                self.found.facts.push(Fact::IndexShape {
+                    array,
+                    at: e.to_token_stream(),
+                    got: None,
+                });
                 return;
             }
         };
         if elems.len() != rank {
-            self.cx.error_spanned_by(
-                index,
-                format!(
-                    "`{name}` has {rank} dims but this index has {}",
-                    elems.len()
-                ),
-            );
+            self.found.facts.push(Fact::IndexShape {
+                array,
+                at: index.to_token_stream(),
+                got: Some(elems.len()),
+            });
             return;
         }
         let subs = elems.iter().map(|e| self.subscript(e)).collect();
@@ -546,15 +581,10 @@ impl Walker<'_> {
         };
         let name = ident.to_string();
         if self.lookup(&name).is_none() && self.f.outer_var(&name).is_some() {
-            self.cx.error_spanned_by(
-                place,
-                format!(
-                    "the loop writes `{name}`, a variable from outside the loop; iterations run \
-                     on several workers, so outer variables are read-only inside a \
-                     `#[parallel_for]` loop: keep per-iteration values in a local, or store \
-                     results in a `DistArray` indexed by the iteration"
-                ),
-            );
+            self.found.facts.push(Fact::OuterWrite {
+                name,
+                place: place.to_token_stream(),
+            });
         }
     }
 
@@ -596,16 +626,13 @@ impl Walker<'_> {
             return;
         }
         if let Some(a) = self.f.array_index(name) {
-            self.cx.syn_error(syn::Error::new(
-                at.span(),
-                format!(
-                    "array `{name}` is used inside a macro strads cannot read; read the element \
-                     into a local first (`let x = {name}[[..]];`) and use the local"
-                ),
-            ));
+            self.found.facts.push(Fact::ArrayInMacro {
+                array: a,
+                span: at.span(),
+            });
             self.use_array(a, at);
         } else if self.f.outer_var(name).is_some() {
-            self.reads.push((name.to_owned(), at.span()));
+            self.found.reads.push((name.to_owned(), at.span()));
             self.found.captures.insert(name.to_owned());
         }
     }
@@ -623,31 +650,24 @@ impl Walker<'_> {
     /// A reduction update of outer variable `name` at `at`.
     fn update(&mut self, name: String, op: ReduceOp, at: impl ToTokens) {
         if self.in_macro > 0 {
-            self.cx.error_spanned_by(
-                &at,
-                format!(
-                    "strads cannot rewrite the reduction update of `{name}` inside a macro; \
-                     move it out of the macro, as its own statement `{}`",
-                    match op {
-                        ReduceOp::Add | ReduceOp::Mul => format!("{name} {} ..;", op.as_str()),
-                        ReduceOp::Max | ReduceOp::Min => {
-                            format!("{name} = {name}.{}(..);", op.as_str())
-                        }
-                    }
-                ),
-            );
+            self.found.facts.push(Fact::UpdateInMacro {
+                name: name.clone(),
+                op,
+                at: at.to_token_stream(),
+            });
         }
-        self.updates
+        self.found
+            .updates
             .entry(name)
             .or_default()
             .push((op, at.to_token_stream()));
     }
 
     /// `x = ..` of an outer variable that is not a reduction update.
-    fn assign_error(&self, name: &str, a: &syn::ExprAssign) {
+    fn assign_error(&mut self, name: &str, a: &syn::ExprAssign) {
         let (left, eq) = (&a.left, &a.eq_token);
         let is_name = |e: &Expr| self.outer_scalar(e).as_deref() == Some(name);
-        let msg = match strip_group(&a.right) {
+        let like = match strip_group(&a.right) {
             // `x = x + e` means `x += e`, which strads can reduce.
             Expr::Binary(b)
                 if matches!(b.op, BinOp::Add(_) | BinOp::Mul(_))
@@ -658,101 +678,40 @@ impl Walker<'_> {
                 } else {
                     "*"
                 };
-                let written = if is_name(&b.left) {
-                    format!("{name} = {name} {op} ..")
-                } else {
-                    format!("{name} = .. {op} {name}")
-                };
-                format!(
-                    "`{written}` is not recognised as a reduction; write `{name} {op}= ..`, so \
-                     that each worker accumulates its own part and strads combines the parts \
-                     after the loop"
-                )
+                Some((op, is_name(&b.left)))
             }
-            _ => format!(
-                "the loop assigns `{name}`, a variable from outside the loop; iterations run on \
-                 several workers, so inside a `#[parallel_for]` loop an outer variable is either \
-                 read-only or a reduction updated only by `{name} += e`, `{name} *= e`, \
-                 `{name} = {name}.max(e)` or `{name} = {name}.min(e)`: keep per-iteration \
-                 values in a local, or store results in a `DistArray` indexed by the iteration"
-            ),
+            _ => None,
         };
-        self.cx.error_spanned_by(quote!(#left #eq), msg);
+        self.found.facts.push(Fact::OuterAssign {
+            name: name.to_owned(),
+            at: quote!(#left #eq),
+            like,
+        });
     }
 
-    /// Turns the updates into reductions: one operator per variable, never read in the body,
-    /// a declared type. Reductions are not captures.
+    /// Turns the updates into reductions: the variables updated in the body with a declared
+    /// type, by their first operator (`check::check_reductions` judges the rest).
+    /// Reductions are not captures.
     fn finish_reductions(&mut self) {
-        let updates = std::mem::take(&mut self.updates);
         for var in &self.f.outer {
             let name = var.ident.to_string();
-            let Some(ups) = updates.get(&name) else {
+            let Some(ups) = self.found.updates.get(&name) else {
                 continue;
             };
             let op = ups[0].0;
-            for (other, at) in &ups[1..] {
-                if *other != op {
-                    self.cx.error_spanned_by(
-                        at,
-                        format!(
-                            "`{name}` is updated with `{}` elsewhere in the loop and with `{}` \
-                             here; a reduction combines the workers' parts with one operator: \
-                             use one operator for `{name}`, or accumulate the other into a \
-                             second variable",
-                            op.as_str(),
-                            other.as_str()
-                        ),
-                    );
-                }
-            }
-            for (read, span) in &self.reads {
-                if *read == name {
-                    self.cx.syn_error(syn::Error::new(
-                        *span,
-                        format!(
-                            "`{name}` is a reduction of this loop (updated with `{}`): inside the \
-                             loop each worker holds only a partial {}, so it cannot be read \
-                             here; read it after the loop, or keep what this iteration needs in \
-                             a local",
-                            op.as_str(),
-                            op.partial()
-                        ),
-                    ));
-                }
-            }
-            if !var.mutable {
-                self.cx.error_spanned_by(
-                    &var.ident,
-                    format!(
-                        "`{name}` is a reduction of this loop (updated with `{}`), so it must be \
-                         mutable: declare it `mut {name}`",
-                        op.as_str()
-                    ),
-                );
-            }
             self.found.captures.remove(&name);
-            match &var.ty {
-                Some(ty) => self.found.reductions.push(FoundReduction {
+            if let Some(ty) = &var.ty {
+                self.found.reductions.push(FoundReduction {
                     ident: var.ident.clone(),
                     ty: ty.clone(),
                     op,
-                }),
-                None => self.cx.error_spanned_by(
-                    &var.ident,
-                    format!(
-                        "`{name}` is a reduction of this loop (updated with `{}`); strads keeps a \
-                         per-worker accumulator of its type, so it needs the type: write \
-                         `let mut {name}: Type = ..;` (`f32`, `f64` or an integer type), or \
-                         give the value an evident type (`0u64`, `0.0f64`, `f64::MIN`)",
-                        op.as_str()
-                    ),
-                ),
+                });
             }
         }
     }
 
-    /// Errors for `#[parallel_for]` among `attrs`: the loop body already runs in parallel.
-    fn check_nested(&self, attrs: &[syn::Attribute]) {
+    /// Notes each `#[parallel_for]` among `attrs`.
+    fn check_nested(&mut self, attrs: &[syn::Attribute]) {
         for attr in attrs {
             if attr
                 .path()
@@ -760,17 +719,7 @@ impl Walker<'_> {
                 .last()
                 .is_some_and(|s| s.ident == "parallel_for")
             {
-                self.cx.error_spanned_by(
-                    attr,
-                    format!(
-                        "`#[parallel_for]` cannot be nested: this code is inside the parallel \
-                         loop of `{}`, where each iteration runs on one worker; remove this \
-                         attribute (the inner loop then runs serially within each iteration), \
-                         or move the inner loop into its own `#[parallel_for]` function and \
-                         call it outside this loop",
-                        self.f.item.sig.ident
-                    ),
-                );
+                self.found.facts.push(Fact::Nested(attr.to_token_stream()));
             }
         }
     }
@@ -879,7 +828,7 @@ const READING_MACROS: &[&str] = &[
 
 /// Finds `#[parallel_for]` anywhere in an item nested in the loop body.
 struct NestedParallelFor<'w, 'a> {
-    walker: &'w Walker<'a>,
+    walker: &'w mut Walker<'a>,
 }
 
 impl<'ast> Visit<'ast> for NestedParallelFor<'_, '_> {
@@ -974,13 +923,7 @@ fn keeps_indices(ty: &syn::Type) -> bool {
 }
 
 fn var(n: usize, d: usize) -> Sym {
-    let mut c = vec![0; n];
-    c[d] = 1;
-    Sym::Affine(c, 0)
-}
-
-fn zip(a: &[i64], b: &[i64], f: impl Fn(i64, i64) -> i64) -> Vec<i64> {
-    a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect()
+    Sym::Affine(Affine::var(n, d))
 }
 
 /// Names used as inline format arguments: `{lr}` and `{lr:.3}` in `"{lr}"`, and the width
@@ -1071,10 +1014,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     }
 
     fn visit_expr_async(&mut self, a: &'ast syn::ExprAsync) {
-        self.cx.error_spanned_by(
-            a,
-            "`async` blocks cannot run inside a `#[parallel_for]` loop body",
-        );
+        self.found.facts.push(Fact::Async(a.to_token_stream()));
     }
 
     fn visit_item(&mut self, item: &'ast syn::Item) {
@@ -1148,36 +1088,21 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             None => self.inner_loops == 0,
         };
         if targets_outer && self.closures == 0 {
-            self.cx.error_spanned_by(
-                b,
-                "`break` would leave the parallel loop early, but its iterations are spread \
-                 over workers that run at the same time; filter the iterations instead \
-                 (`if !wanted { continue; }`), or run this loop serially",
-            );
+            self.found.facts.push(Fact::Break(b.to_token_stream()));
         }
         visit::visit_expr_break(self, b);
     }
 
     fn visit_expr_return(&mut self, r: &'ast syn::ExprReturn) {
         if self.closures == 0 {
-            self.cx.error_spanned_by(
-                r,
-                "`return` would leave the parallel loop from one iteration while others run \
-                 on other workers; use `continue` to end this iteration, and compute the \
-                 function's result after the loop",
-            );
+            self.found.facts.push(Fact::Return(r.to_token_stream()));
         }
         visit::visit_expr_return(self, r);
     }
 
     fn visit_expr_try(&mut self, t: &'ast syn::ExprTry) {
         if self.closures == 0 {
-            self.cx.syn_error(syn::Error::new(
-                t.question_token.span(),
-                "`?` would return from the function in the middle of the parallel loop; handle \
-                 the error inside the iteration (`match`, `unwrap_or`), or validate the data \
-                 before the loop",
-            ));
+            self.found.facts.push(Fact::Try(t.question_token.span()));
         }
         visit::visit_expr_try(self, t);
     }
@@ -1215,25 +1140,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 match b.op {
                     BinOp::AddAssign(_) => self.update(name, ReduceOp::Add, quote!(#left #op)),
                     BinOp::MulAssign(_) => self.update(name, ReduceOp::Mul, quote!(#left #op)),
-                    BinOp::SubAssign(_) => self.cx.error_spanned_by(
-                        quote!(#left #op),
-                        format!(
-                            "`{name} -= ..` on a variable from outside the loop cannot be split \
-                             across workers: strads combines per-worker parts of `+=`, `*=`, \
-                             `max` and `min` only; write `{name} += -(..)` to accumulate a \
-                             difference"
-                        ),
-                    ),
-                    _ => self.cx.error_spanned_by(
-                        quote!(#left #op),
-                        format!(
-                            "`{name} {} ..` on a variable from outside the loop cannot be split \
-                             across workers: strads combines per-worker parts of `+=`, `*=`, \
-                             `max` and `min` only; keep per-iteration values in a local, or \
-                             store results in a `DistArray` indexed by the iteration",
-                            op.to_token_stream()
-                        ),
-                    ),
+                    _ => self.found.facts.push(Fact::OuterCompound {
+                        name,
+                        op: op.to_token_stream().to_string(),
+                        at: quote!(#left #op),
+                    }),
                 }
                 let saved = std::mem::replace(&mut self.write_ctx, false);
                 self.visit_expr(&b.right);
@@ -1311,7 +1222,6 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 self.write_ctx = saved;
                 return;
             }
-            let name = self.f.arrays[a].ident.to_string();
             let rank = self.f.arrays[a].rank;
             let method = m.method.to_string();
             let n = self.n();
@@ -1328,8 +1238,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                         let tokens = vec![m.args[0].to_token_stream(); rank];
                         self.record(a, kind, subs, tokens, m);
                     } else {
-                        self.cx
-                            .error_spanned_by(m, format!("`{name}.{method}(i)` takes one index"));
+                        self.found.facts.push(Fact::MethodArity {
+                            array: a,
+                            method,
+                            at: m.to_token_stream(),
+                        });
                     }
                 }
                 "get" | "get_mut" => {
@@ -1343,23 +1256,20 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                             let whole = Expr::MethodCall(m.clone());
                             self.index_access(a, idx, &whole, kind);
                         }
-                        _ => self.cx.error_spanned_by(
-                            m,
-                            format!("`{name}.{method}([..])` takes one index"),
-                        ),
+                        _ => self.found.facts.push(Fact::MethodArity {
+                            array: a,
+                            method,
+                            at: m.to_token_stream(),
+                        }),
                     }
                 }
                 meta if META_METHODS.contains(&meta) => {
                     self.use_array(a, &m.receiver);
                 }
-                _ => self.cx.error_spanned_by(
-                    &m.method,
-                    format!(
-                        "strads cannot analyse `{name}.{method}(..)` inside a parallel loop; \
-                         reach elements through `{name}[[..]]`, `{name}.row(i)`, \
-                         `{name}.row_mut(i)`, `{name}.get([..])` or `{name}.get_mut([..])`"
-                    ),
-                ),
+                _ => self.found.facts.push(Fact::OpaqueMethod {
+                    array: a,
+                    method: m.method.clone(),
+                }),
             }
             let _ = n;
             for arg in &m.args {
@@ -1411,17 +1321,13 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         if let Some(a) = self.f.array_index(&name) {
             self.use_array(a, p);
-            self.cx.error_spanned_by(
-                p,
-                format!(
-                    "strads cannot follow array `{name}` here; inside a parallel loop reach its \
-                     elements directly: `{name}[[..]]`, `{name}.row(i)`, `{name}.row_mut(i)`, \
-                     `{name}.get([..])`"
-                ),
-            );
+            self.found.facts.push(Fact::ArrayWhole {
+                array: a,
+                at: p.to_token_stream(),
+            });
         } else if self.f.outer_var(&name).is_some() {
             if !self.write_ctx {
-                self.reads.push((name.clone(), p.span()));
+                self.found.reads.push((name.clone(), p.span()));
             }
             self.found.captures.insert(name);
         }
@@ -1447,7 +1353,8 @@ mod tests {
         let item: syn::ItemFn = syn::parse2(item).expect("a function");
         let cx = crate::ctxt::Ctxt::new();
         let f = crate::front::LoopFn::from_syn(&cx, &item).expect("a loop");
-        let walked = super::walk(&cx, &f);
+        let walked = super::walk(&f);
+        crate::check::check(&cx, &f, &walked);
         cx.check().expect("no errors");
         let names = f.arrays.iter().map(|a| a.ident.to_string()).collect();
         (walked, names)
