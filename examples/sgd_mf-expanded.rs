@@ -93,7 +93,7 @@ impl SgdEpochLoop {
         ::strads::__private::LoopSpec {
             name: ::strads::__private::Cow::Borrowed("sgd_epoch"),
             dims: ::strads::__private::Cow::Borrowed(DIMS),
-            space: ::strads::__private::Space::Array {
+            space: ::strads::__private::SpaceKind::Array {
                 array: 0usize,
                 sparse: true,
             },

@@ -209,7 +209,7 @@ pub mod __private {
     pub use ::serde;
     pub use std::borrow::Cow;
     pub use strads_analysis::{
-        Access, AccessKind, ArraySpec, BufferSpec, LoopSpec, ReduceOp, ReductionSpec, Space,
+        Access, AccessKind, ArraySpec, BufferSpec, LoopSpec, ReduceOp, ReductionSpec, SpaceKind,
         Subscript,
     };
     pub use strads_runtime::{

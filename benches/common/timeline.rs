@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use strads::__private::{
-    Access, AccessKind, ArraySpec, Call, Cow, LoopSpec, LoopState, SharedMut, Space, Subscript,
+    Access, AccessKind, ArraySpec, Call, Cow, LoopSpec, LoopState, SharedMut, SpaceKind, Subscript,
 };
 use strads::prelude::*;
 
@@ -30,7 +30,7 @@ const SPEC: LoopSpec = {
     LoopSpec::new(
         "sgd_epoch_timeline",
         DIMS,
-        Space::Array {
+        SpaceKind::Array {
             array: 0,
             sparse: true,
         },

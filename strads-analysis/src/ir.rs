@@ -27,7 +27,7 @@ pub struct LoopSpec {
     /// The iteration dimensions, outermost first (`[u, i]` for `for ([u, i], r) in ratings`).
     pub dims: List<Name>,
     /// What the loop iterates over.
-    pub space: Space,
+    pub space: SpaceKind,
     /// Every array the loop body or the iteration space names.
     pub arrays: List<ArraySpec>,
     /// Every element access of the loop body, in source order.
@@ -124,7 +124,7 @@ impl ReductionSpec {
 /// The iteration space of a loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum Space {
+pub enum SpaceKind {
     /// `for (key, value) in array`: one iteration per stored element of `array`.
     Array {
         /// The iterated array.
@@ -207,7 +207,7 @@ impl LoopSpec {
     pub const fn new(
         name: &'static str,
         dims: &'static [Name],
-        space: Space,
+        space: SpaceKind,
         arrays: &'static [ArraySpec],
         accesses: &'static [Access],
         ordered: bool,
@@ -238,8 +238,8 @@ impl LoopSpec {
     /// The iterated array, if the loop runs over an array.
     pub fn space_array(&self) -> Option<ArrayId> {
         match self.space {
-            Space::Array { array, .. } => Some(array),
-            Space::Range => None,
+            SpaceKind::Array { array, .. } => Some(array),
+            SpaceKind::Range => None,
         }
     }
 

@@ -16,7 +16,7 @@ pub use dep::{DepVector, Dist, dependence_pairs, dependence_vectors, format_dist
 pub use groups::{Accesses, Batch, GroupPlan, MAX_PIECES, Piece, plan_groups, plan_groups_with};
 pub use ir::{
     Access, AccessKind, Affine, ApplySpec, ArrayId, ArraySpec, BufferSpec, DimId, List, LoopSpec,
-    Name, ReduceOp, ReductionSpec, Space, Subscript,
+    Name, ReduceOp, ReductionSpec, SpaceKind, Subscript,
 };
 pub use report::report;
 pub use schedule::{Partition, Unordered2d};

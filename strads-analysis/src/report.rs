@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::dep::format_dist;
-use crate::ir::{LoopSpec, Space};
+use crate::ir::{LoopSpec, SpaceKind};
 use crate::strategy::{Analysis, Placement, Strategy, describe};
 
 /// The skew as the new dims in terms of the old: `j' = j + i`.
@@ -34,13 +34,13 @@ pub fn report(spec: &LoopSpec, analysis: &Analysis) -> String {
     let dims: Vec<&str> = spec.dims.iter().map(|d| d.as_ref()).collect();
     let dims = dims.join(", ");
     let _ = match spec.space {
-        Space::Array { array, sparse } => writeln!(
+        SpaceKind::Array { array, sparse } => writeln!(
             s,
             "iteration space: `{}` ({}, dims: {dims})",
             spec.arrays[array].name,
             if sparse { "sparse" } else { "dense" }
         ),
-        Space::Range => writeln!(s, "iteration space: range (dims: {dims})"),
+        SpaceKind::Range => writeln!(s, "iteration space: range (dims: {dims})"),
     };
     if spec.ordered {
         s.push_str("ordered: dependences order iterations\n");

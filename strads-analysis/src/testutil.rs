@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::ir::{Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, Space, Subscript};
+use crate::ir::{Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, SpaceKind, Subscript};
 
 /// An affine subscript with owned coefficients.
 pub(crate) fn sub(coeffs: &[i64], constant: i64) -> Subscript {
@@ -37,7 +37,7 @@ pub(crate) fn spec(n_dims: usize, ranks: &[usize], accesses: Vec<Access>) -> Loo
             .map(|d| Name::Borrowed(DIMS[d]))
             .collect::<Vec<_>>()
             .into(),
-        space: Space::Range,
+        space: SpaceKind::Range,
         arrays: ranks
             .iter()
             .enumerate()

@@ -25,7 +25,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 use strads_analysis::{
     Access, AccessKind, Affine, Align, ArraySpec, Candidate, Dist, LoopSpec, Name, Partition,
-    Placement, Space, StrategyKind, Subscript, Unordered2d, apply_skew, dependence_vectors,
+    Placement, SpaceKind, StrategyKind, Subscript, Unordered2d, apply_skew, dependence_vectors,
     format_dist,
 };
 
@@ -85,7 +85,7 @@ fn spec_named(dims: &[&str], arrays: &[(&str, usize)], accesses: Vec<Access>) ->
     LoopSpec {
         name: Cow::Owned("oracle".to_string()),
         dims: Cow::Owned(dims.iter().map(|d| Name::Owned(d.to_string())).collect()),
-        space: Space::Range,
+        space: SpaceKind::Range,
         arrays: Cow::Owned(
             arrays
                 .iter()

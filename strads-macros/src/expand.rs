@@ -6,7 +6,7 @@ use quote::quote;
 use syn::ItemFn;
 
 use strads_analysis::{
-    Access, ApplySpec, ArraySpec, BufferSpec, LoopSpec, ReductionSpec, Space, StrategyKind,
+    Access, ApplySpec, ArraySpec, BufferSpec, LoopSpec, ReductionSpec, SpaceKind, StrategyKind,
     analyze, report,
 };
 
@@ -151,11 +151,11 @@ fn apply_targets(cx: &Ctxt, args: &Args, f: &LoopFn) -> Vec<(usize, syn::Path, V
 fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
     let dims: Vec<_> = f.dim_names().into_iter().map(Into::into).collect();
     let space = match f.space {
-        SpaceSrc::Array(array) => Space::Array {
+        SpaceSrc::Array(array) => SpaceKind::Array {
             array,
             sparse: f.arrays[array].kind == ArrayKind::Sparse,
         },
-        SpaceSrc::Range { .. } => Space::Range,
+        SpaceSrc::Range { .. } => SpaceKind::Range,
     };
     let arrays: Vec<ArraySpec> = f
         .arrays

@@ -4,9 +4,7 @@
 
 use std::borrow::Cow;
 
-use strads_analysis::{
-    Access, AccessKind, ArraySpec, LoopSpec, Name, Space as SpaceKind, Subscript,
-};
+use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Name, SpaceKind, Subscript};
 use strads_runtime::{Buffered, Call, DistArray, LoopState, RangeSpace, SharedMut, with_threads};
 
 /// `for i in 0..n { a[i] += 1; b[i] += 1 }`: 1D, both arrays split by `i`.

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use proptest::prelude::*;
 use strads_analysis::{
-    Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, Space as SpaceKind, Subscript, analyze,
+    Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, SpaceKind, Subscript, analyze,
 };
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{

@@ -7,9 +7,7 @@ use std::borrow::Cow;
 use std::cell::Cell;
 
 use proptest::prelude::*;
-use strads_analysis::{
-    Access, AccessKind, ArraySpec, LoopSpec, Name, Space as SpaceKind, Subscript,
-};
+use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Name, SpaceKind, Subscript};
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{
     ArrayMut, ArrayRef, Call, DistArray, LoopState, RangeSpace, SharedMut, with_threads,

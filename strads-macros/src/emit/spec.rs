@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use strads_analysis::{AccessKind, LoopSpec, Space, Subscript};
+use strads_analysis::{AccessKind, LoopSpec, SpaceKind, Subscript};
 
 pub(super) fn lit(n: impl Into<i128>) -> proc_macro2::Literal {
     proc_macro2::Literal::i128_unsuffixed(n.into())
@@ -32,10 +32,10 @@ pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
         quote!(#p::Cow::Borrowed(#d))
     });
     let space = match spec.space {
-        Space::Array { array, sparse } => {
-            quote!(#p::Space::Array { array: #array, sparse: #sparse })
+        SpaceKind::Array { array, sparse } => {
+            quote!(#p::SpaceKind::Array { array: #array, sparse: #sparse })
         }
-        Space::Range => quote!(#p::Space::Range),
+        SpaceKind::Range => quote!(#p::SpaceKind::Range),
     };
     let arrays = spec.arrays.iter().map(|a| {
         let (n, r, m) = (a.name.as_ref(), lit(a.rank as i128), a.mutable);

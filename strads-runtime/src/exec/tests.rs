@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use strads_analysis::{LoopSpec, Space as SpaceKind};
+use strads_analysis::{LoopSpec, SpaceKind};
 
 use super::block::Block;
 use super::state::LoopState;
