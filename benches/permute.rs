@@ -1,5 +1,5 @@
 //! Skew (issue 4): how the partitions of a sparse iteration space balance the SGD-MF loop
-//! of `examples/sgd_mf.rs` on skewed data, and what `strads::skew::randomize` adds.
+//! of `examples/sgd_mf.rs` on skewed data, and what `strads::permute::randomize` adds.
 //!
 //! For each data set, at the given thread count (default 2):
 //!
@@ -23,11 +23,11 @@
 //!
 //! Data sets: ml-latest-small (skipped with a note when absent), and generated Zipf-skewed
 //! ratings relabelled so that the most popular users and items have the smallest ids
-//! (`strads::skew::sort_by_count`): the case randomize exists for.
+//! (`strads::permute::sort_by_count`): the case randomize exists for.
 //!
 //! ```text
-//! cargo bench --bench skew
-//! cargo bench --bench skew -- --ratings 2000000 --users 40000 --items 8000 --rounds 5
+//! cargo bench --bench permute
+//! cargo bench --bench permute -- --ratings 2000000 --users 40000 --items 8000 --rounds 5
 //! ```
 
 use std::path::PathBuf;
@@ -35,8 +35,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use clap::Parser;
+use strads::permute::{permute_rows, randomize, sort_by_count, unpermute_rows};
 use strads::prelude::*;
-use strads::skew::{permute_rows, randomize, sort_by_count, unpermute_rows};
 
 /// The timed loops, shared by the benches.
 #[path = "common/sgd.rs"]

@@ -1,4 +1,4 @@
-//! End to end: `strads::skew::randomize` relabels ids without changing what the loop
+//! End to end: `strads::permute::randomize` relabels ids without changing what the loop
 //! computes. Training SGD-MF on randomized ids, then moving the factor rows back, gives
 //! bit for bit the model that training on the original ids in the same iteration order
 //! gives; and a parallel run on randomized ids equals the serial replay of its recorded
@@ -7,8 +7,8 @@
 mod common;
 
 use common::{bits, model, sgd_epoch};
+use strads::permute::{inverse, permute_rows, randomize, sort_by_count, unpermute_rows};
 use strads::prelude::*;
-use strads::skew::{inverse, permute_rows, randomize, sort_by_count, unpermute_rows};
 use strads::testing::{record, replay, serial};
 
 const LR: f32 = 0.01;
