@@ -472,12 +472,15 @@ fn main() -> strads::Result<()> {
     if let Some(name) = &args.child {
         return child(name, &args);
     }
-    if let Ok(v) = std::env::var("STRADS_PARTITION")
-        && v.trim() != "balanced"
-    {
+    if let Err(e) = strads::config::check() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
+    let partition = strads::config::get().partition;
+    if partition != strads::config::Partitioning::Balanced {
         eprintln!(
-            "error: run without STRADS_PARTITION (it is {v:?}); the bench sets it for the \
-             equal-range child process"
+            "error: run without STRADS_PARTITION (it is {partition:?}); the bench sets it for \
+             the equal-range child process"
         );
         std::process::exit(2);
     }
