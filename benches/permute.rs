@@ -37,6 +37,7 @@ use std::time::Instant;
 use clap::Parser;
 use strads::permute::{permute_rows, randomize, sort_by_count, unpermute_rows};
 use strads::prelude::*;
+use strads::testing::median;
 
 /// The timed loops, shared by the benches.
 #[path = "common/sgd.rs"]
@@ -340,11 +341,6 @@ fn rmse(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>
         .map(|([u, i], &r)| ((r - dot(w.row(u), h.row(i))) as f64).powi(2))
         .sum();
     (sum / data.nnz().max(1) as f64).sqrt()
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 /// Measures the systems in this process, interleaved epoch by epoch.

@@ -4,7 +4,7 @@
 //! recorded order bit for bit; one worker equals the original loop.
 
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{bits, record, replay, serial};
 
 /// Per-user rating counts and a global sum, both buffered: the loop over ratings then has
 /// no dependence left (1D).
@@ -75,10 +75,6 @@ fn buffered_counts_are_exact_on_any_worker_count() {
             "{threads} threads"
         );
     }
-}
-
-fn bits(a: &DistArray<f32, 2>) -> Vec<u32> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::{bits, model, sgd_epoch};
+use common::{model, sgd_epoch};
 use strads::config::Partitioning;
 use strads::permute::{inverse, permute_rows, randomize, sort_by_count, unpermute_rows};
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{bits, record, replay, serial};
 
 const LR: f32 = 0.01;
 const REG: f32 = 0.05;

@@ -3,7 +3,7 @@
 //! recorded order, bit for bit; one worker equals the original loop; plans are reused.
 
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{bits, record, replay, serial};
 
 /// Sparse logistic regression by SGD over samples in compressed rows: `w[features[k]]`.
 #[strads::parallel_for(expect = "reconnaissance")]
@@ -62,10 +62,6 @@ fn data(
     let d1 = |v: Vec<f32>| DistArray::from_vec([v.len()], v).unwrap();
     let u1 = |v: Vec<u32>| DistArray::from_vec([v.len()], v).unwrap();
     (d1(labels), u1(offsets), u1(feats), d1(vals))
-}
-
-fn bits(a: &DistArray<f32, 1>) -> Vec<u32> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]
