@@ -2,6 +2,7 @@
 //! `#[strads::parallel_for]` loops. Users reach it through the `strads` facade crate.
 
 mod array;
+mod bucket;
 pub mod config;
 mod data;
 mod error;

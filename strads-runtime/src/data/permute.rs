@@ -288,12 +288,17 @@ pub fn sort_by_count<T: Clone, const N: usize>(
             d < N,
             "strads::permute::sort_by_count: dim {d} is out of range for a {N}-dim array"
         );
-        let mut count = vec![0u64; a.shape()[d]];
+        let mut count = vec![0u32; a.shape()[d]];
         for k in a.raw_keys() {
-            count[k[d] as usize] += 1;
+            let c = &mut count[k[d] as usize];
+            *c = c
+                .checked_add(1)
+                .expect("strads::permute::sort_by_count: an id has more than u32::MAX entries");
         }
-        let mut by_rank: Vec<u32> = (0..count.len() as u32).collect();
-        by_rank.sort_by_key(|&i| std::cmp::Reverse(count[i as usize]));
+        // Ids by decreasing count, ties by id: a stable counting sort on `max - count`.
+        let max = count.iter().copied().max().unwrap_or(0);
+        let keys: Vec<u32> = count.iter().map(|&c| max - c).collect();
+        let (by_rank, _) = crate::bucket::bucket_order(&keys, max as usize + 1);
         perms[d] = Some(inverse(&by_rank));
     }
     relabel(a, perms)
@@ -481,6 +486,23 @@ mod tests {
             count[u] += 1;
         }
         assert!(count.windows(2).all(|w| w[0] >= w[1]), "{count:?}");
+    }
+
+    #[test]
+    fn sort_by_count_breaks_ties_by_id() {
+        // Counts of ids 0..5: 1, 3, 1, 3, 0.
+        let rows = [1, 3, 0, 1, 3, 2, 1, 3];
+        let a = SparseArray::from_entries(
+            [5, 8],
+            rows.iter()
+                .enumerate()
+                .map(|(j, &u)| ([u, j], 1u8))
+                .collect(),
+        )
+        .unwrap();
+        let r = sort_by_count(&a, &[0]);
+        assert_eq!(r.perms[0], Some(vec![2, 0, 3, 1, 4]));
+        assert_eq!(r.perms[1], None);
     }
 
     /// Iterations per partition of `dim` under `part`, max over mean.

@@ -53,10 +53,12 @@ struct Dedupe {
     /// log2 of the number of shards.
     bits: u32,
     sets: Vec<HashSet<u64, U64BuildHasher>>,
-    /// Scratch: start of each shard's run in `scattered`.
+    /// Scratch: the shard of each key of the chunk.
+    shards: Vec<u32>,
+    /// Scratch: start of each shard's run in `order`.
     starts: Vec<usize>,
-    /// Scratch: `(position in chunk, key)` grouped by shard.
-    scattered: Vec<(u32, u64)>,
+    /// Scratch: positions in the chunk grouped by shard.
+    order: Vec<u32>,
     /// Scratch: whether each position of the chunk holds a first occurrence.
     fresh: Vec<bool>,
 }
@@ -75,8 +77,9 @@ impl Dedupe {
             sets: (0..shards)
                 .map(|_| HashSet::with_capacity_and_hasher(per_shard, U64BuildHasher::default()))
                 .collect(),
+            shards: Vec::new(),
             starts: vec![0; shards + 1],
-            scattered: Vec::new(),
+            order: Vec::new(),
             fresh: Vec::new(),
         }
     }
@@ -97,26 +100,20 @@ impl Dedupe {
     fn first_occurrences(&mut self, chunk: &[u64]) -> &[bool] {
         assert!(chunk.len() <= u32::MAX as usize);
         // Counting sort of the chunk by shard, stable so draw order is kept per shard.
-        self.starts.fill(0);
-        for &key in chunk {
-            self.starts[Self::shard(self.bits, key) + 1] += 1;
-        }
-        for s in 1..self.starts.len() {
-            self.starts[s] += self.starts[s - 1];
-        }
-        self.scattered.clear();
-        self.scattered.resize(chunk.len(), (0, 0));
-        let mut next = self.starts.clone();
-        for (pos, &key) in chunk.iter().enumerate() {
-            let slot = &mut next[Self::shard(self.bits, key)];
-            self.scattered[*slot] = (pos as u32, key);
-            *slot += 1;
-        }
+        self.shards.clear();
+        self.shards
+            .extend(chunk.iter().map(|&key| Self::shard(self.bits, key) as u32));
+        crate::bucket::bucket_order_into(
+            &self.shards,
+            self.sets.len(),
+            &mut self.order,
+            &mut self.starts,
+        );
         self.fresh.clear();
         self.fresh.resize(chunk.len(), false);
         for (s, set) in self.sets.iter_mut().enumerate() {
-            for &(pos, key) in &self.scattered[self.starts[s]..self.starts[s + 1]] {
-                self.fresh[pos as usize] = set.insert(key);
+            for &pos in &self.order[self.starts[s]..self.starts[s + 1]] {
+                self.fresh[pos as usize] = set.insert(chunk[pos as usize]);
             }
         }
         &self.fresh
