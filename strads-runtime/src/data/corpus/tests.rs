@@ -262,11 +262,12 @@ fn bad_vocabularies() {
 }
 
 #[test]
+#[cfg_attr(
+    not(strads_data_lda_ap),
+    ignore = "needs ../shared/data/lda-ap (not found when this test was built)"
+)]
 fn ap_corpus() {
-    let dir = Path::new("/work/shared/data/lda-ap");
-    if !dir.exists() {
-        return;
-    }
+    let dir = crate::data::shared_data("lda-ap");
     let vocab = dir.join("vocab.txt");
     let c = lda_c(dir.join("ap.dat"), Some(&vocab)).unwrap();
     assert_eq!((c.docs, c.words), (2246, 10473));

@@ -283,11 +283,12 @@ fn libsvm_from_parts_checks() {
 }
 
 #[test]
+#[cfg_attr(
+    not(strads_data_libsvm_a9a),
+    ignore = "needs ../shared/data/libsvm-a9a (not found when this test was built)"
+)]
 fn libsvm_a9a() {
-    let dir = Path::new("/work/shared/data/libsvm-a9a");
-    if !dir.exists() {
-        return;
-    }
+    let dir = crate::data::shared_data("libsvm-a9a");
     let (train, test) = libsvm_pair(dir.join("a9a"), dir.join("a9a.t")).unwrap();
     assert_eq!((train.samples(), train.nnz()), (32561, 451592));
     assert_eq!((test.samples(), test.nnz()), (16281, 225731));

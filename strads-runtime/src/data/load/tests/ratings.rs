@@ -326,11 +326,12 @@ fn split_is_deterministic_and_exact() {
 }
 
 #[test]
+#[cfg_attr(
+    not(strads_data_movielens_100k),
+    ignore = "needs ../shared/data/movielens-100k (not found when this test was built)"
+)]
 fn movielens_100k() {
-    let dir = Path::new("/work/shared/data/movielens-100k");
-    if !dir.exists() {
-        return;
-    }
+    let dir = crate::data::shared_data("movielens-100k");
     let (train, test) = ratings_pair(dir.join("ua.base"), dir.join("ua.test")).unwrap();
     assert_eq!(train.shape(), [943, 1682]);
     assert_eq!(test.shape(), [943, 1682]);
@@ -341,11 +342,12 @@ fn movielens_100k() {
 }
 
 #[test]
+#[cfg_attr(
+    not(strads_data_movielens_latest_small),
+    ignore = "needs ../shared/data/movielens-latest-small (not found when this test was built)"
+)]
 fn movielens_latest_small() {
-    let path = Path::new("/work/shared/data/movielens-latest-small/ratings.csv");
-    if !path.exists() {
-        return;
-    }
+    let path = crate::data::shared_data("movielens-latest-small").join("ratings.csv");
     let r = ratings(path).unwrap();
     assert_eq!(r.nnz(), 100836);
     assert_eq!(r.shape(), [610, 9724]);
