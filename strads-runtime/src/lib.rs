@@ -2,21 +2,20 @@
 //! `#[strads::parallel_for]` loops. Users reach it through the `strads` facade crate.
 
 mod array;
+mod bucket;
 pub mod config;
-pub mod corpus;
+mod data;
 mod error;
 mod exec;
-pub mod generate;
 mod itermut;
-pub mod load;
 mod plankey;
 mod pool;
 mod record;
-pub mod skew;
 mod space;
 pub mod testing;
-mod text;
 mod wavefront;
+
+pub use data::{corpus, generate, load, permute};
 
 pub use array::access::{ArrayMut, ArrayRef};
 pub use array::buffer::{Buffered, CopyView};

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use strads_analysis::{
     Access, AccessKind, ArraySpec, LoopSpec, Name, Space as SpaceKind, Subscript,
 };
-use strads_runtime::testing::{record, replay};
+use strads_runtime::testing::{bits, record, replay};
 use strads_runtime::{
     ArrayMut, ArrayRef, DistArray, LoopState, RangeSpace, SharedMut, replay_blocks, run_recorded,
     with_threads,
@@ -109,10 +109,6 @@ impl Case {
             },
         );
     }
-}
-
-fn bits(a: &DistArray<f64, 1>) -> Vec<u64> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

@@ -132,3 +132,6 @@ pub(crate) fn next_replay(name: &str) -> Option<LoopRun> {
         Some(run)
     })
 }
+
+mod check;
+pub use check::{Bits, Element, assert_replay_equal, bits, median};
