@@ -21,6 +21,7 @@ use std::time::Instant;
 use clap::Parser;
 use strads::corpus::{self, Corpus};
 use strads::prelude::*;
+use strads::testing::median;
 
 /// The example's loops, compiled here as they are there.
 #[path = "../examples/lda/model.rs"]
@@ -197,11 +198,6 @@ struct Args {
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 fn main() -> strads::Result<()> {

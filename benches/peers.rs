@@ -45,9 +45,12 @@ use clap::Parser;
 use rayon::prelude::*;
 use strads::prelude::*;
 
+#[path = "../examples/common/fmt.rs"]
+mod fmt;
 /// The timed loops, shared by the benches.
 #[path = "common/sgd.rs"]
 mod sgd;
+use fmt::sig9;
 use sgd::{
     adagrad_epoch, init_factors, serial_adagrad_epoch, serial_epoch, sgd_epoch, update,
     update_adagrad,
@@ -632,15 +635,6 @@ impl Run {
             None => self.kind.label().to_string(),
         }
     }
-}
-
-/// `x` with 9 significant digits.
-fn sig9(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let digits = 9 - 1 - x.abs().log10().floor() as i32;
-    format!("{:.*}", digits.max(0) as usize, x)
 }
 
 fn timed(f: impl FnOnce()) -> f64 {

@@ -22,6 +22,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use clap::Parser;
+use strads::testing::median;
 
 /// The timed loops, shared by the benches.
 #[path = "common/sgd.rs"]
@@ -125,11 +126,6 @@ fn peak_flops(rounds: usize) -> f64 {
         black_box(acc);
     }
     2.0 * (LANES * iters) as f64 / best / 1e9
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() -> strads::Result<()> {

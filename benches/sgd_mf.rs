@@ -26,6 +26,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use strads::prelude::*;
+use strads::testing::median;
 
 /// The timed loops, shared by the benches.
 #[path = "common/sgd.rs"]
@@ -134,11 +135,6 @@ fn read_bin(path: &std::path::Path) -> strads::Result<SparseArray<f32, 2>> {
         })
         .collect();
     SparseArray::from_entries([m, n], entries)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 fn main() -> strads::Result<()> {

@@ -22,6 +22,7 @@ use std::time::Instant;
 use clap::Parser;
 use strads::load::LibSvm;
 use strads::prelude::*;
+use strads::testing::median;
 
 /// The example's loops, compiled here as they are there.
 #[path = "../examples/sparse_lr/model.rs"]
@@ -97,11 +98,6 @@ struct Args {
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 const LR: f32 = 0.03;

@@ -23,6 +23,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use strads::prelude::*;
+use strads::testing::median;
 
 /// Undirected embedding step: every edge `(a, b)` pulls the two nodes' vectors together.
 #[strads::parallel_for(expect = "reconnaissance")]
@@ -130,11 +131,6 @@ fn start(nodes: usize, k: usize, seed: u64) -> DistArray<f32, 2> {
     DistArray::from_fn([nodes, k], |[i, j]| 0.1 * r[i * k + j])
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// One model's data and state, stepped by serial or strads code.
 struct Run {
     src: Vec<u32>,
@@ -196,14 +192,14 @@ fn strads_times(args: &Args, line: bool, threads: usize) -> (f64, f64, String) {
         let t = Instant::now();
         let ((), trace) = strads::testing::record(|| run.strads());
         let first = t.elapsed().as_secs_f64();
-        let times = (0..args.rounds)
+        let mut times: Vec<f64> = (0..args.rounds)
             .map(|_| {
                 let t = Instant::now();
                 run.strads();
                 t.elapsed().as_secs_f64()
             })
             .collect();
-        (first, median(times), trace.runs[0].plan.clone())
+        (first, median(&mut times), trace.runs[0].plan.clone())
     })
 }
 
@@ -248,14 +244,14 @@ fn main() {
     for (model, line) in [("undirected", false), ("line", true)] {
         // Serial baseline, and the check that strads at 1 thread computes the same thing.
         let mut serial = Run::new(&args, line);
-        let times = (0..args.rounds)
+        let mut times: Vec<f64> = (0..args.rounds)
             .map(|_| {
                 let t = Instant::now();
                 serial.serial();
                 t.elapsed().as_secs_f64()
             })
             .collect();
-        let serial_t = median(times);
+        let serial_t = median(&mut times);
         let (mut x, mut y) = (Run::new(&args, line), Run::new(&args, line));
         x.serial();
         strads::with_threads(1, || y.strads());

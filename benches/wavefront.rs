@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use strads::prelude::*;
+use strads::testing::median;
 
 #[strads::parallel_for(ordered, expect = "unimodular")]
 fn dtw_fill(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) {
@@ -41,11 +42,6 @@ struct Args {
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 fn table(n: usize) -> DistArray<f32, 2> {

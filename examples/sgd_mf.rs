@@ -21,6 +21,9 @@ use strads::prelude::*;
 
 #[path = "common/cli.rs"]
 mod cli;
+#[path = "common/fmt.rs"]
+mod fmt;
+use fmt::sig9;
 
 /// One epoch of SGD over every rating: the serial loop, annotated.
 #[strads::parallel_for]
@@ -137,15 +140,6 @@ struct Args {
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
-}
-
-/// `x` with 9 significant digits.
-fn sig9(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let digits = 9 - 1 - x.abs().log10().floor() as i32;
-    format!("{:.*}", digits.max(0) as usize, x)
 }
 
 /// A training run's errors: strads' own, and the program's (as text).

@@ -188,9 +188,9 @@ pub mod corpus {
     pub use strads_runtime::corpus::*;
 }
 
-/// Skewed data: permuting ids so that popular rows spread over partitions.
-pub mod skew {
-    pub use strads_runtime::skew::*;
+/// Permuting ids so that the popular rows of skewed data spread over partitions.
+pub mod permute {
+    pub use strads_runtime::permute::*;
 }
 
 /// Synthetic data sets of the same shape as the real ones.

@@ -4,7 +4,7 @@
 //! recorded order bit for bit; one worker equals the original loop.
 
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{assert_replay_equal, bits, record, replay, serial};
 
 /// Per-user rating counts and a global sum, both buffered: the loop over ratings then has
 /// no dependence left (1D).
@@ -77,10 +77,6 @@ fn buffered_counts_are_exact_on_any_worker_count() {
     }
 }
 
-fn bits(a: &DistArray<f32, 2>) -> Vec<u32> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
-}
-
 #[test]
 fn buffered_bias_equals_replay_and_one_worker_equals_serial() {
     let r = data();
@@ -92,24 +88,12 @@ fn buffered_bias_equals_replay_and_one_worker_equals_serial() {
             DistArray::<f32, 1>::zeros([1]),
         )
     };
-    for threads in 1..=4 {
-        let (mut w, mut h, mut b) = fresh();
-        let ((), trace) = strads::with_threads(threads, || {
-            record(|| {
-                for _ in 0..2 {
-                    sgd_bias(&r, &mut w, &mut h, &mut b, 0.01);
-                }
-            })
-        });
-        let (mut w2, mut h2, mut b2) = fresh();
-        replay(&trace, || {
-            for _ in 0..2 {
-                sgd_bias(&r, &mut w2, &mut h2, &mut b2, 0.01);
-            }
-        });
-        assert_eq!(bits(&w), bits(&w2), "{threads} threads");
-        assert_eq!(bits(&h), bits(&h2), "{threads} threads");
-        assert_eq!(b[0].to_bits(), b2[0].to_bits(), "{threads} threads");
+    let runs = assert_replay_equal(1..=4, fresh, |(w, h, b)| {
+        for _ in 0..2 {
+            sgd_bias(&r, w, h, b, 0.01);
+        }
+    });
+    for (((w, _, b), (), _), threads) in runs.iter().zip(1..) {
         // Each worker pushes its copy of the bias; their differences add up after the loop.
         assert!(
             b[0] != 0.0 && b[0].is_finite(),
@@ -122,7 +106,7 @@ fn buffered_bias_equals_replay_and_one_worker_equals_serial() {
                     sgd_bias(&r, &mut w3, &mut h3, &mut b3, 0.01);
                 }
             });
-            assert_eq!(bits(&w), bits(&w3));
+            assert_eq!(bits(w), bits(&w3));
             assert_eq!(b[0].to_bits(), b3[0].to_bits());
         }
     }

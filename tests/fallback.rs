@@ -4,7 +4,7 @@
 //! body changes (which used to be analysed by the local's first value: a wrong 1D plan).
 
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{bits, record, replay, serial};
 
 /// `deg[u] += w; deg[v] += w`: iterations sharing a node conflict in either dim.
 #[strads::parallel_for(expect = "reconnaissance")]
@@ -76,10 +76,6 @@ fn on<R>(threads: usize, f: impl FnOnce() -> R) -> R {
     } else {
         strads::with_threads(threads, f)
     }
-}
-
-fn bits<const N: usize>(a: &DistArray<f32, N>) -> Vec<u32> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
 }
 
 /// Whole-number weights: every order of the additions gives the same sums, so each worker

@@ -5,11 +5,7 @@
 //! exactly the replay of the order it recorded.
 
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
-
-fn bits<T: Copy + Into<f64>, const N: usize>(a: &DistArray<T, N>) -> Vec<u64> {
-    a.as_slice().iter().map(|&x| x.into().to_bits()).collect()
-}
+use strads::testing::{bits, record, replay, serial};
 
 /// Red-black relaxation, the odd half: `x[2k + 1]` from `x[2k]` and `x[2k + 2]`. Odd and
 /// even indices never meet, so it is 1D over `k`.

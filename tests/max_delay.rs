@@ -8,7 +8,7 @@
 //! included), and a panic between application points reaches the caller.
 
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{bits, record, replay, serial};
 
 /// `assert_eq!` without printing the (long) values.
 macro_rules! same {
@@ -134,10 +134,6 @@ fn ratings() -> SparseArray<f32, 2> {
 fn factors(rows: usize, seed: u64) -> DistArray<f32, 2> {
     let r = DistArray::<f32, 2>::random([rows, 4], seed);
     DistArray::from_fn([rows, 4], |idx| 0.3 * r[idx])
-}
-
-fn bits<const N: usize>(a: &DistArray<f32, N>) -> Vec<u32> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

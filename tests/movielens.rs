@@ -7,7 +7,8 @@ use std::path::PathBuf;
 
 mod common;
 
-use common::{bits, model, rmse, sgd_epoch};
+use common::{model, rmse, sgd_epoch};
+use strads::testing::bits;
 use strads::testing::{record, replay, serial};
 
 fn data_dir() -> PathBuf {

@@ -3,7 +3,7 @@
 //! components. Each loop equals the original serial loop bit for bit at 1-4 threads.
 
 use strads::prelude::*;
-use strads::testing::{record, serial};
+use strads::testing::{bits, record, serial};
 
 /// A running sum through an index array: each step adds the previous slot into the next.
 #[strads::parallel_for(ordered, expect = "reconnaissance")]
@@ -40,10 +40,6 @@ fn field(plan: &str, name: &str) -> usize {
         .unwrap_or_else(|| panic!("no {name}= in {plan}"))
         .parse()
         .unwrap()
-}
-
-fn bits(x: &[f32]) -> Vec<u32> {
-    x.iter().map(|v| v.to_bits()).collect()
 }
 
 #[test]

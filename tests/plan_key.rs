@@ -4,7 +4,7 @@
 //! serial loop; a value that only flows into elements (a rate) keeps the plan.
 
 use strads::prelude::*;
-use strads::testing::serial;
+use strads::testing::{bits, serial};
 
 #[strads::parallel_for(expect = "reconnaissance")]
 fn scatter(
@@ -30,10 +30,6 @@ fn scatter_if(idx: &DistArray<u32, 1>, out: &mut DistArray<f32, 1>, n: usize, sh
         }
         out[j] += 1.0;
     }
-}
-
-fn bits(x: &DistArray<f32, 1>) -> Vec<u32> {
-    x.as_slice().iter().map(|v| v.to_bits()).collect()
 }
 
 #[test]

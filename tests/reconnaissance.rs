@@ -3,7 +3,7 @@
 //! recorded order, bit for bit; one worker equals the original loop; plans are reused.
 
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{assert_replay_equal, bits, serial};
 
 /// Sparse logistic regression by SGD over samples in compressed rows: `w[features[k]]`.
 #[strads::parallel_for(expect = "reconnaissance")]
@@ -64,23 +64,20 @@ fn data(
     (d1(labels), u1(offsets), u1(feats), d1(vals))
 }
 
-fn bits(a: &DistArray<f32, 1>) -> Vec<u32> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
-}
-
 #[test]
 fn indirect_loop_equals_replay_on_any_worker_count() {
     let (labels, offsets, features, values) = data(3000, 400);
     let n = labels.len();
-    for threads in 1..=4 {
-        let mut w = DistArray::<f32, 1>::zeros([400]);
-        let ((), trace) = strads::with_threads(threads, || {
-            record(|| {
-                for _ in 0..3 {
-                    lr_epoch(&labels, &offsets, &features, &values, &mut w, n, 0.1);
-                }
-            })
-        });
+    let runs = assert_replay_equal(
+        1..=4,
+        || DistArray::<f32, 1>::zeros([400]),
+        |w| {
+            for _ in 0..3 {
+                lr_epoch(&labels, &offsets, &features, &values, w, n, 0.1);
+            }
+        },
+    );
+    for ((_, (), trace), threads) in runs.iter().zip(1..) {
         let plan = &trace.runs[0].plan;
         assert!(
             plan.starts_with(&format!("reconnaissance workers={threads} ")),
@@ -89,13 +86,6 @@ fn indirect_loop_equals_replay_on_any_worker_count() {
         let mut ids = trace.runs[0].order();
         ids.sort();
         assert_eq!(ids, (0..n).collect::<Vec<_>>(), "every sample exactly once");
-        let mut again = DistArray::<f32, 1>::zeros([400]);
-        replay(&trace, || {
-            for _ in 0..3 {
-                lr_epoch(&labels, &offsets, &features, &values, &mut again, n, 0.1);
-            }
-        });
-        assert_eq!(bits(&w), bits(&again), "{threads} threads");
     }
 }
 

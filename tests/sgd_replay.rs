@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::{bits, sgd_epoch};
+use common::sgd_epoch;
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{assert_replay_equal, bits, serial};
 
 fn data() -> SparseArray<f32, 2> {
     strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
@@ -19,18 +19,21 @@ fn data() -> SparseArray<f32, 2> {
 #[test]
 fn parallel_equals_replay_of_recorded_order() {
     let r = data();
-    for threads in [1, 2, 3, 4] {
-        let (mut w, mut h) = (
-            DistArray::random([120, 8], 1),
-            DistArray::random([90, 8], 2),
-        );
-        let ((), trace) = strads::with_threads(threads, || {
-            record(|| {
-                for _ in 0..3 {
-                    sgd_epoch(&r, &mut w, &mut h, 0.01, 0.05);
-                }
-            })
-        });
+    let runs = assert_replay_equal(
+        [1, 2, 3, 4],
+        || {
+            (
+                DistArray::random([120, 8], 1),
+                DistArray::random([90, 8], 2),
+            )
+        },
+        |(w, h)| {
+            for _ in 0..3 {
+                sgd_epoch(&r, w, h, 0.01, 0.05);
+            }
+        },
+    );
+    for ((_, (), trace), threads) in runs.iter().zip(1..) {
         assert_eq!(trace.runs.len(), 3);
         let run = &trace.runs[0];
         assert_eq!(run.steps.len(), threads, "P time steps");
@@ -41,18 +44,6 @@ fn parallel_equals_replay_of_recorded_order() {
             (0..r.nnz()).collect::<Vec<_>>(),
             "every iteration once"
         );
-
-        let (mut w2, mut h2) = (
-            DistArray::random([120, 8], 1),
-            DistArray::random([90, 8], 2),
-        );
-        replay(&trace, || {
-            for _ in 0..3 {
-                sgd_epoch(&r, &mut w2, &mut h2, 0.01, 0.05);
-            }
-        });
-        assert_eq!(bits(&w), bits(&w2), "{threads} threads: w");
-        assert_eq!(bits(&h), bits(&h2), "{threads} threads: h");
     }
 }
 

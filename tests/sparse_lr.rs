@@ -10,7 +10,7 @@ use strads::prelude::*;
 #[path = "../examples/sparse_lr/model.rs"]
 mod model;
 use model::{evaluate, lr_epoch};
-use strads::testing::{record, replay, serial};
+use strads::testing::{assert_replay_equal, bits, record, replay, serial};
 
 fn data() -> (LibSvm, LibSvm) {
     libsvm_like(&LibSvmConfig {
@@ -47,17 +47,16 @@ fn eval(d: &LibSvm, w: &DistArray<f32, 1>) -> (usize, f64) {
     )
 }
 
-fn bits(a: &DistArray<f32, 1>) -> Vec<u32> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
-}
-
 #[test]
 fn parallel_equals_replay_of_recorded_order() {
     let (train, _) = data();
     let n_features = train.n_features;
-    for threads in 1..=4 {
-        let mut w = DistArray::zeros([n_features]);
-        let ((), trace) = strads::with_threads(threads, || record(|| epochs(&train, &mut w, 3)));
+    let runs = assert_replay_equal(
+        1..=4,
+        || DistArray::zeros([n_features]),
+        |w| epochs(&train, w, 3),
+    );
+    for ((w, (), trace), threads) in runs.iter().zip(1..) {
         assert_eq!(trace.runs.len(), 3, "{threads} threads: one run per epoch");
         for run in &trace.runs {
             assert_eq!(run.loop_name, "lr_epoch");
@@ -74,15 +73,12 @@ fn parallel_equals_replay_of_recorded_order() {
                 "{threads} threads: every sample once"
             );
         }
-        let mut w2 = DistArray::zeros([n_features]);
-        replay(&trace, || epochs(&train, &mut w2, 3));
-        assert_eq!(bits(&w), bits(&w2), "{threads} threads: w");
         assert!(w.as_slice().iter().any(|&x| x != 0.0));
 
         // The same thread count gives the same weights again (a static plan).
         let mut w3 = DistArray::zeros([n_features]);
         strads::with_threads(threads, || epochs(&train, &mut w3, 3));
-        assert_eq!(bits(&w), bits(&w3), "{threads} threads: second run");
+        assert_eq!(bits(w), bits(&w3), "{threads} threads: second run");
     }
 }
 
@@ -174,5 +170,5 @@ fn serial_mode_runs_the_original_loop() {
             }
         }
     }
-    assert_eq!(bits(&a), b.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    assert_eq!(bits(&a), bits(&b));
 }

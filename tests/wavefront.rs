@@ -3,7 +3,7 @@
 //! serial loop's result, for 1 to 4 workers; and every run equals the replay of its order.
 
 use strads::prelude::*;
-use strads::testing::{record, replay, serial};
+use strads::testing::{bits, record, replay, serial};
 
 /// Dynamic time warping: vectors (1, 0), (0, 1), (1, 1); no skew needed.
 #[strads::parallel_for(ordered, expect = "unimodular")]
@@ -38,10 +38,6 @@ fn table(n: usize, m: usize) -> DistArray<f32, 2> {
         (0, _) | (_, 0) => f32::INFINITY,
         _ => 0.0,
     })
-}
-
-fn bits<T: Copy + Into<f64>, const N: usize>(a: &DistArray<T, N>) -> Vec<u64> {
-    a.as_slice().iter().map(|&x| x.into().to_bits()).collect()
 }
 
 #[test]

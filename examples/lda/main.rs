@@ -35,6 +35,9 @@ use model::{gibbs, ln_gamma};
 
 #[path = "../common/cli.rs"]
 mod cli;
+#[path = "../common/fmt.rs"]
+mod fmt;
+use fmt::sig9;
 
 /// A training run's errors: strads' own, and the program's (as text).
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -178,15 +181,6 @@ struct Args {
     /// Topics whose top words are printed at the end.
     #[arg(long, default_value_t = 5, value_parser = cli::whole)]
     show: usize,
-}
-
-/// `x` with 9 significant digits.
-fn sig9(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let digits = 9 - 1 - x.abs().log10().floor() as i32;
-    format!("{:.*}", digits.max(0) as usize, x)
 }
 
 /// The `n` most frequent words of topic `k` (ties: smaller id first).

@@ -28,6 +28,9 @@ use model::{evaluate, lr_epoch};
 
 #[path = "../common/cli.rs"]
 mod cli;
+#[path = "../common/fmt.rs"]
+mod fmt;
+use fmt::sig9;
 
 /// A training run's errors: strads' own, and the program's (as text).
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
@@ -87,15 +90,6 @@ struct Args {
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
-}
-
-/// `x` with 9 significant digits.
-fn sig9(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let digits = 9 - 1 - x.abs().log10().floor() as i32;
-    format!("{:.*}", digits.max(0) as usize, x)
 }
 
 /// Splits `data` into a training and a test set: every sample goes to the test set with

@@ -17,6 +17,10 @@
 //! same message to stderr once and ends the process with exit status 2, rather than
 //! guess a default or panic inside the pool.
 //!
+//! A `STRADS_` variable that is none of these (a misspelling such as `STRADS_THREAD`) is
+//! not an error, but the first [`check`] or [`get`] prints one warning to stderr naming it
+//! and listing the known ones ([`unknown_warning`]).
+//!
 //! ```
 //! // With no STRADS_* variables set (or valid ones), the check passes.
 //! # if std::env::vars().all(|(k, _)| !k.starts_with("STRADS_")) {
@@ -26,7 +30,7 @@
 //! # Ok::<(), strads_runtime::Error>(())
 //! ```
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::Write as _;
 use std::sync::{Once, OnceLock};
 
@@ -158,10 +162,60 @@ impl Config {
     }
 }
 
-/// The settings of this process, read from the environment on first use.
+/// Every `STRADS_*` variable strads reads.
+pub const KNOWN: [&str; 6] = [
+    "STRADS_THREADS",
+    "STRADS_SERIAL",
+    "STRADS_EXPLAIN",
+    "STRADS_SPLIT",
+    "STRADS_AFFINITY",
+    "STRADS_PARTITION",
+];
+
+/// The warning for the variables among `names` that start with `STRADS_` but are not in
+/// [`KNOWN`] (misspellings, which would otherwise be ignored without a word), naming them
+/// in sorted order and listing the known ones; `None` when there are none.
+///
+/// ```
+/// use strads_runtime::config::unknown_warning;
+/// let w = unknown_warning(["PATH", "STRADS_THREAD", "STRADS_SERIAL"]).unwrap();
+/// assert!(w.starts_with("warning: unknown setting STRADS_THREAD is ignored; the known"));
+/// assert_eq!(unknown_warning(["STRADS_THREADS", "HOME"]), None);
+/// ```
+pub fn unknown_warning<S: AsRef<OsStr>>(names: impl IntoIterator<Item = S>) -> Option<String> {
+    let mut unknown: Vec<String> = names
+        .into_iter()
+        .map(|n| n.as_ref().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("STRADS_") && !KNOWN.contains(&n.as_str()))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    unknown.sort();
+    unknown.dedup();
+    let (noun, verb) = if unknown.len() == 1 {
+        ("setting", "is")
+    } else {
+        ("settings", "are")
+    };
+    Some(format!(
+        "warning: unknown {noun} {} {verb} ignored; the known settings are {}",
+        unknown.join(", "),
+        KNOWN.join(", ")
+    ))
+}
+
+/// The settings of this process, read from the environment on first use (when the
+/// environment also holds unknown `STRADS_*` variables, warning about them once).
 fn cell() -> &'static Result<Config> {
     static CONFIG: OnceLock<Result<Config>> = OnceLock::new();
-    CONFIG.get_or_init(|| Config::from_lookup(|name| std::env::var_os(name)))
+    CONFIG.get_or_init(|| {
+        if let Some(w) = unknown_warning(std::env::vars_os().map(|(k, _)| k)) {
+            // Straight to the stream, as in `get`: a test harness's capture would drop it.
+            let _ = writeln!(std::io::stderr(), "{w}");
+        }
+        Config::from_lookup(|name| std::env::var_os(name))
+    })
 }
 
 /// Checks every `STRADS_*` setting of this process (read once; later calls return the
@@ -217,6 +271,27 @@ mod tests {
 
     fn error(vars: &[(&str, &str)]) -> String {
         with(vars).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unknown_strads_variables_are_named_with_the_known_ones() {
+        let known = "the known settings are STRADS_THREADS, STRADS_SERIAL, STRADS_EXPLAIN, \
+                     STRADS_SPLIT, STRADS_AFFINITY, STRADS_PARTITION";
+        assert_eq!(
+            unknown_warning(["HOME", "STRADS_THREAD", "STRADS_SERIAL"]),
+            Some(format!(
+                "warning: unknown setting STRADS_THREAD is ignored; {known}"
+            ))
+        );
+        assert_eq!(
+            unknown_warning(["STRADS_SPILT", "STRADS_EXPLAIN", "STRADS_", "STRADS_SPILT"]),
+            Some(format!(
+                "warning: unknown settings STRADS_, STRADS_SPILT are ignored; {known}"
+            ))
+        );
+        assert_eq!(unknown_warning(KNOWN), None);
+        assert_eq!(unknown_warning(["strads_threads", "THREADS"]), None);
+        assert_eq!(unknown_warning(Vec::<OsString>::new()), None);
     }
 
     #[test]

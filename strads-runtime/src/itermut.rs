@@ -25,19 +25,7 @@ pub struct KeyBuckets<const N: usize> {
 impl<const N: usize> KeyBuckets<N> {
     fn new(keys: &[[u32; N]], n_blocks: usize, block_of: impl Fn(&[u32; N]) -> usize) -> Self {
         let blocks: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
-        let mut offsets = vec![0usize; n_blocks + 1];
-        for &b in &blocks {
-            offsets[b as usize + 1] += 1;
-        }
-        for b in 0..n_blocks {
-            offsets[b + 1] += offsets[b];
-        }
-        let mut next = offsets.clone();
-        let mut ids = vec![0u32; keys.len()];
-        for (i, &b) in blocks.iter().enumerate() {
-            ids[next[b as usize]] = i as u32;
-            next[b as usize] += 1;
-        }
+        let (ids, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
         KeyBuckets {
             keys: ids.iter().map(|&i| keys[i as usize]).collect(),
             ids,

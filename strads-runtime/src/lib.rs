@@ -2,22 +2,21 @@
 //! `#[strads::parallel_for]` loops. Users reach it through the `strads` facade crate.
 
 mod array;
+mod bucket;
 pub mod config;
-pub mod corpus;
+mod data;
 mod error;
 mod exec;
-pub mod generate;
 mod itermut;
-pub mod load;
 pub mod plan;
 mod plankey;
 mod pool;
-pub mod skew;
 mod space;
 mod sync;
 pub mod testing;
-mod text;
 mod trace;
+
+pub use data::{corpus, generate, load, permute};
 
 pub use array::access::{ArrayMut, ArrayRef};
 pub use array::buffer::{Buffered, CopyView};

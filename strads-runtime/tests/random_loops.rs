@@ -206,9 +206,7 @@ fn run_both<S: Space>(
 }
 
 fn bits(v: &[DistArray<f64, 2>]) -> Vec<u64> {
-    v.iter()
-        .flat_map(|a| a.as_slice().iter().map(|x| x.to_bits()))
-        .collect()
+    v.iter().flat_map(strads_runtime::testing::bits).collect()
 }
 
 /// Loops shaped like factor-model updates: each array has a home dim that its first

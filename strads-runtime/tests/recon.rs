@@ -8,7 +8,7 @@ use std::cell::Cell;
 
 use proptest::prelude::*;
 use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Name, SpaceKind, Subscript};
-use strads_runtime::testing::{record, replay};
+use strads_runtime::testing::{bits, record, replay};
 use strads_runtime::{
     ArrayMut, ArrayRef, Call, DistArray, LoopState, RangeSpace, SharedMut, with_threads,
 };
@@ -107,10 +107,6 @@ impl Case {
             },
         );
     }
-}
-
-fn bits(a: &DistArray<f64, 1>) -> Vec<u64> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

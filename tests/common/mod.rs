@@ -51,8 +51,3 @@ pub(crate) fn model(
     };
     (init(users, 1), init(items, 2))
 }
-
-/// The bit patterns of an array's elements, for exact comparisons.
-pub(crate) fn bits(a: &DistArray<f32, 2>) -> Vec<u32> {
-    a.as_slice().iter().map(|x| x.to_bits()).collect()
-}

@@ -35,19 +35,7 @@ impl BoxBlocks {
         block_of: impl Iterator<Item = usize>,
     ) -> Self {
         let blocks: Vec<u32> = block_of.map(|b| b as u32).collect();
-        let mut offsets = vec![0usize; n_blocks + 1];
-        for &b in &blocks {
-            offsets[b as usize + 1] += 1;
-        }
-        for b in 0..n_blocks {
-            offsets[b + 1] += offsets[b];
-        }
-        let mut next = offsets.clone();
-        let mut ids = vec![0u32; blocks.len()];
-        for (id, &b) in blocks.iter().enumerate() {
-            ids[next[b as usize]] = id as u32;
-            next[b as usize] += 1;
-        }
+        let (ids, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
         BoxBlocks {
             extents,
             dims: Vec::new(),

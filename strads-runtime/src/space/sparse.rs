@@ -29,21 +29,8 @@ impl<T: Clone, const N: usize> SparseArray<T, N> {
     /// original order.
     fn bucket(&self, n_blocks: usize, block_of: impl Fn(&[u32; N]) -> usize) -> Buckets<T, N> {
         let keys = self.raw_keys();
-        let mut counts = vec![0usize; n_blocks + 1];
         let block_of: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
-        for &b in &block_of {
-            counts[b as usize + 1] += 1;
-        }
-        for b in 0..n_blocks {
-            counts[b + 1] += counts[b];
-        }
-        let offsets = counts.clone();
-        let mut next = counts;
-        let mut order = vec![0u32; keys.len()];
-        for (i, &b) in block_of.iter().enumerate() {
-            order[next[b as usize]] = i as u32;
-            next[b as usize] += 1;
-        }
+        let (order, offsets) = crate::bucket::bucket_order(&block_of, n_blocks);
         let values = self.values();
         Buckets {
             keys: order.iter().map(|&i| keys[i as usize]).collect(),

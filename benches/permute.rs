@@ -1,5 +1,5 @@
 //! Skew (issue 4): how the partitions of a sparse iteration space balance the SGD-MF loop
-//! of `examples/sgd_mf.rs` on skewed data, and what `strads::skew::randomize` adds.
+//! of `examples/sgd_mf.rs` on skewed data, and what `strads::permute::randomize` adds.
 //!
 //! For each data set, at the given thread count (default 2):
 //!
@@ -23,11 +23,11 @@
 //!
 //! Data sets: ml-latest-small (skipped with a note when absent), and generated Zipf-skewed
 //! ratings relabelled so that the most popular users and items have the smallest ids
-//! (`strads::skew::sort_by_count`): the case randomize exists for.
+//! (`strads::permute::sort_by_count`): the case randomize exists for.
 //!
 //! ```text
-//! cargo bench --bench skew
-//! cargo bench --bench skew -- --ratings 2000000 --users 40000 --items 8000 --rounds 5
+//! cargo bench --bench permute
+//! cargo bench --bench permute -- --ratings 2000000 --users 40000 --items 8000 --rounds 5
 //! ```
 
 use std::path::PathBuf;
@@ -35,8 +35,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use clap::Parser;
+use strads::permute::{permute_rows, randomize, sort_by_count, unpermute_rows};
 use strads::prelude::*;
-use strads::skew::{permute_rows, randomize, sort_by_count, unpermute_rows};
+use strads::testing::median;
 
 /// The timed loops, shared by the benches.
 #[path = "common/sgd.rs"]
@@ -342,11 +343,6 @@ fn rmse(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>
     (sum / data.nnz().max(1) as f64).sqrt()
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 /// Measures the systems in this process, interleaved epoch by epoch.
 fn measure(
     ratings: &SparseArray<f32, 2>,
@@ -472,12 +468,15 @@ fn main() -> strads::Result<()> {
     if let Some(name) = &args.child {
         return child(name, &args);
     }
-    if let Ok(v) = std::env::var("STRADS_PARTITION")
-        && v.trim() != "balanced"
-    {
+    if let Err(e) = strads::config::check() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
+    let partition = strads::config::get().partition;
+    if partition != strads::config::Partitioning::Balanced {
         eprintln!(
-            "error: run without STRADS_PARTITION (it is {v:?}); the bench sets it for the \
-             equal-range child process"
+            "error: run without STRADS_PARTITION (it is {partition:?}); the bench sets it for \
+             the equal-range child process"
         );
         std::process::exit(2);
     }

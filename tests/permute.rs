@@ -1,4 +1,4 @@
-//! End to end: `strads::skew::randomize` relabels ids without changing what the loop
+//! End to end: `strads::permute::randomize` relabels ids without changing what the loop
 //! computes. Training SGD-MF on randomized ids, then moving the factor rows back, gives
 //! bit for bit the model that training on the original ids in the same iteration order
 //! gives; and a parallel run on randomized ids equals the serial replay of its recorded
@@ -6,10 +6,11 @@
 
 mod common;
 
-use common::{bits, model, sgd_epoch};
+use common::{model, sgd_epoch};
+use strads::config::Partitioning;
+use strads::permute::{inverse, permute_rows, randomize, sort_by_count, unpermute_rows};
 use strads::prelude::*;
-use strads::skew::{inverse, permute_rows, randomize, sort_by_count, unpermute_rows};
-use strads::testing::{record, replay, serial};
+use strads::testing::{bits, record, replay, serial};
 
 const LR: f32 = 0.01;
 const REG: f32 = 0.05;
@@ -153,9 +154,9 @@ fn two_thread_load() -> f64 {
 #[ignore = "run in a child process by partition_setting_is_honoured"]
 fn partition_setting_child() {
     let load = two_thread_load();
-    match std::env::var("STRADS_PARTITION").as_deref() {
-        Ok("uniform") => assert!(load > 1.5, "equal ranges on sorted ids: {load}"),
-        _ => assert!(load < 1.05, "histogram partitions: {load}"),
+    match strads::config::get().partition {
+        Partitioning::Uniform => assert!(load > 1.5, "equal ranges on sorted ids: {load}"),
+        Partitioning::Balanced => assert!(load < 1.05, "histogram partitions: {load}"),
     }
 }
 
@@ -190,6 +191,25 @@ fn partition_setting_is_honoured() {
     assert!(
         text.contains("invalid setting STRADS_PARTITION=\"bogus\""),
         "{text}"
+    );
+    // A misspelled name is ignored (histogram partitions) with one warning naming it.
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .env("STRADS_PARTITON", "uniform")
+        .args(["--exact", "partition_setting_child", "--ignored"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("warning: unknown setting"))
+            .collect::<Vec<_>>(),
+        [
+            "warning: unknown setting STRADS_PARTITON is ignored; the known settings are \
+          STRADS_THREADS, STRADS_SERIAL, STRADS_EXPLAIN, STRADS_SPLIT, STRADS_AFFINITY, \
+          STRADS_PARTITION"
+        ]
     );
     assert!(
         two_thread_load() < 1.05,

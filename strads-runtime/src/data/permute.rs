@@ -1,4 +1,4 @@
-//! Skewed data: permuting ids so popular rows spread over partitions (Orion sect. 3.4.4).
+//! Permuting ids so the popular rows of skewed data spread over partitions (Orion sect. 3.4.4).
 //!
 //! A parallel loop over a sparse array splits each partitioned dim into consecutive id
 //! ranges. strads places the boundaries by a histogram of the iterations per id, so each
@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use strads_runtime::{DistArray, SparseArray};
-//! use strads_runtime::skew::{permute_rows, randomize, unpermute_rows};
+//! use strads_runtime::permute::{permute_rows, randomize, unpermute_rows};
 //!
 //! let ratings = SparseArray::from_entries(
 //!     [3, 2],
@@ -47,11 +47,11 @@ use crate::array::{DistArray, SparseArray};
 /// A random permutation of `0..n` (`perm[old] = new`), the same for the same seed.
 ///
 /// ```
-/// let p = strads_runtime::skew::permutation(5, 1);
+/// let p = strads_runtime::permute::permutation(5, 1);
 /// let mut sorted = p.clone();
 /// sorted.sort();
 /// assert_eq!(sorted, vec![0, 1, 2, 3, 4]);
-/// assert_eq!(p, strads_runtime::skew::permutation(5, 1));
+/// assert_eq!(p, strads_runtime::permute::permutation(5, 1));
 /// ```
 pub fn permutation(n: usize, seed: u64) -> Vec<u32> {
     let mut p: Vec<u32> = (0..n as u32).collect();
@@ -66,7 +66,7 @@ pub fn permutation(n: usize, seed: u64) -> Vec<u32> {
 ///
 /// ```
 /// let p = vec![2, 0, 1];
-/// assert_eq!(strads_runtime::skew::inverse(&p), vec![1, 2, 0]);
+/// assert_eq!(strads_runtime::permute::inverse(&p), vec![1, 2, 0]);
 /// ```
 pub fn inverse(perm: &[u32]) -> Vec<u32> {
     check_permutation(perm, "inverse");
@@ -83,14 +83,14 @@ fn check_permutation(perm: &[u32], what: &str) {
     for (old, &new) in perm.iter().enumerate() {
         let slot = seen.get_mut(new as usize).unwrap_or_else(|| {
             panic!(
-                "strads::skew::{what}: perm[{old}] = {new} is out of range for a permutation \
+                "strads::permute::{what}: perm[{old}] = {new} is out of range for a permutation \
                  of 0..{}",
                 perm.len()
             )
         });
         assert!(
             !*slot,
-            "strads::skew::{what}: {new} appears twice in the permutation (at {old} and before)"
+            "strads::permute::{what}: {new} appears twice in the permutation (at {old} and before)"
         );
         *slot = true;
     }
@@ -165,7 +165,7 @@ impl<T, const N: usize> Randomized<T, N> {
 /// ```
 /// use strads_runtime::SparseArray;
 /// let a = SparseArray::from_entries([2, 2], vec![([0, 1], 1u8), ([1, 1], 2)]).unwrap();
-/// let r = strads_runtime::skew::relabel(&a, vec![Some(vec![1, 0]), None]);
+/// let r = strads_runtime::permute::relabel(&a, vec![Some(vec![1, 0]), None]);
 /// assert_eq!(r.array.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec![[1, 1], [0, 1]]);
 /// ```
 pub fn relabel<T: Clone, const N: usize>(
@@ -175,7 +175,7 @@ pub fn relabel<T: Clone, const N: usize>(
     assert_eq!(
         perms.len(),
         N,
-        "strads::skew::relabel: one entry per dim ({N}) expected, got {}",
+        "strads::permute::relabel: one entry per dim ({N}) expected, got {}",
         perms.len()
     );
     let shape = a.shape();
@@ -184,7 +184,7 @@ pub fn relabel<T: Clone, const N: usize>(
             assert_eq!(
                 p.len(),
                 shape[d],
-                "strads::skew::relabel: the permutation of dim {d} has {} ids, the dim {}",
+                "strads::permute::relabel: the permutation of dim {d} has {} ids, the dim {}",
                 p.len(),
                 shape[d]
             );
@@ -235,7 +235,7 @@ fn dim_seed(seed: u64, d: usize) -> u64 {
 ///
 /// ```
 /// use strads_runtime::SparseArray;
-/// use strads_runtime::skew::randomize;
+/// use strads_runtime::permute::randomize;
 /// let a = SparseArray::from_entries([4, 3], vec![([0, 2], 1.0f32), ([3, 1], 2.0)]).unwrap();
 /// let r = randomize(&a, &[0, 1], 42);
 /// assert_eq!(r.array.values(), a.values());
@@ -252,11 +252,11 @@ pub fn randomize<T: Clone, const N: usize>(
     for &d in dims {
         assert!(
             d < N,
-            "strads::skew::randomize: dim {d} is out of range for a {N}-dim array"
+            "strads::permute::randomize: dim {d} is out of range for a {N}-dim array"
         );
         assert!(
             perms[d].is_none(),
-            "strads::skew::randomize: dim {d} is listed twice"
+            "strads::permute::randomize: dim {d} is listed twice"
         );
         perms[d] = Some(permutation(a.shape()[d], dim_seed(seed, d)));
     }
@@ -275,7 +275,7 @@ pub fn randomize<T: Clone, const N: usize>(
 /// use strads_runtime::SparseArray;
 /// let a = SparseArray::from_entries([3, 1], vec![([2, 0], 1u8), ([1, 0], 2), ([2, 0], 3)])
 ///     .unwrap();
-/// let r = strads_runtime::skew::sort_by_count(&a, &[0]);
+/// let r = strads_runtime::permute::sort_by_count(&a, &[0]);
 /// assert_eq!(r.perms[0], Some(vec![2, 1, 0])); // id 2 (twice) first, then 1, then 0
 /// ```
 pub fn sort_by_count<T: Clone, const N: usize>(
@@ -286,14 +286,19 @@ pub fn sort_by_count<T: Clone, const N: usize>(
     for &d in dims {
         assert!(
             d < N,
-            "strads::skew::sort_by_count: dim {d} is out of range for a {N}-dim array"
+            "strads::permute::sort_by_count: dim {d} is out of range for a {N}-dim array"
         );
-        let mut count = vec![0u64; a.shape()[d]];
+        let mut count = vec![0u32; a.shape()[d]];
         for k in a.raw_keys() {
-            count[k[d] as usize] += 1;
+            let c = &mut count[k[d] as usize];
+            *c = c
+                .checked_add(1)
+                .expect("strads::permute::sort_by_count: an id has more than u32::MAX entries");
         }
-        let mut by_rank: Vec<u32> = (0..count.len() as u32).collect();
-        by_rank.sort_by_key(|&i| std::cmp::Reverse(count[i as usize]));
+        // Ids by decreasing count, ties by id: a stable counting sort on `max - count`.
+        let max = count.iter().copied().max().unwrap_or(0);
+        let keys: Vec<u32> = count.iter().map(|&c| max - c).collect();
+        let (by_rank, _) = crate::bucket::bucket_order(&keys, max as usize + 1);
         perms[d] = Some(inverse(&by_rank));
     }
     relabel(a, perms)
@@ -305,7 +310,7 @@ fn check_rows(shape: &[usize], perm: &[u32], what: &str) {
     assert_eq!(
         perm.len(),
         rows,
-        "strads::skew::{what}: the permutation has {} ids, the array {rows} rows",
+        "strads::permute::{what}: the permutation has {} ids, the array {rows} rows",
         perm.len()
     );
     check_permutation(perm, what);
@@ -321,7 +326,7 @@ fn check_rows(shape: &[usize], perm: &[u32], what: &str) {
 /// ```
 /// use strads_runtime::DistArray;
 /// let a = DistArray::from_fn([3, 2], |[i, j]| (i * 10 + j) as u8);
-/// let b = strads_runtime::skew::permute_rows(&a, &[2, 0, 1]);
+/// let b = strads_runtime::permute::permute_rows(&a, &[2, 0, 1]);
 /// assert_eq!(b.as_slice(), &[10, 11, 20, 21, 0, 1]);
 /// ```
 pub fn permute_rows<T: Clone, const N: usize>(
@@ -340,7 +345,7 @@ pub fn permute_rows<T: Clone, const N: usize>(
 ///
 /// ```
 /// use strads_runtime::DistArray;
-/// use strads_runtime::skew::{permute_rows, unpermute_rows};
+/// use strads_runtime::permute::{permute_rows, unpermute_rows};
 /// let a = DistArray::from_fn([3, 2], |[i, j]| (i * 10 + j) as u8);
 /// let p = [2, 0, 1];
 /// assert_eq!(unpermute_rows(&permute_rows(&a, &p), &p), a);
@@ -481,6 +486,23 @@ mod tests {
             count[u] += 1;
         }
         assert!(count.windows(2).all(|w| w[0] >= w[1]), "{count:?}");
+    }
+
+    #[test]
+    fn sort_by_count_breaks_ties_by_id() {
+        // Counts of ids 0..5: 1, 3, 1, 3, 0.
+        let rows = [1, 3, 0, 1, 3, 2, 1, 3];
+        let a = SparseArray::from_entries(
+            [5, 8],
+            rows.iter()
+                .enumerate()
+                .map(|(j, &u)| ([u, j], 1u8))
+                .collect(),
+        )
+        .unwrap();
+        let r = sort_by_count(&a, &[0]);
+        assert_eq!(r.perms[0], Some(vec![2, 0, 3, 1, 4]));
+        assert_eq!(r.perms[1], None);
     }
 
     /// Iterations per partition of `dim` under `part`, max over mean.

@@ -1,0 +1,222 @@
+//! Rating matrices with a known low-rank structure ([`low_rank_ratings`]).
+
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, StandardNormal, Zipf};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::array::SparseArray;
+use crate::error::Result;
+
+use super::{Dedupe, MAX_DIM, bad_parameter, check_memory};
+
+/// The mean rating around which the synthetic ratings spread.
+pub(super) const MEAN_RATING: f32 = 3.5;
+
+/// Skewed draws per requested rating before falling back to uniform draws.
+const SKEWED_DRAWS_PER_RATING: usize = 8;
+
+/// Parameters of [`low_rank_ratings`].
+///
+/// The default has the shape of MovieLens 100k: 943 users, 1682 items, 100 000 ratings,
+/// with rank 10, noise 0.5, Zipf exponent 1.0 and seed 42.
+///
+/// ```
+/// use strads_runtime::generate::LowRankConfig;
+/// let big = LowRankConfig { users: 100_000, items: 20_000, ratings: 10_000_000, ..Default::default() };
+/// assert_eq!(big.rank, 10);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct LowRankConfig {
+    /// Number of users (rows).
+    pub users: usize,
+    /// Number of items (columns).
+    pub items: usize,
+    /// Number of ratings (distinct `(user, item)` pairs); capped at `users * items / 2`.
+    pub ratings: usize,
+    /// Rank of the hidden user and item factor matrices.
+    pub rank: usize,
+    /// Standard deviation of the gaussian noise added to each rating.
+    pub noise: f32,
+    /// Exponent of the Zipf distribution of user and item popularity (0 = uniform).
+    pub zipf_exponent: f64,
+    /// Seed of the xoshiro256++ generator: the same config gives the same ratings.
+    pub seed: u64,
+}
+
+impl Default for LowRankConfig {
+    fn default() -> Self {
+        LowRankConfig {
+            users: 943,
+            items: 1682,
+            ratings: 100_000,
+            rank: 10,
+            noise: 0.5,
+            zipf_exponent: 1.0,
+            seed: 42,
+        }
+    }
+}
+
+/// A synthetic `[users, items]` rating matrix with a hidden low-rank structure.
+///
+/// Hidden user and item factors of the given rank are drawn from a normal distribution
+/// scaled so that their dot product has standard deviation 1; each rating is
+/// `clamp(3.5 + dot(user, item) + noise, 1, 5)` with gaussian noise of standard
+/// deviation `cfg.noise`, kept continuous (no rounding).
+///
+/// Users and items are drawn with Zipf-skewed popularity (`rand_distr::Zipf` over ranks
+/// `1..=n` with `cfg.zipf_exponent`); which id has which popularity rank is a random
+/// permutation, so popular ids are scattered. `(user, item)` pairs are unique, and the
+/// entries come in random order, like a real rating log. Everything is deterministic
+/// for `cfg.seed` (xoshiro256++).
+///
+/// The number of ratings is capped at `users * items / 2`, so that distinct pairs stay
+/// cheap to find. With a strong skew on a small, dense matrix the popular pairs run out;
+/// after `8 * ratings` draws the remaining pairs are drawn uniformly instead.
+///
+/// # Panics
+/// When [`try_low_rank_ratings`] fails: `noise` is negative or not finite,
+/// `zipf_exponent` is negative or not finite, `users` or `items` exceed [`MAX_DIM`], or
+/// the data would not fit in memory.
+///
+/// ```
+/// use strads_runtime::generate::{low_rank_ratings, LowRankConfig};
+/// let cfg = LowRankConfig { users: 50, items: 40, ratings: 300, seed: 7, ..Default::default() };
+/// let r = low_rank_ratings(&cfg);
+/// assert_eq!((r.shape(), r.nnz()), ([50, 40], 300));
+/// assert!(r.values().iter().all(|v| (1.0..=5.0).contains(v)));
+/// ```
+pub fn low_rank_ratings(cfg: &LowRankConfig) -> SparseArray<f32, 2> {
+    try_low_rank_ratings(cfg).unwrap_or_else(|e| panic!("low_rank_ratings: {e}"))
+}
+
+/// [`low_rank_ratings`], with bad parameters as errors.
+///
+/// # Errors
+/// [`Error::Setting`] naming the parameter when `noise` is negative or not finite,
+/// `zipf_exponent` is negative or not finite, or `users` or `items` exceed [`MAX_DIM`];
+/// [`Error::Alloc`] when the factors and ratings would not fit in memory.
+///
+/// ```
+/// use strads_runtime::generate::{try_low_rank_ratings, LowRankConfig};
+/// let e = try_low_rank_ratings(&LowRankConfig { noise: f32::NAN, ..Default::default() });
+/// assert_eq!(
+///     e.unwrap_err().to_string(),
+///     "invalid setting LowRankConfig.noise=\"NaN\": a finite number, at least 0"
+/// );
+/// ```
+pub fn try_low_rank_ratings(cfg: &LowRankConfig) -> Result<SparseArray<f32, 2>> {
+    let LowRankConfig {
+        users,
+        items,
+        ratings,
+        rank,
+        noise,
+        zipf_exponent,
+        seed,
+    } = *cfg;
+    if !(noise.is_finite() && noise >= 0.0) {
+        return Err(bad_parameter(
+            "LowRankConfig.noise",
+            noise,
+            "a finite number, at least 0",
+        ));
+    }
+    if !(zipf_exponent.is_finite() && zipf_exponent >= 0.0) {
+        return Err(bad_parameter(
+            "LowRankConfig.zipf_exponent",
+            zipf_exponent,
+            "a finite number, at least 0",
+        ));
+    }
+    for (name, n) in [
+        ("LowRankConfig.users", users),
+        ("LowRankConfig.items", items),
+    ] {
+        if n > MAX_DIM {
+            return Err(bad_parameter(
+                name,
+                n,
+                &format!("at most {MAX_DIM} (indices are u32)"),
+            ));
+        }
+    }
+    let shape = [users, items];
+    let space = (users as u128 * items as u128) / 2;
+    let target = usize::try_from(space).map_or(ratings, |space| ratings.min(space));
+    // Factors and permutations, then the entries and the deduplication sets.
+    let bytes = (users as u64)
+        .checked_add(items as u64)
+        .and_then(|n| n.checked_mul((rank as u64).checked_mul(4)?.checked_add(4)?))
+        .and_then(|b| b.checked_add((target as u64).checked_mul(48)?));
+    check_memory(
+        &format!("{users} x {items} generated ratings of rank {rank} ({target} ratings)"),
+        bytes,
+    )?;
+
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    // Entries ~ N(0, rank^-1/2): the dot product of a user and an item has variance 1.
+    let scale = (rank.max(1) as f32).powf(-0.25);
+    let mut factors = |n: usize| -> Vec<f32> {
+        (0..n * rank)
+            .map(|_| rng.sample::<f32, _>(StandardNormal) * scale)
+            .collect()
+    };
+    let user_factors = factors(users);
+    let item_factors = factors(items);
+    let mut permutation = |n: usize| -> Vec<u32> {
+        let mut ids: Vec<u32> = (0..n).map(|i| i as u32).collect();
+        ids.shuffle(&mut rng);
+        ids
+    };
+    let user_of_rank = permutation(users);
+    let item_of_rank = permutation(items);
+
+    let mut entries = Vec::with_capacity(target);
+    if target > 0 {
+        let user_zipf = Zipf::new(users as f64, zipf_exponent).expect("valid Zipf parameters");
+        let item_zipf = Zipf::new(items as f64, zipf_exponent).expect("valid Zipf parameters");
+        // Zipf samples are floats in 1..=n; the clamp guards against rounding.
+        let draw = |zipf: &Zipf<f64>, of_rank: &[u32], rng: &mut Xoshiro256PlusPlus| {
+            let r = (zipf.sample(rng) as usize).clamp(1, of_rank.len());
+            u64::from(of_rank[r - 1])
+        };
+        // The noise comes from its own stream, so the pairs do not depend on it.
+        let mut noise_rng = rng.clone();
+        noise_rng.jump();
+        let mut skewed_draws = target.saturating_mul(SKEWED_DRAWS_PER_RATING);
+        let mut dedupe = Dedupe::new(target);
+        let mut chunk = Vec::new();
+        while entries.len() < target {
+            // Pairs are drawn in chunks and deduplicated chunk by chunk; the result is
+            // the first `target` distinct pairs of the draw sequence, as with one set.
+            let len = ((target - entries.len()) * 2).clamp(1 << 10, 1 << 18);
+            chunk.clear();
+            chunk.extend((0..len).map(|_| {
+                let (u, i) = if skewed_draws > 0 {
+                    skewed_draws -= 1;
+                    let u = draw(&user_zipf, &user_of_rank, &mut rng);
+                    (u, draw(&item_zipf, &item_of_rank, &mut rng))
+                } else {
+                    let u = rng.random_range(0..users as u64);
+                    (u, rng.random_range(0..items as u64))
+                };
+                (u << 32) | i
+            }));
+            let fresh = dedupe.first_occurrences(&chunk);
+            for (&key, _) in chunk.iter().zip(fresh).filter(|&(_, &f)| f) {
+                if entries.len() == target {
+                    break;
+                }
+                let (u, i) = ((key >> 32) as usize, (key & u64::from(u32::MAX)) as usize);
+                let uf = &user_factors[u * rank..(u + 1) * rank];
+                let vf = &item_factors[i * rank..(i + 1) * rank];
+                let dot: f32 = uf.iter().zip(vf).map(|(a, b)| a * b).sum();
+                let eps = noise_rng.sample::<f32, _>(StandardNormal) * noise;
+                entries.push(([u, i], (MEAN_RATING + dot + eps).clamp(1.0, 5.0)));
+            }
+        }
+    }
+    Ok(SparseArray::from_entries(shape, entries).expect("generated indices lie within the shape"))
+}
