@@ -196,6 +196,7 @@ fn run_both<S: Space>(
             blk.for_each(|it| body(spec, &to_point(&it), &mut views));
         });
     });
+    check_schedule(state, space, &to_point, &shape_refs, threads);
     let ran = trace.runs[0].order().len();
     // The plain serial order, for plans that keep every dependence's order.
     let mut nat = fresh();
@@ -203,6 +204,166 @@ fn run_both<S: Space>(
         body(spec, &to_point(&space.item(id)), &mut nat);
     }
     (par, rep, nat, ran)
+}
+
+/// Every element iteration `p` touches: `(array, [i, j], writes)`.
+fn touches(spec: &LoopSpec, p: &[usize]) -> Vec<(usize, [usize; 2], bool)> {
+    let pv: Vec<i64> = p.iter().map(|&x| x as i64).collect();
+    let mut out = Vec::new();
+    for a in spec.accesses.iter() {
+        let axes: Vec<Vec<usize>> = a
+            .subscripts
+            .iter()
+            .map(|s| match s {
+                Subscript::Affine(f) => vec![f.eval(&pv) as usize],
+                _ => (0..SIDE).collect(),
+            })
+            .collect();
+        for &i in &axes[0] {
+            for &j in &axes[1] {
+                out.push((a.array, [i, j], a.kind == AccessKind::Write));
+            }
+        }
+    }
+    out
+}
+
+/// The loop's static schedule for `threads` workers, checked by brute force: every
+/// iteration is in exactly one task; iterations that conflict are in one task or in tasks
+/// the schedule orders (in the serial order, for ordered loops and wavefronts over a space
+/// in index order); tasks that may run at once have windows that overlap no write; and
+/// every element an iteration touches is in its task's window.
+fn check_schedule<S: Space>(
+    state: &'static LoopState,
+    space: &S,
+    to_point: &(impl Fn(&S::Item<'_>) -> Vec<usize> + Sync),
+    shapes: &[&[usize]],
+    threads: usize,
+) {
+    let spec = state.spec();
+    let planned = state.planned(space, shapes, threads);
+    let sched = &planned.schedule;
+    // (a) Each iteration in exactly one task; where it is, and its place in the task.
+    let n = space.len();
+    let mut slot: Vec<Option<((usize, usize), usize)>> = vec![None; n];
+    for (t, step) in planned.iterations.iter().enumerate() {
+        for (w, ids) in step.iter().enumerate() {
+            for (k, &id) in ids.iter().enumerate() {
+                assert!(slot[id].is_none(), "iteration {id} is in two tasks");
+                slot[id] = Some(((t, w), k));
+            }
+        }
+    }
+    let slot: Vec<((usize, usize), usize)> = slot
+        .into_iter()
+        .enumerate()
+        .map(|(id, s)| s.unwrap_or_else(|| panic!("iteration {id} is in no task")))
+        .collect();
+    let touched: Vec<Vec<(usize, [usize; 2], bool)>> = (0..n)
+        .map(|id| touches(spec, &to_point(&space.item(id))))
+        .collect();
+    // (d) Every element in the task's window.
+    for id in 0..n {
+        let (t, w) = slot[id].0;
+        let task = sched.task(t, w).expect("a task holds it");
+        for &(a, idx, write) in &touched[id] {
+            let win = &sched.windows[task.windows][a];
+            assert_eq!(
+                win.admits(&idx, write),
+                Some(true),
+                "iteration {id} (task {:?}) touches {idx:?} of array {a} (write {write}) \
+                 outside its window {win:?}; plan {}",
+                (t, w),
+                planned.summary
+            );
+        }
+    }
+    // (b) Conflicting iterations never in tasks that may run at once.
+    let clocks = sched.clocks();
+    let before = |(t1, w1): (usize, usize), (t2, w2): (usize, usize)| {
+        clocks[t2][w2][w1].is_some_and(|c| c >= t1)
+    };
+    let wavefront = matches!(
+        analyze(spec).candidates[0].strategy,
+        strads_analysis::Strategy::Wavefront { .. }
+    );
+    let keeps_order = (spec.ordered || wavefront) && space.in_index_order();
+    // Pairs of iterations that touch a common element, one of them writing it.
+    let mut by_element: std::collections::HashMap<(usize, [usize; 2]), Vec<(usize, bool)>> =
+        std::collections::HashMap::new();
+    for (id, t) in touched.iter().enumerate() {
+        for &(a, idx, write) in t {
+            by_element.entry((a, idx)).or_default().push((id, write));
+        }
+    }
+    let mut pairs = std::collections::HashSet::new();
+    for users in by_element.values() {
+        if !users.iter().any(|u| u.1) {
+            continue;
+        }
+        for (k, &(x, wx)) in users.iter().enumerate() {
+            for &(y, wy) in &users[k + 1..] {
+                if x != y && (wx || wy) {
+                    pairs.insert((x.min(y), x.max(y)));
+                }
+            }
+        }
+    }
+    for (x, y) in pairs {
+        let ((sx, kx), (sy, ky)) = (slot[x], slot[y]);
+        let ordered_fwd = if sx == sy { kx < ky } else { before(sx, sy) };
+        let ordered_back = if sx == sy { ky < kx } else { before(sy, sx) };
+        assert!(
+            ordered_fwd || ordered_back,
+            "iterations {x} (task {sx:?}) and {y} (task {sy:?}) conflict and may run at \
+             once; plan {}",
+            planned.summary
+        );
+        if keeps_order {
+            assert!(
+                ordered_fwd,
+                "iterations {x} and {y} conflict and run out of serial order; plan {}",
+                planned.summary
+            );
+        }
+    }
+    // (c) The schedule's own check agrees.
+    if sched.workers > 1 {
+        assert_eq!(sched.overlap(shapes), None, "plan {}", planned.summary);
+    }
+}
+
+/// The checker rejects a wrong schedule: the 2D rotation without the hand-off wait lets
+/// two blocks that share a time partition run at once.
+#[test]
+fn the_schedule_checks_catch_a_missing_wait() {
+    let raw: Vec<RawAccess> = vec![
+        (0, true, vec![(0, 1, 0, false), (0, 1, 0, true)]),
+        (1, true, vec![(1, 1, 0, false), (0, 1, 0, true)]),
+    ];
+    let spec = build(
+        2,
+        &raw,
+        SpaceKind::Array {
+            array: 3,
+            sparse: false,
+        },
+        false,
+    );
+    let state: &'static LoopState = Box::leak(Box::new(LoopState::new(spec)));
+    let space = DistArray::<u8, 2>::zeros([4, 4]);
+    let shapes: [&[usize]; 4] = [&[SIDE, SIDE], &[SIDE, SIDE], &[SIDE, SIDE], &[4, 4]];
+    let planned = state.planned(&space, &shapes, 2);
+    assert!(planned.summary.starts_with("2d"), "{}", planned.summary);
+    assert_eq!(planned.schedule.overlap(&shapes), None);
+    let mut wrong = planned.schedule.clone();
+    for step in &mut wrong.steps {
+        for task in step.tasks.iter_mut().flatten() {
+            task.after.clear();
+        }
+    }
+    assert!(wrong.overlap(&shapes).is_some());
+    assert_eq!(wrong.concurrent_pairs().len(), 6 - 2);
 }
 
 fn bits(v: &[DistArray<f64, 2>]) -> Vec<u64> {

@@ -20,6 +20,9 @@ pub(crate) mod summary;
 pub(crate) mod wavefront;
 pub(crate) mod window;
 
+#[cfg(test)]
+mod tests;
+
 pub use apply::ApplyPoints;
 pub use window::{Claimant, TileWindow, Window};
 pub(crate) use window::{WORKER_BITS, stamp};

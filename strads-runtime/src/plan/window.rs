@@ -111,6 +111,32 @@ impl TileWindow {
 }
 
 impl Window {
+    /// Whether the window lets a task read (`write = false`) or write element `idx`;
+    /// `None` for an ownership window, which only the call's claims decide.
+    pub fn admits(&self, idx: &[usize], write: bool) -> Option<bool> {
+        let ok = match self {
+            Window::All { writable } => !write || *writable,
+            Window::Range {
+                axis,
+                lo,
+                hi,
+                writable,
+            } => (!write || *writable) && (*lo..*hi).contains(&idx[*axis]),
+            Window::Lattice {
+                align,
+                lo,
+                hi,
+                writable,
+            } => (!write || *writable) && align.holds(*lo, *hi, idx[align.axis], write),
+            Window::Tiles(t) => {
+                let f = t.values(idx);
+                TileWindow::holds(&t.write, f) || (!write && TileWindow::holds(&t.read, f))
+            }
+            Window::Owned { .. } => return None,
+        };
+        Some(ok)
+    }
+
     fn writable(&self) -> bool {
         match self {
             Window::All { writable }
