@@ -289,7 +289,8 @@ fn check_schedule<S: Space>(
     );
     let keeps_order = (spec.ordered || wavefront) && space.in_index_order();
     // Pairs of iterations that touch a common element, one of them writing it.
-    let mut by_element: std::collections::HashMap<(usize, [usize; 2]), Vec<(usize, bool)>> =
+    type Users = Vec<(usize, bool)>;
+    let mut by_element: std::collections::HashMap<(usize, [usize; 2]), Users> =
         std::collections::HashMap::new();
     for (id, t) in touched.iter().enumerate() {
         for &(a, idx, write) in t {
