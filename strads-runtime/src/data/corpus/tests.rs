@@ -1,29 +1,6 @@
 use super::*;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(name: &str, contents: &[u8]) -> TempFile {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("strads-corpus-{}-{n}-{name}", std::process::id()));
-        std::fs::write(&path, contents).unwrap();
-        TempFile(path)
-    }
-
-    fn shown(&self) -> String {
-        self.0.display().to_string()
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use crate::data::TempFile;
 
 fn entries(c: &Corpus) -> Vec<([usize; 2], u32)> {
     c.counts.iter().map(|(k, &v)| (k, v)).collect()
