@@ -112,6 +112,13 @@ impl<'a, S: Space> Block<'a, S> {
     #[inline]
     pub fn for_each<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
         if let Some(seg) = self.segments.filter(|s| s.counts()) {
+            if self.finished.get() {
+                panic!(
+                    "strads: `for_each` ran twice on one block of loop `{}`; its buffers' \
+                     application points are counted once per block (please report it)",
+                    self.state.spec().name
+                );
+            }
             // Buffers are applied between iterations: count them.
             let mut i = 0usize;
             let mut go = true;
