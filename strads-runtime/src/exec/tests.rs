@@ -187,3 +187,33 @@ fn one_worker_applies_every_n_iterations_of_the_call() {
     let order: Vec<usize> = log.iter().map(|x| x.1).collect();
     assert_eq!(order, vec![0, 1, m, 2, 3, m, 4]);
 }
+
+#[test]
+fn a_block_counts_its_iterations_once() {
+    let mut sched = schedule(&[vec![Some(vec![0, 1, 2])]], &[]);
+    sched.steps[0].applies = true;
+    sched.apply = Some(ApplyPoints::new(Some(2), 1));
+    let space = RangeSpace::new(0, 8);
+    let apply = |_: &Parked| ();
+    let exec = Execution {
+        state: &STATE,
+        space: &space,
+        blocks: None,
+        schedule: &sched,
+        owners: None,
+        apply: Some(&apply as &(dyn Fn(&Parked) + Sync)),
+        serialized: false,
+        tracing: false,
+    };
+    let twice = |blk: &mut Block<'_, RangeSpace>| {
+        blk.for_each(|_| ());
+        blk.for_each(|_| ());
+    };
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(&exec, &twice)))
+        .expect_err("a second for_each is refused");
+    let msg = err.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        msg.contains("`for_each` ran twice on one block of loop `hand_made`"),
+        "{msg}"
+    );
+}
