@@ -133,6 +133,7 @@ impl Strategy {
 /// set of axis indices, and for disjoint ranges of the dim the indices one range may write
 /// and the indices the other touches are disjoint (see [`alignments`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Align {
     /// The array axis.
     pub axis: usize,

@@ -8,3 +8,5 @@
 //! - `proto`: the sans-I/O protocol core: a state machine per rank fed frames and time,
 //!   returning frames to send and its next timeout; and the simulated network that runs
 //!   many ranks in one process.
+
+pub mod proto;

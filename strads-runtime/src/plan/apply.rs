@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 /// The application points of one call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ApplyPoints {
     /// `max_delay`: at least every `n` iterations of each worker.
     pub every: Option<usize>,

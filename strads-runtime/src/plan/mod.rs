@@ -21,7 +21,7 @@ pub(crate) mod wavefront;
 pub(crate) mod window;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use apply::ApplyPoints;
 pub use window::{Claimant, TileWindow, Window};
@@ -35,7 +35,7 @@ pub(crate) use window::{WORKER_BITS, stamp};
 /// with claims, a step ending with `barrier_after`, or buffers applied at a step's end).
 /// The serial order equivalent to the run is step by step, worker by worker: every
 /// dependence the plan keeps points forward in it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub struct Schedule {
     /// Workers.
     pub workers: usize,
@@ -53,7 +53,7 @@ pub struct Schedule {
 }
 
 /// One step of a schedule.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Step {
     /// Per worker, the task it runs in this step.
     pub tasks: Vec<Option<Task>>,
@@ -68,7 +68,7 @@ pub struct Step {
 }
 
 /// What a worker runs in one step.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub struct Task {
     /// The iterations.
     pub unit: Unit,
@@ -81,7 +81,7 @@ pub struct Task {
 }
 
 /// The iterations of a task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unit {
     /// Block `id` of the space's blocks (buckets, boxes or tiles).
     Block(usize),
@@ -90,7 +90,7 @@ pub enum Unit {
 }
 
 /// Rows of written arrays that a worker claims for a batch (reconnaissance).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct Claim {
     /// The worker that writes the claim.
     pub worker: usize,
@@ -103,7 +103,7 @@ pub struct Claim {
 }
 
 /// A part of an array that moves from one worker to another after a step.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct HandOff {
     /// The array (an index into the spec).
     pub array: usize,

@@ -9,7 +9,7 @@ use strads_analysis::{
 
 use super::*;
 
-fn array(name: &'static str, rank: usize, mutable: bool) -> ArraySpec {
+pub(crate) fn array(name: &'static str, rank: usize, mutable: bool) -> ArraySpec {
     ArraySpec {
         name: Cow::Borrowed(name),
         rank,
@@ -19,7 +19,7 @@ fn array(name: &'static str, rank: usize, mutable: bool) -> ArraySpec {
     }
 }
 
-fn access(array: usize, write: bool, subs: Vec<Subscript>) -> Access {
+pub(crate) fn access(array: usize, write: bool, subs: Vec<Subscript>) -> Access {
     Access {
         array,
         kind: if write {
@@ -32,14 +32,14 @@ fn access(array: usize, write: bool, subs: Vec<Subscript>) -> Access {
     }
 }
 
-fn aff(coeffs: &[i64], constant: i64) -> Subscript {
+pub(crate) fn aff(coeffs: &[i64], constant: i64) -> Subscript {
     Subscript::Affine(strads_analysis::Affine {
         coeffs: coeffs.to_vec().into(),
         constant,
     })
 }
 
-fn spec(
+pub(crate) fn spec(
     dims: &[&'static str],
     arrays: Vec<ArraySpec>,
     accesses: Vec<Access>,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use strads_analysis::Align;
 
 /// What a worker may touch of one array in one task.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
 pub enum Window {
     /// Every element; writable or read-only.
     All { writable: bool },
@@ -39,7 +39,7 @@ pub enum Window {
 }
 
 /// Who holds a claim in a batch of reconnaissance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Claimant {
     /// A worker, for its task groups.
     Worker(usize),
@@ -71,7 +71,7 @@ pub(crate) fn stamp(call: u64, batch: usize, claimant: Claimant, workers: usize)
 /// `forms[k] . idx`, place an element in the skewed iteration space; each region is a box
 /// of form values: the tile's box shifted by one access's constant offsets. An element may
 /// be written when a write region holds it, read when any region does.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq, Eq)]
 pub struct TileWindow {
     pub(crate) forms: [Vec<i64>; 2],
     /// `Some([a, b])` when the forms are the axes `a` and `b` themselves.

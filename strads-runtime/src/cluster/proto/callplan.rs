@@ -1,0 +1,307 @@
+//! What moves between processes in one call: from a [`Schedule`] and the placement of its
+//! workers on ranks, every transfer of array elements (who sends which elements to whom,
+//! after which task, and which tasks wait for them), the remote waits and the barriers.
+//!
+//! Every rank computes the same plan from the same inputs, so a transfer is named by its
+//! index alone.
+//!
+//! The rule: walk the tasks in the schedule's serial order (step by step, worker by
+//! worker), keeping for every element of every shipped array the task that last wrote it
+//! (or the call's start), the rank that did, and the ranks that hold that value. A task
+//! whose window holds an element its rank does not hold receives it, from the rank that
+//! wrote it, after that write; the first of its rank's tasks to need a transfer applies it
+//! and the others wait for that. Elements a task may write are then its rank's alone. At
+//! the end, every element the driver (rank 0) does not hold comes home. Because windows
+//! of tasks that may run at once never overlap a write (`Schedule::overlap`), the elements
+//! a task receives are exactly the values the serial order gives them.
+
+use std::collections::BTreeMap;
+
+use super::region::{Region, window_region};
+use crate::plan::Schedule;
+
+/// A task: `(step, worker)`.
+pub type TaskId = (usize, usize);
+
+/// Elements of one array sent from one rank to another once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// The array (index into the spec).
+    pub array: usize,
+    /// The elements.
+    pub region: Region,
+    /// The rank that sends them.
+    pub from: usize,
+    /// The task after which they are sent; `None`: at the call's start (the driver's).
+    pub writer: Option<TaskId>,
+    /// The rank that receives them.
+    pub to: usize,
+    /// The tasks of `to` that need them, in serial order; empty: they come home at the
+    /// end of the call.
+    pub needed_by: Vec<TaskId>,
+}
+
+/// One array as the plan sees it.
+#[derive(Clone, Debug)]
+pub struct PlanArray {
+    /// Its shape.
+    pub shape: Vec<usize>,
+    /// Whether its elements travel by regions (arrays the loop writes); read-only arrays
+    /// are sent whole before the call instead.
+    pub shipped: bool,
+    /// Ranks that hold its current value before the call (the driver always).
+    pub holders: Vec<usize>,
+}
+
+/// Everything a call moves between ranks.
+#[derive(Clone, Debug, Default)]
+pub struct CallPlan {
+    pub ranks: usize,
+    pub threads: usize,
+    pub transfers: Vec<Transfer>,
+    /// `waits[t][w]`: the transfers task `(t, w)` needs applied before it starts.
+    pub waits: Vec<Vec<Vec<usize>>>,
+    /// `sends[t][w]`: the transfers its rank sends when task `(t, w)` is done.
+    pub sends: Vec<Vec<Vec<usize>>>,
+    /// `notify[t][w]`: the other ranks with a task that waits for `(t, w)`.
+    pub notify: Vec<Vec<Vec<usize>>>,
+    /// `remote_after[t][w]`: the tasks on other ranks that `(t, w)` waits for.
+    pub remote_after: Vec<Vec<Vec<TaskId>>>,
+    /// Whether every rank waits for all after step `t`.
+    pub barrier: Vec<bool>,
+}
+
+/// Why a schedule cannot be run across processes as regions of its arrays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotShippable(pub String);
+
+#[derive(Clone, Debug)]
+struct Seg {
+    end: u64,
+    writer: Option<TaskId>,
+    src: usize,
+    /// Ranks holding this value, with the transfer that brought it (`None`: made there).
+    held: Vec<(usize, Option<usize>)>,
+}
+
+/// Splits the segment holding `x` so that one starts at `x`.
+fn split_at(map: &mut BTreeMap<u64, Seg>, x: u64) {
+    let Some((&start, seg)) = map.range(..=x).next_back() else {
+        return;
+    };
+    if start < x && x < seg.end {
+        let right = seg.clone();
+        map.get_mut(&start).expect("present").end = x;
+        map.insert(x, right);
+    }
+}
+
+impl CallPlan {
+    /// The plan of `schedule` on `ranks` ranks of `threads` workers each (worker `w` on
+    /// rank `w / threads`).
+    pub fn new(
+        schedule: &Schedule,
+        ranks: usize,
+        threads: usize,
+        arrays: &[PlanArray],
+    ) -> Result<CallPlan, NotShippable> {
+        let p = schedule.workers;
+        assert_eq!(p, ranks * threads, "workers = ranks x threads");
+        let rank_of = |w: usize| w / threads;
+        let steps = schedule.steps.len();
+        let grid = || vec![vec![Vec::new(); p]; steps];
+        let mut plan = CallPlan {
+            ranks,
+            threads,
+            transfers: Vec::new(),
+            waits: grid(),
+            sends: grid(),
+            notify: grid(),
+            remote_after: vec![vec![Vec::new(); p]; steps],
+            barrier: (0..steps)
+                .map(|t| ranks > 1 && schedule.barrier_between(t))
+                .collect(),
+        };
+        if schedule.apply.is_some() || schedule.steps.iter().any(|s| !s.claims.is_empty()) {
+            return Err(NotShippable(
+                "write-back buffers and reconnaissance claims do not cross processes yet".into(),
+            ));
+        }
+        let mut maps: Vec<BTreeMap<u64, Seg>> = arrays
+            .iter()
+            .map(|a| {
+                let len: u64 = a.shape.iter().map(|&d| d as u64).product();
+                let mut m = BTreeMap::new();
+                if len > 0 {
+                    let mut held = vec![(0, None)];
+                    held.extend(a.holders.iter().filter(|&&r| r != 0).map(|&r| (r, None)));
+                    m.insert(
+                        0,
+                        Seg {
+                            end: len,
+                            writer: None,
+                            src: 0,
+                            held,
+                        },
+                    );
+                }
+                m
+            })
+            .collect();
+        // (array, writer, to) → transfer index.
+        let mut index: BTreeMap<(usize, Option<TaskId>, usize), usize> = BTreeMap::new();
+        for t in 0..steps {
+            for w in 0..p {
+                let Some(task) = schedule.task(t, w) else {
+                    continue;
+                };
+                let r = rank_of(w);
+                for &(u, v) in &task.after {
+                    if rank_of(v) != r {
+                        plan.remote_after[t][w].push((u, v));
+                        if !plan.notify[u][v].contains(&r) {
+                            plan.notify[u][v].push(r);
+                        }
+                    }
+                }
+                let windows = &schedule.windows[task.windows];
+                let mut writes = Vec::new();
+                for (a, arr) in arrays.iter().enumerate() {
+                    if !arr.shipped {
+                        continue;
+                    }
+                    let window = windows.get(a).ok_or_else(|| {
+                        NotShippable(format!("task ({t}, {w}) has no window for array {a}"))
+                    })?;
+                    let (region, writable) =
+                        window_region(window, &arr.shape).ok_or_else(|| {
+                            NotShippable(
+                                "wavefront tiles and reconnaissance windows do not cross \
+                                 processes yet"
+                                    .into(),
+                            )
+                        })?;
+                    let map = &mut maps[a];
+                    for &(lo, hi) in &region.0 {
+                        split_at(map, lo);
+                        split_at(map, hi);
+                        let keys: Vec<u64> = map.range(lo..hi).map(|(&k, _)| k).collect();
+                        for k in keys {
+                            let seg = map.get_mut(&k).expect("present");
+                            match seg.held.iter().find(|(h, _)| *h == r) {
+                                Some((_, None)) => {}
+                                Some(&(_, Some(tid))) => {
+                                    let tr = &mut plan.transfers[tid];
+                                    if !tr.needed_by.contains(&(t, w)) {
+                                        tr.needed_by.push((t, w));
+                                    }
+                                    if !plan.waits[t][w].contains(&tid) {
+                                        plan.waits[t][w].push(tid);
+                                    }
+                                }
+                                None => {
+                                    let key = (a, seg.writer, r);
+                                    let tid = *index.entry(key).or_insert_with(|| {
+                                        plan.transfers.push(Transfer {
+                                            array: a,
+                                            region: Region::default(),
+                                            from: seg.src,
+                                            writer: seg.writer,
+                                            to: r,
+                                            needed_by: Vec::new(),
+                                        });
+                                        let tid = plan.transfers.len() - 1;
+                                        if let Some((u, v)) = seg.writer {
+                                            plan.sends[u][v].push(tid);
+                                        }
+                                        tid
+                                    });
+                                    let tr = &mut plan.transfers[tid];
+                                    tr.region = tr.region.union(&Region(vec![(k, seg.end)]));
+                                    if !tr.needed_by.contains(&(t, w)) {
+                                        tr.needed_by.push((t, w));
+                                    }
+                                    if !plan.waits[t][w].contains(&tid) {
+                                        plan.waits[t][w].push(tid);
+                                    }
+                                    seg.held.push((r, Some(tid)));
+                                }
+                            }
+                        }
+                    }
+                    if writable {
+                        writes.push((a, region));
+                    }
+                }
+                for (a, region) in writes {
+                    let map = &mut maps[a];
+                    for &(lo, hi) in &region.0 {
+                        for seg in map.range_mut(lo..hi).map(|(_, s)| s) {
+                            seg.writer = Some((t, w));
+                            seg.src = r;
+                            seg.held = vec![(r, None)];
+                        }
+                    }
+                }
+            }
+        }
+        // Home: what the driver does not hold at the end.
+        for (a, map) in maps.iter().enumerate() {
+            for (&k, seg) in map {
+                if seg.held.iter().any(|(h, _)| *h == 0) {
+                    continue;
+                }
+                let key = (a, seg.writer, usize::MAX);
+                let tid = *index.entry(key).or_insert_with(|| {
+                    plan.transfers.push(Transfer {
+                        array: a,
+                        region: Region::default(),
+                        from: seg.src,
+                        writer: seg.writer,
+                        to: 0,
+                        needed_by: Vec::new(),
+                    });
+                    let tid = plan.transfers.len() - 1;
+                    if let Some((u, v)) = seg.writer {
+                        plan.sends[u][v].push(tid);
+                    }
+                    tid
+                });
+                let tr = &mut plan.transfers[tid];
+                tr.region = tr.region.union(&Region(vec![(k, seg.end)]));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The rank of worker `w`.
+    pub fn rank_of(&self, w: usize) -> usize {
+        w / self.threads
+    }
+
+    /// Transfers rank `r` receives that come home at the end (the driver's, `r == 0`).
+    pub fn homecoming(&self) -> impl Iterator<Item = usize> + '_ {
+        self.transfers
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.needed_by.is_empty())
+            .map(|(i, _)| i)
+    }
+
+    /// Transfers sent at the call's start (from the driver).
+    pub fn initial(&self) -> impl Iterator<Item = usize> + '_ {
+        self.transfers
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.writer.is_none())
+            .map(|(i, _)| i)
+    }
+
+    /// Elements each rank receives, in bytes of `elem` bytes each.
+    pub fn bytes_moved(&self, elem: &[usize]) -> u64 {
+        self.transfers
+            .iter()
+            .map(|t| t.region.len() * elem[t.array] as u64)
+            .sum()
+    }
+}

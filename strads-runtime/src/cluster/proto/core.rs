@@ -1,0 +1,461 @@
+//! The protocol core of one rank, sans I/O (the `quinn-proto` shape): fed the frames that
+//! arrive and the time, it keeps what a call still waits for and returns the frames to
+//! send and its next timeout. No sockets, threads or clocks inside: the real runtime
+//! drives it from the network thread and the workers, the simulated network
+//! ([`super::sim`]) from virtual time.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use super::callplan::CallPlan;
+use super::msg::{CallMsg, Msg};
+
+/// Time in microseconds since an origin the driver of the core chooses.
+pub type Micros = u64;
+
+/// A frame to send.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outgoing {
+    /// A control message.
+    Control { to: usize, msg: Msg },
+    /// A block: a header message and its elements.
+    Block { to: usize, msg: Msg, data: Vec<u8> },
+}
+
+/// Where a transfer is on the receiving rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// Not here yet.
+    Pending,
+    /// Here, not applied.
+    Received(Vec<u8>),
+    /// A worker is applying it.
+    Applying,
+    /// In the arrays.
+    Applied,
+}
+
+/// Why the job stops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The rank that failed or was lost.
+    pub rank: usize,
+    /// What happened.
+    pub message: String,
+}
+
+/// A call in progress on this rank.
+#[derive(Debug)]
+struct CallState {
+    seq: u64,
+    plan: Arc<CallPlan>,
+    /// `done[t * p + w]`: remote task done.
+    done: Vec<bool>,
+    arrivals: Vec<Arrival>,
+    /// Ranks that passed each step's barrier.
+    barriers: Vec<Vec<bool>>,
+    /// Driver: each worker rank's `Finished` parts.
+    finished: Vec<Option<Vec<u8>>>,
+}
+
+/// The protocol state of one rank.
+#[derive(Debug)]
+pub struct Core {
+    rank: usize,
+    size: usize,
+    keep_alive: Micros,
+    idle: Micros,
+    last_heard: Vec<Micros>,
+    last_sent: Vec<Micros>,
+    now: Micros,
+    call: Option<CallState>,
+    /// Frames of calls that have not begun here yet.
+    early: Vec<(usize, Msg, Option<Vec<u8>>)>,
+    /// Worker: calls the driver asked for, and whole arrays that came with them.
+    calls: VecDeque<CallMsg>,
+    arrays: Vec<(u64, usize, Vec<u8>)>,
+    out: VecDeque<Outgoing>,
+    failure: Option<Failure>,
+    shutdown: bool,
+    /// Bytes of elements sent and received.
+    pub sent_bytes: u64,
+    pub received_bytes: u64,
+}
+
+impl Core {
+    /// Rank `rank` of `size`; a peer silent for `idle` is lost; pings every `keep_alive`.
+    pub fn new(rank: usize, size: usize, keep_alive: Micros, idle: Micros, now: Micros) -> Core {
+        Core {
+            rank,
+            size,
+            keep_alive,
+            idle,
+            last_heard: vec![now; size],
+            last_sent: vec![now; size],
+            now,
+            call: None,
+            early: Vec::new(),
+            calls: VecDeque::new(),
+            arrays: Vec::new(),
+            out: VecDeque::new(),
+            failure: None,
+            shutdown: false,
+            sent_bytes: 0,
+            received_bytes: 0,
+        }
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn send(&mut self, o: Outgoing) {
+        let to = match &o {
+            Outgoing::Control { to, .. } | Outgoing::Block { to, .. } => *to,
+        };
+        if let Outgoing::Block { data, .. } = &o {
+            self.sent_bytes += data.len() as u64;
+        }
+        self.last_sent[to] = self.now;
+        self.out.push_back(o);
+    }
+
+    /// The next frame to send.
+    pub fn poll_transmit(&mut self) -> Option<Outgoing> {
+        self.out.pop_front()
+    }
+
+    /// When [`handle_timeout`](Core::handle_timeout) wants to run next.
+    pub fn poll_timeout(&self) -> Option<Micros> {
+        if self.failure.is_some() || self.shutdown || self.size == 1 {
+            return None;
+        }
+        let peers = (0..self.size).filter(|&r| r != self.rank);
+        peers
+            .map(|r| (self.last_sent[r] + self.keep_alive).min(self.last_heard[r] + self.idle))
+            .min()
+    }
+
+    /// Time passed: pings peers due one; a peer silent for the idle time is lost.
+    pub fn handle_timeout(&mut self, now: Micros) {
+        self.now = self.now.max(now);
+        if self.failure.is_some() || self.shutdown {
+            return;
+        }
+        let me = self.rank;
+        for r in (0..self.size).filter(|&r| r != me) {
+            if self.now >= self.last_heard[r] + self.idle {
+                let secs = self.idle as f64 / 1e6;
+                self.lost(
+                    r,
+                    format!("rank {r} was silent for {secs} s (dead or hung)"),
+                );
+                return;
+            }
+            if self.now >= self.last_sent[r] + self.keep_alive {
+                self.send(Outgoing::Control {
+                    to: r,
+                    msg: Msg::Ping,
+                });
+            }
+        }
+    }
+
+    /// The transport lost rank `rank`: the job fails naming it.
+    pub fn lost(&mut self, rank: usize, message: String) {
+        if self.failure.is_none() {
+            self.failure = Some(Failure { rank, message });
+        }
+    }
+
+    /// This rank fails the job: every other rank is told.
+    pub fn fail(&mut self, message: String) {
+        if self.failure.is_some() {
+            return;
+        }
+        let seq = self.call.as_ref().map_or(0, |c| c.seq);
+        let me = self.rank;
+        for r in (0..self.size).filter(|&r| r != me) {
+            self.send(Outgoing::Control {
+                to: r,
+                msg: Msg::Failed {
+                    seq,
+                    message: message.clone(),
+                },
+            });
+        }
+        self.failure = Some(Failure {
+            rank: self.rank,
+            message,
+        });
+    }
+
+    /// Why the job stops, once it does.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    /// Whether the driver said the program is over.
+    pub fn is_shut_down(&self) -> bool {
+        self.shutdown
+    }
+
+    /// Driver: tells every worker the program is over.
+    pub fn shut_down(&mut self) {
+        for r in 1..self.size {
+            self.send(Outgoing::Control {
+                to: r,
+                msg: Msg::Shutdown,
+            });
+        }
+        self.shutdown = true;
+    }
+
+    /// A frame arrived from `from` at `now`.
+    pub fn handle(&mut self, now: Micros, from: usize, msg: Msg, data: Option<Vec<u8>>) {
+        self.now = self.now.max(now);
+        if from >= self.size || from == self.rank {
+            return;
+        }
+        self.last_heard[from] = self.now;
+        if let Some(d) = &data {
+            self.received_bytes += d.len() as u64;
+        }
+        let seq_of = |m: &Msg| match m {
+            Msg::Array { seq, .. }
+            | Msg::Transfer { seq, .. }
+            | Msg::Done { seq, .. }
+            | Msg::Barrier { seq, .. }
+            | Msg::Finished { seq, .. } => Some(*seq),
+            _ => None,
+        };
+        match msg {
+            Msg::Ping => {}
+            Msg::Shutdown => self.shutdown = true,
+            Msg::Failed { message, .. } => self.lost(from, message),
+            Msg::Call(c) => self.calls.push_back(*c),
+            Msg::Array { seq, array } => {
+                self.arrays.push((seq, array, data.unwrap_or_default()));
+            }
+            m => {
+                let seq = seq_of(&m).expect("call messages carry their call");
+                match &mut self.call {
+                    Some(c) if c.seq == seq => Self::apply(c, from, m, data),
+                    Some(c) if c.seq > seq => {}
+                    _ => self.early.push((from, m, data)),
+                }
+            }
+        }
+    }
+
+    fn apply(c: &mut CallState, from: usize, msg: Msg, data: Option<Vec<u8>>) {
+        let p = c.plan.ranks * c.plan.threads;
+        match msg {
+            Msg::Transfer { tid, .. } => {
+                if let Some(a) = c.arrivals.get_mut(tid)
+                    && *a == Arrival::Pending
+                {
+                    *a = Arrival::Received(data.unwrap_or_default());
+                }
+            }
+            Msg::Done { step, worker, .. } => {
+                if let Some(d) = c.done.get_mut(step * p + worker) {
+                    *d = true;
+                }
+            }
+            Msg::Barrier { step, .. } => {
+                if let Some(b) = c.barriers.get_mut(step).and_then(|b| b.get_mut(from)) {
+                    *b = true;
+                }
+            }
+            Msg::Finished { parts, .. } => {
+                if let Some(f) = c.finished.get_mut(from) {
+                    *f = Some(parts);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Worker: the next call the driver asked for.
+    pub fn next_call(&mut self) -> Option<CallMsg> {
+        self.calls.pop_front()
+    }
+
+    /// Worker: a whole array of call `seq` that arrived (`array` indexes the call's).
+    pub fn take_array(&mut self, seq: u64, array: usize) -> Option<Vec<u8>> {
+        let i = self
+            .arrays
+            .iter()
+            .position(|(s, a, _)| *s == seq && *a == array)?;
+        Some(self.arrays.swap_remove(i).2)
+    }
+
+    /// Driver: sends call `c` to every worker, with the whole arrays `whole(rank)` lists.
+    pub fn send_call(
+        &mut self,
+        c: &CallMsg,
+        mut whole: impl FnMut(usize) -> Vec<(usize, Vec<u8>)>,
+    ) {
+        for r in 1..self.size {
+            self.send(Outgoing::Control {
+                to: r,
+                msg: Msg::Call(Box::new(c.clone())),
+            });
+            for (array, data) in whole(r) {
+                self.send(Outgoing::Block {
+                    to: r,
+                    msg: Msg::Array { seq: c.seq, array },
+                    data,
+                });
+            }
+        }
+    }
+
+    /// Begins call `seq` with its plan; frames that came early are taken in.
+    pub fn begin(&mut self, seq: u64, plan: Arc<CallPlan>) {
+        let p = plan.ranks * plan.threads;
+        let steps = plan.barrier.len();
+        let mut state = CallState {
+            seq,
+            done: vec![false; steps * p],
+            arrivals: vec![Arrival::Pending; plan.transfers.len()],
+            barriers: vec![vec![false; self.size]; steps],
+            finished: vec![None; self.size],
+            plan,
+        };
+        let early = std::mem::take(&mut self.early);
+        for (from, m, data) in early {
+            let seq_m = match &m {
+                Msg::Transfer { seq, .. }
+                | Msg::Done { seq, .. }
+                | Msg::Barrier { seq, .. }
+                | Msg::Finished { seq, .. } => *seq,
+                _ => 0,
+            };
+            if seq_m == seq {
+                Self::apply(&mut state, from, m, data);
+            } else if seq_m > seq {
+                self.early.push((from, m, data));
+            }
+        }
+        self.call = Some(state);
+    }
+
+    /// Ends the call.
+    pub fn end(&mut self) {
+        self.call = None;
+    }
+
+    fn state(&self) -> &CallState {
+        self.call.as_ref().expect("a call has begun")
+    }
+
+    /// Whether the remote tasks `(t, w)` waits for are done and its transfers are here.
+    pub fn ready(&self, t: usize, w: usize) -> bool {
+        let c = self.state();
+        let p = c.plan.ranks * c.plan.threads;
+        c.plan.remote_after[t][w]
+            .iter()
+            .all(|&(u, v)| c.done[u * p + v])
+            && c.plan.waits[t][w]
+                .iter()
+                .all(|&tid| c.arrivals[tid] != Arrival::Pending)
+    }
+
+    /// Where transfer `tid` is.
+    pub fn arrival(&self, tid: usize) -> &Arrival {
+        &self.state().arrivals[tid]
+    }
+
+    /// Takes a received transfer to apply it (then [`applied`](Core::applied)).
+    pub fn take_received(&mut self, tid: usize) -> Option<Vec<u8>> {
+        let a = &mut self.call.as_mut().expect("a call has begun").arrivals[tid];
+        match std::mem::replace(a, Arrival::Applying) {
+            Arrival::Received(d) => Some(d),
+            other => {
+                *a = other;
+                None
+            }
+        }
+    }
+
+    /// Transfer `tid` is in the arrays.
+    pub fn applied(&mut self, tid: usize) {
+        self.call.as_mut().expect("a call has begun").arrivals[tid] = Arrival::Applied;
+    }
+
+    /// Sends transfer `tid`'s elements (`data`) to its rank.
+    pub fn send_transfer(&mut self, tid: usize, data: Vec<u8>) {
+        let c = self.state();
+        let (to, seq) = (c.plan.transfers[tid].to, c.seq);
+        self.send(Outgoing::Block {
+            to,
+            msg: Msg::Transfer { seq, tid },
+            data,
+        });
+    }
+
+    /// Task `(t, w)` of this rank is done: the ranks waiting for it are told.
+    pub fn task_done(&mut self, t: usize, w: usize) {
+        let c = self.state();
+        let (seq, ranks) = (c.seq, c.plan.notify[t][w].clone());
+        for r in ranks {
+            self.send(Outgoing::Control {
+                to: r,
+                msg: Msg::Done {
+                    seq,
+                    step: t,
+                    worker: w,
+                },
+            });
+        }
+    }
+
+    /// This rank passed the barrier after step `t`.
+    pub fn barrier(&mut self, t: usize) {
+        let seq = self.state().seq;
+        self.call.as_mut().expect("begun").barriers[t][self.rank] = true;
+        let me = self.rank;
+        for r in (0..self.size).filter(|&r| r != me) {
+            self.send(Outgoing::Control {
+                to: r,
+                msg: Msg::Barrier { seq, step: t },
+            });
+        }
+    }
+
+    /// Whether every rank passed the barrier after step `t`.
+    pub fn barrier_passed(&self, t: usize) -> bool {
+        self.state().barriers[t].iter().all(|&b| b)
+    }
+
+    /// Worker: all its tasks ran and its transfers are queued.
+    pub fn finish(&mut self, parts: Vec<u8>) {
+        let seq = self.state().seq;
+        self.send(Outgoing::Control {
+            to: 0,
+            msg: Msg::Finished { seq, parts },
+        });
+    }
+
+    /// Driver: whether every worker finished and every transfer home arrived.
+    pub fn all_finished(&self) -> bool {
+        let c = self.state();
+        c.finished.iter().skip(1).all(Option::is_some)
+            && c.plan
+                .homecoming()
+                .all(|tid| c.arrivals[tid] != Arrival::Pending)
+    }
+
+    /// Driver: the workers' reduction parts, by rank.
+    pub fn take_parts(&mut self) -> Vec<Vec<u8>> {
+        let c = self.call.as_mut().expect("begun");
+        c.finished
+            .iter_mut()
+            .skip(1)
+            .map(|f| f.take().unwrap_or_default())
+            .collect()
+    }
+}

@@ -1,0 +1,24 @@
+//! The sans-I/O protocol core (the `quinn-proto` shape): what ranks say to each other
+//! during a call, as data and state machines, with no sockets, threads or clocks.
+//!
+//! - `region`: regions of arrays as flat element ranges; the region a window covers.
+//! - `callplan`: [`CallPlan`], every transfer, remote wait and barrier of a call, computed
+//!   alike on every rank from the [`Schedule`](crate::plan::Schedule).
+//! - `msg`: the messages and their checked decoding.
+//! - `core`: [`Core`], one rank's protocol state: fed frames and time, it returns frames
+//!   to send and its next timeout.
+//! - `sim`: the simulated network that runs many ranks' cores in virtual time.
+
+pub mod callplan;
+pub mod core;
+pub mod msg;
+pub mod region;
+pub mod sim;
+
+#[cfg(test)]
+mod tests;
+
+pub use callplan::{CallPlan, NotShippable, PlanArray, TaskId, Transfer};
+pub use core::{Arrival, Core, Failure, Micros, Outgoing};
+pub use msg::{ArrayMeta, CallMsg, Elem, Msg};
+pub use region::Region;

@@ -1,0 +1,207 @@
+//! The messages ranks exchange, and their checked encoding (postcard).
+
+use serde::{Deserialize, Serialize};
+
+/// The element types arrays may have to cross processes, as raw little-endian bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Elem {
+    F32,
+    F64,
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    Usize,
+    Isize,
+}
+
+impl Elem {
+    /// Bytes per element on the wire (`usize`/`isize` travel as 8).
+    pub fn size(self) -> usize {
+        match self {
+            Elem::U8 | Elem::I8 => 1,
+            Elem::U16 | Elem::I16 => 2,
+            Elem::F32 | Elem::U32 | Elem::I32 => 4,
+            Elem::F64 | Elem::U64 | Elem::I64 | Elem::Usize | Elem::Isize => 8,
+        }
+    }
+}
+
+/// One array of a call, as the driver describes it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayMeta {
+    /// The driver's array id and version: what a worker's copy is cached under.
+    pub id: u64,
+    pub version: u64,
+    /// Dense or sparse, and its shape.
+    pub sparse: bool,
+    pub shape: Vec<usize>,
+    /// Entries of a sparse array.
+    pub entries: u64,
+    pub elem: Elem,
+    /// Written by the loop: travels by regions ([`CallPlan`](super::CallPlan)); read-only
+    /// arrays are sent whole when the worker lacks this version (`sent`).
+    pub shipped: bool,
+    pub sent: bool,
+    /// Ranks that hold this version before the call.
+    pub holders: Vec<usize>,
+}
+
+/// The driver's request to run one call of a loop.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallMsg {
+    /// Calls are numbered from 1 by the driver.
+    pub seq: u64,
+    /// The loop's struct name (its registry key) and a hash of its spec.
+    pub name: String,
+    pub spec_hash: u64,
+    /// The loop struct, postcard.
+    pub captured: Vec<u8>,
+    /// The iteration space when it is not an array (ranges), postcard.
+    pub space: Vec<u8>,
+    /// Worker threads per rank.
+    pub threads: usize,
+    pub arrays: Vec<ArrayMeta>,
+    /// The schedule, postcard: the worker checks its own plan against it.
+    pub schedule: Vec<u8>,
+}
+
+/// A message between ranks. `Array` and `Transfer` head a block frame whose data are the
+/// elements, raw little-endian.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Msg {
+    /// Driver → worker: run a call.
+    Call(Box<CallMsg>),
+    /// A whole array (its elements, or for a sparse array its entries) of call `seq`.
+    Array { seq: u64, array: usize },
+    /// The elements of transfer `tid` of call `seq`.
+    Transfer { seq: u64, tid: usize },
+    /// Task `(step, worker)` of call `seq` is done.
+    Done {
+        seq: u64,
+        step: usize,
+        worker: usize,
+    },
+    /// The sender passed the barrier after `step`.
+    Barrier { seq: u64, step: usize },
+    /// Worker → driver: every task of the worker ran and its transfers are sent; the
+    /// reductions' parts (postcard).
+    Finished { seq: u64, parts: Vec<u8> },
+    /// The sender failed the call (or the job): every rank stops.
+    Failed { seq: u64, message: String },
+    /// Nothing to say; keeps the peer from timing out.
+    Ping,
+    /// Driver → workers: the program is over.
+    Shutdown,
+}
+
+/// The largest control message accepted.
+pub const MAX_MSG: usize = 256 << 20;
+
+/// Encodes a message.
+pub fn encode(msg: &Msg) -> Vec<u8> {
+    postcard::to_allocvec(msg).expect("messages always encode")
+}
+
+/// Decodes a message, checking its size first; a truncated or garbled one is an error
+/// naming what was wrong.
+pub fn decode(bytes: &[u8]) -> Result<Msg, String> {
+    if bytes.len() > MAX_MSG {
+        return Err(format!(
+            "a message of {} bytes (more than the {MAX_MSG} accepted)",
+            bytes.len()
+        ));
+    }
+    match postcard::take_from_bytes::<Msg>(bytes) {
+        Ok((msg, [])) => Ok(msg),
+        Ok((_, rest)) => Err(format!(
+            "a message with {} bytes left over after it",
+            rest.len()
+        )),
+        Err(e) => Err(format!("a message that does not decode ({e})")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn messages_round_trip() {
+        for m in [
+            Msg::Done {
+                seq: 3,
+                step: 1,
+                worker: 2,
+            },
+            Msg::Finished {
+                seq: 9,
+                parts: vec![1, 2, 3],
+            },
+            Msg::Failed {
+                seq: 0,
+                message: "x".into(),
+            },
+            Msg::Ping,
+        ] {
+            assert_eq!(decode(&encode(&m)).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn truncated_and_padded_messages_are_errors() {
+        let bytes = encode(&Msg::Finished {
+            seq: 9,
+            parts: vec![7; 100],
+        });
+        let cut = decode(&bytes[..bytes.len() - 1]).unwrap_err();
+        assert!(cut.contains("does not decode"), "{cut}");
+        let mut more = bytes.clone();
+        more.push(0);
+        assert_eq!(
+            decode(&more).unwrap_err(),
+            "a message with 1 bytes left over after it"
+        );
+    }
+
+    #[test]
+    fn a_huge_declared_length_allocates_nothing() {
+        // `Finished { seq: 1, parts: <length 2^60> }` with no bytes behind the length.
+        let mut bytes = vec![5, 1];
+        bytes.extend([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]);
+        assert!(decode(&bytes).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = decode(&bytes);
+        }
+
+        #[test]
+        fn mutated_messages_never_panic(seed in any::<u64>(), at in any::<usize>(), b in any::<u8>()) {
+            let msg = Msg::Call(Box::new(CallMsg {
+                seq: seed,
+                name: "L".into(),
+                spec_hash: seed,
+                captured: vec![1, 2, 3],
+                space: vec![],
+                threads: 2,
+                arrays: vec![ArrayMeta {
+                    id: 1, version: 2, sparse: false, shape: vec![3, 4], entries: 0,
+                    elem: Elem::F32, shipped: true, sent: false, holders: vec![0],
+                }],
+                schedule: vec![9; 20],
+            }));
+            let mut bytes = encode(&msg);
+            let i = at % bytes.len();
+            bytes[i] = b;
+            let _ = decode(&bytes);
+        }
+    }
+}

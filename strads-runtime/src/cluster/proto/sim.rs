@@ -1,0 +1,299 @@
+//! A simulated network: many ranks' [`Core`]s in one process, in virtual time, with
+//! per-link latency and bandwidth, killed ranks, and tasks that take the time a cost
+//! function gives. It runs the same protocol as the real cluster, so tests of the protocol
+//! run here, and with compute costs measured on this machine it predicts how a schedule
+//! scales to many workers.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::Arc;
+
+use super::callplan::CallPlan;
+use super::core::{Core, Micros, Outgoing};
+use super::msg::Msg;
+use crate::plan::Schedule;
+
+/// A link between two ranks.
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    /// One-way latency.
+    pub latency: Micros,
+    /// Bytes per microsecond (1 Gb/s = 125).
+    pub bandwidth: f64,
+}
+
+/// What a simulated call did.
+#[derive(Clone, Debug, Default)]
+pub struct SimReport {
+    /// From the call's start to the driver's end of it.
+    pub makespan: Micros,
+    /// Sum over workers of the time spent computing.
+    pub busy: Micros,
+    /// Sum over workers of the time a task was ready locally but waited for another rank.
+    pub waiting: Micros,
+    /// Element bytes sent between ranks.
+    pub bytes: u64,
+    /// The failure every live rank saw, if any: `(rank that saw it, failure)`.
+    pub failures: Vec<(usize, super::core::Failure)>,
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    /// A frame arrives: `(to, from, index into the in-flight store)`.
+    Deliver(usize, usize, usize),
+    /// A task ends: `(step, worker)`.
+    TaskEnd(usize, usize),
+    /// A rank's timer.
+    Timer(usize),
+}
+
+/// The simulated cluster.
+#[derive(Debug)]
+pub struct Sim {
+    pub cores: Vec<Core>,
+    link: Link,
+    /// When each directed link is free again (bandwidth is shared in order).
+    free_at: Vec<Vec<Micros>>,
+    killed: Vec<Option<Micros>>,
+    now: Micros,
+    queue: BinaryHeap<Reverse<(Micros, u64, Event)>>,
+    tick: u64,
+    flight: Vec<Option<(Msg, Option<Vec<u8>>)>>,
+}
+
+impl Sim {
+    /// `ranks` ranks joined by identical links; keep-alive and idle times for the cores.
+    pub fn new(ranks: usize, link: Link, keep_alive: Micros, idle: Micros) -> Sim {
+        Sim {
+            cores: (0..ranks)
+                .map(|r| Core::new(r, ranks, keep_alive, idle, 0))
+                .collect(),
+            link,
+            free_at: vec![vec![0; ranks]; ranks],
+            killed: vec![None; ranks],
+            now: 0,
+            queue: BinaryHeap::new(),
+            tick: 0,
+            flight: Vec::new(),
+        }
+    }
+
+    /// Rank `r` dies at `at`: it sends and answers nothing after it.
+    pub fn kill(&mut self, r: usize, at: Micros) {
+        self.killed[r] = Some(at);
+    }
+
+    fn dead(&self, r: usize) -> bool {
+        self.killed[r].is_some_and(|t| self.now >= t)
+    }
+
+    fn push(&mut self, at: Micros, e: Event) {
+        self.tick += 1;
+        self.queue.push(Reverse((at, self.tick, e)));
+    }
+
+    /// Moves every frame rank `r` wants to send onto the links.
+    fn flush(&mut self, r: usize, sizes: &dyn Fn(&Msg) -> u64) {
+        while let Some(o) = self.cores[r].poll_transmit() {
+            if self.dead(r) {
+                continue;
+            }
+            let (to, msg, data) = match o {
+                Outgoing::Control { to, msg } => (to, msg, None),
+                Outgoing::Block { to, msg, data } => (to, msg, Some(data)),
+            };
+            let bytes = 64 + sizes(&msg).max(data.as_ref().map_or(0, |d| d.len() as u64));
+            let start = self.now.max(self.free_at[r][to]);
+            let wire = (bytes as f64 / self.link.bandwidth).ceil() as Micros;
+            self.free_at[r][to] = start + wire;
+            self.flight.push(Some((msg, data)));
+            let k = self.flight.len() - 1;
+            self.push(start + wire + self.link.latency, Event::Deliver(to, r, k));
+        }
+        if let Some(t) = self.cores[r].poll_timeout() {
+            self.push(t, Event::Timer(r));
+        }
+    }
+
+    /// Runs one call of `schedule` (workers `ranks x threads`) with `plan`; task `(t, w)`
+    /// computes for `cost(t, w)`; `elem[a]` bytes per element of array `a`. Stops when the
+    /// driver ends the call, every live rank failed, or after `limit` of virtual time.
+    pub fn run_call(
+        &mut self,
+        schedule: &Schedule,
+        plan: &CallPlan,
+        cost: &dyn Fn(usize, usize) -> Micros,
+        elem: &[usize],
+        limit: Micros,
+    ) -> SimReport {
+        let ranks = self.cores.len();
+        let p = schedule.workers;
+        let threads = plan.threads;
+        let steps = schedule.steps.len();
+        let plan_arc = Arc::new(plan.clone());
+        let start = self.now;
+        let transfer_bytes: Vec<u64> = plan
+            .transfers
+            .iter()
+            .map(|t| t.region.len() * elem[t.array] as u64)
+            .collect();
+        let sizes = move |m: &Msg| match m {
+            Msg::Transfer { tid, .. } => transfer_bytes.get(*tid).copied().unwrap_or(0),
+            _ => 0,
+        };
+        for r in 0..ranks {
+            self.cores[r].begin(1, plan_arc.clone());
+        }
+        // Initial transfers leave the driver at once.
+        for tid in plan.initial() {
+            self.cores[0].send_transfer(tid, Vec::new());
+        }
+        self.flush(0, &sizes);
+        // Per worker: the next step it looks at, whether it is computing, when it became
+        // free; per rank: the step each worker passed the barrier of.
+        let mut next = vec![0usize; p];
+        let mut running = vec![false; p];
+        let mut free_since = vec![start; p];
+        let mut done = vec![false; steps * p];
+        let mut report = SimReport::default();
+        let mut finished = vec![false; ranks];
+        let mut barrier_sent = vec![vec![false; steps]; ranks];
+        for _ in 0..50_000_000u64 {
+            // Start whatever can start.
+            let mut progress = true;
+            while progress {
+                progress = false;
+                for w in 0..p {
+                    let r = w / threads;
+                    if running[w] || self.dead(r) || self.cores[r].failure().is_some() {
+                        continue;
+                    }
+                    while next[w] < steps {
+                        let t = next[w];
+                        // The barrier before step t (after t - 1).
+                        if t > 0 && schedule.barrier_between(t - 1) {
+                            let local_done = (r * threads..(r + 1) * threads)
+                                .all(|v| next[v] >= t && !running[v]);
+                            if !local_done {
+                                break;
+                            }
+                            if plan.barrier[t - 1] {
+                                if !barrier_sent[r][t - 1] {
+                                    barrier_sent[r][t - 1] = true;
+                                    self.cores[r].barrier(t - 1);
+                                    self.flush(r, &sizes);
+                                }
+                                if !self.cores[r].barrier_passed(t - 1) {
+                                    break;
+                                }
+                            }
+                        }
+                        let Some(task) = schedule.task(t, w) else {
+                            next[w] += 1;
+                            continue;
+                        };
+                        let local_ok = task
+                            .after
+                            .iter()
+                            .all(|&(u, v)| v / threads != r || done[u * p + v]);
+                        if !local_ok {
+                            break;
+                        }
+                        if !self.cores[r].ready(t, w) {
+                            break;
+                        }
+                        for &tid in &plan.waits[t][w] {
+                            if self.cores[r].take_received(tid).is_some() {
+                                self.cores[r].applied(tid);
+                            }
+                        }
+                        report.waiting += self.now - free_since[w].min(self.now);
+                        running[w] = true;
+                        let c = cost(t, w);
+                        report.busy += c;
+                        self.push(self.now + c, Event::TaskEnd(t, w));
+                        progress = true;
+                        break;
+                    }
+                }
+                // Ranks whose workers are all past the last step finish.
+                for r in 1..ranks {
+                    if !finished[r]
+                        && !self.dead(r)
+                        && (r * threads..(r + 1) * threads).all(|v| next[v] >= steps)
+                    {
+                        finished[r] = true;
+                        self.cores[r].finish(Vec::new());
+                        self.flush(r, &sizes);
+                    }
+                }
+            }
+            if (0..threads).all(|v| next[v] >= steps)
+                && self.cores[0].failure().is_none()
+                && self.cores[0].all_finished()
+            {
+                report.makespan = self.now - start;
+                break;
+            }
+            let live_failed = (0..ranks)
+                .filter(|&r| !self.dead(r))
+                .all(|r| self.cores[r].failure().is_some());
+            if live_failed {
+                break;
+            }
+            let Some(Reverse((at, _, e))) = self.queue.pop() else {
+                break;
+            };
+            if at > start + limit {
+                break;
+            }
+            self.now = self.now.max(at);
+            match e {
+                Event::Deliver(to, from, k) => {
+                    let (msg, data) = self.flight[k].take().expect("delivered once");
+                    if !self.dead(to) {
+                        if let Some(d) = &data
+                            && d.is_empty()
+                            && let Msg::Transfer { tid, .. } = &msg
+                        {
+                            report.bytes += plan.transfers[*tid].region.len()
+                                * elem[plan.transfers[*tid].array] as u64;
+                        }
+                        self.cores[to].handle(self.now, from, msg, data);
+                        self.flush(to, &sizes);
+                    }
+                }
+                Event::TaskEnd(t, w) => {
+                    let r = w / threads;
+                    if self.dead(r) {
+                        continue;
+                    }
+                    running[w] = false;
+                    done[t * p + w] = true;
+                    next[w] = t + 1;
+                    free_since[w] = self.now;
+                    for &tid in &plan.sends[t][w] {
+                        self.cores[r].send_transfer(tid, Vec::new());
+                    }
+                    self.cores[r].task_done(t, w);
+                    self.flush(r, &sizes);
+                }
+                Event::Timer(r) => {
+                    if !self.dead(r) {
+                        self.cores[r].handle_timeout(self.now);
+                        self.flush(r, &sizes);
+                    }
+                }
+            }
+        }
+        for r in 0..ranks {
+            if !self.dead(r)
+                && let Some(f) = self.cores[r].failure()
+            {
+                report.failures.push((r, f.clone()));
+            }
+            self.cores[r].end();
+        }
+        report
+    }
+}

@@ -1,0 +1,130 @@
+//! The protocol on a 2D schedule: the exact transfers, and runs on the simulated network.
+
+use strads_analysis::{Partition, Strategy, Subscript, analyze};
+
+use super::sim::{Link, Sim};
+use super::*;
+use crate::plan::grid;
+use crate::plan::tests::{access, aff, array, spec};
+
+/// SGD-MF's schedule on 2 workers: w (4 x 3) local, h (6 x 3) rotated.
+fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
+    let s = spec(
+        &["u", "i"],
+        vec![array("w", 2, true), array("h", 2, true)],
+        vec![
+            access(0, true, vec![aff(&[1, 0], 0), Subscript::Full]),
+            access(1, true, vec![aff(&[0, 1], 0), Subscript::Full]),
+        ],
+        false,
+    );
+    let an = analyze(&s);
+    let c = &an.candidates[0];
+    assert_eq!(c.strategy, Strategy::TwoD { space: 0, time: 1 });
+    let parts = [Partition::uniform(4, 2), Partition::uniform(6, 2)];
+    let shapes: [&[usize]; 2] = [&[4, 3], &[6, 3]];
+    let sched = grid::schedule(&s, c, &parts, &shapes, 2);
+    let arrays = shapes
+        .iter()
+        .map(|s| PlanArray {
+            shape: s.to_vec(),
+            shipped: true,
+            holders: vec![0],
+        })
+        .collect();
+    (sched, arrays)
+}
+
+fn tr(
+    array: usize,
+    region: &[(u64, u64)],
+    from: usize,
+    writer: Option<TaskId>,
+    to: usize,
+    needed_by: Vec<TaskId>,
+) -> Transfer {
+    Transfer {
+        array,
+        region: Region(region.to_vec()),
+        from,
+        writer,
+        to,
+        needed_by,
+    }
+}
+
+#[test]
+fn two_ranks_of_a_2d_ring_exchange_exactly_the_rotated_blocks() {
+    let (sched, arrays) = sgd_2d();
+    let plan = CallPlan::new(&sched, 2, 1, &arrays).unwrap();
+    assert_eq!(
+        plan.transfers,
+        vec![
+            // Worker 1's first block: its rows of w and its time partition of h.
+            tr(0, &[(6, 12)], 0, None, 1, vec![(0, 1)]),
+            tr(1, &[(9, 18)], 0, None, 1, vec![(0, 1)]),
+            // The ring: each h partition to the other rank after step 0.
+            tr(1, &[(9, 18)], 1, Some((0, 1)), 0, vec![(1, 0)]),
+            tr(1, &[(0, 9)], 0, Some((0, 0)), 1, vec![(1, 1)]),
+            // Home: what rank 1 wrote last.
+            tr(0, &[(6, 12)], 1, Some((1, 1)), 0, vec![]),
+            tr(1, &[(0, 9)], 1, Some((1, 1)), 0, vec![]),
+        ]
+    );
+    assert_eq!(plan.sends[0], vec![vec![3], vec![2]]);
+    assert_eq!(plan.sends[1], vec![vec![], vec![4, 5]]);
+    assert_eq!(plan.waits[1], vec![vec![2], vec![3]]);
+    assert_eq!(plan.remote_after[1], vec![vec![(0, 1)], vec![(0, 0)]]);
+    assert_eq!(plan.notify[0], vec![vec![1], vec![0]]);
+    assert_eq!(plan.bytes_moved(&[4, 4]), (6 + 9 + 9 + 9 + 6 + 9) * 4);
+    // On one rank nothing moves.
+    let one = CallPlan::new(&sched, 1, 2, &arrays).unwrap();
+    assert!(one.transfers.is_empty());
+    assert!(one.remote_after.iter().flatten().all(Vec::is_empty));
+}
+
+#[test]
+fn cached_arrays_are_not_sent_again() {
+    let (sched, mut arrays) = sgd_2d();
+    for a in &mut arrays {
+        a.holders = vec![0, 1];
+    }
+    let plan = CallPlan::new(&sched, 2, 1, &arrays).unwrap();
+    assert_eq!(plan.initial().count(), 0);
+    assert_eq!(plan.transfers.len(), 4);
+}
+
+#[test]
+fn the_simulated_ring_runs_the_call_with_exact_timing() {
+    let (sched, arrays) = sgd_2d();
+    let plan = CallPlan::new(&sched, 2, 1, &arrays).unwrap();
+    let link = Link {
+        latency: 10,
+        bandwidth: 125.0,
+    };
+    let mut sim = Sim::new(2, link, 1_000_000, 10_000_000);
+    let r = sim.run_call(&sched, &plan, &|_, _| 100, &[4, 4], 1_000_000);
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    // Worker 1 starts at 12 (its blocks arrive), each step takes 100 and the ring's
+    // block arrives 11-12 after the step that sent it; the last block home at 225.
+    assert_eq!(r.makespan, 225);
+    assert_eq!(r.busy, 400);
+    assert_eq!(r.bytes, (6 + 9 + 9 + 9 + 6 + 9) * 4);
+}
+
+#[test]
+fn a_killed_rank_is_named_by_the_others_within_the_idle_time() {
+    let (sched, arrays) = sgd_2d();
+    let plan = CallPlan::new(&sched, 2, 1, &arrays).unwrap();
+    let link = Link {
+        latency: 10,
+        bandwidth: 125.0,
+    };
+    let mut sim = Sim::new(2, link, 1_000, 5_000);
+    sim.kill(1, 50);
+    let r = sim.run_call(&sched, &plan, &|_, _| 100, &[4, 4], 1_000_000);
+    assert_eq!(r.failures.len(), 1);
+    let (who, f) = &r.failures[0];
+    assert_eq!((*who, f.rank), (0, 1));
+    assert_eq!(f.message, "rank 1 was silent for 0.005 s (dead or hung)");
+}
