@@ -22,6 +22,9 @@ pub struct SparseArray<T, const N: usize> {
     keys: Vec<[u32; N]>,
     values: Vec<T>,
     id: u64,
+    /// Bumped whenever the values may change (`iter_mut`): with `id`, what a cluster
+    /// worker's copy is cached under.
+    values_version: u64,
     pub(crate) cache: PlanCache,
 }
 
@@ -53,6 +56,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             keys,
             values,
             id: fresh_id(),
+            values_version: 0,
             cache: PlanCache::default(),
         })
     }
@@ -92,6 +96,7 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// The stored entries in order, values mutable (the indices are fixed). A
     /// `#[parallel_for]` loop over `a.iter_mut()` gives each iteration its own value.
     pub fn iter_mut(&mut self) -> SparseIterMut<'_, T, N> {
+        self.values_version += 1;
         SparseIterMut {
             keys: self.keys.iter(),
             values: self.values.iter_mut(),
@@ -101,6 +106,7 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// Takes the values out (leaving none) and gives them back with
     /// [`restore_values`](Self::restore_values): how a loop lends them to its workers.
     pub(crate) fn take_values(&mut self) -> Vec<T> {
+        self.values_version += 1;
         std::mem::take(&mut self.values)
     }
 
@@ -131,6 +137,7 @@ impl<T, const N: usize> SparseArray<T, N> {
                 .map(|&i| values[i].take().expect("each entry once"))
                 .collect(),
             id: fresh_id(),
+            values_version: 0,
             cache: PlanCache::default(),
         }
     }
@@ -155,6 +162,23 @@ impl<T, const N: usize> SparseArray<T, N> {
         (self.id, 0)
     }
 
+    /// `(id, version)` of the entries and values: changes whenever a value may have.
+    pub(crate) fn wire_key(&self) -> (u64, u64) {
+        (self.id, self.values_version)
+    }
+
+    /// An array of these raw entries (a cluster worker's copy).
+    pub(crate) fn from_raw(shape: [usize; N], keys: Vec<[u32; N]>, values: Vec<T>) -> Self {
+        SparseArray {
+            shape,
+            keys,
+            values,
+            id: fresh_id(),
+            values_version: 0,
+            cache: PlanCache::default(),
+        }
+    }
+
     pub(crate) fn raw_keys(&self) -> &[[u32; N]] {
         &self.keys
     }
@@ -167,6 +191,7 @@ impl<T: Clone, const N: usize> Clone for SparseArray<T, N> {
             keys: self.keys.clone(),
             values: self.values.clone(),
             id: fresh_id(),
+            values_version: 0,
             cache: PlanCache::default(),
         }
     }

@@ -10,3 +10,4 @@
 //!   many ranks in one process.
 
 pub mod proto;
+pub mod wire;

@@ -38,6 +38,8 @@ pub struct SharedMut<'a, T, const N: usize> {
     call: std::sync::atomic::AtomicU64,
     /// The array (index into the loop's spec) it serves once a block viewed it, plus 1.
     array: std::sync::atomic::AtomicUsize,
+    /// The array's `(id, version)` once lent.
+    key: (u64, u64),
     _borrow: PhantomData<&'a mut DistArray<T, N>>,
 }
 
@@ -52,14 +54,27 @@ unsafe impl<T: Send + Sync, const N: usize> Sync for SharedMut<'_, T, N> {}
 impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// Lends `array`, which the loop writes, to the workers for as long as `'a`.
     pub fn new(array: &'a mut DistArray<T, N>) -> Self {
+        let ptr = array.data_mut_ptr();
         SharedMut {
-            ptr: array.data_mut_ptr(),
+            key: array.contents_key(),
+            ptr,
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
             call: std::sync::atomic::AtomicU64::new(0),
             array: std::sync::atomic::AtomicUsize::new(0),
             _borrow: PhantomData,
         }
+    }
+
+    /// The elements' pointer and the shape (the cluster reads and writes regions of them
+    /// between tasks; see `cluster::wire`).
+    pub(crate) fn raw(&self) -> (*mut T, [usize; N]) {
+        (self.ptr, self.shape)
+    }
+
+    /// The lent array's `(id, version)`.
+    pub(crate) fn key(&self) -> (u64, u64) {
+        self.key
     }
 
     /// Binds the array to array `array` of loop call `call` (the first time), or checks it
@@ -188,8 +203,10 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// Lends `array`, which the loop only reads (its views are read-only), keeping its
     /// version: plans made from its contents stay valid.
     pub fn new_unwritten(array: &'a mut DistArray<T, N>) -> Self {
+        let ptr = array.data_ptr_unversioned();
         SharedMut {
-            ptr: array.data_ptr_unversioned(),
+            key: array.contents_key(),
+            ptr,
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
             call: std::sync::atomic::AtomicU64::new(0),

@@ -1,0 +1,394 @@
+//! Arrays as bytes: how the elements of a call's arrays cross processes (raw
+//! little-endian), and the copies a worker keeps between calls.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+
+use super::proto::{ArrayMeta, Elem, Region};
+use crate::array::view::SharedMut;
+use crate::array::{DistArray, SparseArray};
+
+/// The wire type of `T`, when its values can cross processes.
+pub fn elem_of<T: 'static>() -> Option<Elem> {
+    let t = TypeId::of::<T>();
+    macro_rules! pick {
+        ($($ty:ty => $e:ident),*) => {
+            $(if t == TypeId::of::<$ty>() { return Some(Elem::$e); })*
+        };
+    }
+    pick!(f32 => F32, f64 => F64, u8 => U8, u16 => U16, u32 => U32, u64 => U64,
+          i8 => I8, i16 => I16, i32 => I32, i64 => I64, usize => Usize, isize => Isize);
+    None
+}
+
+/// Appends `src`'s values, little-endian, to `out`. `T` must have a wire type.
+fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
+    macro_rules! each {
+        ($($ty:ty => $via:ty),*) => {$(
+            if let Some(s) = as_slice::<T, $ty>(src) {
+                for &x in s {
+                    out.extend_from_slice(&(x as $via).to_le_bytes());
+                }
+                return;
+            }
+        )*};
+    }
+    each!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
+          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
+    unreachable!("only arrays with a wire type are sent");
+}
+
+/// `src` as `&[U]` when `T` is `U`.
+fn as_slice<T: 'static, U: 'static>(src: &[T]) -> Option<&[U]> {
+    (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
+        // SAFETY: `T` and `U` are the same type (equal `TypeId`s), so the slice's pointer
+        // and length describe valid `U`s.
+        unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<U>(), src.len()) }
+    })
+}
+
+/// `dst` as `&mut [U]` when `T` is `U`.
+fn as_slice_mut<T: 'static, U: 'static>(dst: &mut [T]) -> Option<&mut [U]> {
+    (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
+        // SAFETY: as in `as_slice`, and the borrow is unique.
+        unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<U>(), dst.len()) }
+    })
+}
+
+/// Reads values from `bytes` into `dst` (as many as `dst` holds); `false` when `T` has no
+/// wire type or the bytes are too few.
+fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
+    macro_rules! each {
+        ($($ty:ty => $via:ty),*) => {$(
+            if let Some(d) = as_slice_mut::<T, $ty>(dst) {
+                const S: usize = std::mem::size_of::<$via>();
+                if bytes.len() < d.len() * S {
+                    return false;
+                }
+                for (x, b) in d.iter_mut().zip(bytes.chunks_exact(S)) {
+                    *x = <$via>::from_le_bytes(b.try_into().expect("chunk of S")) as $ty;
+                }
+                return true;
+            }
+        )*};
+    }
+    each!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
+          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
+    false
+}
+
+/// One array of a call as the cluster sees it.
+pub trait WireArray: Sync {
+    /// What the driver says of it; `None` when its elements cannot cross processes.
+    fn meta(&self, written: bool) -> Option<ArrayMeta>;
+    /// Its elements in `region`, little-endian.
+    fn read(&self, region: &Region) -> Vec<u8>;
+    /// Writes `bytes` into `region`; an error when the bytes do not fit it.
+    fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String>;
+    /// The whole array: elements, or for a sparse array its entries (indices as `u32`,
+    /// then the values).
+    fn whole(&self) -> Vec<u8>;
+}
+
+fn meta_of<T: 'static>(
+    key: (u64, u64),
+    shape: &[usize],
+    sparse: Option<u64>,
+    written: bool,
+) -> Option<ArrayMeta> {
+    Some(ArrayMeta {
+        id: key.0,
+        version: key.1,
+        sparse: sparse.is_some(),
+        shape: shape.to_vec(),
+        entries: sparse.unwrap_or(0),
+        elem: elem_of::<T>()?,
+        shipped: written,
+        sent: false,
+        holders: Vec::new(),
+    })
+}
+
+impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N> {
+    fn meta(&self, written: bool) -> Option<ArrayMeta> {
+        meta_of::<T>(self.key(), &self.raw().1, None, written)
+    }
+
+    fn read(&self, region: &Region) -> Vec<u8> {
+        let (ptr, _) = self.raw();
+        let mut out = Vec::with_capacity(region.len() as usize * 8);
+        for &(lo, hi) in &region.0 {
+            // SAFETY: the region lies inside the array (the call plan computes it from the
+            // array's shape), and the cluster reads it after the task that wrote it and
+            // before any task that may write it again starts (see `cluster::peers`).
+            let s = unsafe { std::slice::from_raw_parts(ptr.add(lo as usize), (hi - lo) as usize) };
+            put(s, &mut out);
+        }
+        out
+    }
+
+    fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String> {
+        let (ptr, shape) = self.raw();
+        let len: usize = shape.iter().product();
+        let size = elem_of::<T>().ok_or("an array without a wire type")?.size();
+        if region.len() as usize * size != bytes.len() {
+            return Err(format!(
+                "{} bytes for {} elements of {size} bytes",
+                bytes.len(),
+                region.len()
+            ));
+        }
+        let mut at = 0;
+        for &(lo, hi) in &region.0 {
+            if hi as usize > len || lo > hi {
+                return Err(format!("elements {lo}..{hi} of an array of {len}"));
+            }
+            let n = (hi - lo) as usize;
+            // SAFETY: inside the array (checked above); the cluster writes a region before
+            // the tasks that need it start and while no task that may touch it runs.
+            let d = unsafe { std::slice::from_raw_parts_mut(ptr.add(lo as usize), n) };
+            get(&bytes[at..at + n * size], d);
+            at += n * size;
+        }
+        Ok(())
+    }
+
+    fn whole(&self) -> Vec<u8> {
+        let (ptr, shape) = self.raw();
+        let len: usize = shape.iter().product();
+        let mut out = Vec::new();
+        // SAFETY: the whole array, read before the call's tasks start.
+        put(unsafe { std::slice::from_raw_parts(ptr, len) }, &mut out);
+        out
+    }
+}
+
+impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
+    fn meta(&self, _: bool) -> Option<ArrayMeta> {
+        meta_of::<T>(self.contents_key(), &self.shape(), None, false)
+    }
+
+    fn read(&self, region: &Region) -> Vec<u8> {
+        let mut out = Vec::new();
+        for &(lo, hi) in &region.0 {
+            put(&self.as_slice()[lo as usize..hi as usize], &mut out);
+        }
+        out
+    }
+
+    fn write(&self, _: &Region, _: &[u8]) -> Result<(), String> {
+        Err("a read-only array is not written".into())
+    }
+
+    fn whole(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        put(self.as_slice(), &mut out);
+        out
+    }
+}
+
+impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
+    fn meta(&self, _: bool) -> Option<ArrayMeta> {
+        meta_of::<T>(
+            self.wire_key(),
+            &self.shape(),
+            Some(self.nnz() as u64),
+            false,
+        )
+    }
+
+    fn read(&self, _: &Region) -> Vec<u8> {
+        self.whole()
+    }
+
+    fn write(&self, _: &Region, _: &[u8]) -> Result<(), String> {
+        Err("a read-only array is not written".into())
+    }
+
+    fn whole(&self) -> Vec<u8> {
+        let keys = self.raw_keys();
+        let mut out = Vec::with_capacity(keys.len() * (4 * N + 8));
+        for k in keys {
+            for &i in k {
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+        }
+        put(self.values(), &mut out);
+        out
+    }
+}
+
+/// A worker's copies of the driver's arrays, by the driver's array id.
+#[derive(Default)]
+pub struct Store {
+    arrays: HashMap<u64, (u64, Box<dyn Any + Send>)>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("arrays", &self.arrays.len())
+            .finish()
+    }
+}
+
+impl Store {
+    /// Whether the store holds version `version` of array `id`.
+    pub fn holds(&self, id: u64, version: u64) -> bool {
+        self.arrays.get(&id).is_some_and(|(v, _)| *v == version)
+    }
+
+    /// Takes dense array `meta.id` out, shaped `N`: the cached copy, or zeros.
+    pub fn take_dense<T, const N: usize>(
+        &mut self,
+        meta: &ArrayMeta,
+    ) -> Result<DistArray<T, N>, String>
+    where
+        T: Clone + Default + Send + 'static,
+    {
+        let shape: [usize; N] = meta.shape.as_slice().try_into().map_err(|_| {
+            format!(
+                "a {}-dim array where the loop has {N} dims",
+                meta.shape.len()
+            )
+        })?;
+        if let Some((_, a)) = self.arrays.remove(&meta.id) {
+            match a.downcast::<DistArray<T, N>>() {
+                Ok(a) if a.shape() == shape => return Ok(*a),
+                _ => {}
+            }
+        }
+        Ok(DistArray::zeros(shape))
+    }
+
+    /// Takes sparse array `meta.id` out (it must be cached).
+    pub fn take_sparse<T: Send + 'static, const N: usize>(
+        &mut self,
+        meta: &ArrayMeta,
+    ) -> Result<SparseArray<T, N>, String> {
+        match self.arrays.remove(&meta.id) {
+            Some((_, a)) => a
+                .downcast::<SparseArray<T, N>>()
+                .map(|a| *a)
+                .map_err(|_| "a sparse array of another type".to_string()),
+            None => Err("a sparse array that never arrived".into()),
+        }
+    }
+
+    /// Puts an array back, as version `version` of the driver's array `id`.
+    pub fn put<A: Any + Send>(&mut self, id: u64, version: u64, array: A) {
+        self.arrays.insert(id, (version, Box::new(array)));
+    }
+
+    /// Fills dense array `meta` from its whole bytes.
+    pub fn fill_dense<T, const N: usize>(
+        &mut self,
+        meta: &ArrayMeta,
+        bytes: &[u8],
+    ) -> Result<(), String>
+    where
+        T: Clone + Default + Send + 'static,
+    {
+        let mut a = self.take_dense::<T, N>(meta)?;
+        let len = a.len();
+        if bytes.len() != len * meta.elem.size() || !get(bytes, a.as_mut_slice()) {
+            return Err(format!(
+                "{} bytes for an array of {len} elements of {} bytes",
+                bytes.len(),
+                meta.elem.size()
+            ));
+        }
+        self.put(meta.id, meta.version, a);
+        Ok(())
+    }
+
+    /// Makes sparse array `meta` from its whole bytes.
+    pub fn fill_sparse<T, const N: usize>(
+        &mut self,
+        meta: &ArrayMeta,
+        bytes: &[u8],
+    ) -> Result<(), String>
+    where
+        T: Clone + Default + Send + 'static,
+    {
+        let n = meta.entries as usize;
+        let shape: [usize; N] = meta.shape.as_slice().try_into().map_err(|_| {
+            format!(
+                "a {}-dim array where the loop has {N} dims",
+                meta.shape.len()
+            )
+        })?;
+        let key_bytes = n.checked_mul(4 * N).ok_or("too many entries")?;
+        let want = key_bytes
+            .checked_add(n.checked_mul(meta.elem.size()).ok_or("too many entries")?)
+            .ok_or("too many entries")?;
+        if bytes.len() != want {
+            return Err(format!("{} bytes for {n} sparse entries", bytes.len()));
+        }
+        let mut keys = Vec::with_capacity(n);
+        for (e, chunk) in bytes[..key_bytes].chunks_exact(4 * N).enumerate() {
+            let mut k = [0u32; N];
+            for (d, b) in chunk.chunks_exact(4).enumerate() {
+                k[d] = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+                if k[d] as usize >= shape[d] {
+                    return Err(format!("entry {e} lies outside the shape {shape:?}"));
+                }
+            }
+            keys.push(k);
+        }
+        let mut values = vec![T::default(); n];
+        if !get(&bytes[key_bytes..], &mut values) {
+            return Err("sparse values of another type".into());
+        }
+        self.put(
+            meta.id,
+            meta.version,
+            SparseArray::from_raw(shape, keys, values),
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_of_a_lent_array_cross_as_little_endian_bytes() {
+        let mut a = DistArray::<f32, 2>::from_fn([3, 2], |[i, j]| (i * 2 + j) as f32);
+        let mut b = DistArray::<f32, 2>::zeros([3, 2]);
+        {
+            let sa = SharedMut::new(&mut a);
+            let sb = SharedMut::new(&mut b);
+            let r = Region(vec![(1, 2), (4, 6)]);
+            let bytes = sa.read(&r);
+            assert_eq!(bytes.len(), 12);
+            assert_eq!(&bytes[..4], &1.0f32.to_le_bytes());
+            sb.write(&r, &bytes).unwrap();
+            assert!(sb.write(&r, &bytes[1..]).is_err());
+            assert!(sb.write(&Region(vec![(5, 9)]), &[0; 16]).is_err());
+        }
+        assert_eq!(b.as_slice(), &[0.0, 1.0, 0.0, 0.0, 4.0, 5.0]);
+    }
+
+    #[test]
+    fn whole_arrays_fill_a_workers_store() {
+        let d = DistArray::<u32, 1>::from_fn([4], |[i]| i as u32 * 7);
+        let s = SparseArray::from_entries([3, 3], vec![([0, 2], 1.5f64), ([2, 1], -2.0)]).unwrap();
+        let (dm, sm) = (d.meta(false).unwrap(), s.meta(false).unwrap());
+        let mut store = Store::default();
+        store.fill_dense::<u32, 1>(&dm, &d.whole()).unwrap();
+        store.fill_sparse::<f64, 2>(&sm, &s.whole()).unwrap();
+        assert!(store.holds(dm.id, dm.version));
+        let d2 = store.take_dense::<u32, 1>(&dm).unwrap();
+        assert_eq!(d2.as_slice(), d.as_slice());
+        let s2 = store.take_sparse::<f64, 2>(&sm).unwrap();
+        assert_eq!(s2.iter().collect::<Vec<_>>(), s.iter().collect::<Vec<_>>());
+        // Truncated or out-of-shape bytes are errors.
+        assert!(store.fill_dense::<u32, 1>(&dm, &d.whole()[1..]).is_err());
+        let mut bad = s.whole();
+        bad[0] = 9;
+        assert!(store.fill_sparse::<f64, 2>(&sm, &bad).is_err());
+        assert_eq!(elem_of::<String>(), None);
+    }
+}
