@@ -122,6 +122,11 @@ impl<R> Parts<R> {
             .push((seq, part));
     }
 
+    /// Runs `f` on the parts pushed so far (the cluster sends them to the driver).
+    pub(crate) fn with_all<X>(&self, f: impl FnOnce(&[((usize, usize), R)]) -> X) -> X {
+        f(&self.parts.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// Folds every part into `total` in `seq` order and returns it.
     pub fn fold(self, mut total: R, mut f: impl FnMut(&mut R, &R)) -> R {
         let mut parts = self.parts.into_inner().unwrap_or_else(|e| e.into_inner());

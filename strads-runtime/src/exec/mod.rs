@@ -25,6 +25,7 @@ pub use block::Block;
 pub use state::LoopState;
 pub use survey::{Survey, SurveyView};
 
+use crate::cluster::{self, call::Shipment};
 use crate::plan::{self, ApplyPoints, Schedule};
 
 /// The application points of a plan for `spec` on `p` workers: `None` without buffers.
@@ -60,6 +61,8 @@ pub struct Call<'a> {
     workers: usize,
     replay: Option<LoopRun>,
     apply: Option<&'a (dyn Fn(&Parked) + Sync)>,
+    /// What crosses processes when the call runs on a cluster.
+    ship: Option<Shipment<'a>>,
 }
 
 impl std::fmt::Debug for Call<'_> {
@@ -80,7 +83,13 @@ impl<'a> Call<'a> {
             Some(run) => run.steps.first().map_or(1, Vec::len).max(1),
             // A loop called from inside another loop's worker runs on that worker.
             None if in_worker() => 1,
-            None => current_threads(),
+            // A worker rank serving the driver: the driver's layout.
+            None => match (cluster::call::serving(), cluster::session::worker()) {
+                (Some(msg), Some(s)) => s.size() * msg.threads,
+                // The driver (the first call starts the cluster, if the process is in one;
+                // a worker rank starts serving there and never returns).
+                _ => cluster::session::get().map_or_else(current_threads, |s| s.workers()),
+            },
         };
         Call {
             state,
@@ -88,7 +97,40 @@ impl<'a> Call<'a> {
             workers,
             replay,
             apply: None,
+            ship: None,
         }
+    }
+
+    /// What the call sends to other processes when it runs on a cluster: the loop struct
+    /// `lp` (registered as `name`), the iteration space when it is not an array, the
+    /// arrays in the spec's order and the reductions' parts. Nothing is encoded when the
+    /// program runs as one process.
+    pub fn cluster<L, Sp>(
+        mut self,
+        name: &'static str,
+        lp: &L,
+        space: Option<&Sp>,
+        arrays: &[&'a dyn cluster::wire::WireArray],
+        parts: Option<&'a dyn cluster::call::PartsWire>,
+    ) -> Self
+    where
+        L: serde::Serialize,
+        Sp: serde::Serialize,
+    {
+        let remote = cluster::call::serving().is_some()
+            || cluster::session::current().is_some_and(|s| s.size() > 1);
+        if remote && self.replay.is_none() {
+            self.ship = Some(Shipment {
+                name,
+                captured: postcard::to_allocvec(lp).expect("loop structs serialize"),
+                space: space
+                    .map(|s| postcard::to_allocvec(s).expect("spaces serialize"))
+                    .unwrap_or_default(),
+                arrays: arrays.to_vec(),
+                parts,
+            });
+        }
+        self
     }
 
     /// Workers the call may run on: the copies a write-back buffer needs.
@@ -275,6 +317,12 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let replaying = self.plan.is_none();
+        if !replaying
+            && let Some(ship) = &self.call.ship
+            && self.run_cluster(space, f, ship)
+        {
+            return;
+        }
         let exec = Execution {
             state: self.call.state,
             space,
@@ -284,11 +332,61 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             apply: self.call.apply,
             serialized: replaying,
             tracing: !replaying && trace::recording(),
+            peers: None,
         };
         let steps = threads::execute(&exec, f);
         if let Some(plan) = &self.plan {
             self.call.push_trace(&plan.summary, &plan.schedule, steps);
         }
+    }
+}
+
+impl<B: Send + Sync + 'static> Job<'_, B> {
+    /// Runs the call across processes when the program is a cluster job: as the driver,
+    /// or as a worker serving the driver's call. `false`: run it in this process alone.
+    fn run_cluster<S, F>(&self, space: &S, f: &F, ship: &Shipment<'_>) -> bool
+    where
+        S: Space<Blocks = B>,
+        F: Fn(&mut Block<'_, S>) + Sync,
+    {
+        let schedule = self.schedule();
+        let state = self.call.state;
+        let mut go = |peers: &dyn crate::sync::Peers| {
+            let exec = Execution {
+                state,
+                space,
+                blocks: self.blocks(),
+                schedule,
+                owners: None,
+                apply: self.call.apply,
+                serialized: false,
+                tracing: false,
+                peers: Some(peers),
+            };
+            threads::execute(&exec, f);
+        };
+        if let (Some(msg), Some(s)) = (cluster::call::serving(), cluster::session::worker()) {
+            cluster::call::work(s, &msg, schedule, ship, &mut go);
+            return true;
+        }
+        let Some(s) = cluster::session::current().filter(|s| s.size() > 1) else {
+            return false;
+        };
+        if schedule.workers != s.workers() {
+            return false;
+        }
+        if let Some(why) = cluster::call::refusal(schedule, ship, s) {
+            state.explain_once(|| {
+                format!(
+                    "{}: runs on the driver's threads as {} workers ({why})",
+                    state.spec().name,
+                    schedule.workers
+                )
+            });
+            return false;
+        }
+        cluster::call::drive(s, ship.name, state.spec(), schedule, ship, &mut go);
+        true
     }
 }
 

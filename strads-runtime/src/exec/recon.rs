@@ -96,6 +96,7 @@ impl Call<'_> {
             apply: self.apply,
             serialized: false,
             tracing: crate::trace::recording(),
+            peers: None,
         };
         let steps = threads::execute(&exec, &f);
         self.push_trace(&plan.summary, schedule, steps);

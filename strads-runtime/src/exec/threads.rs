@@ -16,7 +16,7 @@ use crate::exec::state::LoopState;
 use crate::plan::{Claim, Schedule, Unit, stamp};
 use crate::pool::{as_worker, broadcast};
 use crate::space::Space;
-use crate::sync::{BreakOnPanic, Parked, PhaseBarrier, Signals, Turns, next_call};
+use crate::sync::{BreakOnPanic, Parked, Peers, PhaseBarrier, Signals, Turns, next_call};
 
 /// One call to execute.
 pub(crate) struct Execution<'a, S: Space> {
@@ -33,6 +33,8 @@ pub(crate) struct Execution<'a, S: Space> {
     pub(crate) serialized: bool,
     /// Keep the ids each task ran (`testing::record`).
     pub(crate) tracing: bool,
+    /// Workers in other processes (a cluster call): this process runs `peers.local()`.
+    pub(crate) peers: Option<&'a dyn Peers>,
 }
 
 /// Runs the call; returns, when tracing, the ids each worker ran per step
@@ -45,7 +47,8 @@ where
     let sched = x.schedule;
     let p = sched.workers;
     let call = next_call();
-    let barrier = PhaseBarrier::new(p);
+    let local = x.peers.map_or(0..p, |peers| peers.local());
+    let barrier = PhaseBarrier::new(local.len());
     let turns = (x.serialized && p > 1).then(Turns::new);
     let len = |t: usize, w: usize| match sched.task(t, w).map(|task| task.unit) {
         Some(Unit::Ids(k)) => sched.lists[k].len(),
@@ -81,9 +84,12 @@ where
                 match &step.tasks[w] {
                     Some(task) => {
                         for &(u, v) in &task.after {
-                            if !signals.wait(u * p + v, &barrier) {
+                            if local.contains(&v) && !signals.wait(u * p + v, &barrier) {
                                 return;
                             }
+                        }
+                        if let Some(peers) = x.peers {
+                            peers.before(t, w);
                         }
                         if let Some(c) = &task.claim {
                             claim(c);
@@ -117,6 +123,9 @@ where
                         if barrier.is_broken() {
                             return;
                         }
+                        if let Some(peers) = x.peers {
+                            peers.after(t, w);
+                        }
                         if segments.applying(t) {
                             if !blk.finished.get() {
                                 segments.finish(seq, &blk.round, &blk.finished);
@@ -139,18 +148,28 @@ where
                     }
                     None => {}
                 }
-                if p > 1 && step.barrier_after && !barrier.wait() {
-                    return;
+                if p > 1 && step.barrier_after {
+                    if !barrier.wait() {
+                        return;
+                    }
+                    if let Some(peers) = x.peers {
+                        if w == local.start {
+                            peers.barrier(t);
+                        }
+                        if !barrier.wait() {
+                            return;
+                        }
+                    }
                 }
             }
         });
         mine
     };
-    let per_worker: Vec<Vec<(usize, Vec<usize>)>> = if p == 1 {
-        vec![worker(0)]
+    let per_worker: Vec<Vec<(usize, Vec<usize>)>> = if local.len() == 1 {
+        vec![worker(local.start)]
     } else {
-        broadcast(p, |w| {
-            let r = worker(w);
+        broadcast(local.len(), |i| {
+            let r = worker(local.start + i);
             if barrier.is_broken() {
                 signals.wake_all();
             }
@@ -161,7 +180,7 @@ where
         return Vec::new();
     }
     let mut steps = vec![vec![Vec::new(); p]; sched.steps.len()];
-    for (w, tasks) in per_worker.into_iter().enumerate() {
+    for (w, tasks) in local.clone().zip(per_worker) {
         for (t, ids) in tasks {
             steps[t][w] = ids;
         }

@@ -11,7 +11,7 @@ use super::{BoxBlocks, Space};
 /// coordinate `c`. A plain range `a..b` is `base = 0, step = 1, lo = a, hi = b` (the
 /// coordinate is the index); `(a..b).step_by(s)` is `base = a, step = s, lo = 0` and one
 /// coordinate per index (the analysis sees the index as `s * c + a`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RangeDim {
     base: usize,
     step: usize,
@@ -67,6 +67,25 @@ impl RangeDim {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GridSpace<const N: usize> {
     dims: [RangeDim; N],
+}
+
+// By hand: serde derives arrays of a fixed length only. The dims travel as a sequence
+// (the cluster sends the space of a call to its workers).
+impl<const N: usize> serde::Serialize for GridSpace<N> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.dims.as_slice().serialize(s)
+    }
+}
+
+impl<'de, const N: usize> serde::Deserialize<'de> for GridSpace<N> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let dims: Vec<RangeDim> = Vec::deserialize(d)?;
+        let n = dims.len();
+        let dims: [RangeDim; N] = dims.try_into().map_err(|_| {
+            serde::de::Error::invalid_length(n, &format!("{N} dims").as_str())
+        })?;
+        Ok(GridSpace { dims })
+    }
 }
 
 impl<const N: usize> GridSpace<N> {
@@ -214,7 +233,7 @@ impl<const N: usize> Space for GridSpace<N> {
 }
 
 /// The iteration space of `for i in start..end` (or `(start..end).step_by(s)`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RangeSpace {
     grid: GridSpace<1>,
 }

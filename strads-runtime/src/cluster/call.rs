@@ -1,0 +1,359 @@
+//! One loop call across processes: what the driver sends and waits for, what a worker
+//! runs, and the [`Peers`] hooks through which the thread executor of each process meets
+//! the others.
+
+use std::cell::RefCell;
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
+use std::sync::Arc;
+
+use strads_analysis::LoopSpec;
+
+use super::proto::{Arrival, ArrayMeta, CallMsg, CallPlan, PlanArray};
+use super::session::Session;
+use super::wire::WireArray;
+use crate::plan::Schedule;
+use crate::sync::Peers;
+
+/// What generated code gives a call for the cluster: the loop struct, its arrays (in the
+/// spec's order) and the reductions' parts.
+pub struct Shipment<'a> {
+    /// The loop's registry name.
+    pub name: &'static str,
+    /// The loop struct, postcard.
+    pub captured: Vec<u8>,
+    /// The iteration space when it is not an array, postcard.
+    pub space: Vec<u8>,
+    /// The call's arrays, in the spec's order.
+    pub arrays: Vec<&'a dyn WireArray>,
+    /// The reductions' parts, when the loop has reductions.
+    pub parts: Option<&'a dyn PartsWire>,
+}
+
+impl std::fmt::Debug for Shipment<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shipment")
+            .field("arrays", &self.arrays.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reduction parts that cross processes.
+pub trait PartsWire: Sync {
+    /// The parts this process made, postcard.
+    fn to_bytes(&self) -> Vec<u8>;
+    /// Adds parts another process made.
+    fn absorb(&self, bytes: &[u8]) -> Result<(), String>;
+}
+
+impl<R> PartsWire for crate::array::reduce::Parts<R>
+where
+    R: serde::Serialize + serde::de::DeserializeOwned + Send,
+{
+    fn to_bytes(&self) -> Vec<u8> {
+        self.with_all(|parts| postcard::to_allocvec(parts).expect("reduction parts encode"))
+    }
+
+    fn absorb(&self, bytes: &[u8]) -> Result<(), String> {
+        let parts: Vec<((usize, usize), R)> =
+            postcard::from_bytes(bytes).map_err(|e| format!("reduction parts: {e}"))?;
+        for (seq, part) in parts {
+            self.push(seq, part);
+        }
+        Ok(())
+    }
+}
+
+/// A hash of a loop's spec: a worker with another spec of the same loop (another binary)
+/// is refused.
+pub fn spec_hash(spec: &LoopSpec) -> u64 {
+    let bytes = postcard::to_allocvec(spec).expect("specs encode");
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// The hooks of one rank in one call.
+struct RankPeers<'a> {
+    session: &'static Session,
+    plan: Arc<CallPlan>,
+    arrays: &'a [&'a dyn WireArray],
+    local: Range<usize>,
+}
+
+// Shipment's arrays are `Vec<&dyn WireArray>`; the hooks borrow them as a slice.
+
+impl RankPeers<'_> {
+    /// Applies transfer `tid` (once per rank; other tasks wait for it).
+    fn apply(&self, tid: usize) {
+        loop {
+            let data = self.session.wait(|core| match core.arrival(tid) {
+                Arrival::Applied => Some(None),
+                Arrival::Received(_) => Some(core.take_received(tid)),
+                Arrival::Applying | Arrival::Pending => None,
+            });
+            let Some(data) = data else {
+                return;
+            };
+            let tr = &self.plan.transfers[tid];
+            if let Err(e) = self.arrays[tr.array].write(&tr.region, &data) {
+                self.session.fail(format!(
+                    "transfer {tid} from rank {} does not fit array {}: {e}",
+                    tr.from, tr.array
+                ));
+            }
+            self.session.with(|core| core.applied(tid));
+        }
+    }
+}
+
+impl Peers for RankPeers<'_> {
+    fn local(&self) -> Range<usize> {
+        self.local.clone()
+    }
+
+    fn before(&self, t: usize, w: usize) {
+        self.session
+            .wait(|core| core.ready(t, w).then_some(()));
+        for &tid in &self.plan.waits[t][w] {
+            self.apply(tid);
+        }
+    }
+
+    fn after(&self, t: usize, w: usize) {
+        let sends: Vec<(usize, Vec<u8>)> = self.plan.sends[t][w]
+            .iter()
+            .map(|&tid| {
+                let tr = &self.plan.transfers[tid];
+                (tid, self.arrays[tr.array].read(&tr.region))
+            })
+            .collect();
+        self.session.with(|core| {
+            for (tid, data) in sends {
+                core.send_transfer(tid, data);
+            }
+            core.task_done(t, w);
+        });
+    }
+
+    fn barrier(&self, t: usize) {
+        if self.plan.barrier[t] {
+            self.session.with(|core| core.barrier(t));
+            self.session
+                .wait(|core| core.barrier_passed(t).then_some(()));
+        }
+    }
+}
+
+/// Which arrays a schedule writes (a writable window in some task).
+fn written(schedule: &Schedule, arrays: usize) -> Vec<bool> {
+    let mut out = vec![false; arrays];
+    for set in &schedule.windows {
+        for (a, w) in set.iter().enumerate().take(arrays) {
+            use crate::plan::Window;
+            let writable = match w {
+                Window::All { writable }
+                | Window::Range { writable, .. }
+                | Window::Lattice { writable, .. } => *writable,
+                Window::Tiles(_) | Window::Owned { .. } => true,
+            };
+            out[a] |= writable;
+        }
+    }
+    out
+}
+
+/// Why a call cannot cross processes, if it cannot: then the driver runs it alone.
+pub fn refusal(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Option<String> {
+    let w = written(schedule, ship.arrays.len());
+    for (a, arr) in ship.arrays.iter().enumerate() {
+        if arr.meta(w[a]).is_none() {
+            return Some(format!(
+                "array {a} has elements that cannot cross processes (numbers only)"
+            ));
+        }
+    }
+    let arrays = plan_arrays(schedule, ship, session);
+    CallPlan::new(schedule, session.size, session.threads, &arrays)
+        .err()
+        .map(|e| e.0)
+}
+
+fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<ArrayMeta> {
+    let w = written(schedule, ship.arrays.len());
+    let holders = session.holders.lock().unwrap_or_else(|e| e.into_inner());
+    ship.arrays
+        .iter()
+        .enumerate()
+        .map(|(a, arr)| {
+            let mut m = arr.meta(w[a]).expect("checked by `refusal`");
+            m.holders = match holders.get(&m.id) {
+                Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
+                _ => vec![0],
+            };
+            m
+        })
+        .collect()
+}
+
+fn plan_arrays(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<PlanArray> {
+    metas(schedule, ship, session)
+        .into_iter()
+        .map(|m| PlanArray {
+            shape: m.shape,
+            shipped: m.shipped,
+            holders: m.holders,
+        })
+        .collect()
+}
+
+/// Driver: runs a call across every rank. `run` runs this process's part on the thread
+/// executor with the hooks it is given.
+pub(crate) fn drive(
+    session: &'static Session,
+    name: &str,
+    spec: &LoopSpec,
+    schedule: &Schedule,
+    ship: &Shipment<'_>,
+    run: &mut dyn FnMut(&dyn Peers),
+) {
+    let seq = session
+        .next_seq
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let metas = metas(schedule, ship, session);
+    let arrays: Vec<PlanArray> = metas
+        .iter()
+        .map(|m| PlanArray {
+            shape: m.shape.clone(),
+            shipped: m.shipped,
+            holders: m.holders.clone(),
+        })
+        .collect();
+    let plan = match CallPlan::new(schedule, session.size, session.threads, &arrays) {
+        Ok(p) => Arc::new(p),
+        Err(e) => session.fail(format!("loop `{name}` cannot cross processes: {}", e.0)),
+    };
+    let msg = CallMsg {
+        seq,
+        name: name.to_string(),
+        spec_hash: spec_hash(spec),
+        captured: ship.captured.clone(),
+        space: ship.space.clone(),
+        threads: session.threads,
+        arrays: metas.clone(),
+        schedule: postcard::to_allocvec(schedule).expect("schedules encode"),
+    };
+    session.with(|core| {
+        core.send_call(&msg, |r| {
+            metas
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| !m.shipped && !m.holders.contains(&r))
+                .map(|(a, _)| (a, ship.arrays[a].whole()))
+                .collect()
+        });
+        core.begin(seq, plan.clone());
+        for tid in plan.initial() {
+            let tr = &plan.transfers[tid];
+            core.send_transfer(tid, ship.arrays[tr.array].read(&tr.region));
+        }
+    });
+    // The whole arrays sent are now held by every rank.
+    {
+        let mut holders = session.holders.lock().unwrap_or_else(|e| e.into_inner());
+        for m in metas.iter().filter(|m| !m.shipped) {
+            holders.insert(m.id, (m.version, (0..session.size).collect()));
+        }
+    }
+    let peers = RankPeers {
+        session,
+        plan: plan.clone(),
+        arrays: &ship.arrays,
+        local: 0..session.threads,
+    };
+    run(&peers);
+    // Every worker finished, every element home.
+    session.wait(|core| core.all_finished().then_some(()));
+    for tid in plan.homecoming() {
+        peers.apply(tid);
+    }
+    let parts = session.with(|core| {
+        let parts = core.take_parts();
+        core.end();
+        parts
+    });
+    if let Some(p) = ship.parts {
+        for (r, bytes) in parts.iter().enumerate() {
+            if let Err(e) = p.absorb(bytes) {
+                session.fail(format!("rank {}: {e}", r + 1));
+            }
+        }
+    }
+}
+
+thread_local! {
+    /// The call a worker rank is serving on this thread.
+    static SERVING: RefCell<Option<Arc<CallMsg>>> = const { RefCell::new(None) };
+}
+
+/// Worker: the call being served on this thread, if any.
+pub fn serving() -> Option<Arc<CallMsg>> {
+    SERVING.with(|s| s.borrow().clone())
+}
+
+/// Worker: runs `f` as the server of call `msg`.
+pub(crate) fn serve_with<R>(msg: Arc<CallMsg>, f: impl FnOnce() -> R) -> R {
+    SERVING.with(|s| *s.borrow_mut() = Some(msg));
+    let r = f();
+    SERVING.with(|s| *s.borrow_mut() = None);
+    r
+}
+
+/// Worker: runs its part of call `msg` (planned here as `schedule`, which must be the
+/// driver's).
+pub(crate) fn work(
+    session: &'static Session,
+    msg: &CallMsg,
+    schedule: &Schedule,
+    ship: &Shipment<'_>,
+    run: &mut dyn FnMut(&dyn Peers),
+) {
+    let theirs: Schedule = match postcard::from_bytes(&msg.schedule) {
+        Ok(s) => s,
+        Err(e) => session.fail(format!("the driver's schedule of `{}` does not decode: {e}", msg.name)),
+    };
+    if &theirs != schedule {
+        session.fail(format!(
+            "loop `{}`: this rank plans another schedule than the driver's (different data \
+             or binary)",
+            msg.name
+        ));
+    }
+    let arrays: Vec<PlanArray> = msg
+        .arrays
+        .iter()
+        .map(|m| PlanArray {
+            shape: m.shape.clone(),
+            shipped: m.shipped,
+            holders: m.holders.clone(),
+        })
+        .collect();
+    let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays) {
+        Ok(p) => Arc::new(p),
+        Err(e) => session.fail(format!("loop `{}`: {}", msg.name, e.0)),
+    };
+    session.with(|core| core.begin(msg.seq, plan.clone()));
+    let r = session.rank;
+    let peers = RankPeers {
+        session,
+        plan: plan.clone(),
+        arrays: &ship.arrays,
+        local: r * msg.threads..(r + 1) * msg.threads,
+    };
+    run(&peers);
+    let parts = ship.parts.map(|p| p.to_bytes()).unwrap_or_default();
+    session.with(|core| {
+        core.finish(parts);
+        core.end();
+    });
+}

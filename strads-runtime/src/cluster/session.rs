@@ -1,0 +1,317 @@
+//! The process's place in a cluster job: its rank, the transport, the protocol core that
+//! the network thread and the workers share, and fail-stop.
+
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::proto::{Core, Failure, Msg, Outgoing, msg};
+
+/// A frame between ranks.
+#[derive(Debug)]
+pub enum Frame {
+    /// A control message's bytes.
+    Control(Vec<u8>),
+    /// A block: its header message's bytes and its elements.
+    Block { header: Vec<u8>, data: Vec<u8> },
+}
+
+/// What the transport reports.
+#[derive(Debug)]
+pub enum LinkEvent {
+    /// A frame from a rank.
+    Frame { from: usize, frame: Frame },
+    /// A rank is gone.
+    Lost { rank: usize, reason: String },
+}
+
+/// The transport as the session uses it (QUIC in `net`).
+pub trait Link: Send + Sync {
+    /// Queues a frame to `to`; never blocks.
+    fn send(&self, to: usize, frame: Frame);
+    /// The next event, waiting at most `d`.
+    fn recv_timeout(&self, d: Duration) -> Option<LinkEvent>;
+    /// Sends what is queued and closes (bounded).
+    fn close(&self);
+    /// Bytes sent and received so far.
+    fn bytes(&self) -> (u64, u64);
+}
+
+/// Processes this one started (the driver of `STRADS_PROCESSES`): stopped on failure.
+pub trait Children: Send {
+    /// Kills every child still running and reaps it.
+    fn kill_all(&mut self);
+    /// Waits for the children to end by themselves (bounded); `false` if some did not.
+    fn wait_all(&mut self, timeout: Duration) -> bool;
+}
+
+/// One process of a cluster job.
+pub struct Session {
+    pub(crate) rank: usize,
+    pub(crate) size: usize,
+    /// Worker threads per rank.
+    pub(crate) threads: usize,
+    link: Box<dyn Link>,
+    core: Mutex<Core>,
+    cv: Condvar,
+    origin: Instant,
+    children: Mutex<Option<Box<dyn Children>>>,
+    /// Driver: calls are numbered from 1.
+    pub(crate) next_seq: std::sync::atomic::AtomicU64,
+    /// Driver: which ranks hold which version of each array (`id → (version, ranks)`).
+    pub(crate) holders: Mutex<std::collections::HashMap<u64, (u64, Vec<usize>)>>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Keep-alive and idle time of the protocol (the transport has its own as well).
+const KEEP_ALIVE: Duration = Duration::from_secs(1);
+pub(crate) const IDLE: Duration = Duration::from_secs(10);
+
+static SESSION: OnceLock<Option<&'static Session>> = OnceLock::new();
+static WORKER: OnceLock<&'static Session> = OnceLock::new();
+
+/// The session of this process, started on first use: `None` for a program run as one
+/// process. A worker rank never returns from its first call: it serves until the driver
+/// ends the job, then exits.
+pub fn get() -> Option<&'static Session> {
+    *SESSION.get_or_init(|| match super::start::start() {
+        Ok(None) => None,
+        Ok(Some(s)) => {
+            let s: &'static Session = Box::leak(Box::new(s));
+            s.spawn_pump();
+            if s.rank != 0 {
+                let _ = WORKER.set(s);
+                super::registry::serve_forever(s);
+            }
+            Some(s)
+        }
+        Err(e) => {
+            eprintln!("strads: cannot start the cluster: {e}");
+            std::process::exit(2);
+        }
+    })
+}
+
+/// A worker rank's session, while it serves.
+pub fn worker() -> Option<&'static Session> {
+    WORKER.get().copied()
+}
+
+/// The session if one was started (does not start one).
+pub fn current() -> Option<&'static Session> {
+    SESSION.get().copied().flatten()
+}
+
+impl Session {
+    /// A session over `link`.
+    pub(crate) fn new(
+        rank: usize,
+        size: usize,
+        threads: usize,
+        link: Box<dyn Link>,
+        children: Option<Box<dyn Children>>,
+    ) -> Session {
+        let keep = KEEP_ALIVE.as_micros() as u64;
+        let idle = IDLE.as_micros() as u64;
+        Session {
+            rank,
+            size,
+            threads,
+            link,
+            core: Mutex::new(Core::new(rank, size, keep, idle, 0)),
+            cv: Condvar::new(),
+            origin: Instant::now(),
+            children: Mutex::new(children),
+            next_seq: std::sync::atomic::AtomicU64::new(1),
+            holders: Mutex::new(Default::default()),
+        }
+    }
+
+    /// This process's rank (0: the driver).
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// Ranks in the job.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Workers of the whole job: ranks x threads.
+    pub fn workers(&self) -> usize {
+        self.size * self.threads
+    }
+
+    fn now(&self) -> u64 {
+        self.origin.elapsed().as_micros() as u64
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Core> {
+        self.core.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sends what the core queued.
+    fn flush(&self, core: &mut Core) {
+        while let Some(o) = core.poll_transmit() {
+            match o {
+                Outgoing::Control { to, msg } => self.link.send(to, Frame::Control(msg::encode(&msg))),
+                Outgoing::Block { to, msg, data } => self.link.send(
+                    to,
+                    Frame::Block {
+                        header: msg::encode(&msg),
+                        data,
+                    },
+                ),
+            }
+        }
+    }
+
+    /// Runs `f` on the core, sends what it queued and wakes the waiters.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Core) -> R) -> R {
+        let mut core = self.lock();
+        let r = f(&mut core);
+        self.flush(&mut core);
+        drop(core);
+        self.cv.notify_all();
+        r
+    }
+
+    /// Waits until `ready` holds of the core; fail-stop when the job fails meanwhile.
+    pub(crate) fn wait<R>(&self, mut ready: impl FnMut(&mut Core) -> Option<R>) -> R {
+        let mut core = self.lock();
+        loop {
+            if let Some(f) = core.failure().cloned() {
+                drop(core);
+                self.die(&f);
+            }
+            if let Some(r) = ready(&mut core) {
+                self.flush(&mut core);
+                return r;
+            }
+            core = self
+                .cv
+                .wait_timeout(core, Duration::from_millis(100))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
+    /// The network thread: frames and time into the core.
+    fn spawn_pump(&'static self) {
+        std::thread::Builder::new()
+            .name("strads-cluster".into())
+            .spawn(move || self.pump())
+            .unwrap_or_else(|e| {
+                eprintln!("strads: cannot start the cluster thread: {e}");
+                std::process::exit(2);
+            });
+    }
+
+    fn pump(&self) {
+        loop {
+            let ev = self.link.recv_timeout(Duration::from_millis(50));
+            let now = self.now();
+            let failure = {
+                let mut core = self.lock();
+                match ev {
+                    Some(LinkEvent::Frame { from, frame }) => {
+                        let (bytes, data) = match frame {
+                            Frame::Control(b) => (b, None),
+                            Frame::Block { header, data } => (header, Some(data)),
+                        };
+                        match msg::decode(&bytes) {
+                            Ok(m) => core.handle(now, from, m, data),
+                            Err(e) => core.fail(format!("rank {from} sent {e}")),
+                        }
+                    }
+                    Some(LinkEvent::Lost { rank, reason }) => {
+                        if !core.is_shut_down() {
+                            core.lost(rank, reason);
+                        }
+                    }
+                    None => {}
+                }
+                core.handle_timeout(now);
+                self.flush(&mut core);
+                core.failure().cloned()
+            };
+            self.cv.notify_all();
+            if let Some(f) = failure {
+                self.die(&f);
+            }
+        }
+    }
+
+    /// Fail-stop: says what failed, stops the processes this one started, and exits
+    /// non-zero.
+    pub(crate) fn die(&self, f: &Failure) -> ! {
+        let who = if f.rank == self.rank {
+            "this rank".to_string()
+        } else {
+            format!("rank {}", f.rank)
+        };
+        eprintln!("strads: the job stops: {who} failed: {}", f.message);
+        {
+            let mut core = self.lock();
+            self.flush(&mut core);
+        }
+        self.link.close();
+        if let Some(c) = self
+            .children
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            c.kill_all();
+        }
+        std::process::exit(1);
+    }
+
+    /// This rank fails the job with `message`.
+    pub(crate) fn fail(&self, message: String) -> ! {
+        let f = self.with(|core| {
+            core.fail(message.clone());
+            core.failure().cloned()
+        });
+        self.die(&f.unwrap_or(Failure {
+            rank: self.rank,
+            message,
+        }))
+    }
+
+    /// Driver: the program is over: tells the workers, waits for them (bounded), closes.
+    pub fn shut_down(&self) {
+        if self.rank != 0 {
+            return;
+        }
+        self.with(|core| core.shut_down());
+        self.link.close();
+        if let Some(c) = self
+            .children
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            && !c.wait_all(Duration::from_secs(10))
+        {
+            c.kill_all();
+        }
+    }
+
+    /// Bytes of frames sent and received by this process.
+    pub fn bytes(&self) -> (u64, u64) {
+        self.link.bytes()
+    }
+
+    /// A control message to `to` (outside the core's calls).
+    pub(crate) fn send_msg(&self, to: usize, m: &Msg) {
+        self.link.send(to, Frame::Control(msg::encode(m)));
+    }
+}
