@@ -217,6 +217,10 @@ pub mod __private {
         GridSpace, LoopState, Named, Parked, Parts, RangeDim, RangeSpace, Reduce, SharedMut,
         SparseArray, capture_key,
     };
+    pub use strads_runtime::cluster::call::PartsWire;
+    pub use strads_runtime::cluster::registry::{LOOPS, RemoteLoop, Serve};
+    pub use strads_runtime::cluster::wire::WireArray;
+    pub use strads_runtime::linkme;
 
     use serde::Serialize;
     use serde::de::DeserializeOwned;

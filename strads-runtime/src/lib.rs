@@ -18,6 +18,8 @@ pub mod testing;
 mod trace;
 
 pub use data::{corpus, generate, load, permute};
+#[doc(hidden)]
+pub use linkme;
 
 pub use array::access::{ArrayMut, ArrayRef};
 pub use array::buffer::{Buffered, CopyView};

@@ -27,6 +27,8 @@ pub(super) struct Arrays {
     pub(super) buffers: Vec<(syn::Ident, syn::Ident, TokenStream)>,
     /// The arrays lent to the workers (`SharedMut`).
     pub(super) shared: Vec<TokenStream>,
+    /// Which arrays (indices into `LoopFn::arrays`) are lent, as `__<name>`.
+    pub(super) lent: Vec<usize>,
 }
 
 /// The arrays of loop `f`.
@@ -45,6 +47,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
     // (array, its `Buffered`, how to reach the array) of every write-back buffer.
     let mut buffers: Vec<(syn::Ident, syn::Ident, TokenStream)> = Vec::new();
     let mut shared = Vec::new();
+    let mut lent = Vec::new();
     let apply_targets: HashSet<usize> = f
         .applies
         .iter()
@@ -96,6 +99,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
                 quote!(new_unwritten)
             };
             shared.push(quote!(let #shared_ident = #private::SharedMut::#lend(#src);));
+            lent.push(a);
             views.push(quote!(let mut #ident = __blk.view_mut(&#shared_ident, #idx);));
             survey_views.push(quote!(let mut #ident = __survey.view_mut(&#shared_ident, #idx);));
             body_args.push(quote!(&mut #ident));
@@ -135,6 +139,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
                 quote!(&mut *#ident)
             };
             shared.push(quote!(let #shared_ident = #private::SharedMut::new(#src);));
+            lent.push(t);
         }
     }
     Arrays {
@@ -145,6 +150,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
         survey_views,
         buffers,
         shared,
+        lent,
     }
 }
 

@@ -103,6 +103,8 @@ fn reduction_code(
     ReductionCode {
         item: quote! {
             #[doc = #doc]
+            #[derive(#private::serde::Serialize, #private::serde::Deserialize)]
+            #[serde(crate = "::strads::__private::serde")]
             #vis struct #name {
                 #(#fields,)*
             }

@@ -27,8 +27,10 @@ pub(super) struct Parts<'a, 'f> {
     pub(super) recon: bool,
 }
 
-/// The statements that replace the loop: serial or one call of the runtime.
-pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
+/// The statements that replace the loop (serial or one call of the runtime), and, for a
+/// loop that can run across processes, the statements a worker rank runs for the driver's
+/// call (see `serve`).
+pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
     let Parts {
         f,
         walked,
@@ -47,6 +49,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
         survey_views,
         buffers,
         shared,
+        lent,
         ..
     } = arrays;
     let ReductionCode {
@@ -200,6 +203,40 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
             }
         }
     };
+    // Across processes: loops with a static plan, no buffers and no `iter_mut()`.
+    let clustered = !recon && !f.values_mut && !buffered;
+    let ship = clustered.then(|| {
+        let wire = f.arrays.iter().enumerate().map(|(k, a)| {
+            let i = &a.ident;
+            let lent_ident = format_ident!("__{}", i);
+            if lent.contains(&k) {
+                quote!(&#lent_ident as &dyn #private::WireArray)
+            } else if a.owned {
+                quote!(&#i as &dyn #private::WireArray)
+            } else {
+                quote!(&*#i as &dyn #private::WireArray)
+            }
+        });
+        let name = struct_name.to_string();
+        let space_arg = match f.space {
+            SpaceSrc::Array(_) => quote!(::core::option::Option::None::<&()>),
+            SpaceSrc::Range { .. } => quote!(::core::option::Option::Some(__space)),
+        };
+        let parts_arg = if red_push.is_empty() {
+            quote!(::core::option::Option::None)
+        } else {
+            quote!(::core::option::Option::Some(&__parts))
+        };
+        quote! {
+            .cluster(
+                ::core::concat!(::core::module_path!(), "::", #name),
+                &__loop,
+                #space_arg,
+                &[#(#wire),*],
+                #parts_arg,
+            )
+        }
+    });
     // With buffers, the call applies them at the schedule's application points.
     let buffered_call =
         buffered.then(|| quote!(.buffered(&|__parked: &#private::Parked| { #(#buffers_apply)* })));
@@ -222,7 +259,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
     } else if f.values_mut {
         quote!(__call #buffered_call .run_mut(&mut *#space_ident, #block_closure);)
     } else {
-        quote!(__call #buffered_call .run(__space, #block_closure);)
+        quote!(__call #buffered_call #ship .run(__space, #block_closure);)
     };
     // Read before the arrays are lent to the workers.
     let keys_stmt = recon.then(|| {
@@ -266,7 +303,28 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
         #red_end
         #struct_pat
     };
-    if restore.is_empty() {
+    // A worker rank: the loop struct, arrays and space come from the driver; reductions'
+    // parts go back to it (the call sends them), so nothing is folded here.
+    let serve = clustered.then(|| {
+        let space_serve = match &f.space {
+            SpaceSrc::Array(_) => quote!(#space_init),
+            SpaceSrc::Range { dims } if dims.len() == 1 => {
+                quote!(let __space = &__serve.space::<#private::RangeSpace>()?;)
+            }
+            SpaceSrc::Range { dims } => {
+                let n = lit(dims.len() as i128);
+                quote!(let __space = &__serve.space::<#private::GridSpace<#n>>()?;)
+            }
+        };
+        quote! {
+            #space_serve
+            #red_begin
+            let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
+            let __call = #private::Call::new(&__STRADS_LOOP, &__shapes);
+            #launch_scoped
+        }
+    });
+    let body = if restore.is_empty() {
         quote! {
             #state
             if #private::serial_run(&__STRADS_LOOP) {
@@ -291,5 +349,6 @@ pub(super) fn run(parts: Parts<'_, '_>) -> TokenStream {
                 (#(#restore_idents,)*)
             };
         }
-    }
+    };
+    (body, serve)
 }

@@ -5,12 +5,14 @@
 //! - `arrays`: the body's array parameters, views, buffers, lent arrays; the space;
 //! - `body`: the body method (`continue` as `return`, reductions redirected);
 //! - `spec`: the `LoopSpec` constant;
-//! - `call`: the function's new body (the original loop, or one runtime `Call`).
+//! - `call`: the function's new body (the original loop, or one runtime `Call`);
+//! - `serve`: what a worker rank runs for the driver's call, registered by name.
 
 mod arrays;
 mod body;
 mod call;
 mod captures;
+mod serve;
 mod spec;
 
 use proc_macro2::TokenStream;
@@ -82,7 +84,7 @@ pub(crate) fn emit(
     let post = &stmts[f.loop_index + 1..];
     let attrs = &item.attrs;
     let sig = &item.sig;
-    let run = call::run(call::Parts {
+    let (run, serve) = call::run(call::Parts {
         f,
         walked,
         captures: &caps,
@@ -93,6 +95,7 @@ pub(crate) fn emit(
         init: &init,
         recon,
     });
+    let serve = serve.map(|run| serve::serve(f, &struct_name, caps.lt.is_some(), &run));
     let captures::Captures {
         lt,
         bindings,
@@ -147,6 +150,8 @@ pub(crate) fn emit(
                 #(#body_stmts)*
             }
         }
+
+        #serve
 
         #(#attrs)*
         #vis #sig {

@@ -17,7 +17,7 @@ pub struct RemoteLoop {
     /// `module_path!()::StructName`.
     pub name: &'static str,
     /// The loop's spec.
-    pub spec: &'static strads_analysis::LoopSpec,
+    pub spec: fn() -> strads_analysis::LoopSpec,
     /// Runs one call: takes the captured values and arrays from `Serve`, runs the loop's
     /// blocks of this rank, gives the arrays back.
     pub serve: fn(&mut Serve<'_>) -> Result<(), String>,
@@ -134,7 +134,7 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 msg.name
             ));
         };
-        if super::call::spec_hash(l.spec) != msg.spec_hash {
+        if super::call::spec_hash(&(l.spec)()) != msg.spec_hash {
             session.fail(format!(
                 "loop `{}` of this rank's binary differs from the driver's (another build)",
                 msg.name
