@@ -162,6 +162,27 @@
 /// - `STRADS_AFFINITY=0`: leave the worker threads' CPU affinity alone.
 pub use strads_macros::parallel_for;
 
+/// Marks `fn main` of a program that may run as a cluster job (`STRADS_PROCESSES=N`,
+/// `strads run -n N`, Slurm, `mpirun`): worker ranks go straight to serving the driver's
+/// loop calls instead of running the program, and the driver starts its workers before
+/// the program's first line. A program run as one process runs `main` as written.
+///
+/// Without it a worker rank runs `main` up to its first call into strads and serves from
+/// there (with its standard output discarded), which is the same unless `main` does
+/// something costly or visible before its first parallel loop.
+///
+/// ```no_run
+/// #[strads::main]
+/// fn main() {
+///     // ... the program, exactly as on one machine
+/// }
+/// ```
+pub use strads_macros::main;
+
+/// The cluster runtime (see DESIGN.md, "Cluster"): [`cluster::start`] joins the job; the
+/// protocol core and its simulated network are public for tests and scaling studies.
+pub use strads_runtime::cluster;
+
 pub use strads_runtime::{
     ArrayMut, ArrayRef, Buffered, DistArray, Error, IterRng, Result, SparseArray, axpy,
     current_threads, dot, testing, with_threads,

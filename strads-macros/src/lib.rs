@@ -8,6 +8,7 @@ mod ctxt;
 mod emit;
 mod expand;
 mod front;
+mod main_attr;
 mod plankey;
 #[cfg(test)]
 mod tests;
@@ -19,4 +20,10 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn parallel_for(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::parallel_for(args.into(), item.into()).into()
+}
+
+/// See `strads::main`.
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    main_attr::main(args.into(), item.into()).into()
 }

@@ -174,7 +174,7 @@ pub fn refusal(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> O
         }
     }
     let arrays = plan_arrays(schedule, ship, session);
-    CallPlan::new(schedule, session.size, session.threads, &arrays)
+    CallPlan::new(schedule, session.size, session.threads, &arrays, true)
         .err()
         .map(|e| e.0)
 }
@@ -203,6 +203,7 @@ fn plan_arrays(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> V
             shape: m.shape,
             shipped: m.shipped,
             holders: m.holders,
+            away: Vec::new(),
         })
         .collect()
 }
@@ -227,9 +228,10 @@ pub(crate) fn drive(
             shape: m.shape.clone(),
             shipped: m.shipped,
             holders: m.holders.clone(),
+            away: Vec::new(),
         })
         .collect();
-    let plan = match CallPlan::new(schedule, session.size, session.threads, &arrays) {
+    let plan = match CallPlan::new(schedule, session.size, session.threads, &arrays, true) {
         Ok(p) => Arc::new(p),
         Err(e) => session.fail(format!("loop `{name}` cannot cross processes: {}", e.0)),
     };
@@ -253,7 +255,7 @@ pub(crate) fn drive(
                 .collect()
         });
         core.begin(seq, plan.clone());
-        for tid in plan.initial() {
+        for tid in plan.initial().filter(|&t| plan.transfers[t].from == 0) {
             let tr = &plan.transfers[tid];
             core.send_transfer(tid, ship.arrays[tr.array].read(&tr.region));
         }
@@ -336,14 +338,21 @@ pub(crate) fn work(
             shape: m.shape.clone(),
             shipped: m.shipped,
             holders: m.holders.clone(),
+            away: Vec::new(),
         })
         .collect();
-    let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays) {
+    let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays, true) {
         Ok(p) => Arc::new(p),
         Err(e) => session.fail(format!("loop `{}`: {}", msg.name, e.0)),
     };
-    session.with(|core| core.begin(msg.seq, plan.clone()));
     let r = session.rank;
+    session.with(|core| {
+        core.begin(msg.seq, plan.clone());
+        for tid in plan.initial().filter(|&t| plan.transfers[t].from == r) {
+            let tr = &plan.transfers[tid];
+            core.send_transfer(tid, ship.arrays[tr.array].read(&tr.region));
+        }
+    });
     let peers = RankPeers {
         session,
         plan: plan.clone(),

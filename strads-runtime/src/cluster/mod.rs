@@ -15,3 +15,18 @@ pub mod registry;
 pub mod session;
 mod start;
 pub mod wire;
+
+/// Joins the cluster job this process belongs to, if any (`STRADS_PROCESSES`, `strads
+/// run`, Slurm, Open MPI, PMI, or `STRADS_RANK`/`STRADS_SIZE`): the driver (rank 0) starts
+/// or meets its workers and returns; a worker rank serves the driver's loop calls and
+/// exits when the driver's program ends, never returning. Called by `#[strads::main]`
+/// and by the first loop call; calling it again does nothing.
+pub fn start() {
+    let _ = session::get();
+}
+
+/// This process's rank and the job's size, once started: `(0, 1)` for a program run as
+/// one process.
+pub fn rank_and_size() -> (usize, usize) {
+    session::current().map_or((0, 1), |s| (s.rank(), s.size()))
+}

@@ -32,7 +32,7 @@ pub struct Transfer {
     pub region: Region,
     /// The rank that sends them.
     pub from: usize,
-    /// The task after which they are sent; `None`: at the call's start (the driver's).
+    /// The task after which they are sent; `None`: at the call's start.
     pub writer: Option<TaskId>,
     /// The rank that receives them.
     pub to: usize,
@@ -51,6 +51,9 @@ pub struct PlanArray {
     pub shipped: bool,
     /// Ranks that hold its current value before the call (the driver always).
     pub holders: Vec<usize>,
+    /// Regions whose current value is on another rank only (left there by an earlier
+    /// call): `(region, rank)`.
+    pub away: Vec<(Region, usize)>,
 }
 
 /// Everything a call moves between ranks.
@@ -69,6 +72,9 @@ pub struct CallPlan {
     pub remote_after: Vec<Vec<Vec<TaskId>>>,
     /// Whether every rank waits for all after step `t`.
     pub barrier: Vec<bool>,
+    /// After the call, per array, where the current value of each range is:
+    /// `((lo, hi), rank)` (a rank that wrote it last; the driver when `home`).
+    pub end: Vec<Vec<((u64, u64), usize)>>,
 }
 
 /// Why a schedule cannot be run across processes as regions of its arrays.
@@ -99,11 +105,15 @@ fn split_at(map: &mut BTreeMap<u64, Seg>, x: u64) {
 impl CallPlan {
     /// The plan of `schedule` on `ranks` ranks of `threads` workers each (worker `w` on
     /// rank `w / threads`).
+    ///
+    /// With `home`, every element the driver does not hold at the end comes home;
+    /// without, it stays where it was written (see [`CallPlan::end`]).
     pub fn new(
         schedule: &Schedule,
         ranks: usize,
         threads: usize,
         arrays: &[PlanArray],
+        home: bool,
     ) -> Result<CallPlan, NotShippable> {
         let p = schedule.workers;
         assert_eq!(p, ranks * threads, "workers = ranks x threads");
@@ -121,6 +131,7 @@ impl CallPlan {
             barrier: (0..steps)
                 .map(|t| ranks > 1 && schedule.barrier_between(t))
                 .collect(),
+            end: Vec::new(),
         };
         if schedule.apply.is_some() || schedule.steps.iter().any(|s| !s.claims.is_empty()) {
             return Err(NotShippable(
@@ -144,6 +155,16 @@ impl CallPlan {
                             held,
                         },
                     );
+                    for (region, r) in &a.away {
+                        for &(lo, hi) in &region.0 {
+                            split_at(&mut m, lo);
+                            split_at(&mut m, hi);
+                            for seg in m.range_mut(lo..hi).map(|(_, s)| s) {
+                                seg.src = *r;
+                                seg.held = vec![(*r, None)];
+                            }
+                        }
+                    }
                 }
                 m
             })
@@ -245,10 +266,26 @@ impl CallPlan {
                 }
             }
         }
-        // Home: what the driver does not hold at the end.
+        // Where each value is at the end; with `home`, what the driver does not hold comes
+        // home.
+        for map in &maps {
+            let mut end: Vec<((u64, u64), usize)> = Vec::new();
+            for (&k, seg) in map {
+                let r = if home || seg.held.iter().any(|(h, _)| *h == 0) {
+                    0
+                } else {
+                    seg.src
+                };
+                match end.last_mut() {
+                    Some(((_, hi), last)) if *hi == k && *last == r => *hi = seg.end,
+                    _ => end.push(((k, seg.end), r)),
+                }
+            }
+            plan.end.push(end);
+        }
         for (a, map) in maps.iter().enumerate() {
             for (&k, seg) in map {
-                if seg.held.iter().any(|(h, _)| *h == 0) {
+                if !home || seg.held.iter().any(|(h, _)| *h == 0) {
                     continue;
                 }
                 let key = (a, seg.writer, usize::MAX);
@@ -288,7 +325,7 @@ impl CallPlan {
             .map(|(i, _)| i)
     }
 
-    /// Transfers sent at the call's start (from the driver).
+    /// Transfers sent at the call's start (each by the rank that holds the value).
     pub fn initial(&self) -> impl Iterator<Item = usize> + '_ {
         self.transfers
             .iter()

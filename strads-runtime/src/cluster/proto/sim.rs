@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use super::callplan::CallPlan;
+use super::callplan::{CallPlan, PlanArray};
 use super::core::{Core, Micros, Outgoing};
 use super::msg::Msg;
 use crate::plan::Schedule;
@@ -59,6 +59,8 @@ pub struct Sim {
     queue: BinaryHeap<Reverse<(Micros, u64, Event)>>,
     tick: u64,
     flight: Vec<Option<(Msg, Option<Vec<u8>>)>>,
+    /// Each rank's pending timer.
+    timer_at: Vec<Option<Micros>>,
 }
 
 impl Sim {
@@ -75,6 +77,7 @@ impl Sim {
             queue: BinaryHeap::new(),
             tick: 0,
             flight: Vec::new(),
+            timer_at: vec![None; ranks],
         }
     }
 
@@ -110,7 +113,10 @@ impl Sim {
             let k = self.flight.len() - 1;
             self.push(start + wire + self.link.latency, Event::Deliver(to, r, k));
         }
-        if let Some(t) = self.cores[r].poll_timeout() {
+        if let Some(t) = self.cores[r].poll_timeout()
+            && self.timer_at[r].is_none_or(|at| t < at || at < self.now)
+        {
+            self.timer_at[r] = Some(t);
             self.push(t, Event::Timer(r));
         }
     }
@@ -144,11 +150,14 @@ impl Sim {
         for r in 0..ranks {
             self.cores[r].begin(1, plan_arc.clone());
         }
-        // Initial transfers leave the driver at once.
+        // Initial transfers leave their holders at once.
         for tid in plan.initial() {
-            self.cores[0].send_transfer(tid, Vec::new());
+            let from = plan.transfers[tid].from;
+            self.cores[from].send_transfer(tid, Vec::new());
         }
-        self.flush(0, &sizes);
+        for r in 0..ranks {
+            self.flush(r, &sizes);
+        }
         // Per worker: the next step it looks at, whether it is computing, when it became
         // free; per rank: the step each worker passed the barrier of.
         let mut next = vec![0usize; p];
@@ -279,6 +288,9 @@ impl Sim {
                     self.flush(r, &sizes);
                 }
                 Event::Timer(r) => {
+                    if self.timer_at[r] == Some(self.now) {
+                        self.timer_at[r] = None;
+                    }
                     if !self.dead(r) {
                         self.cores[r].handle_timeout(self.now);
                         self.flush(r, &sizes);
@@ -296,4 +308,62 @@ impl Sim {
         }
         report
     }
+}
+
+/// The 2D schedule of SGD-MF (`w[u, *]` and `h[i, *]` written) on `workers` workers, for
+/// `users x items` factors of rank `k`, with uniform partitions; and its arrays, all on the
+/// driver. For scaling studies on the simulated network.
+pub fn sgd_mf_2d(users: usize, items: usize, k: usize, workers: usize) -> (Schedule, Vec<PlanArray>) {
+    use std::borrow::Cow;
+    use strads_analysis::{Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, Partition, SpaceKind, Subscript, analyze};
+    let array = |name: &'static str| ArraySpec {
+        name: Cow::Borrowed(name),
+        rank: 2,
+        mutable: true,
+        additive: false,
+        steers: false,
+    };
+    let row = |array: usize, coeffs: [i64; 2]| Access {
+        array,
+        kind: AccessKind::Write,
+        subscripts: vec![
+            Subscript::Affine(Affine {
+                coeffs: coeffs.to_vec().into(),
+                constant: 0,
+            }),
+            Subscript::Full,
+        ]
+        .into(),
+        line: 0,
+    };
+    let spec = LoopSpec {
+        name: Cow::Borrowed("sgd_epoch"),
+        dims: vec![Name::Borrowed("u"), Name::Borrowed("i")].into(),
+        space: SpaceKind::Range,
+        arrays: vec![array("w"), array("h")].into(),
+        accesses: vec![row(0, [1, 0]), row(1, [0, 1])].into(),
+        ordered: false,
+        buffers: Default::default(),
+        max_delay: None,
+        reductions: Default::default(),
+    };
+    let an = analyze(&spec);
+    let c = an
+        .candidates
+        .iter()
+        .find(|c| matches!(c.strategy, strads_analysis::Strategy::TwoD { space: 0, .. }))
+        .expect("SGD-MF has a 2D plan");
+    let parts = [Partition::uniform(users, workers), Partition::uniform(items, workers)];
+    let shapes: [&[usize]; 2] = [&[users, k], &[items, k]];
+    let schedule = crate::plan::grid::schedule(&spec, c, &parts, &shapes, workers);
+    let arrays = shapes
+        .iter()
+        .map(|s| PlanArray {
+            shape: s.to_vec(),
+            shipped: true,
+            holders: vec![0],
+            away: Vec::new(),
+        })
+        .collect();
+    (schedule, arrays)
 }

@@ -30,6 +30,7 @@ fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
             shape: s.to_vec(),
             shipped: true,
             holders: vec![0],
+            away: Vec::new(),
         })
         .collect();
     (sched, arrays)
@@ -56,7 +57,7 @@ fn tr(
 #[test]
 fn two_ranks_of_a_2d_ring_exchange_exactly_the_rotated_blocks() {
     let (sched, arrays) = sgd_2d();
-    let plan = CallPlan::new(&sched, 2, 1, &arrays).unwrap();
+    let plan = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
     assert_eq!(
         plan.transfers,
         vec![
@@ -78,7 +79,7 @@ fn two_ranks_of_a_2d_ring_exchange_exactly_the_rotated_blocks() {
     assert_eq!(plan.notify[0], vec![vec![1], vec![0]]);
     assert_eq!(plan.bytes_moved(&[4, 4]), (6 + 9 + 9 + 9 + 6 + 9) * 4);
     // On one rank nothing moves.
-    let one = CallPlan::new(&sched, 1, 2, &arrays).unwrap();
+    let one = CallPlan::new(&sched, 1, 2, &arrays, true).unwrap();
     assert!(one.transfers.is_empty());
     assert!(one.remote_after.iter().flatten().all(Vec::is_empty));
 }
@@ -89,7 +90,7 @@ fn cached_arrays_are_not_sent_again() {
     for a in &mut arrays {
         a.holders = vec![0, 1];
     }
-    let plan = CallPlan::new(&sched, 2, 1, &arrays).unwrap();
+    let plan = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
     assert_eq!(plan.initial().count(), 0);
     assert_eq!(plan.transfers.len(), 4);
 }
@@ -97,7 +98,7 @@ fn cached_arrays_are_not_sent_again() {
 #[test]
 fn the_simulated_ring_runs_the_call_with_exact_timing() {
     let (sched, arrays) = sgd_2d();
-    let plan = CallPlan::new(&sched, 2, 1, &arrays).unwrap();
+    let plan = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
     let link = Link {
         latency: 10,
         bandwidth: 125.0,
@@ -115,7 +116,7 @@ fn the_simulated_ring_runs_the_call_with_exact_timing() {
 #[test]
 fn a_killed_rank_is_named_by_the_others_within_the_idle_time() {
     let (sched, arrays) = sgd_2d();
-    let plan = CallPlan::new(&sched, 2, 1, &arrays).unwrap();
+    let plan = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
     let link = Link {
         latency: 10,
         bandwidth: 125.0,
@@ -127,4 +128,40 @@ fn a_killed_rank_is_named_by_the_others_within_the_idle_time() {
     let (who, f) = &r.failures[0];
     assert_eq!((*who, f.rank), (0, 1));
     assert_eq!(f.message, "rank 1 was silent for 0.005 s (dead or hung)");
+}
+
+#[test]
+fn parts_left_in_place_are_not_sent_home_and_start_the_next_call_there() {
+    let (sched, arrays) = sgd_2d();
+    let first = CallPlan::new(&sched, 2, 1, &arrays, false).unwrap();
+    // Nothing comes home; rank 1 keeps its rows of w and the h partition it had last.
+    assert!(first.homecoming().next().is_none());
+    assert_eq!(first.end[0], vec![((0, 6), 0), ((6, 12), 1)]);
+    assert_eq!(first.end[1], vec![((0, 9), 1), ((9, 18), 0)]);
+    // The next call starts from there: w moves no more, h partitions only rotate.
+    let next: Vec<PlanArray> = arrays
+        .iter()
+        .zip(&first.end)
+        .map(|(a, end)| PlanArray {
+            away: end
+                .iter()
+                .filter(|(_, r)| *r != 0)
+                .map(|&(range, r)| (Region(vec![range]), r))
+                .collect(),
+            ..a.clone()
+        })
+        .collect();
+    let second = CallPlan::new(&sched, 2, 1, &next, false).unwrap();
+    // At the start each rank sends the other the h partition it needs first (the ring
+    // turned P - 1 times in the last call), then the ring turns as before.
+    let initial: Vec<&Transfer> = second.initial().map(|t| &second.transfers[t]).collect();
+    assert_eq!(
+        initial,
+        vec![
+            &tr(1, &[(0, 9)], 1, None, 0, vec![(0, 0)]),
+            &tr(1, &[(9, 18)], 0, None, 1, vec![(0, 1)]),
+        ]
+    );
+    assert_eq!(second.bytes_moved(&[4, 4]), 4 * 9 * 4);
+    assert_eq!(second.end, first.end);
 }
