@@ -233,15 +233,15 @@ pub mod __private {
         Access, AccessKind, ArraySpec, BufferSpec, LoopSpec, ReduceOp, ReductionSpec, SpaceKind,
         Subscript,
     };
+    pub use strads_runtime::cluster::call::PartsWire;
+    pub use strads_runtime::cluster::registry::{LOOPS, RemoteLoop, Serve};
+    pub use strads_runtime::cluster::wire::WireArray;
+    pub use strads_runtime::linkme;
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Call, Capture, CaptureByCopy, CaptureByRef, DistArray,
         GridSpace, LoopState, Named, Parked, Parts, RangeDim, RangeSpace, Reduce, SharedMut,
         SparseArray, capture_key,
     };
-    pub use strads_runtime::cluster::call::PartsWire;
-    pub use strads_runtime::cluster::registry::{LOOPS, RemoteLoop, Serve};
-    pub use strads_runtime::cluster::wire::WireArray;
-    pub use strads_runtime::linkme;
 
     use serde::Serialize;
     use serde::de::DeserializeOwned;

@@ -19,7 +19,10 @@ pub(super) fn serve(
 ) -> TokenStream {
     let private = quote!(::strads::__private);
     let (ty, path) = if has_lifetime {
-        (quote!(#struct_name<'static>), quote!(#struct_name::<'static>))
+        (
+            quote!(#struct_name<'static>),
+            quote!(#struct_name::<'static>),
+        )
     } else {
         (quote!(#struct_name), quote!(#struct_name))
     };

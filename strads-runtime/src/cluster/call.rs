@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use strads_analysis::LoopSpec;
 
-use super::proto::{Arrival, ArrayMeta, CallMsg, CallPlan, PlanArray};
+use super::proto::{ArrayMeta, Arrival, CallMsg, CallPlan, PlanArray};
 use super::session::Session;
 use super::wire::WireArray;
 use crate::plan::Schedule;
@@ -113,8 +113,7 @@ impl Peers for RankPeers<'_> {
     }
 
     fn before(&self, t: usize, w: usize) {
-        self.session
-            .wait(|core| core.ready(t, w).then_some(()));
+        self.session.wait(|core| core.ready(t, w).then_some(()));
         for &tid in &self.plan.waits[t][w] {
             self.apply(tid);
         }
@@ -322,7 +321,10 @@ pub(crate) fn work(
 ) {
     let theirs: Schedule = match postcard::from_bytes(&msg.schedule) {
         Ok(s) => s,
-        Err(e) => session.fail(format!("the driver's schedule of `{}` does not decode: {e}", msg.name)),
+        Err(e) => session.fail(format!(
+            "the driver's schedule of `{}` does not decode: {e}",
+            msg.name
+        )),
     };
     if &theirs != schedule {
         session.fail(format!(

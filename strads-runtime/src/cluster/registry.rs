@@ -51,14 +51,22 @@ impl std::fmt::Debug for Serve<'_> {
 impl Serve<'_> {
     /// The loop struct the driver sent.
     pub fn captured<L: DeserializeOwned>(&self) -> Result<L, String> {
-        postcard::from_bytes(&self.msg.captured)
-            .map_err(|e| format!("the captured values of `{}` do not decode: {e}", self.msg.name))
+        postcard::from_bytes(&self.msg.captured).map_err(|e| {
+            format!(
+                "the captured values of `{}` do not decode: {e}",
+                self.msg.name
+            )
+        })
     }
 
     /// The iteration space the driver sent (ranges).
     pub fn space<S: DeserializeOwned>(&self) -> Result<S, String> {
-        postcard::from_bytes(&self.msg.space)
-            .map_err(|e| format!("the iteration space of `{}` does not decode: {e}", self.msg.name))
+        postcard::from_bytes(&self.msg.space).map_err(|e| {
+            format!(
+                "the iteration space of `{}` does not decode: {e}",
+                self.msg.name
+            )
+        })
     }
 
     fn meta(&self, a: usize) -> Result<&ArrayMeta, String> {

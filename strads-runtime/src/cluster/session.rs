@@ -162,7 +162,9 @@ impl Session {
     fn flush(&self, core: &mut Core) {
         while let Some(o) = core.poll_transmit() {
             match o {
-                Outgoing::Control { to, msg } => self.link.send(to, Frame::Control(msg::encode(&msg))),
+                Outgoing::Control { to, msg } => {
+                    self.link.send(to, Frame::Control(msg::encode(&msg)))
+                }
                 Outgoing::Block { to, msg, data } => self.link.send(
                     to,
                     Frame::Block {

@@ -84,7 +84,7 @@ fn run(sched: &Schedule, serialized: bool, buffered: bool) -> Vec<((usize, usize
         apply: buffered.then_some(&apply as &(dyn Fn(&Parked) + Sync)),
         serialized,
         tracing: false,
-            peers: None,
+        peers: None,
     };
     let f = |blk: &mut Block<'_, RangeSpace>| {
         let seq = blk.seq();
@@ -205,7 +205,7 @@ fn a_block_counts_its_iterations_once() {
         apply: Some(&apply as &(dyn Fn(&Parked) + Sync)),
         serialized: false,
         tracing: false,
-            peers: None,
+        peers: None,
     };
     let twice = |blk: &mut Block<'_, RangeSpace>| {
         blk.for_each(|_| ());

@@ -81,9 +81,9 @@ impl<'de, const N: usize> serde::Deserialize<'de> for GridSpace<N> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let dims: Vec<RangeDim> = Vec::deserialize(d)?;
         let n = dims.len();
-        let dims: [RangeDim; N] = dims.try_into().map_err(|_| {
-            serde::de::Error::invalid_length(n, &format!("{N} dims").as_str())
-        })?;
+        let dims: [RangeDim; N] = dims
+            .try_into()
+            .map_err(|_| serde::de::Error::invalid_length(n, &format!("{N} dims").as_str()))?;
         Ok(GridSpace { dims })
     }
 }

@@ -13,7 +13,8 @@ use super::core::{Core, Micros, Outgoing};
 use super::msg::Msg;
 use crate::plan::Schedule;
 
-/// A link between two ranks.
+/// The link of every rank to a switch: what a rank sends shares its uplink, what it
+/// receives its downlink.
 #[derive(Clone, Copy, Debug)]
 pub struct Link {
     /// One-way latency.
@@ -52,8 +53,10 @@ enum Event {
 pub struct Sim {
     pub cores: Vec<Core>,
     link: Link,
-    /// When each directed link is free again (bandwidth is shared in order).
-    free_at: Vec<Vec<Micros>>,
+    /// When each rank's uplink and downlink are free again: a rank's frames share its
+    /// link's bandwidth, in the order sent (and received).
+    out_free: Vec<Micros>,
+    in_free: Vec<Micros>,
     killed: Vec<Option<Micros>>,
     now: Micros,
     queue: BinaryHeap<Reverse<(Micros, u64, Event)>>,
@@ -71,7 +74,8 @@ impl Sim {
                 .map(|r| Core::new(r, ranks, keep_alive, idle, 0))
                 .collect(),
             link,
-            free_at: vec![vec![0; ranks]; ranks],
+            out_free: vec![0; ranks],
+            in_free: vec![0; ranks],
             killed: vec![None; ranks],
             now: 0,
             queue: BinaryHeap::new(),
@@ -106,9 +110,10 @@ impl Sim {
                 Outgoing::Block { to, msg, data } => (to, msg, Some(data)),
             };
             let bytes = 64 + sizes(&msg).max(data.as_ref().map_or(0, |d| d.len() as u64));
-            let start = self.now.max(self.free_at[r][to]);
+            let start = self.now.max(self.out_free[r]).max(self.in_free[to]);
             let wire = (bytes as f64 / self.link.bandwidth).ceil() as Micros;
-            self.free_at[r][to] = start + wire;
+            self.out_free[r] = start + wire;
+            self.in_free[to] = start + wire;
             self.flight.push(Some((msg, data)));
             let k = self.flight.len() - 1;
             self.push(start + wire + self.link.latency, Event::Deliver(to, r, k));
@@ -313,9 +318,17 @@ impl Sim {
 /// The 2D schedule of SGD-MF (`w[u, *]` and `h[i, *]` written) on `workers` workers, for
 /// `users x items` factors of rank `k`, with uniform partitions; and its arrays, all on the
 /// driver. For scaling studies on the simulated network.
-pub fn sgd_mf_2d(users: usize, items: usize, k: usize, workers: usize) -> (Schedule, Vec<PlanArray>) {
+pub fn sgd_mf_2d(
+    users: usize,
+    items: usize,
+    k: usize,
+    workers: usize,
+) -> (Schedule, Vec<PlanArray>) {
     use std::borrow::Cow;
-    use strads_analysis::{Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, Partition, SpaceKind, Subscript, analyze};
+    use strads_analysis::{
+        Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, Partition, SpaceKind, Subscript,
+        analyze,
+    };
     let array = |name: &'static str| ArraySpec {
         name: Cow::Borrowed(name),
         rank: 2,
@@ -353,7 +366,10 @@ pub fn sgd_mf_2d(users: usize, items: usize, k: usize, workers: usize) -> (Sched
         .iter()
         .find(|c| matches!(c.strategy, strads_analysis::Strategy::TwoD { space: 0, .. }))
         .expect("SGD-MF has a 2D plan");
-    let parts = [Partition::uniform(users, workers), Partition::uniform(items, workers)];
+    let parts = [
+        Partition::uniform(users, workers),
+        Partition::uniform(items, workers),
+    ];
     let shapes: [&[usize]; 2] = [&[users, k], &[items, k]];
     let schedule = crate::plan::grid::schedule(&spec, c, &parts, &shapes, workers);
     let arrays = shapes

@@ -1,0 +1,206 @@
+//! Scale by simulation: the cluster's protocol core on the simulated network predicts an
+//! SGD-MF epoch on Netflix-size data (100 M ratings, 480,189 x 17,770, k = 100) for 4 to
+//! 256 workers over modelled 10 and 40 Gb/s links, with the per-rating compute cost
+//! measured on this machine. Prints a table (record it in BENCHMARKS.md); `--plot DIR`
+//! writes `DIR/efficiency.svg`.
+//!
+//! ```text
+//! cargo bench --bench cluster_sim
+//! cargo bench --bench cluster_sim -- --plot docs/cluster
+//! ```
+//!
+//! Model: one worker per rank (a machine), equal blocks (100 M / P^2 ratings each: the
+//! histogram partitions balance rows and columns, not blocks), links of the given
+//! bandwidth and `--latency` one way, each directed link carrying one frame at a time;
+//! the schedule, the transfers (`CallPlan`) and every message are the real ones. Two
+//! placements: `home`, today's runtime (every written element comes back to the driver
+//! after each call and goes out again at the next), and `in place` (the written parts
+//! stay where they were last written between calls; the steady state of consecutive
+//! epochs).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use clap::Parser;
+use strads::cluster::proto::sim::{Link, Sim, sgd_mf_2d};
+use strads::cluster::proto::{CallPlan, PlanArray, Region};
+
+#[path = "common/sgd.rs"]
+#[allow(dead_code)]
+mod sgd;
+use sgd::serial_epoch;
+
+#[derive(Parser, Debug)]
+#[command(about = "Predicted SGD-MF scaling on the simulated network")]
+struct Args {
+    /// Ratings of the modelled data set.
+    #[arg(long, default_value_t = 100_000_000)]
+    ratings: u64,
+    #[arg(long, default_value_t = 480_189)]
+    users: usize,
+    #[arg(long, default_value_t = 17_770)]
+    items: usize,
+    #[arg(long, default_value_t = 100)]
+    k: usize,
+    /// One-way link latency, microseconds.
+    #[arg(long, default_value_t = 10)]
+    latency: u64,
+    /// Largest worker count (powers of two from 4).
+    #[arg(long, default_value_t = 256)]
+    max_workers: usize,
+    /// Write the plot here.
+    #[arg(long)]
+    plot: Option<std::path::PathBuf>,
+}
+
+/// Seconds per rating of the serial loop at rank `k`, on a set whose factors fit in cache
+/// the way a worker's share of Netflix does.
+fn per_rating(k: usize) -> f64 {
+    let (users, items, n) = (20_000u32, 2_000u32, 2_000_000usize);
+    let mut x = 0x9e3779b97f4a7c15u64;
+    let data: Vec<(u32, u32, f32)> = (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (
+                (x % users as u64) as u32,
+                ((x >> 32) % items as u64) as u32,
+                3.0,
+            )
+        })
+        .collect();
+    let mut w = vec![0.05f32; users as usize * k];
+    let mut h = vec![0.05f32; items as usize * k];
+    let mut best = f64::INFINITY;
+    for _ in 0..3 {
+        let t = Instant::now();
+        serial_epoch(black_box(&data), &mut w, &mut h, k, 0.001, 0.05);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    black_box((&w, &h));
+    best / n as f64
+}
+
+fn main() {
+    let args = Args::parse();
+    let c = per_rating(args.k);
+    let serial = c * args.ratings as f64;
+    println!(
+        "per-rating cost (serial loop, k = {}): {:.1} ns; modelled serial epoch {:.2} s",
+        args.k,
+        c * 1e9,
+        serial
+    );
+    println!(
+        "{:>8} {:>9} {:>9} {:>11} {:>10} {:>10} {:>11}",
+        "link", "workers", "placing", "epoch_s", "speedup", "effic", "ring_wait"
+    );
+    let mut rows: Vec<(f64, usize, &str, f64)> = Vec::new();
+    for gbps in [10.0f64, 40.0] {
+        let link = Link {
+            latency: args.latency,
+            bandwidth: gbps * 125.0,
+        };
+        let mut p = 4;
+        while p <= args.max_workers {
+            let (sched, arrays) = sgd_mf_2d(args.users, args.items, args.k, p);
+            let block = args.ratings as f64 / (p * p) as f64;
+            let cost_us = (block * c * 1e6).round() as u64;
+            for home in [true, false] {
+                let plan = if home {
+                    CallPlan::new(&sched, p, 1, &arrays, true).expect("2D ships")
+                } else {
+                    // The steady state: start where the previous epoch left the parts.
+                    let first = CallPlan::new(&sched, p, 1, &arrays, false).expect("2D ships");
+                    let next: Vec<PlanArray> = arrays
+                        .iter()
+                        .zip(&first.end)
+                        .map(|(a, end)| PlanArray {
+                            away: end
+                                .iter()
+                                .filter(|(_, r)| *r != 0)
+                                .map(|&(range, r)| (Region(vec![range]), r))
+                                .collect(),
+                            ..a.clone()
+                        })
+                        .collect();
+                    CallPlan::new(&sched, p, 1, &next, false).expect("2D ships")
+                };
+                let mut sim = Sim::new(p, link, u64::MAX / 4, u64::MAX / 4);
+                let r = sim.run_call(&sched, &plan, &|_, _| cost_us, &[4, 4], u64::MAX / 4);
+                let epoch = r.makespan as f64 / 1e6;
+                let eff = serial / (p as f64 * epoch);
+                let wait = r.waiting as f64 / (p as f64 * r.makespan as f64);
+                let placing = if home { "home" } else { "in place" };
+                println!(
+                    "{:>6}Gb {:>9} {:>9} {:>11.4} {:>10.1} {:>9.1}% {:>10.1}%",
+                    gbps,
+                    p,
+                    placing,
+                    epoch,
+                    serial / epoch,
+                    eff * 100.0,
+                    wait * 100.0
+                );
+                rows.push((gbps, p, placing, eff));
+            }
+            p *= 2;
+        }
+    }
+    if let Some(dir) = &args.plot {
+        plot(dir, &rows).expect("the plot is written");
+    }
+}
+
+fn plot(dir: &std::path::Path, rows: &[(f64, usize, &str, f64)]) -> std::io::Result<()> {
+    use plotters::prelude::*;
+    std::fs::create_dir_all(dir)?;
+    let path = dir.join("efficiency.svg");
+    let root = SVGBackend::new(&path, (720, 420)).into_drawing_area();
+    root.fill(&WHITE).map_err(std::io::Error::other)?;
+    let max_p = rows.iter().map(|r| r.1).max().unwrap_or(4) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "SGD-MF on Netflix-size data: predicted parallel efficiency",
+            ("sans-serif", 18),
+        )
+        .margin(10)
+        .x_label_area_size(35)
+        .y_label_area_size(45)
+        .build_cartesian_2d((4f64..max_p).log_scale(), 0f64..1.05)
+        .map_err(std::io::Error::other)?;
+    chart
+        .configure_mesh()
+        .x_desc("workers")
+        .y_desc("efficiency")
+        .draw()
+        .map_err(std::io::Error::other)?;
+    let series = [
+        (10.0, "home", RED),
+        (10.0, "in place", MAGENTA),
+        (40.0, "home", BLUE),
+        (40.0, "in place", GREEN),
+    ];
+    for (gbps, placing, color) in series {
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| r.0 == gbps && r.2 == placing)
+            .map(|r| (r.1 as f64, r.3))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts, color))
+            .map_err(std::io::Error::other)?
+            .label(format!("{gbps} Gb/s, {placing}"))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .draw()
+        .map_err(std::io::Error::other)?;
+    root.present().map_err(std::io::Error::other)?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
