@@ -8,6 +8,10 @@
 //! | `STRADS_SPLIT` | a boolean | on |
 //! | `STRADS_AFFINITY` | a boolean | on |
 //! | `STRADS_PARTITION` | `balanced` (also `histogram`) or `uniform` | `balanced` |
+//! | `STRADS_PROCESSES` | a whole number from 1 to [`MAX_PROCESSES`]: run as that many processes on this machine | 1 |
+//! | `STRADS_RANK`, `STRADS_SIZE` | this process's rank in a cluster job, and the job's size (both or neither) | from the launcher |
+//! | `STRADS_COORDINATOR` | `host:port` where rank 0 listens | from the launcher |
+//! | `STRADS_JOB_SECRET_FILE` | a file only the user can read, holding the job's secret | made by the launcher |
 //!
 //! A boolean is one of `1`, `true`, `yes`, `on` (on) or `0`, `false`, `no`, `off` (off),
 //! in any case. Surrounding whitespace is ignored, and an unset or empty variable means
@@ -39,6 +43,9 @@ use crate::error::{Error, Result};
 /// The most worker threads `STRADS_THREADS` (and the examples' `--threads`) may ask for.
 pub const MAX_THREADS: usize = 1024;
 
+/// The most processes `STRADS_PROCESSES` (and `strads run -n`) may ask for.
+pub const MAX_PROCESSES: usize = 4096;
+
 /// What a boolean setting accepts, for error messages.
 pub const BOOLEAN: &str = "1, true, yes, on (on) or 0, false, no, off (off), in any case; \
      empty or unset for the default";
@@ -67,6 +74,14 @@ pub struct Config {
     pub affinity: bool,
     /// `STRADS_PARTITION`: how sparse spaces are partitioned.
     pub partition: Partitioning,
+    /// `STRADS_PROCESSES`: processes to run as on this machine (the cluster's launcher).
+    pub processes: Option<usize>,
+    /// `STRADS_RANK` and `STRADS_SIZE`: this process's place in a cluster job.
+    pub rank: Option<(usize, usize)>,
+    /// `STRADS_COORDINATOR`: `host:port` of rank 0.
+    pub coordinator: Option<String>,
+    /// `STRADS_JOB_SECRET_FILE`: the job's secret.
+    pub job_secret_file: Option<std::path::PathBuf>,
 }
 
 impl Default for Config {
@@ -78,6 +93,10 @@ impl Default for Config {
             split: true,
             affinity: true,
             partition: Partitioning::Balanced,
+            processes: None,
+            rank: None,
+            coordinator: None,
+            job_secret_file: None,
         }
     }
 }
@@ -151,6 +170,77 @@ impl Config {
                 }
             },
         };
+        let whole = |name: &str, lo: usize, hi: usize, what: &str| -> Result<Option<usize>> {
+            match value(name) {
+                None => Ok(None),
+                Some((text, v)) => match v.parse::<usize>() {
+                    Ok(n) if (lo..=hi).contains(&n) => Ok(Some(n)),
+                    _ => Err(bad(name, text, what)),
+                },
+            }
+        };
+        let processes = whole(
+            "STRADS_PROCESSES",
+            1,
+            MAX_PROCESSES,
+            &format!(
+                "a whole number of processes from 1 to {MAX_PROCESSES}; empty or unset for one"
+            ),
+        )?;
+        let rank = whole(
+            "STRADS_RANK",
+            0,
+            MAX_PROCESSES - 1,
+            "this process's rank in the job, a whole number from 0 to STRADS_SIZE - 1",
+        )?;
+        let size = whole(
+            "STRADS_SIZE",
+            1,
+            MAX_PROCESSES,
+            &format!("the job's number of processes, from 1 to {MAX_PROCESSES}"),
+        )?;
+        let rank = match (rank, size) {
+            (None, None) => None,
+            (Some(r), Some(n)) if r < n => Some((r, n)),
+            (Some(r), Some(n)) => {
+                return Err(bad(
+                    "STRADS_RANK",
+                    r.to_string(),
+                    &format!("a rank below STRADS_SIZE={n}"),
+                ));
+            }
+            (Some(r), None) => {
+                return Err(bad(
+                    "STRADS_RANK",
+                    r.to_string(),
+                    "a rank together with STRADS_SIZE (both or neither)",
+                ));
+            }
+            (None, Some(n)) => {
+                return Err(bad(
+                    "STRADS_SIZE",
+                    n.to_string(),
+                    "a size together with STRADS_RANK (both or neither)",
+                ));
+            }
+        };
+        let coordinator = match value("STRADS_COORDINATOR") {
+            None => None,
+            Some((text, v)) => {
+                let ok = v
+                    .rsplit_once(':')
+                    .is_some_and(|(h, p)| !h.is_empty() && p.parse::<u16>().is_ok_and(|p| p > 0));
+                if !ok {
+                    return Err(bad(
+                        "STRADS_COORDINATOR",
+                        text,
+                        "host:port of rank 0 (a host name or address, a port from 1 to 65535)",
+                    ));
+                }
+                Some(v)
+            }
+        };
+        let job_secret_file = value("STRADS_JOB_SECRET_FILE").map(|(_, v)| v.into());
         Ok(Config {
             threads,
             serial,
@@ -158,18 +248,27 @@ impl Config {
             split,
             affinity,
             partition,
+            processes,
+            rank,
+            coordinator,
+            job_secret_file,
         })
     }
 }
 
 /// Every `STRADS_*` variable strads reads.
-pub const KNOWN: [&str; 6] = [
+pub const KNOWN: [&str; 11] = [
     "STRADS_THREADS",
     "STRADS_SERIAL",
     "STRADS_EXPLAIN",
     "STRADS_SPLIT",
     "STRADS_AFFINITY",
     "STRADS_PARTITION",
+    "STRADS_PROCESSES",
+    "STRADS_RANK",
+    "STRADS_SIZE",
+    "STRADS_COORDINATOR",
+    "STRADS_JOB_SECRET_FILE",
 ];
 
 /// The warning for the variables among `names` that start with `STRADS_` but are not in
@@ -276,7 +375,8 @@ mod tests {
     #[test]
     fn unknown_strads_variables_are_named_with_the_known_ones() {
         let known = "the known settings are STRADS_THREADS, STRADS_SERIAL, STRADS_EXPLAIN, \
-                     STRADS_SPLIT, STRADS_AFFINITY, STRADS_PARTITION";
+                     STRADS_SPLIT, STRADS_AFFINITY, STRADS_PARTITION, STRADS_PROCESSES, \
+                     STRADS_RANK, STRADS_SIZE, STRADS_COORDINATOR, STRADS_JOB_SECRET_FILE";
         assert_eq!(
             unknown_warning(["HOME", "STRADS_THREAD", "STRADS_SERIAL"]),
             Some(format!(
@@ -387,6 +487,41 @@ mod tests {
              iteration counts, the default) or uniform (equal id ranges), in any case; empty \
              or unset for the default"
         );
+    }
+
+    #[test]
+    fn cluster_settings_are_checked() {
+        let c = with(&[
+            ("STRADS_RANK", "2"),
+            ("STRADS_SIZE", "4"),
+            ("STRADS_COORDINATOR", "node01:20100"),
+            ("STRADS_PROCESSES", "3"),
+        ])
+        .unwrap();
+        assert_eq!(c.rank, Some((2, 4)));
+        assert_eq!(c.coordinator.as_deref(), Some("node01:20100"));
+        assert_eq!(c.processes, Some(3));
+        assert_eq!(
+            error(&[("STRADS_RANK", "4"), ("STRADS_SIZE", "4")]),
+            "invalid setting STRADS_RANK=\"4\": a rank below STRADS_SIZE=4"
+        );
+        assert_eq!(
+            error(&[("STRADS_RANK", "1")]),
+            "invalid setting STRADS_RANK=\"1\": a rank together with STRADS_SIZE (both or \
+             neither)"
+        );
+        assert_eq!(
+            error(&[("STRADS_PROCESSES", "0")]),
+            "invalid setting STRADS_PROCESSES=\"0\": a whole number of processes from 1 to \
+             4096; empty or unset for one"
+        );
+        for bad in ["node01", ":80", "host:0", "host:99999", "host:x"] {
+            assert!(
+                error(&[("STRADS_COORDINATOR", bad)])
+                    .starts_with("invalid setting STRADS_COORDINATOR"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

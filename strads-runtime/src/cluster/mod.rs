@@ -10,6 +10,7 @@
 //!   hooks); `registry`: the loops linked into the binary, and a worker's serve loop.
 
 pub mod call;
+pub mod launch;
 pub mod proto;
 pub mod registry;
 pub mod session;
