@@ -11,6 +11,7 @@
 
 pub mod call;
 pub mod launch;
+pub mod net;
 pub mod proto;
 pub mod registry;
 pub mod session;

@@ -133,6 +133,7 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             core.next_call().map(Some)
         });
         let Some(msg) = msg else {
+            session.shut_down();
             std::process::exit(0);
         };
         let msg = Arc::new(msg);

@@ -4,7 +4,7 @@
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::proto::{Core, Failure, Msg, Outgoing, msg};
+use super::proto::{Core, Failure, Outgoing, msg};
 
 /// A frame between ranks.
 #[derive(Debug)]
@@ -59,6 +59,8 @@ pub struct Session {
     pub(crate) next_seq: std::sync::atomic::AtomicU64,
     /// Driver: which ranks hold which version of each array (`id → (version, ranks)`).
     pub(crate) holders: Mutex<std::collections::HashMap<u64, (u64, Vec<usize>)>>,
+    /// Whether `shut_down` ran.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Session {
@@ -87,7 +89,14 @@ pub fn get() -> Option<&'static Session> {
         Ok(Some(s)) => {
             let s: &'static Session = Box::leak(Box::new(s));
             s.spawn_pump();
-            if s.rank != 0 {
+            if s.rank == 0 {
+                // The program's end (its `main` returning or `exit`) ends the job.
+                // SAFETY: `atexit` with a function that takes no arguments and does not
+                // unwind (`shut_down` catches nothing and panics nowhere on its path).
+                unsafe {
+                    nix::libc::atexit(at_exit);
+                }
+            } else {
                 let _ = WORKER.set(s);
                 super::registry::serve_forever(s);
             }
@@ -98,6 +107,13 @@ pub fn get() -> Option<&'static Session> {
             std::process::exit(2);
         }
     })
+}
+
+/// Runs when the driver's program exits: tells the workers, waits for them, closes.
+extern "C" fn at_exit() {
+    if let Some(s) = current() {
+        s.shut_down();
+    }
 }
 
 /// A worker rank's session, while it serves.
@@ -132,6 +148,7 @@ impl Session {
             children: Mutex::new(children),
             next_seq: std::sync::atomic::AtomicU64::new(1),
             holders: Mutex::new(Default::default()),
+            closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -290,8 +307,16 @@ impl Session {
     }
 
     /// Driver: the program is over: tells the workers, waits for them (bounded), closes.
+    /// A worker: closes its connections. Once.
     pub fn shut_down(&self) {
+        if self
+            .closed
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
         if self.rank != 0 {
+            self.link.close();
             return;
         }
         self.with(|core| core.shut_down());
@@ -310,10 +335,5 @@ impl Session {
     /// Bytes of frames sent and received by this process.
     pub fn bytes(&self) -> (u64, u64) {
         self.link.bytes()
-    }
-
-    /// A control message to `to` (outside the core's calls).
-    pub(crate) fn send_msg(&self, to: usize, m: &Msg) {
-        self.link.send(to, Frame::Control(msg::encode(m)));
     }
 }

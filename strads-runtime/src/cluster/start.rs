@@ -1,8 +1,121 @@
-//! Starting this process's part of a cluster job (filled in with `launch` and `net`).
+//! Starting this process's part of a cluster job: who it is (`launch`), the job secret,
+//! the transport (`net`), and for `STRADS_PROCESSES` the worker processes.
 
-use super::session::Session;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use super::launch::{self, Role, SecretFile, Workers};
+use super::net::{self, NetConfig};
+use super::session::{Children, Session};
+
+/// The workers of `STRADS_PROCESSES` and their secret file (removed when they are).
+struct Spawned {
+    workers: Workers,
+    _secret: SecretFile,
+}
+
+impl Children for Spawned {
+    fn kill_all(&mut self) {
+        self.workers.kill_all();
+    }
+
+    fn wait_all(&mut self, timeout: Duration) -> bool {
+        self.workers
+            .wait_all(timeout)
+            .iter()
+            .all(|(_, s)| s.is_some())
+    }
+}
+
+fn resolve(coordinator: &str) -> Result<SocketAddr, String> {
+    coordinator
+        .to_socket_addrs()
+        .map_err(|e| format!("STRADS_COORDINATOR {coordinator:?}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("STRADS_COORDINATOR {coordinator:?} resolves to no address"))
+}
 
 /// The session of this process: `None` when it runs alone.
 pub(crate) fn start() -> Result<Option<Session>, String> {
-    Ok(None)
+    let cfg = crate::config::get();
+    let role = launch::detect(cfg, &|name| std::env::var(name).ok())?;
+    let threads = crate::pool::current_threads();
+    match role {
+        Role::Single => Ok(None),
+        Role::Spawner { processes } => {
+            let secret_file = SecretFile::create()?;
+            let secret = launch::read_secret(secret_file.path())?;
+            let coordinator: SocketAddr = "127.0.0.1:0".parse().expect("an address");
+            let listening = net::listen(NetConfig::new(0, processes, coordinator, *secret.bytes()))?;
+            let at = listening.local_addr().to_string();
+            let mut workers = Workers::spawn(processes, &at, secret_file.path())?;
+            let net = match listening.join() {
+                Ok(n) => n,
+                Err(e) => {
+                    // Say how the workers ended, if they did.
+                    let ended: Vec<String> = workers
+                        .wait_all(Duration::from_millis(200))
+                        .into_iter()
+                        .filter_map(|(r, s)| {
+                            s.map(|s| format!("rank {r} {}", launch::spawn::describe(s)))
+                        })
+                        .collect();
+                    workers.kill_all();
+                    return Err(if ended.is_empty() {
+                        e
+                    } else {
+                        format!("{e}; {}", ended.join(", "))
+                    });
+                }
+            };
+            let children = Spawned {
+                workers,
+                _secret: secret_file,
+            };
+            Ok(Some(Session::new(
+                0,
+                processes,
+                threads,
+                Box::new(net),
+                Some(Box::new(children)),
+            )))
+        }
+        Role::Member(layout) => {
+            let path = cfg.job_secret_file.as_ref().ok_or(
+                "this process is one rank of a job, but STRADS_JOB_SECRET_FILE is not set: \
+                 give every rank the same secret file (only you may read it), e.g. \
+                 `head -c 32 /dev/urandom > ~/.strads-secret; chmod 600 ~/.strads-secret`",
+            )?;
+            let secret = launch::read_secret(path)?;
+            let coordinator = resolve(&layout.coordinator)?;
+            let net = net::listen(NetConfig::new(
+                layout.rank,
+                layout.size,
+                coordinator,
+                *secret.bytes(),
+            ))?
+            .join()?;
+            if layout.rank != 0 {
+                discard_stdout();
+            }
+            Ok(Some(Session::new(
+                layout.rank,
+                layout.size,
+                threads,
+                Box::new(net),
+                None,
+            )))
+        }
+    }
+}
+
+/// A worker's standard output is discarded: the program's output is the driver's.
+fn discard_stdout() {
+    use std::os::fd::AsRawFd;
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        // SAFETY: `dup2` on two descriptors this process owns (its stdout and a file it
+        // just opened); it replaces descriptor 1 atomically.
+        let _ = unsafe { nix::libc::dup2(null.as_raw_fd(), 1) };
+    }
 }

@@ -1,0 +1,722 @@
+//! The transport: QUIC (quinn) with mutual TLS 1.3 from the job secret (`tls`), on a tokio
+//! runtime of its own thread. One connection per pair of ranks; on each, one bidirectional
+//! control stream of length-prefixed frames (in order) and one unidirectional stream per
+//! block, so a large block does not hold up control frames.
+//!
+//! Set-up: [`listen`] binds (rank 0 at the coordinator's address), [`Listening::join`]
+//! meets the others: every rank connects to rank 0 and says hello (its rank, the job's
+//! size, where it listens); rank 0 answers with the table of addresses once all have come;
+//! then rank `i` connects to every rank below it. Lengths on the wire are checked against
+//! limits before anything is allocated for them; a frame over a limit, cut short or
+//! garbled ends that connection with [`Event::Lost`] naming what was wrong.
+
+mod tls;
+#[cfg(test)]
+mod tests;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc as std_mpsc;
+use std::time::Duration;
+
+use quinn::{Connection, Endpoint, RecvStream, SendStream};
+use tokio::sync::{mpsc, oneshot};
+
+use super::session::{Frame, Link, LinkEvent};
+
+/// The largest control frame, block header and block accepted.
+pub const MAX_CONTROL: usize = 512 << 20;
+pub const MAX_HEADER: usize = 1 << 20;
+pub const MAX_BLOCK: u64 = 64 << 30;
+
+/// How this rank joins.
+#[derive(Clone)]
+pub struct NetConfig {
+    pub rank: usize,
+    pub size: usize,
+    /// Where rank 0 listens (port 0: the OS picks; see [`Listening::local_addr`]).
+    pub coordinator: SocketAddr,
+    pub secret: [u8; 32],
+    /// Keep-alive interval; a peer silent for `idle_timeout` is lost.
+    pub keep_alive: Duration,
+    pub idle_timeout: Duration,
+    /// The whole rendezvous.
+    pub connect_timeout: Duration,
+}
+
+impl std::fmt::Debug for NetConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetConfig")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .field("coordinator", &self.coordinator)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NetConfig {
+    /// Rank `rank` of `size`, with the default times (keep-alive 1 s, idle 10 s,
+    /// rendezvous 30 s).
+    pub fn new(rank: usize, size: usize, coordinator: SocketAddr, secret: [u8; 32]) -> Self {
+        NetConfig {
+            rank,
+            size,
+            coordinator,
+            secret,
+            keep_alive: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// What the transport reports (re-exported from the session's view of it).
+pub type Event = LinkEvent;
+
+enum Cmd {
+    Send(usize, Frame),
+    Close(bool, oneshot::Sender<()>),
+}
+
+/// Bytes moved.
+#[derive(Debug, Default)]
+struct Stats {
+    sent: AtomicU64,
+    received: AtomicU64,
+}
+
+/// A bound endpoint, not yet joined.
+pub struct Listening {
+    cfg: NetConfig,
+    local: SocketAddr,
+    go: oneshot::Sender<()>,
+    joined: std_mpsc::Receiver<Result<(), String>>,
+    net: Net,
+}
+
+impl std::fmt::Debug for Listening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listening")
+            .field("local", &self.local)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A joined rank: frames to and from every other rank.
+pub struct Net {
+    rank: usize,
+    size: usize,
+    cmd: mpsc::UnboundedSender<Cmd>,
+    events: std::sync::Mutex<std_mpsc::Receiver<LinkEvent>>,
+    thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
+    stats: Arc<Stats>,
+}
+
+impl std::fmt::Debug for Net {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Net")
+            .field("rank", &self.rank)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The local address that routes to `to` (no packet is sent).
+fn local_ip_towards(to: SocketAddr) -> std::io::Result<std::net::IpAddr> {
+    let any: SocketAddr = if to.is_ipv4() {
+        "0.0.0.0:0".parse().expect("an address")
+    } else {
+        "[::]:0".parse().expect("an address")
+    };
+    let s = UdpSocket::bind(any)?;
+    s.connect(to)?;
+    Ok(s.local_addr()?.ip())
+}
+
+fn transport(cfg: &NetConfig) -> Result<Arc<quinn::TransportConfig>, String> {
+    let mut t = quinn::TransportConfig::default();
+    t.initial_rtt(Duration::from_millis(10))
+        .keep_alive_interval(Some(cfg.keep_alive))
+        .max_idle_timeout(Some(
+            quinn::IdleTimeout::try_from(cfg.idle_timeout).map_err(|e| e.to_string())?,
+        ))
+        .stream_receive_window(quinn::VarInt::from_u32(64 << 20))
+        .receive_window(quinn::VarInt::from_u32(256 << 20))
+        .send_window(256 << 20)
+        .max_concurrent_uni_streams(quinn::VarInt::from_u32(4096));
+    Ok(Arc::new(t))
+}
+
+/// Binds this rank's endpoint and starts its network thread.
+pub fn listen(cfg: NetConfig) -> Result<Listening, String> {
+    if cfg.size < 2 || cfg.rank >= cfg.size {
+        return Err(format!("rank {} of a job of {}", cfg.rank, cfg.size));
+    }
+    let (ready_tx, ready_rx) = std_mpsc::channel();
+    let (go_tx, go_rx) = oneshot::channel();
+    let (joined_tx, joined_rx) = std_mpsc::channel();
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = std_mpsc::channel();
+    let stats = Arc::new(Stats::default());
+    let st = stats.clone();
+    let c = cfg.clone();
+    let thread = std::thread::Builder::new()
+        .name("strads-net".into())
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(format!("cannot start the network runtime: {e}")));
+                    return;
+                }
+            };
+            rt.block_on(run(c, ready_tx, go_rx, joined_tx, cmd_rx, ev_tx, st));
+        })
+        .map_err(|e| format!("cannot start the network thread: {e}"))?;
+    let local = ready_rx
+        .recv()
+        .map_err(|_| "the network thread ended".to_string())??;
+    Ok(Listening {
+        net: Net {
+            rank: cfg.rank,
+            size: cfg.size,
+            cmd: cmd_tx,
+            events: std::sync::Mutex::new(ev_rx),
+            thread: std::sync::Mutex::new(Some(thread)),
+            stats,
+        },
+        cfg,
+        local,
+        go: go_tx,
+        joined: joined_rx,
+    })
+}
+
+impl Listening {
+    /// Where this rank listens.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Meets every other rank (bounded by the config's `connect_timeout`).
+    pub fn join(self) -> Result<Net, String> {
+        let _ = self.go.send(());
+        let limit = self.cfg.connect_timeout + Duration::from_secs(5);
+        match self.joined.recv_timeout(limit) {
+            Ok(Ok(())) => Ok(self.net),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(format!(
+                "rank {} could not meet the others within {} s",
+                self.cfg.rank,
+                limit.as_secs()
+            )),
+        }
+    }
+}
+
+impl Net {
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// Ranks in the job.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+}
+
+impl Link for Net {
+    fn send(&self, to: usize, frame: Frame) {
+        let _ = self.cmd.send(Cmd::Send(to, frame));
+    }
+
+    fn recv_timeout(&self, d: Duration) -> Option<LinkEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .recv_timeout(d)
+            .ok()
+    }
+
+    fn close(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.cmd.send(Cmd::Close(self.rank == 0, tx)).is_ok() {
+            let _ = rx.blocking_recv();
+        }
+        if let Some(t) = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = t.join();
+        }
+    }
+
+    fn bytes(&self) -> (u64, u64) {
+        (
+            self.stats.sent.load(Ordering::Relaxed),
+            self.stats.received.load(Ordering::Relaxed),
+        )
+    }
+}
+
+/// Writes one length-prefixed frame.
+async fn write_frame(s: &mut SendStream, bytes: &[u8]) -> Result<(), String> {
+    s.write_all(&(bytes.len() as u32).to_le_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    s.write_all(bytes).await.map_err(|e| e.to_string())
+}
+
+/// Reads one length-prefixed frame of at most `max` bytes; `Ok(None)` at a clean end.
+async fn read_frame(r: &mut RecvStream, max: usize) -> Result<Option<Vec<u8>>, String> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len).await {
+        Ok(()) => {}
+        Err(quinn::ReadExactError::FinishedEarly(0)) => return Ok(None),
+        Err(quinn::ReadExactError::FinishedEarly(n)) => {
+            return Err(format!("a frame length cut short after {n} bytes"));
+        }
+        Err(quinn::ReadExactError::ReadError(e)) => return Err(e.to_string()),
+    }
+    let n = u32::from_le_bytes(len) as usize;
+    if n > max {
+        return Err(format!("a frame of {n} bytes, over the limit of {max}"));
+    }
+    let mut buf = vec![0u8; n];
+    r.read_exact(&mut buf).await.map_err(|e| match e {
+        quinn::ReadExactError::FinishedEarly(k) => {
+            format!("a frame of {n} bytes cut short after {k}")
+        }
+        quinn::ReadExactError::ReadError(e) => e.to_string(),
+    })?;
+    Ok(Some(buf))
+}
+
+/// Reads a block stream: header, then data.
+async fn read_block(mut r: RecvStream) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let header = read_frame(&mut r, MAX_HEADER)
+        .await?
+        .ok_or("an empty block stream")?;
+    let mut len = [0u8; 8];
+    r.read_exact(&mut len)
+        .await
+        .map_err(|_| "a block's length cut short".to_string())?;
+    let n = u64::from_le_bytes(len);
+    if n > MAX_BLOCK {
+        return Err(format!("a block of {n} bytes, over the limit of {MAX_BLOCK}"));
+    }
+    let data = r
+        .read_to_end(n as usize)
+        .await
+        .map_err(|e| format!("a block of {n} bytes: {e}"))?;
+    if data.len() as u64 != n {
+        return Err(format!("a block of {n} bytes cut short after {}", data.len()));
+    }
+    Ok((header, data))
+}
+
+/// The hello a rank sends on a new connection: its rank, the job's size, where it
+/// listens.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Hello {
+    rank: u32,
+    size: u32,
+    addr: String,
+}
+
+/// A peer once connected.
+struct Peer {
+    rank: usize,
+    conn: Connection,
+    send: SendStream,
+    recv: RecvStream,
+    addr: SocketAddr,
+}
+
+fn refused(e: &quinn::ConnectionError) -> bool {
+    matches!(
+        e,
+        quinn::ConnectionError::TransportError(_) | quinn::ConnectionError::ConnectionClosed(_)
+    )
+}
+
+/// Connects to `to` and says hello (retrying a peer that is not up yet until `deadline`).
+async fn dial(
+    ep: &Endpoint,
+    cfg: &NetConfig,
+    to: SocketAddr,
+    local: SocketAddr,
+    deadline: tokio::time::Instant,
+) -> Result<(Connection, SendStream, RecvStream), String> {
+    loop {
+        let attempt = async {
+            let conn = ep
+                .connect(to, tls::SERVER_NAME)
+                .map_err(|e| (false, e.to_string()))?
+                .await
+                .map_err(|e| (refused(&e), e.to_string()))?;
+            let (mut send, recv) = conn.open_bi().await.map_err(|e| (false, e.to_string()))?;
+            let hello = Hello {
+                rank: cfg.rank as u32,
+                size: cfg.size as u32,
+                addr: local.to_string(),
+            };
+            write_frame(&mut send, &postcard::to_allocvec(&hello).expect("hello encodes"))
+                .await
+                .map_err(|e| (false, e))?;
+            Ok::<_, (bool, String)>((conn, send, recv))
+        };
+        match tokio::time::timeout(Duration::from_secs(2), attempt).await {
+            Ok(Ok(c)) => return Ok(c),
+            Ok(Err((true, e))) => {
+                return Err(format!(
+                    "the rank at {to} refused the handshake ({e}): this process does not hold \
+                     the job's secret (STRADS_JOB_SECRET_FILE of another job?)"
+                ));
+            }
+            Ok(Err((false, _))) | Err(_) => {}
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!("no rank answered at {to} within the rendezvous time"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Accepts one connection that says hello; handshakes that fail (another job's secret)
+/// are logged and skipped.
+async fn accept(ep: &Endpoint, cfg: &NetConfig) -> Result<(Peer, Hello), String> {
+    loop {
+        let Some(incoming) = ep.accept().await else {
+            return Err("the endpoint closed".into());
+        };
+        let remote = incoming.remote_address();
+        let conn = match incoming.await {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!(
+                    "strads: rank {}: refused a connection from {remote} ({e}): it does not hold \
+                     the job's secret",
+                    cfg.rank
+                );
+                continue;
+            }
+        };
+        let Ok(Ok((send, mut recv))) =
+            tokio::time::timeout(Duration::from_secs(5), conn.accept_bi()).await
+        else {
+            conn.close(1u32.into(), b"no hello");
+            continue;
+        };
+        let hello = match read_frame(&mut recv, 4096).await {
+            Ok(Some(b)) => match postcard::from_bytes::<Hello>(&b) {
+                Ok(h) => h,
+                Err(e) => {
+                    conn.close(1u32.into(), b"bad hello");
+                    eprintln!("strads: rank {}: a garbled hello from {remote} ({e})", cfg.rank);
+                    continue;
+                }
+            },
+            _ => {
+                conn.close(1u32.into(), b"no hello");
+                continue;
+            }
+        };
+        let addr = hello
+            .addr
+            .parse()
+            .map_err(|_| format!("rank {} said it listens at {:?}", hello.rank, hello.addr))?;
+        if hello.size as usize != cfg.size || hello.rank as usize >= cfg.size {
+            return Err(format!(
+                "a process at {remote} says it is rank {} of {}, in a job of {}",
+                hello.rank, hello.size, cfg.size
+            ));
+        }
+        return Ok((
+            Peer {
+                rank: hello.rank as usize,
+                conn,
+                send,
+                recv,
+                addr,
+            },
+            hello,
+        ));
+    }
+}
+
+async fn rendezvous(ep: &Endpoint, cfg: &NetConfig, local: SocketAddr) -> Result<Vec<Peer>, String> {
+    let deadline = tokio::time::Instant::now() + cfg.connect_timeout;
+    let mut peers: Vec<Peer> = Vec::new();
+    if cfg.rank == 0 {
+        while peers.len() < cfg.size - 1 {
+            let (p, _) = tokio::time::timeout_at(deadline, accept(ep, cfg))
+                .await
+                .map_err(|_| {
+                    let missing: Vec<String> = (1..cfg.size)
+                        .filter(|r| peers.iter().all(|p| p.rank != *r))
+                        .map(|r| r.to_string())
+                        .collect();
+                    format!(
+                        "ranks {} did not join within {} s",
+                        missing.join(", "),
+                        cfg.connect_timeout.as_secs()
+                    )
+                })??;
+            if p.rank == 0 || peers.iter().any(|q| q.rank == p.rank) {
+                return Err(format!("two processes say they are rank {}", p.rank));
+            }
+            peers.push(p);
+        }
+        peers.sort_by_key(|p| p.rank);
+        let mut table = vec![local.to_string()];
+        table.extend(peers.iter().map(|p| p.addr.to_string()));
+        let bytes = postcard::to_allocvec(&table).expect("the table encodes");
+        for p in &mut peers {
+            write_frame(&mut p.send, &bytes).await?;
+        }
+    } else {
+        let (conn, send, mut recv) = dial(ep, cfg, cfg.coordinator, local, deadline).await?;
+        let table = tokio::time::timeout_at(deadline, read_frame(&mut recv, 1 << 20))
+            .await
+            .map_err(|_| "rank 0 sent no table of ranks".to_string())??
+            .ok_or("rank 0 closed before sending the table of ranks")?;
+        let table: Vec<String> =
+            postcard::from_bytes(&table).map_err(|e| format!("a garbled table of ranks ({e})"))?;
+        if table.len() != cfg.size {
+            return Err(format!("a table of {} ranks in a job of {}", table.len(), cfg.size));
+        }
+        peers.push(Peer {
+            rank: 0,
+            conn,
+            send,
+            recv,
+            addr: cfg.coordinator,
+        });
+        for (j, a) in table.iter().enumerate().take(cfg.rank).skip(1) {
+            let to: SocketAddr = a.parse().map_err(|_| format!("rank {j}'s address {a:?}"))?;
+            let (conn, send, recv) = dial(ep, cfg, to, local, deadline).await?;
+            peers.push(Peer {
+                rank: j,
+                conn,
+                send,
+                recv,
+                addr: to,
+            });
+        }
+        while peers.len() < cfg.size - 1 {
+            let (p, _) = tokio::time::timeout_at(deadline, accept(ep, cfg))
+                .await
+                .map_err(|_| "the ranks above this one did not connect in time".to_string())??;
+            if p.rank <= cfg.rank || peers.iter().any(|q| q.rank == p.rank) {
+                return Err(format!("an unexpected connection from rank {}", p.rank));
+            }
+            peers.push(p);
+        }
+    }
+    Ok(peers)
+}
+
+fn lost_reason(e: &quinn::ConnectionError, idle: Duration) -> String {
+    match e {
+        quinn::ConnectionError::TimedOut => {
+            format!("no packet for {} s (dead, hung or cut off)", idle.as_secs_f64())
+        }
+        quinn::ConnectionError::ApplicationClosed(c) => {
+            format!("closed its connection ({})", String::from_utf8_lossy(&c.reason))
+        }
+        other => other.to_string(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run(
+    cfg: NetConfig,
+    ready: std_mpsc::Sender<Result<SocketAddr, String>>,
+    go: oneshot::Receiver<()>,
+    joined: std_mpsc::Sender<Result<(), String>>,
+    mut cmds: mpsc::UnboundedReceiver<Cmd>,
+    events: std_mpsc::Sender<LinkEvent>,
+    stats: Arc<Stats>,
+) {
+    let setup = (|| {
+        let t = tls::configs(&cfg.secret)?;
+        let transport = transport(&cfg)?;
+        let mut server = quinn::ServerConfig::with_crypto(Arc::new(
+            quinn::crypto::rustls::QuicServerConfig::try_from(t.server).map_err(|e| e.to_string())?,
+        ));
+        server.transport_config(transport.clone());
+        let mut client = quinn::ClientConfig::new(Arc::new(
+            quinn::crypto::rustls::QuicClientConfig::try_from(t.client).map_err(|e| e.to_string())?,
+        ));
+        client.transport_config(transport);
+        let bind = if cfg.rank == 0 {
+            cfg.coordinator
+        } else {
+            let ip = local_ip_towards(cfg.coordinator)
+                .map_err(|e| format!("no route to the coordinator {}: {e}", cfg.coordinator))?;
+            SocketAddr::new(ip, 0)
+        };
+        let mut ep = Endpoint::server(server, bind).map_err(|e| format!("cannot listen at {bind}: {e}"))?;
+        ep.set_default_client_config(client);
+        let local = ep.local_addr().map_err(|e| e.to_string())?;
+        Ok::<_, String>((ep, local))
+    })();
+    let (ep, local) = match setup {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(local));
+    if go.await.is_err() {
+        return;
+    }
+    let peers = match rendezvous(&ep, &cfg, local).await {
+        Ok(p) => p,
+        Err(e) => {
+            ep.close(1u32.into(), b"rendezvous failed");
+            let _ = joined.send(Err(e));
+            return;
+        }
+    };
+    let _ = joined.send(Ok(()));
+    let mut writers: Vec<Option<mpsc::UnboundedSender<Vec<u8>>>> = (0..cfg.size).map(|_| None).collect();
+    let mut conns: Vec<Option<Connection>> = (0..cfg.size).map(|_| None).collect();
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut outs = tokio::task::JoinSet::new();
+    let mut blocks = tokio::task::JoinSet::new();
+    for p in peers {
+        let Peer {
+            rank,
+            conn,
+            mut send,
+            mut recv,
+            addr,
+        } = p;
+        conns[rank] = Some(conn.clone());
+        // Control frames out, in order.
+        let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        writers[rank] = Some(tx);
+        let st = stats.clone();
+        outs.spawn(async move {
+            while let Some(bytes) = rx.recv().await {
+                if write_frame(&mut send, &bytes).await.is_err() {
+                    return;
+                }
+                st.sent.fetch_add(bytes.len() as u64 + 4, Ordering::Relaxed);
+            }
+            let _ = send.finish();
+            let _ = send.stopped().await;
+        });
+        // Control frames in.
+        let (ev, st, c2) = (events.clone(), stats.clone(), conn.clone());
+        tasks.spawn(async move {
+            loop {
+                match read_frame(&mut recv, MAX_CONTROL).await {
+                    Ok(Some(b)) => {
+                        st.received.fetch_add(b.len() as u64 + 4, Ordering::Relaxed);
+                        let _ = ev.send(LinkEvent::Frame {
+                            from: rank,
+                            frame: Frame::Control(b),
+                        });
+                    }
+                    Ok(None) => return,
+                    Err(e) => {
+                        c2.close(2u32.into(), b"bad frame");
+                        let _ = ev.send(LinkEvent::Lost {
+                            rank,
+                            reason: format!("rank {rank} at {addr} sent {e}"),
+                        });
+                        return;
+                    }
+                }
+            }
+        });
+        // Blocks in.
+        let (ev, st, c3) = (events.clone(), stats.clone(), conn.clone());
+        tasks.spawn(async move {
+            while let Ok(r) = c3.accept_uni().await {
+                match read_block(r).await {
+                    Ok((header, data)) => {
+                        st.received
+                            .fetch_add((header.len() + data.len()) as u64 + 12, Ordering::Relaxed);
+                        let _ = ev.send(LinkEvent::Frame {
+                            from: rank,
+                            frame: Frame::Block { header, data },
+                        });
+                    }
+                    Err(e) => {
+                        c3.close(2u32.into(), b"bad block");
+                        let _ = ev.send(LinkEvent::Lost {
+                            rank,
+                            reason: format!("rank {rank} at {addr} sent {e}"),
+                        });
+                        return;
+                    }
+                }
+            }
+        });
+        // The connection's end.
+        let (ev, idle) = (events.clone(), cfg.idle_timeout);
+        tasks.spawn(async move {
+            let e = conn.closed().await;
+            if !matches!(e, quinn::ConnectionError::LocallyClosed) {
+                let _ = ev.send(LinkEvent::Lost {
+                    rank,
+                    reason: format!("rank {rank} at {addr}: {}", lost_reason(&e, idle)),
+                });
+            }
+        });
+    }
+    let done = loop {
+        match cmds.recv().await {
+            Some(Cmd::Send(to, Frame::Control(bytes))) => {
+                if let Some(Some(w)) = writers.get(to) {
+                    let _ = w.send(bytes);
+                }
+            }
+            Some(Cmd::Send(to, Frame::Block { header, data })) => {
+                if let Some(Some(c)) = conns.get(to) {
+                    let (c, st) = (c.clone(), stats.clone());
+                    blocks.spawn(async move {
+                        let Ok(mut s) = c.open_uni().await else { return };
+                        let n = (header.len() + data.len()) as u64 + 12;
+                        if write_frame(&mut s, &header).await.is_ok()
+                            && s.write_all(&(data.len() as u64).to_le_bytes()).await.is_ok()
+                            && s.write_all(&data).await.is_ok()
+                        {
+                            st.sent.fetch_add(n, Ordering::Relaxed);
+                        }
+                        let _ = s.finish();
+                        let _ = s.stopped().await;
+                    });
+                }
+            }
+            Some(Cmd::Close(wait_peers, done)) => break Some((wait_peers, done)),
+            None => break None,
+        }
+    };
+    // Flush: every queued frame and block out and acknowledged (bounded).
+    writers.clear();
+    let flush = async {
+        while blocks.join_next().await.is_some() {}
+        while outs.join_next().await.is_some() {}
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(10), flush).await;
+    if let Some((true, _)) = &done {
+        // The driver lets the workers close first, so its last frames reach them.
+        let all = async {
+            for c in conns.iter().flatten() {
+                let _ = c.closed().await;
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(5), all).await;
+    }
+    ep.close(0u32.into(), b"done");
+    let _ = tokio::time::timeout(Duration::from_secs(2), ep.wait_idle()).await;
+    tasks.abort_all();
+    if let Some((_, d)) = done {
+        let _ = d.send(());
+    }
+}
