@@ -145,6 +145,7 @@ impl Call<'_> {
         T: Clone + Default + Send + Sync + 'static,
         F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
     {
+        crate::exec::explain_local(self.state, "`iter_mut()` loops do not cross processes yet");
         // Planning may panic (an ordered loop over unsorted entries): plan before any value
         // moves out of the array, so that the array keeps its values then.
         let job = self.prepare(&Keys(&*array));

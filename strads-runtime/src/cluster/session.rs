@@ -309,10 +309,7 @@ impl Session {
     /// Driver: the program is over: tells the workers, waits for them (bounded), closes.
     /// A worker: closes its connections. Once.
     pub fn shut_down(&self) {
-        if self
-            .closed
-            .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
+        if self.closed.swap(true, std::sync::atomic::Ordering::Relaxed) {
             return;
         }
         if self.rank != 0 {

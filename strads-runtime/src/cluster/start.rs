@@ -46,7 +46,8 @@ pub(crate) fn start() -> Result<Option<Session>, String> {
             let secret_file = SecretFile::create()?;
             let secret = launch::read_secret(secret_file.path())?;
             let coordinator: SocketAddr = "127.0.0.1:0".parse().expect("an address");
-            let listening = net::listen(NetConfig::new(0, processes, coordinator, *secret.bytes()))?;
+            let listening =
+                net::listen(NetConfig::new(0, processes, coordinator, *secret.bytes()))?;
             let at = listening.local_addr().to_string();
             let mut workers = Workers::spawn(processes, &at, secret_file.path())?;
             let net = match listening.join() {

@@ -56,7 +56,7 @@ pub fn serial_env() -> bool {
 /// (`iter_mut()` loops) runs it; each runs a [`Schedule`], live or replayed, with the same
 /// executor.
 pub struct Call<'a> {
-    state: &'static LoopState,
+    pub(crate) state: &'static LoopState,
     shapes: &'a [&'a [usize]],
     workers: usize,
     replay: Option<LoopRun>,
@@ -317,11 +317,14 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let replaying = self.plan.is_none();
-        if !replaying
-            && let Some(ship) = &self.call.ship
-            && self.run_cluster(space, f, ship)
-        {
-            return;
+        match &self.call.ship {
+            Some(ship) if !replaying && self.run_cluster(space, f, ship) => return,
+            Some(_) => {}
+            None if self.call.apply.is_some() => explain_local(
+                self.call.state,
+                "loops with write-back buffers do not cross processes yet",
+            ),
+            None => {}
         }
         let exec = Execution {
             state: self.call.state,
@@ -376,17 +379,38 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             return false;
         }
         if let Some(why) = cluster::call::refusal(schedule, ship, s) {
-            state.explain_once(|| {
-                format!(
-                    "{}: runs on the driver's threads as {} workers ({why})",
-                    state.spec().name,
-                    schedule.workers
-                )
-            });
+            explain_local(state, &why);
             return false;
         }
+        let (sent, received) = s.bytes();
         cluster::call::drive(s, ship.name, state.spec(), schedule, ship, &mut go);
+        let (sent2, received2) = s.bytes();
+        state.explain_cluster(|| {
+            format!(
+                "{} processes x {} threads; the driver sent {} and received {} bytes in the first call",
+                s.size(),
+                s.threads,
+                sent2 - sent,
+                received2 - received
+            )
+        });
         true
+    }
+}
+
+/// In a cluster job, says (once, under `STRADS_EXPLAIN`) that the loop runs on the
+/// driver's threads alone, as many workers as the job has, and why.
+pub(crate) fn explain_local(state: &LoopState, why: &str) {
+    if cluster::call::serving().is_some() {
+        return;
+    }
+    if let Some(s) = cluster::session::current().filter(|s| s.size() > 1) {
+        state.explain_cluster(|| {
+            format!(
+                "runs on the driver's threads as the job's {} workers ({why})",
+                s.workers()
+            )
+        });
     }
 }
 

@@ -54,6 +54,10 @@ impl Call<'_> {
         R: Fn(&Survey<'_, S>),
         F: Fn(&mut Block<'_, S>) + Sync,
     {
+        super::explain_local(
+            self.state,
+            "reconnaissance plans do not cross processes yet",
+        );
         if self.replay.is_some() {
             return self.replay(space, &f);
         }

@@ -34,6 +34,8 @@ pub struct LoopState {
     analysis: OnceLock<Analysis>,
     plans: Mutex<Vec<(PlanKey, Arc<dyn Any + Send + Sync>)>>,
     explained: AtomicBool,
+    /// Whether the cluster line was printed.
+    cluster_explained: AtomicBool,
 }
 
 impl std::fmt::Debug for LoopState {
@@ -53,6 +55,7 @@ impl LoopState {
             analysis: OnceLock::new(),
             plans: Mutex::new(Vec::new()),
             explained: AtomicBool::new(false),
+            cluster_explained: AtomicBool::new(false),
         }
     }
 
@@ -73,10 +76,25 @@ impl LoopState {
         });
     }
 
-    /// Under `STRADS_EXPLAIN=1`, prints the loop's plan line once.
+    /// Under `STRADS_EXPLAIN=1`, prints the loop's plan line once (on the driver: a
+    /// cluster's worker ranks run the driver's plans and say nothing).
     pub(crate) fn explain_once(&self, line: impl FnOnce() -> String) {
-        if crate::config::get().explain && !self.explained.swap(true, Ordering::Relaxed) {
+        if crate::config::get().explain
+            && crate::cluster::session::worker().is_none()
+            && !self.explained.swap(true, Ordering::Relaxed)
+        {
             eprintln!("strads plan {}: {}", self.spec.name, line());
+        }
+    }
+
+    /// Under `STRADS_EXPLAIN=1` in a cluster job, says once how the loop's calls use the
+    /// processes: `strads cluster <fn>: <line>`.
+    pub(crate) fn explain_cluster(&self, line: impl FnOnce() -> String) {
+        if crate::config::get().explain
+            && crate::cluster::session::worker().is_none()
+            && !self.cluster_explained.swap(true, Ordering::Relaxed)
+        {
+            eprintln!("strads cluster {}: {}", self.spec.name, line());
         }
     }
 

@@ -10,9 +10,9 @@
 //! limits before anything is allocated for them; a frame over a limit, cut short or
 //! garbled ends that connection with [`Event::Lost`] naming what was wrong.
 
-mod tls;
 #[cfg(test)]
 mod tests;
+mod tls;
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -164,7 +164,10 @@ pub fn listen(cfg: NetConfig) -> Result<Listening, String> {
     let thread = std::thread::Builder::new()
         .name("strads-net".into())
         .spawn(move || {
-            let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
                 Ok(rt) => rt,
                 Err(e) => {
                     let _ = ready_tx.send(Err(format!("cannot start the network runtime: {e}")));
@@ -302,14 +305,19 @@ async fn read_block(mut r: RecvStream) -> Result<(Vec<u8>, Vec<u8>), String> {
         .map_err(|_| "a block's length cut short".to_string())?;
     let n = u64::from_le_bytes(len);
     if n > MAX_BLOCK {
-        return Err(format!("a block of {n} bytes, over the limit of {MAX_BLOCK}"));
+        return Err(format!(
+            "a block of {n} bytes, over the limit of {MAX_BLOCK}"
+        ));
     }
     let data = r
         .read_to_end(n as usize)
         .await
         .map_err(|e| format!("a block of {n} bytes: {e}"))?;
     if data.len() as u64 != n {
-        return Err(format!("a block of {n} bytes cut short after {}", data.len()));
+        return Err(format!(
+            "a block of {n} bytes cut short after {}",
+            data.len()
+        ));
     }
     Ok((header, data))
 }
@@ -360,9 +368,12 @@ async fn dial(
                 size: cfg.size as u32,
                 addr: local.to_string(),
             };
-            write_frame(&mut send, &postcard::to_allocvec(&hello).expect("hello encodes"))
-                .await
-                .map_err(|e| (false, e))?;
+            write_frame(
+                &mut send,
+                &postcard::to_allocvec(&hello).expect("hello encodes"),
+            )
+            .await
+            .map_err(|e| (false, e))?;
             Ok::<_, (bool, String)>((conn, send, recv))
         };
         match tokio::time::timeout(Duration::from_secs(2), attempt).await {
@@ -376,7 +387,9 @@ async fn dial(
             Ok(Err((false, _))) | Err(_) => {}
         }
         if tokio::time::Instant::now() >= deadline {
-            return Err(format!("no rank answered at {to} within the rendezvous time"));
+            return Err(format!(
+                "no rank answered at {to} within the rendezvous time"
+            ));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -412,7 +425,10 @@ async fn accept(ep: &Endpoint, cfg: &NetConfig) -> Result<(Peer, Hello), String>
                 Ok(h) => h,
                 Err(e) => {
                     conn.close(1u32.into(), b"bad hello");
-                    eprintln!("strads: rank {}: a garbled hello from {remote} ({e})", cfg.rank);
+                    eprintln!(
+                        "strads: rank {}: a garbled hello from {remote} ({e})",
+                        cfg.rank
+                    );
                     continue;
                 }
             },
@@ -444,7 +460,11 @@ async fn accept(ep: &Endpoint, cfg: &NetConfig) -> Result<(Peer, Hello), String>
     }
 }
 
-async fn rendezvous(ep: &Endpoint, cfg: &NetConfig, local: SocketAddr) -> Result<Vec<Peer>, String> {
+async fn rendezvous(
+    ep: &Endpoint,
+    cfg: &NetConfig,
+    local: SocketAddr,
+) -> Result<Vec<Peer>, String> {
     let deadline = tokio::time::Instant::now() + cfg.connect_timeout;
     let mut peers: Vec<Peer> = Vec::new();
     if cfg.rank == 0 {
@@ -483,7 +503,11 @@ async fn rendezvous(ep: &Endpoint, cfg: &NetConfig, local: SocketAddr) -> Result
         let table: Vec<String> =
             postcard::from_bytes(&table).map_err(|e| format!("a garbled table of ranks ({e})"))?;
         if table.len() != cfg.size {
-            return Err(format!("a table of {} ranks in a job of {}", table.len(), cfg.size));
+            return Err(format!(
+                "a table of {} ranks in a job of {}",
+                table.len(),
+                cfg.size
+            ));
         }
         peers.push(Peer {
             rank: 0,
@@ -519,10 +543,16 @@ async fn rendezvous(ep: &Endpoint, cfg: &NetConfig, local: SocketAddr) -> Result
 fn lost_reason(e: &quinn::ConnectionError, idle: Duration) -> String {
     match e {
         quinn::ConnectionError::TimedOut => {
-            format!("no packet for {} s (dead, hung or cut off)", idle.as_secs_f64())
+            format!(
+                "no packet for {} s (dead, hung or cut off)",
+                idle.as_secs_f64()
+            )
         }
         quinn::ConnectionError::ApplicationClosed(c) => {
-            format!("closed its connection ({})", String::from_utf8_lossy(&c.reason))
+            format!(
+                "closed its connection ({})",
+                String::from_utf8_lossy(&c.reason)
+            )
         }
         other => other.to_string(),
     }
@@ -542,11 +572,13 @@ async fn run(
         let t = tls::configs(&cfg.secret)?;
         let transport = transport(&cfg)?;
         let mut server = quinn::ServerConfig::with_crypto(Arc::new(
-            quinn::crypto::rustls::QuicServerConfig::try_from(t.server).map_err(|e| e.to_string())?,
+            quinn::crypto::rustls::QuicServerConfig::try_from(t.server)
+                .map_err(|e| e.to_string())?,
         ));
         server.transport_config(transport.clone());
         let mut client = quinn::ClientConfig::new(Arc::new(
-            quinn::crypto::rustls::QuicClientConfig::try_from(t.client).map_err(|e| e.to_string())?,
+            quinn::crypto::rustls::QuicClientConfig::try_from(t.client)
+                .map_err(|e| e.to_string())?,
         ));
         client.transport_config(transport);
         let bind = if cfg.rank == 0 {
@@ -556,7 +588,8 @@ async fn run(
                 .map_err(|e| format!("no route to the coordinator {}: {e}", cfg.coordinator))?;
             SocketAddr::new(ip, 0)
         };
-        let mut ep = Endpoint::server(server, bind).map_err(|e| format!("cannot listen at {bind}: {e}"))?;
+        let mut ep =
+            Endpoint::server(server, bind).map_err(|e| format!("cannot listen at {bind}: {e}"))?;
         ep.set_default_client_config(client);
         let local = ep.local_addr().map_err(|e| e.to_string())?;
         Ok::<_, String>((ep, local))
@@ -581,7 +614,8 @@ async fn run(
         }
     };
     let _ = joined.send(Ok(()));
-    let mut writers: Vec<Option<mpsc::UnboundedSender<Vec<u8>>>> = (0..cfg.size).map(|_| None).collect();
+    let mut writers: Vec<Option<mpsc::UnboundedSender<Vec<u8>>>> =
+        (0..cfg.size).map(|_| None).collect();
     let mut conns: Vec<Option<Connection>> = (0..cfg.size).map(|_| None).collect();
     let mut tasks = tokio::task::JoinSet::new();
     let mut outs = tokio::task::JoinSet::new();
@@ -680,10 +714,14 @@ async fn run(
                 if let Some(Some(c)) = conns.get(to) {
                     let (c, st) = (c.clone(), stats.clone());
                     blocks.spawn(async move {
-                        let Ok(mut s) = c.open_uni().await else { return };
+                        let Ok(mut s) = c.open_uni().await else {
+                            return;
+                        };
                         let n = (header.len() + data.len()) as u64 + 12;
                         if write_frame(&mut s, &header).await.is_ok()
-                            && s.write_all(&(data.len() as u64).to_le_bytes()).await.is_ok()
+                            && s.write_all(&(data.len() as u64).to_le_bytes())
+                                .await
+                                .is_ok()
                             && s.write_all(&data).await.is_ok()
                         {
                             st.sent.fetch_add(n, Ordering::Relaxed);

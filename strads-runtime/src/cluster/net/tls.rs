@@ -33,8 +33,11 @@ fn ca_key(secret: &[u8; 32]) -> Result<rcgen::KeyPair, String> {
         .map_err(|_| "deriving the job's key failed".to_string())?;
     let mut der = ED25519_PKCS8_PREFIX.to_vec();
     der.extend_from_slice(&seed);
-    rcgen::KeyPair::from_pkcs8_der_and_sign_algo(&PrivatePkcs8KeyDer::from(der), &rcgen::PKCS_ED25519)
-        .map_err(|e| format!("the job's key: {e}"))
+    rcgen::KeyPair::from_pkcs8_der_and_sign_algo(
+        &PrivatePkcs8KeyDer::from(der),
+        &rcgen::PKCS_ED25519,
+    )
+    .map_err(|e| format!("the job's key: {e}"))
 }
 
 fn ca_params() -> Result<rcgen::CertificateParams, String> {
@@ -68,20 +71,28 @@ pub(crate) fn configs(secret: &[u8; 32]) -> Result<Tls, String> {
     let ca = params.self_signed(&ca_key).map_err(e("the job's CA"))?;
     let issuer = rcgen::Issuer::new(params, ca_key);
     let leaf_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).map_err(e("a rank's key"))?;
-    let mut lp = rcgen::CertificateParams::new(vec![SERVER_NAME.to_string()]).map_err(e("a rank's certificate"))?;
+    let mut lp = rcgen::CertificateParams::new(vec![SERVER_NAME.to_string()])
+        .map_err(e("a rank's certificate"))?;
     lp.not_before = rcgen::date_time_ymd(2024, 1, 1);
     lp.not_after = rcgen::date_time_ymd(2100, 1, 1);
-    let leaf = lp.signed_by(&leaf_key, &issuer).map_err(e("a rank's certificate"))?;
+    let leaf = lp
+        .signed_by(&leaf_key, &issuer)
+        .map_err(e("a rank's certificate"))?;
     let ca_der: CertificateDer<'static> = ca.der().clone();
     let chain = vec![leaf.der().clone(), ca_der.clone()];
     let key = || PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(ca_der).map_err(|e| format!("the job's CA: {e}"))?;
+    roots
+        .add(ca_der)
+        .map_err(|e| format!("the job's CA: {e}"))?;
     let roots = Arc::new(roots);
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(roots.clone(), provider.clone())
-        .build()
-        .map_err(|e| format!("the client verifier: {e}"))?;
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        roots.clone(),
+        provider.clone(),
+    )
+    .build()
+    .map_err(|e| format!("the client verifier: {e}"))?;
     let mut server = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| e.to_string())?
