@@ -126,6 +126,7 @@ fn run(args: &Args) -> ExitCode {
     }
 }
 
+#[strads::main]
 fn main() -> ExitCode {
     if let Err(code) = cli::check_settings() {
         return code;

@@ -174,6 +174,7 @@ fn sgd_epoch(
     }
 }
 
+#[strads::main]
 fn main() -> std::process::ExitCode {
     // A bad STRADS_* setting, reported like any error (exit status 2) before the loop
     // would meet it.

@@ -259,6 +259,7 @@ fn train(args: &Args) -> Result<()> {
     Ok(())
 }
 
+#[strads::main]
 fn main() -> ExitCode {
     if let Err(code) = cli::check_settings() {
         return code;

@@ -37,6 +37,11 @@ fn resolve(coordinator: &str) -> Result<SocketAddr, String> {
 
 /// The session of this process: `None` when it runs alone.
 pub(crate) fn start() -> Result<Option<Session>, String> {
+    // A bad setting is the program's to report (`config::check`, or its first loop):
+    // nothing starts.
+    if crate::config::check().is_err() {
+        return Ok(None);
+    }
     let cfg = crate::config::get();
     let role = launch::detect(cfg, &|name| std::env::var(name).ok())?;
     let threads = crate::pool::current_threads();

@@ -1,0 +1,285 @@
+//! The cluster end to end: every example run as several processes prints what the same
+//! number of threads in one process prints, bit for bit; a killed rank stops the job with
+//! an error naming it and leaves no process behind; a process with another job's secret
+//! is refused and nothing runs. Loopback only; every run is bounded in time.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[path = "common/bins.rs"]
+mod bins;
+use bins::example;
+
+/// The longest a run may take.
+const BOUND: Duration = Duration::from_secs(240);
+
+/// A command for example `name` with `args`, the `STRADS_*` settings `env` and no others.
+fn command(name: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(example(name));
+    cmd.args(args).stdin(Stdio::null());
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("STRADS_") {
+            cmd.env_remove(k);
+        }
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// Every process id below `pid` (children, grandchildren), from /proc.
+fn descendants(pid: u32) -> BTreeSet<u32> {
+    let mut out = BTreeSet::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let f = t.path().join("children");
+            if let Ok(s) = std::fs::read_to_string(f) {
+                for c in s.split_whitespace().filter_map(|c| c.parse().ok()) {
+                    if out.insert(c) {
+                        todo.push(c);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has been reaped by nobody yet but runs nothing.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| !s.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')))
+}
+
+/// Waits for `child` within `bound`, killing it (and its children) after.
+fn finish(
+    mut child: Child,
+    bound: Duration,
+    what: &str,
+) -> (Option<i32>, String, String, Duration) {
+    let start = Instant::now();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).ok();
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        err.read_to_end(&mut s).ok();
+        String::from_utf8_lossy(&s).into_owned()
+    });
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > bound {
+            for p in descendants(child.id()) {
+                let _ = Command::new("kill").args(["-9", &p.to_string()]).status();
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {bound:?}, killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = start.elapsed();
+    (
+        status.code(),
+        out.join().unwrap(),
+        err.join().unwrap(),
+        elapsed,
+    )
+}
+
+/// The program's output without its timings (`seconds=`, `epoch_seconds=`,
+/// `sweep_seconds=`, ..) and thread counts.
+fn results(stdout: &str) -> String {
+    stdout
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .filter(|f| {
+                    let key = f.split('=').next().unwrap_or("");
+                    !(key.ends_with("seconds") || key == "threads")
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn run_ok(name: &str, args: &[&str], env: &[(&str, &str)]) -> String {
+    let what = format!("{name} {args:?} {env:?}");
+    let child = command(name, args, env)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let pid = child.id();
+    let (code, out, err, _) = finish(child, BOUND, &what);
+    assert_eq!(
+        code,
+        Some(0),
+        "{what}: failed\nstdout: {out}\nstderr: {err}"
+    );
+    assert!(!err.contains("panicked"), "{what}: {err}");
+    let left: Vec<u32> = descendants(pid).into_iter().filter(|&p| alive(p)).collect();
+    assert!(left.is_empty(), "{what}: processes left behind: {left:?}");
+    results(&out)
+}
+
+/// Each example, small enough for a debug build.
+fn examples() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        ("sgd_mf", vec!["--ratings", "20000", "--epochs", "4"]),
+        ("dtw", vec!["--n", "300", "--m", "200"]),
+        ("sparse_lr", vec!["--epochs", "2"]),
+        ("lda", vec!["--iterations", "3"]),
+    ]
+}
+
+#[test]
+fn every_example_gives_the_same_bits_as_processes_and_as_threads() {
+    for (name, args) in examples() {
+        for (threads, layout) in [
+            ("2", [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")]),
+            ("3", [("STRADS_PROCESSES", "3"), ("STRADS_THREADS", "1")]),
+            ("4", [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "2")]),
+        ] {
+            let one = run_ok(name, &args, &[("STRADS_THREADS", threads)]);
+            let many = run_ok(name, &args, &layout);
+            assert!(!one.is_empty(), "{name}: no output");
+            assert_eq!(
+                many, one,
+                "{name} {args:?}: {layout:?} differs from {threads} threads"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_killed_rank_stops_the_job_naming_it_and_leaves_no_process() {
+    let what = "sgd_mf under STRADS_PROCESSES=3, rank 2 killed";
+    let child = command(
+        "sgd_mf",
+        &["--ratings", "200000", "--epochs", "100000"],
+        &[("STRADS_PROCESSES", "3"), ("STRADS_THREADS", "1")],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let driver = child.id();
+    // Wait for the workers to start (bounded), then kill rank 2 mid-run.
+    let start = Instant::now();
+    let workers = loop {
+        let d: Vec<u32> = descendants(driver).into_iter().collect();
+        if d.len() >= 2 {
+            break d;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{what}: no workers"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    // Rank 2 is the worker whose environment says so.
+    let rank2 = workers
+        .iter()
+        .copied()
+        .find(|p| {
+            std::fs::read(format!("/proc/{p}/environ"))
+                .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == b"STRADS_RANK=2"))
+        })
+        .expect("rank 2's process");
+    let killed = Instant::now();
+    assert!(
+        Command::new("kill")
+            .args(["-9", &rank2.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, _out, err, _) = finish(child, Duration::from_secs(60), what);
+    let took = killed.elapsed();
+    assert_ne!(code, Some(0), "{what}: the driver succeeded\n{err}");
+    assert!(took < Duration::from_secs(30), "{what}: took {took:?}");
+    assert!(
+        err.contains("rank 2"),
+        "{what}: the error does not name rank 2:\n{err}"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<u32> = workers.into_iter().filter(|&p| alive(p)).collect();
+    assert!(left.is_empty(), "{what}: processes left behind: {left:?}");
+}
+
+#[test]
+fn a_process_with_another_jobs_secret_is_refused_and_nothing_runs() {
+    let dir = std::env::temp_dir().join(format!("strads-secret-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = |name: &str, byte: u8| -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join(name);
+        std::fs::write(&p, [byte; 32]).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        p
+    };
+    let (good, bad) = (secret("good", 1), secret("bad", 2));
+    let port = {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap().port()
+    };
+    let coord = format!("127.0.0.1:{port}");
+    let driver = command(
+        "sgd_mf",
+        &["--ratings", "20000", "--epochs", "2"],
+        &[
+            ("STRADS_RANK", "0"),
+            ("STRADS_SIZE", "2"),
+            ("STRADS_COORDINATOR", &coord),
+            ("STRADS_JOB_SECRET_FILE", good.to_str().unwrap()),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let intruder = command(
+        "sgd_mf",
+        &["--ratings", "20000", "--epochs", "2"],
+        &[
+            ("STRADS_RANK", "1"),
+            ("STRADS_SIZE", "2"),
+            ("STRADS_COORDINATOR", &coord),
+            ("STRADS_JOB_SECRET_FILE", bad.to_str().unwrap()),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let (code, out, err, _) = finish(intruder, Duration::from_secs(60), "intruder");
+    assert_eq!(code, Some(2), "intruder: {out}\n{err}");
+    assert!(err.contains("refused the handshake"), "intruder: {err}");
+    assert!(out.is_empty(), "the intruder ran something: {out}");
+    // The driver is still waiting for its rank 1: it has run nothing.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut driver = driver;
+    let _ = driver.kill();
+    let (_, out, err, _) = finish(driver, Duration::from_secs(10), "driver");
+    assert!(out.is_empty(), "the driver ran something: {out}");
+    assert!(err.contains("refused a connection"), "driver: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
