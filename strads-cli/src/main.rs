@@ -1,6 +1,150 @@
-//! `strads`: the launcher of strads programs (`strads run -n N -- prog args`).
+//! `strads`: the launcher of strads programs.
+//!
+//! ```text
+//! strads run -n 4 [--threads 2] -- ./target/release/examples/sgd_mf --data u.data
+//! ```
+//!
+//! starts ranks 0..N of the program on this machine with `STRADS_RANK`, `STRADS_SIZE`,
+//! `STRADS_COORDINATOR` (a free loopback port) and `STRADS_JOB_SECRET_FILE` (a new
+//! secret, removed at the end) in their environment. Rank 0, the driver, writes to this
+//! terminal as the program would alone; the other ranks' standard output is discarded and
+//! each line of their standard error is prefixed `[rank r]`. When a rank fails, the
+//! others get `--grace` seconds to stop by themselves (they do: a strads job is
+//! fail-stop), then are killed; the launcher exits with rank 0's status when it failed,
+//! else with the first failure's (128 + the signal for a signal). Every rank dies with the
+//! launcher.
 
-fn main() {
-    eprintln!("strads: the launcher is not built yet");
-    std::process::exit(2);
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use strads_runtime::cluster::launch::{self, RankCommand, SecretFile, Workers, spawn};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "strads",
+    version,
+    about = "Runs strads programs as cluster jobs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Runs a program as N processes (ranks) of one job.
+    Run(Run),
+}
+
+#[derive(Parser, Debug)]
+struct Run {
+    /// Number of processes (ranks), from 1.
+    #[arg(short = 'n', long = "processes", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    n: u64,
+    /// Worker threads per process (`STRADS_THREADS`; default: each process's cores).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
+    /// Remote hosts, comma-separated (started over ssh): not supported yet.
+    #[arg(long, value_delimiter = ',', conflicts_with = "hostfile")]
+    hosts: Vec<String>,
+    /// A file of remote hosts, one per line: not supported yet.
+    #[arg(long)]
+    hostfile: Option<PathBuf>,
+    /// Seconds the other ranks get to stop by themselves after one failed.
+    #[arg(long, default_value_t = 30)]
+    grace: u64,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, num_args = 1..)]
+    program: Vec<OsString>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Cmd::Run(r) => match run(r) {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => {
+                eprintln!("strads: {e}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
+fn run(r: Run) -> Result<u8, String> {
+    if !r.hosts.is_empty() || r.hostfile.is_some() {
+        return Err(
+            "remote hosts (--hosts, --hostfile) are not supported yet: run on one machine, or \
+             under Slurm (srun) or mpirun, which strads joins by itself"
+                .into(),
+        );
+    }
+    let n = r.n as usize;
+    let secret = SecretFile::create()?;
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .map_err(|e| format!("no free loopback port: {e}"))?
+        .port();
+    let coordinator = format!("127.0.0.1:{port}");
+    let (program, args) = r.program.split_first().expect("clap requires the program");
+    let mut ranks = Workers::default();
+    for rank in 0..n {
+        let started = launch::spawn_rank(&RankCommand {
+            program,
+            args,
+            rank,
+            size: n,
+            coordinator: &coordinator,
+            secret: secret.path(),
+            threads: r.threads.map(|t| t as usize),
+            inherit: rank == 0,
+        })?;
+        ranks.add(rank, started);
+    }
+    // Wait: all end, or one fails and the others get the grace period.
+    let mut failed_at: Option<Instant> = None;
+    let statuses = loop {
+        let st = ranks.wait_all(Duration::from_millis(100));
+        if st.iter().all(|(_, s)| s.is_some()) {
+            break st;
+        }
+        let failed = st.iter().any(|(_, s)| s.is_some_and(|s| !s.success()));
+        if failed && failed_at.is_none() {
+            failed_at = Some(Instant::now());
+        }
+        if failed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(r.grace)) {
+            let st = ranks.wait_all(Duration::ZERO);
+            for (rank, s) in &st {
+                if s.is_none() {
+                    eprintln!(
+                        "strads: rank {rank} did not stop within {} s: killed",
+                        r.grace
+                    );
+                }
+            }
+            ranks.kill_all();
+            // Those still running at this point were killed by us: the ranks that failed
+            // are the others.
+            break st;
+        }
+    };
+    let mut code = 0u8;
+    for (rank, s) in &statuses {
+        match s {
+            Some(s) if s.success() => {}
+            Some(s) => {
+                eprintln!("strads: rank {rank} {}", spawn::describe(*s));
+                let c = spawn::exit_code(*s).clamp(1, 255) as u8;
+                if *rank == 0 || code == 0 {
+                    code = c;
+                }
+            }
+            // Killed after the grace period: not the cause.
+            None => {}
+        }
+    }
+    Ok(code)
 }

@@ -272,6 +272,13 @@ impl Session {
     /// Fail-stop: says what failed, stops the processes this one started, and exits
     /// non-zero.
     pub(crate) fn die(&self, f: &Failure) -> ! {
+        static DYING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if DYING.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            // Another thread is stopping the process.
+            loop {
+                std::thread::park();
+            }
+        }
         let who = if f.rank == self.rank {
             "this rank".to_string()
         } else {

@@ -656,6 +656,8 @@ async fn run(
                         });
                     }
                     Ok(None) => return,
+                    // The connection's end is reported once, with its reason, below.
+                    Err(_) if c2.close_reason().is_some() => return,
                     Err(e) => {
                         c2.close(2u32.into(), b"bad frame");
                         let _ = ev.send(LinkEvent::Lost {
@@ -680,6 +682,7 @@ async fn run(
                             frame: Frame::Block { header, data },
                         });
                     }
+                    Err(_) if c3.close_reason().is_some() => return,
                     Err(e) => {
                         c3.close(2u32.into(), b"bad block");
                         let _ = ev.send(LinkEvent::Lost {
