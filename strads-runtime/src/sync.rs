@@ -266,6 +266,23 @@ impl Turns {
     }
 }
 
+/// Workers of a call that live in other processes, as the thread executor sees them
+/// (implemented by the cluster runtime): the executor runs this process's workers and
+/// calls these around each task and at each barrier. Failure is fail-stop: an
+/// implementation that cannot go on ends the process with an error naming the rank.
+pub(crate) trait Peers: Sync {
+    /// The workers of this process.
+    fn local(&self) -> std::ops::Range<usize>;
+    /// Before task `(t, w)` runs: waits for the tasks of other processes it comes after and
+    /// puts the elements they sent into the arrays.
+    fn before(&self, t: usize, w: usize);
+    /// After it ran: sends the elements other processes need from it and says it is done.
+    fn after(&self, t: usize, w: usize);
+    /// The barrier after step `t` across processes (one local worker calls it, between two
+    /// local barriers).
+    fn barrier(&self, t: usize);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -345,21 +362,4 @@ mod tests {
         });
         assert_eq!(*lock(&log), (0..9).collect::<Vec<_>>());
     }
-}
-
-/// Workers of a call that live in other processes, as the thread executor sees them
-/// (implemented by the cluster runtime): the executor runs this process's workers and
-/// calls these around each task and at each barrier. Failure is fail-stop: an
-/// implementation that cannot go on ends the process with an error naming the rank.
-pub(crate) trait Peers: Sync {
-    /// The workers of this process.
-    fn local(&self) -> std::ops::Range<usize>;
-    /// Before task `(t, w)` runs: waits for the tasks of other processes it comes after and
-    /// puts the elements they sent into the arrays.
-    fn before(&self, t: usize, w: usize);
-    /// After it ran: sends the elements other processes need from it and says it is done.
-    fn after(&self, t: usize, w: usize);
-    /// The barrier after step `t` across processes (one local worker calls it, between two
-    /// local barriers).
-    fn barrier(&self, t: usize);
 }

@@ -251,11 +251,10 @@ impl Session {
                             Err(e) => core.fail(format!("rank {from} sent {e}")),
                         }
                     }
-                    Some(LinkEvent::Lost { rank, reason }) => {
-                        if !core.is_shut_down() {
-                            core.lost(rank, reason);
-                        }
+                    Some(LinkEvent::Lost { rank, reason }) if !core.is_shut_down() => {
+                        core.lost(rank, reason);
                     }
+                    Some(LinkEvent::Lost { .. }) => {}
                     None => {}
                 }
                 core.handle_timeout(now);

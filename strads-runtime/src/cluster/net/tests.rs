@@ -4,6 +4,8 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
+use super::frames::read_frame;
+use super::rendezvous::{Hello, dial};
 use super::*;
 
 fn config(rank: usize, size: usize, coord: SocketAddr, secret: u8) -> NetConfig {
@@ -59,7 +61,7 @@ fn three_ranks_exchange_control_frames_in_order_and_blocks_whole() {
         }
     }
     for b in &nets {
-        let mut seen = vec![0u32; 3];
+        let mut seen = [0u32; 3];
         let mut blocks = 0;
         while blocks < 2 || seen.iter().sum::<u32>() < 200 {
             match next(b) {
@@ -104,7 +106,7 @@ fn a_process_with_another_secret_cannot_join() {
     let zero = std::thread::spawn(move || zero.join());
     let intruder = std::thread::spawn(move || listen(config(1, 2, coord, 2)).unwrap().join());
     let intruder = intruder.join().unwrap();
-    let e = intruder.err().expect("refused");
+    let e = intruder.expect_err("refused");
     assert!(e.contains("refused the handshake"), "{e}");
     assert!(e.contains("does not hold the job's secret"), "{e}");
     // The job still forms with the right rank 1.

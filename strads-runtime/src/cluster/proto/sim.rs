@@ -231,12 +231,12 @@ impl Sim {
                     }
                 }
                 // Ranks whose workers are all past the last step finish.
-                for r in 1..ranks {
-                    if !finished[r]
+                for (r, fin) in finished.iter_mut().enumerate().skip(1) {
+                    if !*fin
                         && !self.dead(r)
                         && (r * threads..(r + 1) * threads).all(|v| next[v] >= steps)
                     {
-                        finished[r] = true;
+                        *fin = true;
                         self.cores[r].finish(Vec::new());
                         self.flush(r, &sizes);
                     }
