@@ -23,7 +23,10 @@
 
 // Generated code borrows generically (`&ratings` works for owned and borrowed arrays);
 // clippy skips it inside macro output, but here it is plain source.
-#![allow(clippy::needless_borrow)]
+#![allow(clippy::needless_borrow, clippy::borrow_deref_ref)]
+// The probes' traits are both imported; which one a call uses depends on the struct (the
+// other is unused by design), a lint macro output does not draw.
+#![allow(unused_imports)]
 // Kept exactly as prettyplease printed it: a test compares it with the snapshot.
 #![cfg_attr(rustfmt, rustfmt_skip)]
 
@@ -44,7 +47,7 @@ use strads::prelude::*;
 ///   2D (space `u`, time `i`): `w` local along axis 0, `h` rotated along axis 0
 ///   2D (space `i`, time `u`): `w` rotated along axis 0, `h` local along axis 0
 /// ```
-// (1) The loop's captured values. Serializable so a cluster runtime can ship the loop
+// (1) The loop's captured values. Serializable so the cluster runtime can ship the loop
 //     to other processes; serde is reached through the facade, so users need no
 //     serde dependency of their own.
 #[derive(::strads::__private::serde::Serialize, ::strads::__private::serde::Deserialize)]
@@ -129,17 +132,91 @@ impl SgdEpochLoop {
         }
     }
 }
+impl SgdEpochLoop {
+    // (4) A cluster worker's side of a call (DESIGN.md "Cluster"): the struct the driver
+    //     sent (decoded through a probe, so a capture that does not serialize gets one
+    //     error, at its type), this rank's copies of the arrays, the same call run on
+    //     the blocks of this rank, the arrays put back for the next call.
+    /// Runs this rank's part of the driver's call (a cluster worker).
+    #[doc(hidden)]
+    #[allow(unused_variables, unused_mut, unused_braces, clippy::all)]
+    fn __strads_serve(
+        __serve: &mut ::strads::__private::Serve<'_>,
+    ) -> ::core::result::Result<(), ::std::string::String> {
+        static __STRADS_LOOP: ::strads::__private::LoopState = ::strads::__private::LoopState::new(
+            SgdEpochLoop::SPEC,
+        );
+        let __loop: SgdEpochLoop = {
+            use ::strads::__private::{ProbeNone as _, ProbeSerde as _};
+            (&::strads::__private::Probe::<SgdEpochLoop>(::core::option::Option::None))
+                .decode(__serve.captured_bytes(), __serve.name())?
+        };
+        let mut __held_ratings = __serve.sparse::<f32, 2>(0)?;
+        let mut __held_w = __serve.dense::<f32, 2>(1)?;
+        let mut __held_h = __serve.dense::<f32, 2>(2)?;
+        {
+            let ratings = &__held_ratings;
+            let w = &mut __held_w;
+            let h = &mut __held_h;
+            let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
+            let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
+            let __call = ::strads::__private::Call::new(&__STRADS_LOOP, &__shapes);
+            let __w = ::strads::__private::SharedMut::new(&mut *w);
+            let __h = ::strads::__private::SharedMut::new(&mut *h);
+            __call
+                .cluster(
+                    ::core::concat!(::core::module_path!(), "::", "SgdEpochLoop"),
+                    || {
+                        use ::strads::__private::{ProbeNone as _, ProbeSerde as _};
+                        (&::strads::__private::Probe(
+                            ::core::option::Option::Some(&__loop),
+                        ))
+                            .encode()
+                    },
+                    ::core::option::Option::None::<&()>,
+                    &[
+                        &*ratings as &dyn ::strads::__private::WireArray,
+                        &__w as &dyn ::strads::__private::WireArray,
+                        &__h as &dyn ::strads::__private::WireArray,
+                    ],
+                    ::core::option::Option::None,
+                )
+                .run(
+                    __space,
+                    |__blk| {
+                        let mut w = __blk.view_mut(&__w, 1);
+                        let mut h = __blk.view_mut(&__h, 2);
+                        __blk.for_each(|__it| __loop.body(__it, &mut w, &mut h));
+                    },
+                );
+        }
+        __serve.put(0, __held_ratings)?;
+        __serve.put(1, __held_w)?;
+        __serve.put(2, __held_h)?;
+        ::core::result::Result::Ok(())
+    }
+}
+// (5) The serve function registered at link time under the struct's path; a worker
+//     finds the loop by that name, and refuses a call whose spec differs (another build).
+#[::strads::__private::linkme::distributed_slice(::strads::__private::LOOPS)]
+#[linkme(crate = ::strads::__private::linkme)]
+#[doc(hidden)]
+static __STRADS_REMOTE_SGDEPOCHLOOP: ::strads::__private::RemoteLoop = ::strads::__private::RemoteLoop {
+    name: ::core::concat!(::core::module_path!(), "::", "SgdEpochLoop"),
+    spec: || SgdEpochLoop::SPEC,
+    serve: SgdEpochLoop::__strads_serve,
+};
 fn sgd_epoch(
     ratings: &SparseArray<f32, 2>,
     w: &mut DistArray<f32, 2>,
     h: &mut DistArray<f32, 2>,
     lr: f32,
 ) {
-    // (4) Per-loop state: spec, analysis and cached plans.
+    // (6) Per-loop state: spec, analysis and cached plans.
     static __STRADS_LOOP: ::strads::__private::LoopState = ::strads::__private::LoopState::new(
         SgdEpochLoop::SPEC,
     );
-    // (5) STRADS_SERIAL=1 or the `serial` feature: the original loop, verbatim.
+    // (7) STRADS_SERIAL=1 or the `serial` feature: the original loop, verbatim.
     if ::strads::__private::serial_run(&__STRADS_LOOP) {
         for ([u, i], &r) in ratings {
             let (wu, hi) = (w.row_mut(u), h.row_mut(i));
@@ -154,15 +231,32 @@ fn sgd_epoch(
         let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
         let __loop = SgdEpochLoop { lr };
         let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
-        // (6) One call: it plans (or takes the cached plan) and runs it on the workers; in
+        // (8) One call: it plans (or takes the cached plan) and runs it on the workers; in
         //     test mode (`strads::testing::replay`) it replays a recorded order serially
         //     instead, through the same blocks and the same body.
         let __call = ::strads::__private::Call::new(&__STRADS_LOOP, &__shapes);
-        // (7) Lend the arrays to the workers; each block's closure makes this worker's
+        // (9) Lend the arrays to the workers; each block's closure makes this worker's
         //     views (window-checked) and runs the block's iterations in order.
         let __w = ::strads::__private::SharedMut::new(&mut *w);
         let __h = ::strads::__private::SharedMut::new(&mut *h);
         __call
+            // (10) On a cluster: what the call ships (the struct, encoded only when it
+            //      does, the arrays' regions, reduction parts); nothing on one process.
+            .cluster(
+                ::core::concat!(::core::module_path!(), "::", "SgdEpochLoop"),
+                || {
+                    use ::strads::__private::{ProbeNone as _, ProbeSerde as _};
+                    (&::strads::__private::Probe(::core::option::Option::Some(&__loop)))
+                        .encode()
+                },
+                ::core::option::Option::None::<&()>,
+                &[
+                    &*ratings as &dyn ::strads::__private::WireArray,
+                    &__w as &dyn ::strads::__private::WireArray,
+                    &__h as &dyn ::strads::__private::WireArray,
+                ],
+                ::core::option::Option::None,
+            )
             .run(
                 __space,
                 |__blk| {

@@ -234,7 +234,9 @@ pub mod __private {
         Subscript,
     };
     pub use strads_runtime::cluster::call::PartsWire;
-    pub use strads_runtime::cluster::registry::{LOOPS, RemoteLoop, Serve};
+    pub use strads_runtime::cluster::registry::{
+        LOOPS, Probe, ProbeNone, ProbeSerde, RemoteLoop, Serve,
+    };
     pub use strads_runtime::cluster::wire::WireArray;
     pub use strads_runtime::linkme;
     pub use strads_runtime::{

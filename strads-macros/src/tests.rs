@@ -274,7 +274,7 @@ fn expanded_example_matches_the_snapshot() {
     let start = example
         .find("/// The `#[strads::parallel_for]` loop")
         .expect("expansion start");
-    let end = example.find("\nfn main()").expect("main");
+    let end = example.find("\n#[strads::main]").expect("main");
     assert_eq!(code(&example[start..end]), code(snap_body));
 }
 

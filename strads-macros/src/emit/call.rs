@@ -230,7 +230,10 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         quote! {
             .cluster(
                 ::core::concat!(::core::module_path!(), "::", #name),
-                &__loop,
+                || {
+                    use #private::{ProbeNone as _, ProbeSerde as _};
+                    (&#private::Probe(::core::option::Option::Some(&__loop))).encode()
+                },
                 #space_arg,
                 &[#(#wire),*],
                 #parts_arg,

@@ -61,7 +61,11 @@ pub(super) fn serve(
                 __serve: &mut #private::Serve<'_>,
             ) -> ::core::result::Result<(), ::std::string::String> {
                 static __STRADS_LOOP: #private::LoopState = #private::LoopState::new(#path::SPEC);
-                let __loop: #ty = __serve.captured()?;
+                let __loop: #ty = {
+                    use #private::{ProbeNone as _, ProbeSerde as _};
+                    (&#private::Probe::<#ty>(::core::option::Option::None))
+                        .decode(__serve.captured_bytes(), __serve.name())?
+                };
                 #(#takes)*
                 {
                     #(#binds)*

@@ -49,14 +49,14 @@ impl std::fmt::Debug for Serve<'_> {
 }
 
 impl Serve<'_> {
-    /// The loop struct the driver sent.
-    pub fn captured<L: DeserializeOwned>(&self) -> Result<L, String> {
-        postcard::from_bytes(&self.msg.captured).map_err(|e| {
-            format!(
-                "the captured values of `{}` do not decode: {e}",
-                self.msg.name
-            )
-        })
+    /// The loop's registered name.
+    pub fn name(&self) -> &str {
+        &self.msg.name
+    }
+
+    /// The driver's encoded loop struct, for [`Probe`].
+    pub fn captured_bytes(&self) -> &[u8] {
+        &self.msg.captured
     }
 
     /// The iteration space the driver sent (ranges).
@@ -158,5 +158,51 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
         if let Err(e) = r {
             session.fail(format!("loop `{}`: {e}", msg.name));
         }
+    }
+}
+
+/// The loop struct seen through a probe that encodes or decodes it when its captured
+/// values serialize, and does nothing otherwise (autoref specialization: generated code
+/// calls `(&Probe(..)).encode()` on a concrete type, which picks [`ProbeSerde`] when the
+/// bound holds and [`ProbeNone`] when it does not).
+///
+/// A loop whose captured values do not serialize never compiles: the macro's `captured`
+/// check reports it at the capture's type. The probe keeps that the one error, instead of
+/// adding serde's own at every place the cluster ships the struct.
+#[derive(Debug)]
+pub struct Probe<'a, L>(pub Option<&'a L>);
+
+/// [`Probe`] when the loop struct serializes.
+pub trait ProbeSerde<L> {
+    /// The struct as postcard bytes.
+    fn encode(&self) -> Option<Vec<u8>>;
+    /// The struct the driver sent.
+    fn decode(&self, bytes: &[u8], name: &str) -> Result<L, String>;
+}
+
+impl<L: serde::Serialize + DeserializeOwned> ProbeSerde<L> for Probe<'_, L> {
+    fn encode(&self) -> Option<Vec<u8>> {
+        self.0.and_then(|l| postcard::to_allocvec(l).ok())
+    }
+    fn decode(&self, bytes: &[u8], name: &str) -> Result<L, String> {
+        postcard::from_bytes(bytes)
+            .map_err(|e| format!("the captured values of `{name}` do not decode: {e}"))
+    }
+}
+
+/// [`Probe`] when the loop struct does not serialize (a build that fails anyway).
+pub trait ProbeNone<L> {
+    /// Nothing: the struct does not serialize.
+    fn encode(&self) -> Option<Vec<u8>>;
+    /// An error: the struct does not deserialize.
+    fn decode(&self, bytes: &[u8], name: &str) -> Result<L, String>;
+}
+
+impl<L> ProbeNone<L> for &Probe<'_, L> {
+    fn encode(&self) -> Option<Vec<u8>> {
+        None
+    }
+    fn decode(&self, _: &[u8], name: &str) -> Result<L, String> {
+        Err(format!("the captured values of `{name}` do not serialize"))
     }
 }

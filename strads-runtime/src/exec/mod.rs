@@ -102,27 +102,28 @@ impl<'a> Call<'a> {
     }
 
     /// What the call sends to other processes when it runs on a cluster: the loop struct
-    /// `lp` (registered as `name`), the iteration space when it is not an array, the
+    /// (registered as `name`, encoded by `lp` only when the call ships), the iteration space when it is not an array, the
     /// arrays in the spec's order and the reductions' parts. Nothing is encoded when the
     /// program runs as one process.
-    pub fn cluster<L, Sp>(
+    pub fn cluster<Sp>(
         mut self,
         name: &'static str,
-        lp: &L,
+        lp: impl FnOnce() -> Option<Vec<u8>>,
         space: Option<&Sp>,
         arrays: &[&'a dyn cluster::wire::WireArray],
         parts: Option<&'a dyn cluster::call::PartsWire>,
     ) -> Self
     where
-        L: serde::Serialize,
         Sp: serde::Serialize,
     {
         let remote = cluster::call::serving().is_some()
             || cluster::session::current().is_some_and(|s| s.size() > 1);
         if remote && self.replay.is_none() {
+            // `None` only in a build that fails (captured values that do not serialize).
+            let Some(captured) = lp() else { return self };
             self.ship = Some(Shipment {
                 name,
-                captured: postcard::to_allocvec(lp).expect("loop structs serialize"),
+                captured,
                 space: space
                     .map(|s| postcard::to_allocvec(s).expect("spaces serialize"))
                     .unwrap_or_default(),
