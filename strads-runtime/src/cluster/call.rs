@@ -73,6 +73,21 @@ pub fn spec_hash(spec: &LoopSpec) -> u64 {
     h.finish()
 }
 
+/// Nanoseconds this process's workers spent waiting for other ranks: for the transfers a
+/// task needs, and at barriers.
+static WAITED_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Time this process's workers have spent waiting for other ranks (summed over workers).
+pub fn waited() -> std::time::Duration {
+    std::time::Duration::from_nanos(WAITED_NS.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Adds the time since `t0` to [`WAITED_NS`].
+fn add_wait(t0: std::time::Instant) {
+    let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    WAITED_NS.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The hooks of one rank in one call.
 struct RankPeers<'a> {
     session: &'static Session,
@@ -113,10 +128,12 @@ impl Peers for RankPeers<'_> {
     }
 
     fn before(&self, t: usize, w: usize) {
+        let t0 = std::time::Instant::now();
         self.session.wait(|core| core.ready(t, w).then_some(()));
         for &tid in &self.plan.waits[t][w] {
             self.apply(tid);
         }
+        add_wait(t0);
     }
 
     fn after(&self, t: usize, w: usize) {
@@ -137,9 +154,11 @@ impl Peers for RankPeers<'_> {
 
     fn barrier(&self, t: usize) {
         if self.plan.barrier[t] {
+            let t0 = std::time::Instant::now();
             self.session.with(|core| core.barrier(t));
             self.session
                 .wait(|core| core.barrier_passed(t).then_some(()));
+            add_wait(t0);
         }
     }
 }

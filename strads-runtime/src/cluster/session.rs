@@ -323,6 +323,14 @@ impl Session {
             return;
         }
         self.with(|core| core.shut_down());
+        if crate::config::get().explain {
+            let (sent, received) = self.bytes();
+            eprintln!(
+                "strads cluster: the driver sent {sent} and received {received} bytes in all; \
+                 its workers waited {:.3} s for other ranks' blocks and barriers",
+                super::call::waited().as_secs_f64()
+            );
+        }
         self.link.close();
         if let Some(c) = self
             .children

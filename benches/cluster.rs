@@ -1,0 +1,533 @@
+//! The cluster runtime against threads, measured in one run: each example (`sgd_mf` on the
+//! generated 10 M-rating set at k = 32, `lda`, `sparse_lr`) as its serial loop
+//! (`STRADS_SERIAL=1`), as 2 threads in one process, as 2 processes x 1 thread on loopback
+//! and, with `--netns` (root), as 2 processes in two network namespaces joined by a veth
+//! pair shaped to 1 Gbit/s with `tc ... tbf`. Prints one table: time per epoch (median of
+//! `--runs`, taken A B A B), ratios, the driver's bytes sent and received, the fraction of
+//! the driver's worker time spent waiting for other ranks, and each rank's peak memory.
+//!
+//! ```text
+//! cargo build --release --examples
+//! cargo bench --bench cluster                       # loopback
+//! cargo bench --bench cluster -- --netns            # also two namespaces (as root)
+//! ```
+//!
+//! The ranks are started here with `STRADS_RANK`, `STRADS_SIZE`, `STRADS_COORDINATOR` and
+//! `STRADS_JOB_SECRET_FILE`, as a scheduler would, so each rank's peak memory (`VmHWM`)
+//! can be read. Every run is bounded by `--timeout`; the namespaces are removed at the end.
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+#[command(about = "strads' cluster runtime against threads, one table")]
+struct Args {
+    /// Runs of each layout (median reported).
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// SGD-MF epochs per run.
+    #[arg(long, default_value_t = 5)]
+    epochs: usize,
+    /// SGD-MF generated ratings (10% held out).
+    #[arg(long, default_value_t = 11_200_000)]
+    ratings: usize,
+    /// Also run two processes in network namespaces joined by a 1 Gbit/s veth (root).
+    #[arg(long)]
+    netns: bool,
+    /// Only these examples (comma-separated: sgd_mf, lda, sparse_lr).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Seconds before a run is killed.
+    #[arg(long, default_value_t = 900)]
+    timeout: u64,
+    /// Directory of the example binaries.
+    #[arg(long)]
+    examples: Option<PathBuf>,
+}
+
+/// One layout of one example.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Layout {
+    Serial,
+    Threads2,
+    Loopback2x1,
+    Netns2x1,
+}
+
+impl Layout {
+    fn name(self) -> &'static str {
+        match self {
+            Layout::Serial => "serial loop",
+            Layout::Threads2 => "2 threads",
+            Layout::Loopback2x1 => "2 proc x 1 (loopback)",
+            Layout::Netns2x1 => "2 proc x 1 (veth 1 Gbit/s)",
+        }
+    }
+}
+
+/// What one run measured.
+#[derive(Clone, Debug, Default)]
+struct Measure {
+    epoch_s: f64,
+    sent: u64,
+    received: u64,
+    waited_s: f64,
+    peak_kib: Vec<u64>,
+    summary: String,
+}
+
+const NS_A: &str = "strads-a";
+const NS_B: &str = "strads-b";
+const IP_A: &str = "10.77.0.1";
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(&args) {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let dir = match &args.examples {
+        Some(d) => d.clone(),
+        None => {
+            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+            // target/release/deps/cluster-<hash> → target/release/examples
+            exe.parent()
+                .and_then(Path::parent)
+                .map(|p| p.join("examples"))
+                .ok_or("cannot find the target directory")?
+        }
+    };
+    let secret = Secret::new()?;
+    let _net = if args.netns { Some(Netns::up()?) } else { None };
+    let epochs = args.epochs.to_string();
+    let ratings = args.ratings.to_string();
+    let workloads: Vec<(&str, Vec<String>, usize)> = vec![
+        (
+            "sgd_mf",
+            [
+                "--ratings",
+                &ratings,
+                "--users",
+                "200000",
+                "--items",
+                "40000",
+                "--k",
+                "32",
+                "--epochs",
+                &epochs,
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            args.epochs,
+        ),
+        (
+            "lda",
+            ["--iterations", "10"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            10,
+        ),
+        (
+            "sparse_lr",
+            ["--samples", "1000000", "--epochs", "5"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            5,
+        ),
+    ];
+    let mut layouts = vec![Layout::Serial, Layout::Threads2, Layout::Loopback2x1];
+    if args.netns {
+        layouts.push(Layout::Netns2x1);
+    }
+    let mut table = String::new();
+    let _ = writeln!(
+        table,
+        "| example | layout | epoch s | x serial | x 2 threads | driver sent MiB | received MiB | wait % | peak MiB (rank 0, 1) |"
+    );
+    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|");
+    let mut port = 29_100u16;
+    for (name, flags, epochs) in &workloads {
+        if !args.only.is_empty() && !args.only.iter().any(|o| o == name) {
+            continue;
+        }
+        let bin = dir.join(name);
+        if !bin.exists() {
+            return Err(format!(
+                "{} is missing: run `cargo build --release --examples` first",
+                bin.display()
+            ));
+        }
+        let mut runs: Vec<Vec<Measure>> = vec![Vec::new(); layouts.len()];
+        for r in 0..args.runs {
+            for (i, &layout) in layouts.iter().enumerate() {
+                port += 1;
+                let m = run_once(&bin, flags, *epochs, layout, port, &secret.path, args)?;
+                eprintln!(
+                    "{name} run {r} {}: {:.3} s/epoch  {}",
+                    layout.name(),
+                    m.epoch_s,
+                    m.summary
+                );
+                runs[i].push(m);
+            }
+        }
+        let med: Vec<Measure> = runs.iter().map(|ms| median(ms)).collect();
+        let serial = med[0].epoch_s;
+        let threads = med[1].epoch_s;
+        for (layout, m) in layouts.iter().zip(&med) {
+            let peak = m
+                .peak_kib
+                .iter()
+                .map(|k| format!("{:.0}", *k as f64 / 1024.0))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let procs = matches!(layout, Layout::Loopback2x1 | Layout::Netns2x1);
+            let _ = writeln!(
+                table,
+                "| {name} | {} | {:.3} | {:.2}x | {:.2}x | {} | {} | {} | {peak} |",
+                layout.name(),
+                m.epoch_s,
+                serial / m.epoch_s,
+                threads / m.epoch_s,
+                if procs {
+                    format!("{:.1}", m.sent as f64 / 1048576.0)
+                } else {
+                    "-".into()
+                },
+                if procs {
+                    format!("{:.1}", m.received as f64 / 1048576.0)
+                } else {
+                    "-".into()
+                },
+                if procs {
+                    format!("{:.1}", 100.0 * m.waited_s / (m.epoch_s * *epochs as f64))
+                } else {
+                    "-".into()
+                },
+            );
+        }
+        if !med.is_empty() {
+            let _ = writeln!(
+                table,
+                "| {name} | result (last run) | {} |||||||",
+                med[0].summary
+            );
+        }
+    }
+    println!("{table}");
+    Ok(())
+}
+
+/// The run with the median epoch time.
+fn median(ms: &[Measure]) -> Measure {
+    let mut v = ms.to_vec();
+    v.sort_by(|a, b| a.epoch_s.total_cmp(&b.epoch_s));
+    v[v.len() / 2].clone()
+}
+
+fn run_once(
+    bin: &Path,
+    flags: &[String],
+    epochs: usize,
+    layout: Layout,
+    port: u16,
+    secret: &Path,
+    args: &Args,
+) -> Result<Measure, String> {
+    let base = |ns: Option<&str>| {
+        let mut c = match ns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        c.args(flags);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("STRADS_") {
+                c.env_remove(k);
+            }
+        }
+        c.env("STRADS_EXPLAIN", "1");
+        c
+    };
+    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let mut ranks: Vec<Child> = Vec::new();
+    match layout {
+        Layout::Serial | Layout::Threads2 => {
+            let mut c = base(None);
+            if layout == Layout::Serial {
+                c.env("STRADS_SERIAL", "1").env("STRADS_THREADS", "1");
+            } else {
+                c.env("STRADS_THREADS", "2");
+            }
+            ranks.push(spawn(c)?);
+        }
+        Layout::Loopback2x1 | Layout::Netns2x1 => {
+            let netns = layout == Layout::Netns2x1;
+            let coordinator = if netns {
+                format!("{IP_A}:{port}")
+            } else {
+                format!("127.0.0.1:{port}")
+            };
+            for rank in 0..2 {
+                let ns = netns.then_some(if rank == 0 { NS_A } else { NS_B });
+                let mut c = base(ns);
+                c.env("STRADS_THREADS", "1")
+                    .env("STRADS_RANK", rank.to_string())
+                    .env("STRADS_SIZE", "2")
+                    .env("STRADS_COORDINATOR", &coordinator)
+                    .env("STRADS_JOB_SECRET_FILE", secret);
+                ranks.push(spawn(c)?);
+            }
+        }
+    }
+    // Poll each rank's peak memory until it exits; kill everything past the deadline.
+    let mut peak = vec![0u64; ranks.len()];
+    let mut done = vec![None; ranks.len()];
+    while done.iter().any(Option::is_none) {
+        for (i, child) in ranks.iter_mut().enumerate() {
+            if done[i].is_some() {
+                continue;
+            }
+            if let Some(kib) = vm_hwm(child.id()) {
+                peak[i] = peak[i].max(kib);
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                done[i] = Some(status);
+            }
+        }
+        if Instant::now() > deadline {
+            for c in &mut ranks {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            return Err(format!(
+                "{} ({}) took over {} s",
+                bin.display(),
+                layout.name(),
+                args.timeout
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut out = String::new();
+    let mut err = String::new();
+    if let Some(o) = ranks[0].stdout.as_mut() {
+        let _ = o.read_to_string(&mut out);
+    }
+    for c in &mut ranks {
+        if let Some(e) = c.stderr.as_mut() {
+            let _ = e.read_to_string(&mut err);
+        }
+    }
+    for (i, s) in done.iter().enumerate() {
+        let s = s.expect("waited");
+        if !s.success() {
+            return Err(format!(
+                "{} ({}) rank {i} exited with {s}:\n{err}",
+                bin.display(),
+                layout.name()
+            ));
+        }
+    }
+    let summary = out
+        .lines()
+        .rev()
+        .find(|l| l.contains("seconds="))
+        .ok_or_else(|| format!("{}: no summary line in its output:\n{out}", bin.display()))?
+        .to_string();
+    let seconds: f64 = field(&summary, "seconds")
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("no seconds= in `{summary}`"))?;
+    let mut m = Measure {
+        epoch_s: seconds / epochs as f64,
+        peak_kib: peak,
+        summary: summary
+            .split_whitespace()
+            .filter(|f| !f.starts_with("seconds=") && !f.starts_with("threads="))
+            .collect::<Vec<_>>()
+            .join(" "),
+        ..Measure::default()
+    };
+    // `strads cluster: the driver sent S and received R bytes in all; its workers waited W s ...`
+    if let Some(line) = err
+        .lines()
+        .find(|l| l.starts_with("strads cluster: the driver sent"))
+    {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let after = |w: &str| {
+            words
+                .iter()
+                .position(|x| *x == w)
+                .and_then(|i| words.get(i + 1))
+                .map(|s| s.to_string())
+        };
+        m.sent = after("sent").and_then(|s| s.parse().ok()).unwrap_or(0);
+        m.received = after("received").and_then(|s| s.parse().ok()).unwrap_or(0);
+        m.waited_s = after("waited").and_then(|s| s.parse().ok()).unwrap_or(0.0);
+    }
+    Ok(m)
+}
+
+fn spawn(mut c: Command) -> Result<Child, String> {
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {c:?}: {e}"))
+}
+
+/// `key=value` from a summary line.
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split_whitespace()
+        .find_map(|f| f.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+}
+
+/// A process's peak resident memory, KiB.
+fn vm_hwm(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The job secret, in a file only this user reads; removed at the end.
+struct Secret {
+    dir: PathBuf,
+    path: PathBuf,
+}
+
+impl Secret {
+    fn new() -> Result<Secret, String> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let dir = std::env::temp_dir().join(format!("strads-bench-{}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let mut bytes = [0u8; 32];
+        std::fs::File::open("/dev/urandom")
+            .and_then(|mut f| f.read_exact(&mut bytes))
+            .map_err(|e| format!("cannot read /dev/urandom: {e}"))?;
+        let path = dir.join("secret");
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        std::io::Write::write_all(&mut f, &bytes).map_err(|e| e.to_string())?;
+        Ok(Secret { dir, path })
+    }
+}
+
+impl Drop for Secret {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Two network namespaces joined by a veth pair, each end shaped to 1 Gbit/s; removed
+/// when dropped.
+struct Netns;
+
+impl Netns {
+    fn up() -> Result<Netns, String> {
+        let _ = Netns::down();
+        let net = Netns;
+        for cmd in [
+            vec!["netns", "add", NS_A],
+            vec!["netns", "add", NS_B],
+            vec![
+                "link",
+                "add",
+                "strads-va",
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "strads-vb",
+            ],
+            vec!["link", "set", "strads-va", "netns", NS_A],
+            vec!["link", "set", "strads-vb", "netns", NS_B],
+            vec![
+                "-n",
+                NS_A,
+                "addr",
+                "add",
+                "10.77.0.1/24",
+                "dev",
+                "strads-va",
+            ],
+            vec![
+                "-n",
+                NS_B,
+                "addr",
+                "add",
+                "10.77.0.2/24",
+                "dev",
+                "strads-vb",
+            ],
+            vec!["-n", NS_A, "link", "set", "lo", "up"],
+            vec!["-n", NS_B, "link", "set", "lo", "up"],
+            vec!["-n", NS_A, "link", "set", "strads-va", "up"],
+            vec!["-n", NS_B, "link", "set", "strads-vb", "up"],
+        ] {
+            sh("ip", &cmd)?;
+        }
+        for (ns, dev) in [(NS_A, "strads-va"), (NS_B, "strads-vb")] {
+            sh(
+                "tc",
+                &[
+                    "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate", "1gbit", "burst",
+                    "256kb", "latency", "10ms",
+                ],
+            )?;
+        }
+        Ok(net)
+    }
+
+    fn down() -> Result<(), String> {
+        for ns in [NS_A, NS_B] {
+            let _ = Command::new("ip")
+                .args(["netns", "del", ns])
+                .stderr(Stdio::null())
+                .status();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Netns::down();
+    }
+}
+
+fn sh(prog: &str, args: &[&str]) -> Result<(), String> {
+    let out = Command::new(prog)
+        .args(args)
+        .output()
+        .map_err(|e| format!("cannot run {prog}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{prog} {}` failed ({}): {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
