@@ -283,3 +283,56 @@ fn a_process_with_another_jobs_secret_is_refused_and_nothing_runs() {
     assert!(err.contains("refused a connection"), "driver: {err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn explain_says_where_each_loop_ran_and_what_the_driver_moved() {
+    let what = "sgd_mf as 2 processes under STRADS_EXPLAIN";
+    let child = command(
+        "sgd_mf",
+        &["--ratings", "20000", "--epochs", "2"],
+        &[
+            ("STRADS_PROCESSES", "2"),
+            ("STRADS_THREADS", "1"),
+            ("STRADS_EXPLAIN", "1"),
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let (code, out, err, _) = finish(child, BOUND, what);
+    assert_eq!(
+        code,
+        Some(0),
+        "{what}: failed\nstdout: {out}\nstderr: {err}"
+    );
+    // The 2D loop crosses processes; its first call's traffic is named.
+    assert!(
+        err.lines().any(|l| l
+            .starts_with("strads cluster sgd_epoch: 2 processes x 1 threads; the driver sent ")),
+        "{what}: {err}"
+    );
+    // The job's totals, once, at the driver's exit: bytes both ways and the wait.
+    let totals: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("strads cluster: the driver sent "))
+        .collect();
+    assert_eq!(totals.len(), 1, "{what}: {err}");
+    let words: Vec<&str> = totals[0].split_whitespace().collect();
+    let number = |after: &str| -> f64 {
+        let i = words.iter().position(|w| *w == after).expect(after);
+        words[i + 1].parse().expect("a number")
+    };
+    assert!(
+        number("sent") > 0.0 && number("received") > 0.0,
+        "{}",
+        totals[0]
+    );
+    assert!(number("waited") >= 0.0, "{}", totals[0]);
+    // Worker ranks print no plan lines: each loop's line comes once, from the driver.
+    let plans = err
+        .lines()
+        .filter(|l| l.starts_with("strads plan sgd_epoch:"))
+        .count();
+    assert_eq!(plans, 1, "{what}: {err}");
+}
