@@ -163,19 +163,14 @@ impl Peers for RankPeers<'_> {
     }
 }
 
-/// Which arrays a schedule writes (a writable window in some task).
+/// Which arrays a schedule writes (a writable window in some task). An array no task
+/// writes is sent whole to every rank, which also serves arrays the blocks read without a
+/// window (the iteration space of a dense loop).
 fn written(schedule: &Schedule, arrays: usize) -> Vec<bool> {
     let mut out = vec![false; arrays];
     for set in &schedule.windows {
         for (a, w) in set.iter().enumerate().take(arrays) {
-            use crate::plan::Window;
-            let writable = match w {
-                Window::All { writable }
-                | Window::Range { writable, .. }
-                | Window::Lattice { writable, .. } => *writable,
-                Window::Tiles(_) | Window::Owned { .. } => true,
-            };
-            out[a] |= writable;
+            out[a] |= w.writable();
         }
     }
     out

@@ -137,7 +137,8 @@ impl Window {
         Some(ok)
     }
 
-    fn writable(&self) -> bool {
+    /// Whether the window lets its task write some element (ownership windows may).
+    pub fn writable(&self) -> bool {
         match self {
             Window::All { writable }
             | Window::Range { writable, .. }

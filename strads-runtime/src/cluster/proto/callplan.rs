@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use super::region::{Region, window_region};
+use super::region::{Region, task_regions};
 use crate::plan::Schedule;
 
 /// A task: `(step, worker)`.
@@ -194,14 +194,9 @@ impl CallPlan {
                     let window = windows.get(a).ok_or_else(|| {
                         NotShippable(format!("task ({t}, {w}) has no window for array {a}"))
                     })?;
-                    let (region, writable) =
-                        window_region(window, &arr.shape).ok_or_else(|| {
-                            NotShippable(
-                                "wavefront tiles and reconnaissance windows do not cross \
-                                 processes yet"
-                                    .into(),
-                            )
-                        })?;
+                    let (region, written) = task_regions(window, &arr.shape).ok_or_else(|| {
+                        NotShippable("reconnaissance windows do not cross processes yet".into())
+                    })?;
                     let map = &mut maps[a];
                     for &(lo, hi) in &region.0 {
                         split_at(map, lo);
@@ -250,13 +245,17 @@ impl CallPlan {
                             }
                         }
                     }
-                    if writable {
-                        writes.push((a, region));
+                    if !written.is_empty() {
+                        writes.push((a, written));
                     }
                 }
                 for (a, region) in writes {
                     let map = &mut maps[a];
                     for &(lo, hi) in &region.0 {
+                        // A written region may cut the segments where the accessed one
+                        // did not (a tile reads beyond what it writes).
+                        split_at(map, lo);
+                        split_at(map, hi);
                         for seg in map.range_mut(lo..hi).map(|(_, s)| s) {
                             seg.writer = Some((t, w));
                             seg.src = r;

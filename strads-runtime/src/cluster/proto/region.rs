@@ -1,7 +1,7 @@
 //! Regions of an array as sorted, disjoint ranges of flat (row-major) element offsets, and
 //! the region a task's window covers.
 
-use crate::plan::Window;
+use crate::plan::{TileWindow, Window};
 
 /// Sorted, disjoint, non-empty ranges `[lo, hi)` of flat element offsets.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -60,8 +60,8 @@ impl Region {
     }
 }
 
-/// How a window covers an array: `None` when the window is not made of index ranges the
-/// cluster can ship (wavefront tiles, reconnaissance ownership).
+/// How a window of index ranges covers an array, and whether it is writable: `None` for
+/// wavefront tiles (see [`tile_regions`]) and reconnaissance ownership.
 pub fn window_region(window: &Window, shape: &[usize]) -> Option<(Region, bool)> {
     let len: u64 = shape.iter().map(|&d| d as u64).product();
     // Elements per index of `axis`, and how many blocks of the axis there are.
@@ -110,6 +110,119 @@ pub fn window_region(window: &Window, shape: &[usize]) -> Option<(Region, bool)>
     }
 }
 
+/// The elements a task with `window` may touch and those it may write: `(access,
+/// written)`; `None` for a reconnaissance window (rows decided by the call's claims).
+pub fn task_regions(window: &Window, shape: &[usize]) -> Option<(Region, Region)> {
+    match window {
+        Window::Tiles(tile) => Some(tile_regions(tile, shape)),
+        _ => {
+            let (region, writable) = window_region(window, shape)?;
+            let written = if writable {
+                region.clone()
+            } else {
+                Region::default()
+            };
+            Some((region, written))
+        }
+    }
+}
+
+/// The elements a wavefront tile may touch and those it may write: `(access, written)`.
+///
+/// Each of the tile's regions is a box of the two forms' values; along the last axis of
+/// the array each form is `c + a * x`, so for a fixed prefix of the other axes a box holds
+/// one interval of `x`. Exact: an element is in `access` exactly when
+/// `TileWindow::holds` puts it in a read or write region, in `written` when in a write
+/// region.
+pub fn tile_regions(t: &TileWindow, shape: &[usize]) -> (Region, Region) {
+    let (mut access, mut written) = (Region::default(), Region::default());
+    let Some((&last, outer_axes)) = shape.split_last() else {
+        // A zero-dimensional array: its one element has form values 0.
+        let hit = |boxes: &[[(i64, i64); 2]]| TileWindow::holds(boxes, (0, 0));
+        if hit(&t.write) {
+            written.push(0, 1);
+        }
+        if hit(&t.write) || hit(&t.read) {
+            access.push(0, 1);
+        }
+        return (access, written);
+    };
+    let d = shape.len();
+    let form = |k: usize, a: usize| t.forms[k].get(a).copied().unwrap_or(0);
+    let outer: u64 = outer_axes.iter().map(|&n| n as u64).product();
+    let mut idx = vec![0usize; d - 1];
+    let row = |boxes: &[[(i64, i64); 2]], c: [i64; 2], out: &mut Vec<(u64, u64)>| {
+        for b in boxes {
+            let (mut lo, mut hi) = (0i64, last as i64);
+            for k in 0..2 {
+                let (x0, x1) = solve(c[k], form(k, d - 1), b[k]);
+                lo = lo.max(x0);
+                hi = hi.min(x1);
+            }
+            if lo < hi {
+                out.push((lo as u64, hi as u64));
+            }
+        }
+    };
+    let mut w_iv = Vec::new();
+    let mut a_iv = Vec::new();
+    for o in 0..outer {
+        let c = [0, 1].map(|k| {
+            idx.iter()
+                .enumerate()
+                .map(|(a, &x)| form(k, a) * x as i64)
+                .sum::<i64>()
+        });
+        w_iv.clear();
+        a_iv.clear();
+        row(&t.write, c, &mut w_iv);
+        a_iv.extend_from_slice(&w_iv);
+        row(&t.read, c, &mut a_iv);
+        let base = o * last as u64;
+        for (out, iv) in [(&mut written, &mut w_iv), (&mut access, &mut a_iv)] {
+            iv.sort_unstable();
+            for &(lo, hi) in iv.iter() {
+                out.push(base + lo, base + hi);
+            }
+        }
+        // The next prefix, last outer axis fastest (row-major).
+        for a in (0..d - 1).rev() {
+            idx[a] += 1;
+            if idx[a] < shape[a] {
+                break;
+            }
+            idx[a] = 0;
+        }
+    }
+    (access, written)
+}
+
+/// The `x` with `lo <= c + a * x < hi`, as `[x0, x1)` (possibly empty or unbounded).
+/// In 128 bits: unbounded tile coordinates are `i64::MIN..i64::MAX`.
+fn solve(c: i64, a: i64, (lo, hi): (i64, i64)) -> (i64, i64) {
+    let (lo, hi, a) = (lo as i128 - c as i128, hi as i128 - c as i128, a as i128);
+    let (x0, x1) = match a.signum() {
+        0 if lo <= 0 && 0 < hi => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        0 => (0, 0),
+        // a * x >= lo and a * x < hi.
+        1 => (-((-lo).div_euclid(a)), -((-hi).div_euclid(a))),
+        // a < 0: x <= lo / a and x > hi / a.
+        _ => (floor_div(hi, a) + 1, floor_div(lo, a) + 1),
+    };
+    let clamp = |x: i128| x.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+    (clamp(x0), clamp(x1))
+}
+
+/// `n / d` rounded down.
+fn floor_div(n: i128, d: i128) -> i128 {
+    let q = n / d;
+    if n % d != 0 && ((n < 0) != (d < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +255,59 @@ mod tests {
             window_region(&all, &[5, 4]).unwrap(),
             (Region(vec![(0, 20)]), false)
         );
+    }
+
+    /// `tile_regions` against `TileWindow::holds` element by element, for random forms
+    /// (skewed, negative, zero coefficients), boxes and shapes of 1 to 3 axes.
+    #[test]
+    fn tile_regions_are_exactly_the_elements_the_tile_holds() {
+        let mut x = 0x2545f4914f6cdd1du64;
+        let mut next = |m: i64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % (2 * m as u64 + 1)) as i64 - m
+        };
+        for _ in 0..400 {
+            let d = 1 + (next(1) + 1) as usize;
+            let shape: Vec<usize> = (0..d).map(|_| 1 + (next(3) + 3) as usize).collect();
+            let forms = [0, 1].map(|_| (0..d).map(|_| next(2)).collect::<Vec<i64>>());
+            let (nw, nr) = ((next(1) + 1) as usize, (next(1) + 2) as usize);
+            let mut boxes = Vec::new();
+            for _ in 0..nw + nr {
+                boxes.push([0, 1].map(|_| {
+                    let lo = next(8);
+                    match next(4) {
+                        // An unbounded coordinate, as the wavefront writes it.
+                        4 => (i64::MIN, i64::MAX),
+                        d => (lo, lo + d.abs() + 1),
+                    }
+                }));
+            }
+            let read = boxes.split_off(nw);
+            let t = TileWindow {
+                forms: forms.clone(),
+                unit: None,
+                write: boxes,
+                read,
+            };
+            let (access, written) = tile_regions(&t, &shape);
+            let len: usize = shape.iter().product();
+            let inside = |r: &Region, f: u64| r.0.iter().any(|&(lo, hi)| lo <= f && f < hi);
+            for flat in 0..len {
+                let mut idx = vec![0usize; d];
+                let mut rest = flat;
+                for a in (0..d).rev() {
+                    idx[a] = rest % shape[a];
+                    rest /= shape[a];
+                }
+                let v = t.values(&idx);
+                let w = TileWindow::holds(&t.write, v);
+                let r = w || TileWindow::holds(&t.read, v);
+                assert_eq!(inside(&written, flat as u64), w, "{t:?} {shape:?} {idx:?}");
+                assert_eq!(inside(&access, flat as u64), r, "{t:?} {shape:?} {idx:?}");
+            }
+        }
     }
 
     #[test]
