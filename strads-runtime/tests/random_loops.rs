@@ -9,6 +9,8 @@ use proptest::prelude::*;
 use strads_analysis::{
     Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, SpaceKind, Subscript, analyze,
 };
+use strads_runtime::cluster::proto::PlanArray;
+use strads_runtime::cluster::proto::verify::verify;
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{
     ArrayMut, Call, DistArray, LoopState, RangeSpace, SharedMut, Space, SparseArray, with_threads,
@@ -232,7 +234,8 @@ fn touches(spec: &LoopSpec, p: &[usize]) -> Vec<(usize, [usize; 2], bool)> {
 /// iteration is in exactly one task; iterations that conflict are in one task or in tasks
 /// the schedule orders (in the serial order, for ordered loops and wavefronts over a space
 /// in index order); tasks that may run at once have windows that overlap no write; and
-/// every element an iteration touches is in its task's window.
+/// every element an iteration touches is in its task's window; and the cluster's call plan
+/// of the schedule gives every task the serial values of its window (`proto::verify`).
 fn check_schedule<S: Space>(
     state: &'static LoopState,
     space: &S,
@@ -331,6 +334,23 @@ fn check_schedule<S: Space>(
     // (c) The schedule's own check agrees.
     if sched.workers > 1 {
         assert_eq!(sched.overlap(shapes), None, "plan {}", planned.summary);
+    }
+    // (e) Across processes (2 ranks, and a rank per worker): the call plan gives each task
+    // the serial values of its window and brings every final value to the driver.
+    let arrays: Vec<PlanArray> = shapes
+        .iter()
+        .map(|s| PlanArray {
+            shape: s.to_vec(),
+            shipped: true,
+            holders: vec![0],
+            away: Vec::new(),
+        })
+        .collect();
+    for ranks in [2, sched.workers] {
+        if ranks > 1 && sched.workers % ranks == 0 {
+            verify(sched, &arrays, ranks)
+                .unwrap_or_else(|e| panic!("plan {} on {ranks} ranks: {e}", planned.summary));
+        }
     }
 }
 

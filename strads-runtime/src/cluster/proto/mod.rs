@@ -8,12 +8,14 @@
 //! - `core`: [`Core`], one rank's protocol state: fed frames and time, it returns frames
 //!   to send and its next timeout.
 //! - `sim`: the simulated network that runs many ranks' cores in virtual time.
+//! - `verify`: a call plan run on tags of last writers, for tests.
 
 pub mod callplan;
 pub mod core;
 pub mod msg;
 pub mod region;
 pub mod sim;
+pub mod verify;
 
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 use strads_analysis::{Partition, Strategy, Subscript, analyze};
 
 use super::sim::{Link, Sim};
+use super::verify::verify;
 use super::*;
 use crate::plan::grid;
 use crate::plan::tests::{access, aff, array, spec};
@@ -166,110 +167,6 @@ fn parts_left_in_place_are_not_sent_home_and_start_the_next_call_there() {
     assert_eq!(second.end, first.end);
 }
 
-/// Runs `plan` in the schedule's serial order with every element tagged by the task that
-/// wrote it last (0: the call's start), each rank holding its own copy: a task's rank must
-/// hold the serial value of every element its window reaches when the task starts
-/// (after the transfers it waits for, taken from their senders after their writers ran),
-/// and the driver must hold every final value after the transfers home.
-fn check_values(sched: &crate::plan::Schedule, arrays: &[PlanArray], ranks: usize) {
-    let p = sched.workers;
-    let threads = p / ranks;
-    let plan = CallPlan::new(sched, ranks, threads, arrays, true).unwrap();
-    let len = |a: usize| arrays[a].shape.iter().product::<usize>();
-    let mut truth: Vec<Vec<u32>> = (0..arrays.len()).map(|a| vec![0; len(a)]).collect();
-    let mut mem: Vec<Vec<Vec<Option<u32>>>> = (0..ranks)
-        .map(|r| {
-            (0..arrays.len())
-                .map(|a| vec![(r == 0 || arrays[a].holders.contains(&r)).then_some(0); len(a)])
-                .collect()
-        })
-        .collect();
-    let elems = |region: &Region| -> Vec<usize> {
-        region
-            .0
-            .iter()
-            .flat_map(|&(lo, hi)| lo as usize..hi as usize)
-            .collect()
-    };
-    let mut sent: std::collections::BTreeMap<usize, Vec<Option<u32>>> = Default::default();
-    let snapshot = |mem: &Vec<Vec<Vec<Option<u32>>>>, tid: usize| -> Vec<Option<u32>> {
-        let tr = &plan.transfers[tid];
-        elems(&tr.region)
-            .into_iter()
-            .map(|e| mem[tr.from][tr.array][e])
-            .collect()
-    };
-    for tid in plan.initial() {
-        let snap = snapshot(&mem, tid);
-        sent.insert(tid, snap);
-    }
-    let apply = |mem: &mut Vec<Vec<Vec<Option<u32>>>>,
-                 sent: &std::collections::BTreeMap<usize, Vec<Option<u32>>>,
-                 tid: usize| {
-        let tr = &plan.transfers[tid];
-        let data = sent
-            .get(&tid)
-            .unwrap_or_else(|| panic!("transfer {tid} is waited for before it is sent"));
-        for (e, v) in elems(&tr.region).into_iter().zip(data) {
-            assert!(
-                v.is_some(),
-                "transfer {tid} sends element {e} its sender lacks"
-            );
-            mem[tr.to][tr.array][e] = *v;
-        }
-    };
-    let mut applied = std::collections::BTreeSet::new();
-    let mut tag = 0;
-    for t in 0..sched.steps.len() {
-        for w in 0..p {
-            let Some(task) = sched.task(t, w) else {
-                continue;
-            };
-            tag += 1;
-            let r = w / threads;
-            // The first task of the rank that needs a transfer applies it (`Arrival`).
-            for &tid in &plan.waits[t][w] {
-                assert_eq!(plan.transfers[tid].to, r);
-                if applied.insert(tid) {
-                    apply(&mut mem, &sent, tid);
-                }
-            }
-            for (a, arr) in arrays.iter().enumerate() {
-                let (access, written) =
-                    region::task_regions(&sched.windows[task.windows][a], &arr.shape).unwrap();
-                for e in elems(&access) {
-                    assert_eq!(
-                        mem[r][a][e],
-                        Some(truth[a][e]),
-                        "task ({t}, {w}) on rank {r}: array {a} element {e}"
-                    );
-                }
-                for e in elems(&written) {
-                    mem[r][a][e] = Some(tag);
-                    truth[a][e] = tag;
-                }
-            }
-            for &tid in &plan.sends[t][w] {
-                assert_eq!(plan.transfers[tid].from, r);
-                let snap = snapshot(&mem, tid);
-                sent.insert(tid, snap);
-            }
-        }
-    }
-    for tid in plan.homecoming() {
-        apply(&mut mem, &sent, tid);
-    }
-    for a in 0..arrays.len() {
-        for e in 0..len(a) {
-            assert_eq!(
-                mem[0][a][e],
-                Some(truth[a][e]),
-                "home: array {a} element {e}"
-            );
-        }
-    }
-}
-
 fn shipped(shapes: &[&[usize]]) -> Vec<PlanArray> {
     shapes
         .iter()
@@ -286,8 +183,8 @@ fn shipped(shapes: &[&[usize]]) -> Vec<PlanArray> {
 fn every_task_starts_with_the_serial_values_of_its_window() {
     // 2D: SGD-MF's ring.
     let (sched, arrays) = sgd_2d();
-    check_values(&sched, &arrays, 2);
-    check_values(&sched, &arrays, 1);
+    assert_eq!(verify(&sched, &arrays, 2), Ok(true));
+    assert_eq!(verify(&sched, &arrays, 1), Ok(true));
     // Wavefronts: DTW's table (tiles read a halo they do not write), unskewed and on a
     // skewed nest (Gauss-Seidel reading the next row's earlier column).
     let dtw = spec(
@@ -329,7 +226,7 @@ fn every_task_starts_with_the_serial_values_of_its_window() {
                     continue;
                 }
                 tiled += 1;
-                check_values(&t.schedule, &shipped(&shapes), ranks);
+                assert_eq!(verify(&t.schedule, &shipped(&shapes), ranks), Ok(true));
             }
         }
     }
