@@ -50,6 +50,9 @@ struct Args {
     /// Directory of the example binaries.
     #[arg(long)]
     examples: Option<PathBuf>,
+    /// Passed by `cargo bench`.
+    #[arg(long, hide = true)]
+    bench: bool,
 }
 
 /// One layout of one example.

@@ -51,6 +51,9 @@ struct Args {
     /// Write the plot here.
     #[arg(long)]
     plot: Option<std::path::PathBuf>,
+    /// Passed by `cargo bench`.
+    #[arg(long, hide = true)]
+    bench: bool,
 }
 
 /// Seconds per rating of the serial loop at rank `k`, on a set whose factors fit in cache
