@@ -5,8 +5,9 @@
 //! pair shaped to 1 Gbit/s with `tc ... tbf`. Prints one table: the steady epoch time (the
 //! median epoch after the first, which carries the data's one-time shipping; the run of
 //! median epoch time among `--runs`, taken A B A B), ratios, the first epoch, the driver's
-//! bytes sent and received over the whole run, the fraction of the driver's training time
-//! its worker spent waiting for other ranks, and each rank's peak memory (`VmHWM`).
+//! bytes sent and received over the whole run, the fraction of the training loop's time the
+//! driver's worker spent waiting for other ranks (blocks, barriers, the parts coming home),
+//! and each rank's peak memory (`VmHWM`).
 //!
 //! ```text
 //! cargo build --release --examples
@@ -119,7 +120,8 @@ fn run(args: &Args) -> Result<(), String> {
     let _net = if args.netns { Some(Netns::up()?) } else { None };
     let epochs = args.epochs.to_string();
     let ratings = args.ratings.to_string();
-    let workloads: Vec<(&str, Vec<String>, usize)> = vec![
+    // (example, flags, epochs, its training loop)
+    let workloads: Vec<(&str, Vec<String>, usize, &str)> = vec![
         (
             "sgd_mf",
             [
@@ -138,6 +140,7 @@ fn run(args: &Args) -> Result<(), String> {
             .map(|s| s.to_string())
             .collect(),
             args.epochs,
+            "sgd_epoch",
         ),
         (
             "lda",
@@ -146,6 +149,7 @@ fn run(args: &Args) -> Result<(), String> {
                 .map(|s| s.to_string())
                 .collect(),
             10,
+            "gibbs",
         ),
         (
             "sparse_lr",
@@ -154,6 +158,7 @@ fn run(args: &Args) -> Result<(), String> {
                 .map(|s| s.to_string())
                 .collect(),
             5,
+            "lr_epoch",
         ),
     ];
     let mut layouts = vec![Layout::Serial, Layout::Threads2, Layout::Loopback2x1];
@@ -167,7 +172,7 @@ fn run(args: &Args) -> Result<(), String> {
     );
     let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|");
     let mut port = 29_100u16;
-    for (name, flags, epochs) in &workloads {
+    for (name, flags, epochs, training) in &workloads {
         if !args.only.is_empty() && !args.only.iter().any(|o| o == name) {
             continue;
         }
@@ -182,7 +187,12 @@ fn run(args: &Args) -> Result<(), String> {
         for r in 0..args.runs {
             for (i, &layout) in layouts.iter().enumerate() {
                 port += 1;
-                let m = run_once(&bin, flags, *epochs, layout, port, &secret.path, args)?;
+                let work = Workload {
+                    flags,
+                    epochs: *epochs,
+                    training,
+                };
+                let m = run_once(&bin, &work, layout, port, &secret.path, args)?;
                 eprintln!(
                     "{name} run {r} {}: {:.4} s/epoch (first {:.4})  {}",
                     layout.name(),
@@ -248,10 +258,16 @@ fn median(ms: &[Measure]) -> Measure {
     v[v.len() / 2].clone()
 }
 
+/// What one example runs: its flags, its epochs and the name of its training loop.
+struct Workload<'a> {
+    flags: &'a [String],
+    epochs: usize,
+    training: &'a str,
+}
+
 fn run_once(
     bin: &Path,
-    flags: &[String],
-    epochs: usize,
+    work: &Workload<'_>,
     layout: Layout,
     port: u16,
     secret: &Path,
@@ -266,7 +282,7 @@ fn run_once(
             }
             None => Command::new(bin),
         };
-        c.args(flags);
+        c.args(work.flags);
         for (k, _) in std::env::vars() {
             if k.starts_with("STRADS_") {
                 c.env_remove(k);
@@ -377,7 +393,7 @@ fn run_once(
             r.sort_by(f64::total_cmp);
             (f, r[r.len() / 2])
         }
-        _ => (seconds / epochs as f64, seconds / epochs as f64),
+        _ => (seconds / work.epochs as f64, seconds / work.epochs as f64),
     };
     let mut m = Measure {
         epoch_s,
@@ -391,22 +407,32 @@ fn run_once(
             .join(" "),
         ..Measure::default()
     };
-    // `strads cluster: the driver sent S and received R bytes in all; its workers waited W s ...`
+    // `strads cluster <loop>: N calls across processes; the driver's workers waited W s ..`
+    // (the training loop's) and `strads cluster: the driver sent S and received R bytes ..`.
+    let after = |line: &str, w: &str| -> Option<String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let i = words.iter().position(|x| *x == w)?;
+        words.get(i + 1).map(|s| s.to_string())
+    };
     if let Some(line) = err
         .lines()
         .find(|l| l.starts_with("strads cluster: the driver sent"))
     {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let after = |w: &str| {
-            words
-                .iter()
-                .position(|x| *x == w)
-                .and_then(|i| words.get(i + 1))
-                .map(|s| s.to_string())
-        };
-        m.sent = after("sent").and_then(|s| s.parse().ok()).unwrap_or(0);
-        m.received = after("received").and_then(|s| s.parse().ok()).unwrap_or(0);
-        m.waited_s = after("waited").and_then(|s| s.parse().ok()).unwrap_or(0.0);
+        m.sent = after(line, "sent")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        m.received = after(line, "received")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+    }
+    let prefix = format!("strads cluster {}: ", work.training);
+    if let Some(line) = err
+        .lines()
+        .find(|l| l.starts_with(&prefix) && l.contains("calls across"))
+    {
+        m.waited_s = after(line, "waited")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0.0);
     }
     Ok(m)
 }

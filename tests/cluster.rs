@@ -312,23 +312,33 @@ fn explain_says_where_each_loop_ran_and_what_the_driver_moved() {
             .starts_with("strads cluster sgd_epoch: 2 processes x 1 threads; the driver sent ")),
         "{what}: {err}"
     );
-    // The job's totals, once, at the driver's exit: bytes both ways and the wait.
+    // At the driver's exit, once: each loop's calls and wait, and the bytes both ways.
+    let number = |line: &str, after: &str| -> f64 {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let i = words.iter().position(|w| *w == after).expect(after);
+        words[i + 1].parse().expect("a number")
+    };
+    let waits: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("strads cluster sgd_epoch: ") && l.contains("calls across"))
+        .collect();
+    assert_eq!(waits.len(), 1, "{what}: {err}");
+    assert!(
+        waits[0].starts_with("strads cluster sgd_epoch: 2 calls across processes;"),
+        "{}",
+        waits[0]
+    );
+    assert!(number(waits[0], "waited") >= 0.0, "{}", waits[0]);
     let totals: Vec<&str> = err
         .lines()
         .filter(|l| l.starts_with("strads cluster: the driver sent "))
         .collect();
     assert_eq!(totals.len(), 1, "{what}: {err}");
-    let words: Vec<&str> = totals[0].split_whitespace().collect();
-    let number = |after: &str| -> f64 {
-        let i = words.iter().position(|w| *w == after).expect(after);
-        words[i + 1].parse().expect("a number")
-    };
     assert!(
-        number("sent") > 0.0 && number("received") > 0.0,
+        number(totals[0], "sent") > 0.0 && number(totals[0], "received") > 0.0,
         "{}",
         totals[0]
     );
-    assert!(number("waited") >= 0.0, "{}", totals[0]);
     // Worker ranks print no plan lines: each loop's line comes once, from the driver.
     let plans = err
         .lines()

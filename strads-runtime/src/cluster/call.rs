@@ -73,19 +73,37 @@ pub fn spec_hash(spec: &LoopSpec) -> u64 {
     h.finish()
 }
 
-/// Nanoseconds this process's workers spent waiting for other ranks: for the transfers a
-/// task needs, and at barriers.
-static WAITED_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Per loop (by name), this process's calls and the nanoseconds its workers spent waiting
+/// for other ranks: for the transfers a task needs, at barriers, and (the driver) for the
+/// other ranks to finish and the written parts to come home.
+static WAITS: std::sync::Mutex<Vec<(String, u64, u64)>> = std::sync::Mutex::new(Vec::new());
 
-/// Time this process's workers have spent waiting for other ranks (summed over workers).
-pub fn waited() -> std::time::Duration {
-    std::time::Duration::from_nanos(WAITED_NS.load(std::sync::atomic::Ordering::Relaxed))
+/// Per loop that crossed processes: `(name, calls, time its workers waited for other
+/// ranks, summed over workers)`, in the order the loops were first called.
+pub fn waits() -> Vec<(String, u64, std::time::Duration)> {
+    WAITS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|(n, c, ns)| (n.clone(), *c, std::time::Duration::from_nanos(*ns)))
+        .collect()
 }
 
-/// Adds the time since `t0` to [`WAITED_NS`].
-fn add_wait(t0: std::time::Instant) {
-    let ns = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    WAITED_NS.fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
+/// Adds one call of loop `name` that waited `ns`.
+fn record_wait(name: &str, ns: u64) {
+    let mut w = WAITS.lock().unwrap_or_else(|e| e.into_inner());
+    match w.iter_mut().find(|(n, _, _)| n == name) {
+        Some(e) => {
+            e.1 += 1;
+            e.2 += ns;
+        }
+        None => w.push((name.to_string(), 1, ns)),
+    }
+}
+
+/// Nanoseconds since `t0`.
+fn since(t0: std::time::Instant) -> u64 {
+    u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// The hooks of one rank in one call.
@@ -94,6 +112,8 @@ struct RankPeers<'a> {
     plan: Arc<CallPlan>,
     arrays: &'a [&'a dyn WireArray],
     local: Range<usize>,
+    /// Nanoseconds this rank's workers waited in this call.
+    waited: std::sync::atomic::AtomicU64,
 }
 
 // Shipment's arrays are `Vec<&dyn WireArray>`; the hooks borrow them as a slice.
@@ -133,7 +153,8 @@ impl Peers for RankPeers<'_> {
         for &tid in &self.plan.waits[t][w] {
             self.apply(tid);
         }
-        add_wait(t0);
+        self.waited
+            .fetch_add(since(t0), std::sync::atomic::Ordering::Relaxed);
     }
 
     fn after(&self, t: usize, w: usize) {
@@ -158,7 +179,8 @@ impl Peers for RankPeers<'_> {
             self.session.with(|core| core.barrier(t));
             self.session
                 .wait(|core| core.barrier_passed(t).then_some(()));
-            add_wait(t0);
+            self.waited
+                .fetch_add(since(t0), std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -285,13 +307,17 @@ pub(crate) fn drive(
         plan: plan.clone(),
         arrays: &ship.arrays,
         local: 0..session.threads,
+        waited: Default::default(),
     };
     run(&peers);
-    // Every worker finished, every element home.
+    // Every worker finished, every element home (waiting for other ranks too).
+    let t0 = std::time::Instant::now();
     session.wait(|core| core.all_finished().then_some(()));
     for tid in plan.homecoming() {
         peers.apply(tid);
     }
+    let waited = peers.waited.load(std::sync::atomic::Ordering::Relaxed) + since(t0);
+    record_wait(&spec.name, waited);
     let parts = session.with(|core| {
         let parts = core.take_parts();
         core.end();
@@ -374,6 +400,7 @@ pub(crate) fn work(
         plan: plan.clone(),
         arrays: &ship.arrays,
         local: r * msg.threads..(r + 1) * msg.threads,
+        waited: Default::default(),
     };
     run(&peers);
     let parts = ship.parts.map(|p| p.to_bytes()).unwrap_or_default();

@@ -324,11 +324,16 @@ impl Session {
         }
         self.with(|core| core.shut_down());
         if crate::config::get().explain {
+            for (name, calls, waited) in super::call::waits() {
+                eprintln!(
+                    "strads cluster {name}: {calls} calls across processes; the driver's \
+                     workers waited {:.3} s for other ranks",
+                    waited.as_secs_f64()
+                );
+            }
             let (sent, received) = self.bytes();
             eprintln!(
-                "strads cluster: the driver sent {sent} and received {received} bytes in all; \
-                 its workers waited {:.3} s for other ranks' blocks and barriers",
-                super::call::waited().as_secs_f64()
+                "strads cluster: the driver sent {sent} and received {received} bytes in all"
             );
         }
         self.link.close();
