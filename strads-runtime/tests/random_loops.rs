@@ -9,8 +9,8 @@ use proptest::prelude::*;
 use strads_analysis::{
     Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, SpaceKind, Subscript, analyze,
 };
-use strads_runtime::cluster::proto::PlanArray;
 use strads_runtime::cluster::proto::verify::verify;
+use strads_runtime::cluster::proto::{CallPlan, PlanArray};
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{
     ArrayMut, Call, DistArray, LoopState, RangeSpace, SharedMut, Space, SparseArray, with_threads,
@@ -344,12 +344,27 @@ fn check_schedule<S: Space>(
             shipped: true,
             holders: vec![0],
             away: Vec::new(),
+            copies: Vec::new(),
         })
         .collect();
     for ranks in [2, sched.workers] {
         if ranks > 1 && sched.workers % ranks == 0 {
             verify(sched, &arrays, ranks)
                 .unwrap_or_else(|e| panic!("plan {} on {ranks} ranks: {e}", planned.summary));
+            // The next call of the same loop, starting from the copies this one left.
+            if let Ok(plan) = CallPlan::new(sched, ranks, sched.workers / ranks, &arrays, true) {
+                let next: Vec<PlanArray> = arrays
+                    .iter()
+                    .zip(&plan.copies)
+                    .map(|(a, c)| PlanArray {
+                        copies: c.clone(),
+                        ..a.clone()
+                    })
+                    .collect();
+                verify(sched, &next, ranks).unwrap_or_else(|e| {
+                    panic!("plan {} on {ranks} ranks, again: {e}", planned.summary)
+                });
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use strads_analysis::LoopSpec;
 
-use super::proto::{ArrayMeta, Arrival, CallMsg, CallPlan, PlanArray};
+use super::proto::{ArrayMeta, Arrival, CallMsg, CallPlan, PlanArray, Region};
 use super::session::Session;
 use super::wire::WireArray;
 use crate::plan::Schedule;
@@ -217,6 +217,7 @@ pub fn refusal(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> O
 fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<ArrayMeta> {
     let w = written(schedule, ship.arrays.len());
     let holders = session.holders.lock().unwrap_or_else(|e| e.into_inner());
+    let copies = session.copies.lock().unwrap_or_else(|e| e.into_inner());
     ship.arrays
         .iter()
         .enumerate()
@@ -226,9 +227,36 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
                 Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
                 _ => vec![0],
             };
+            if m.shipped {
+                // What other ranks still hold of the array as it is now: the parts an
+                // earlier written call left there, or the whole array a read-only call
+                // sent, while nothing changed the array since.
+                let now = arr.version_before().unwrap_or(m.version);
+                if let Some((v, regions)) = copies.get(&m.id).filter(|(v, _)| *v == now) {
+                    debug_assert_eq!(*v, now);
+                    m.copies = regions.clone();
+                }
+                if let Some((_, ranks)) = holders.get(&m.id).filter(|(v, _)| *v == now) {
+                    let len: u64 = m.shape.iter().map(|&d| d as u64).product();
+                    m.copies.extend(
+                        ranks
+                            .iter()
+                            .filter(|&&r| r != 0)
+                            .map(|&r| (Region::all(len), r)),
+                    );
+                }
+            }
             m
         })
         .collect()
+}
+
+/// After a call: what other ranks now hold of the arrays it wrote, at their version now.
+fn remember_copies(plan: &CallPlan, metas: &[ArrayMeta], session: &Session) {
+    let mut copies = session.copies.lock().unwrap_or_else(|e| e.into_inner());
+    for (a, m) in metas.iter().enumerate().filter(|(_, m)| m.shipped) {
+        copies.insert(m.id, (m.version, plan.copies[a].clone()));
+    }
 }
 
 fn plan_arrays(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<PlanArray> {
@@ -239,6 +267,7 @@ fn plan_arrays(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> V
             shipped: m.shipped,
             holders: m.holders,
             away: Vec::new(),
+            copies: m.copies,
         })
         .collect()
 }
@@ -264,6 +293,7 @@ pub(crate) fn drive(
             shipped: m.shipped,
             holders: m.holders.clone(),
             away: Vec::new(),
+            copies: m.copies.clone(),
         })
         .collect();
     let plan = match CallPlan::new(schedule, session.size, session.threads, &arrays, true) {
@@ -318,6 +348,7 @@ pub(crate) fn drive(
     }
     let waited = peers.waited.load(std::sync::atomic::Ordering::Relaxed) + since(t0);
     record_wait(&spec.name, waited);
+    remember_copies(&plan, &metas, session);
     let parts = session.with(|core| {
         let parts = core.take_parts();
         core.end();
@@ -381,6 +412,7 @@ pub(crate) fn work(
             shipped: m.shipped,
             holders: m.holders.clone(),
             away: Vec::new(),
+            copies: m.copies.clone(),
         })
         .collect();
     let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays, true) {

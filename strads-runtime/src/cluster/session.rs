@@ -4,7 +4,7 @@
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::proto::{Core, Failure, Outgoing, msg};
+use super::proto::{Core, Failure, Outgoing, Region, msg};
 
 /// A frame between ranks.
 #[derive(Debug)]
@@ -44,6 +44,9 @@ pub trait Children: Send {
     fn wait_all(&mut self, timeout: Duration) -> bool;
 }
 
+/// Of one array: its version, and the regions other ranks hold current at that version.
+pub(crate) type Copies = (u64, Vec<(Region, usize)>);
+
 /// One process of a cluster job.
 pub struct Session {
     pub(crate) rank: usize,
@@ -59,6 +62,9 @@ pub struct Session {
     pub(crate) next_seq: std::sync::atomic::AtomicU64,
     /// Driver: which ranks hold which version of each array (`id → (version, ranks)`).
     pub(crate) holders: Mutex<std::collections::HashMap<u64, (u64, Vec<usize>)>>,
+    /// Driver: of arrays written across processes, the regions other ranks still hold
+    /// current after the last such call (`id → (version after it, [(region, rank)])`).
+    pub(crate) copies: Mutex<std::collections::HashMap<u64, Copies>>,
     /// Whether `shut_down` ran.
     closed: std::sync::atomic::AtomicBool,
 }
@@ -148,6 +154,7 @@ impl Session {
             children: Mutex::new(children),
             next_seq: std::sync::atomic::AtomicU64::new(1),
             holders: Mutex::new(Default::default()),
+            copies: Mutex::new(Default::default()),
             closed: std::sync::atomic::AtomicBool::new(false),
         }
     }

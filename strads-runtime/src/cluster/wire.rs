@@ -88,6 +88,11 @@ pub trait WireArray: Sync {
     /// The whole array: elements, or for a sparse array its entries (indices as `u32`,
     /// then the values).
     fn whole(&self) -> Vec<u8>;
+    /// For an array lent to be written, its version before the lending (see
+    /// `SharedMut::version_before`); `None` for arrays read as they are.
+    fn version_before(&self) -> Option<u64> {
+        None
+    }
 }
 
 fn meta_of<T: 'static>(
@@ -106,12 +111,17 @@ fn meta_of<T: 'static>(
         shipped: written,
         sent: false,
         holders: Vec::new(),
+        copies: Vec::new(),
     })
 }
 
 impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N> {
     fn meta(&self, written: bool) -> Option<ArrayMeta> {
         meta_of::<T>(self.key(), &self.raw().1, None, written)
+    }
+
+    fn version_before(&self) -> Option<u64> {
+        Some(SharedMut::version_before(self))
     }
 
     fn read(&self, region: &Region) -> Vec<u8> {

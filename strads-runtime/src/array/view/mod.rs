@@ -40,6 +40,8 @@ pub struct SharedMut<'a, T, const N: usize> {
     array: std::sync::atomic::AtomicUsize,
     /// The array's `(id, version)` once lent.
     key: (u64, u64),
+    /// Its version before it was lent (the lending counts as a change).
+    before: u64,
     _borrow: PhantomData<&'a mut DistArray<T, N>>,
 }
 
@@ -54,9 +56,11 @@ unsafe impl<T: Send + Sync, const N: usize> Sync for SharedMut<'_, T, N> {}
 impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// Lends `array`, which the loop writes, to the workers for as long as `'a`.
     pub fn new(array: &'a mut DistArray<T, N>) -> Self {
+        let before = array.contents_key().1;
         let ptr = array.data_mut_ptr();
         SharedMut {
             key: array.contents_key(),
+            before,
             ptr,
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),
@@ -75,6 +79,12 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// The lent array's `(id, version)`.
     pub(crate) fn key(&self) -> (u64, u64) {
         self.key
+    }
+
+    /// The array's version before it was lent: equal to the `key` version of an earlier
+    /// lending exactly when nothing changed the array since that call.
+    pub(crate) fn version_before(&self) -> u64 {
+        self.before
     }
 
     /// Binds the array to array `array` of loop call `call` (the first time), or checks it
@@ -206,6 +216,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         let ptr = array.data_ptr_unversioned();
         SharedMut {
             key: array.contents_key(),
+            before: array.contents_key().1,
             ptr,
             shape: array.shape(),
             lent: std::sync::atomic::AtomicU64::new(0),

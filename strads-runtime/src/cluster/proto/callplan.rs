@@ -54,6 +54,9 @@ pub struct PlanArray {
     /// Regions whose current value is on another rank only (left there by an earlier
     /// call): `(region, rank)`.
     pub away: Vec<(Region, usize)>,
+    /// Regions whose current value another rank also holds (its copy from an earlier call
+    /// of an array the driver has not changed since): `(region, rank)`; sent it no more.
+    pub copies: Vec<(Region, usize)>,
 }
 
 /// Everything a call moves between ranks.
@@ -75,6 +78,9 @@ pub struct CallPlan {
     /// After the call, per array, where the current value of each range is:
     /// `((lo, hi), rank)` (a rank that wrote it last; the driver when `home`).
     pub end: Vec<Vec<((u64, u64), usize)>>,
+    /// After the call, per array, the regions ranks other than the driver hold current:
+    /// `(region, rank)`, sorted by rank (what the next call may list as `copies`).
+    pub copies: Vec<Vec<(Region, usize)>>,
 }
 
 /// Why a schedule cannot be run across processes as regions of its arrays.
@@ -132,6 +138,7 @@ impl CallPlan {
                 .map(|t| ranks > 1 && schedule.barrier_between(t))
                 .collect(),
             end: Vec::new(),
+            copies: Vec::new(),
         };
         if schedule.apply.is_some() || schedule.steps.iter().any(|s| !s.claims.is_empty()) {
             return Err(NotShippable(
@@ -155,6 +162,17 @@ impl CallPlan {
                             held,
                         },
                     );
+                    for (region, r) in &a.copies {
+                        for &(lo, hi) in &region.0 {
+                            split_at(&mut m, lo);
+                            split_at(&mut m, hi);
+                            for seg in m.range_mut(lo..hi).map(|(_, s)| s) {
+                                if !seg.held.iter().any(|(h, _)| h == r) {
+                                    seg.held.push((*r, None));
+                                }
+                            }
+                        }
+                    }
                     for (region, r) in &a.away {
                         for &(lo, hi) in &region.0 {
                             split_at(&mut m, lo);
@@ -281,6 +299,16 @@ impl CallPlan {
                 }
             }
             plan.end.push(end);
+            let mut copies: BTreeMap<usize, Region> = BTreeMap::new();
+            for (&k, seg) in map {
+                for &(r, _) in &seg.held {
+                    if r != 0 {
+                        copies.entry(r).or_default().push(k, seg.end);
+                    }
+                }
+            }
+            plan.copies
+                .push(copies.into_iter().map(|(r, region)| (region, r)).collect());
         }
         for (a, map) in maps.iter().enumerate() {
             for (&k, seg) in map {

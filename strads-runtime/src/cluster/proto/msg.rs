@@ -49,6 +49,9 @@ pub struct ArrayMeta {
     pub sent: bool,
     /// Ranks that hold this version before the call.
     pub holders: Vec<usize>,
+    /// Of a written array: regions other ranks hold current from earlier calls
+    /// ([`PlanArray::copies`](super::PlanArray::copies)).
+    pub copies: Vec<(super::Region, usize)>,
 }
 
 /// The driver's request to run one call of a loop.
@@ -195,6 +198,7 @@ mod tests {
                 arrays: vec![ArrayMeta {
                     id: 1, version: 2, sparse: false, shape: vec![3, 4], entries: 0,
                     elem: Elem::F32, shipped: true, sent: false, holders: vec![0],
+                    copies: vec![(crate::cluster::proto::Region(vec![(0, 4), (6, 9)]), 1)],
                 }],
                 schedule: vec![9; 20],
             }));

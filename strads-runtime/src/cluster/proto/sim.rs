@@ -379,6 +379,7 @@ pub fn sgd_mf_2d(
             shipped: true,
             holders: vec![0],
             away: Vec::new(),
+            copies: Vec::new(),
         })
         .collect();
     (schedule, arrays)

@@ -32,6 +32,7 @@ fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
             shipped: true,
             holders: vec![0],
             away: Vec::new(),
+            copies: Vec::new(),
         })
         .collect();
     (sched, arrays)
@@ -175,6 +176,7 @@ fn shipped(shapes: &[&[usize]]) -> Vec<PlanArray> {
             shipped: true,
             holders: vec![0],
             away: Vec::new(),
+            copies: Vec::new(),
         })
         .collect()
 }
@@ -231,4 +233,41 @@ fn every_task_starts_with_the_serial_values_of_its_window() {
         }
     }
     assert!(tiled >= 12, "only {tiled} tiled plans");
+}
+
+/// A second call of the ring with the copies the first left on each rank: rank 1 keeps
+/// its rows of `w` and the `h` partition it wrote last, so nothing of them is sent again,
+/// and the plan still gives every task the serial values.
+#[test]
+fn copies_left_by_a_call_are_not_sent_again_and_stay_exact() {
+    let (sched, arrays) = sgd_2d();
+    let first = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
+    // Rank 1 wrote w rows 2..4 (elements 6..12) and h partition 0 (0..9) last.
+    assert_eq!(
+        first.copies,
+        vec![
+            vec![(Region(vec![(6, 12)]), 1)],
+            vec![(Region(vec![(0, 9)]), 1)]
+        ]
+    );
+    let next: Vec<PlanArray> = arrays
+        .iter()
+        .zip(&first.copies)
+        .map(|(a, c)| PlanArray {
+            copies: c.clone(),
+            ..a.clone()
+        })
+        .collect();
+    let second = CallPlan::new(&sched, 2, 1, &next, true).unwrap();
+    let initial: Vec<&Transfer> = second.initial().map(|t| &second.transfers[t]).collect();
+    // Only the h partition rank 1 starts with but does not hold (9..18) goes out.
+    assert_eq!(initial, vec![&tr(1, &[(9, 18)], 0, None, 1, vec![(0, 1)])]);
+    assert!(second.bytes_moved(&[4, 4]) < first.bytes_moved(&[4, 4]));
+    assert_eq!(verify(&sched, &next, 2), Ok(true));
+    // The plan trusts what `copies` lists (the driver lists only copies of the array as
+    // it is now): with all of w listed on rank 1, no part of w goes out.
+    let mut wrong = next.clone();
+    wrong[0].copies = vec![(Region(vec![(0, 12)]), 1)];
+    let lied = CallPlan::new(&sched, 2, 1, &wrong, true).unwrap();
+    assert!(lied.initial().all(|t| lied.transfers[t].array != 0));
 }

@@ -17,7 +17,9 @@ type Memory = Vec<Vec<Vec<Option<u32>>>>;
 ///   task starts, after the transfers it waits for (the first task of a rank that needs a
 ///   transfer applies it), each taken from its sender right after its writer ran;
 /// - a transfer is sent by the rank that holds its elements, before a task waits for it;
-/// - after the transfers home, the driver holds every element's final value.
+/// - after the transfers home, the driver holds every element's final value, and every
+///   other rank holds the final value of what the plan lists as its copies (which the
+///   next call may rely on); ranks start with the `copies` the arrays list.
 ///
 /// Tasks that may run at once never overlap a write (`Schedule::overlap`), so the serial
 /// order stands for every order the executors may take. `Ok(false)`: the schedule does not
@@ -41,6 +43,13 @@ pub fn verify(schedule: &Schedule, arrays: &[PlanArray], ranks: usize) -> Result
                 .collect()
         })
         .collect();
+    for (a, arr) in arrays.iter().enumerate() {
+        for (region, r) in &arr.copies {
+            for &(lo, hi) in &region.0 {
+                mem[*r][a][lo as usize..hi as usize].fill(Some(0));
+            }
+        }
+    }
     let elems = |region: &Region| -> Vec<usize> {
         region
             .0
@@ -135,6 +144,20 @@ pub fn verify(schedule: &Schedule, arrays: &[PlanArray], ranks: usize) -> Result
                      the final value {v}",
                     mem[0][a][e]
                 ));
+            }
+        }
+    }
+    // What the plan says other ranks hold after the call is what they hold.
+    for (a, copies) in plan.copies.iter().enumerate() {
+        for (region, r) in copies {
+            for e in elems(region) {
+                if mem[*r][a][e] != Some(truth[a][e]) {
+                    return Err(format!(
+                        "the plan lists element {e} of array {a} as held by rank {r} after \
+                         the call, which holds {:?}, not {}",
+                        mem[*r][a][e], truth[a][e]
+                    ));
+                }
             }
         }
     }

@@ -1,0 +1,139 @@
+//! Parts a call leaves on other ranks are not sent again while the driver has not changed
+//! the array, and are sent again when it has: a 2D loop called repeatedly, with serial code
+//! changing its arrays between some calls, gives as 2 processes the bits it gives as 2
+//! threads, and moves fewer bytes when nothing changed in between.
+//!
+//! A test without libtest's harness (`harness = false` in Cargo.toml): its `main` carries
+//! `#[strads::main]`, so the copies of this binary that `STRADS_PROCESSES` starts go
+//! straight to serving. It runs itself as the program under test.
+
+use std::process::{Command, ExitCode, Stdio};
+
+use strads::prelude::*;
+
+#[strads::parallel_for]
+fn step(r: &SparseArray<f32, 2>, w: &mut DistArray<f32, 2>, h: &mut DistArray<f32, 2>) {
+    for ([u, i], &x) in r {
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        for k in 0..wu.len() {
+            let a = wu[k];
+            wu[k] += 0.01 * (x * hi[k] - a);
+            hi[k] += 0.01 * (x * a - hi[k]);
+        }
+    }
+}
+
+/// The program under test: prints the arrays' bits after each call.
+fn program(change: bool) {
+    let cfg = strads::generate::LowRankConfig {
+        ratings: 4000,
+        users: 120,
+        items: 90,
+        ..Default::default()
+    };
+    let r = strads::generate::low_rank_ratings(&cfg);
+    let (mut w, mut h) = (
+        DistArray::random([120, 4], 1),
+        DistArray::random([90, 4], 2),
+    );
+    for call in 0..6 {
+        step(&r, &mut w, &mut h);
+        if change && call % 2 == 0 {
+            // Serial code on the driver changes both arrays: what other ranks hold of them
+            // (rank 1's rows of one, the partition of the other it wrote last) is stale.
+            for x in w.as_mut_slice() {
+                *x *= 0.5;
+            }
+            h.row_mut(call)[0] += 1.0;
+        }
+        let bits: Vec<u64> = strads::testing::bits(&w)
+            .into_iter()
+            .chain(strads::testing::bits(&h))
+            .collect();
+        let sum = bits
+            .iter()
+            .fold(0u64, |s, b| s.wrapping_mul(1_000_003).wrapping_add(*b));
+        println!("call {call}: {sum:016x}");
+    }
+}
+
+/// Runs this binary as the program with `env`; its output and the driver's bytes sent.
+fn run(change: bool, env: &[(&str, &str)]) -> Result<(String, u64), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STRADS_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env(
+        "CLUSTER_COPIES_ROLE",
+        if change { "change" } else { "keep" },
+    )
+    .env("STRADS_EXPLAIN", "1")
+    .envs(env.iter().copied())
+    .stdin(Stdio::null());
+    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    if !out.status.success() {
+        return Err(format!(
+            "{env:?} failed ({}):\n{stdout}\n{stderr}",
+            out.status
+        ));
+    }
+    let sent = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("strads cluster: the driver sent "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    Ok((stdout, sent))
+}
+
+fn check() -> Result<(), String> {
+    let procs = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
+    let threads = [("STRADS_THREADS", "2")];
+    let mut sent = Vec::new();
+    for change in [false, true] {
+        let (one, _) = run(change, &threads)?;
+        let (many, bytes) = run(change, &procs)?;
+        if one.lines().count() != 6 || many != one {
+            return Err(format!(
+                "change={change}: 2 processes print\n{many}\n2 threads print\n{one}"
+            ));
+        }
+        sent.push(bytes);
+    }
+    // Unchanged arrays: the rows of w and the h partition rank 1 keeps are not sent again.
+    if !(sent[0] > 0 && sent[0] < sent[1]) {
+        return Err(format!(
+            "the driver sent {} bytes when nothing changed between calls, {} when serial \
+             code changed the arrays",
+            sent[0], sent[1]
+        ));
+    }
+    println!(
+        "cluster_copies: same bits as 2 threads; the driver sent {} bytes (arrays kept) and {} \
+         (arrays changed between calls)",
+        sent[0], sent[1]
+    );
+    Ok(())
+}
+
+#[strads::main]
+fn main() -> ExitCode {
+    match std::env::var("CLUSTER_COPIES_ROLE").as_deref() {
+        Ok("keep") => program(false),
+        Ok("change") => program(true),
+        _ => {
+            if let Err(e) = check() {
+                eprintln!("cluster_copies: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
