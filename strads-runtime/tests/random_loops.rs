@@ -337,31 +337,14 @@ fn check_schedule<S: Space>(
     }
     // (e) Across processes (2 ranks, and a rank per worker): the call plan gives each task
     // the serial values of its window and brings every final value to the driver.
-    let arrays: Vec<PlanArray> = shapes
-        .iter()
-        .map(|s| PlanArray {
-            shape: s.to_vec(),
-            shipped: true,
-            holders: vec![0],
-            away: Vec::new(),
-            copies: Vec::new(),
-        })
-        .collect();
+    let arrays = PlanArray::on_driver(shapes);
     for ranks in [2, sched.workers] {
         if ranks > 1 && sched.workers % ranks == 0 {
             verify(sched, &arrays, ranks)
                 .unwrap_or_else(|e| panic!("plan {} on {ranks} ranks: {e}", planned.summary));
             // The next call of the same loop, starting from the copies this one left.
             if let Ok(plan) = CallPlan::new(sched, ranks, sched.workers / ranks, &arrays, true) {
-                let next: Vec<PlanArray> = arrays
-                    .iter()
-                    .zip(&plan.copies)
-                    .map(|(a, c)| PlanArray {
-                        copies: c.clone(),
-                        ..a.clone()
-                    })
-                    .collect();
-                verify(sched, &next, ranks).unwrap_or_else(|e| {
+                verify(sched, &plan.next_arrays(&arrays), ranks).unwrap_or_else(|e| {
                     panic!("plan {} on {ranks} ranks, again: {e}", planned.summary)
                 });
             }

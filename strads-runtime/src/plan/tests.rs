@@ -197,10 +197,9 @@ fn two_d_rotates_time_partitions_around_the_ring() {
     );
 }
 
-#[test]
-fn a_wavefront_is_a_pipeline_of_tiles() {
-    // d[i + 1, j + 1] from d[i, j + 1], d[i + 1, j], d[i, j]: ordered.
-    let s = spec(
+/// DTW's table: `d[i + 1, j + 1]` from `d[i, j + 1]`, `d[i + 1, j]`, `d[i, j]`, ordered.
+pub(crate) fn dtw_spec() -> LoopSpec {
+    spec(
         &["i", "j"],
         vec![array("d", 2, true)],
         vec![
@@ -210,7 +209,12 @@ fn a_wavefront_is_a_pipeline_of_tiles() {
             access(0, true, vec![aff(&[1, 0], 1), aff(&[0, 1], 1)]),
         ],
         true,
-    );
+    )
+}
+
+#[test]
+fn a_wavefront_is_a_pipeline_of_tiles() {
+    let s = dtw_spec();
     let an = analyze(&s);
     let c = &an.candidates[0];
     assert!(

@@ -83,6 +83,23 @@ pub struct CallPlan {
     pub copies: Vec<Vec<(Region, usize)>>,
 }
 
+impl PlanArray {
+    /// Arrays of `shapes` that the call writes, held by the driver alone (the first
+    /// call's start).
+    pub fn on_driver(shapes: &[&[usize]]) -> Vec<PlanArray> {
+        shapes
+            .iter()
+            .map(|s| PlanArray {
+                shape: s.to_vec(),
+                shipped: true,
+                holders: vec![0],
+                away: Vec::new(),
+                copies: Vec::new(),
+            })
+            .collect()
+    }
+}
+
 /// Why a schedule cannot be run across processes as regions of its arrays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotShippable(pub String);
@@ -341,6 +358,19 @@ impl CallPlan {
     /// The rank of worker `w`.
     pub fn rank_of(&self, w: usize) -> usize {
         w / self.threads
+    }
+
+    /// The arrays of the next call of the same loop when the driver changed none of them
+    /// in between: `arrays` with the copies this call leaves on other ranks.
+    pub fn next_arrays(&self, arrays: &[PlanArray]) -> Vec<PlanArray> {
+        arrays
+            .iter()
+            .zip(&self.copies)
+            .map(|(a, c)| PlanArray {
+                copies: c.clone(),
+                ..a.clone()
+            })
+            .collect()
     }
 
     /// Transfers rank `r` receives that come home at the end (the driver's, `r == 0`).

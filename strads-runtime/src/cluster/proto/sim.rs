@@ -372,15 +372,5 @@ pub fn sgd_mf_2d(
     ];
     let shapes: [&[usize]; 2] = [&[users, k], &[items, k]];
     let schedule = crate::plan::grid::schedule(&spec, c, &parts, &shapes, workers);
-    let arrays = shapes
-        .iter()
-        .map(|s| PlanArray {
-            shape: s.to_vec(),
-            shipped: true,
-            holders: vec![0],
-            away: Vec::new(),
-            copies: Vec::new(),
-        })
-        .collect();
-    (schedule, arrays)
+    (schedule, PlanArray::on_driver(&shapes))
 }

@@ -25,17 +25,7 @@ fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
     let parts = [Partition::uniform(4, 2), Partition::uniform(6, 2)];
     let shapes: [&[usize]; 2] = [&[4, 3], &[6, 3]];
     let sched = grid::schedule(&s, c, &parts, &shapes, 2);
-    let arrays = shapes
-        .iter()
-        .map(|s| PlanArray {
-            shape: s.to_vec(),
-            shipped: true,
-            holders: vec![0],
-            away: Vec::new(),
-            copies: Vec::new(),
-        })
-        .collect();
-    (sched, arrays)
+    (sched, PlanArray::on_driver(&shapes))
 }
 
 fn tr(
@@ -168,19 +158,6 @@ fn parts_left_in_place_are_not_sent_home_and_start_the_next_call_there() {
     assert_eq!(second.end, first.end);
 }
 
-fn shipped(shapes: &[&[usize]]) -> Vec<PlanArray> {
-    shapes
-        .iter()
-        .map(|s| PlanArray {
-            shape: s.to_vec(),
-            shipped: true,
-            holders: vec![0],
-            away: Vec::new(),
-            copies: Vec::new(),
-        })
-        .collect()
-}
-
 #[test]
 fn every_task_starts_with_the_serial_values_of_its_window() {
     // 2D: SGD-MF's ring.
@@ -189,17 +166,7 @@ fn every_task_starts_with_the_serial_values_of_its_window() {
     assert_eq!(verify(&sched, &arrays, 1), Ok(true));
     // Wavefronts: DTW's table (tiles read a halo they do not write), unskewed and on a
     // skewed nest (Gauss-Seidel reading the next row's earlier column).
-    let dtw = spec(
-        &["i", "j"],
-        vec![array("d", 2, true)],
-        vec![
-            access(0, false, vec![aff(&[1, 0], 0), aff(&[0, 1], 1)]),
-            access(0, false, vec![aff(&[1, 0], 1), aff(&[0, 1], 0)]),
-            access(0, false, vec![aff(&[1, 0], 0), aff(&[0, 1], 0)]),
-            access(0, true, vec![aff(&[1, 0], 1), aff(&[0, 1], 1)]),
-        ],
-        true,
-    );
+    let dtw = crate::plan::tests::dtw_spec();
     let skewed = spec(
         &["i", "j"],
         vec![array("x", 2, true)],
@@ -228,7 +195,10 @@ fn every_task_starts_with_the_serial_values_of_its_window() {
                     continue;
                 }
                 tiled += 1;
-                assert_eq!(verify(&t.schedule, &shipped(&shapes), ranks), Ok(true));
+                assert_eq!(
+                    verify(&t.schedule, &PlanArray::on_driver(&shapes), ranks),
+                    Ok(true)
+                );
             }
         }
     }
@@ -250,14 +220,7 @@ fn copies_left_by_a_call_are_not_sent_again_and_stay_exact() {
             vec![(Region(vec![(0, 9)]), 1)]
         ]
     );
-    let next: Vec<PlanArray> = arrays
-        .iter()
-        .zip(&first.copies)
-        .map(|(a, c)| PlanArray {
-            copies: c.clone(),
-            ..a.clone()
-        })
-        .collect();
+    let next = first.next_arrays(&arrays);
     let second = CallPlan::new(&sched, 2, 1, &next, true).unwrap();
     let initial: Vec<&Transfer> = second.initial().map(|t| &second.transfers[t]).collect();
     // Only the h partition rank 1 starts with but does not hold (9..18) goes out.
