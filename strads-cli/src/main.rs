@@ -6,7 +6,12 @@
 //!
 //! starts ranks 0..N of the program on this machine with `STRADS_RANK`, `STRADS_SIZE`,
 //! `STRADS_COORDINATOR` (a free loopback port) and `STRADS_JOB_SECRET_FILE` (a new
-//! secret, removed at the end) in their environment. Rank 0, the driver, writes to this
+//! secret, removed at the end) in their environment. With `--hosts a,b` or `--hostfile F`
+//! each rank starts on its host through `--ssh` (default `ssh -o BatchMode=yes`): the
+//! secret goes through ssh's standard input into a file only the user can read on that
+//! host (removed when the rank ends), the rank runs in the launcher's directory when it
+//! exists there, with this launcher's other `STRADS_*` settings, and rank 0 listens on
+//! the first host at `--port` (default: derived from the launcher's process id). Rank 0, the driver, writes to this
 //! terminal as the program would alone; the other ranks' standard output is discarded and
 //! each line of their standard error is prefixed `[rank r]`. When a rank fails, the
 //! others get `--grace` seconds to stop by themselves (they do: a strads job is
@@ -20,7 +25,9 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use strads_runtime::cluster::launch::{self, RankCommand, SecretFile, Workers, spawn};
+use strads_runtime::cluster::launch::{self, RankCommand, Remote, SecretFile, Workers, spawn};
+
+mod hosts;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -47,12 +54,22 @@ struct Run {
     /// Worker threads per process (`STRADS_THREADS`; default: each process's cores).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     threads: Option<u64>,
-    /// Remote hosts, comma-separated (started over ssh): not supported yet.
+    /// Hosts to run the ranks on, comma-separated, started over ssh (rank r on host
+    /// r mod the number of hosts; rank 0, the driver, on the first).
     #[arg(long, value_delimiter = ',', conflicts_with = "hostfile")]
     hosts: Vec<String>,
-    /// A file of remote hosts, one per line: not supported yet.
+    /// A file of hosts, one per line, each optionally followed by `slots=K` (K ranks
+    /// before the next host's turn); `#` starts a comment.
     #[arg(long)]
     hostfile: Option<PathBuf>,
+    /// The ssh command that starts a rank on a host (its words, then the host and a shell
+    /// command line).
+    #[arg(long, default_value = "ssh -o BatchMode=yes")]
+    ssh: String,
+    /// The port rank 0 listens on, on the first host (default: one derived from this
+    /// launcher's process id, in 20000..40000).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    port: Option<u16>,
     /// Seconds the other ranks get to stop by themselves after one failed.
     #[arg(long, default_value_t = 30)]
     grace: u64,
@@ -75,23 +92,67 @@ fn main() -> ExitCode {
 }
 
 fn run(r: Run) -> Result<u8, String> {
-    if !r.hosts.is_empty() || r.hostfile.is_some() {
-        return Err(
-            "remote hosts (--hosts, --hostfile) are not supported yet: run on one machine, or \
-             under Slurm (srun) or mpirun, which strads joins by itself"
-                .into(),
-        );
-    }
     let n = r.n as usize;
+    let hosts = match (&r.hostfile, r.hosts.is_empty()) {
+        (Some(f), _) => Some(hosts::from_file(f)?),
+        (None, false) => Some(hosts::from_list(&r.hosts)?),
+        (None, true) => None,
+    };
+    let ssh: Vec<String> = r.ssh.split_whitespace().map(String::from).collect();
+    if ssh.is_empty() {
+        return Err("--ssh: an empty command".into());
+    }
     let secret = SecretFile::create()?;
-    let port = std::net::UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .map_err(|e| format!("no free loopback port: {e}"))?
-        .port();
-    let coordinator = format!("127.0.0.1:{port}");
+    let placed = hosts.as_ref().map(|h| hosts::place(h, n));
+    let coordinator = match &placed {
+        Some(placed) => {
+            let port = r
+                .port
+                .unwrap_or(20000 + (std::process::id() % 20000) as u16);
+            let host = placed[0];
+            // An IPv6 address needs brackets before the port.
+            if host.contains(':') && !host.starts_with('[') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            }
+        }
+        None => {
+            let port = match r.port {
+                Some(p) => p,
+                None => std::net::UdpSocket::bind("127.0.0.1:0")
+                    .and_then(|s| s.local_addr())
+                    .map_err(|e| format!("no free loopback port: {e}"))?
+                    .port(),
+            };
+            format!("127.0.0.1:{port}")
+        }
+    };
+    // The settings remote ranks get besides their place in the job.
+    let settings: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| {
+            k.starts_with("STRADS_")
+                && ![
+                    "STRADS_PROCESSES",
+                    "STRADS_RANK",
+                    "STRADS_SIZE",
+                    "STRADS_COORDINATOR",
+                    "STRADS_JOB_SECRET_FILE",
+                    "STRADS_THREADS",
+                ]
+                .contains(&k.as_str())
+        })
+        .collect();
+    let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
     let (program, args) = r.program.split_first().expect("clap requires the program");
     let mut ranks = Workers::default();
     for rank in 0..n {
+        let remote = placed.as_ref().map(|p| Remote {
+            ssh: &ssh,
+            host: p[rank],
+            cwd: &cwd,
+            settings: &settings,
+        });
         let started = launch::spawn_rank(&RankCommand {
             program,
             args,
@@ -101,6 +162,7 @@ fn run(r: Run) -> Result<u8, String> {
             secret: secret.path(),
             threads: r.threads.map(|t| t as usize),
             inherit: rank == 0,
+            remote,
         })?;
         ranks.add(rank, started);
     }

@@ -90,9 +90,35 @@ fn bad_uses_are_clear_errors() {
     let (code, _, err) = strads(&["run", "-n", "0", "--", "true"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("0 is not in 1..=4096"), "{err}");
-    let (code, _, err) = strads(&["run", "-n", "2", "--hosts", "a,b", "--", "true"]);
+    let (code, _, err) = strads(&[
+        "run",
+        "-n",
+        "2",
+        "--hosts",
+        "a,-oProxyCommand=x",
+        "--",
+        "true",
+    ]);
     assert_eq!(code, Some(2));
-    assert!(err.contains("not supported yet"), "{err}");
+    assert_eq!(
+        err,
+        "strads: --hosts: `-oProxyCommand=x` is not a host name (letters, digits, `-._:[]@%`, \
+         not starting with `-`)\n"
+    );
+    let (code, _, err) = strads(&[
+        "run",
+        "-n",
+        "2",
+        "--hostfile",
+        "/nonexistent/hosts",
+        "--",
+        "true",
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.starts_with("strads: cannot read the hostfile /nonexistent/hosts: "),
+        "{err}"
+    );
     let (code, _, err) = strads(&["run", "-n", "2", "--", "/nonexistent/prog"]);
     assert_eq!(code, Some(2));
     assert!(
@@ -138,4 +164,104 @@ fn an_example_gives_the_bits_of_as_many_threads() {
         strip(&cluster),
         strip(&String::from_utf8_lossy(&threads.stdout))
     );
+}
+
+/// `--hosts` through a stand-in for ssh that runs the command line here: the ranks start
+/// on their hosts in rank order, get the secret through ssh's standard input and the
+/// launcher's other `STRADS_*` settings, print the bits of as many threads, and leave no
+/// secret file behind.
+#[test]
+fn hosts_start_over_ssh_with_the_secret_on_stdin() {
+    let exe = std::env::current_exe().unwrap();
+    let example = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .unwrap()
+        .join("examples/sgd_mf");
+    assert!(example.exists(), "{} is missing", example.display());
+    let dir = std::env::temp_dir().join(format!("strads-fake-ssh-{}", std::process::id()));
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let ssh = dir.join("fake-ssh");
+    let log = dir.join("log");
+    std::fs::write(
+        &ssh,
+        "#!/bin/sh\n# ssh's stand-in: the host, then the command line, run here.\n\
+         echo \"$1\" >> \"$FAKE_SSH_LOG\"\nexec sh -c \"$2\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let ex = example.to_str().unwrap();
+    let args = ["--ratings", "20000", "--epochs", "3"];
+    let out = Command::new(env!("CARGO_BIN_EXE_strads"))
+        .args([
+            "run",
+            "-n",
+            "2",
+            "--threads",
+            "1",
+            "--hosts",
+            "localhost,127.0.0.1",
+            "--ssh",
+            ssh.to_str().unwrap(),
+            "--port",
+            &port,
+            "--",
+            ex,
+        ])
+        .args(args)
+        .env_remove("STRADS_PROCESSES")
+        .env("STRADS_EXPLAIN", "1")
+        .env("TMPDIR", &tmp)
+        .env("FAKE_SSH_LOG", &log)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let mut hosts: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts, ["127.0.0.1", "localhost"]);
+    // The launcher's STRADS_EXPLAIN reached the driver, which ran across both ranks.
+    assert!(
+        stderr.contains("strads cluster sgd_epoch: 2 processes x 1 threads"),
+        "{stderr}"
+    );
+    let threads = Command::new(ex)
+        .args(args)
+        .env("STRADS_THREADS", "2")
+        .env_remove("STRADS_PROCESSES")
+        .output()
+        .unwrap();
+    let last = |s: &str| -> String {
+        s.lines()
+            .last()
+            .unwrap_or("")
+            .split_whitespace()
+            .filter(|f| !f.starts_with("seconds=") && !f.starts_with("threads="))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        last(&stdout),
+        last(&String::from_utf8_lossy(&threads.stdout))
+    );
+    // Every secret file is gone: the ranks' and the launcher's.
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "left in {}: {left:?}", tmp.display());
+    let _ = std::fs::remove_dir_all(&dir);
 }

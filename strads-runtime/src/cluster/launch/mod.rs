@@ -19,7 +19,7 @@ pub mod secret;
 pub mod spawn;
 
 pub use secret::{JobSecret, SecretFile, read_secret};
-pub use spawn::{RankCommand, Workers, spawn_rank};
+pub use spawn::{RankCommand, Remote, Workers, spawn_rank};
 
 /// Which scheduler said who we are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,20 +24,90 @@ pub struct RankCommand<'a> {
     /// Its standard output and error go to ours unchanged (the driver of `strads run`);
     /// otherwise its output is discarded and its error lines prefixed.
     pub inherit: bool,
+    /// Started on another host over ssh instead of here.
+    pub remote: Option<Remote<'a>>,
+}
+
+/// Where and how a rank starts on another host.
+#[derive(Debug, Clone)]
+pub struct Remote<'a> {
+    /// The ssh program and its options, e.g. `["ssh", "-o", "BatchMode=yes"]`; the host
+    /// and a shell command line follow them.
+    pub ssh: &'a [String],
+    pub host: &'a str,
+    /// The directory the rank runs in when it exists there (the launcher's).
+    pub cwd: &'a Path,
+    /// Other `STRADS_*` settings the rank gets.
+    pub settings: &'a [(String, String)],
+}
+
+/// `s` quoted for a POSIX shell.
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The shell command line a remote rank runs: it reads the job secret (32 bytes) from its
+/// standard input into a new file only the user can read, runs the program with its place
+/// in the job, removes the file and exits with the program's status.
+pub fn remote_script(c: &RankCommand<'_>, r: &Remote<'_>) -> Result<String, String> {
+    let text = |s: &OsStr, what: &str| {
+        s.to_str()
+            .map(quote)
+            .ok_or_else(|| format!("{what} {s:?} is not UTF-8: it cannot go to another host"))
+    };
+    let mut env = vec![
+        format!("STRADS_RANK={}", c.rank),
+        format!("STRADS_SIZE={}", c.size),
+        format!("STRADS_COORDINATOR={}", quote(c.coordinator)),
+        "STRADS_JOB_SECRET_FILE=\"$d/secret\"".to_string(),
+    ];
+    if let Some(t) = c.threads {
+        env.push(format!("STRADS_THREADS={t}"));
+    }
+    for (k, v) in r.settings {
+        env.push(format!("{k}={}", quote(v)));
+    }
+    let mut program = vec![text(c.program, "the program")?];
+    for a in c.args {
+        program.push(text(a, "the argument")?);
+    }
+    let cwd = text(r.cwd.as_os_str(), "the directory")?;
+    Ok(format!(
+        "umask 077 && d=$(mktemp -d \"${{TMPDIR:-/tmp}}/strads-job.XXXXXX\") && \
+         head -c 32 > \"$d/secret\" && {{ cd {cwd} 2>/dev/null; {} {} </dev/null; s=$?; \
+         rm -rf \"$d\"; exit $s; }}",
+        env.join(" "),
+        program.join(" ")
+    ))
 }
 
 /// Starts one rank; returns the child and the thread relaying its standard error.
 pub fn spawn_rank(c: &RankCommand<'_>) -> Result<(Child, Option<JoinHandle<()>>), String> {
-    let mut cmd = Command::new(c.program);
-    cmd.args(c.args)
-        .env_remove("STRADS_PROCESSES")
-        .env("STRADS_RANK", c.rank.to_string())
-        .env("STRADS_SIZE", c.size.to_string())
-        .env("STRADS_COORDINATOR", c.coordinator)
-        .env("STRADS_JOB_SECRET_FILE", c.secret)
-        .stdin(Stdio::null());
-    if let Some(t) = c.threads {
-        cmd.env("STRADS_THREADS", t.to_string());
+    let mut cmd;
+    let mut secret = None;
+    if let Some(r) = &c.remote {
+        let (ssh, opts) = r.ssh.split_first().ok_or("an empty ssh command")?;
+        cmd = Command::new(ssh);
+        cmd.args(opts)
+            .arg(r.host)
+            .arg(remote_script(c, r)?)
+            .stdin(Stdio::piped());
+        secret = Some(
+            std::fs::read(c.secret)
+                .map_err(|e| format!("cannot read the job secret {}: {e}", c.secret.display()))?,
+        );
+    } else {
+        cmd = Command::new(c.program);
+        cmd.args(c.args)
+            .env_remove("STRADS_PROCESSES")
+            .env("STRADS_RANK", c.rank.to_string())
+            .env("STRADS_SIZE", c.size.to_string())
+            .env("STRADS_COORDINATOR", c.coordinator)
+            .env("STRADS_JOB_SECRET_FILE", c.secret)
+            .stdin(Stdio::null());
+        if let Some(t) = c.threads {
+            cmd.env("STRADS_THREADS", t.to_string());
+        }
     }
     if !c.inherit {
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
@@ -50,13 +120,23 @@ pub fn spawn_rank(c: &RankCommand<'_>) -> Result<(Child, Option<JoinHandle<()>>)
                 .map_err(std::io::Error::from)
         });
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        format!(
-            "cannot start rank {} ({}): {e}",
-            c.rank,
-            Path::new(c.program).display()
-        )
-    })?;
+    let what = match &c.remote {
+        Some(r) => format!(
+            "{} on {} through {}",
+            Path::new(c.program).display(),
+            r.host,
+            r.ssh.join(" ")
+        ),
+        None => Path::new(c.program).display().to_string(),
+    };
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start rank {} ({what}): {e}", c.rank))?;
+    if let (Some(bytes), Some(mut stdin)) = (secret, child.stdin.take()) {
+        // The secret goes through ssh's encrypted channel; a rank that does not get it
+        // fails to join, which the launcher reports.
+        let _ = stdin.write_all(&bytes);
+    }
     let relay = child.stderr.take().map(|err| {
         let rank = c.rank;
         std::thread::Builder::new()
@@ -130,6 +210,7 @@ impl Workers {
                     secret,
                     threads: None,
                     inherit: false,
+                    remote: None,
                 })?,
             );
         }
