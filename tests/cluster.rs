@@ -346,3 +346,54 @@ fn explain_says_where_each_loop_ran_and_what_the_driver_moved() {
         .count();
     assert_eq!(plans, 1, "{what}: {err}");
 }
+
+#[test]
+fn a_rank_running_another_program_stops_the_job_naming_both() {
+    let dir = std::env::temp_dir().join(format!("strads-other-prog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let secret = dir.join("secret");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(&secret, [7u8; 32]).unwrap();
+        std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let port = {
+        let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap().port()
+    };
+    let coord = format!("127.0.0.1:{port}");
+    let rank = |name: &str, args: &[&str], r: &str| {
+        command(
+            name,
+            args,
+            &[
+                ("STRADS_RANK", r),
+                ("STRADS_SIZE", "2"),
+                ("STRADS_COORDINATOR", &coord),
+                ("STRADS_JOB_SECRET_FILE", secret.to_str().unwrap()),
+                ("STRADS_THREADS", "1"),
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+    };
+    let driver = rank("sgd_mf", &["--ratings", "20000", "--epochs", "2"], "0");
+    let other = rank("dtw", &["--n", "50", "--m", "40"], "1");
+    let (code, _, err, _) = finish(driver, BOUND, "driver");
+    let (ocode, _, oerr, _) = finish(other, BOUND, "the other program");
+    let (sgd, dtw) = (
+        example("sgd_mf").display().to_string(),
+        example("dtw").display().to_string(),
+    );
+    let said = format!(
+        "rank 1 runs {dtw}, which has no loop `sgd_mf::SgdEpochLoop` that the driver's {sgd} \
+         calls: run the same program on every rank"
+    );
+    assert_ne!(code, Some(0), "driver: {err}");
+    assert!(err.contains(&said), "driver: {err}");
+    assert_ne!(ocode, Some(0), "rank 1: {oerr}");
+    assert!(oerr.contains(&said), "rank 1: {oerr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

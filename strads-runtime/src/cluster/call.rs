@@ -64,6 +64,13 @@ where
     }
 }
 
+/// This process's program file, as errors name it.
+pub(crate) fn this_program() -> String {
+    std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "this program".into())
+}
+
 /// A hash of a loop's spec: a worker with another spec of the same loop (another binary)
 /// is refused.
 pub fn spec_hash(spec: &LoopSpec) -> u64 {
@@ -309,6 +316,7 @@ pub(crate) fn drive(
         threads: session.threads,
         arrays: metas.clone(),
         schedule: postcard::to_allocvec(schedule).expect("schedules encode"),
+        program: this_program(),
     };
     session.with(|core| {
         core.send_call(&msg, |r| {

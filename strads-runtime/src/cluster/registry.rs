@@ -139,14 +139,22 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
         let msg = Arc::new(msg);
         let Some(l) = find(&msg.name) else {
             session.fail(format!(
-                "this rank's binary has no loop `{}` (the driver runs another binary)",
-                msg.name
+                "rank {} runs {}, which has no loop `{}` that the driver's {} calls: run the \
+                 same program on every rank",
+                session.rank,
+                super::call::this_program(),
+                msg.name,
+                msg.program
             ));
         };
         if super::call::spec_hash(&(l.spec)()) != msg.spec_hash {
             session.fail(format!(
-                "loop `{}` of this rank's binary differs from the driver's (another build)",
-                msg.name
+                "loop `{}` of {} on rank {} differs from the driver's in {} (another build): \
+                 run the same build on every rank",
+                msg.name,
+                super::call::this_program(),
+                session.rank,
+                msg.program
             ));
         }
         let mut serve = Serve {

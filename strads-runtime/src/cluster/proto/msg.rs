@@ -71,6 +71,8 @@ pub struct CallMsg {
     pub arrays: Vec<ArrayMeta>,
     /// The schedule, postcard: the worker checks its own plan against it.
     pub schedule: Vec<u8>,
+    /// The driver's program (its file), for errors that name both binaries.
+    pub program: String,
 }
 
 /// A message between ranks. `Array` and `Transfer` head a block frame whose data are the
@@ -201,6 +203,7 @@ mod tests {
                     copies: vec![(crate::cluster::proto::Region(vec![(0, 4), (6, 9)]), 1)],
                 }],
                 schedule: vec![9; 20],
+                program: "prog".into(),
             }));
             let mut bytes = encode(&msg);
             let i = at % bytes.len();
