@@ -168,9 +168,11 @@ fn every_example_gives_the_same_bits_as_processes_and_as_threads() {
     }
 }
 
-#[test]
-fn a_killed_rank_stops_the_job_naming_it_and_leaves_no_process() {
-    let what = "sgd_mf under STRADS_PROCESSES=3, rank 2 killed";
+/// Runs sgd_mf as 3 processes, sends rank `rank` `signal` mid-run, and checks that the job
+/// stops within 30 s naming that rank, leaving no process behind.
+fn lose_a_rank(signal: &str, rank: usize) {
+    let what = format!("sgd_mf under STRADS_PROCESSES=3, rank {rank} sent {signal}");
+    let what = what.as_str();
     let child = command(
         "sgd_mf",
         &["--ratings", "200000", "--epochs", "100000"],
@@ -195,19 +197,20 @@ fn a_killed_rank_stops_the_job_naming_it_and_leaves_no_process() {
         std::thread::sleep(Duration::from_millis(50));
     };
     std::thread::sleep(Duration::from_millis(1500));
-    // Rank 2 is the worker whose environment says so.
-    let rank2 = workers
+    // The rank is the worker whose environment says so.
+    let var = format!("STRADS_RANK={rank}");
+    let pid = workers
         .iter()
         .copied()
         .find(|p| {
             std::fs::read(format!("/proc/{p}/environ"))
-                .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == b"STRADS_RANK=2"))
+                .is_ok_and(|e| e.split(|&b| b == 0).any(|v| v == var.as_bytes()))
         })
-        .expect("rank 2's process");
+        .expect("the rank's process");
     let killed = Instant::now();
     assert!(
         Command::new("kill")
-            .args(["-9", &rank2.to_string()])
+            .args([signal, &pid.to_string()])
             .status()
             .unwrap()
             .success()
@@ -217,12 +220,24 @@ fn a_killed_rank_stops_the_job_naming_it_and_leaves_no_process() {
     assert_ne!(code, Some(0), "{what}: the driver succeeded\n{err}");
     assert!(took < Duration::from_secs(30), "{what}: took {took:?}");
     assert!(
-        err.contains("rank 2"),
-        "{what}: the error does not name rank 2:\n{err}"
+        err.contains(&format!("rank {rank}")),
+        "{what}: the error does not name rank {rank}:\n{err}"
     );
     std::thread::sleep(Duration::from_millis(200));
     let left: Vec<u32> = workers.into_iter().filter(|&p| alive(p)).collect();
     assert!(left.is_empty(), "{what}: processes left behind: {left:?}");
+}
+
+#[test]
+fn a_killed_rank_stops_the_job_naming_it_and_leaves_no_process() {
+    lose_a_rank("-KILL", 2);
+}
+
+/// A rank that stops answering (stopped, not dead: its connections stay open) is lost by
+/// the idle timeout like a dead one, and is killed with the others.
+#[test]
+fn a_hung_rank_stops_the_job_naming_it_and_leaves_no_process() {
+    lose_a_rank("-STOP", 1);
 }
 
 #[test]
