@@ -188,6 +188,26 @@ impl<T, const N: usize> DistArray<T, N> {
 }
 
 impl<T: Clone + Default, const N: usize> DistArray<T, N> {
+    /// [`DistArray::zeros`], or an error when the shape's size overflows or the memory
+    /// cannot be reserved (a shape that came from another process, say).
+    pub fn try_zeros(shape: [usize; N]) -> Result<Self, String> {
+        let len = shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| format!("an array of shape {shape:?} has too many elements"))?;
+        let mut data = Vec::new();
+        data.try_reserve_exact(len).map_err(|_| {
+            format!("an array of shape {shape:?} ({len} elements) does not fit in memory")
+        })?;
+        data.resize(len, T::default());
+        Ok(DistArray {
+            data,
+            shape,
+            id: fresh_id(),
+            version: 0,
+        })
+    }
+
     /// An array of `T::default()` (zero for numbers).
     pub fn zeros(shape: [usize; N]) -> Self {
         let len = checked_len(&shape);
@@ -341,6 +361,25 @@ impl<'a, T, const N: usize> IntoIterator for &'a DistArray<T, N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shapes_too_large_are_errors_not_aborts() {
+        let e = DistArray::<f32, 2>::try_zeros([usize::MAX, 2]).unwrap_err();
+        assert_eq!(
+            e,
+            format!(
+                "an array of shape [{}, 2] has too many elements",
+                usize::MAX
+            )
+        );
+        let e = DistArray::<f32, 1>::try_zeros([usize::MAX / 2]).unwrap_err();
+        assert!(e.ends_with("elements) does not fit in memory"), "{e}");
+        assert_eq!(
+            DistArray::<f32, 2>::try_zeros([2, 3]).unwrap().as_slice(),
+            &[0.0; 6]
+        );
+    }
+
     #[test]
     fn from_fn_is_row_major() {
         let a = DistArray::from_fn([2, 3], |[i, j]| i * 10 + j);

@@ -268,7 +268,7 @@ impl Store {
                 _ => {}
             }
         }
-        Ok(DistArray::zeros(shape))
+        DistArray::try_zeros(shape)
     }
 
     /// Takes sparse array `meta.id` out (it must be cached).

@@ -125,12 +125,58 @@ fn split_at(map: &mut BTreeMap<u64, Seg>, x: u64) {
     }
 }
 
+/// The inputs a plan trusts, checked: they come partly from another process's message
+/// (the driver's array metas), so a wrong one is an error, not a panic or an access
+/// outside an array.
+fn check_inputs(
+    schedule: &Schedule,
+    ranks: usize,
+    threads: usize,
+    arrays: &[PlanArray],
+) -> Result<(), NotShippable> {
+    let bad = |what: String| Err(NotShippable(what));
+    if ranks == 0 || threads == 0 || ranks.checked_mul(threads) != Some(schedule.workers) {
+        return bad(format!(
+            "{} workers are not {ranks} ranks of {threads} threads",
+            schedule.workers
+        ));
+    }
+    for (a, arr) in arrays.iter().enumerate() {
+        let len = arr
+            .shape
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
+            .ok_or_else(|| NotShippable(format!("array {a}: its shape overflows")))?;
+        if let Some(r) = arr.holders.iter().find(|&&r| r >= ranks) {
+            return bad(format!("array {a}: held by rank {r} of a job of {ranks}"));
+        }
+        for (region, r) in arr.copies.iter().chain(&arr.away) {
+            if *r >= ranks {
+                return bad(format!("array {a}: a part on rank {r} of a job of {ranks}"));
+            }
+            let mut end = 0;
+            for &(lo, hi) in &region.0 {
+                if lo < end || lo >= hi || hi > len {
+                    return bad(format!(
+                        "array {a}: the part [{lo}, {hi}) is not a sorted, disjoint range \
+                         inside its {len} elements"
+                    ));
+                }
+                end = hi;
+            }
+        }
+    }
+    Ok(())
+}
+
 impl CallPlan {
     /// The plan of `schedule` on `ranks` ranks of `threads` workers each (worker `w` on
     /// rank `w / threads`).
     ///
     /// With `home`, every element the driver does not hold at the end comes home;
-    /// without, it stays where it was written (see [`CallPlan::end`]).
+    /// without, it stays where it was written (see [`CallPlan::end`]). Inputs that do not
+    /// fit (a worker count that is not ranks x threads, a rank or a part outside the job or
+    /// the array) are an error.
     pub fn new(
         schedule: &Schedule,
         ranks: usize,
@@ -139,7 +185,7 @@ impl CallPlan {
         home: bool,
     ) -> Result<CallPlan, NotShippable> {
         let p = schedule.workers;
-        assert_eq!(p, ranks * threads, "workers = ranks x threads");
+        check_inputs(schedule, ranks, threads, arrays)?;
         let rank_of = |w: usize| w / threads;
         let steps = schedule.steps.len();
         let grid = || vec![vec![Vec::new(); p]; steps];

@@ -234,3 +234,41 @@ fn copies_left_by_a_call_are_not_sent_again_and_stay_exact() {
     let lied = CallPlan::new(&sched, 2, 1, &wrong, true).unwrap();
     assert!(lied.initial().all(|t| lied.transfers[t].array != 0));
 }
+
+/// A driver's metas are another process's words: parts outside the array or the job, and
+/// a worker count that is not ranks x threads, are errors (no panic, no access outside).
+#[test]
+fn inputs_that_do_not_fit_are_errors() {
+    let (sched, arrays) = sgd_2d();
+    let err = |arrays: &[PlanArray], ranks: usize, threads: usize| {
+        CallPlan::new(&sched, ranks, threads, arrays, true)
+            .err()
+            .map(|e| e.0)
+    };
+    assert_eq!(
+        err(&arrays, 2, 2),
+        Some("2 workers are not 2 ranks of 2 threads".into())
+    );
+    let mut a = arrays.clone();
+    a[0].copies = vec![(Region(vec![(6, 13)]), 1)];
+    assert_eq!(
+        err(&a, 2, 1),
+        Some(
+            "array 0: the part [6, 13) is not a sorted, disjoint range inside its 12 elements"
+                .into()
+        )
+    );
+    a[0].copies = vec![(Region(vec![(4, 6), (5, 8)]), 1)];
+    assert!(err(&a, 2, 1).is_some_and(|e| e.contains("[5, 8)")));
+    a[0].copies = vec![(Region(vec![(0, 2)]), 2)];
+    assert_eq!(
+        err(&a, 2, 1),
+        Some("array 0: a part on rank 2 of a job of 2".into())
+    );
+    let mut a = arrays.clone();
+    a[1].holders = vec![0, 5];
+    assert_eq!(
+        err(&a, 2, 1),
+        Some("array 1: held by rank 5 of a job of 2".into())
+    );
+}
