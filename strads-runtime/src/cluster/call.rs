@@ -195,7 +195,7 @@ impl Peers for RankPeers<'_> {
 /// Which arrays a schedule writes (a writable window in some task). An array no task
 /// writes is sent whole to every rank, which also serves arrays the blocks read without a
 /// window (the iteration space of a dense loop).
-fn written(schedule: &Schedule, arrays: usize) -> Vec<bool> {
+pub(crate) fn written(schedule: &Schedule, arrays: usize) -> Vec<bool> {
     let mut out = vec![false; arrays];
     for set in &schedule.windows {
         for (a, w) in set.iter().enumerate().take(arrays) {
@@ -234,6 +234,20 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
                 Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
                 _ => vec![0],
             };
+            // A dense array the call only reads, of which other ranks still hold parts at
+            // this version (left by a call that wrote it): it travels by regions, so a
+            // rank gets only what it lacks instead of the whole array. Its transfers all
+            // come from the driver at the call's start (no task writes it), and a worker
+            // applies them before lending it (`Serve::dense`).
+            if !m.shipped
+                && !m.sparse
+                && m.holders.len() < session.size
+                && copies
+                    .get(&m.id)
+                    .is_some_and(|(v, c)| *v == m.version && !c.is_empty())
+            {
+                m.shipped = true;
+            }
             if m.shipped {
                 // What other ranks still hold of the array as it is now: the parts an
                 // earlier written call left there, or the whole array a read-only call
@@ -389,6 +403,29 @@ pub(crate) fn serve_with<R>(msg: Arc<CallMsg>, f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Worker: the call plan of `msg` on `schedule` (the same on every rank).
+pub(crate) fn worker_plan(
+    session: &'static Session,
+    msg: &CallMsg,
+    schedule: &Schedule,
+) -> Arc<CallPlan> {
+    let arrays: Vec<PlanArray> = msg
+        .arrays
+        .iter()
+        .map(|m| PlanArray {
+            shape: m.shape.clone(),
+            shipped: m.shipped,
+            holders: m.holders.clone(),
+            away: Vec::new(),
+            copies: m.copies.clone(),
+        })
+        .collect();
+    match CallPlan::new(schedule, session.size, msg.threads, &arrays, true) {
+        Ok(p) => Arc::new(p),
+        Err(e) => session.fail(format!("loop `{}`: {}", msg.name, e.0)),
+    }
+}
+
 /// Worker: runs its part of call `msg` (planned here as `schedule`, which must be the
 /// driver's).
 pub(crate) fn work(
@@ -412,21 +449,7 @@ pub(crate) fn work(
             msg.name
         ));
     }
-    let arrays: Vec<PlanArray> = msg
-        .arrays
-        .iter()
-        .map(|m| PlanArray {
-            shape: m.shape.clone(),
-            shipped: m.shipped,
-            holders: m.holders.clone(),
-            away: Vec::new(),
-            copies: m.copies.clone(),
-        })
-        .collect();
-    let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays, true) {
-        Ok(p) => Arc::new(p),
-        Err(e) => session.fail(format!("loop `{}`: {}", msg.name, e.0)),
-    };
+    let plan = worker_plan(session, msg, schedule);
     let r = session.rank;
     session.with(|core| {
         core.begin(msg.seq, plan.clone());

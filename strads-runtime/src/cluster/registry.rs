@@ -96,7 +96,46 @@ impl Serve<'_> {
             self.store.fill_dense::<T, N>(&m, &bytes)?;
         }
         let m = self.meta(a)?.clone();
-        self.store.take_dense::<T, N>(&m)
+        let mut array = self.store.take_dense::<T, N>(&m)?;
+        if m.shipped {
+            self.regions_before_lending(a, &mut array)?;
+        }
+        Ok(array)
+    }
+
+    /// A dense array the call only reads but that travels by regions: its transfers (all
+    /// sent by the driver at the call's start) are applied here, before the loop lends
+    /// it read-only, and marked applied for the call.
+    fn regions_before_lending<T, const N: usize>(
+        &mut self,
+        a: usize,
+        array: &mut DistArray<T, N>,
+    ) -> Result<(), String>
+    where
+        T: Clone + Default + Send + 'static,
+    {
+        let schedule: crate::plan::Schedule = postcard::from_bytes(&self.msg.schedule)
+            .map_err(|e| format!("the driver's schedule does not decode: {e}"))?;
+        if super::call::written(&schedule, self.msg.arrays.len())[a] {
+            return Ok(());
+        }
+        let plan = super::call::worker_plan(self.session, self.msg, &schedule);
+        let (seq, rank) = (self.msg.seq, self.session.rank);
+        self.session.with(|core| core.begin(seq, plan.clone()));
+        for tid in plan.initial() {
+            let tr = &plan.transfers[tid];
+            if tr.to != rank || tr.array != a {
+                continue;
+            }
+            let data = self.session.wait(|core| match core.arrival(tid) {
+                super::proto::Arrival::Received(_) => core.take_received(tid),
+                _ => None,
+            });
+            super::wire::write_dense(array, &tr.region, &data)
+                .map_err(|e| format!("transfer {tid} does not fit array {a}: {e}"))?;
+            self.session.with(|core| core.applied(tid));
+        }
+        Ok(())
     }
 
     /// Sparse array `a` of the call.

@@ -173,6 +173,39 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
     }
 }
 
+/// Writes `bytes` (little-endian elements) into `region` of an array this process owns.
+pub fn write_dense<T: 'static, const N: usize>(
+    array: &mut DistArray<T, N>,
+    region: &Region,
+    bytes: &[u8],
+) -> Result<(), String> {
+    let size = elem_of::<T>().ok_or("an array without a wire type")?.size();
+    if region.len() as usize * size != bytes.len() {
+        return Err(format!(
+            "{} bytes for {} elements of {size} bytes",
+            bytes.len(),
+            region.len()
+        ));
+    }
+    let len = array.len();
+    let slice = array.as_mut_slice();
+    let mut at = 0;
+    for &(lo, hi) in &region.0 {
+        let (lo, hi) = (lo as usize, hi as usize);
+        if lo > hi || hi > len {
+            return Err(format!(
+                "[{lo}, {hi}) is outside the array's {len} elements"
+            ));
+        }
+        let n = (hi - lo) * size;
+        if !get(&bytes[at..at + n], &mut slice[lo..hi]) {
+            return Err("elements of another type".into());
+        }
+        at += n;
+    }
+    Ok(())
+}
+
 impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
     fn meta(&self, _: bool) -> Option<ArrayMeta> {
         meta_of::<T>(self.contents_key(), &self.shape(), None, false)

@@ -313,8 +313,13 @@ impl Core {
         }
     }
 
-    /// Begins call `seq` with its plan; frames that came early are taken in.
+    /// Begins call `seq` with its plan; frames that came early are taken in. Beginning the
+    /// call that has begun already changes nothing (a worker begins it early to apply the
+    /// transfers of arrays it lends read-only).
     pub fn begin(&mut self, seq: u64, plan: Arc<CallPlan>) {
+        if self.call.as_ref().is_some_and(|c| c.seq == seq) {
+            return;
+        }
         let p = plan.ranks * plan.threads;
         let steps = plan.barrier.len();
         let mut state = CallState {
