@@ -127,8 +127,8 @@ fn bad_uses_are_clear_errors() {
     );
 }
 
-#[test]
-fn an_example_gives_the_bits_of_as_many_threads() {
+/// The example binary `sgd_mf` beside this test (`cargo test --workspace` builds it).
+fn sgd_mf() -> String {
     let exe = std::env::current_exe().unwrap();
     let example = exe
         .parent()
@@ -140,18 +140,19 @@ fn an_example_gives_the_bits_of_as_many_threads() {
         "{} is missing: run `cargo test --workspace` (it builds the examples)",
         example.display()
     );
-    let ex = example.to_str().unwrap();
-    let args = ["--ratings", "20000", "--epochs", "3"];
-    let (code, cluster, err) =
-        strads(&[&["run", "-n", "2", "--threads", "1", "--", ex], &args[..]].concat());
-    assert_eq!(code, Some(0), "{err}");
+    example.to_str().unwrap().to_string()
+}
+
+/// sgd_mf's summary line (of `stdout`) without its timing and thread count, and the same
+/// line of a run as 2 threads in one process.
+fn summaries(ex: &str, args: &[&str], stdout: &str) -> (String, String) {
     let threads = Command::new(ex)
         .args(args)
         .env("STRADS_THREADS", "2")
         .env_remove("STRADS_PROCESSES")
         .output()
         .unwrap();
-    let strip = |s: &str| -> String {
+    let last = |s: &str| -> String {
         s.lines()
             .last()
             .unwrap_or("")
@@ -160,10 +161,21 @@ fn an_example_gives_the_bits_of_as_many_threads() {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    assert_eq!(
-        strip(&cluster),
-        strip(&String::from_utf8_lossy(&threads.stdout))
-    );
+    (
+        last(stdout),
+        last(&String::from_utf8_lossy(&threads.stdout)),
+    )
+}
+
+#[test]
+fn an_example_gives_the_bits_of_as_many_threads() {
+    let ex = sgd_mf();
+    let args = ["--ratings", "20000", "--epochs", "3"];
+    let (code, cluster, err) =
+        strads(&[&["run", "-n", "2", "--threads", "1", "--", &ex], &args[..]].concat());
+    assert_eq!(code, Some(0), "{err}");
+    let (many, one) = summaries(&ex, &args, &cluster);
+    assert_eq!(many, one);
 }
 
 /// `--hosts` through a stand-in for ssh that runs the command line here: the ranks start
@@ -172,13 +184,7 @@ fn an_example_gives_the_bits_of_as_many_threads() {
 /// secret file behind.
 #[test]
 fn hosts_start_over_ssh_with_the_secret_on_stdin() {
-    let exe = std::env::current_exe().unwrap();
-    let example = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .unwrap()
-        .join("examples/sgd_mf");
-    assert!(example.exists(), "{} is missing", example.display());
+    let ex = sgd_mf();
     let dir = std::env::temp_dir().join(format!("strads-fake-ssh-{}", std::process::id()));
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
@@ -198,7 +204,6 @@ fn hosts_start_over_ssh_with_the_secret_on_stdin() {
         .unwrap()
         .port()
         .to_string();
-    let ex = example.to_str().unwrap();
     let args = ["--ratings", "20000", "--epochs", "3"];
     let out = Command::new(env!("CARGO_BIN_EXE_strads"))
         .args([
@@ -214,7 +219,7 @@ fn hosts_start_over_ssh_with_the_secret_on_stdin() {
             "--port",
             &port,
             "--",
-            ex,
+            &ex,
         ])
         .args(args)
         .env_remove("STRADS_PROCESSES")
@@ -241,25 +246,8 @@ fn hosts_start_over_ssh_with_the_secret_on_stdin() {
         stderr.contains("strads cluster sgd_epoch: 2 processes x 1 threads"),
         "{stderr}"
     );
-    let threads = Command::new(ex)
-        .args(args)
-        .env("STRADS_THREADS", "2")
-        .env_remove("STRADS_PROCESSES")
-        .output()
-        .unwrap();
-    let last = |s: &str| -> String {
-        s.lines()
-            .last()
-            .unwrap_or("")
-            .split_whitespace()
-            .filter(|f| !f.starts_with("seconds=") && !f.starts_with("threads="))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    assert_eq!(
-        last(&stdout),
-        last(&String::from_utf8_lossy(&threads.stdout))
-    );
+    let (many, one) = summaries(&ex, &args, &stdout);
+    assert_eq!(many, one);
     // Every secret file is gone: the ranks' and the launcher's.
     let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
     assert!(left.is_empty(), "left in {}: {left:?}", tmp.display());

@@ -281,14 +281,19 @@ fn remember_copies(plan: &CallPlan, metas: &[ArrayMeta], session: &Session) {
 }
 
 fn plan_arrays(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<PlanArray> {
-    metas(schedule, ship, session)
-        .into_iter()
+    plan_arrays_of(&metas(schedule, ship, session))
+}
+
+/// The call plan's view of the arrays the driver describes (the same on every rank).
+fn plan_arrays_of(metas: &[ArrayMeta]) -> Vec<PlanArray> {
+    metas
+        .iter()
         .map(|m| PlanArray {
-            shape: m.shape,
+            shape: m.shape.clone(),
             shipped: m.shipped,
-            holders: m.holders,
+            holders: m.holders.clone(),
             away: Vec::new(),
-            copies: m.copies,
+            copies: m.copies.clone(),
         })
         .collect()
 }
@@ -307,16 +312,7 @@ pub(crate) fn drive(
         .next_seq
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let metas = metas(schedule, ship, session);
-    let arrays: Vec<PlanArray> = metas
-        .iter()
-        .map(|m| PlanArray {
-            shape: m.shape.clone(),
-            shipped: m.shipped,
-            holders: m.holders.clone(),
-            away: Vec::new(),
-            copies: m.copies.clone(),
-        })
-        .collect();
+    let arrays = plan_arrays_of(&metas);
     let plan = match CallPlan::new(schedule, session.size, session.threads, &arrays, true) {
         Ok(p) => Arc::new(p),
         Err(e) => session.fail(format!("loop `{name}` cannot cross processes: {}", e.0)),
@@ -409,17 +405,7 @@ pub(crate) fn worker_plan(
     msg: &CallMsg,
     schedule: &Schedule,
 ) -> Arc<CallPlan> {
-    let arrays: Vec<PlanArray> = msg
-        .arrays
-        .iter()
-        .map(|m| PlanArray {
-            shape: m.shape.clone(),
-            shipped: m.shipped,
-            holders: m.holders.clone(),
-            away: Vec::new(),
-            copies: m.copies.clone(),
-        })
-        .collect();
+    let arrays = plan_arrays_of(&msg.arrays);
     match CallPlan::new(schedule, session.size, msg.threads, &arrays, true) {
         Ok(p) => Arc::new(p),
         Err(e) => session.fail(format!("loop `{}`: {}", msg.name, e.0)),

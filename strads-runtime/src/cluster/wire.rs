@@ -140,14 +140,7 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
     fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String> {
         let (ptr, shape) = self.raw();
         let len: usize = shape.iter().product();
-        let size = elem_of::<T>().ok_or("an array without a wire type")?.size();
-        if region.len() as usize * size != bytes.len() {
-            return Err(format!(
-                "{} bytes for {} elements of {size} bytes",
-                bytes.len(),
-                region.len()
-            ));
-        }
+        let size = fitting::<T>(region, bytes)?;
         let mut at = 0;
         for &(lo, hi) in &region.0 {
             if hi as usize > len || lo > hi {
@@ -173,12 +166,8 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
     }
 }
 
-/// Writes `bytes` (little-endian elements) into `region` of an array this process owns.
-pub fn write_dense<T: 'static, const N: usize>(
-    array: &mut DistArray<T, N>,
-    region: &Region,
-    bytes: &[u8],
-) -> Result<(), String> {
+/// The element size of `T` on the wire, when `bytes` hold exactly `region`'s elements.
+fn fitting<T: 'static>(region: &Region, bytes: &[u8]) -> Result<usize, String> {
     let size = elem_of::<T>().ok_or("an array without a wire type")?.size();
     if region.len() as usize * size != bytes.len() {
         return Err(format!(
@@ -187,6 +176,16 @@ pub fn write_dense<T: 'static, const N: usize>(
             region.len()
         ));
     }
+    Ok(size)
+}
+
+/// Writes `bytes` (little-endian elements) into `region` of an array this process owns.
+pub fn write_dense<T: 'static, const N: usize>(
+    array: &mut DistArray<T, N>,
+    region: &Region,
+    bytes: &[u8],
+) -> Result<(), String> {
+    let size = fitting::<T>(region, bytes)?;
     let len = array.len();
     let slice = array.as_mut_slice();
     let mut at = 0;
