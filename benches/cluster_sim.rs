@@ -12,11 +12,12 @@
 //! Model: one worker per rank (a machine), equal blocks (100 M / P^2 ratings each: the
 //! histogram partitions balance rows and columns, not blocks), links of the given
 //! bandwidth and `--latency` one way, each directed link carrying one frame at a time;
-//! the schedule, the transfers (`CallPlan`) and every message are the real ones. Two
-//! placements: `home`, today's runtime (every written element comes back to the driver
-//! after each call and goes out again at the next), and `in place` (the written parts
-//! stay where they were last written between calls; the steady state of consecutive
-//! epochs).
+//! the schedule, the transfers (`CallPlan`) and every message are the real ones. Three
+//! placements, each in the steady state of consecutive epochs: `home` (every written
+//! element comes back to the driver after each call and goes out again at the next),
+//! `copies`, today's runtime (written elements come home after each call, and the next
+//! call sends a rank only what it does not still hold), and `in place` (the written parts
+//! stay where they were last written between calls).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -110,9 +111,13 @@ fn main() {
             let (sched, arrays) = sgd_mf_2d(args.users, args.items, args.k, p);
             let block = args.ratings as f64 / (p * p) as f64;
             let cost_us = (block * c * 1e6).round() as u64;
-            for home in [true, false] {
-                let plan = if home {
+            for placing in ["home", "copies", "in place"] {
+                let plan = if placing == "home" {
                     CallPlan::new(&sched, p, 1, &arrays, true).expect("2D ships")
+                } else if placing == "copies" {
+                    let first = CallPlan::new(&sched, p, 1, &arrays, true).expect("2D ships");
+                    CallPlan::new(&sched, p, 1, &first.next_arrays(&arrays), true)
+                        .expect("2D ships")
                 } else {
                     // The steady state: start where the previous epoch left the parts.
                     let first = CallPlan::new(&sched, p, 1, &arrays, false).expect("2D ships");
@@ -135,7 +140,6 @@ fn main() {
                 let epoch = r.makespan as f64 / 1e6;
                 let eff = serial / (p as f64 * epoch);
                 let wait = r.waiting as f64 / (p as f64 * r.makespan as f64);
-                let placing = if home { "home" } else { "in place" };
                 println!(
                     "{:>6}Gb {:>9} {:>9} {:>11.4} {:>10.1} {:>9.1}% {:>10.1}%",
                     gbps,
@@ -181,8 +185,10 @@ fn plot(dir: &std::path::Path, rows: &[(f64, usize, &str, f64)]) -> std::io::Res
         .map_err(std::io::Error::other)?;
     let series = [
         (10.0, "home", RED),
+        (10.0, "copies", RGBColor(230, 140, 0)),
         (10.0, "in place", MAGENTA),
         (40.0, "home", BLUE),
+        (40.0, "copies", CYAN),
         (40.0, "in place", GREEN),
     ];
     for (gbps, placing, color) in series {
