@@ -11,9 +11,10 @@
 //! secret goes through ssh's standard input into a file only the user can read on that
 //! host (removed when the rank ends), the rank runs in the launcher's directory when it
 //! exists there, with this launcher's other `STRADS_*` settings, and rank 0 listens on
-//! the first host at `--port` (default: derived from the launcher's process id). Rank 0, the driver, writes to this
-//! terminal as the program would alone; the other ranks' standard output is discarded and
-//! each line of their standard error is prefixed `[rank r]`. When a rank fails, the
+//! the first host at `--port` (default: derived from the launcher's process id). Rank 0,
+//! the driver, writes to this terminal as the program would alone; the other ranks'
+//! standard output is discarded and each line of their standard error is prefixed
+//! `[rank r]`. When a rank fails, the
 //! others get `--grace` seconds to stop by themselves (they do: a strads job is
 //! fail-stop), then are killed; the launcher exits with rank 0's status when it failed,
 //! else with the first failure's (128 + the signal for a signal). Every rank dies with the
@@ -108,7 +109,7 @@ fn run(r: Run) -> Result<u8, String> {
         Some(placed) => {
             let port = r
                 .port
-                .unwrap_or(20000 + (std::process::id() % 20000) as u16);
+                .unwrap_or_else(|| launch::port_of(&std::process::id().to_string()));
             let host = placed[0];
             // An IPv6 address needs brackets before the port.
             if host.contains(':') && !host.starts_with('[') {

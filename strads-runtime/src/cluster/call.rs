@@ -64,11 +64,15 @@ where
     }
 }
 
-/// This process's program file, as errors name it.
-pub(crate) fn this_program() -> String {
-    std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "this program".into())
+/// This process's program file, as errors name it (looked up once: the driver sends it
+/// with every call).
+pub(crate) fn this_program() -> &'static str {
+    static PROGRAM: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "this program".into())
+    })
 }
 
 /// A hash of a loop's spec: a worker with another spec of the same loop (another binary)
@@ -253,8 +257,7 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
                 // earlier written call left there, or the whole array a read-only call
                 // sent, while nothing changed the array since.
                 let now = arr.version_before().unwrap_or(m.version);
-                if let Some((v, regions)) = copies.get(&m.id).filter(|(v, _)| *v == now) {
-                    debug_assert_eq!(*v, now);
+                if let Some((_, regions)) = copies.get(&m.id).filter(|(v, _)| *v == now) {
                     m.copies = regions.clone();
                 }
                 if let Some((_, ranks)) = holders.get(&m.id).filter(|(v, _)| *v == now) {
@@ -326,7 +329,7 @@ pub(crate) fn drive(
         threads: session.threads,
         arrays: metas.clone(),
         schedule: postcard::to_allocvec(schedule).expect("schedules encode"),
-        program: this_program(),
+        program: this_program().to_string(),
     };
     session.with(|core| {
         core.send_call(&msg, |r| {
@@ -399,17 +402,33 @@ pub(crate) fn serve_with<R>(msg: Arc<CallMsg>, f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Worker: the call plan of `msg` on `schedule` (the same on every rank).
+thread_local! {
+    /// Worker: the plan of the call being served (`Serve` may need it before `work`).
+    static PLANNED: RefCell<Option<(u64, Arc<CallPlan>)>> = const { RefCell::new(None) };
+}
+
+/// Worker: the call plan of `msg` on `schedule` (the same on every rank), made once per
+/// call.
 pub(crate) fn worker_plan(
     session: &'static Session,
     msg: &CallMsg,
     schedule: &Schedule,
 ) -> Arc<CallPlan> {
+    if let Some(plan) = PLANNED.with(|p| {
+        p.borrow()
+            .as_ref()
+            .filter(|(seq, _)| *seq == msg.seq)
+            .map(|(_, plan)| plan.clone())
+    }) {
+        return plan;
+    }
     let arrays = plan_arrays_of(&msg.arrays);
-    match CallPlan::new(schedule, session.size, msg.threads, &arrays, true) {
+    let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays, true) {
         Ok(p) => Arc::new(p),
         Err(e) => session.fail(format!("loop `{}`: {}", msg.name, e.0)),
-    }
+    };
+    PLANNED.with(|p| *p.borrow_mut() = Some((msg.seq, plan.clone())));
+    plan
 }
 
 /// Worker: runs its part of call `msg` (planned here as `schedule`, which must be the

@@ -37,6 +37,8 @@ pub struct Serve<'a> {
     session: &'static Session,
     msg: &'a CallMsg,
     store: &'a mut Store,
+    /// The arrays the call writes and its plan, once an array needs them.
+    planned: Option<(Vec<bool>, Arc<super::proto::CallPlan>)>,
 }
 
 impl std::fmt::Debug for Serve<'_> {
@@ -114,12 +116,18 @@ impl Serve<'_> {
     where
         T: Clone + Default + Send + 'static,
     {
-        let schedule: crate::plan::Schedule = postcard::from_bytes(&self.msg.schedule)
-            .map_err(|e| format!("the driver's schedule does not decode: {e}"))?;
-        if super::call::written(&schedule, self.msg.arrays.len())[a] {
+        if self.planned.is_none() {
+            let schedule: crate::plan::Schedule = postcard::from_bytes(&self.msg.schedule)
+                .map_err(|e| format!("the driver's schedule does not decode: {e}"))?;
+            let written = super::call::written(&schedule, self.msg.arrays.len());
+            let plan = super::call::worker_plan(self.session, self.msg, &schedule);
+            self.planned = Some((written, plan));
+        }
+        let (written, plan) = self.planned.as_ref().expect("planned above");
+        if written[a] {
             return Ok(());
         }
-        let plan = super::call::worker_plan(self.session, self.msg, &schedule);
+        let plan = plan.clone();
         let (seq, rank) = (self.msg.seq, self.session.rank);
         self.session.with(|core| core.begin(seq, plan.clone()));
         for tid in plan.initial() {
@@ -200,6 +208,7 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             session,
             msg: &msg,
             store: &mut store,
+            planned: None,
         };
         let r = super::call::serve_with(msg.clone(), || (l.serve)(&mut serve));
         if let Err(e) = r {

@@ -102,9 +102,9 @@ impl<'a> Call<'a> {
     }
 
     /// What the call sends to other processes when it runs on a cluster: the loop struct
-    /// (registered as `name`, encoded by `lp` only when the call ships), the iteration space when it is not an array, the
-    /// arrays in the spec's order and the reductions' parts. Nothing is encoded when the
-    /// program runs as one process.
+    /// (registered as `name`, encoded by `lp` only when the call ships), the iteration
+    /// space when it is not an array, the arrays in the spec's order and the reductions'
+    /// parts. Nothing is encoded when the program runs as one process.
     pub fn cluster<Sp>(
         mut self,
         name: &'static str,

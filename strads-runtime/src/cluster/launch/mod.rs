@@ -52,7 +52,7 @@ pub enum Role {
 }
 
 /// A port in `20000..40000` from a job's identity, the same on every rank.
-fn port_of(id: &str) -> u16 {
+pub fn port_of(id: &str) -> u16 {
     let mut h: u32 = 2166136261;
     for b in id.bytes() {
         h = (h ^ b as u32).wrapping_mul(16777619);

@@ -46,10 +46,15 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// The shell command line a remote rank runs: it reads the job secret (32 bytes) from its
-/// standard input into a new file only the user can read, runs the program with its place
-/// in the job, removes the file and exits with the program's status.
-pub fn remote_script(c: &RankCommand<'_>, r: &Remote<'_>) -> Result<String, String> {
+/// The shell command line a remote rank runs: it reads the job secret (`secret_len`
+/// bytes) from its standard input into a new file only the user can read, runs the
+/// program with its place in the job, removes the file and exits with the program's
+/// status.
+pub fn remote_script(
+    c: &RankCommand<'_>,
+    r: &Remote<'_>,
+    secret_len: usize,
+) -> Result<String, String> {
     let text = |s: &OsStr, what: &str| {
         s.to_str()
             .map(quote)
@@ -74,8 +79,8 @@ pub fn remote_script(c: &RankCommand<'_>, r: &Remote<'_>) -> Result<String, Stri
     let cwd = text(r.cwd.as_os_str(), "the directory")?;
     Ok(format!(
         "umask 077 && d=$(mktemp -d \"${{TMPDIR:-/tmp}}/strads-job.XXXXXX\") && \
-         head -c 32 > \"$d/secret\" && {{ cd {cwd} 2>/dev/null; {} {} </dev/null; s=$?; \
-         rm -rf \"$d\"; exit $s; }}",
+         head -c {secret_len} > \"$d/secret\" && {{ cd {cwd} 2>/dev/null; {} {} </dev/null; \
+         s=$?; rm -rf \"$d\"; exit $s; }}",
         env.join(" "),
         program.join(" ")
     ))
@@ -87,15 +92,14 @@ pub fn spawn_rank(c: &RankCommand<'_>) -> Result<(Child, Option<JoinHandle<()>>)
     let mut secret = None;
     if let Some(r) = &c.remote {
         let (ssh, opts) = r.ssh.split_first().ok_or("an empty ssh command")?;
+        let bytes = std::fs::read(c.secret)
+            .map_err(|e| format!("cannot read the job secret {}: {e}", c.secret.display()))?;
         cmd = Command::new(ssh);
         cmd.args(opts)
             .arg(r.host)
-            .arg(remote_script(c, r)?)
+            .arg(remote_script(c, r, bytes.len())?)
             .stdin(Stdio::piped());
-        secret = Some(
-            std::fs::read(c.secret)
-                .map_err(|e| format!("cannot read the job secret {}: {e}", c.secret.display()))?,
-        );
+        secret = Some(bytes);
     } else {
         cmd = Command::new(c.program);
         cmd.args(c.args)

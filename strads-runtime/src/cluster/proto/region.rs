@@ -204,23 +204,14 @@ fn solve(c: i64, a: i64, (lo, hi): (i64, i64)) -> (i64, i64) {
     let (x0, x1) = match a.signum() {
         0 if lo <= 0 && 0 < hi => (i128::from(i64::MIN), i128::from(i64::MAX)),
         0 => (0, 0),
-        // a * x >= lo and a * x < hi.
+        // a * x >= lo and a * x < hi: x from ceil(lo / a) to ceil(hi / a).
         1 => (-((-lo).div_euclid(a)), -((-hi).div_euclid(a))),
-        // a < 0: x <= lo / a and x > hi / a.
-        _ => (floor_div(hi, a) + 1, floor_div(lo, a) + 1),
+        // a < 0: x <= lo / a and x > hi / a: floor(hi / a) + 1 to floor(lo / a) + 1
+        // (a floor by a negative divisor, as one by -a of -n).
+        _ => ((-hi).div_euclid(-a) + 1, (-lo).div_euclid(-a) + 1),
     };
     let clamp = |x: i128| x.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
     (clamp(x0), clamp(x1))
-}
-
-/// `n / d` rounded down.
-fn floor_div(n: i128, d: i128) -> i128 {
-    let q = n / d;
-    if n % d != 0 && ((n < 0) != (d < 0)) {
-        q - 1
-    } else {
-        q
-    }
 }
 
 #[cfg(test)]
