@@ -340,12 +340,28 @@ fn check_schedule<S: Space>(
     let arrays = PlanArray::on_driver(shapes);
     for ranks in [2, sched.workers] {
         if ranks > 1 && sched.workers % ranks == 0 {
-            verify(sched, &arrays, ranks)
+            verify(sched, &arrays, ranks, true)
                 .unwrap_or_else(|e| panic!("plan {} on {ranks} ranks: {e}", planned.summary));
-            // The next call of the same loop, starting from the copies this one left.
-            if let Ok(plan) = CallPlan::new(sched, ranks, sched.workers / ranks, &arrays, true) {
-                verify(sched, &plan.next_arrays(&arrays), ranks).unwrap_or_else(|e| {
+            // The next call of the same loop, starting from the copies this one left; and
+            // a chain of calls that leave the written parts where they were written, each
+            // starting from where the last left them.
+            let threads = sched.workers / ranks;
+            if let Ok(plan) = CallPlan::new(sched, ranks, threads, &arrays, true) {
+                verify(sched, &plan.next_arrays(&arrays), ranks, true).unwrap_or_else(|e| {
                     panic!("plan {} on {ranks} ranks, again: {e}", planned.summary)
+                });
+                let mut placed = arrays.clone();
+                for call in 0..2 {
+                    verify(sched, &placed, ranks, false).unwrap_or_else(|e| {
+                        panic!("plan {} on {ranks} ranks, in place {call}: {e}", planned.summary)
+                    });
+                    let plan = CallPlan::new(sched, ranks, threads, &placed, false)
+                        .expect("a plan that verified");
+                    placed = plan.next_arrays(&placed);
+                }
+                // The last call's parts come home: the driver ends with every value.
+                verify(sched, &placed, ranks, true).unwrap_or_else(|e| {
+                    panic!("plan {} on {ranks} ranks, home after in place: {e}", planned.summary)
                 });
             }
         }

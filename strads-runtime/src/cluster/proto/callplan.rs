@@ -250,8 +250,9 @@ impl CallPlan {
                 m
             })
             .collect();
-        // (array, writer, to) → transfer index.
-        let mut index: BTreeMap<(usize, Option<TaskId>, usize), usize> = BTreeMap::new();
+        // (array, writer, sender, to) → transfer index. Values from the call's start may
+        // come from several ranks (parts left where they were written).
+        let mut index: BTreeMap<(usize, Option<TaskId>, usize, usize), usize> = BTreeMap::new();
         for t in 0..steps {
             for w in 0..p {
                 let Some(task) = schedule.task(t, w) else {
@@ -297,7 +298,7 @@ impl CallPlan {
                                     }
                                 }
                                 None => {
-                                    let key = (a, seg.writer, r);
+                                    let key = (a, seg.writer, seg.src, r);
                                     let tid = *index.entry(key).or_insert_with(|| {
                                         plan.transfers.push(Transfer {
                                             array: a,
@@ -378,7 +379,7 @@ impl CallPlan {
                 if !home || seg.held.iter().any(|(h, _)| *h == 0) {
                     continue;
                 }
-                let key = (a, seg.writer, usize::MAX);
+                let key = (a, seg.writer, seg.src, usize::MAX);
                 let tid = *index.entry(key).or_insert_with(|| {
                     plan.transfers.push(Transfer {
                         array: a,
@@ -407,16 +408,31 @@ impl CallPlan {
     }
 
     /// The arrays of the next call of the same loop when the driver changed none of them
-    /// in between: `arrays` with the copies this call leaves on other ranks.
+    /// in between: `arrays` with the copies this call leaves on other ranks, and the parts
+    /// it leaves there alone (none when it brought everything home).
     pub fn next_arrays(&self, arrays: &[PlanArray]) -> Vec<PlanArray> {
         arrays
             .iter()
+            .enumerate()
             .zip(&self.copies)
-            .map(|(a, c)| PlanArray {
+            .map(|((i, a), c)| PlanArray {
                 copies: c.clone(),
+                away: self.away(i),
                 ..a.clone()
             })
             .collect()
+    }
+
+    /// Of array `a`, the regions whose current value is on another rank alone after the
+    /// call (what the driver must fetch before it reads them), sorted by rank.
+    pub fn away(&self, a: usize) -> Vec<(Region, usize)> {
+        let mut by_rank: BTreeMap<usize, Region> = BTreeMap::new();
+        for &((lo, hi), r) in self.end.get(a).into_iter().flatten() {
+            if r != 0 {
+                by_rank.entry(r).or_default().push(lo, hi);
+            }
+        }
+        by_rank.into_iter().map(|(r, region)| (region, r)).collect()
     }
 
     /// Transfers rank `r` receives that come home at the end (the driver's, `r == 0`).

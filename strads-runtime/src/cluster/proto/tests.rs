@@ -162,8 +162,8 @@ fn parts_left_in_place_are_not_sent_home_and_start_the_next_call_there() {
 fn every_task_starts_with_the_serial_values_of_its_window() {
     // 2D: SGD-MF's ring.
     let (sched, arrays) = sgd_2d();
-    assert_eq!(verify(&sched, &arrays, 2), Ok(true));
-    assert_eq!(verify(&sched, &arrays, 1), Ok(true));
+    assert_eq!(verify(&sched, &arrays, 2, true), Ok(true));
+    assert_eq!(verify(&sched, &arrays, 1, true), Ok(true));
     // Wavefronts: DTW's table (tiles read a halo they do not write), unskewed and on a
     // skewed nest (Gauss-Seidel reading the next row's earlier column).
     let dtw = crate::plan::tests::dtw_spec();
@@ -196,7 +196,7 @@ fn every_task_starts_with_the_serial_values_of_its_window() {
                 }
                 tiled += 1;
                 assert_eq!(
-                    verify(&t.schedule, &PlanArray::on_driver(&shapes), ranks),
+                    verify(&t.schedule, &PlanArray::on_driver(&shapes), ranks, true),
                     Ok(true)
                 );
             }
@@ -226,7 +226,7 @@ fn copies_left_by_a_call_are_not_sent_again_and_stay_exact() {
     // Only the h partition rank 1 starts with but does not hold (9..18) goes out.
     assert_eq!(initial, vec![&tr(1, &[(9, 18)], 0, None, 1, vec![(0, 1)])]);
     assert!(second.bytes_moved(&[4, 4]) < first.bytes_moved(&[4, 4]));
-    assert_eq!(verify(&sched, &next, 2), Ok(true));
+    assert_eq!(verify(&sched, &next, 2, true), Ok(true));
     // The plan trusts what `copies` lists (the driver lists only copies of the array as
     // it is now): with all of w listed on rank 1, no part of w goes out.
     let mut wrong = next.clone();
@@ -271,4 +271,50 @@ fn inputs_that_do_not_fit_are_errors() {
         err(&a, 2, 1),
         Some("array 1: held by rank 5 of a job of 2".into())
     );
+}
+
+/// Calls that leave the written parts where they were written: the next call takes them
+/// from there, nothing comes home, and every task still starts with the serial values.
+#[test]
+fn parts_left_in_place_are_taken_from_where_they_are() {
+    let (sched, arrays) = sgd_2d();
+    assert_eq!(verify(&sched, &arrays, 2, false), Ok(true));
+    let first = CallPlan::new(&sched, 2, 1, &arrays, false).unwrap();
+    assert_eq!(first.homecoming().count(), 0);
+    // Rank 1 is the only holder of its rows of w (6..12) and of h's partition 0 (0..9).
+    assert_eq!(first.away(0), vec![(Region(vec![(6, 12)]), 1)]);
+    assert_eq!(first.away(1), vec![(Region(vec![(0, 9)]), 1)]);
+    let next = first.next_arrays(&arrays);
+    assert_eq!(verify(&sched, &next, 2, false), Ok(true));
+    assert_eq!(verify(&sched, &next, 2, true), Ok(true));
+    let second = CallPlan::new(&sched, 2, 1, &next, false).unwrap();
+    // Only h's blocks move (the ring, and the partition each rank starts with from the
+    // rank that wrote it last); w's rows stay where they are, and nothing comes home: less
+    // than the same call that brings its parts home, started from its copies.
+    assert!(second.transfers.iter().all(|t| t.array == 1));
+    assert_eq!(second.homecoming().count(), 0);
+    let home = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
+    let home_next = CallPlan::new(&sched, 2, 1, &home.next_arrays(&arrays), true).unwrap();
+    assert!(second.bytes_moved(&[4, 4]) < home_next.bytes_moved(&[4, 4]));
+    // Wavefront tiles, chained in place over 3 calls on 2 and 3 ranks.
+    let dtw = crate::plan::tests::dtw_spec();
+    let an = analyze(&dtw);
+    let c = an
+        .candidates
+        .iter()
+        .find(|c| matches!(c.strategy, Strategy::Wavefront { .. }))
+        .expect("a wavefront");
+    let shape = [14, 11];
+    let shapes: [&[usize]; 1] = [&shape];
+    for ranks in [2, 3] {
+        let t = crate::plan::wavefront::plan(&dtw, c, &[12, 9], &shapes, ranks);
+        let mut placed = PlanArray::on_driver(&shapes);
+        for _ in 0..3 {
+            assert_eq!(verify(&t.schedule, &placed, ranks, false), Ok(true));
+            let plan = CallPlan::new(&t.schedule, ranks, 1, &placed, false).unwrap();
+            placed = plan.next_arrays(&placed);
+        }
+        assert!(!placed[0].away.is_empty());
+        assert_eq!(verify(&t.schedule, &placed, ranks, true), Ok(true));
+    }
 }

@@ -17,20 +17,26 @@ type Memory = Vec<Vec<Vec<Option<u32>>>>;
 ///   task starts, after the transfers it waits for (the first task of a rank that needs a
 ///   transfer applies it), each taken from its sender right after its writer ran;
 /// - a transfer is sent by the rank that holds its elements, before a task waits for it;
-/// - after the transfers home, the driver holds every element's final value, and every
-///   other rank holds the final value of what the plan lists as its copies (which the
-///   next call may rely on); ranks start with the `copies` the arrays list.
+/// - after the transfers home, the rank the plan's `end` names holds every element's final
+///   value (the driver, with `home`), and every other rank holds the final value of what
+///   the plan lists as its copies (which the next call may rely on); ranks start with the
+///   `copies` the arrays list, and the `away` parts on their rank alone.
 ///
 /// Tasks that may run at once never overlap a write (`Schedule::overlap`), so the serial
 /// order stands for every order the executors may take. `Ok(false)`: the schedule does not
 /// cross processes (reconnaissance), nothing to check.
-pub fn verify(schedule: &Schedule, arrays: &[PlanArray], ranks: usize) -> Result<bool, String> {
+pub fn verify(
+    schedule: &Schedule,
+    arrays: &[PlanArray],
+    ranks: usize,
+    home: bool,
+) -> Result<bool, String> {
     let p = schedule.workers;
     if ranks == 0 || p % ranks != 0 {
         return Err(format!("{p} workers do not split into {ranks} ranks"));
     }
     let threads = p / ranks;
-    let plan = match CallPlan::new(schedule, ranks, threads, arrays, true) {
+    let plan = match CallPlan::new(schedule, ranks, threads, arrays, home) {
         Ok(plan) => plan,
         Err(_) => return Ok(false),
     };
@@ -47,6 +53,13 @@ pub fn verify(schedule: &Schedule, arrays: &[PlanArray], ranks: usize) -> Result
         for (region, r) in &arr.copies {
             for &(lo, hi) in &region.0 {
                 mem[*r][a][lo as usize..hi as usize].fill(Some(0));
+            }
+        }
+        for (region, r) in &arr.away {
+            for &(lo, hi) in &region.0 {
+                for (q, m) in mem.iter_mut().enumerate() {
+                    m[a][lo as usize..hi as usize].fill((q == *r).then_some(0));
+                }
             }
         }
     }
@@ -137,14 +150,26 @@ pub fn verify(schedule: &Schedule, arrays: &[PlanArray], ranks: usize) -> Result
         apply(&mut mem, &sent, tid)?;
     }
     for (a, truth) in truth.iter().enumerate() {
-        for (e, &v) in truth.iter().enumerate() {
-            if mem[0][a][e] != Some(v) {
-                return Err(format!(
-                    "after the call the driver holds {:?} for element {e} of array {a}, not \
-                     the final value {v}",
-                    mem[0][a][e]
-                ));
+        for &((lo, hi), r) in &plan.end[a] {
+            if home && r != 0 {
+                return Err(format!("a plan that brings all home leaves {lo}..{hi} on rank {r}"));
             }
+            for e in lo as usize..hi as usize {
+                if mem[r][a][e] != Some(truth[e]) {
+                    return Err(format!(
+                        "after the call rank {r} holds {:?} for element {e} of array {a}, not \
+                         the final value {}",
+                        mem[r][a][e], truth[e]
+                    ));
+                }
+            }
+        }
+        let covered: u64 = plan.end[a].iter().map(|((lo, hi), _)| hi - lo).sum();
+        if covered != truth.len() as u64 {
+            return Err(format!(
+                "the plan's end places {covered} of array {a}'s {} elements",
+                truth.len()
+            ));
         }
     }
     // What the plan says other ranks hold after the call is what they hold.
