@@ -4,6 +4,11 @@
 //! some calls, gives as 2 processes the bits it gives as 2 threads, and moves fewer bytes
 //! when nothing changed in between.
 //!
+//! Written parts also stay where they were written between calls (DESIGN.md "Arrays"): a
+//! chain of calls of two different loops that write the same array, with no serial code
+//! in between, gives the same bits, and the parts come home once, when serial code reads
+//! the arrays at the end.
+//!
 //! A test without libtest's harness (`harness = false` in Cargo.toml): its `main` carries
 //! `#[strads::main]`, so the copies of this binary that `STRADS_PROCESSES` starts go
 //! straight to serving. It runs itself as the program under test.
@@ -35,6 +40,46 @@ fn total(r: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) 
     s
 }
 
+/// A 1D loop over the rows of `w`, which `step` also writes (by another partition).
+#[strads::parallel_for(expect = "1d")]
+fn decay(w: &mut DistArray<f32, 2>, n: usize) {
+    for u in 0..n {
+        for x in w.row_mut(u) {
+            *x *= 0.99;
+        }
+    }
+}
+
+/// The arrays' bits, as one number.
+fn digest(w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> u64 {
+    strads::testing::bits(w)
+        .into_iter()
+        .chain(strads::testing::bits(h))
+        .fold(0u64, |s, b| s.wrapping_mul(1_000_003).wrapping_add(b))
+}
+
+/// The in-place program: `step` and `decay` in turn, with no serial code in between;
+/// the arrays' bits once at the end.
+fn in_place() {
+    let cfg = strads::generate::LowRankConfig {
+        ratings: 4000,
+        users: 120,
+        items: 90,
+        ..Default::default()
+    };
+    let r = strads::generate::low_rank_ratings(&cfg);
+    let (mut w, mut h) = (
+        DistArray::random([120, 4], 1),
+        DistArray::random([90, 4], 2),
+    );
+    for _ in 0..4 {
+        step(&r, &mut w, &mut h);
+        decay(&mut w, 120);
+    }
+    println!("in place: {:016x}", digest(&w, &h));
+    println!("total {:016x}", total(&r, &w, &h).to_bits());
+}
+
 /// The program under test: prints the arrays' bits after each call.
 fn program(change: bool) {
     let cfg = strads::generate::LowRankConfig {
@@ -58,13 +103,7 @@ fn program(change: bool) {
             }
             h.row_mut(call)[0] += 1.0;
         }
-        let bits: Vec<u64> = strads::testing::bits(&w)
-            .into_iter()
-            .chain(strads::testing::bits(&h))
-            .collect();
-        let sum = bits
-            .iter()
-            .fold(0u64, |s, b| s.wrapping_mul(1_000_003).wrapping_add(*b));
+        let sum = digest(&w, &h);
         println!(
             "call {call}: {sum:016x} total {:016x}",
             total(&r, &w, &h).to_bits()
@@ -72,8 +111,8 @@ fn program(change: bool) {
     }
 }
 
-/// Runs this binary as the program with `env`; its output and the driver's bytes sent.
-fn run(change: bool, env: &[(&str, &str)]) -> Result<(String, u64), String> {
+/// Runs this binary as the program `role` with `env`; its output and its explain lines.
+fn run(role: &str, env: &[(&str, &str)]) -> Result<(String, String), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
     for (k, _) in std::env::vars() {
@@ -81,13 +120,10 @@ fn run(change: bool, env: &[(&str, &str)]) -> Result<(String, u64), String> {
             cmd.env_remove(k);
         }
     }
-    cmd.env(
-        "CLUSTER_COPIES_ROLE",
-        if change { "change" } else { "keep" },
-    )
-    .env("STRADS_EXPLAIN", "1")
-    .envs(env.iter().copied())
-    .stdin(Stdio::null());
+    cmd.env("CLUSTER_COPIES_ROLE", role)
+        .env("STRADS_EXPLAIN", "1")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null());
     let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -99,28 +135,48 @@ fn run(change: bool, env: &[(&str, &str)]) -> Result<(String, u64), String> {
             out.status
         ));
     }
-    let sent = stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("strads cluster: the driver sent "))
+    Ok((stdout, stderr))
+}
+
+/// The number after `prefix` on a line of `text`, if any.
+fn figure(text: &str, prefix: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
         .and_then(|l| l.split_whitespace().next())
         .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    Ok((stdout, sent))
 }
 
 fn check() -> Result<(), String> {
     let procs = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
     let threads = [("STRADS_THREADS", "2")];
     let mut sent = Vec::new();
-    for change in [false, true] {
-        let (one, _) = run(change, &threads)?;
-        let (many, bytes) = run(change, &procs)?;
+    for role in ["keep", "change"] {
+        let (one, _) = run(role, &threads)?;
+        let (many, explain) = run(role, &procs)?;
         if one.lines().count() != 6 || many != one {
             return Err(format!(
-                "change={change}: 2 processes print\n{many}\n2 threads print\n{one}"
+                "{role}: 2 processes print\n{many}\n2 threads print\n{one}"
             ));
         }
-        sent.push(bytes);
+        sent.push(figure(&explain, "strads cluster: the driver sent ").unwrap_or(0));
+    }
+    // In place: the same bits, and the parts come home once (when `digest` reads `w`;
+    // `h` is home by then or comes with it), not after each of the 8 calls.
+    let (one, _) = run("place", &threads)?;
+    let (many, explain) = run("place", &procs)?;
+    if one.lines().count() != 2 || many != one {
+        return Err(format!(
+            "in place: 2 processes print\n{many}\n2 threads print\n{one}"
+        ));
+    }
+    let homes = figure(
+        &explain,
+        "strads cluster: parts left on other ranks came home ",
+    );
+    if !matches!(homes, Some(1..=2)) {
+        return Err(format!(
+            "in place: parts came home {homes:?} times, not once per array at the end:\n{explain}"
+        ));
     }
     // Unchanged arrays: the rows of w and the h partition rank 1 keeps are not sent again.
     if !(sent[0] > 0 && sent[0] < sent[1]) {
@@ -143,6 +199,7 @@ fn main() -> ExitCode {
     match std::env::var("CLUSTER_COPIES_ROLE").as_deref() {
         Ok("keep") => program(false),
         Ok("change") => program(true),
+        Ok("place") => in_place(),
         _ => {
             if let Err(e) = check() {
                 eprintln!("cluster_copies: {e}");

@@ -353,7 +353,10 @@ fn check_schedule<S: Space>(
                 let mut placed = arrays.clone();
                 for call in 0..2 {
                     verify(sched, &placed, ranks, false).unwrap_or_else(|e| {
-                        panic!("plan {} on {ranks} ranks, in place {call}: {e}", planned.summary)
+                        panic!(
+                            "plan {} on {ranks} ranks, in place {call}: {e}",
+                            planned.summary
+                        )
                     });
                     let plan = CallPlan::new(sched, ranks, threads, &placed, false)
                         .expect("a plan that verified");
@@ -361,7 +364,10 @@ fn check_schedule<S: Space>(
                 }
                 // The last call's parts come home: the driver ends with every value.
                 verify(sched, &placed, ranks, true).unwrap_or_else(|e| {
-                    panic!("plan {} on {ranks} ranks, home after in place: {e}", planned.summary)
+                    panic!(
+                        "plan {} on {ranks} ranks, home after in place: {e}",
+                        planned.summary
+                    )
                 });
             }
         }

@@ -1,5 +1,6 @@
 //! [`DistArray`]: the dense, row-major array.
 
+use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Index, IndexMut};
 
@@ -7,6 +8,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::access::{ArrayMut, ArrayRef, offset};
+use super::away::Away;
 use super::{fresh_id, index_panic};
 use crate::error::{Error, Result};
 
@@ -19,12 +21,22 @@ use crate::error::{Error, Result};
 /// assert_eq!(a.row(1), &[0.0, 0.0, 5.0, 0.0]);
 /// ```
 pub struct DistArray<T, const N: usize> {
-    data: Vec<T>,
+    /// The elements, written through `&self` only to bring parts home from other
+    /// processes (see [`Away`]).
+    data: UnsafeCell<Vec<T>>,
     shape: [usize; N],
     id: u64,
     /// Bumped by every way to mutate the elements: `(id, version)` names the contents.
     version: u64,
+    /// Parts other processes of a cluster job hold (the driver's arrays only).
+    away: Away,
 }
+
+// SAFETY: sharing a `DistArray` shares `&Vec<T>` (needs `T: Sync`); the one write through
+// `&self` is `Away::bring_home`, which writes the elements under the cell's lock while no
+// reference to them exists (the `away` module's invariant), and publishes them with a
+// `Release` store that every reader's `Acquire` load sees before it takes a reference.
+unsafe impl<T: Sync, const N: usize> Sync for DistArray<T, N> {}
 
 /// Element types [`DistArray::random`] can draw.
 pub trait RandomValue: Sized {
@@ -67,12 +79,7 @@ impl<T, const N: usize> DistArray<T, N> {
                 idx[d] = 0;
             }
         }
-        DistArray {
-            data,
-            shape,
-            id: fresh_id(),
-            version: 0,
-        }
+        DistArray::made(data, shape)
     }
 
     /// An array over existing row-major data; fails when the lengths disagree.
@@ -84,12 +91,7 @@ impl<T, const N: usize> DistArray<T, N> {
                 data.len()
             )));
         }
-        Ok(DistArray {
-            data,
-            shape,
-            id: fresh_id(),
-            version: 0,
-        })
+        Ok(DistArray::made(data, shape))
     }
 
     /// The array's shape.
@@ -99,12 +101,12 @@ impl<T, const N: usize> DistArray<T, N> {
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.data.len()
+        self.shape.iter().product()
     }
 
     /// Whether the array has no element.
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.len() == 0
     }
 
     /// Number of elements in one row (the product of all dims but the first).
@@ -119,7 +121,7 @@ impl<T, const N: usize> DistArray<T, N> {
     #[inline]
     pub fn row(&self, i: usize) -> &[T] {
         let n = self.row_len();
-        &self.data[i * n..(i + 1) * n]
+        &self.data()[i * n..(i + 1) * n]
     }
 
     /// Row `i`, mutable.
@@ -130,31 +132,32 @@ impl<T, const N: usize> DistArray<T, N> {
     pub fn row_mut(&mut self, i: usize) -> &mut [T] {
         self.version += 1;
         let n = self.row_len();
-        &mut self.data[i * n..(i + 1) * n]
+        &mut self.data_mut()[i * n..(i + 1) * n]
     }
 
     /// The element at `idx`, or `None` when outside the shape.
     #[inline]
     pub fn get(&self, idx: [usize; N]) -> Option<&T> {
-        offset(&self.shape, &idx).map(|o| &self.data[o])
+        offset(&self.shape, &idx).map(|o| &self.data()[o])
     }
 
     /// The element at `idx`, mutable, or `None` when outside the shape.
     #[inline]
     pub fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
         self.version += 1;
-        offset(&self.shape, &idx).map(|o| &mut self.data[o])
+        let o = offset(&self.shape, &idx)?;
+        Some(&mut self.data_mut()[o])
     }
 
     /// All elements in row-major order.
     pub fn as_slice(&self) -> &[T] {
-        &self.data
+        self.data()
     }
 
     /// All elements in row-major order, mutable.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         self.version += 1;
-        &mut self.data
+        self.data_mut()
     }
 
     /// The elements with their indices, in row-major order.
@@ -177,13 +180,52 @@ impl<T, const N: usize> DistArray<T, N> {
         (self.id, self.version)
     }
 
-    pub(crate) fn data_ptr_unversioned(&mut self) -> *mut T {
-        self.data.as_mut_ptr()
+    /// The elements' pointer and the away cell, to lend the array to a loop call's
+    /// workers (`SharedMut`): parts held elsewhere stay there (the lending decides).
+    pub(crate) fn lend_unversioned(&mut self) -> (*mut T, &Away) {
+        (self.data.get_mut().as_mut_ptr(), &self.away)
     }
 
-    pub(crate) fn data_mut_ptr(&mut self) -> *mut T {
+    /// [`lend_unversioned`](DistArray::lend_unversioned) for a call that writes it.
+    pub(crate) fn lend(&mut self) -> (*mut T, &Away) {
         self.version += 1;
-        self.data.as_mut_ptr()
+        self.lend_unversioned()
+    }
+
+    fn made(data: Vec<T>, shape: [usize; N]) -> Self {
+        DistArray {
+            data: UnsafeCell::new(data),
+            shape,
+            id: fresh_id(),
+            version: 0,
+            away: Away::default(),
+        }
+    }
+
+    /// The elements, brought home first when parts are held by other processes.
+    #[inline]
+    fn data(&self) -> &Vec<T> {
+        if self.away.is_away() {
+            // SAFETY: called by the one thread that runs the fetch, under the cell's lock,
+            // while no reference to the elements exists (see `Away`); the `&mut` is gone
+            // before the pointer is used.
+            self.away
+                .bring_home(|| unsafe { (*self.data.get()).as_mut_ptr().cast() });
+        }
+        // SAFETY: the elements are home (checked above with `Acquire`, or brought home
+        // under the lock), and nothing writes them through `&self` again until the array
+        // is lent mutably, which ends every shared borrow.
+        unsafe { &*self.data.get() }
+    }
+
+    /// The elements, mutable, brought home first.
+    #[inline]
+    fn data_mut(&mut self) -> &mut Vec<T> {
+        if self.away.is_away_mut() {
+            let base = self.data.get_mut().as_mut_ptr().cast();
+            self.away.bring_home_mut(base);
+        }
+        self.data.get_mut()
     }
 }
 
@@ -200,23 +242,13 @@ impl<T: Clone + Default, const N: usize> DistArray<T, N> {
             format!("an array of shape {shape:?} ({len} elements) does not fit in memory")
         })?;
         data.resize(len, T::default());
-        Ok(DistArray {
-            data,
-            shape,
-            id: fresh_id(),
-            version: 0,
-        })
+        Ok(DistArray::made(data, shape))
     }
 
     /// An array of `T::default()` (zero for numbers).
     pub fn zeros(shape: [usize; N]) -> Self {
         let len = checked_len(&shape);
-        DistArray {
-            data: vec![T::default(); len],
-            shape,
-            id: fresh_id(),
-            version: 0,
-        }
+        DistArray::made(vec![T::default(); len], shape)
     }
 }
 
@@ -231,18 +263,13 @@ impl<T: RandomValue, const N: usize> DistArray<T, N> {
 
 impl<T: Clone, const N: usize> Clone for DistArray<T, N> {
     fn clone(&self) -> Self {
-        DistArray {
-            data: self.data.clone(),
-            shape: self.shape,
-            id: fresh_id(),
-            version: 0,
-        }
+        DistArray::made(self.data().clone(), self.shape)
     }
 }
 
 impl<T: PartialEq, const N: usize> PartialEq for DistArray<T, N> {
     fn eq(&self, other: &Self) -> bool {
-        self.shape == other.shape && self.data == other.data
+        self.shape == other.shape && self.data() == other.data()
     }
 }
 
@@ -260,7 +287,7 @@ impl<T, const N: usize> Index<[usize; N]> for DistArray<T, N> {
     #[inline]
     fn index(&self, idx: [usize; N]) -> &T {
         match offset(&self.shape, &idx) {
-            Some(o) => &self.data[o],
+            Some(o) => &self.data()[o],
             None => index_panic(&idx, &self.shape),
         }
     }
@@ -271,7 +298,7 @@ impl<T, const N: usize> IndexMut<[usize; N]> for DistArray<T, N> {
     fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
         self.version += 1;
         match offset(&self.shape, &idx) {
-            Some(o) => &mut self.data[o],
+            Some(o) => &mut self.data_mut()[o],
             None => index_panic(&idx, &self.shape),
         }
     }
@@ -281,7 +308,7 @@ impl<T> Index<usize> for DistArray<T, 1> {
     type Output = T;
     #[inline]
     fn index(&self, i: usize) -> &T {
-        &self.data[i]
+        &self.data()[i]
     }
 }
 
@@ -289,7 +316,7 @@ impl<T> IndexMut<usize> for DistArray<T, 1> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
         self.version += 1;
-        &mut self.data[i]
+        &mut self.data_mut()[i]
     }
 }
 
@@ -330,7 +357,7 @@ pub struct DenseIter<'a, T, const N: usize> {
 impl<'a, T, const N: usize> Iterator for DenseIter<'a, T, N> {
     type Item = ([usize; N], &'a T);
     fn next(&mut self) -> Option<Self::Item> {
-        let v = self.array.data.get(self.pos)?;
+        let v = self.array.data().get(self.pos)?;
         let idx = self.idx;
         self.pos += 1;
         for d in (0..N).rev() {
@@ -343,7 +370,7 @@ impl<'a, T, const N: usize> Iterator for DenseIter<'a, T, N> {
         Some((idx, v))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.array.data.len() - self.pos;
+        let n = self.array.len() - self.pos;
         (n, Some(n))
     }
 }

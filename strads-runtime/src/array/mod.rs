@@ -3,6 +3,7 @@
 //! reductions, per-iteration randomness and the small linear algebra the bodies use.
 
 pub(crate) mod access;
+pub(crate) mod away;
 pub(crate) mod buffer;
 pub(crate) mod cache;
 pub(crate) mod capture;

@@ -220,20 +220,38 @@ pub fn refusal(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> O
         }
     }
     let arrays = plan_arrays(schedule, ship, session);
-    CallPlan::new(schedule, session.size, session.threads, &arrays, true)
+    CallPlan::new(schedule, session.size, session.threads, &arrays, false)
         .err()
         .map(|e| e.0)
 }
 
 fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<ArrayMeta> {
     let w = written(schedule, ship.arrays.len());
+    // Arrays the call only reads are sent from here: parts an earlier call left on other
+    // ranks come home first (the fetch takes the session's locks).
+    for (a, arr) in ship.arrays.iter().enumerate() {
+        if !w[a] {
+            arr.bring_home();
+        }
+    }
     let holders = session.holders.lock().unwrap_or_else(|e| e.into_inner());
     let copies = session.copies.lock().unwrap_or_else(|e| e.into_inner());
+    let away = session.away.lock().unwrap_or_else(|e| e.into_inner());
     ship.arrays
         .iter()
         .enumerate()
         .map(|(a, arr)| {
             let mut m = arr.meta(w[a]).expect("checked by `refusal`");
+            // Parts of a written array that the last call left on other ranks, still
+            // there (nothing on this process read or wrote the array since): the plan
+            // takes them from where they are.
+            if w[a] && arr.is_away() {
+                let now = arr.version_before().unwrap_or(m.version);
+                match away.get(&m.id).filter(|(v, _)| *v == now) {
+                    Some((_, parts)) => m.away = parts.clone(),
+                    None => arr.bring_home(),
+                }
+            }
             m.holders = match holders.get(&m.id) {
                 Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
                 _ => vec![0],
@@ -275,11 +293,26 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
         .collect()
 }
 
-/// After a call: what other ranks now hold of the arrays it wrote, at their version now.
-fn remember_copies(plan: &CallPlan, metas: &[ArrayMeta], session: &Session) {
+/// After a call: what other ranks now hold of the arrays it wrote, at their version now,
+/// and the parts they alone hold, which stay there: the array fetches them before anything
+/// on this process reads it, unless the next call across processes takes them first.
+fn remember_copies(
+    plan: &CallPlan,
+    metas: &[ArrayMeta],
+    ship: &Shipment<'_>,
+    session: &'static Session,
+) {
     let mut copies = session.copies.lock().unwrap_or_else(|e| e.into_inner());
+    let mut away = session.away.lock().unwrap_or_else(|e| e.into_inner());
     for (a, m) in metas.iter().enumerate().filter(|(_, m)| m.shipped) {
         copies.insert(m.id, (m.version, plan.copies[a].clone()));
+        let parts = plan.away(a);
+        if parts.is_empty() {
+            away.remove(&m.id);
+        } else {
+            away.insert(m.id, (m.version, parts.clone()));
+            ship.arrays[a].leave(session, m.id, parts);
+        }
     }
 }
 
@@ -295,7 +328,7 @@ fn plan_arrays_of(metas: &[ArrayMeta]) -> Vec<PlanArray> {
             shape: m.shape.clone(),
             shipped: m.shipped,
             holders: m.holders.clone(),
-            away: Vec::new(),
+            away: m.away.clone(),
             copies: m.copies.clone(),
         })
         .collect()
@@ -316,10 +349,17 @@ pub(crate) fn drive(
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let metas = metas(schedule, ship, session);
     let arrays = plan_arrays_of(&metas);
-    let plan = match CallPlan::new(schedule, session.size, session.threads, &arrays, true) {
+    let plan = match CallPlan::new(schedule, session.size, session.threads, &arrays, false) {
         Ok(p) => Arc::new(p),
         Err(e) => session.fail(format!("loop `{name}` cannot cross processes: {}", e.0)),
     };
+    // The plan takes the parts other ranks hold from where they are: the arrays must not
+    // fetch them when the workers view them.
+    for (arr, m) in ship.arrays.iter().zip(&metas) {
+        if m.shipped {
+            arr.claim();
+        }
+    }
     let msg = CallMsg {
         seq,
         name: name.to_string(),
@@ -361,15 +401,13 @@ pub(crate) fn drive(
         waited: Default::default(),
     };
     run(&peers);
-    // Every worker finished, every element home (waiting for other ranks too).
+    // Every worker finished (waiting for other ranks too); the written parts stay where
+    // they are.
     let t0 = std::time::Instant::now();
     session.wait(|core| core.all_finished().then_some(()));
-    for tid in plan.homecoming() {
-        peers.apply(tid);
-    }
     let waited = peers.waited.load(std::sync::atomic::Ordering::Relaxed) + since(t0);
     record_wait(&spec.name, waited);
-    remember_copies(&plan, &metas, session);
+    remember_copies(&plan, &metas, ship, session);
     let parts = session.with(|core| {
         let parts = core.take_parts();
         core.end();
@@ -423,7 +461,7 @@ pub(crate) fn worker_plan(
         return plan;
     }
     let arrays = plan_arrays_of(&msg.arrays);
-    let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays, true) {
+    let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays, false) {
         Ok(p) => Arc::new(p),
         Err(e) => session.fail(format!("loop `{}`: {}", msg.name, e.0)),
     };

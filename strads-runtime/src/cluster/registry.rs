@@ -160,7 +160,7 @@ impl Serve<'_> {
     }
 
     /// Gives array `a` back to the store after the call.
-    pub fn put<A: std::any::Any + Send>(&mut self, a: usize, array: A) -> Result<(), String> {
+    pub fn put<A: super::wire::Stored>(&mut self, a: usize, array: A) -> Result<(), String> {
         let m = self.meta(a)?;
         // A written array's copy is current only in the parts this rank wrote last.
         let version = if m.shipped { u64::MAX } else { m.version };
@@ -169,19 +169,44 @@ impl Serve<'_> {
     }
 }
 
+/// What a serving worker does next.
+enum Next {
+    Call(CallMsg),
+    Fetch(u64, u64, super::proto::Region),
+    Shutdown,
+}
+
 /// A worker rank's life: serves the driver's calls until it ends the job, then exits.
 pub(crate) fn serve_forever(session: &'static Session) -> ! {
     let mut store = Store::default();
     loop {
-        let msg = session.wait(|core| {
+        let next = session.wait(|core| {
             if core.is_shut_down() {
-                return Some(None);
+                return Some(Next::Shutdown);
             }
-            core.next_call().map(Some)
+            if let Some((req, id, region)) = core.next_fetch() {
+                return Some(Next::Fetch(req, id, region));
+            }
+            core.next_call().map(Next::Call)
         });
-        let Some(msg) = msg else {
-            session.shut_down();
-            std::process::exit(0);
+        let msg = match next {
+            Next::Shutdown => {
+                session.shut_down();
+                std::process::exit(0);
+            }
+            Next::Fetch(req, id, region) => {
+                // Parts a call left here, which the driver's serial code (or a call that
+                // runs on the driver alone) is about to read.
+                match store.read(id, &region) {
+                    Ok(data) => session.with(|core| core.send_fetched(req, data)),
+                    Err(e) => session.fail(format!(
+                        "rank {} cannot send the driver the parts it asked for: {e}",
+                        session.rank
+                    )),
+                }
+                continue;
+            }
+            Next::Call(msg) => msg,
         };
         let msg = Arc::new(msg);
         let Some(l) = find(&msg.name) else {

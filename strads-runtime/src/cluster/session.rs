@@ -65,6 +65,13 @@ pub struct Session {
     /// Driver: of arrays written across processes, the regions other ranks still hold
     /// current after the last such call (`id → (version after it, [(region, rank)])`).
     pub(crate) copies: Mutex<std::collections::HashMap<u64, Copies>>,
+    /// Driver: of arrays written across processes, the regions left on other ranks alone
+    /// by the last such call (`id → (version, [(region, rank)])`): where the next call
+    /// takes them from, unless something fetched them home first.
+    pub(crate) away: Mutex<std::collections::HashMap<u64, Copies>>,
+    /// Driver: fetches of parts left on other ranks, and their bytes.
+    fetches: std::sync::atomic::AtomicU64,
+    fetched_bytes: std::sync::atomic::AtomicU64,
     /// Whether `shut_down` ran.
     closed: std::sync::atomic::AtomicBool,
 }
@@ -155,6 +162,9 @@ impl Session {
             next_seq: std::sync::atomic::AtomicU64::new(1),
             holders: Mutex::new(Default::default()),
             copies: Mutex::new(Default::default()),
+            away: Mutex::new(Default::default()),
+            fetches: Default::default(),
+            fetched_bytes: Default::default(),
             closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -338,6 +348,14 @@ impl Session {
                     waited.as_secs_f64()
                 );
             }
+            use std::sync::atomic::Ordering::Relaxed;
+            let (n, bytes) = (self.fetches.load(Relaxed), self.fetched_bytes.load(Relaxed));
+            if n > 0 {
+                eprintln!(
+                    "strads cluster: parts left on other ranks came home {n} times ({bytes} \
+                     bytes), before serial code or a call on this process read them"
+                );
+            }
             let (sent, received) = self.bytes();
             eprintln!(
                 "strads cluster: the driver sent {sent} and received {received} bytes in all"
@@ -353,6 +371,31 @@ impl Session {
         {
             c.kill_all();
         }
+    }
+
+    /// Driver: fetches from other ranks the parts of array `id` that calls left there
+    /// (`(region, rank)`, in that order); the elements of each, little-endian. The array
+    /// is home afterwards: its directory entry goes (the ranks keep their copies).
+    pub(crate) fn fetch(&self, id: u64, parts: &[(Region, usize)]) -> Vec<Vec<u8>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let reqs: Vec<u64> = self.with(|core| {
+            parts
+                .iter()
+                .map(|(region, r)| core.request_fetch(*r, id, region.clone()))
+                .collect()
+        });
+        let data: Vec<Vec<u8>> = reqs
+            .iter()
+            .map(|&req| self.wait(|core| core.take_fetched(req)))
+            .collect();
+        self.away
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+        self.fetches.fetch_add(1, Relaxed);
+        self.fetched_bytes
+            .fetch_add(data.iter().map(|d| d.len() as u64).sum(), Relaxed);
+        data
     }
 
     /// Bytes of frames sent and received by this process.

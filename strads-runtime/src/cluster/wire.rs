@@ -5,6 +5,7 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 
 use super::proto::{ArrayMeta, Elem, Region};
+use super::session::Session;
 use crate::array::view::SharedMut;
 use crate::array::{DistArray, SparseArray};
 
@@ -93,6 +94,46 @@ pub trait WireArray: Sync {
     fn version_before(&self) -> Option<u64> {
         None
     }
+    /// Brings parts other ranks hold home (an array this process sends or reads whole).
+    fn bring_home(&self) {}
+    /// Whether parts are held by other ranks only (left there by an earlier call).
+    fn is_away(&self) -> bool {
+        false
+    }
+    /// The call takes the parts from where they are: whether they were away.
+    fn claim(&self) -> bool {
+        false
+    }
+    /// After the call: `parts` stay on other ranks until something on this process
+    /// reads the array, which first fetches them through `session`.
+    fn leave(&self, _session: &'static Session, _id: u64, _parts: Vec<(Region, usize)>) {}
+}
+
+/// Writes `bytes` (little-endian elements) into `region` of the `len` elements at `ptr`.
+///
+/// # Safety
+/// `ptr` must be valid for writes of `len` elements, and no other thread may access the
+/// elements of `region` meanwhile.
+unsafe fn write_at<T: 'static>(
+    ptr: *mut T,
+    len: usize,
+    region: &Region,
+    bytes: &[u8],
+) -> Result<(), String> {
+    let size = fitting::<T>(region, bytes)?;
+    let mut at = 0;
+    for &(lo, hi) in &region.0 {
+        if hi as usize > len || lo > hi {
+            return Err(format!("elements {lo}..{hi} of an array of {len}"));
+        }
+        let n = (hi - lo) as usize;
+        // SAFETY: inside the array (checked above), valid and unshared (the caller's
+        // contract).
+        let d = unsafe { std::slice::from_raw_parts_mut(ptr.add(lo as usize), n) };
+        get(&bytes[at..at + n * size], d);
+        at += n * size;
+    }
+    Ok(())
 }
 
 fn meta_of<T: 'static>(
@@ -112,6 +153,7 @@ fn meta_of<T: 'static>(
         sent: false,
         holders: Vec::new(),
         copies: Vec::new(),
+        away: Vec::new(),
     })
 }
 
@@ -139,21 +181,38 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
 
     fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String> {
         let (ptr, shape) = self.raw();
-        let len: usize = shape.iter().product();
-        let size = fitting::<T>(region, bytes)?;
-        let mut at = 0;
-        for &(lo, hi) in &region.0 {
-            if hi as usize > len || lo > hi {
-                return Err(format!("elements {lo}..{hi} of an array of {len}"));
-            }
-            let n = (hi - lo) as usize;
-            // SAFETY: inside the array (checked above); the cluster writes a region before
-            // the tasks that need it start and while no task that may touch it runs.
-            let d = unsafe { std::slice::from_raw_parts_mut(ptr.add(lo as usize), n) };
-            get(&bytes[at..at + n * size], d);
-            at += n * size;
-        }
-        Ok(())
+        // SAFETY: the lent array's elements; the cluster writes a region before the tasks
+        // that need it start and while no task that may touch it runs.
+        unsafe { write_at(ptr, shape.iter().product(), region, bytes) }
+    }
+
+    fn bring_home(&self) {
+        SharedMut::bring_home(self);
+    }
+
+    fn is_away(&self) -> bool {
+        SharedMut::is_away(self)
+    }
+
+    fn claim(&self) -> bool {
+        SharedMut::claim(self)
+    }
+
+    fn leave(&self, session: &'static Session, id: u64, parts: Vec<(Region, usize)>) {
+        let len: usize = self.raw().1.iter().product();
+        SharedMut::leave(
+            self,
+            Box::new(move |base: *mut u8| {
+                let fetched = session.fetch(id, &parts);
+                for ((region, r), bytes) in parts.iter().zip(fetched) {
+                    // SAFETY: `base` is the array's elements, which the fetch may write:
+                    // no reference to them exists while parts are away (`array::away`).
+                    if let Err(e) = unsafe { write_at(base.cast::<T>(), len, region, &bytes) } {
+                        session.fail(format!("the parts rank {r} sent back do not fit: {e}"));
+                    }
+                }
+            }),
+        );
     }
 
     fn whole(&self) -> Vec<u8> {
@@ -210,6 +269,10 @@ impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
         meta_of::<T>(self.contents_key(), &self.shape(), None, false)
     }
 
+    fn bring_home(&self) {
+        let _ = self.as_slice();
+    }
+
     fn read(&self, region: &Region) -> Vec<u8> {
         let mut out = Vec::new();
         for &(lo, hi) in &region.0 {
@@ -260,10 +323,51 @@ impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
     }
 }
 
+/// An array a worker keeps between calls.
+pub trait Stored: Any + Send {
+    /// Its elements in `region`, little-endian: the driver fetching parts a call left
+    /// here.
+    fn read_region(&self, region: &Region) -> Result<Vec<u8>, String>;
+    /// As `Any`, to take it out with its type.
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
+}
+
+impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
+    fn read_region(&self, region: &Region) -> Result<Vec<u8>, String> {
+        elem_of::<T>().ok_or("an array without a wire type")?;
+        let data = self.as_slice();
+        let mut out = Vec::with_capacity(region.len() as usize * std::mem::size_of::<T>());
+        for &(lo, hi) in &region.0 {
+            let part = data.get(lo as usize..hi as usize).ok_or_else(|| {
+                format!(
+                    "[{lo}, {hi}) is outside the array's {} elements",
+                    data.len()
+                )
+            })?;
+            put(part, &mut out);
+        }
+        Ok(out)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+        self
+    }
+}
+
+impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
+    fn read_region(&self, _: &Region) -> Result<Vec<u8>, String> {
+        Err("a sparse array is never left in parts".into())
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+        self
+    }
+}
+
 /// A worker's copies of the driver's arrays, by the driver's array id.
 #[derive(Default)]
 pub struct Store {
-    arrays: HashMap<u64, (u64, Box<dyn Any + Send>)>,
+    arrays: HashMap<u64, (u64, Box<dyn Stored>)>,
 }
 
 impl std::fmt::Debug for Store {
@@ -295,7 +399,7 @@ impl Store {
             )
         })?;
         if let Some((_, a)) = self.arrays.remove(&meta.id) {
-            match a.downcast::<DistArray<T, N>>() {
+            match a.into_any().downcast::<DistArray<T, N>>() {
                 Ok(a) if a.shape() == shape => return Ok(*a),
                 _ => {}
             }
@@ -310,6 +414,7 @@ impl Store {
     ) -> Result<SparseArray<T, N>, String> {
         match self.arrays.remove(&meta.id) {
             Some((_, a)) => a
+                .into_any()
                 .downcast::<SparseArray<T, N>>()
                 .map(|a| *a)
                 .map_err(|_| "a sparse array of another type".to_string()),
@@ -318,8 +423,16 @@ impl Store {
     }
 
     /// Puts an array back, as version `version` of the driver's array `id`.
-    pub fn put<A: Any + Send>(&mut self, id: u64, version: u64, array: A) {
+    pub fn put<A: Stored>(&mut self, id: u64, version: u64, array: A) {
         self.arrays.insert(id, (version, Box::new(array)));
+    }
+
+    /// The elements of `region` of the driver's array `id` (a fetch of parts left here).
+    pub fn read(&self, id: u64, region: &Region) -> Result<Vec<u8>, String> {
+        match self.arrays.get(&id) {
+            Some((_, a)) => a.read_region(region),
+            None => Err(format!("array {id} is not kept here")),
+        }
     }
 
     /// Fills dense array `meta` from its whole bytes.

@@ -22,6 +22,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use super::DistArray;
+use super::away::Away;
 
 pub use named::Named;
 pub use window::ViewMut;
@@ -42,6 +43,9 @@ pub struct SharedMut<'a, T, const N: usize> {
     key: (u64, u64),
     /// Its version before it was lent (the lending counts as a change).
     before: u64,
+    /// Its parts held by other processes: brought home before a view or a pointer is
+    /// given out, unless a call across processes claimed them (`claim`).
+    away: &'a Away,
     _borrow: PhantomData<&'a mut DistArray<T, N>>,
 }
 
@@ -57,17 +61,51 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// Lends `array`, which the loop writes, to the workers for as long as `'a`.
     pub fn new(array: &'a mut DistArray<T, N>) -> Self {
         let before = array.contents_key().1;
-        let ptr = array.data_mut_ptr();
+        let key = (array.id(), before + 1);
+        let shape = array.shape();
+        let (ptr, away) = array.lend();
         SharedMut {
-            key: array.contents_key(),
+            key,
             before,
+            away,
             ptr,
-            shape: array.shape(),
+            shape,
             lent: std::sync::atomic::AtomicU64::new(0),
             call: std::sync::atomic::AtomicU64::new(0),
             array: std::sync::atomic::AtomicUsize::new(0),
             _borrow: PhantomData,
         }
+    }
+
+    /// Brings parts held by other processes home (once), unless a call across processes
+    /// claimed them: every way to the elements but the cluster's own passes here.
+    #[inline]
+    fn settle(&self) {
+        if self.away.is_away() {
+            self.away.bring_home(|| self.ptr.cast());
+        }
+    }
+
+    /// Whether parts are held by other processes (not brought home yet).
+    pub(crate) fn is_away(&self) -> bool {
+        self.away.is_away()
+    }
+
+    /// [`settle`](SharedMut::settle), for the cluster: an array it sends from this process.
+    pub(crate) fn bring_home(&self) {
+        self.settle();
+    }
+
+    /// A call across processes takes the parts from where they are (its plan knows):
+    /// whether they were away.
+    pub(crate) fn claim(&self) -> bool {
+        self.away.claim()
+    }
+
+    /// After a call across processes: parts stay on other ranks; `fetch` brings them home
+    /// before anything else reads the array.
+    pub(crate) fn leave(&self, fetch: crate::array::away::Fetch) {
+        self.away.leave(fetch);
     }
 
     /// The elements' pointer and the shape (the cluster reads and writes regions of them
@@ -114,6 +152,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         window: &'s Window,
         owners: Option<Owners<'s>>,
     ) -> ViewMut<'s, T, N> {
+        self.settle();
         let mut owned = None;
         let mut lattice = None;
         let (axis, lo, hi, writable, tiles) = match window {
@@ -195,6 +234,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         if self.lent.swap(point, std::sync::atomic::Ordering::Relaxed) == point {
             panic!("strads: an array was lent twice at one application point (please report it)");
         }
+        self.settle();
         let len = self.shape.iter().product();
         // SAFETY: a `Parked` exists only while every worker of its call waits at a
         // barrier (or, in a serial replay, between iterations), stays on its thread, and
@@ -213,12 +253,15 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// Lends `array`, which the loop only reads (its views are read-only), keeping its
     /// version: plans made from its contents stay valid.
     pub fn new_unwritten(array: &'a mut DistArray<T, N>) -> Self {
-        let ptr = array.data_ptr_unversioned();
+        let key = array.contents_key();
+        let shape = array.shape();
+        let (ptr, away) = array.lend_unversioned();
         SharedMut {
-            key: array.contents_key(),
-            before: array.contents_key().1,
+            key,
+            before: key.1,
+            away,
             ptr,
-            shape: array.shape(),
+            shape,
             lent: std::sync::atomic::AtomicU64::new(0),
             call: std::sync::atomic::AtomicU64::new(0),
             array: std::sync::atomic::AtomicUsize::new(0),
@@ -233,6 +276,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
 
     /// The array's first element, for recording views.
     pub(crate) fn ptr(&self) -> *const T {
+        self.settle();
         self.ptr
     }
 }

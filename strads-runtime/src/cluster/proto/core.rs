@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::callplan::CallPlan;
 use super::msg::{CallMsg, Msg};
+use super::region::Region;
 
 /// Time in microseconds since an origin the driver of the core chooses.
 pub type Micros = u64;
@@ -74,6 +75,11 @@ pub struct Core {
     /// Worker: calls the driver asked for, and whole arrays that came with them.
     calls: VecDeque<CallMsg>,
     arrays: Vec<(u64, usize, Vec<u8>)>,
+    /// Worker: the driver's fetches of parts left here, `(req, array id, region)`.
+    fetches: VecDeque<(u64, u64, Region)>,
+    /// Driver: fetched elements that arrived, by request; the next request's number.
+    fetched: Vec<(u64, Vec<u8>)>,
+    next_req: u64,
     out: VecDeque<Outgoing>,
     failure: Option<Failure>,
     shutdown: bool,
@@ -97,6 +103,9 @@ impl Core {
             early: Vec::new(),
             calls: VecDeque::new(),
             arrays: Vec::new(),
+            fetches: VecDeque::new(),
+            fetched: Vec::new(),
+            next_req: 1,
             out: VecDeque::new(),
             failure: None,
             shutdown: false,
@@ -238,6 +247,8 @@ impl Core {
             Msg::Array { seq, array } => {
                 self.arrays.push((seq, array, data.unwrap_or_default()));
             }
+            Msg::Fetch { req, id, region } => self.fetches.push_back((req, id, region)),
+            Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
             m => {
                 let seq = seq_of(&m).expect("call messages carry their call");
                 match &mut self.call {
@@ -290,6 +301,38 @@ impl Core {
             .iter()
             .position(|(s, a, _)| *s == seq && *a == array)?;
         Some(self.arrays.swap_remove(i).2)
+    }
+
+    /// Driver: asks worker `to` for the elements of `region` of array `id` it holds;
+    /// returns the request, whose answer [`take_fetched`](Core::take_fetched) gives.
+    pub fn request_fetch(&mut self, to: usize, id: u64, region: Region) -> u64 {
+        let req = self.next_req;
+        self.next_req += 1;
+        self.send(Outgoing::Control {
+            to,
+            msg: Msg::Fetch { req, id, region },
+        });
+        req
+    }
+
+    /// Driver: the elements fetch `req` brought, once they arrived.
+    pub fn take_fetched(&mut self, req: u64) -> Option<Vec<u8>> {
+        let i = self.fetched.iter().position(|(r, _)| *r == req)?;
+        Some(self.fetched.swap_remove(i).1)
+    }
+
+    /// Worker: the next fetch the driver asked for, `(req, array id, region)`.
+    pub fn next_fetch(&mut self) -> Option<(u64, u64, Region)> {
+        self.fetches.pop_front()
+    }
+
+    /// Worker: answers fetch `req` with the elements.
+    pub fn send_fetched(&mut self, req: u64, data: Vec<u8>) {
+        self.send(Outgoing::Block {
+            to: 0,
+            msg: Msg::Fetched { req },
+            data,
+        });
     }
 
     /// Driver: sends call `c` to every worker, with the whole arrays `whole(rank)` lists.

@@ -52,6 +52,9 @@ pub struct ArrayMeta {
     /// Of a written array: regions other ranks hold current from earlier calls
     /// ([`PlanArray::copies`](super::PlanArray::copies)).
     pub copies: Vec<(super::Region, usize)>,
+    /// Of a written array: regions current only on another rank, left there by earlier
+    /// calls ([`PlanArray::away`](super::PlanArray::away)).
+    pub away: Vec<(super::Region, usize)>,
 }
 
 /// The driver's request to run one call of a loop.
@@ -98,6 +101,15 @@ pub enum Msg {
     Finished { seq: u64, parts: Vec<u8> },
     /// The sender failed the call (or the job): every rank stops.
     Failed { seq: u64, message: String },
+    /// Driver → worker, between calls: send the elements of `region` of the driver's
+    /// array `id` that this worker holds current (parts a call left there).
+    Fetch {
+        req: u64,
+        id: u64,
+        region: super::Region,
+    },
+    /// Worker → driver: the elements fetch `req` asked for (a block frame).
+    Fetched { req: u64 },
     /// Nothing to say; keeps the peer from timing out.
     Ping,
     /// Driver → workers: the program is over.
@@ -152,6 +164,12 @@ mod tests {
                 seq: 0,
                 message: "x".into(),
             },
+            Msg::Fetch {
+                req: 4,
+                id: 7,
+                region: crate::cluster::proto::Region(vec![(2, 5), (8, 13)]),
+            },
+            Msg::Fetched { req: 4 },
             Msg::Ping,
         ] {
             assert_eq!(decode(&encode(&m)).unwrap(), m);
@@ -201,6 +219,7 @@ mod tests {
                     id: 1, version: 2, sparse: false, shape: vec![3, 4], entries: 0,
                     elem: Elem::F32, shipped: true, sent: false, holders: vec![0],
                     copies: vec![(crate::cluster::proto::Region(vec![(0, 4), (6, 9)]), 1)],
+                    away: vec![(crate::cluster::proto::Region(vec![(4, 6)]), 1)],
                 }],
                 schedule: vec![9; 20],
                 program: "prog".into(),

@@ -152,7 +152,9 @@ pub fn verify(
     for (a, truth) in truth.iter().enumerate() {
         for &((lo, hi), r) in &plan.end[a] {
             if home && r != 0 {
-                return Err(format!("a plan that brings all home leaves {lo}..{hi} on rank {r}"));
+                return Err(format!(
+                    "a plan that brings all home leaves {lo}..{hi} on rank {r}"
+                ));
             }
             for e in lo as usize..hi as usize {
                 if mem[r][a][e] != Some(truth[e]) {

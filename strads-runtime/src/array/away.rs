@@ -1,0 +1,163 @@
+//! Elements of a driver's array that other processes of a cluster job hold (DESIGN.md
+//! "Arrays": written parts stay where they were last written between loops, and come back
+//! before serial code touches the array).
+//!
+//! A [`DistArray`](super::DistArray) carries an [`Away`] cell. The cluster runtime sets it
+//! after a call that left parts on other ranks, with the function that fetches them; every
+//! accessor of the array's elements first brings them home (once), so serial code always
+//! sees the values the loops wrote. The next call across processes *claims* the cell
+//! instead: its plan takes the parts from where they are.
+//!
+//! The invariant that makes the fetch through `&self` sound: while the cell is set, no
+//! reference to the array's elements exists. It is set only through a `SharedMut` (which
+//! borrows the array mutably) after the call's views are gone, and an accessor hands out a
+//! reference only after it found the cell clear (`Acquire`) or cleared it itself, under
+//! the cell's lock, after the fetch wrote the elements.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Fetches the parts held elsewhere into the elements starting at the given pointer
+/// (which it may write for the array's length), failing the job when it cannot.
+pub(crate) type Fetch = Box<dyn FnOnce(*mut u8) + Send>;
+
+/// Whether some elements of an array are current only on other processes, and how to
+/// fetch them.
+#[derive(Default)]
+pub(crate) struct Away {
+    away: AtomicBool,
+    fetch: Mutex<Option<Fetch>>,
+}
+
+impl Away {
+    /// Whether parts are held elsewhere.
+    #[inline]
+    pub(crate) fn is_away(&self) -> bool {
+        self.away.load(Ordering::Acquire)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Fetch>> {
+        self.fetch.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Brings the parts home (the first caller; later ones wait for it and find them
+    /// home). `base` gives the elements' pointer, called only when a fetch runs, under
+    /// the cell's lock.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn bring_home(&self, base: impl FnOnce() -> *mut u8) {
+        let mut fetch = self.lock();
+        if let Some(f) = fetch.take() {
+            f(base());
+        }
+        self.away.store(false, Ordering::Release);
+    }
+
+    /// [`bring_home`](Away::bring_home) with the array borrowed mutably.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn bring_home_mut(&mut self, base: *mut u8) {
+        let fetch = self.fetch.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = fetch.take() {
+            f(base);
+        }
+        *self.away.get_mut() = false;
+    }
+
+    /// Whether parts are held elsewhere, with the array borrowed mutably (a plain load).
+    #[inline]
+    pub(crate) fn is_away_mut(&mut self) -> bool {
+        *self.away.get_mut()
+    }
+
+    /// Parts are held elsewhere from now on; `fetch` brings them home. Called only while
+    /// the array is lent mutably and no view of it is alive.
+    pub(crate) fn leave(&self, fetch: Fetch) {
+        *self.lock() = Some(fetch);
+        self.away.store(true, Ordering::Release);
+    }
+
+    /// A call across processes takes the parts from where they are: the cell is cleared
+    /// without fetching. Returns whether parts were away.
+    pub(crate) fn claim(&self) -> bool {
+        let had = self.lock().take().is_some();
+        self.away.store(false, Ordering::Release);
+        had
+    }
+}
+
+impl std::fmt::Debug for Away {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Away")
+            .field("away", &self.is_away())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::array::DistArray;
+    use crate::array::view::SharedMut;
+
+    /// Leaves `a` away with a fetch that writes `value` into its elements 2..4 and
+    /// counts its runs.
+    fn leave(a: &mut DistArray<f32, 1>, value: f32, runs: &Arc<AtomicUsize>) {
+        let runs = runs.clone();
+        let s = SharedMut::new(a);
+        s.leave(Box::new(move |base: *mut u8| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            // SAFETY: the test's array has 6 elements; nothing else touches them now.
+            let d = unsafe { std::slice::from_raw_parts_mut(base.cast::<f32>(), 6) };
+            d[2..4].fill(value);
+        }));
+    }
+
+    #[test]
+    fn readers_on_many_threads_fetch_once_and_see_the_parts() {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let mut a = DistArray::<f32, 1>::zeros([6]);
+        leave(&mut a, 7.0, &runs);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| assert_eq!(a.as_slice(), &[0.0, 0.0, 7.0, 7.0, 0.0, 0.0]));
+            }
+        });
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        assert_eq!(a[3], 7.0);
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn writers_clones_and_views_fetch_first_and_a_claim_does_not() {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let mut a = DistArray::<f32, 1>::zeros([6]);
+        leave(&mut a, 1.0, &runs);
+        a[2] += 1.0;
+        assert_eq!(a.as_slice(), &[0.0, 0.0, 2.0, 1.0, 0.0, 0.0]);
+        leave(&mut a, 3.0, &runs);
+        let b = a.clone();
+        assert_eq!(b.as_slice(), &[0.0, 0.0, 3.0, 3.0, 0.0, 0.0]);
+        leave(&mut a, 5.0, &runs);
+        {
+            // A loop that runs on this process alone: its views see the parts.
+            let s = SharedMut::new(&mut a);
+            let w = crate::array::view::Window::All { writable: false };
+            assert_eq!(s.view("a", &w, None)[3], 5.0);
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 3);
+        leave(&mut a, 9.0, &runs);
+        {
+            // A call across processes takes the parts from where they are.
+            let s = SharedMut::new(&mut a);
+            assert!(s.is_away());
+            assert!(s.claim());
+            assert!(!s.is_away());
+        }
+        assert_eq!(a[3], 5.0);
+        assert_eq!(runs.load(Ordering::SeqCst), 3);
+    }
+}
