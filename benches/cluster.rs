@@ -85,6 +85,8 @@ struct Measure {
     first_s: f64,
     /// The whole training time.
     total_s: f64,
+    /// The whole run's wall time (start to exit: data, training, evaluation, shutdown).
+    wall_s: f64,
     sent: u64,
     received: u64,
     waited_s: f64,
@@ -168,9 +170,9 @@ fn run(args: &Args) -> Result<(), String> {
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "| example | layout | epoch s (median after the first) | x serial | x 2 threads | first epoch s | driver sent MiB | received MiB | wait % | peak MiB (rank 0, 1) |"
+        "| example | layout | epoch s (median after the first) | x serial | x 2 threads | first epoch s | run wall s | driver sent MiB | received MiB | wait % | peak MiB (rank 0, 1) |"
     );
-    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|---|");
     let mut port = 29_100u16;
     for (name, flags, epochs, training) in &workloads {
         if !args.only.is_empty() && !args.only.iter().any(|o| o == name) {
@@ -216,12 +218,13 @@ fn run(args: &Args) -> Result<(), String> {
             let procs = matches!(layout, Layout::Loopback2x1 | Layout::Netns2x1);
             let _ = writeln!(
                 table,
-                "| {name} | {} | {:.4} | {:.2}x | {:.2}x | {:.4} | {} | {} | {} | {peak} |",
+                "| {name} | {} | {:.4} | {:.2}x | {:.2}x | {:.4} | {:.2} | {} | {} | {} | {peak} |",
                 layout.name(),
                 m.epoch_s,
                 serial / m.epoch_s,
                 threads / m.epoch_s,
                 m.first_s,
+                m.wall_s,
                 if procs {
                     format!("{:.1}", m.sent as f64 / 1048576.0)
                 } else {
@@ -242,7 +245,7 @@ fn run(args: &Args) -> Result<(), String> {
         if !med.is_empty() {
             let _ = writeln!(
                 table,
-                "| {name} | result (serial run) | {} ||||||||",
+                "| {name} | result (serial run) | {} |||||||||",
                 med[0].summary
             );
         }
@@ -291,7 +294,8 @@ fn run_once(
         c.env("STRADS_EXPLAIN", "1");
         c
     };
-    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(args.timeout);
     let mut ranks: Vec<Child> = Vec::new();
     match layout {
         Layout::Serial | Layout::Threads2 => {
@@ -400,6 +404,7 @@ fn run_once(
         first_s,
         total_s: seconds,
         peak_kib: peak,
+        wall_s: started.elapsed().as_secs_f64(),
         summary: summary
             .split_whitespace()
             .filter(|f| !f.starts_with("seconds=") && !f.starts_with("threads="))

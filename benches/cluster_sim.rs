@@ -15,16 +15,17 @@
 //! the schedule, the transfers (`CallPlan`) and every message are the real ones. Three
 //! placements, each in the steady state of consecutive epochs: `home` (every written
 //! element comes back to the driver after each call and goes out again at the next),
-//! `copies`, today's runtime (written elements come home after each call, and the next
-//! call sends a rank only what it does not still hold), and `in place` (the written parts
-//! stay where they were last written between calls).
+//! `copies` (written elements come home after each call, and the next call sends a rank
+//! only what it does not still hold), and `in place`, today's runtime between consecutive
+//! calls (the written parts stay where they were last written, and the next call takes
+//! them from there).
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use clap::Parser;
+use strads::cluster::proto::CallPlan;
 use strads::cluster::proto::sim::{Link, Sim, sgd_mf_2d};
-use strads::cluster::proto::{CallPlan, PlanArray, Region};
 
 #[path = "common/sgd.rs"]
 #[allow(dead_code)]
@@ -119,21 +120,11 @@ fn main() {
                     CallPlan::new(&sched, p, 1, &first.next_arrays(&arrays), true)
                         .expect("2D ships")
                 } else {
-                    // The steady state: start where the previous epoch left the parts.
+                    // The steady state, what the runtime does: start where the previous
+                    // epoch left the parts (and the copies it left).
                     let first = CallPlan::new(&sched, p, 1, &arrays, false).expect("2D ships");
-                    let next: Vec<PlanArray> = arrays
-                        .iter()
-                        .zip(&first.end)
-                        .map(|(a, end)| PlanArray {
-                            away: end
-                                .iter()
-                                .filter(|(_, r)| *r != 0)
-                                .map(|&(range, r)| (Region(vec![range]), r))
-                                .collect(),
-                            ..a.clone()
-                        })
-                        .collect();
-                    CallPlan::new(&sched, p, 1, &next, false).expect("2D ships")
+                    CallPlan::new(&sched, p, 1, &first.next_arrays(&arrays), false)
+                        .expect("2D ships")
                 };
                 let mut sim = Sim::new(p, link, u64::MAX / 4, u64::MAX / 4);
                 let r = sim.run_call(&sched, &plan, &|_, _| cost_us, &[4, 4], u64::MAX / 4);

@@ -12,14 +12,18 @@
 //! reference to the array's elements exists. It is set only through a `SharedMut` (which
 //! borrows the array mutably) after the call's views are gone, and an accessor hands out a
 //! reference only after it found the cell clear (`Acquire`) or cleared it itself, under
-//! the cell's lock, after the fetch wrote the elements.
+//! the cell's lock, after the fetch wrote the elements. The fetch writes them through the
+//! pointer the lending took (`Vec::as_mut_ptr`, valid for writes while the `Vec` is
+//! neither dropped, which drops the fetch, nor reallocated, which a `DistArray` never is);
+//! the array's own fields are never written through `&self`, so reading them costs what
+//! it did.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Fetches the parts held elsewhere into the elements starting at the given pointer
-/// (which it may write for the array's length), failing the job when it cannot.
-pub(crate) type Fetch = Box<dyn FnOnce(*mut u8) + Send>;
+/// Fetches the parts held elsewhere into the array's elements (through the pointer its
+/// lending took), failing the job when it cannot.
+pub(crate) type Fetch = Box<dyn FnOnce() + Send>;
 
 /// Whether some elements of an array are current only on other processes, and how to
 /// fetch them.
@@ -41,14 +45,13 @@ impl Away {
     }
 
     /// Brings the parts home (the first caller; later ones wait for it and find them
-    /// home). `base` gives the elements' pointer, called only when a fetch runs, under
-    /// the cell's lock.
+    /// home).
     #[cold]
     #[inline(never)]
-    pub(crate) fn bring_home(&self, base: impl FnOnce() -> *mut u8) {
+    pub(crate) fn bring_home(&self) {
         let mut fetch = self.lock();
         if let Some(f) = fetch.take() {
-            f(base());
+            f();
         }
         self.away.store(false, Ordering::Release);
     }
@@ -56,10 +59,10 @@ impl Away {
     /// [`bring_home`](Away::bring_home) with the array borrowed mutably.
     #[cold]
     #[inline(never)]
-    pub(crate) fn bring_home_mut(&mut self, base: *mut u8) {
+    pub(crate) fn bring_home_mut(&mut self) {
         let fetch = self.fetch.get_mut().unwrap_or_else(|e| e.into_inner());
         if let Some(f) = fetch.take() {
-            f(base);
+            f();
         }
         *self.away.get_mut() = false;
     }
@@ -108,10 +111,12 @@ mod tests {
     fn leave(a: &mut DistArray<f32, 1>, value: f32, runs: &Arc<AtomicUsize>) {
         let runs = runs.clone();
         let s = SharedMut::new(a);
-        s.leave(Box::new(move |base: *mut u8| {
+        let base = s.raw().0 as usize;
+        s.leave(Box::new(move || {
             runs.fetch_add(1, Ordering::SeqCst);
-            // SAFETY: the test's array has 6 elements; nothing else touches them now.
-            let d = unsafe { std::slice::from_raw_parts_mut(base.cast::<f32>(), 6) };
+            // SAFETY: the lent array's 6 elements; no reference to them exists while they
+            // are away.
+            let d = unsafe { std::slice::from_raw_parts_mut(base as *mut f32, 6) };
             d[2..4].fill(value);
         }));
     }

@@ -1,6 +1,5 @@
 //! [`DistArray`]: the dense, row-major array.
 
-use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Index, IndexMut};
 
@@ -21,9 +20,9 @@ use crate::error::{Error, Result};
 /// assert_eq!(a.row(1), &[0.0, 0.0, 5.0, 0.0]);
 /// ```
 pub struct DistArray<T, const N: usize> {
-    /// The elements, written through `&self` only to bring parts home from other
-    /// processes (see [`Away`]).
-    data: UnsafeCell<Vec<T>>,
+    /// The elements. While parts are away (see [`Away`]) no reference to them exists,
+    /// and the fetch writes them through the pointer the lending took.
+    data: Vec<T>,
     shape: [usize; N],
     id: u64,
     /// Bumped by every way to mutate the elements: `(id, version)` names the contents.
@@ -31,12 +30,6 @@ pub struct DistArray<T, const N: usize> {
     /// Parts other processes of a cluster job hold (the driver's arrays only).
     away: Away,
 }
-
-// SAFETY: sharing a `DistArray` shares `&Vec<T>` (needs `T: Sync`); the one write through
-// `&self` is `Away::bring_home`, which writes the elements under the cell's lock while no
-// reference to them exists (the `away` module's invariant), and publishes them with a
-// `Release` store that every reader's `Acquire` load sees before it takes a reference.
-unsafe impl<T: Sync, const N: usize> Sync for DistArray<T, N> {}
 
 /// Element types [`DistArray::random`] can draw.
 pub trait RandomValue: Sized {
@@ -163,7 +156,8 @@ impl<T, const N: usize> DistArray<T, N> {
     /// The elements with their indices, in row-major order.
     pub fn iter(&self) -> DenseIter<'_, T, N> {
         DenseIter {
-            array: self,
+            data: self.data(),
+            shape: self.shape,
             pos: 0,
             idx: [0; N],
         }
@@ -183,7 +177,7 @@ impl<T, const N: usize> DistArray<T, N> {
     /// The elements' pointer and the away cell, to lend the array to a loop call's
     /// workers (`SharedMut`): parts held elsewhere stay there (the lending decides).
     pub(crate) fn lend_unversioned(&mut self) -> (*mut T, &Away) {
-        (self.data.get_mut().as_mut_ptr(), &self.away)
+        (self.data.as_mut_ptr(), &self.away)
     }
 
     /// [`lend_unversioned`](DistArray::lend_unversioned) for a call that writes it.
@@ -194,7 +188,7 @@ impl<T, const N: usize> DistArray<T, N> {
 
     fn made(data: Vec<T>, shape: [usize; N]) -> Self {
         DistArray {
-            data: UnsafeCell::new(data),
+            data,
             shape,
             id: fresh_id(),
             version: 0,
@@ -206,26 +200,18 @@ impl<T, const N: usize> DistArray<T, N> {
     #[inline]
     fn data(&self) -> &Vec<T> {
         if self.away.is_away() {
-            // SAFETY: called by the one thread that runs the fetch, under the cell's lock,
-            // while no reference to the elements exists (see `Away`); the `&mut` is gone
-            // before the pointer is used.
-            self.away
-                .bring_home(|| unsafe { (*self.data.get()).as_mut_ptr().cast() });
+            self.away.bring_home();
         }
-        // SAFETY: the elements are home (checked above with `Acquire`, or brought home
-        // under the lock), and nothing writes them through `&self` again until the array
-        // is lent mutably, which ends every shared borrow.
-        unsafe { &*self.data.get() }
+        &self.data
     }
 
     /// The elements, mutable, brought home first.
     #[inline]
     fn data_mut(&mut self) -> &mut Vec<T> {
         if self.away.is_away_mut() {
-            let base = self.data.get_mut().as_mut_ptr().cast();
-            self.away.bring_home_mut(base);
+            self.away.bring_home_mut();
         }
-        self.data.get_mut()
+        &mut self.data
     }
 }
 
@@ -349,7 +335,9 @@ impl<T, const N: usize> ArrayMut<T, N> for DistArray<T, N> {
 /// Iterator over a [`DistArray`]'s elements with their indices.
 #[derive(Debug)]
 pub struct DenseIter<'a, T, const N: usize> {
-    array: &'a DistArray<T, N>,
+    /// The elements, home (checked once, when the iterator was made).
+    data: &'a [T],
+    shape: [usize; N],
     pos: usize,
     idx: [usize; N],
 }
@@ -357,12 +345,12 @@ pub struct DenseIter<'a, T, const N: usize> {
 impl<'a, T, const N: usize> Iterator for DenseIter<'a, T, N> {
     type Item = ([usize; N], &'a T);
     fn next(&mut self) -> Option<Self::Item> {
-        let v = self.array.data().get(self.pos)?;
+        let v = self.data.get(self.pos)?;
         let idx = self.idx;
         self.pos += 1;
         for d in (0..N).rev() {
             self.idx[d] += 1;
-            if self.idx[d] < self.array.shape[d] {
+            if self.idx[d] < self.shape[d] {
                 break;
             }
             self.idx[d] = 0;
@@ -370,7 +358,7 @@ impl<'a, T, const N: usize> Iterator for DenseIter<'a, T, N> {
         Some((idx, v))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.array.len() - self.pos;
+        let n = self.data.len() - self.pos;
         (n, Some(n))
     }
 }

@@ -199,15 +199,18 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
     }
 
     fn leave(&self, session: &'static Session, id: u64, parts: Vec<(Region, usize)>) {
-        let len: usize = self.raw().1.iter().product();
+        let (ptr, shape) = self.raw();
+        let (base, len) = (ptr as usize, shape.iter().product::<usize>());
         SharedMut::leave(
             self,
-            Box::new(move |base: *mut u8| {
+            Box::new(move || {
                 let fetched = session.fetch(id, &parts);
                 for ((region, r), bytes) in parts.iter().zip(fetched) {
-                    // SAFETY: `base` is the array's elements, which the fetch may write:
-                    // no reference to them exists while parts are away (`array::away`).
-                    if let Err(e) = unsafe { write_at(base.cast::<T>(), len, region, &bytes) } {
+                    // SAFETY: `base` is the array's elements as the lending took them
+                    // (valid for writes while the array lives, and the array drops this
+                    // fetch with it); no reference to them exists while parts are away
+                    // (`array::away`).
+                    if let Err(e) = unsafe { write_at(base as *mut T, len, region, &bytes) } {
                         session.fail(format!("the parts rank {r} sent back do not fit: {e}"));
                     }
                 }

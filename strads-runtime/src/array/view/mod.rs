@@ -82,7 +82,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     #[inline]
     fn settle(&self) {
         if self.away.is_away() {
-            self.away.bring_home(|| self.ptr.cast());
+            self.away.bring_home();
         }
     }
 
