@@ -110,7 +110,8 @@ fn main() {
         let mut p = 4;
         while p <= args.max_workers {
             let (sched, arrays) = sgd_mf_2d(args.users, args.items, args.k, p);
-            let block = args.ratings as f64 / (p * p) as f64;
+            // Equal blocks: p space partitions by the schedule's time partitions (one a step).
+            let block = args.ratings as f64 / (p * sched.steps.len()) as f64;
             let cost_us = (block * c * 1e6).round() as u64;
             for placing in ["home", "copies", "in place"] {
                 let plan = if placing == "home" {

@@ -72,7 +72,8 @@ fn ml100k_epoch_equals_replay_of_its_order() {
         assert_eq!(
             trace.runs[0].plan,
             format!(
-                "2d space=i time=u workers={threads} blocks={threads}x{threads} local=h rotated=w"
+                "2d space=i time=u workers={threads} blocks={threads}x{} local=h rotated=w",
+                2 * threads
             )
         );
     }

@@ -1,6 +1,7 @@
 //! An experiment on how a parallel call starts, not a second executor: the 2D ring of
-//! `strads-runtime/src/exec.rs` (worker `w` runs block `(w, (w + t) mod p)` at step `t`,
-//! then hands its time partition to worker `w - 1`) rebuilt in safe Rust over the blocks of
+//! `strads-runtime/src/plan/grid.rs` (with `T = p * split` time partitions, worker `w` runs
+//! block `(w, (w * split + t) mod T)` at step `t`, then hands its time partition to worker
+//! `w - 1`, which runs it `split` steps later) rebuilt in safe Rust over the blocks of
 //! strads' own plan (taken from a recorded run), started in one of two ways:
 //!
 //! - [`Start::Broadcast`]: `ThreadPool::broadcast` from the calling thread, which then
@@ -25,10 +26,12 @@ pub(crate) enum Start {
 }
 
 /// Strads' plan for a 2D loop with `p` workers, as data: `blocks[t][w]` holds the ratings
-/// worker `w` runs at step `t` (block `(w, (w + t) mod p)`), contiguous; `users[s]` and
-/// `items[s]` are the first ids of each partition (and the end).
+/// worker `w` runs at step `t` (block `(w, (w * split + t) mod T)`), contiguous; `users[s]`
+/// and `items[tp]` are the first ids of each partition (and the end).
 pub(crate) struct RingPlan {
     p: usize,
+    /// Time partitions (and steps): `p * split`.
+    times: usize,
     blocks: Vec<Vec<Vec<(u32, u32, f32)>>>,
     users: Vec<usize>,
     items: Vec<usize>,
@@ -65,17 +68,20 @@ impl RingPlan {
     }
 
     /// Partition s of the space dim is worker s's (it runs blocks (s, *)); time partition
-    /// tp is the one worker w runs at step t when tp = (w + t) mod p. Both are id ranges;
-    /// `None` when the blocks do not fit that (the space dim is the other one).
+    /// tp is the one worker w runs at step t when tp = (w * split + t) mod T. Both are id
+    /// ranges; `None` when the blocks do not fit that (the space dim is the other one).
     fn with_blocks(blocks: Vec<Vec<Vec<(u32, u32, f32)>>>, shape: [usize; 2]) -> Option<Self> {
-        let p = blocks.len();
+        let times = blocks.len();
+        let p = blocks.first().map_or(1, Vec::len);
+        let split = times / p;
+        let counts = [p, times];
         let (mut lo, mut hi) = (
-            [vec![usize::MAX; p], vec![usize::MAX; p]],
-            [vec![0; p], vec![0; p]],
+            [vec![usize::MAX; p], vec![usize::MAX; times]],
+            [vec![0; p], vec![0; times]],
         );
         for (t, ws) in blocks.iter().enumerate() {
             for (w, b) in ws.iter().enumerate() {
-                for (d, part) in [w, (w + t) % p].into_iter().enumerate() {
+                for (d, part) in [w, (w * split + t) % times].into_iter().enumerate() {
                     for x in b.iter().map(|e| if d == 0 { e.0 } else { e.1 } as usize) {
                         lo[d][part] = lo[d][part].min(x);
                         hi[d][part] = hi[d][part].max(x + 1);
@@ -85,19 +91,24 @@ impl RingPlan {
         }
         let mut bounds = [vec![0usize], vec![0usize]];
         for d in 0..2 {
-            for s in 0..p {
+            for s in 0..counts[d] {
                 let (l, h) = (lo[d][s], hi[d][s]);
                 let start = *bounds[d].last().expect("a start");
                 if l != usize::MAX && l < start {
                     return None;
                 }
-                let end = if s + 1 == p { shape[d] } else { h.max(start) };
+                let end = if s + 1 == counts[d] {
+                    shape[d]
+                } else {
+                    h.max(start)
+                };
                 bounds[d].push(end);
             }
         }
         let [users, items] = bounds;
         Some(RingPlan {
             p,
+            times,
             blocks,
             users,
             items,
@@ -126,9 +137,11 @@ pub(crate) fn ring_epoch(
     lr: f32,
     reg: f32,
 ) {
-    let (p, k) = (plan.p, w.row_len());
+    let (p, times, k) = (plan.p, plan.times, w.row_len());
+    let split = times / p;
     let (w, h) = if transposed { (h, w) } else { (w, h) };
-    // Each worker's own `w` rows, and the `h` partition it holds at step 0 (its own index).
+    // Each worker's own `w` rows, and the `h` partitions it runs in its first `split` steps
+    // (`w * split ..`).
     let mut w_parts: Vec<Option<&mut [f32]>> = Vec::with_capacity(p);
     let mut rest = w.as_mut_slice();
     for s in 0..p {
@@ -136,11 +149,15 @@ pub(crate) fn ring_epoch(
         w_parts.push(Some(a));
         rest = b;
     }
-    let mut h_parts: Vec<Option<(usize, &mut [f32])>> = Vec::with_capacity(p);
+    let mut h_parts: Vec<Option<Vec<(usize, &mut [f32])>>> =
+        (0..p).map(|_| Some(Vec::new())).collect();
     let mut rest = h.as_mut_slice();
-    for s in 0..p {
-        let (a, b) = rest.split_at_mut((plan.items[s + 1] - plan.items[s]) * k);
-        h_parts.push(Some((s, a)));
+    for tp in 0..times {
+        let (a, b) = rest.split_at_mut((plan.items[tp + 1] - plan.items[tp]) * k);
+        h_parts[tp / split]
+            .as_mut()
+            .expect("made above")
+            .push((tp, a));
         rest = b;
     }
     let (txs, rxs): (Vec<_>, Vec<_>) = (0..p).map(|_| channel()).unzip();
@@ -162,16 +179,16 @@ pub(crate) fn ring_epoch(
     let worker = |wk: usize| {
         let (wu_rows, first, (from_next, to_prev)) = take(wk);
         let u0 = plan.users[wk];
-        let mut first = Some(first);
-        for t in 0..p {
-            let held = match first.take() {
+        let mut first = first.into_iter();
+        for t in 0..times {
+            let held = match first.next() {
                 Some(h) => h,
                 None => from_next
                     .recv()
                     .expect("the ring's previous holder hands over"),
             };
             let (tp, h_rows) = (held.0, &mut *held.1);
-            debug_assert_eq!(tp, (wk + t) % p);
+            debug_assert_eq!(tp, (wk * split + t) % times);
             let i0 = plan.items[tp];
             let block = &plan.blocks[t][wk];
             for (n, &(u, i, r)) in block.iter().enumerate() {
@@ -188,7 +205,7 @@ pub(crate) fn ring_epoch(
                 let err = r - dot(wu, hi);
                 crate::sgd::update(wu, hi, err, lr, reg);
             }
-            if t + 1 < p {
+            if t + split < times {
                 let _ = to_prev.send(held);
             }
         }

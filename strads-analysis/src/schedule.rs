@@ -75,30 +75,42 @@ impl Partition {
     }
 }
 
-/// The unordered 2D schedule (Orion fig. 3.8c): `p` space partitions over `p` time steps;
-/// at step `t` worker `w` runs block `(w, (w + t) mod p)`. Every time partition visits
-/// every worker once, and at any step no two workers share a space or a time partition.
+/// The unordered 2D schedule (Orion fig. 3.8c): `p` space partitions and `p * split` time
+/// partitions over `p * split` steps; at step `t` worker `w` runs block
+/// `(w, (w * split + t) mod (p * split))`. Every time partition visits every worker once,
+/// and at any step no two workers share a space or a time partition. With `split = 1`
+/// worker `w - 1` needs a time partition the step after worker `w` ran it; with finer time
+/// partitions (`split > 1`, Orion's "time partitions cut finer than P") it needs it only
+/// `split` steps later, so the hand-off travels while both compute.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Unordered2d {
-    /// Number of workers, space partitions, time partitions and steps.
+    /// Number of workers and space partitions.
     pub p: usize,
+    /// Time partitions per worker (at least 1).
+    pub split: usize,
 }
 
 impl Unordered2d {
+    /// Time partitions, and steps.
+    pub fn time_parts(&self) -> usize {
+        self.p * self.split.max(1)
+    }
+
     /// The block `(space, time)` worker `w` runs at step `t`.
     pub fn block(&self, w: usize, t: usize) -> (usize, usize) {
-        (w, (w + t) % self.p)
+        (w, (w * self.split.max(1) + t) % self.time_parts())
     }
 
     /// The worker that runs time partition `time` after worker `w` has run it: the time
-    /// partitions travel around a ring, from worker `w` to worker `w - 1`.
+    /// partitions travel around a ring, from worker `w` to worker `w - 1`, which runs it
+    /// `split` steps later.
     pub fn next_holder(&self, w: usize) -> usize {
         (w + self.p - 1) % self.p
     }
 
     /// Every step's blocks, worker by worker.
     pub fn steps(&self) -> Vec<Vec<(usize, usize)>> {
-        (0..self.p)
+        (0..self.time_parts())
             .map(|t| (0..self.p).map(|w| self.block(w, t)).collect())
             .collect()
     }
@@ -141,7 +153,7 @@ mod tests {
 
     #[test]
     fn unordered_schedule_is_a_latin_square() {
-        let s = Unordered2d { p: 4 };
+        let s = Unordered2d { p: 4, split: 1 };
         let steps = s.steps();
         assert_eq!(steps[1], vec![(0, 1), (1, 2), (2, 3), (3, 0)]);
         for step in &steps {
@@ -155,6 +167,30 @@ mod tests {
                 let next = s.block(w, t + 1).1;
                 assert_eq!(next, s.block((w + 1) % 4, t).1);
                 assert_eq!(s.next_holder((w + 1) % 4), w);
+            }
+        }
+    }
+
+    #[test]
+    fn finer_time_partitions_leave_split_steps_for_each_hand_off() {
+        let s = Unordered2d { p: 3, split: 2 };
+        let steps = s.steps();
+        assert_eq!(steps.len(), 6);
+        assert_eq!(steps[0], vec![(0, 0), (1, 2), (2, 4)]);
+        assert_eq!(steps[1], vec![(0, 1), (1, 3), (2, 5)]);
+        let mut seen = std::collections::BTreeSet::new();
+        for step in &steps {
+            let mut times: Vec<_> = step.iter().map(|b| b.1).collect();
+            times.sort();
+            times.dedup();
+            assert_eq!(times.len(), 3, "no time partition twice in a step");
+            seen.extend(step.iter().copied());
+        }
+        assert_eq!(seen.len(), 18, "every block once");
+        // Worker w runs at step t + 2 the time partition worker w + 1 ran at step t.
+        for t in 0..4 {
+            for w in 0..3 {
+                assert_eq!(s.block(w, t + 2).1, s.block((w + 1) % 3, t).1);
             }
         }
     }

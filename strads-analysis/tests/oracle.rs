@@ -413,9 +413,10 @@ fn case() -> impl Strategy<Value = Case> {
         })
 }
 
-/// Per dim, two cut points; `partition` takes the first `p - 1` of them.
+/// Per dim, five cut points; `partition` takes the first `p - 1` of them (2D time
+/// partitions: up to `2 * 3 - 1`).
 fn cuts() -> impl Strategy<Value = Vec<Vec<usize>>> {
-    pvec(pvec(0..=MAX_EXTENT, 2), MAX_DIMS)
+    pvec(pvec(0..=MAX_EXTENT, 5), MAX_DIMS)
 }
 
 /// `p` consecutive ranges over `0..extent` cut at `cuts` (mod `extent + 1`, sorted):
@@ -552,11 +553,11 @@ fn slots(
         }
         Plan::TwoD { space, time } => {
             let sp = partition(extents[space], &cuts[space], p);
-            let tp = partition(extents[time], &cuts[time], p);
-            let sched = Unordered2d { p };
+            let sched = Unordered2d { p, split: 2 };
+            let tp = partition(extents[time], &cuts[time], sched.time_parts());
             // Every block (space part, time part) runs exactly once: find when and where.
-            let mut slot_of = vec![vec![None; p]; p];
-            for t in 0..p {
+            let mut slot_of = vec![vec![None; sched.time_parts()]; p];
+            for t in 0..sched.time_parts() {
                 for w in 0..p {
                     let (s, tm) = sched.block(w, t);
                     assert_eq!(s, w, "worker {w} runs its own space part");
@@ -763,7 +764,7 @@ fn check_all(spec: &LoopSpec, extents: &[usize]) {
     };
     let o = Oracle::new(spec, extents, WINDOW);
     let conflicts = o.conflicts();
-    let cuts = vec![vec![1, 3]; MAX_DIMS];
+    let cuts = vec![vec![1, 3, 2, 4, 5]; MAX_DIMS];
     check_vectors(spec, &o, &conflicts).unwrap();
     check_strategies(spec, &o, &conflicts).unwrap();
     check_schedules(&c, &o, &conflicts, &cuts).unwrap();

@@ -450,18 +450,20 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
         });
         match candidate.strategy {
             Strategy::OneD { dim } | Strategy::TwoD { space: dim, .. } => {
+                let mut parts = vec![space.partition(dim, p)];
                 let mut dims = vec![dim];
                 if let Strategy::TwoD { time, .. } = candidate.strategy {
                     dims.push(time);
+                    parts.push(space.partition(time, p * plan::grid::time_split(spec, p)));
                 }
-                let parts: Vec<Partition> = dims.iter().map(|&d| space.partition(d, p)).collect();
                 let blocks = space.blocks(&dims, &parts);
                 let mut schedule = plan::grid::schedule(spec, candidate, &parts, shapes, p);
                 schedule.apply = apply_points(spec, p);
+                let times = parts.get(1).map_or(1, Partition::len);
                 StaticPlan {
                     schedule,
                     blocks,
-                    summary: plan::summary::summary(spec, candidate, p),
+                    summary: plan::summary::summary(spec, candidate, p, times),
                 }
             }
             Strategy::Wavefront { .. } => {
@@ -477,7 +479,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                 };
                 let workers = t.schedule.workers;
                 t.schedule.apply = apply_points(spec, workers);
-                let mut summary = plan::summary::summary(spec, candidate, workers);
+                let mut summary = plan::summary::summary(spec, candidate, workers, workers);
                 summary.push_str(&format!(" tiles={workers}x{}", t.time_tiles));
                 if let Some(why) = &t.fallback {
                     summary.push_str(&format!(" (one worker: {why})"));

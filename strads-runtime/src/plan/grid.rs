@@ -1,15 +1,34 @@
 //! 1D and 2D schedules over the space's partitions.
 //!
-//! 1D plans run P blocks side by side. 2D plans run Orion's unordered schedule: worker `w`
-//! runs block `(w, (w + t) mod P)` at step `t`; when it is done with a time partition it
-//! hands it to worker `w - 1`, which needs it next. There is no barrier between steps: a
-//! worker waits only for the one partition it needs.
+//! 1D plans run P blocks side by side. 2D plans run Orion's unordered schedule over `T = P *
+//! split` time partitions ([`Unordered2d`]): worker `w` runs block `(w, (w * split + t) mod
+//! T)` at step `t`; when it is done with a time partition it hands it to worker `w - 1`,
+//! which needs it `split` steps later (with `split > 1` the hand-off travels while both
+//! compute: what hides a transfer between processes). There is no barrier between steps:
+//! a worker waits only for the one partition it needs.
 
 use strads_analysis::{Candidate, LoopSpec, Partition, Placement, Unordered2d};
 
 use super::{HandOff, Schedule, Step, Task, Unit, Window};
 
-/// The schedule of a 1D (`parts = [space]`) or 2D (`parts = [space, time]`) candidate.
+/// Time partitions per worker of a 2D plan on `p` workers: 2 when several workers share
+/// the loop, so each hand-off has a step of compute to travel in (between processes a
+/// block is sent while the next one computes); 1 for loops with write-back buffers, whose
+/// application points come after every step. The same on threads and on a cluster, so
+/// both run the same schedule.
+pub(crate) fn time_split(spec: &LoopSpec, p: usize) -> usize {
+    if p > 1 && spec.buffers.is_empty() {
+        2
+    } else {
+        1
+    }
+}
+
+/// The schedule of a 1D (`parts = [space]`) or 2D (`parts = [space, time]`) candidate. A
+/// 2D plan's time partitions are `parts[1]`: `p * split` of them.
+///
+/// # Panics
+/// When a 2D plan's time partitions are not a multiple of `p`.
 pub(crate) fn schedule(
     spec: &LoopSpec,
     c: &Candidate,
@@ -18,10 +37,15 @@ pub(crate) fn schedule(
     p: usize,
 ) -> Schedule {
     let two_d = parts.len() == 2;
-    let n_blocks = p.pow(parts.len() as u32);
+    let times = if two_d { parts[1].len() } else { 1 };
+    assert!(
+        !two_d || (times >= p && times % p == 0),
+        "{times} time partitions for {p} workers"
+    );
+    let n_blocks = p * times;
     let windows = (0..n_blocks)
         .map(|b| {
-            let (s, t) = if two_d { (b / p, b % p) } else { (b, 0) };
+            let (s, t) = (b / times, b % times);
             (0..spec.arrays.len())
                 .map(|a| window(spec, c, parts, shapes, a, s, t))
                 .collect()
@@ -41,22 +65,27 @@ pub(crate) fn schedule(
             ..Step::default()
         }]
     } else {
-        let ring = Unordered2d { p };
+        let ring = Unordered2d {
+            p,
+            split: times / p,
+        };
+        let split = ring.split;
         let rotated: Vec<usize> = (0..spec.arrays.len())
             .filter(|&a| matches!(c.placements[a], Placement::Rotated(_)))
             .collect();
-        (0..p)
+        (0..times)
             .map(|t| {
                 let tasks = (0..p)
                     .map(|w| {
                         let (s, tp) = ring.block(w, t);
-                        // The time partition comes from the worker that ran it last step.
-                        let after = if t > 0 {
-                            vec![(t - 1, (w + 1) % p)]
+                        // The time partition comes from the worker that ran it `split`
+                        // steps before.
+                        let after = if t >= split {
+                            vec![(t - split, (w + 1) % p)]
                         } else {
                             Vec::new()
                         };
-                        if t + 1 < p && p > 1 {
+                        if t + split < times && p > 1 {
                             for &array in &rotated {
                                 handoffs.push(HandOff {
                                     array,
@@ -67,7 +96,7 @@ pub(crate) fn schedule(
                                 });
                             }
                         }
-                        Some(task(s * p + tp, after))
+                        Some(task(s * times + tp, after))
                     })
                     .collect();
                 Step {

@@ -4,8 +4,9 @@ use std::fmt::Write as _;
 
 use strads_analysis::{Candidate, LoopSpec, Placement, Strategy};
 
-/// `1d dim=i workers=2 blocks=2 local=w ...`: the candidate's line for `p` workers.
-pub(crate) fn summary(spec: &LoopSpec, c: &Candidate, p: usize) -> String {
+/// `1d dim=i workers=2 blocks=2 local=w ...`: the candidate's line for `p` workers (and a
+/// 2D plan's `times` time partitions).
+pub(crate) fn summary(spec: &LoopSpec, c: &Candidate, p: usize, times: usize) -> String {
     let mut s = String::new();
     let _ = match c.strategy {
         Strategy::OneD { dim } => write!(s, "1d dim={} workers={p} blocks={p}", spec.dims[dim]),
@@ -28,7 +29,7 @@ pub(crate) fn summary(spec: &LoopSpec, c: &Candidate, p: usize) -> String {
         }
         Strategy::TwoD { space, time } => write!(
             s,
-            "2d space={} time={} workers={p} blocks={p}x{p}",
+            "2d space={} time={} workers={p} blocks={p}x{times}",
             spec.dims[space], spec.dims[time]
         ),
     };

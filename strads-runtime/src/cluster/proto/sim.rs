@@ -366,9 +366,11 @@ pub fn sgd_mf_2d(
         .iter()
         .find(|c| matches!(c.strategy, strads_analysis::Strategy::TwoD { space: 0, .. }))
         .expect("SGD-MF has a 2D plan");
+    // The time partitions the runtime cuts (`plan::grid::time_split`).
+    let times = workers * crate::plan::grid::time_split(&spec, workers);
     let parts = [
         Partition::uniform(users, workers),
-        Partition::uniform(items, workers),
+        Partition::uniform(items, times),
     ];
     let shapes: [&[usize]; 2] = [&[users, k], &[items, k]];
     let schedule = crate::plan::grid::schedule(&spec, c, &parts, &shapes, workers);
