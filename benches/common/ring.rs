@@ -116,6 +116,9 @@ impl RingPlan {
     }
 }
 
+/// Time partitions a worker holds, by index.
+type Held<'a> = Vec<(usize, &'a mut [f32])>;
+
 /// A worker's channels: from worker `w + 1`, to worker `w - 1`.
 type Ends<'a> = (
     Receiver<(usize, &'a mut [f32])>,
@@ -149,8 +152,7 @@ pub(crate) fn ring_epoch(
         w_parts.push(Some(a));
         rest = b;
     }
-    let mut h_parts: Vec<Option<Vec<(usize, &mut [f32])>>> =
-        (0..p).map(|_| Some(Vec::new())).collect();
+    let mut h_parts: Vec<Option<Held>> = (0..p).map(|_| Some(Vec::new())).collect();
     let mut rest = h.as_mut_slice();
     for tp in 0..times {
         let (a, b) = rest.split_at_mut((plan.items[tp + 1] - plan.items[tp]) * k);
