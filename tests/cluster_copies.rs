@@ -9,6 +9,9 @@
 //! in between, gives the same bits, and the parts come home once, when serial code reads
 //! the arrays at the end.
 //!
+//! A worker drops its copy of an array when the driver drops the array: after a loop over
+//! temporary arrays, the worker holds none of them.
+//!
 //! A test without libtest's harness (`harness = false` in Cargo.toml): its `main` carries
 //! `#[strads::main]`, so the copies of this binary that `STRADS_PROCESSES` starts go
 //! straight to serving. It runs itself as the program under test.
@@ -78,6 +81,21 @@ fn in_place() {
     }
     println!("in place: {:016x}", digest(&w, &h));
     println!("total {:016x}", total(&r, &w, &h).to_bits());
+}
+
+/// Temporary arrays, each written across processes and dropped: the worker drops its
+/// copies too, and keeps the one array the driver never drops (leaked, so it is alive when
+/// the job ends).
+fn forget() {
+    let kept: &'static mut DistArray<f32, 2> = Box::leak(Box::new(DistArray::random([50, 4], 9)));
+    decay(kept, 50);
+    let mut total = kept.as_slice().iter().sum::<f32>();
+    for n in 0..6 {
+        let mut t = DistArray::<f32, 2>::random([200, 4], n);
+        decay(&mut t, 200);
+        total += t.as_slice().iter().sum::<f32>();
+    }
+    println!("forget: {:08x}", total.to_bits());
 }
 
 /// The program under test: prints the arrays' bits after each call.
@@ -186,6 +204,21 @@ fn check() -> Result<(), String> {
             sent[0], sent[1]
         ));
     }
+    // Dropped arrays: the worker holds none of the six temporary arrays at the end, only
+    // the one the driver keeps.
+    let (one, _) = run("forget", &threads)?;
+    let (many, explain) = run("forget", &procs)?;
+    if one.lines().count() != 1 || many != one {
+        return Err(format!(
+            "forget: 2 processes print\n{many}\n2 threads print\n{one}"
+        ));
+    }
+    let held = figure(&explain, "[rank 1] strads cluster: this rank holds ");
+    if held != Some(1) {
+        return Err(format!(
+            "forget: rank 1 holds {held:?} arrays at the end, not 1:\n{explain}"
+        ));
+    }
     println!(
         "cluster_copies: same bits as 2 threads; the driver sent {} bytes (arrays kept) and {} \
          (arrays changed between calls)",
@@ -200,6 +233,7 @@ fn main() -> ExitCode {
         Ok("keep") => program(false),
         Ok("change") => program(true),
         Ok("place") => in_place(),
+        Ok("forget") => forget(),
         _ => {
             if let Err(e) = check() {
                 eprintln!("cluster_copies: {e}");

@@ -18,12 +18,51 @@
 //! the array's own fields are never written through `&self`, so reading them costs what
 //! it did.
 
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Fetches the parts held elsewhere into the array's elements (through the pointer its
 /// lending took), failing the job when it cannot.
 pub(crate) type Fetch = Box<dyn FnOnce() + Send>;
+
+/// What the cluster runtime does when an array other processes hold copies of is dropped
+/// (tells them to drop theirs); set once, when a driver's session starts.
+static FORGET: OnceLock<fn(u64)> = OnceLock::new();
+
+/// Sets what [`Forget`] calls.
+pub(crate) fn on_forget(f: fn(u64)) {
+    let _ = FORGET.set(f);
+}
+
+/// Whether other processes hold a copy of an array (its cluster id, or 0): when the array
+/// is dropped they are told to drop theirs, so a worker keeps only arrays the driver still
+/// has.
+#[derive(Default)]
+pub(crate) struct Forget(AtomicU64);
+
+impl Forget {
+    /// Other processes now hold a copy of the array, known to them as `id`.
+    pub(crate) fn shared(&self, id: u64) {
+        self.0.store(id, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        let id = *self.0.get_mut();
+        if id != 0
+            && let Some(f) = FORGET.get()
+        {
+            f(id);
+        }
+    }
+}
+
+impl std::fmt::Debug for Forget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Forget").finish()
+    }
+}
 
 /// Whether some elements of an array are current only on other processes, and how to
 /// fetch them.
@@ -31,6 +70,8 @@ pub(crate) type Fetch = Box<dyn FnOnce() + Send>;
 pub(crate) struct Away {
     away: AtomicBool,
     fetch: Mutex<Option<Fetch>>,
+    /// Whether other processes hold copies (to drop with the array).
+    pub(crate) forget: Forget,
 }
 
 impl Away {

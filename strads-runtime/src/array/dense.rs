@@ -186,6 +186,12 @@ impl<T, const N: usize> DistArray<T, N> {
         self.lend_unversioned()
     }
 
+    /// Other processes now hold a copy of the array (known to them as `id`): they drop it
+    /// when this array is dropped.
+    pub(crate) fn shared_as(&self, id: u64) {
+        self.away.forget.shared(id);
+    }
+
     fn made(data: Vec<T>, shape: [usize; N]) -> Self {
         DistArray {
             data,

@@ -26,6 +26,8 @@ pub struct SparseArray<T, const N: usize> {
     /// worker's copy is cached under.
     values_version: u64,
     pub(crate) cache: PlanCache,
+    /// Whether cluster workers hold a copy (dropped with this array).
+    pub(crate) forget: crate::array::away::Forget,
 }
 
 impl<T, const N: usize> SparseArray<T, N> {
@@ -58,6 +60,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             id: fresh_id(),
             values_version: 0,
             cache: PlanCache::default(),
+            forget: Default::default(),
         })
     }
 
@@ -139,6 +142,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             id: fresh_id(),
             values_version: 0,
             cache: PlanCache::default(),
+            forget: Default::default(),
         }
     }
 
@@ -176,6 +180,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             id: fresh_id(),
             values_version: 0,
             cache: PlanCache::default(),
+            forget: Default::default(),
         }
     }
 
@@ -193,6 +198,7 @@ impl<T: Clone, const N: usize> Clone for SparseArray<T, N> {
             id: fresh_id(),
             values_version: 0,
             cache: PlanCache::default(),
+            forget: Default::default(),
         }
     }
 }

@@ -386,6 +386,11 @@ pub(crate) fn drive(
             core.send_transfer(tid, ship.arrays[tr.array].read(&tr.region));
         }
     });
+    // Other ranks hold copies of every array of the call now: they drop them when the
+    // driver drops the array.
+    for (arr, m) in ship.arrays.iter().zip(&metas) {
+        arr.shared(m.id);
+    }
     // The whole arrays sent are now held by every rank.
     {
         let mut holders = session.holders.lock().unwrap_or_else(|e| e.into_inner());

@@ -173,6 +173,7 @@ impl Serve<'_> {
 enum Next {
     Call(CallMsg),
     Fetch(u64, u64, super::proto::Region),
+    Forget(u64),
     Shutdown,
 }
 
@@ -181,6 +182,10 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
     let mut store = Store::default();
     loop {
         let next = session.wait(|core| {
+            // Arrays the driver dropped before it ended the job go first.
+            if let Some(id) = core.next_forget() {
+                return Some(Next::Forget(id));
+            }
             if core.is_shut_down() {
                 return Some(Next::Shutdown);
             }
@@ -191,8 +196,19 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
         });
         let msg = match next {
             Next::Shutdown => {
+                if crate::config::get().explain {
+                    let (n, bytes) = store.held();
+                    eprintln!(
+                        "strads cluster: this rank holds {n} arrays ({bytes} bytes) of the \
+                         driver's at the end"
+                    );
+                }
                 session.shut_down();
                 std::process::exit(0);
+            }
+            Next::Forget(id) => {
+                store.forget(id);
+                continue;
             }
             Next::Fetch(req, id, region) => {
                 // Parts a call left here, which the driver's serial code (or a call that

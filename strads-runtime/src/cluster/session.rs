@@ -103,6 +103,8 @@ pub fn get() -> Option<&'static Session> {
             let s: &'static Session = Box::leak(Box::new(s));
             s.spawn_pump();
             if s.rank == 0 {
+                // Arrays the program drops are dropped by the workers too.
+                crate::array::away::on_forget(forget_on_workers);
                 // The program's end (its `main` returning or `exit`) ends the job.
                 // SAFETY: `atexit` with a function that takes no arguments and does not
                 // unwind (`shut_down` catches nothing and panics nowhere on its path).
@@ -120,6 +122,25 @@ pub fn get() -> Option<&'static Session> {
             std::process::exit(2);
         }
     })
+}
+
+/// The driver dropped array `id`, which workers hold copies of: they drop theirs, and the
+/// session forgets where its parts were.
+fn forget_on_workers(id: u64) {
+    let Some(s) = current().filter(|s| s.rank == 0) else {
+        return;
+    };
+    if s.closed.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    s.holders
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id);
+    for map in [&s.copies, &s.away] {
+        map.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    }
+    s.with(|core| core.forget(id));
 }
 
 /// Runs when the driver's program exits: tells the workers, waits for them, closes.

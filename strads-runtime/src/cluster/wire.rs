@@ -107,6 +107,9 @@ pub trait WireArray: Sync {
     /// After the call: `parts` stay on other ranks until something on this process
     /// reads the array, which first fetches them through `session`.
     fn leave(&self, _session: &'static Session, _id: u64, _parts: Vec<(Region, usize)>) {}
+    /// Other ranks now hold a copy (known to them as `id`): they drop it when this array is
+    /// dropped.
+    fn shared(&self, _id: u64) {}
 }
 
 /// Writes `bytes` (little-endian elements) into `region` of the `len` elements at `ptr`.
@@ -188,6 +191,10 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
 
     fn bring_home(&self) {
         SharedMut::bring_home(self);
+    }
+
+    fn shared(&self, id: u64) {
+        SharedMut::shared(self, id);
     }
 
     fn is_away(&self) -> bool {
@@ -276,6 +283,10 @@ impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
         let _ = self.as_slice();
     }
 
+    fn shared(&self, id: u64) {
+        self.shared_as(id);
+    }
+
     fn read(&self, region: &Region) -> Vec<u8> {
         let mut out = Vec::new();
         for &(lo, hi) in &region.0 {
@@ -309,6 +320,10 @@ impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
         self.whole()
     }
 
+    fn shared(&self, id: u64) {
+        self.forget.shared(id);
+    }
+
     fn write(&self, _: &Region, _: &[u8]) -> Result<(), String> {
         Err("a read-only array is not written".into())
     }
@@ -333,6 +348,8 @@ pub trait Stored: Any + Send {
     fn read_region(&self, region: &Region) -> Result<Vec<u8>, String>;
     /// As `Any`, to take it out with its type.
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
+    /// Bytes of its elements (and a sparse array's indices).
+    fn bytes(&self) -> u64;
 }
 
 impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
@@ -355,6 +372,10 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
         self
     }
+
+    fn bytes(&self) -> u64 {
+        (self.len() * std::mem::size_of::<T>()) as u64
+    }
 }
 
 impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
@@ -364,6 +385,10 @@ impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
 
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
         self
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.nnz() * (std::mem::size_of::<T>() + 4 * N)) as u64
     }
 }
 
@@ -428,6 +453,19 @@ impl Store {
     /// Puts an array back, as version `version` of the driver's array `id`.
     pub fn put<A: Stored>(&mut self, id: u64, version: u64, array: A) {
         self.arrays.insert(id, (version, Box::new(array)));
+    }
+
+    /// Drops the copy of the driver's array `id` (the driver dropped it).
+    pub fn forget(&mut self, id: u64) {
+        self.arrays.remove(&id);
+    }
+
+    /// The arrays kept, and their bytes.
+    pub fn held(&self) -> (usize, u64) {
+        (
+            self.arrays.len(),
+            self.arrays.values().map(|(_, a)| a.bytes()).sum(),
+        )
     }
 
     /// The elements of `region` of the driver's array `id` (a fetch of parts left here).

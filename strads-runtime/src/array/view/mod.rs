@@ -102,6 +102,12 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         self.away.claim()
     }
 
+    /// Other processes now hold a copy of the array (known to them as `id`): they drop it
+    /// when the array is dropped.
+    pub(crate) fn shared(&self, id: u64) {
+        self.away.forget.shared(id);
+    }
+
     /// After a call across processes: parts stay on other ranks; `fetch` brings them home
     /// before anything else reads the array.
     pub(crate) fn leave(&self, fetch: crate::array::away::Fetch) {

@@ -77,6 +77,8 @@ pub struct Core {
     arrays: Vec<(u64, usize, Vec<u8>)>,
     /// Worker: the driver's fetches of parts left here, `(req, array id, region)`.
     fetches: VecDeque<(u64, u64, Region)>,
+    /// Worker: arrays the driver dropped.
+    forgets: VecDeque<u64>,
     /// Driver: fetched elements that arrived, by request; the next request's number.
     fetched: Vec<(u64, Vec<u8>)>,
     next_req: u64,
@@ -104,6 +106,7 @@ impl Core {
             calls: VecDeque::new(),
             arrays: Vec::new(),
             fetches: VecDeque::new(),
+            forgets: VecDeque::new(),
             fetched: Vec::new(),
             next_req: 1,
             out: VecDeque::new(),
@@ -249,6 +252,7 @@ impl Core {
             }
             Msg::Fetch { req, id, region } => self.fetches.push_back((req, id, region)),
             Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
+            Msg::Forget { id } => self.forgets.push_back(id),
             m => {
                 let seq = seq_of(&m).expect("call messages carry their call");
                 match &mut self.call {
@@ -319,6 +323,24 @@ impl Core {
     pub fn take_fetched(&mut self, req: u64) -> Option<Vec<u8>> {
         let i = self.fetched.iter().position(|(r, _)| *r == req)?;
         Some(self.fetched.swap_remove(i).1)
+    }
+
+    /// Driver: tells every worker that array `id` is gone (nothing once the job ends).
+    pub fn forget(&mut self, id: u64) {
+        if self.shutdown || self.failure.is_some() {
+            return;
+        }
+        for r in 1..self.size {
+            self.send(Outgoing::Control {
+                to: r,
+                msg: Msg::Forget { id },
+            });
+        }
+    }
+
+    /// Worker: the next array the driver dropped.
+    pub fn next_forget(&mut self) -> Option<u64> {
+        self.forgets.pop_front()
     }
 
     /// Worker: the next fetch the driver asked for, `(req, array id, region)`.

@@ -110,6 +110,8 @@ pub enum Msg {
     },
     /// Worker → driver: the elements fetch `req` asked for (a block frame).
     Fetched { req: u64 },
+    /// Driver → workers: the driver dropped array `id`; drop its copy.
+    Forget { id: u64 },
     /// Nothing to say; keeps the peer from timing out.
     Ping,
     /// Driver → workers: the program is over.
@@ -170,6 +172,7 @@ mod tests {
                 region: crate::cluster::proto::Region(vec![(2, 5), (8, 13)]),
             },
             Msg::Fetched { req: 4 },
+            Msg::Forget { id: 7 },
             Msg::Ping,
         ] {
             assert_eq!(decode(&encode(&m)).unwrap(), m);
