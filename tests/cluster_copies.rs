@@ -89,6 +89,10 @@ fn in_place() {
 fn forget() {
     let kept: &'static mut DistArray<f32, 2> = Box::leak(Box::new(DistArray::random([50, 4], 9)));
     decay(kept, 50);
+    // Lent without a view (its version moves on while rank 1 still holds its rows): the
+    // next call brings those rows home first, instead of taking them from rank 1.
+    let _ = strads::__private::SharedMut::new(&mut *kept);
+    decay(kept, 50);
     let mut total = kept.as_slice().iter().sum::<f32>();
     for n in 0..6 {
         let mut t = DistArray::<f32, 2>::random([200, 4], n);

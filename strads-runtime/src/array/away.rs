@@ -87,10 +87,14 @@ impl Away {
 
     /// Brings the parts home (the first caller; later ones wait for it and find them
     /// home).
+    ///
+    /// # Panics
+    /// When an earlier fetch panicked part way (its lock is poisoned): the elements are
+    /// not current, and saying so beats returning them.
     #[cold]
     #[inline(never)]
     pub(crate) fn bring_home(&self) {
-        let mut fetch = self.lock();
+        let mut fetch = self.fetch.lock().unwrap_or_else(|_| failed_fetch());
         if let Some(f) = fetch.take() {
             f();
         }
@@ -101,7 +105,7 @@ impl Away {
     #[cold]
     #[inline(never)]
     pub(crate) fn bring_home_mut(&mut self) {
-        let fetch = self.fetch.get_mut().unwrap_or_else(|e| e.into_inner());
+        let fetch = self.fetch.get_mut().unwrap_or_else(|_| failed_fetch());
         if let Some(f) = fetch.take() {
             f();
         }
@@ -128,6 +132,15 @@ impl Away {
         self.away.store(false, Ordering::Release);
         had
     }
+}
+
+/// An earlier fetch of an array's parts panicked part way.
+#[cold]
+fn failed_fetch() -> ! {
+    panic!(
+        "strads: fetching this array's parts from other ranks failed earlier; its elements \
+         are not current"
+    )
 }
 
 impl std::fmt::Debug for Away {

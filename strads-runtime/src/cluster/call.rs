@@ -11,7 +11,7 @@ use strads_analysis::LoopSpec;
 
 use super::proto::{ArrayMeta, Arrival, CallMsg, CallPlan, PlanArray, Region};
 use super::session::Session;
-use super::wire::WireArray;
+use super::wire::{SEAL, WireArray};
 use crate::plan::Schedule;
 use crate::sync::Peers;
 
@@ -142,7 +142,7 @@ impl RankPeers<'_> {
                 return;
             };
             let tr = &self.plan.transfers[tid];
-            if let Err(e) = self.arrays[tr.array].write(&tr.region, &data) {
+            if let Err(e) = self.arrays[tr.array].write(SEAL, &tr.region, &data) {
                 self.session.fail(format!(
                     "transfer {tid} from rank {} does not fit array {}: {e}",
                     tr.from, tr.array
@@ -173,7 +173,7 @@ impl Peers for RankPeers<'_> {
             .iter()
             .map(|&tid| {
                 let tr = &self.plan.transfers[tid];
-                (tid, self.arrays[tr.array].read(&tr.region))
+                (tid, self.arrays[tr.array].read(SEAL, &tr.region))
             })
             .collect();
         self.session.with(|core| {
@@ -227,31 +227,40 @@ pub fn refusal(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> O
 
 fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<ArrayMeta> {
     let w = written(schedule, ship.arrays.len());
-    // Arrays the call only reads are sent from here: parts an earlier call left on other
-    // ranks come home first (the fetch takes the session's locks).
-    for (a, arr) in ship.arrays.iter().enumerate() {
-        if !w[a] {
-            arr.bring_home();
-        }
-    }
+    // Where each array's parts are, decided before any session lock is taken (a fetch
+    // takes them): the parts of a written array that the last call left on other ranks,
+    // still there (nothing on this process read or wrote the array since), stay for the
+    // plan to take from where they are; every other array is brought home, since it is
+    // sent from here.
+    let parts: Vec<Vec<(Region, usize)>> = ship
+        .arrays
+        .iter()
+        .enumerate()
+        .map(|(a, arr)| {
+            let left = (w[a] && arr.is_away())
+                .then(|| {
+                    let m = arr.meta(w[a])?;
+                    let now = arr.version_before().unwrap_or(m.version);
+                    let away = session.away.lock().unwrap_or_else(|e| e.into_inner());
+                    away.get(&m.id)
+                        .filter(|(v, _)| *v == now)
+                        .map(|(_, p)| p.clone())
+                })
+                .flatten();
+            left.unwrap_or_else(|| {
+                arr.bring_home();
+                Vec::new()
+            })
+        })
+        .collect();
     let holders = session.holders.lock().unwrap_or_else(|e| e.into_inner());
     let copies = session.copies.lock().unwrap_or_else(|e| e.into_inner());
-    let away = session.away.lock().unwrap_or_else(|e| e.into_inner());
     ship.arrays
         .iter()
         .enumerate()
         .map(|(a, arr)| {
             let mut m = arr.meta(w[a]).expect("checked by `refusal`");
-            // Parts of a written array that the last call left on other ranks, still
-            // there (nothing on this process read or wrote the array since): the plan
-            // takes them from where they are.
-            if w[a] && arr.is_away() {
-                let now = arr.version_before().unwrap_or(m.version);
-                match away.get(&m.id).filter(|(v, _)| *v == now) {
-                    Some((_, parts)) => m.away = parts.clone(),
-                    None => arr.bring_home(),
-                }
-            }
+            m.away = parts[a].clone();
             m.holders = match holders.get(&m.id) {
                 Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
                 _ => vec![0],
@@ -311,7 +320,7 @@ fn remember_copies(
             away.remove(&m.id);
         } else {
             away.insert(m.id, (m.version, parts.clone()));
-            ship.arrays[a].leave(session, m.id, parts);
+            ship.arrays[a].leave(SEAL, session, m.id, parts);
         }
     }
 }
@@ -357,7 +366,7 @@ pub(crate) fn drive(
     // fetch them when the workers view them.
     for (arr, m) in ship.arrays.iter().zip(&metas) {
         if m.shipped {
-            arr.claim();
+            arr.claim(SEAL);
         }
     }
     let msg = CallMsg {
@@ -377,19 +386,19 @@ pub(crate) fn drive(
                 .iter()
                 .enumerate()
                 .filter(|(_, m)| !m.shipped && !m.holders.contains(&r))
-                .map(|(a, _)| (a, ship.arrays[a].whole()))
+                .map(|(a, _)| (a, ship.arrays[a].whole(SEAL)))
                 .collect()
         });
         core.begin(seq, plan.clone());
         for tid in plan.initial().filter(|&t| plan.transfers[t].from == 0) {
             let tr = &plan.transfers[tid];
-            core.send_transfer(tid, ship.arrays[tr.array].read(&tr.region));
+            core.send_transfer(tid, ship.arrays[tr.array].read(SEAL, &tr.region));
         }
     });
     // Other ranks hold copies of every array of the call now: they drop them when the
     // driver drops the array.
     for (arr, m) in ship.arrays.iter().zip(&metas) {
-        arr.shared(m.id);
+        arr.shared(SEAL, m.id);
     }
     // The whole arrays sent are now held by every rank.
     {
@@ -405,7 +414,12 @@ pub(crate) fn drive(
         local: 0..session.threads,
         waited: Default::default(),
     };
+    // A loop body that panics on the driver leaves the call half done, the other ranks
+    // waiting and the claimed arrays without their parts: the job stops (after the panic's
+    // own message), whether or not the program catches the panic.
+    let guard = FailOnUnwind(session, name);
     run(&peers);
+    std::mem::forget(guard);
     // Every worker finished (waiting for other ranks too); the written parts stay where
     // they are.
     let t0 = std::time::Instant::now();
@@ -424,6 +438,18 @@ pub(crate) fn drive(
                 session.fail(format!("rank {}: {e}", r + 1));
             }
         }
+    }
+}
+
+/// Fails the job when dropped (while a call across processes unwinds).
+struct FailOnUnwind<'a>(&'static Session, &'a str);
+
+impl Drop for FailOnUnwind<'_> {
+    fn drop(&mut self) {
+        self.0.fail(format!(
+            "loop `{}` panicked on the driver during a call across processes",
+            self.1
+        ));
     }
 }
 
@@ -503,7 +529,7 @@ pub(crate) fn work(
         core.begin(msg.seq, plan.clone());
         for tid in plan.initial().filter(|&t| plan.transfers[t].from == r) {
             let tr = &plan.transfers[tid];
-            core.send_transfer(tid, ship.arrays[tr.array].read(&tr.region));
+            core.send_transfer(tid, ship.arrays[tr.array].read(SEAL, &tr.region));
         }
     });
     let peers = RankPeers {

@@ -3,7 +3,7 @@
 //! - `proto`: the sans-I/O protocol core: a state machine per rank fed frames and time,
 //!   returning frames to send and its next timeout; the transfers of a call computed from
 //!   its schedule; and the simulated network that runs many ranks in one process.
-//! - `wire`: arrays' elements as bytes; a worker's copies of the driver's arrays.
+//! - `wire`: arrays' elements as bytes; `store`: a worker's copies of the driver's arrays.
 //! - `session`: this process's place in the job (rank, transport, the shared core) and
 //!   fail-stop; `start`: how it joins (launch, transport).
 //! - `call`: one loop call across processes (driver and worker sides, the executor's
@@ -16,6 +16,7 @@ pub mod proto;
 pub mod registry;
 pub mod session;
 mod start;
+pub mod store;
 pub mod wire;
 
 /// Joins the cluster job this process belongs to, if any (`STRADS_PROCESSES`, `strads

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 
 use super::proto::{ArrayMeta, CallMsg};
 use super::session::Session;
-use super::wire::Store;
+use super::store::Store;
 use crate::array::{DistArray, SparseArray};
 
 /// A loop a worker can run: its struct's name, its spec and the function that runs one
@@ -160,7 +160,7 @@ impl Serve<'_> {
     }
 
     /// Gives array `a` back to the store after the call.
-    pub fn put<A: super::wire::Stored>(&mut self, a: usize, array: A) -> Result<(), String> {
+    pub fn put<A: super::store::Stored>(&mut self, a: usize, array: A) -> Result<(), String> {
         let m = self.meta(a)?;
         // A written array's copy is current only in the parts this rank wrote last.
         let version = if m.shipped { u64::MAX } else { m.version };

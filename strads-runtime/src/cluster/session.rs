@@ -399,6 +399,21 @@ impl Session {
     /// is home afterwards: its directory entry goes (the ranks keep their copies).
     pub(crate) fn fetch(&self, id: u64, parts: &[(Region, usize)]) -> Vec<Vec<u8>> {
         use std::sync::atomic::Ordering::Relaxed;
+        // Workers answer between calls only: a fetch from inside a call (a loop body on
+        // the driver reaching an array an earlier call left away) or after the job ended
+        // could never be answered, so it stops the job instead of waiting for ever.
+        let refused = self.closed.load(Relaxed) || self.with(|core| core.in_call());
+        if refused {
+            self.fail(format!(
+                "parts of a driver's array (id {id}) that other ranks hold were read {}; read \
+                 it before the call, or pass it to the loop",
+                if self.closed.load(Relaxed) {
+                    "after the job ended"
+                } else {
+                    "inside a loop call that runs across processes"
+                }
+            ));
+        }
         let reqs: Vec<u64> = self.with(|core| {
             parts
                 .iter()

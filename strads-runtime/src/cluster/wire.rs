@@ -1,8 +1,7 @@
 //! Arrays as bytes: how the elements of a call's arrays cross processes (raw
-//! little-endian), and the copies a worker keeps between calls.
+//! little-endian). A worker's copies between calls are in [`super::store`].
 
-use std::any::{Any, TypeId};
-use std::collections::HashMap;
+use std::any::TypeId;
 
 use super::proto::{ArrayMeta, Elem, Region};
 use super::session::Session;
@@ -23,7 +22,7 @@ pub fn elem_of<T: 'static>() -> Option<Elem> {
 }
 
 /// Appends `src`'s values, little-endian, to `out`. `T` must have a wire type.
-fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
+pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
     macro_rules! each {
         ($($ty:ty => $via:ty),*) => {$(
             if let Some(s) = as_slice::<T, $ty>(src) {
@@ -58,7 +57,7 @@ fn as_slice_mut<T: 'static, U: 'static>(dst: &mut [T]) -> Option<&mut [U]> {
 
 /// Reads values from `bytes` into `dst` (as many as `dst` holds); `false` when `T` has no
 /// wire type or the bytes are too few.
-fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
+pub(crate) fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
     macro_rules! each {
         ($($ty:ty => $via:ty),*) => {$(
             if let Some(d) = as_slice_mut::<T, $ty>(dst) {
@@ -78,17 +77,27 @@ fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
     false
 }
 
+/// A value only this crate can make: the methods of [`WireArray`] that reach a lent
+/// array's elements without its views' checks, or change where its parts are, take one,
+/// so safe code outside the runtime cannot call them (they would race with the workers'
+/// views, or lose parts held by other ranks).
+#[derive(Clone, Copy, Debug)]
+pub struct Seal(());
+
+/// The runtime's [`Seal`].
+pub(crate) const SEAL: Seal = Seal(());
+
 /// One array of a call as the cluster sees it.
 pub trait WireArray: Sync {
     /// What the driver says of it; `None` when its elements cannot cross processes.
     fn meta(&self, written: bool) -> Option<ArrayMeta>;
     /// Its elements in `region`, little-endian.
-    fn read(&self, region: &Region) -> Vec<u8>;
+    fn read(&self, seal: Seal, region: &Region) -> Vec<u8>;
     /// Writes `bytes` into `region`; an error when the bytes do not fit it.
-    fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String>;
+    fn write(&self, seal: Seal, region: &Region, bytes: &[u8]) -> Result<(), String>;
     /// The whole array: elements, or for a sparse array its entries (indices as `u32`,
     /// then the values).
-    fn whole(&self) -> Vec<u8>;
+    fn whole(&self, seal: Seal) -> Vec<u8>;
     /// For an array lent to be written, its version before the lending (see
     /// `SharedMut::version_before`); `None` for arrays read as they are.
     fn version_before(&self) -> Option<u64> {
@@ -101,15 +110,22 @@ pub trait WireArray: Sync {
         false
     }
     /// The call takes the parts from where they are: whether they were away.
-    fn claim(&self) -> bool {
+    fn claim(&self, _seal: Seal) -> bool {
         false
     }
     /// After the call: `parts` stay on other ranks until something on this process
     /// reads the array, which first fetches them through `session`.
-    fn leave(&self, _session: &'static Session, _id: u64, _parts: Vec<(Region, usize)>) {}
+    fn leave(
+        &self,
+        _seal: Seal,
+        _session: &'static Session,
+        _id: u64,
+        _parts: Vec<(Region, usize)>,
+    ) {
+    }
     /// Other ranks now hold a copy (known to them as `id`): they drop it when this array is
     /// dropped.
-    fn shared(&self, _id: u64) {}
+    fn shared(&self, _seal: Seal, _id: u64) {}
 }
 
 /// Writes `bytes` (little-endian elements) into `region` of the `len` elements at `ptr`.
@@ -169,7 +185,7 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
         Some(SharedMut::version_before(self))
     }
 
-    fn read(&self, region: &Region) -> Vec<u8> {
+    fn read(&self, _: Seal, region: &Region) -> Vec<u8> {
         let (ptr, _) = self.raw();
         let mut out = Vec::with_capacity(region.len() as usize * 8);
         for &(lo, hi) in &region.0 {
@@ -182,7 +198,7 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
         out
     }
 
-    fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String> {
+    fn write(&self, _: Seal, region: &Region, bytes: &[u8]) -> Result<(), String> {
         let (ptr, shape) = self.raw();
         // SAFETY: the lent array's elements; the cluster writes a region before the tasks
         // that need it start and while no task that may touch it runs.
@@ -193,7 +209,7 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
         SharedMut::bring_home(self);
     }
 
-    fn shared(&self, id: u64) {
+    fn shared(&self, _: Seal, id: u64) {
         SharedMut::shared(self, id);
     }
 
@@ -201,11 +217,11 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
         SharedMut::is_away(self)
     }
 
-    fn claim(&self) -> bool {
+    fn claim(&self, _: Seal) -> bool {
         SharedMut::claim(self)
     }
 
-    fn leave(&self, session: &'static Session, id: u64, parts: Vec<(Region, usize)>) {
+    fn leave(&self, _: Seal, session: &'static Session, id: u64, parts: Vec<(Region, usize)>) {
         let (ptr, shape) = self.raw();
         let (base, len) = (ptr as usize, shape.iter().product::<usize>());
         SharedMut::leave(
@@ -225,7 +241,7 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
         );
     }
 
-    fn whole(&self) -> Vec<u8> {
+    fn whole(&self, _: Seal) -> Vec<u8> {
         let (ptr, shape) = self.raw();
         let len: usize = shape.iter().product();
         let mut out = Vec::new();
@@ -283,11 +299,11 @@ impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
         let _ = self.as_slice();
     }
 
-    fn shared(&self, id: u64) {
+    fn shared(&self, _: Seal, id: u64) {
         self.shared_as(id);
     }
 
-    fn read(&self, region: &Region) -> Vec<u8> {
+    fn read(&self, _: Seal, region: &Region) -> Vec<u8> {
         let mut out = Vec::new();
         for &(lo, hi) in &region.0 {
             put(&self.as_slice()[lo as usize..hi as usize], &mut out);
@@ -295,11 +311,11 @@ impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
         out
     }
 
-    fn write(&self, _: &Region, _: &[u8]) -> Result<(), String> {
+    fn write(&self, _: Seal, _: &Region, _: &[u8]) -> Result<(), String> {
         Err("a read-only array is not written".into())
     }
 
-    fn whole(&self) -> Vec<u8> {
+    fn whole(&self, _: Seal) -> Vec<u8> {
         let mut out = Vec::new();
         put(self.as_slice(), &mut out);
         out
@@ -316,19 +332,19 @@ impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
         )
     }
 
-    fn read(&self, _: &Region) -> Vec<u8> {
-        self.whole()
+    fn read(&self, seal: Seal, _: &Region) -> Vec<u8> {
+        self.whole(seal)
     }
 
-    fn shared(&self, id: u64) {
+    fn shared(&self, _: Seal, id: u64) {
         self.forget.shared(id);
     }
 
-    fn write(&self, _: &Region, _: &[u8]) -> Result<(), String> {
+    fn write(&self, _: Seal, _: &Region, _: &[u8]) -> Result<(), String> {
         Err("a read-only array is not written".into())
     }
 
-    fn whole(&self) -> Vec<u8> {
+    fn whole(&self, _: Seal) -> Vec<u8> {
         let keys = self.raw_keys();
         let mut out = Vec::with_capacity(keys.len() * (4 * N + 8));
         for k in keys {
@@ -341,213 +357,10 @@ impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
     }
 }
 
-/// An array a worker keeps between calls.
-pub trait Stored: Any + Send {
-    /// Its elements in `region`, little-endian: the driver fetching parts a call left
-    /// here.
-    fn read_region(&self, region: &Region) -> Result<Vec<u8>, String>;
-    /// As `Any`, to take it out with its type.
-    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
-    /// Bytes of its elements (and a sparse array's indices).
-    fn bytes(&self) -> u64;
-}
-
-impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
-    fn read_region(&self, region: &Region) -> Result<Vec<u8>, String> {
-        elem_of::<T>().ok_or("an array without a wire type")?;
-        let data = self.as_slice();
-        let mut out = Vec::with_capacity(region.len() as usize * std::mem::size_of::<T>());
-        for &(lo, hi) in &region.0 {
-            let part = data.get(lo as usize..hi as usize).ok_or_else(|| {
-                format!(
-                    "[{lo}, {hi}) is outside the array's {} elements",
-                    data.len()
-                )
-            })?;
-            put(part, &mut out);
-        }
-        Ok(out)
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
-        self
-    }
-
-    fn bytes(&self) -> u64 {
-        (self.len() * std::mem::size_of::<T>()) as u64
-    }
-}
-
-impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
-    fn read_region(&self, _: &Region) -> Result<Vec<u8>, String> {
-        Err("a sparse array is never left in parts".into())
-    }
-
-    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
-        self
-    }
-
-    fn bytes(&self) -> u64 {
-        (self.nnz() * (std::mem::size_of::<T>() + 4 * N)) as u64
-    }
-}
-
-/// A worker's copies of the driver's arrays, by the driver's array id.
-#[derive(Default)]
-pub struct Store {
-    arrays: HashMap<u64, (u64, Box<dyn Stored>)>,
-}
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("arrays", &self.arrays.len())
-            .finish()
-    }
-}
-
-impl Store {
-    /// Whether the store holds version `version` of array `id`.
-    pub fn holds(&self, id: u64, version: u64) -> bool {
-        self.arrays.get(&id).is_some_and(|(v, _)| *v == version)
-    }
-
-    /// Takes dense array `meta.id` out, shaped `N`: the cached copy, or zeros.
-    pub fn take_dense<T, const N: usize>(
-        &mut self,
-        meta: &ArrayMeta,
-    ) -> Result<DistArray<T, N>, String>
-    where
-        T: Clone + Default + Send + 'static,
-    {
-        let shape: [usize; N] = meta.shape.as_slice().try_into().map_err(|_| {
-            format!(
-                "a {}-dim array where the loop has {N} dims",
-                meta.shape.len()
-            )
-        })?;
-        if let Some((_, a)) = self.arrays.remove(&meta.id) {
-            match a.into_any().downcast::<DistArray<T, N>>() {
-                Ok(a) if a.shape() == shape => return Ok(*a),
-                _ => {}
-            }
-        }
-        DistArray::try_zeros(shape)
-    }
-
-    /// Takes sparse array `meta.id` out (it must be cached).
-    pub fn take_sparse<T: Send + 'static, const N: usize>(
-        &mut self,
-        meta: &ArrayMeta,
-    ) -> Result<SparseArray<T, N>, String> {
-        match self.arrays.remove(&meta.id) {
-            Some((_, a)) => a
-                .into_any()
-                .downcast::<SparseArray<T, N>>()
-                .map(|a| *a)
-                .map_err(|_| "a sparse array of another type".to_string()),
-            None => Err("a sparse array that never arrived".into()),
-        }
-    }
-
-    /// Puts an array back, as version `version` of the driver's array `id`.
-    pub fn put<A: Stored>(&mut self, id: u64, version: u64, array: A) {
-        self.arrays.insert(id, (version, Box::new(array)));
-    }
-
-    /// Drops the copy of the driver's array `id` (the driver dropped it).
-    pub fn forget(&mut self, id: u64) {
-        self.arrays.remove(&id);
-    }
-
-    /// The arrays kept, and their bytes.
-    pub fn held(&self) -> (usize, u64) {
-        (
-            self.arrays.len(),
-            self.arrays.values().map(|(_, a)| a.bytes()).sum(),
-        )
-    }
-
-    /// The elements of `region` of the driver's array `id` (a fetch of parts left here).
-    pub fn read(&self, id: u64, region: &Region) -> Result<Vec<u8>, String> {
-        match self.arrays.get(&id) {
-            Some((_, a)) => a.read_region(region),
-            None => Err(format!("array {id} is not kept here")),
-        }
-    }
-
-    /// Fills dense array `meta` from its whole bytes.
-    pub fn fill_dense<T, const N: usize>(
-        &mut self,
-        meta: &ArrayMeta,
-        bytes: &[u8],
-    ) -> Result<(), String>
-    where
-        T: Clone + Default + Send + 'static,
-    {
-        let mut a = self.take_dense::<T, N>(meta)?;
-        let len = a.len();
-        if bytes.len() != len * meta.elem.size() || !get(bytes, a.as_mut_slice()) {
-            return Err(format!(
-                "{} bytes for an array of {len} elements of {} bytes",
-                bytes.len(),
-                meta.elem.size()
-            ));
-        }
-        self.put(meta.id, meta.version, a);
-        Ok(())
-    }
-
-    /// Makes sparse array `meta` from its whole bytes.
-    pub fn fill_sparse<T, const N: usize>(
-        &mut self,
-        meta: &ArrayMeta,
-        bytes: &[u8],
-    ) -> Result<(), String>
-    where
-        T: Clone + Default + Send + 'static,
-    {
-        let n = meta.entries as usize;
-        let shape: [usize; N] = meta.shape.as_slice().try_into().map_err(|_| {
-            format!(
-                "a {}-dim array where the loop has {N} dims",
-                meta.shape.len()
-            )
-        })?;
-        let key_bytes = n.checked_mul(4 * N).ok_or("too many entries")?;
-        let want = key_bytes
-            .checked_add(n.checked_mul(meta.elem.size()).ok_or("too many entries")?)
-            .ok_or("too many entries")?;
-        if bytes.len() != want {
-            return Err(format!("{} bytes for {n} sparse entries", bytes.len()));
-        }
-        let mut keys = Vec::with_capacity(n);
-        for (e, chunk) in bytes[..key_bytes].chunks_exact(4 * N).enumerate() {
-            let mut k = [0u32; N];
-            for (d, b) in chunk.chunks_exact(4).enumerate() {
-                k[d] = u32::from_le_bytes(b.try_into().expect("4 bytes"));
-                if k[d] as usize >= shape[d] {
-                    return Err(format!("entry {e} lies outside the shape {shape:?}"));
-                }
-            }
-            keys.push(k);
-        }
-        let mut values = vec![T::default(); n];
-        if !get(&bytes[key_bytes..], &mut values) {
-            return Err("sparse values of another type".into());
-        }
-        self.put(
-            meta.id,
-            meta.version,
-            SparseArray::from_raw(shape, keys, values),
-        );
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::store::Store;
 
     #[test]
     fn regions_of_a_lent_array_cross_as_little_endian_bytes() {
@@ -557,12 +370,12 @@ mod tests {
             let sa = SharedMut::new(&mut a);
             let sb = SharedMut::new(&mut b);
             let r = Region(vec![(1, 2), (4, 6)]);
-            let bytes = sa.read(&r);
+            let bytes = sa.read(SEAL, &r);
             assert_eq!(bytes.len(), 12);
             assert_eq!(&bytes[..4], &1.0f32.to_le_bytes());
-            sb.write(&r, &bytes).unwrap();
-            assert!(sb.write(&r, &bytes[1..]).is_err());
-            assert!(sb.write(&Region(vec![(5, 9)]), &[0; 16]).is_err());
+            sb.write(SEAL, &r, &bytes).unwrap();
+            assert!(sb.write(SEAL, &r, &bytes[1..]).is_err());
+            assert!(sb.write(SEAL, &Region(vec![(5, 9)]), &[0; 16]).is_err());
         }
         assert_eq!(b.as_slice(), &[0.0, 1.0, 0.0, 0.0, 4.0, 5.0]);
     }
@@ -573,16 +386,20 @@ mod tests {
         let s = SparseArray::from_entries([3, 3], vec![([0, 2], 1.5f64), ([2, 1], -2.0)]).unwrap();
         let (dm, sm) = (d.meta(false).unwrap(), s.meta(false).unwrap());
         let mut store = Store::default();
-        store.fill_dense::<u32, 1>(&dm, &d.whole()).unwrap();
-        store.fill_sparse::<f64, 2>(&sm, &s.whole()).unwrap();
+        store.fill_dense::<u32, 1>(&dm, &d.whole(SEAL)).unwrap();
+        store.fill_sparse::<f64, 2>(&sm, &s.whole(SEAL)).unwrap();
         assert!(store.holds(dm.id, dm.version));
         let d2 = store.take_dense::<u32, 1>(&dm).unwrap();
         assert_eq!(d2.as_slice(), d.as_slice());
         let s2 = store.take_sparse::<f64, 2>(&sm).unwrap();
         assert_eq!(s2.iter().collect::<Vec<_>>(), s.iter().collect::<Vec<_>>());
         // Truncated or out-of-shape bytes are errors.
-        assert!(store.fill_dense::<u32, 1>(&dm, &d.whole()[1..]).is_err());
-        let mut bad = s.whole();
+        assert!(
+            store
+                .fill_dense::<u32, 1>(&dm, &d.whole(SEAL)[1..])
+                .is_err()
+        );
+        let mut bad = s.whole(SEAL);
         bad[0] = 9;
         assert!(store.fill_sparse::<f64, 2>(&sm, &bad).is_err());
         assert_eq!(elem_of::<String>(), None);

@@ -413,6 +413,11 @@ impl Core {
         self.call = Some(state);
     }
 
+    /// Whether a call has begun and not ended on this rank.
+    pub fn in_call(&self) -> bool {
+        self.call.is_some()
+    }
+
     /// Ends the call.
     pub fn end(&mut self) {
         self.call = None;

@@ -1,0 +1,214 @@
+//! The copies of the driver's arrays a worker keeps between calls, by the driver's array
+//! id: filled from whole arrays or regions, lent to the loops, read back when the driver
+//! fetches parts left here, and dropped when the driver drops the array.
+
+use std::any::Any;
+use std::collections::HashMap;
+
+use super::proto::{ArrayMeta, Region};
+use super::wire::{elem_of, get, put};
+use crate::array::{DistArray, SparseArray};
+
+/// An array a worker keeps between calls.
+pub trait Stored: Any + Send {
+    /// Its elements in `region`, little-endian: the driver fetching parts a call left
+    /// here.
+    fn read_region(&self, region: &Region) -> Result<Vec<u8>, String>;
+    /// As `Any`, to take it out with its type.
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
+    /// Bytes of its elements (and a sparse array's indices).
+    fn bytes(&self) -> u64;
+}
+
+impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
+    fn read_region(&self, region: &Region) -> Result<Vec<u8>, String> {
+        elem_of::<T>().ok_or("an array without a wire type")?;
+        let data = self.as_slice();
+        let mut out = Vec::with_capacity(region.len() as usize * std::mem::size_of::<T>());
+        for &(lo, hi) in &region.0 {
+            let part = data.get(lo as usize..hi as usize).ok_or_else(|| {
+                format!(
+                    "[{lo}, {hi}) is outside the array's {} elements",
+                    data.len()
+                )
+            })?;
+            put(part, &mut out);
+        }
+        Ok(out)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+        self
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.len() * std::mem::size_of::<T>()) as u64
+    }
+}
+
+impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
+    fn read_region(&self, _: &Region) -> Result<Vec<u8>, String> {
+        Err("a sparse array is never left in parts".into())
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+        self
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.nnz() * (std::mem::size_of::<T>() + 4 * N)) as u64
+    }
+}
+
+/// A worker's copies of the driver's arrays, by the driver's array id.
+#[derive(Default)]
+pub struct Store {
+    arrays: HashMap<u64, (u64, Box<dyn Stored>)>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("arrays", &self.arrays.len())
+            .finish()
+    }
+}
+
+impl Store {
+    /// Whether the store holds version `version` of array `id`.
+    pub fn holds(&self, id: u64, version: u64) -> bool {
+        self.arrays.get(&id).is_some_and(|(v, _)| *v == version)
+    }
+
+    /// Takes dense array `meta.id` out, shaped `N`: the cached copy, or zeros.
+    pub fn take_dense<T, const N: usize>(
+        &mut self,
+        meta: &ArrayMeta,
+    ) -> Result<DistArray<T, N>, String>
+    where
+        T: Clone + Default + Send + 'static,
+    {
+        let shape: [usize; N] = meta.shape.as_slice().try_into().map_err(|_| {
+            format!(
+                "a {}-dim array where the loop has {N} dims",
+                meta.shape.len()
+            )
+        })?;
+        if let Some((_, a)) = self.arrays.remove(&meta.id) {
+            match a.into_any().downcast::<DistArray<T, N>>() {
+                Ok(a) if a.shape() == shape => return Ok(*a),
+                _ => {}
+            }
+        }
+        DistArray::try_zeros(shape)
+    }
+
+    /// Takes sparse array `meta.id` out (it must be cached).
+    pub fn take_sparse<T: Send + 'static, const N: usize>(
+        &mut self,
+        meta: &ArrayMeta,
+    ) -> Result<SparseArray<T, N>, String> {
+        match self.arrays.remove(&meta.id) {
+            Some((_, a)) => a
+                .into_any()
+                .downcast::<SparseArray<T, N>>()
+                .map(|a| *a)
+                .map_err(|_| "a sparse array of another type".to_string()),
+            None => Err("a sparse array that never arrived".into()),
+        }
+    }
+
+    /// Puts an array back, as version `version` of the driver's array `id`.
+    pub fn put<A: Stored>(&mut self, id: u64, version: u64, array: A) {
+        self.arrays.insert(id, (version, Box::new(array)));
+    }
+
+    /// Drops the copy of the driver's array `id` (the driver dropped it).
+    pub fn forget(&mut self, id: u64) {
+        self.arrays.remove(&id);
+    }
+
+    /// The arrays kept, and their bytes.
+    pub fn held(&self) -> (usize, u64) {
+        (
+            self.arrays.len(),
+            self.arrays.values().map(|(_, a)| a.bytes()).sum(),
+        )
+    }
+
+    /// The elements of `region` of the driver's array `id` (a fetch of parts left here).
+    pub fn read(&self, id: u64, region: &Region) -> Result<Vec<u8>, String> {
+        match self.arrays.get(&id) {
+            Some((_, a)) => a.read_region(region),
+            None => Err(format!("array {id} is not kept here")),
+        }
+    }
+
+    /// Fills dense array `meta` from its whole bytes.
+    pub fn fill_dense<T, const N: usize>(
+        &mut self,
+        meta: &ArrayMeta,
+        bytes: &[u8],
+    ) -> Result<(), String>
+    where
+        T: Clone + Default + Send + 'static,
+    {
+        let mut a = self.take_dense::<T, N>(meta)?;
+        let len = a.len();
+        if bytes.len() != len * meta.elem.size() || !get(bytes, a.as_mut_slice()) {
+            return Err(format!(
+                "{} bytes for an array of {len} elements of {} bytes",
+                bytes.len(),
+                meta.elem.size()
+            ));
+        }
+        self.put(meta.id, meta.version, a);
+        Ok(())
+    }
+
+    /// Makes sparse array `meta` from its whole bytes.
+    pub fn fill_sparse<T, const N: usize>(
+        &mut self,
+        meta: &ArrayMeta,
+        bytes: &[u8],
+    ) -> Result<(), String>
+    where
+        T: Clone + Default + Send + 'static,
+    {
+        let n = meta.entries as usize;
+        let shape: [usize; N] = meta.shape.as_slice().try_into().map_err(|_| {
+            format!(
+                "a {}-dim array where the loop has {N} dims",
+                meta.shape.len()
+            )
+        })?;
+        let key_bytes = n.checked_mul(4 * N).ok_or("too many entries")?;
+        let want = key_bytes
+            .checked_add(n.checked_mul(meta.elem.size()).ok_or("too many entries")?)
+            .ok_or("too many entries")?;
+        if bytes.len() != want {
+            return Err(format!("{} bytes for {n} sparse entries", bytes.len()));
+        }
+        let mut keys = Vec::with_capacity(n);
+        for (e, chunk) in bytes[..key_bytes].chunks_exact(4 * N).enumerate() {
+            let mut k = [0u32; N];
+            for (d, b) in chunk.chunks_exact(4).enumerate() {
+                k[d] = u32::from_le_bytes(b.try_into().expect("4 bytes"));
+                if k[d] as usize >= shape[d] {
+                    return Err(format!("entry {e} lies outside the shape {shape:?}"));
+                }
+            }
+            keys.push(k);
+        }
+        let mut values = vec![T::default(); n];
+        if !get(&bytes[key_bytes..], &mut values) {
+            return Err("sparse values of another type".into());
+        }
+        self.put(
+            meta.id,
+            meta.version,
+            SparseArray::from_raw(shape, keys, values),
+        );
+        Ok(())
+    }
+}
