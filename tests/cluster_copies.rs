@@ -61,20 +61,25 @@ fn digest(w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> u64 {
         .fold(0u64, |s, b| s.wrapping_mul(1_000_003).wrapping_add(b))
 }
 
-/// The in-place program: `step` and `decay` in turn, with no serial code in between;
-/// the arrays' bits once at the end.
-fn in_place() {
+/// The ratings and the two factor arrays every program starts from.
+fn setup() -> (SparseArray<f32, 2>, DistArray<f32, 2>, DistArray<f32, 2>) {
     let cfg = strads::generate::LowRankConfig {
         ratings: 4000,
         users: 120,
         items: 90,
         ..Default::default()
     };
-    let r = strads::generate::low_rank_ratings(&cfg);
-    let (mut w, mut h) = (
+    (
+        strads::generate::low_rank_ratings(&cfg),
         DistArray::random([120, 4], 1),
         DistArray::random([90, 4], 2),
-    );
+    )
+}
+
+/// The in-place program: `step` and `decay` in turn, with no serial code in between;
+/// the arrays' bits once at the end.
+fn in_place() {
+    let (r, mut w, mut h) = setup();
     for _ in 0..4 {
         step(&r, &mut w, &mut h);
         decay(&mut w, 120);
@@ -104,17 +109,7 @@ fn forget() {
 
 /// The program under test: prints the arrays' bits after each call.
 fn program(change: bool) {
-    let cfg = strads::generate::LowRankConfig {
-        ratings: 4000,
-        users: 120,
-        items: 90,
-        ..Default::default()
-    };
-    let r = strads::generate::low_rank_ratings(&cfg);
-    let (mut w, mut h) = (
-        DistArray::random([120, 4], 1),
-        DistArray::random([90, 4], 2),
-    );
+    let (r, mut w, mut h) = setup();
     for call in 0..6 {
         step(&r, &mut w, &mut h);
         if change && call % 2 == 0 {
