@@ -90,6 +90,8 @@ struct Measure {
     sent: u64,
     received: u64,
     waited_s: f64,
+    /// Of which in the first call (the training data's one-time shipping).
+    waited_first_s: f64,
     peak_kib: Vec<u64>,
     summary: String,
 }
@@ -170,9 +172,9 @@ fn run(args: &Args) -> Result<(), String> {
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "| example | layout | epoch s (median after the first) | x serial | x 2 threads | first epoch s | run wall s | driver sent MiB | received MiB | wait % | peak MiB (rank 0, 1) |"
+        "| example | layout | epoch s (median after the first) | x serial | x 2 threads | first epoch s | run wall s | driver sent MiB | received MiB | wait % | wait % after the first | peak MiB (rank 0, 1) |"
     );
-    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut port = 29_100u16;
     for (name, flags, epochs, training) in &workloads {
         if !args.only.is_empty() && !args.only.iter().any(|o| o == name) {
@@ -218,7 +220,7 @@ fn run(args: &Args) -> Result<(), String> {
             let procs = matches!(layout, Layout::Loopback2x1 | Layout::Netns2x1);
             let _ = writeln!(
                 table,
-                "| {name} | {} | {:.4} | {:.2}x | {:.2}x | {:.4} | {:.2} | {} | {} | {} | {peak} |",
+                "| {name} | {} | {:.4} | {:.2}x | {:.2}x | {:.4} | {:.2} | {} | {} | {} | {} | {peak} |",
                 layout.name(),
                 m.epoch_s,
                 serial / m.epoch_s,
@@ -240,12 +242,20 @@ fn run(args: &Args) -> Result<(), String> {
                 } else {
                     "-".into()
                 },
+                if procs && m.total_s > m.first_s {
+                    format!(
+                        "{:.1}",
+                        100.0 * (m.waited_s - m.waited_first_s) / (m.total_s - m.first_s)
+                    )
+                } else {
+                    "-".into()
+                },
             );
         }
         if !med.is_empty() {
             let _ = writeln!(
                 table,
-                "| {name} | result (serial run) | {} |||||||||",
+                "| {name} | result (serial run) | {} ||||||||||",
                 med[0].summary
             );
         }
@@ -437,6 +447,10 @@ fn run_once(
     {
         m.waited_s = after(line, "waited")
             .and_then(|s| s.parse().ok())
+            .unwrap_or(0.0);
+        // `.. for other ranks (F s in the first call)`.
+        m.waited_first_s = after(line, "ranks")
+            .and_then(|s| s.trim_start_matches('(').parse().ok())
             .unwrap_or(0.0);
     }
     Ok(m)

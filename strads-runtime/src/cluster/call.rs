@@ -85,30 +85,38 @@ pub fn spec_hash(spec: &LoopSpec) -> u64 {
 }
 
 /// Per loop (by name), this process's calls and the nanoseconds its workers spent waiting
-/// for other ranks: for the transfers a task needs, at barriers, and (the driver) for the
-/// other ranks to finish and the written parts to come home.
-static WAITS: std::sync::Mutex<Vec<(String, u64, u64)>> = std::sync::Mutex::new(Vec::new());
+/// for other ranks, in all and in the first call: for the transfers a task needs, at
+/// barriers, and (the driver) for the other ranks to finish.
+static WAITS: std::sync::Mutex<Vec<(String, u64, u64, u64)>> = std::sync::Mutex::new(Vec::new());
 
 /// Per loop that crossed processes: `(name, calls, time its workers waited for other
-/// ranks, summed over workers)`, in the order the loops were first called.
-pub fn waits() -> Vec<(String, u64, std::time::Duration)> {
+/// ranks, of which in the first call)`, summed over workers, in the order the loops were
+/// first called.
+pub fn waits() -> Vec<(String, u64, std::time::Duration, std::time::Duration)> {
     WAITS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .iter()
-        .map(|(n, c, ns)| (n.clone(), *c, std::time::Duration::from_nanos(*ns)))
+        .map(|(n, c, ns, first)| {
+            (
+                n.clone(),
+                *c,
+                std::time::Duration::from_nanos(*ns),
+                std::time::Duration::from_nanos(*first),
+            )
+        })
         .collect()
 }
 
 /// Adds one call of loop `name` that waited `ns`.
 fn record_wait(name: &str, ns: u64) {
     let mut w = WAITS.lock().unwrap_or_else(|e| e.into_inner());
-    match w.iter_mut().find(|(n, _, _)| n == name) {
+    match w.iter_mut().find(|(n, ..)| n == name) {
         Some(e) => {
             e.1 += 1;
             e.2 += ns;
         }
-        None => w.push((name.to_string(), 1, ns)),
+        None => w.push((name.to_string(), 1, ns, ns)),
     }
 }
 

@@ -362,11 +362,12 @@ impl Session {
         }
         self.with(|core| core.shut_down());
         if crate::config::get().explain {
-            for (name, calls, waited) in super::call::waits() {
+            for (name, calls, waited, first) in super::call::waits() {
                 eprintln!(
                     "strads cluster {name}: {calls} calls across processes; the driver's \
-                     workers waited {:.3} s for other ranks",
-                    waited.as_secs_f64()
+                     workers waited {:.3} s for other ranks ({:.3} s in the first call)",
+                    waited.as_secs_f64(),
+                    first.as_secs_f64()
                 );
             }
             use std::sync::atomic::Ordering::Relaxed;
