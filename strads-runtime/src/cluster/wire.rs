@@ -26,6 +26,18 @@ pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
     macro_rules! each {
         ($($ty:ty => $via:ty),*) => {$(
             if let Some(s) = as_slice::<T, $ty>(src) {
+                if cfg!(target_endian = "little")
+                    && std::mem::size_of::<$ty>() == std::mem::size_of::<$via>()
+                {
+                    // SAFETY: `$ty` is a primitive number, without padding; on a
+                    // little-endian target its bytes in memory are its wire bytes (those
+                    // of `$via`, of the same size), and `s` holds `size_of_val(s)` of them.
+                    let b = unsafe {
+                        std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s))
+                    };
+                    out.extend_from_slice(b);
+                    return;
+                }
                 for &x in s {
                     out.extend_from_slice(&(x as $via).to_le_bytes());
                 }
@@ -64,6 +76,20 @@ pub(crate) fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
                 const S: usize = std::mem::size_of::<$via>();
                 if bytes.len() < d.len() * S {
                     return false;
+                }
+                if cfg!(target_endian = "little") && std::mem::size_of::<$ty>() == S {
+                    // SAFETY: every bit pattern is a valid `$ty` (a primitive number), whose
+                    // little-endian memory bytes are its wire bytes; `d` is borrowed
+                    // uniquely and spans `size_of_val(d)` bytes.
+                    let db = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            d.as_mut_ptr().cast::<u8>(),
+                            std::mem::size_of_val(d),
+                        )
+                    };
+                    let n = db.len();
+                    db.copy_from_slice(&bytes[..n]);
+                    return true;
                 }
                 for (x, b) in d.iter_mut().zip(bytes.chunks_exact(S)) {
                     *x = <$via>::from_le_bytes(b.try_into().expect("chunk of S")) as $ty;
@@ -378,6 +404,32 @@ mod tests {
             assert!(sb.write(SEAL, &Region(vec![(5, 9)]), &[0; 16]).is_err());
         }
         assert_eq!(b.as_slice(), &[0.0, 1.0, 0.0, 0.0, 4.0, 5.0]);
+    }
+
+    #[test]
+    fn elements_cross_as_their_little_endian_bytes() {
+        let f = [1.5f32, -0.0, f32::MAX];
+        let i = [-2i16, 7, i16::MIN];
+        let u = [0usize, 1 << 40, usize::MAX];
+        let mut out = Vec::new();
+        put(&f, &mut out);
+        put(&i, &mut out);
+        put(&u, &mut out);
+        let mut want = Vec::new();
+        f.iter()
+            .for_each(|x| want.extend_from_slice(&x.to_le_bytes()));
+        i.iter()
+            .for_each(|x| want.extend_from_slice(&x.to_le_bytes()));
+        u.iter()
+            .for_each(|&x| want.extend_from_slice(&(x as u64).to_le_bytes()));
+        assert_eq!(out, want);
+        let (mut f2, mut i2, mut u2) = ([0f32; 3], [0i16; 3], [0usize; 3]);
+        assert!(get(&out[..12], &mut f2));
+        assert!(get(&out[12..18], &mut i2));
+        assert!(get(&out[18..], &mut u2));
+        assert_eq!((f2, i2, u2), (f, i, u));
+        // Too few bytes: nothing read.
+        assert!(!get(&out[..11], &mut f2));
     }
 
     #[test]
