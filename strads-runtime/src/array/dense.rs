@@ -94,12 +94,12 @@ impl<T, const N: usize> DistArray<T, N> {
 
     /// Number of elements.
     pub fn len(&self) -> usize {
-        self.shape.iter().product()
+        self.data.len()
     }
 
     /// Whether the array has no element.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.data.is_empty()
     }
 
     /// Number of elements in one row (the product of all dims but the first).

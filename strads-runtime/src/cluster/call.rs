@@ -217,20 +217,42 @@ pub(crate) fn written(schedule: &Schedule, arrays: usize) -> Vec<bool> {
     out
 }
 
-/// Why a call cannot cross processes, if it cannot: then the driver runs it alone.
-pub fn refusal(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Option<String> {
+/// A call planned across processes, once: the arrays as the driver describes them to
+/// every rank, and the transfers they make.
+#[derive(Debug)]
+pub struct Crossing {
+    metas: Vec<ArrayMeta>,
+    plan: Arc<CallPlan>,
+}
+
+/// Plans a call across processes; `Err`: why it cannot cross (then the driver runs it
+/// alone).
+pub fn plan_call(
+    schedule: &Schedule,
+    ship: &Shipment<'_>,
+    session: &Session,
+) -> Result<Crossing, String> {
     let w = written(schedule, ship.arrays.len());
     for (a, arr) in ship.arrays.iter().enumerate() {
         if arr.meta(w[a]).is_none() {
-            return Some(format!(
+            return Err(format!(
                 "array {a} has elements that cannot cross processes (numbers only)"
             ));
         }
     }
-    let arrays = plan_arrays(schedule, ship, session);
-    CallPlan::new(schedule, session.size, session.threads, &arrays, false)
-        .err()
-        .map(|e| e.0)
+    let metas = metas(schedule, ship, session);
+    let plan = CallPlan::new(
+        schedule,
+        session.size,
+        session.threads,
+        &plan_arrays_of(&metas),
+        false,
+    )
+    .map_err(|e| e.0)?;
+    Ok(Crossing {
+        metas,
+        plan: Arc::new(plan),
+    })
 }
 
 fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<ArrayMeta> {
@@ -267,7 +289,7 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
         .iter()
         .enumerate()
         .map(|(a, arr)| {
-            let mut m = arr.meta(w[a]).expect("checked by `refusal`");
+            let mut m = arr.meta(w[a]).expect("checked by `plan_call`");
             m.away = parts[a].clone();
             m.holders = match holders.get(&m.id) {
                 Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
@@ -333,10 +355,6 @@ fn remember_copies(
     }
 }
 
-fn plan_arrays(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<PlanArray> {
-    plan_arrays_of(&metas(schedule, ship, session))
-}
-
 /// The call plan's view of the arrays the driver describes (the same on every rank).
 fn plan_arrays_of(metas: &[ArrayMeta]) -> Vec<PlanArray> {
     metas
@@ -351,25 +369,21 @@ fn plan_arrays_of(metas: &[ArrayMeta]) -> Vec<PlanArray> {
         .collect()
 }
 
-/// Driver: runs a call across every rank. `run` runs this process's part on the thread
-/// executor with the hooks it is given.
+/// Driver: runs a call across every rank, as `plan_call` planned it. `run` runs this
+/// process's part on the thread executor with the hooks it is given.
 pub(crate) fn drive(
     session: &'static Session,
     name: &str,
     spec: &LoopSpec,
     schedule: &Schedule,
     ship: &Shipment<'_>,
+    crossing: Crossing,
     run: &mut dyn FnMut(&dyn Peers),
 ) {
     let seq = session
         .next_seq
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let metas = metas(schedule, ship, session);
-    let arrays = plan_arrays_of(&metas);
-    let plan = match CallPlan::new(schedule, session.size, session.threads, &arrays, false) {
-        Ok(p) => Arc::new(p),
-        Err(e) => session.fail(format!("loop `{name}` cannot cross processes: {}", e.0)),
-    };
+    let Crossing { metas, plan } = crossing;
     // The plan takes the parts other ranks hold from where they are: the arrays must not
     // fetch them when the workers view them.
     for (arr, m) in ship.arrays.iter().zip(&metas) {

@@ -403,16 +403,17 @@ impl Session {
         // Workers answer between calls only: a fetch from inside a call (a loop body on
         // the driver reaching an array an earlier call left away) or after the job ended
         // could never be answered, so it stops the job instead of waiting for ever.
-        let refused = self.closed.load(Relaxed) || self.with(|core| core.in_call());
-        if refused {
+        let when = if self.closed.load(Relaxed) {
+            Some("after the job ended")
+        } else if self.with(|core| core.in_call()) {
+            Some("inside a loop call that runs across processes")
+        } else {
+            None
+        };
+        if let Some(when) = when {
             self.fail(format!(
-                "parts of a driver's array (id {id}) that other ranks hold were read {}; read \
-                 it before the call, or pass it to the loop",
-                if self.closed.load(Relaxed) {
-                    "after the job ended"
-                } else {
-                    "inside a loop call that runs across processes"
-                }
+                "parts of a driver's array (id {id}) that other ranks hold were read {when}; \
+                 read it before the call, or pass it to the loop"
             ));
         }
         let reqs: Vec<u64> = self.with(|core| {

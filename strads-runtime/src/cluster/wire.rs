@@ -296,24 +296,9 @@ pub fn write_dense<T: 'static, const N: usize>(
     region: &Region,
     bytes: &[u8],
 ) -> Result<(), String> {
-    let size = fitting::<T>(region, bytes)?;
-    let len = array.len();
     let slice = array.as_mut_slice();
-    let mut at = 0;
-    for &(lo, hi) in &region.0 {
-        let (lo, hi) = (lo as usize, hi as usize);
-        if lo > hi || hi > len {
-            return Err(format!(
-                "[{lo}, {hi}) is outside the array's {len} elements"
-            ));
-        }
-        let n = (hi - lo) * size;
-        if !get(&bytes[at..at + n], &mut slice[lo..hi]) {
-            return Err("elements of another type".into());
-        }
-        at += n;
-    }
-    Ok(())
+    // SAFETY: the elements of an array borrowed uniquely for the call.
+    unsafe { write_at(slice.as_mut_ptr(), slice.len(), region, bytes) }
 }
 
 impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {

@@ -379,12 +379,23 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         if schedule.workers != s.workers() {
             return false;
         }
-        if let Some(why) = cluster::call::refusal(schedule, ship, s) {
-            explain_local(state, &why);
-            return false;
-        }
+        let crossing = match cluster::call::plan_call(schedule, ship, s) {
+            Ok(c) => c,
+            Err(why) => {
+                explain_local(state, &why);
+                return false;
+            }
+        };
         let (sent, received) = s.bytes();
-        cluster::call::drive(s, ship.name, state.spec(), schedule, ship, &mut go);
+        cluster::call::drive(
+            s,
+            ship.name,
+            state.spec(),
+            schedule,
+            ship,
+            crossing,
+            &mut go,
+        );
         let (sent2, received2) = s.bytes();
         state.explain_cluster(|| {
             format!(

@@ -78,9 +78,10 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     }
 
     /// Brings parts held by other processes home (once), unless a call across processes
-    /// claimed them: every way to the elements but the cluster's own passes here.
+    /// claimed them: every way to the elements but the cluster's own passes here, and the
+    /// cluster calls it for an array it sends from this process.
     #[inline]
-    fn settle(&self) {
+    pub(crate) fn bring_home(&self) {
         if self.away.is_away() {
             self.away.bring_home();
         }
@@ -89,11 +90,6 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// Whether parts are held by other processes (not brought home yet).
     pub(crate) fn is_away(&self) -> bool {
         self.away.is_away()
-    }
-
-    /// [`settle`](SharedMut::settle), for the cluster: an array it sends from this process.
-    pub(crate) fn bring_home(&self) {
-        self.settle();
     }
 
     /// A call across processes takes the parts from where they are (its plan knows):
@@ -158,7 +154,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         window: &'s Window,
         owners: Option<Owners<'s>>,
     ) -> ViewMut<'s, T, N> {
-        self.settle();
+        self.bring_home();
         let mut owned = None;
         let mut lattice = None;
         let (axis, lo, hi, writable, tiles) = match window {
@@ -240,7 +236,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         if self.lent.swap(point, std::sync::atomic::Ordering::Relaxed) == point {
             panic!("strads: an array was lent twice at one application point (please report it)");
         }
-        self.settle();
+        self.bring_home();
         let len = self.shape.iter().product();
         // SAFETY: a `Parked` exists only while every worker of its call waits at a
         // barrier (or, in a serial replay, between iterations), stays on its thread, and
@@ -282,7 +278,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
 
     /// The array's first element, for recording views.
     pub(crate) fn ptr(&self) -> *const T {
-        self.settle();
+        self.bring_home();
         self.ptr
     }
 }
