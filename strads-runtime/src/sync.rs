@@ -30,35 +30,56 @@ pub(crate) fn next_call() -> u64 {
 /// A token belongs to one loop call (the buffers and arrays it may apply are those the
 /// call's blocks use, see [`Lender`]) and stays on the thread that made it (it is neither
 /// `Send` nor `Sync`).
-#[derive(Debug)]
-pub struct Parked {
+///
+/// In a call across processes the token also reaches the workers of the other processes
+/// (parked at the same point of their own run): a buffer exchanges its workers' copies
+/// with theirs before it merges them.
+pub struct Parked<'a> {
     point: u64,
     call: u64,
+    peers: Option<&'a dyn Peers>,
     _here: PhantomData<*const ()>,
 }
 
-impl Parked {
-    /// A token for a new application point of loop call `call`.
-    pub(crate) fn next(call: u64) -> Parked {
+impl std::fmt::Debug for Parked<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parked")
+            .field("point", &self.point)
+            .field("call", &self.call)
+            .field("across_processes", &self.peers.is_some())
+            .finish()
+    }
+}
+
+impl<'a> Parked<'a> {
+    /// A token for a new application point of loop call `call`, whose workers in other
+    /// processes (if any) are `peers`.
+    pub(crate) fn next(call: u64, peers: Option<&'a dyn Peers>) -> Parked<'a> {
         static POINTS: AtomicU64 = AtomicU64::new(1);
         Parked {
             point: POINTS.fetch_add(1, Ordering::Relaxed),
             call,
+            peers,
             _here: PhantomData,
         }
+    }
+
+    /// The call's workers in other processes, parked at the same point.
+    pub(crate) fn peers(&self) -> Option<&'a dyn Peers> {
+        self.peers
     }
 
     /// The proof from exclusive access to whatever the application touches (a call of its
     /// own).
     #[cfg(test)]
-    pub(crate) fn exclusive<X: ?Sized>(_: &mut X) -> Parked {
-        Parked::next(next_call())
+    pub(crate) fn exclusive<X: ?Sized>(_: &mut X) -> Parked<'static> {
+        Parked::next(next_call(), None)
     }
 
     /// A new application point of the same call as `self`.
     #[cfg(test)]
-    pub(crate) fn again(&self) -> Parked {
-        Parked::next(self.call)
+    pub(crate) fn again(&self) -> Parked<'a> {
+        Parked::next(self.call, self.peers)
     }
 
     /// This application point's number (never 0).
@@ -281,6 +302,14 @@ pub(crate) trait Peers: Sync {
     /// The barrier after step `t` across processes (one local worker calls it, between two
     /// local barriers).
     fn barrier(&self, t: usize);
+    /// At an application point (this process's workers parked, the last to arrive
+    /// calling): sends `mine`, this process's workers' copies of one buffer, to every
+    /// other process and returns theirs, `(their workers, bytes)` in rank order. Every
+    /// process calls it the same number of times per call, in the same order, so the
+    /// `n`-th calls meet.
+    fn merge(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)>;
+    /// Stops the job with `message` (something another process sent does not fit).
+    fn fail(&self, message: String) -> !;
 }
 
 #[cfg(test)]

@@ -203,13 +203,16 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             }
         }
     };
-    // Across processes: loops with a static plan, no buffers and no `iter_mut()`.
-    let clustered = !recon && !f.values_mut && !buffered;
+    // Across processes: loops with a static plan and no `iter_mut()`.
+    let clustered = !recon && !f.values_mut;
     let ship = clustered.then(|| {
         let wire = f.arrays.iter().enumerate().map(|(k, a)| {
             let i = &a.ident;
             let lent_ident = format_ident!("__{}", i);
-            if lent.contains(&k) {
+            // A buffered array crosses as its buffer, which borrows it for the call.
+            if let Some((_, buf, _)) = buffers.iter().find(|(b, _, _)| b == i) {
+                quote!(&#buf as &dyn #private::WireArray)
+            } else if lent.contains(&k) {
                 quote!(&#lent_ident as &dyn #private::WireArray)
             } else if a.owned {
                 quote!(&#i as &dyn #private::WireArray)
@@ -324,7 +327,9 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             #red_begin
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
             let __call = #private::Call::new(&__STRADS_LOOP, &__shapes);
+            #(#buffers_new)*
             #launch_scoped
+            #(#buffers_finish)*
         }
     });
     let body = if restore.is_empty() {

@@ -8,6 +8,7 @@ pub(crate) mod buffer;
 pub(crate) mod cache;
 pub(crate) mod capture;
 mod dense;
+pub(crate) mod le;
 pub(crate) mod linalg;
 pub(crate) mod reduce;
 pub(crate) mod rng;

@@ -133,6 +133,8 @@ struct RankPeers<'a> {
     local: Range<usize>,
     /// Nanoseconds this rank's workers waited in this call.
     waited: std::sync::atomic::AtomicU64,
+    /// Buffers' exchanges so far in this call (each rank counts the same ones).
+    merges: std::sync::atomic::AtomicU64,
 }
 
 // Shipment's arrays are `Vec<&dyn WireArray>`; the hooks borrow them as a slice.
@@ -192,6 +194,24 @@ impl Peers for RankPeers<'_> {
         });
     }
 
+    fn merge(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let key = self.merges.fetch_add(1, Relaxed);
+        let t0 = std::time::Instant::now();
+        self.session.with(|core| core.send_merge(key, &mine));
+        let theirs = self.session.wait(|core| core.take_merges(key));
+        self.waited.fetch_add(since(t0), Relaxed);
+        let threads = self.local.len();
+        theirs
+            .into_iter()
+            .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
+            .collect()
+    }
+
+    fn fail(&self, message: String) -> ! {
+        self.session.fail(message)
+    }
+
     fn barrier(&self, t: usize) {
         if self.plan.barrier[t] {
             let t0 = std::time::Instant::now();
@@ -228,11 +248,28 @@ pub struct Crossing {
 /// Plans a call across processes; `Err`: why it cannot cross (then the driver runs it
 /// alone).
 pub fn plan_call(
+    spec: &LoopSpec,
     schedule: &Schedule,
     ship: &Shipment<'_>,
     session: &Session,
 ) -> Result<Crossing, String> {
     let w = written(schedule, ship.arrays.len());
+    // Buffers are merged, and their apply functions run, on every rank alike (the copies
+    // are exchanged at each application point): the arrays they change must not also
+    // travel by regions, whose hand-offs would carry values from before a merge.
+    for b in spec.buffers.iter() {
+        let changed =
+            std::iter::once(b.array).chain(b.apply.iter().flat_map(|a| a.targets.iter().copied()));
+        for a in changed {
+            if w.get(a).copied().unwrap_or(false) {
+                return Err(format!(
+                    "`{}`, which a write-back buffer changes, is also written by the loop's \
+                     blocks",
+                    spec.arrays[a].name
+                ));
+            }
+        }
+    }
     for (a, arr) in ship.arrays.iter().enumerate() {
         if arr.meta(w[a]).is_none() {
             return Err(format!(
@@ -435,6 +472,7 @@ pub(crate) fn drive(
         arrays: &ship.arrays,
         local: 0..session.threads,
         waited: Default::default(),
+        merges: Default::default(),
     };
     // A loop body that panics on the driver leaves the call half done, the other ranks
     // waiting and the claimed arrays without their parts: the job stops (after the panic's
@@ -560,6 +598,7 @@ pub(crate) fn work(
         arrays: &ship.arrays,
         local: r * msg.threads..(r + 1) * msg.threads,
         waited: Default::default(),
+        merges: Default::default(),
     };
     run(&peers);
     let parts = ship.parts.map(|p| p.to_bytes()).unwrap_or_default();

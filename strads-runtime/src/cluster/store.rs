@@ -6,7 +6,8 @@ use std::any::Any;
 use std::collections::HashMap;
 
 use super::proto::{ArrayMeta, Region};
-use super::wire::{elem_of, get, put};
+use super::wire::elem_of;
+use crate::array::le::{get, put};
 use crate::array::{DistArray, SparseArray};
 
 /// An array a worker keeps between calls.

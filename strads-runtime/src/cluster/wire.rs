@@ -5,6 +5,8 @@ use std::any::TypeId;
 
 use super::proto::{ArrayMeta, Elem, Region};
 use super::session::Session;
+use crate::array::buffer::Buffered;
+use crate::array::le::{get, put};
 use crate::array::view::SharedMut;
 use crate::array::{DistArray, SparseArray};
 
@@ -19,88 +21,6 @@ pub fn elem_of<T: 'static>() -> Option<Elem> {
     pick!(f32 => F32, f64 => F64, u8 => U8, u16 => U16, u32 => U32, u64 => U64,
           i8 => I8, i16 => I16, i32 => I32, i64 => I64, usize => Usize, isize => Isize);
     None
-}
-
-/// Appends `src`'s values, little-endian, to `out`. `T` must have a wire type.
-pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
-    macro_rules! each {
-        ($($ty:ty => $via:ty),*) => {$(
-            if let Some(s) = as_slice::<T, $ty>(src) {
-                if cfg!(target_endian = "little")
-                    && std::mem::size_of::<$ty>() == std::mem::size_of::<$via>()
-                {
-                    // SAFETY: `$ty` is a primitive number, without padding; on a
-                    // little-endian target its bytes in memory are its wire bytes (those
-                    // of `$via`, of the same size), and `s` holds `size_of_val(s)` of them.
-                    let b = unsafe {
-                        std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s))
-                    };
-                    out.extend_from_slice(b);
-                    return;
-                }
-                for &x in s {
-                    out.extend_from_slice(&(x as $via).to_le_bytes());
-                }
-                return;
-            }
-        )*};
-    }
-    each!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
-          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
-    unreachable!("only arrays with a wire type are sent");
-}
-
-/// `src` as `&[U]` when `T` is `U`.
-fn as_slice<T: 'static, U: 'static>(src: &[T]) -> Option<&[U]> {
-    (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
-        // SAFETY: `T` and `U` are the same type (equal `TypeId`s), so the slice's pointer
-        // and length describe valid `U`s.
-        unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<U>(), src.len()) }
-    })
-}
-
-/// `dst` as `&mut [U]` when `T` is `U`.
-fn as_slice_mut<T: 'static, U: 'static>(dst: &mut [T]) -> Option<&mut [U]> {
-    (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
-        // SAFETY: as in `as_slice`, and the borrow is unique.
-        unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<U>(), dst.len()) }
-    })
-}
-
-/// Reads values from `bytes` into `dst` (as many as `dst` holds); `false` when `T` has no
-/// wire type or the bytes are too few.
-pub(crate) fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
-    macro_rules! each {
-        ($($ty:ty => $via:ty),*) => {$(
-            if let Some(d) = as_slice_mut::<T, $ty>(dst) {
-                const S: usize = std::mem::size_of::<$via>();
-                if bytes.len() < d.len() * S {
-                    return false;
-                }
-                if cfg!(target_endian = "little") && std::mem::size_of::<$ty>() == S {
-                    // SAFETY: every bit pattern is a valid `$ty` (a primitive number), whose
-                    // little-endian memory bytes are its wire bytes; `d` is borrowed
-                    // uniquely and spans `size_of_val(d)` bytes.
-                    let db = unsafe {
-                        std::slice::from_raw_parts_mut(
-                            d.as_mut_ptr().cast::<u8>(),
-                            std::mem::size_of_val(d),
-                        )
-                    };
-                    let n = db.len();
-                    db.copy_from_slice(&bytes[..n]);
-                    return true;
-                }
-                for (x, b) in d.iter_mut().zip(bytes.chunks_exact(S)) {
-                    *x = <$via>::from_le_bytes(b.try_into().expect("chunk of S")) as $ty;
-                }
-                return true;
-            }
-        )*};
-    }
-    each!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
-          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
-    false
 }
 
 /// A value only this crate can make: the methods of [`WireArray`] that reach a lent
@@ -330,6 +250,37 @@ impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
         let mut out = Vec::new();
         put(self.as_slice(), &mut out);
         out
+    }
+}
+
+/// A buffered array crosses as the array it buffers, unchanged during the call: every rank
+/// starts from it, and every rank merges the same copies at each application point.
+impl<T, const N: usize> WireArray for Buffered<'_, T, N>
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + Send + Sync + 'static,
+{
+    fn meta(&self, written: bool) -> Option<ArrayMeta> {
+        self.original().meta(written)
+    }
+
+    fn bring_home(&self) {
+        self.original().bring_home();
+    }
+
+    fn shared(&self, seal: Seal, id: u64) {
+        self.original().shared(seal, id);
+    }
+
+    fn read(&self, seal: Seal, region: &Region) -> Vec<u8> {
+        self.original().read(seal, region)
+    }
+
+    fn write(&self, _: Seal, _: &Region, _: &[u8]) -> Result<(), String> {
+        Err("a buffered array is merged, not written".into())
+    }
+
+    fn whole(&self, seal: Seal) -> Vec<u8> {
+        self.original().whole(seal)
     }
 }
 

@@ -60,7 +60,7 @@ pub struct Call<'a> {
     shapes: &'a [&'a [usize]],
     workers: usize,
     replay: Option<LoopRun>,
-    apply: Option<&'a (dyn Fn(&Parked) + Sync)>,
+    apply: Option<&'a (dyn Fn(&Parked<'_>) + Sync)>,
     /// What crosses processes when the call runs on a cluster.
     ship: Option<Shipment<'a>>,
 }
@@ -141,7 +141,7 @@ impl<'a> Call<'a> {
 
     /// The loop's write-back buffers: `apply` applies them, every worker parked, at each
     /// application point of the schedule (see `plan::apply`).
-    pub fn buffered(mut self, apply: &'a (dyn Fn(&Parked) + Sync)) -> Self {
+    pub fn buffered(mut self, apply: &'a (dyn Fn(&Parked<'_>) + Sync)) -> Self {
         self.apply = Some(apply);
         self
     }
@@ -318,14 +318,11 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let replaying = self.plan.is_none();
-        match &self.call.ship {
-            Some(ship) if !replaying && self.run_cluster(space, f, ship) => return,
-            Some(_) => {}
-            None if self.call.apply.is_some() => explain_local(
-                self.call.state,
-                "loops with write-back buffers do not cross processes yet",
-            ),
-            None => {}
+        if let Some(ship) = &self.call.ship
+            && !replaying
+            && self.run_cluster(space, f, ship)
+        {
+            return;
         }
         let exec = Execution {
             state: self.call.state,
@@ -379,7 +376,7 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         if schedule.workers != s.workers() {
             return false;
         }
-        let crossing = match cluster::call::plan_call(schedule, ship, s) {
+        let crossing = match cluster::call::plan_call(state.spec(), schedule, ship, s) {
             Ok(c) => c,
             Err(why) => {
                 explain_local(state, &why);

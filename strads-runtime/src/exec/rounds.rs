@@ -9,10 +9,10 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::plan::{ApplyPoints, Schedule};
-use crate::sync::{Parked, PhaseBarrier, Turns};
+use crate::sync::{Parked, Peers, PhaseBarrier, Turns};
 
 /// What applies a call's write-back buffers, every worker parked.
-pub(crate) type ApplyFn<'r> = &'r (dyn Fn(&Parked) + Sync);
+pub(crate) type ApplyFn<'r> = &'r (dyn Fn(&Parked<'_>) + Sync);
 
 /// The segments of one call.
 pub(crate) struct Segments<'r> {
@@ -21,6 +21,8 @@ pub(crate) struct Segments<'r> {
     /// Where buffers are applied, and how; `None` without buffers.
     apply: Option<(ApplyPoints, ApplyFn<'r>)>,
     barrier: &'r PhaseBarrier,
+    /// The call's workers in other processes: buffers exchange copies with them.
+    peers: Option<&'r dyn Peers>,
     /// One worker: iterations so far in the call.
     count: AtomicUsize,
     /// A serialized replay's turns.
@@ -35,7 +37,10 @@ pub(crate) struct Segments<'r> {
 
 impl<'r> Segments<'r> {
     /// The segments of `schedule`, whose task at `(step, worker)` has `len(step, worker)`
-    /// iterations (asked only with `max_delay`).
+    /// iterations (asked only with `max_delay`). Every process of a call across processes
+    /// makes the same segments (`len` covers every worker), so their application points
+    /// meet.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         call: u64,
         schedule: &Schedule,
@@ -44,6 +49,7 @@ impl<'r> Segments<'r> {
         apply: Option<ApplyFn<'r>>,
         barrier: &'r PhaseBarrier,
         turns: Option<&'r Turns>,
+        peers: Option<&'r dyn Peers>,
     ) -> Self {
         let p = schedule.workers;
         let apply = apply.and_then(|f| points.map(|pts| (pts, f)));
@@ -84,6 +90,7 @@ impl<'r> Segments<'r> {
             workers: p,
             apply,
             barrier,
+            peers,
             count: AtomicUsize::new(0),
             turns,
             applying,
@@ -137,7 +144,9 @@ impl<'r> Segments<'r> {
     /// call is being abandoned.
     pub(crate) fn sync(&self) -> bool {
         match self.apply {
-            Some((_, f)) => self.barrier.wait_and(|| f(&Parked::next(self.call))),
+            Some((_, f)) => self
+                .barrier
+                .wait_and(|| f(&Parked::next(self.call, self.peers))),
             None => self.barrier.wait(),
         }
     }
@@ -154,7 +163,7 @@ impl<'r> Segments<'r> {
             let c = self.count.load(Ordering::Relaxed);
             self.count.store(c + 1, Ordering::Relaxed);
             if pts.before(c) {
-                f(&Parked::next(self.call));
+                f(&Parked::next(self.call, None));
             }
             return true;
         }

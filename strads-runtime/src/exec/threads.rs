@@ -28,7 +28,7 @@ pub(crate) struct Execution<'a, S: Space> {
     /// Reconnaissance: the ownership table and this call's number among the plan's.
     pub(crate) owners: Option<Owners<'a>>,
     /// Applies the write-back buffers.
-    pub(crate) apply: Option<&'a (dyn Fn(&Parked) + Sync)>,
+    pub(crate) apply: Option<&'a (dyn Fn(&Parked<'_>) + Sync)>,
     /// One segment at a time, in the serial order (a replay).
     pub(crate) serialized: bool,
     /// Keep the ids each task ran (`testing::record`).
@@ -60,7 +60,16 @@ where
         x.apply
             .map(|_| crate::plan::ApplyPoints::new(x.state.spec().max_delay, p))
     });
-    let segments = Segments::new(call, sched, len, points, x.apply, &barrier, turns.as_ref());
+    let segments = Segments::new(
+        call,
+        sched,
+        len,
+        points,
+        x.apply,
+        &barrier,
+        turns.as_ref(),
+        x.peers,
+    );
     let signals = Signals::new(sched.steps.len() * p);
     let claim = |c: &Claim| {
         if let Some(o) = &x.owners {

@@ -127,7 +127,7 @@ impl<T: Copy> Slot<T> {
 
 impl<'a, T, const N: usize> Buffered<'a, T, N>
 where
-    T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync,
+    T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync + 'static,
 {
     /// Lends `array` to a loop with up to `max_workers` workers.
     pub fn new(array: &'a mut DistArray<T, N>, max_workers: usize) -> Self {
@@ -251,9 +251,51 @@ where
     /// Applies the buffer: the new value is worker 0's copy plus every other worker's
     /// difference from the last point, in worker order; every copy starts again from it.
     /// The executor calls it with every worker parked.
-    pub fn apply(&self, parked: &Parked) {
+    pub fn apply(&self, parked: &Parked<'_>) {
         self.serve(parked.call());
+        self.gather(parked);
         self.apply_parked();
+    }
+
+    /// In a call across processes: trades this process's workers' copies for those of the
+    /// workers in other processes (parked at the same point), so that every process
+    /// merges all of them, in worker order, to the same value, the one the call would
+    /// reach on as many threads. Copies cross as little-endian bytes.
+    fn gather(&self, parked: &Parked<'_>) {
+        let Some(peers) = parked.peers() else {
+            return;
+        };
+        let _no_with = self.no_with();
+        let size = crate::array::le::wire_size::<T>().unwrap_or_else(|| {
+            peers.fail(format!(
+                "the buffered array `{}` has elements that cannot cross processes",
+                self.name
+            ))
+        });
+        let local = peers.local();
+        let mut mine = Vec::with_capacity(local.len() * self.len * size);
+        for slot in &self.copies[local] {
+            crate::array::le::put(slot.slice(self.len), &mut mine);
+        }
+        for (workers, bytes) in peers.merge(mine) {
+            let each = self.len * size;
+            if workers.end > self.copies.len() || bytes.len() != workers.len() * each {
+                peers.fail(format!(
+                    "the copies of buffer `{}` from workers {workers:?} are {} bytes, not {} \
+                     ({} elements of {size} bytes each)",
+                    self.name,
+                    bytes.len(),
+                    workers.len() * each,
+                    self.len
+                ));
+            }
+            for (slot, chunk) in self.copies[workers]
+                .iter()
+                .zip(bytes.chunks_exact(each.max(1)))
+            {
+                crate::array::le::get(chunk, slot.slice(self.len));
+            }
+        }
     }
 
     /// [`apply`](Self::apply), the caller having checked that the copies' views wait.
@@ -280,11 +322,12 @@ where
     /// workers' differences from the array, summed in worker order) is not zero; every copy
     /// starts again from the array, which stays as it was. How `buffer(g, apply = f(..))`
     /// hands accumulated updates (gradients, say) to a user's rule (AdaGrad, say).
-    pub fn apply_with(&self, parked: &Parked, f: impl FnMut(usize, T))
+    pub fn apply_with(&self, parked: &Parked<'_>, f: impl FnMut(usize, T))
     where
         T: PartialEq + Default,
     {
         self.serve(parked.call());
+        self.gather(parked);
         self.apply_with_parked(f);
     }
 

@@ -225,7 +225,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
     /// # Panics
     /// When the array was already taken with the same token.
     #[allow(clippy::mut_from_ref)] // exclusive by the token, checked below
-    pub fn exclusive<'p>(&'p self, parked: &'p crate::sync::Parked) -> &'p mut [T] {
+    pub fn exclusive<'p>(&'p self, parked: &'p crate::sync::Parked<'_>) -> &'p mut [T] {
         if !self.serves(parked.call()) {
             panic!(
                 "strads: an array lent to one loop call was taken with another call's token \

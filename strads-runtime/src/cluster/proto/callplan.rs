@@ -203,9 +203,9 @@ impl CallPlan {
             end: Vec::new(),
             copies: Vec::new(),
         };
-        if schedule.apply.is_some() || schedule.steps.iter().any(|s| !s.claims.is_empty()) {
+        if schedule.steps.iter().any(|s| !s.claims.is_empty()) {
             return Err(NotShippable(
-                "write-back buffers and reconnaissance claims do not cross processes yet".into(),
+                "reconnaissance claims do not cross processes yet".into(),
             ));
         }
         let mut maps: Vec<BTreeMap<u64, Seg>> = arrays

@@ -57,6 +57,8 @@ struct CallState {
     barriers: Vec<Vec<bool>>,
     /// Driver: each worker rank's `Finished` parts.
     finished: Vec<Option<Vec<u8>>>,
+    /// Buffers' copies from other ranks, `(exchange, rank, bytes)`, until taken.
+    merges: Vec<(u64, usize, Vec<u8>)>,
 }
 
 /// The protocol state of one rank.
@@ -237,6 +239,7 @@ impl Core {
         let seq_of = |m: &Msg| match m {
             Msg::Array { seq, .. }
             | Msg::Transfer { seq, .. }
+            | Msg::Merge { seq, .. }
             | Msg::Done { seq, .. }
             | Msg::Barrier { seq, .. }
             | Msg::Finished { seq, .. } => Some(*seq),
@@ -273,6 +276,9 @@ impl Core {
                 {
                     *a = Arrival::Received(data.unwrap_or_default());
                 }
+            }
+            Msg::Merge { key, .. } if !c.merges.iter().any(|(k, r, _)| *k == key && *r == from) => {
+                c.merges.push((key, from, data.unwrap_or_default()));
             }
             Msg::Done { step, worker, .. } => {
                 if let Some(d) = c.done.get_mut(step * p + worker) {
@@ -393,12 +399,14 @@ impl Core {
             arrivals: vec![Arrival::Pending; plan.transfers.len()],
             barriers: vec![vec![false; self.size]; steps],
             finished: vec![None; self.size],
+            merges: Vec::new(),
             plan,
         };
         let early = std::mem::take(&mut self.early);
         for (from, m, data) in early {
             let seq_m = match &m {
                 Msg::Transfer { seq, .. }
+                | Msg::Merge { seq, .. }
                 | Msg::Done { seq, .. }
                 | Msg::Barrier { seq, .. }
                 | Msg::Finished { seq, .. } => *seq,
@@ -486,6 +494,39 @@ impl Core {
                 },
             });
         }
+    }
+
+    /// Sends this rank's copies of a buffer at exchange `key` to every other rank.
+    pub fn send_merge(&mut self, key: u64, data: &[u8]) {
+        let seq = self.state().seq;
+        let me = self.rank;
+        for r in (0..self.size).filter(|&r| r != me) {
+            self.send(Outgoing::Block {
+                to: r,
+                msg: Msg::Merge { seq, key },
+                data: data.to_vec(),
+            });
+        }
+    }
+
+    /// Every other rank's copies at exchange `key`, in rank order, once all arrived.
+    pub fn take_merges(&mut self, key: u64) -> Option<Vec<(usize, Vec<u8>)>> {
+        let c = self.call.as_mut().expect("a call has begun");
+        let here = c.merges.iter().filter(|(k, ..)| *k == key).count();
+        if here + 1 < self.size {
+            return None;
+        }
+        let mut got = Vec::with_capacity(here);
+        c.merges.retain_mut(|(k, r, d)| {
+            if *k == key {
+                got.push((*r, std::mem::take(d)));
+                false
+            } else {
+                true
+            }
+        });
+        got.sort_by_key(|(r, _)| *r);
+        Some(got)
     }
 
     /// This rank passed the barrier after step `t`.

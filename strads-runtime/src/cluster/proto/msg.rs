@@ -116,6 +116,9 @@ pub enum Msg {
     Ping,
     /// Driver → workers: the program is over.
     Shutdown,
+    /// The sender's workers' copies of a write-back buffer at the `key`-th exchange of call
+    /// `seq` (a block frame).
+    Merge { seq: u64, key: u64 },
 }
 
 /// The largest control message accepted.
@@ -172,6 +175,7 @@ mod tests {
                 region: crate::cluster::proto::Region(vec![(2, 5), (8, 13)]),
             },
             Msg::Fetched { req: 4 },
+            Msg::Merge { seq: 2, key: 11 },
             Msg::Forget { id: 7 },
             Msg::Ping,
         ] {

@@ -318,3 +318,57 @@ fn parts_left_in_place_are_taken_from_where_they_are() {
         assert_eq!(verify(&t.schedule, &placed, ranks, true), Ok(true));
     }
 }
+
+/// Buffers' exchanges: each rank's `n`-th copies meet the others' `n`-th, in rank order,
+/// also when they arrive before the call begins or ahead of an earlier exchange.
+#[test]
+fn buffer_copies_meet_by_exchange_in_rank_order() {
+    // A 1D schedule on 3 workers: w's rows split three ways.
+    let s = spec(
+        &["u"],
+        vec![array("w", 2, true)],
+        vec![access(0, true, vec![aff(&[1], 0), Subscript::Full])],
+        false,
+    );
+    let an = analyze(&s);
+    let shapes: [&[usize]; 1] = [&[6, 2]];
+    let sched = grid::schedule(
+        &s,
+        &an.candidates[0],
+        &[Partition::uniform(6, 3)],
+        &shapes,
+        3,
+    );
+    let arrays = PlanArray::on_driver(&shapes);
+    let plan = std::sync::Arc::new(CallPlan::new(&sched, 3, 1, &arrays, false).unwrap());
+    let mut cores: Vec<Core> = (0..3).map(|r| Core::new(r, 3, 1000, 10_000, 0)).collect();
+    // Rank 2 runs ahead: its exchanges 0 and 1 reach rank 0 before the call begins there.
+    cores[2].begin(1, plan.clone());
+    cores[2].send_merge(0, &[2, 0]);
+    cores[2].send_merge(1, &[2, 1]);
+    let deliver = |cores: &mut Vec<Core>, from: usize| {
+        while let Some(o) = cores[from].poll_transmit() {
+            if let Outgoing::Block { to, msg, data } = o {
+                cores[to].handle(1, from, msg, Some(data));
+            }
+        }
+    };
+    deliver(&mut cores, 2);
+    cores[0].begin(1, plan.clone());
+    cores[1].begin(1, plan.clone());
+    assert_eq!(cores[0].take_merges(0), None, "rank 1's copies are missing");
+    cores[1].send_merge(0, &[1, 0]);
+    deliver(&mut cores, 1);
+    assert_eq!(
+        cores[0].take_merges(0),
+        Some(vec![(1, vec![1, 0]), (2, vec![2, 0])])
+    );
+    assert_eq!(cores[0].take_merges(0), None, "taken once");
+    assert_eq!(cores[0].take_merges(1), None);
+    cores[1].send_merge(1, &[1, 1]);
+    deliver(&mut cores, 1);
+    assert_eq!(
+        cores[0].take_merges(1),
+        Some(vec![(1, vec![1, 1]), (2, vec![2, 1])])
+    );
+}

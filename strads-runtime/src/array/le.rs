@@ -1,0 +1,100 @@
+//! Numbers as raw little-endian bytes: how elements cross processes (the cluster's arrays,
+//! and the workers' copies of a write-back buffer at an application point).
+
+use std::any::TypeId;
+
+/// Bytes per value of `T` on the wire, when `T` is a primitive number (`usize` and
+/// `isize` travel as 8).
+pub(crate) fn wire_size<T: 'static>() -> Option<usize> {
+    let t = TypeId::of::<T>();
+    macro_rules! size {
+        ($($ty:ty => $via:ty),*) => {
+            $(if t == TypeId::of::<$ty>() { return Some(std::mem::size_of::<$via>()); })*
+        };
+    }
+    size!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
+          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
+    None
+}
+
+/// Appends `src`'s values, little-endian, to `out`. `T` must have a wire type.
+pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
+    macro_rules! each {
+        ($($ty:ty => $via:ty),*) => {$(
+            if let Some(s) = as_slice::<T, $ty>(src) {
+                if cfg!(target_endian = "little")
+                    && std::mem::size_of::<$ty>() == std::mem::size_of::<$via>()
+                {
+                    // SAFETY: `$ty` is a primitive number, without padding; on a
+                    // little-endian target its bytes in memory are its wire bytes (those
+                    // of `$via`, of the same size), and `s` holds `size_of_val(s)` of them.
+                    let b = unsafe {
+                        std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s))
+                    };
+                    out.extend_from_slice(b);
+                    return;
+                }
+                for &x in s {
+                    out.extend_from_slice(&(x as $via).to_le_bytes());
+                }
+                return;
+            }
+        )*};
+    }
+    each!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
+          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
+    unreachable!("only arrays with a wire type are sent");
+}
+
+/// `src` as `&[U]` when `T` is `U`.
+fn as_slice<T: 'static, U: 'static>(src: &[T]) -> Option<&[U]> {
+    (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
+        // SAFETY: `T` and `U` are the same type (equal `TypeId`s), so the slice's pointer
+        // and length describe valid `U`s.
+        unsafe { std::slice::from_raw_parts(src.as_ptr().cast::<U>(), src.len()) }
+    })
+}
+
+/// `dst` as `&mut [U]` when `T` is `U`.
+fn as_slice_mut<T: 'static, U: 'static>(dst: &mut [T]) -> Option<&mut [U]> {
+    (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
+        // SAFETY: as in `as_slice`, and the borrow is unique.
+        unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<U>(), dst.len()) }
+    })
+}
+
+/// Reads values from `bytes` into `dst` (as many as `dst` holds); `false` when `T` has no
+/// wire type or the bytes are too few.
+pub(crate) fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
+    macro_rules! each {
+        ($($ty:ty => $via:ty),*) => {$(
+            if let Some(d) = as_slice_mut::<T, $ty>(dst) {
+                const S: usize = std::mem::size_of::<$via>();
+                if bytes.len() < d.len() * S {
+                    return false;
+                }
+                if cfg!(target_endian = "little") && std::mem::size_of::<$ty>() == S {
+                    // SAFETY: every bit pattern is a valid `$ty` (a primitive number), whose
+                    // little-endian memory bytes are its wire bytes; `d` is borrowed
+                    // uniquely and spans `size_of_val(d)` bytes.
+                    let db = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            d.as_mut_ptr().cast::<u8>(),
+                            std::mem::size_of_val(d),
+                        )
+                    };
+                    let n = db.len();
+                    db.copy_from_slice(&bytes[..n]);
+                    return true;
+                }
+                for (x, b) in d.iter_mut().zip(bytes.chunks_exact(S)) {
+                    *x = <$via>::from_le_bytes(b.try_into().expect("chunk of S")) as $ty;
+                }
+                return true;
+            }
+        )*};
+    }
+    each!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
+          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
+    false
+}

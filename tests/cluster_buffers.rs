@@ -1,0 +1,214 @@
+//! Loops with write-back buffers cross processes (issue 12, "reductions and write-back
+//! buffers combined in the same order as on threads"): at each application point every
+//! rank sends its workers' copies of each buffer to the others and merges all of them in
+//! worker order, so every rank holds the same value and the driver ends with the bits the
+//! same worker count gives on threads.
+//!
+//! The loops: a 1D histogram with two merged buffers (integer counts and a float sum), a
+//! 2D SGD with a buffered bias applied every 16 iterations (`max_delay`, so a step has
+//! several application points), and gradients handed to an AdaGrad apply function that
+//! updates two more arrays on every rank. Each runs several times with serial code
+//! changing the arrays in between. 2 processes x 1 thread must print what 2 threads print,
+//! 3 x 1 what 3 threads print, 2 x 2 what 4 threads print, and every loop must say it
+//! crossed processes (not that it ran on the driver's threads).
+//!
+//! A test without libtest's harness (`harness = false` in Cargo.toml): its `main` carries
+//! `#[strads::main]`, so the copies of this binary that `STRADS_PROCESSES` starts go
+//! straight to serving. It runs itself as the program under test.
+
+use std::process::{Command, ExitCode, Stdio};
+
+use strads::prelude::*;
+use strads::testing::bits;
+
+/// Per-user counts written by the loop's blocks; per-item counts and a global sum merged.
+#[strads::parallel_for(buffer(per_item, total), expect = "1d")]
+fn histogram(
+    ratings: &SparseArray<f32, 2>,
+    per_user: &mut DistArray<u32, 1>,
+    per_item: &mut DistArray<u32, 1>,
+    total: &mut DistArray<f64, 1>,
+) {
+    for ([u, i], &r) in ratings {
+        per_user[u] += 1;
+        per_item[i] += 1;
+        total[0] += r as f64;
+    }
+}
+
+/// SGD-MF with a global bias learnt through a buffer, applied at least every 16
+/// iterations of each worker.
+#[strads::parallel_for(buffer(bias, max_delay = 16), expect = "2d")]
+fn sgd_bias(
+    ratings: &SparseArray<f32, 2>,
+    w: &mut DistArray<f32, 2>,
+    h: &mut DistArray<f32, 2>,
+    bias: &mut DistArray<f32, 1>,
+    lr: f32,
+) {
+    for ([u, i], &r) in ratings {
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        let err = r - bias[0] - dot(wu, hi);
+        bias[0] += lr * err;
+        for k in 0..wu.len() {
+            let wk = wu[k];
+            wu[k] += lr * (err * hi[k] - 0.05 * wk);
+            hi[k] += lr * (err * wk - 0.05 * hi[k]);
+        }
+    }
+}
+
+/// AdaGrad's step for one weight from its accumulated gradient.
+fn adagrad(g: f32, w: &mut f32, g2: &mut f32) {
+    *g2 += g * g;
+    *w -= 0.5 * g / (g2.sqrt() + 1e-8);
+}
+
+/// Least-squares gradients into a buffer whose apply function steps `w` and `g2`.
+#[strads::parallel_for(buffer(grad, apply = adagrad(w, g2), max_delay = 40), expect = "1d")]
+fn gradients(
+    x: &DistArray<f32, 2>,
+    y: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    g2: &mut DistArray<f32, 1>,
+    grad: &mut DistArray<f32, 1>,
+    n: usize,
+) {
+    for s in 0..n {
+        let row = x.row(s);
+        let mut pred = 0.0f32;
+        for k in 0..row.len() {
+            pred += row[k] * w[k];
+        }
+        let err = pred - y[s];
+        for k in 0..row.len() {
+            grad[k] += err * row[k];
+        }
+    }
+}
+
+/// Bits of several values, as one number.
+fn digest(parts: &[Vec<u64>]) -> u64 {
+    parts
+        .iter()
+        .flatten()
+        .fold(0u64, |s, &b| s.wrapping_mul(1_000_003).wrapping_add(b))
+}
+
+/// The program under test: each loop called four times, serial code changing its arrays
+/// between calls; the bits after each call.
+fn program() {
+    let ratings = strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
+        users: 90,
+        items: 70,
+        ratings: 3000,
+        ..Default::default()
+    });
+    let [users, items] = ratings.shape();
+    let (mut pu, mut pi, mut t) = (
+        DistArray::<u32, 1>::zeros([users]),
+        DistArray::<u32, 1>::zeros([items]),
+        DistArray::<f64, 1>::zeros([1]),
+    );
+    let (mut w, mut h, mut b) = (
+        DistArray::<f32, 2>::random([users, 4], 3),
+        DistArray::<f32, 2>::random([items, 4], 4),
+        DistArray::<f32, 1>::zeros([1]),
+    );
+    let (n, d) = (300, 6);
+    let x = DistArray::<f32, 2>::random([n, d], 11);
+    let y = DistArray::from_fn([n], |[s]| {
+        (0..d).map(|k| x[[s, k]] * (k as f32 - 2.0)).sum::<f32>()
+    });
+    let (mut wl, mut g2, mut grad) = (
+        DistArray::<f32, 1>::zeros([d]),
+        DistArray::<f32, 1>::zeros([d]),
+        DistArray::<f32, 1>::zeros([d]),
+    );
+    for call in 0..4 {
+        histogram(&ratings, &mut pu, &mut pi, &mut t);
+        sgd_bias(&ratings, &mut w, &mut h, &mut b, 0.01);
+        gradients(&x, &y, &mut wl, &mut g2, &mut grad, n);
+        println!(
+            "call {call}: histogram {:016x} sgd_bias {:016x} gradients {:016x}",
+            digest(&[bits(&pu), bits(&pi), bits(&t)]),
+            digest(&[bits(&w), bits(&h), bits(&b)]),
+            digest(&[bits(&wl), bits(&g2), bits(&grad)]),
+        );
+        // Serial code between calls: every buffered array and apply target changes.
+        t[0] *= 0.5;
+        pi[call] += 7;
+        b[0] -= 0.25;
+        wl[call] += 0.125;
+        g2[0] *= 0.5;
+    }
+}
+
+/// Runs this binary as the program under test with `env`; its output and its explain
+/// lines.
+fn run(env: &[(&str, &str)]) -> Result<(String, String), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STRADS_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("CLUSTER_BUFFERS_ROLE", "program")
+        .env("STRADS_EXPLAIN", "1")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null());
+    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    if !out.status.success() {
+        return Err(format!(
+            "{env:?} failed ({}):\n{stdout}\n{stderr}",
+            out.status
+        ));
+    }
+    Ok((stdout, stderr))
+}
+
+fn check() -> Result<(), String> {
+    for (procs, threads, same) in [("2", "1", "2"), ("3", "1", "3"), ("2", "2", "4")] {
+        let (one, _) = run(&[("STRADS_THREADS", same)])?;
+        let (many, explain) = run(&[("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)])?;
+        if one.lines().count() != 4 || many != one {
+            return Err(format!(
+                "{procs} processes x {threads} threads print\n{many}\n{same} threads print\n{one}"
+            ));
+        }
+        for name in ["histogram", "sgd_bias", "gradients"] {
+            let crossed = format!("strads cluster {name}: {procs} processes x {threads} threads;");
+            if !explain.lines().any(|l| l.starts_with(&crossed)) {
+                return Err(format!(
+                    "{name} did not cross processes ({procs} x {threads}):\n{explain}"
+                ));
+            }
+        }
+        if explain.contains("runs on the driver's threads") {
+            return Err(format!("a loop ran on the driver alone:\n{explain}"));
+        }
+    }
+    println!(
+        "cluster_buffers: 2x1, 3x1 and 2x2 processes x threads give the bits of 2, 3 and 4 \
+         threads"
+    );
+    Ok(())
+}
+
+#[strads::main]
+fn main() -> ExitCode {
+    if std::env::var("CLUSTER_BUFFERS_ROLE").as_deref() == Ok("program") {
+        program();
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = check() {
+        eprintln!("cluster_buffers: {e}");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
