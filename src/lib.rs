@@ -237,12 +237,12 @@ pub mod __private {
     pub use strads_runtime::cluster::registry::{
         LOOPS, Probe, ProbeNone, ProbeSerde, RemoteLoop, Serve,
     };
-    pub use strads_runtime::cluster::wire::WireArray;
+    pub use strads_runtime::cluster::wire::{Iterated, WireArray};
     pub use strads_runtime::linkme;
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Call, Capture, CaptureByCopy, CaptureByRef, DistArray,
-        GridSpace, LoopState, Named, Parked, Parts, RangeDim, RangeSpace, Reduce, SharedMut,
-        SparseArray, capture_key,
+        GridSpace, LoopState, Named, Parked, Parts, ProbeValuesNone, ProbeValuesSerde, RangeDim,
+        RangeSpace, Reduce, SharedMut, SparseArray, ValuesProbe, capture_key,
     };
 
     use serde::Serialize;

@@ -347,6 +347,35 @@ fn buffer_with_apply() {
     );
 }
 
+/// An `iter_mut()` loop: the call takes the array mutably, lists a placeholder for it
+/// among the arrays that cross processes (the call puts its indices there) and gives the
+/// values' codec, which the probe finds when they serialize.
+#[test]
+fn iter_mut_values() {
+    check(
+        "iter_mut_values",
+        quote!(buffer(nk), expect = "1d"),
+        quote! {
+            fn reassign(
+                tokens: &mut SparseArray<Vec<u16>, 2>,
+                ndk: &mut DistArray<i32, 2>,
+                nk: &mut DistArray<i32, 1>,
+            ) {
+                for ([d, w], zs) in tokens.iter_mut() {
+                    for z in zs.iter_mut() {
+                        let old = *z as usize;
+                        ndk[[d, old]] -= 1;
+                        nk[old] -= 1;
+                        *z = w as u16;
+                        ndk[[d, w]] += 1;
+                        nk[w] += 1;
+                    }
+                }
+            }
+        },
+    );
+}
+
 /// A perfect nest of range loops, the inner one stepped: a 2-D space of `[i, j]`, the
 /// body the inner loop's; `j` is `2 * t + 1` of the step `t`.
 #[test]

@@ -137,23 +137,175 @@ where
     }
 }
 
+/// How an `iter_mut()` loop's values cross processes (postcard), when they serialize.
+pub struct ValuesCodec<T> {
+    encode: fn(&[T]) -> Vec<u8>,
+    decode: fn(&[u8]) -> Result<Vec<T>, String>,
+}
+
+impl<T> fmt::Debug for ValuesCodec<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ValuesCodec")
+    }
+}
+
+/// The values' type seen through a probe that gives their [`ValuesCodec`] when they
+/// serialize and `None` otherwise (autoref specialization, as the loop struct's
+/// `Probe`): generated code calls `(&ValuesProbe::<T>::new()).codec()`.
+pub struct ValuesProbe<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> ValuesProbe<T> {
+    /// The probe.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        ValuesProbe(std::marker::PhantomData)
+    }
+}
+
+impl<T> fmt::Debug for ValuesProbe<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ValuesProbe")
+    }
+}
+
+/// [`ValuesProbe`] when the values serialize.
+pub trait ProbeValuesSerde<T> {
+    /// Their codec.
+    fn codec(&self) -> Option<ValuesCodec<T>>;
+}
+
+impl<T: serde::Serialize + serde::de::DeserializeOwned> ProbeValuesSerde<T> for ValuesProbe<T> {
+    fn codec(&self) -> Option<ValuesCodec<T>> {
+        Some(ValuesCodec {
+            encode: |v| postcard::to_allocvec(v).expect("values that serialize encode"),
+            decode: |b| postcard::from_bytes(b).map_err(|e| e.to_string()),
+        })
+    }
+}
+
+/// [`ValuesProbe`] when they do not: the loop stays on the driver's threads.
+pub trait ProbeValuesNone<T> {
+    /// `None`.
+    fn codec(&self) -> Option<ValuesCodec<T>>;
+}
+
+impl<T> ProbeValuesNone<T> for &ValuesProbe<T> {
+    fn codec(&self) -> Option<ValuesCodec<T>> {
+        None
+    }
+}
+
+/// Where this process stands in a call across processes: its rank, the ranks and the
+/// worker threads per rank.
+#[derive(Clone, Copy)]
+struct Layout {
+    rank: usize,
+    ranks: usize,
+    threads: usize,
+}
+
+/// The driver's values for the other ranks, and what they send back.
+struct ValuesOut {
+    out: Mutex<Vec<Vec<u8>>>,
+    back: Mutex<Vec<(usize, Vec<u8>)>>,
+}
+
+impl crate::cluster::call::ValuesWire for ValuesOut {
+    fn out(&self, rank: usize) -> Vec<u8> {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        out.get_mut(rank - 1)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn back(&self, rank: usize, bytes: Vec<u8>) {
+        self.back
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((rank, bytes));
+    }
+}
+
+/// The chunks of `ordered` that `rank`'s tasks own (`tasks`: each task's worker and
+/// range, in the serial order), encoded one per task.
+fn encode_rank<T>(
+    codec: &ValuesCodec<T>,
+    ordered: &[T],
+    tasks: &[(usize, (usize, usize))],
+    layout: Layout,
+    rank: usize,
+) -> Vec<u8> {
+    let blobs: Vec<Vec<u8>> = tasks
+        .iter()
+        .filter(|(w, _)| w / layout.threads == rank)
+        .map(|&(_, (lo, hi))| (codec.encode)(&ordered[lo..hi]))
+        .collect();
+    postcard::to_allocvec(&blobs).expect("byte strings encode")
+}
+
+/// Puts what `rank` sent ([`encode_rank`]) into its tasks' chunks of `ordered`.
+fn decode_rank<T>(
+    codec: &ValuesCodec<T>,
+    ordered: &mut [T],
+    tasks: &[(usize, (usize, usize))],
+    layout: Layout,
+    rank: usize,
+    bytes: &[u8],
+) -> Result<(), String> {
+    let blobs: Vec<Vec<u8>> =
+        postcard::from_bytes(bytes).map_err(|e| format!("values that do not decode: {e}"))?;
+    let mine: Vec<(usize, usize)> = tasks
+        .iter()
+        .filter(|(w, _)| w / layout.threads == rank)
+        .map(|&(_, r)| r)
+        .collect();
+    if blobs.len() != mine.len() {
+        return Err(format!(
+            "values for {} tasks where rank {rank} runs {}",
+            blobs.len(),
+            mine.len()
+        ));
+    }
+    for ((lo, hi), blob) in mine.into_iter().zip(&blobs) {
+        let vals = (codec.decode)(blob).map_err(|e| format!("values that do not decode: {e}"))?;
+        if vals.len() != hi - lo {
+            return Err(format!(
+                "{} values for a task of {} entries",
+                vals.len(),
+                hi - lo
+            ));
+        }
+        for (slot, v) in ordered[lo..hi].iter_mut().zip(vals) {
+            *slot = v;
+        }
+    }
+    Ok(())
+}
+
 impl Call<'_> {
     /// Runs a call of a loop over `array.iter_mut()`. `f` runs one block, given its chunk
-    /// of values.
-    pub fn run_mut<T, const N: usize, F>(self, array: &mut SparseArray<T, N>, f: F)
-    where
+    /// of values. In a cluster job the values of each rank's tasks travel to it and back
+    /// (`codec`; without one, the values do not serialize and the call stays on the
+    /// driver's threads), and the array crosses as its indices.
+    pub fn run_mut<T, const N: usize, F>(
+        self,
+        array: &mut SparseArray<T, N>,
+        codec: Option<ValuesCodec<T>>,
+        f: F,
+    ) where
         T: Clone + Default + Send + Sync + 'static,
         F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
     {
-        crate::exec::explain_local(self.state, "`iter_mut()` loops do not cross processes yet");
+        let state = self.state;
         // Planning may panic (an ordered loop over unsorted entries): plan before any value
         // moves out of the array, so that the array keeps its values then.
-        let job = self.prepare(&Keys(&*array));
+        let mut job = self.prepare(&Keys(&*array));
         // Each task's iteration ids, in its order: the chunks.
         let sched = job.schedule();
         let p = sched.workers;
         let mut order: Vec<u32> = Vec::new();
         let mut bounds: Vec<Option<(usize, usize)>> = vec![None; sched.steps.len() * p];
+        let mut tasks: Vec<(usize, (usize, usize))> = Vec::new();
         for (t, w, task) in sched.serial_order() {
             let start = order.len();
             match task.unit {
@@ -164,14 +316,68 @@ impl Call<'_> {
                 }
             }
             bounds[t * p + w] = Some((start, order.len()));
+            tasks.push((w, (start, order.len())));
         }
+        // In a cluster job: a worker serving the driver's call, or the driver of a call
+        // that may cross (the values must serialize).
+        let serving = crate::cluster::call::serving()
+            .zip(crate::cluster::session::worker())
+            .map(|(msg, s)| Layout {
+                rank: s.rank,
+                ranks: s.size(),
+                threads: msg.threads,
+            });
+        let driving = match crate::cluster::session::current().filter(|s| s.size() > 1) {
+            Some(s) if serving.is_none() && job.ships() => {
+                if codec.is_none() {
+                    job.stay_local();
+                    crate::exec::explain_local(
+                        state,
+                        "its values do not serialize (derive serde's Serialize and Deserialize \
+                         for them)",
+                    );
+                    None
+                } else {
+                    Some(Layout {
+                        rank: 0,
+                        ranks: s.size(),
+                        threads: s.threads,
+                    })
+                }
+            }
+            _ => None,
+        };
         let mut values = array.take_values();
+        let keys_wire = crate::cluster::wire::KeysWire(&*array);
         let outcome = {
             let keys = Keys(&*array);
             let mut ordered: Vec<T> = order
                 .iter()
                 .map(|&id| std::mem::take(&mut values[id as usize]))
                 .collect();
+            let fail = |e: String| -> ! {
+                crate::cluster::call::fail_job(format!("loop `{}`: {e}", state.spec().name))
+            };
+            if let (Some(l), Some(c)) = (serving, &codec) {
+                let bytes = crate::cluster::call::served_values().unwrap_or_default();
+                if let Err(e) = decode_rank(c, &mut ordered, &tasks, l, l.rank, &bytes) {
+                    fail(format!("the driver's {e}"));
+                }
+            }
+            let shipped = match (driving, &codec) {
+                (Some(l), Some(c)) => Some(ValuesOut {
+                    out: Mutex::new(
+                        (1..l.ranks)
+                            .map(|r| encode_rank(c, &ordered, &tasks, l, r))
+                            .collect(),
+                    ),
+                    back: Mutex::new(Vec::new()),
+                }),
+                _ => None,
+            };
+            if let Some(space) = state.spec().space_array() {
+                job.iterated(space, &keys_wire, shipped.as_ref().map(|v| v as _));
+            }
             let result = {
                 let mut slots: Vec<Mutex<Option<&mut [T]>>> = Vec::with_capacity(bounds.len());
                 let mut rest: &mut [T] = &mut ordered;
@@ -199,6 +405,20 @@ impl Call<'_> {
                     job.run(&keys, &block);
                 }))
             };
+            // The values other ranks' tasks updated come home; a worker sends its own.
+            if let (Some(l), Some(c), Some(v)) = (driving, &codec, &shipped) {
+                let back = std::mem::take(&mut *v.back.lock().unwrap_or_else(|e| e.into_inner()));
+                for (r, bytes) in back {
+                    if let Err(e) = decode_rank(c, &mut ordered, &tasks, l, r, &bytes) {
+                        fail(format!("rank {r} sent {e}"));
+                    }
+                }
+            }
+            if let (Some(l), Some(c)) = (serving, &codec)
+                && result.is_ok()
+            {
+                crate::cluster::call::give_back_values(encode_rank(c, &ordered, &tasks, l, l.rank));
+            }
             for (j, v) in ordered.into_iter().enumerate() {
                 values[order[j] as usize] = v;
             }

@@ -31,7 +31,7 @@ pub use array::view::{Named, SharedMut, ViewMut};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut};
 pub use error::{Error, Result};
 pub use exec::{Block, Call, LoopState, Planned, Survey, SurveyView, serial_env};
-pub use itermut::{KeyBuckets, Keys};
+pub use itermut::{KeyBuckets, Keys, ProbeValuesNone, ProbeValuesSerde, ValuesCodec, ValuesProbe};
 pub use plankey::capture_key;
 pub use pool::{current_threads, default_threads, with_threads};
 pub use space::{BoxBlocks, Buckets, GridSpace, RangeDim, RangeSpace, Space};

@@ -203,8 +203,8 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             }
         }
     };
-    // Across processes: loops with a static plan and no `iter_mut()`.
-    let clustered = !recon && !f.values_mut;
+    // Across processes: loops with a static plan.
+    let clustered = !recon;
     let ship = clustered.then(|| {
         let wire = f.arrays.iter().enumerate().map(|(k, a)| {
             let i = &a.ident;
@@ -212,6 +212,9 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             // A buffered array crosses as its buffer, which borrows it for the call.
             if let Some((_, buf, _)) = buffers.iter().find(|(b, _, _)| b == i) {
                 quote!(&#buf as &dyn #private::WireArray)
+            } else if f.values_mut && space_ident == Some(i) {
+                // The call borrows it mutably and puts its indices here.
+                quote!(&#private::Iterated as &dyn #private::WireArray)
             } else if lent.contains(&k) {
                 quote!(&#lent_ident as &dyn #private::WireArray)
             } else if a.owned {
@@ -263,7 +266,20 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             );
         }
     } else if f.values_mut {
-        quote!(__call #buffered_call .run_mut(&mut *#space_ident, #block_closure);)
+        let elem = match f.space {
+            SpaceSrc::Array(a) => &f.arrays[a].elem,
+            SpaceSrc::Range { .. } => unreachable!("`iter_mut()` iterates an array"),
+        };
+        quote! {
+            __call #buffered_call #ship .run_mut(
+                &mut *#space_ident,
+                {
+                    use #private::{ProbeValuesNone as _, ProbeValuesSerde as _};
+                    (&#private::ValuesProbe::<#elem>::new()).codec()
+                },
+                #block_closure
+            );
+        }
     } else {
         quote!(__call #buffered_call #ship .run(__space, #block_closure);)
     };

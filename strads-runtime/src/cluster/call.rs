@@ -4,12 +4,12 @@
 
 use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
-use std::ops::Range;
 use std::sync::Arc;
 
 use strads_analysis::LoopSpec;
 
-use super::proto::{ArrayMeta, Arrival, CallMsg, CallPlan, PlanArray, Region};
+use super::peers::{RankPeers, record_wait, since};
+use super::proto::{ArrayMeta, CallMsg, CallPlan, PlanArray, Region};
 use super::session::Session;
 use super::wire::{SEAL, WireArray};
 use crate::plan::Schedule;
@@ -28,6 +28,17 @@ pub struct Shipment<'a> {
     pub arrays: Vec<&'a dyn WireArray>,
     /// The reductions' parts, when the loop has reductions.
     pub parts: Option<&'a dyn PartsWire>,
+    /// An `iter_mut()` loop's values (set by the runtime).
+    pub values: Option<&'a dyn ValuesWire>,
+}
+
+/// The values of an `iter_mut()` call's array, which travel to the rank whose task owns
+/// them and back (the array itself crosses as its indices).
+pub trait ValuesWire: Sync {
+    /// Driver: the values of rank `rank`'s tasks, encoded.
+    fn out(&self, rank: usize) -> Vec<u8>;
+    /// Driver: what rank `rank` sent back after its tasks ran.
+    fn back(&self, rank: usize, bytes: Vec<u8>);
 }
 
 impl std::fmt::Debug for Shipment<'_> {
@@ -82,146 +93,6 @@ pub fn spec_hash(spec: &LoopSpec) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     bytes.hash(&mut h);
     h.finish()
-}
-
-/// Per loop (by name), this process's calls and the nanoseconds its workers spent waiting
-/// for other ranks, in all and in the first call: for the transfers a task needs, at
-/// barriers, and (the driver) for the other ranks to finish.
-static WAITS: std::sync::Mutex<Vec<(String, u64, u64, u64)>> = std::sync::Mutex::new(Vec::new());
-
-/// Per loop that crossed processes: `(name, calls, time its workers waited for other
-/// ranks, of which in the first call)`, summed over workers, in the order the loops were
-/// first called.
-pub fn waits() -> Vec<(String, u64, std::time::Duration, std::time::Duration)> {
-    WAITS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .map(|(n, c, ns, first)| {
-            (
-                n.clone(),
-                *c,
-                std::time::Duration::from_nanos(*ns),
-                std::time::Duration::from_nanos(*first),
-            )
-        })
-        .collect()
-}
-
-/// Adds one call of loop `name` that waited `ns`.
-fn record_wait(name: &str, ns: u64) {
-    let mut w = WAITS.lock().unwrap_or_else(|e| e.into_inner());
-    match w.iter_mut().find(|(n, ..)| n == name) {
-        Some(e) => {
-            e.1 += 1;
-            e.2 += ns;
-        }
-        None => w.push((name.to_string(), 1, ns, ns)),
-    }
-}
-
-/// Nanoseconds since `t0`.
-fn since(t0: std::time::Instant) -> u64 {
-    u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// The hooks of one rank in one call.
-struct RankPeers<'a> {
-    session: &'static Session,
-    plan: Arc<CallPlan>,
-    arrays: &'a [&'a dyn WireArray],
-    local: Range<usize>,
-    /// Nanoseconds this rank's workers waited in this call.
-    waited: std::sync::atomic::AtomicU64,
-    /// Buffers' exchanges so far in this call (each rank counts the same ones).
-    merges: std::sync::atomic::AtomicU64,
-}
-
-// Shipment's arrays are `Vec<&dyn WireArray>`; the hooks borrow them as a slice.
-
-impl RankPeers<'_> {
-    /// Applies transfer `tid` (once per rank; other tasks wait for it).
-    fn apply(&self, tid: usize) {
-        loop {
-            let data = self.session.wait(|core| match core.arrival(tid) {
-                Arrival::Applied => Some(None),
-                Arrival::Received(_) => Some(core.take_received(tid)),
-                Arrival::Applying | Arrival::Pending => None,
-            });
-            let Some(data) = data else {
-                return;
-            };
-            let tr = &self.plan.transfers[tid];
-            if let Err(e) = self.arrays[tr.array].write(SEAL, &tr.region, &data) {
-                self.session.fail(format!(
-                    "transfer {tid} from rank {} does not fit array {}: {e}",
-                    tr.from, tr.array
-                ));
-            }
-            self.session.with(|core| core.applied(tid));
-        }
-    }
-}
-
-impl Peers for RankPeers<'_> {
-    fn local(&self) -> Range<usize> {
-        self.local.clone()
-    }
-
-    fn before(&self, t: usize, w: usize) {
-        let t0 = std::time::Instant::now();
-        self.session.wait(|core| core.ready(t, w).then_some(()));
-        for &tid in &self.plan.waits[t][w] {
-            self.apply(tid);
-        }
-        self.waited
-            .fetch_add(since(t0), std::sync::atomic::Ordering::Relaxed);
-    }
-
-    fn after(&self, t: usize, w: usize) {
-        let sends: Vec<(usize, Vec<u8>)> = self.plan.sends[t][w]
-            .iter()
-            .map(|&tid| {
-                let tr = &self.plan.transfers[tid];
-                (tid, self.arrays[tr.array].read(SEAL, &tr.region))
-            })
-            .collect();
-        self.session.with(|core| {
-            for (tid, data) in sends {
-                core.send_transfer(tid, data);
-            }
-            core.task_done(t, w);
-        });
-    }
-
-    fn merge(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let key = self.merges.fetch_add(1, Relaxed);
-        let t0 = std::time::Instant::now();
-        self.session.with(|core| core.send_merge(key, &mine));
-        let theirs = self.session.wait(|core| core.take_merges(key));
-        self.waited.fetch_add(since(t0), Relaxed);
-        let threads = self.local.len();
-        theirs
-            .into_iter()
-            .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
-            .collect()
-    }
-
-    fn fail(&self, message: String) -> ! {
-        self.session.fail(message)
-    }
-
-    fn barrier(&self, t: usize) {
-        if self.plan.barrier[t] {
-            let t0 = std::time::Instant::now();
-            self.session.with(|core| core.barrier(t));
-            self.session
-                .wait(|core| core.barrier_passed(t).then_some(()));
-            self.waited
-                .fetch_add(since(t0), std::sync::atomic::Ordering::Relaxed);
-        }
-    }
 }
 
 /// Which arrays a schedule writes (a writable window in some task). An array no task
@@ -439,6 +310,10 @@ pub(crate) fn drive(
         schedule: postcard::to_allocvec(schedule).expect("schedules encode"),
         program: this_program().to_string(),
     };
+    let values: Vec<Vec<u8>> = match ship.values {
+        Some(v) => (1..session.size).map(|r| v.out(r)).collect(),
+        None => Vec::new(),
+    };
     session.with(|core| {
         core.send_call(&msg, |r| {
             metas
@@ -448,6 +323,9 @@ pub(crate) fn drive(
                 .map(|(a, _)| (a, ship.arrays[a].whole(SEAL)))
                 .collect()
         });
+        for (r, bytes) in values.into_iter().enumerate() {
+            core.send_values(seq, r + 1, bytes);
+        }
         core.begin(seq, plan.clone());
         for tid in plan.initial().filter(|&t| plan.transfers[t].from == 0) {
             let tr = &plan.transfers[tid];
@@ -498,6 +376,34 @@ pub(crate) fn drive(
                 session.fail(format!("rank {}: {e}", r + 1));
             }
         }
+    }
+    if let Some(v) = ship.values {
+        for r in 1..session.size {
+            v.back(r, session.wait(|core| core.take_values(seq, r)));
+        }
+    }
+}
+
+/// Worker: the values of the `iter_mut()` call it serves that the driver sent, and where
+/// to send them back ([`give_back_values`]).
+pub(crate) fn served_values() -> Option<Vec<u8>> {
+    let (msg, s) = (serving()?, super::session::worker()?);
+    Some(s.wait(|core| core.take_values(msg.seq, 0)))
+}
+
+/// Worker: sends the values of its tasks back to the driver, after they ran.
+pub(crate) fn give_back_values(bytes: Vec<u8>) {
+    if let (Some(msg), Some(s)) = (serving(), super::session::worker()) {
+        s.with(|core| core.send_values(msg.seq, 0, bytes));
+    }
+}
+
+/// Stops the job with `message` when this process is in one (values from another rank
+/// that do not decode); panics with it otherwise.
+pub(crate) fn fail_job(message: String) -> ! {
+    match super::session::current() {
+        Some(s) => s.fail(message),
+        None => panic!("strads: {message}"),
     }
 }
 

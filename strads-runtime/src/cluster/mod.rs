@@ -12,6 +12,7 @@
 pub mod call;
 pub mod launch;
 pub mod net;
+mod peers;
 pub mod proto;
 pub mod registry;
 pub mod session;

@@ -362,7 +362,7 @@ impl Session {
         }
         self.with(|core| core.shut_down());
         if crate::config::get().explain {
-            for (name, calls, waited, first) in super::call::waits() {
+            for (name, calls, waited, first) in super::peers::waits() {
                 eprintln!(
                     "strads cluster {name}: {calls} calls across processes; the driver's \
                      workers waited {:.3} s for other ranks ({:.3} s in the first call)",

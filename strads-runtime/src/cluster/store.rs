@@ -184,8 +184,10 @@ impl Store {
             )
         })?;
         let key_bytes = n.checked_mul(4 * N).ok_or("too many entries")?;
+        // Keys only: the values of an `iter_mut()` loop's array come with each call.
+        let value_size = if meta.keys_only { 0 } else { meta.elem.size() };
         let want = key_bytes
-            .checked_add(n.checked_mul(meta.elem.size()).ok_or("too many entries")?)
+            .checked_add(n.checked_mul(value_size).ok_or("too many entries")?)
             .ok_or("too many entries")?;
         if bytes.len() != want {
             return Err(format!("{} bytes for {n} sparse entries", bytes.len()));
@@ -202,7 +204,7 @@ impl Store {
             keys.push(k);
         }
         let mut values = vec![T::default(); n];
-        if !get(&bytes[key_bytes..], &mut values) {
+        if !meta.keys_only && !get(&bytes[key_bytes..], &mut values) {
             return Err("sparse values of another type".into());
         }
         self.put(

@@ -113,6 +113,7 @@ fn meta_of<T: 'static>(
         sparse: sparse.is_some(),
         shape: shape.to_vec(),
         entries: sparse.unwrap_or(0),
+        keys_only: false,
         elem: elem_of::<T>()?,
         shipped: written,
         sent: false,
@@ -284,6 +285,85 @@ where
     }
 }
 
+/// A sparse array's indices, little-endian `u32`s entry by entry, in a buffer with room
+/// for `value_size` bytes per entry after them.
+fn key_bytes<const N: usize>(keys: &[[u32; N]], value_size: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(keys.len() * (4 * N + value_size));
+    for k in keys {
+        for &i in k {
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+    }
+    out
+}
+
+/// Where generated code lists the array an `iter_mut()` loop iterates, which the call
+/// borrows mutably: `Call::run_mut` puts the array's indices there ([`KeysWire`]).
+#[derive(Debug)]
+pub struct Iterated;
+
+impl WireArray for Iterated {
+    fn meta(&self, _: bool) -> Option<ArrayMeta> {
+        None
+    }
+
+    fn read(&self, _: Seal, _: &Region) -> Vec<u8> {
+        Vec::new()
+    }
+
+    fn write(&self, _: Seal, _: &Region, _: &[u8]) -> Result<(), String> {
+        Err("an iterated array is not written".into())
+    }
+
+    fn whole(&self, _: Seal) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
+/// The array of an `iter_mut()` loop, whose values are out of it during the call: its
+/// indices cross (once per version of the keys, which never change), and each rank gets
+/// the values of its own tasks with the call (`cluster::call::ValuesWire`).
+pub(crate) struct KeysWire<'a, T, const N: usize>(pub(crate) &'a SparseArray<T, N>);
+
+/// The version a keys-only copy is kept under: never a version of the values (those
+/// count up from 0), so a worker holding the keys never takes them for the whole array.
+const KEYS_ONLY: u64 = u64::MAX - 1;
+
+impl<T: Sync + 'static, const N: usize> WireArray for KeysWire<'_, T, N> {
+    fn meta(&self, _: bool) -> Option<ArrayMeta> {
+        Some(ArrayMeta {
+            id: self.0.id(),
+            version: KEYS_ONLY,
+            sparse: true,
+            shape: self.0.shape().to_vec(),
+            entries: self.0.raw_keys().len() as u64,
+            keys_only: true,
+            elem: super::proto::Elem::U8,
+            shipped: false,
+            sent: false,
+            holders: Vec::new(),
+            copies: Vec::new(),
+            away: Vec::new(),
+        })
+    }
+
+    fn read(&self, seal: Seal, _: &Region) -> Vec<u8> {
+        self.whole(seal)
+    }
+
+    fn shared(&self, _: Seal, id: u64) {
+        self.0.forget.shared(id);
+    }
+
+    fn write(&self, _: Seal, _: &Region, _: &[u8]) -> Result<(), String> {
+        Err("an iterated array's indices are not written".into())
+    }
+
+    fn whole(&self, _: Seal) -> Vec<u8> {
+        key_bytes(self.0.raw_keys(), 0)
+    }
+}
+
 impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
     fn meta(&self, _: bool) -> Option<ArrayMeta> {
         meta_of::<T>(
@@ -307,13 +387,7 @@ impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
     }
 
     fn whole(&self, _: Seal) -> Vec<u8> {
-        let keys = self.raw_keys();
-        let mut out = Vec::with_capacity(keys.len() * (4 * N + 8));
-        for k in keys {
-            for &i in k {
-                out.extend_from_slice(&i.to_le_bytes());
-            }
-        }
+        let mut out = key_bytes(self.raw_keys(), std::mem::size_of::<T>());
         put(self.values(), &mut out);
         out
     }

@@ -129,6 +129,7 @@ impl<'a> Call<'a> {
                     .unwrap_or_default(),
                 arrays: arrays.to_vec(),
                 parts,
+                values: None,
             });
         }
         self
@@ -294,6 +295,34 @@ pub(crate) struct Job<'a, B> {
     plan: Option<Arc<StaticPlan<B>>>,
     /// The replay's schedule.
     replayed: Option<Schedule>,
+}
+
+impl<'a, B> Job<'a, B> {
+    /// Whether the call ships to other processes when it can.
+    pub(crate) fn ships(&self) -> bool {
+        self.call.ship.is_some()
+    }
+
+    /// Runs the call in this process alone.
+    pub(crate) fn stay_local(&mut self) {
+        self.call.ship = None;
+    }
+
+    /// An `iter_mut()` call: array `space` crosses as `keys` (its indices), its values as
+    /// `values`.
+    pub(crate) fn iterated(
+        &mut self,
+        space: usize,
+        keys: &'a dyn cluster::wire::WireArray,
+        values: Option<&'a dyn cluster::call::ValuesWire>,
+    ) {
+        if let Some(ship) = &mut self.call.ship
+            && let Some(slot) = ship.arrays.get_mut(space)
+        {
+            *slot = keys;
+            ship.values = values;
+        }
+    }
 }
 
 impl<B: Send + Sync + 'static> Job<'_, B> {

@@ -77,6 +77,8 @@ pub struct Core {
     /// Worker: calls the driver asked for, and whole arrays that came with them.
     calls: VecDeque<CallMsg>,
     arrays: Vec<(u64, usize, Vec<u8>)>,
+    /// `iter_mut()` calls' values that arrived, `(call, from, bytes)`.
+    values: Vec<(u64, usize, Vec<u8>)>,
     /// Worker: the driver's fetches of parts left here, `(req, array id, region)`.
     fetches: VecDeque<(u64, u64, Region)>,
     /// Worker: arrays the driver dropped.
@@ -107,6 +109,7 @@ impl Core {
             early: Vec::new(),
             calls: VecDeque::new(),
             arrays: Vec::new(),
+            values: Vec::new(),
             fetches: VecDeque::new(),
             forgets: VecDeque::new(),
             fetched: Vec::new(),
@@ -253,6 +256,7 @@ impl Core {
             Msg::Array { seq, array } => {
                 self.arrays.push((seq, array, data.unwrap_or_default()));
             }
+            Msg::Values { seq } => self.values.push((seq, from, data.unwrap_or_default())),
             Msg::Fetch { req, id, region } => self.fetches.push_back((req, id, region)),
             Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
             Msg::Forget { id } => self.forgets.push_back(id),
@@ -311,6 +315,24 @@ impl Core {
             .iter()
             .position(|(s, a, _)| *s == seq && *a == array)?;
         Some(self.arrays.swap_remove(i).2)
+    }
+
+    /// Sends the values of `iter_mut()` call `seq` to rank `to`.
+    pub fn send_values(&mut self, seq: u64, to: usize, data: Vec<u8>) {
+        self.send(Outgoing::Block {
+            to,
+            msg: Msg::Values { seq },
+            data,
+        });
+    }
+
+    /// The values of `iter_mut()` call `seq` that rank `from` sent, once here.
+    pub fn take_values(&mut self, seq: u64, from: usize) -> Option<Vec<u8>> {
+        let i = self
+            .values
+            .iter()
+            .position(|(s, f, _)| *s == seq && *f == from)?;
+        Some(self.values.swap_remove(i).2)
     }
 
     /// Driver: asks worker `to` for the elements of `region` of array `id` it holds;

@@ -42,6 +42,9 @@ pub struct ArrayMeta {
     pub shape: Vec<usize>,
     /// Entries of a sparse array.
     pub entries: u64,
+    /// A sparse array whose values stay out (an `iter_mut()` loop's: each rank gets the
+    /// values of its tasks with the call, [`Msg::Values`]): only its indices travel.
+    pub keys_only: bool,
     pub elem: Elem,
     /// Written by the loop: travels by regions ([`CallPlan`](super::CallPlan)); read-only
     /// arrays are sent whole when the worker lacks this version (`sent`).
@@ -116,6 +119,9 @@ pub enum Msg {
     Ping,
     /// Driver → workers: the program is over.
     Shutdown,
+    /// An `iter_mut()` call's values: driver → worker, those of the worker's tasks; worker
+    /// → driver, the same values after its tasks ran (a block frame, postcard).
+    Values { seq: u64 },
     /// The sender's workers' copies of a write-back buffer at the `key`-th exchange of call
     /// `seq` (a block frame).
     Merge { seq: u64, key: u64 },
@@ -176,6 +182,7 @@ mod tests {
             },
             Msg::Fetched { req: 4 },
             Msg::Merge { seq: 2, key: 11 },
+            Msg::Values { seq: 3 },
             Msg::Forget { id: 7 },
             Msg::Ping,
         ] {
@@ -223,7 +230,7 @@ mod tests {
                 space: vec![],
                 threads: 2,
                 arrays: vec![ArrayMeta {
-                    id: 1, version: 2, sparse: false, shape: vec![3, 4], entries: 0,
+                    id: 1, version: 2, sparse: false, shape: vec![3, 4], entries: 0, keys_only: false,
                     elem: Elem::F32, shipped: true, sent: false, holders: vec![0],
                     copies: vec![(crate::cluster::proto::Region(vec![(0, 4), (6, 9)]), 1)],
                     away: vec![(crate::cluster::proto::Region(vec![(4, 6)]), 1)],

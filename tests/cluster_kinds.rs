@@ -1,14 +1,19 @@
-//! Loops with write-back buffers cross processes (issue 12, "reductions and write-back
-//! buffers combined in the same order as on threads"): at each application point every
-//! rank sends its workers' copies of each buffer to the others and merges all of them in
-//! worker order, so every rank holds the same value and the driver ends with the bits the
-//! same worker count gives on threads.
+//! Loops with write-back buffers and `iter_mut()` loops cross processes (issue 12,
+//! "reductions and write-back buffers combined in the same order as on threads",
+//! "`iter_mut()` loops"). At each application point every rank sends its workers' copies
+//! of each buffer to the others and merges all of them in worker order, so every rank
+//! holds the same value and the driver ends with the bits the same worker count gives on
+//! threads. An `iter_mut()` loop's array crosses as its indices; the values of each rank's
+//! tasks go to it with the call and come back after it.
 //!
 //! The loops: a 1D histogram with two merged buffers (integer counts and a float sum), a
 //! 2D SGD with a buffered bias applied every 16 iterations (`max_delay`, so a step has
 //! several application points), and gradients handed to an AdaGrad apply function that
-//! updates two more arrays on every rank. Each runs several times with serial code
-//! changing the arrays in between. 2 processes x 1 thread must print what 2 threads print,
+//! updates two more arrays on every rank; a Gibbs-style reassignment over
+//! `tokens.iter_mut()` (a `Vec<u16>` of topics per entry, document counts local, word
+//! counts rotated, topic totals buffered). Each runs several times with serial code
+//! changing the arrays in between. A loop whose values do not serialize stays on the
+//! driver's threads and says why. 2 processes x 1 thread must print what 2 threads print,
 //! 3 x 1 what 3 threads print, 2 x 2 what 4 threads print, and every loop must say it
 //! crossed processes (not that it ran on the driver's threads).
 //!
@@ -87,6 +92,88 @@ fn gradients(
     }
 }
 
+/// Reassigns each token's topic (an `iter_mut()` loop over a `Vec<u16>` per entry).
+#[strads::parallel_for(buffer(nk), expect = "2d")]
+fn reassign(
+    tokens: &mut SparseArray<Vec<u16>, 2>,
+    ndk: &mut DistArray<i32, 2>,
+    nwk: &mut DistArray<i32, 2>,
+    nk: &mut DistArray<i32, 1>,
+    seed: u64,
+) {
+    let k: usize = nk.shape()[0];
+    for ([d, w], zs) in tokens.iter_mut() {
+        let mut rng = IterRng::new(seed, &[d as u64, w as u64]);
+        for z in zs.iter_mut() {
+            let old = *z as usize;
+            ndk[[d, old]] -= 1;
+            nwk[[w, old]] -= 1;
+            nk[old] -= 1;
+            let new = if rng.next_f32() < 0.5 && ndk[[d, old]] > 0 {
+                old
+            } else {
+                rng.below(k)
+            };
+            *z = new as u16;
+            ndk[[d, new]] += 1;
+            nwk[[w, new]] += 1;
+            nk[new] += 1;
+        }
+    }
+}
+
+/// A value that does not serialize.
+#[derive(Clone, Default, Debug)]
+struct Cell {
+    x: f32,
+}
+
+/// An `iter_mut()` loop over values that cannot cross processes.
+#[strads::parallel_for(expect = "1d")]
+fn scale(cells: &mut SparseArray<Cell, 2>, by: f32) {
+    for (_, c) in cells.iter_mut() {
+        c.x *= by;
+    }
+}
+
+/// A corpus of `(document, word)` entries, each with a few topics, and its counts.
+fn corpus(
+    k: usize,
+) -> (
+    SparseArray<Vec<u16>, 2>,
+    DistArray<i32, 2>,
+    DistArray<i32, 2>,
+    DistArray<i32, 1>,
+) {
+    let (docs, words) = (40, 50);
+    let r = DistArray::<f64, 1>::random([docs * words], 3);
+    let mut entries = Vec::new();
+    for d in 0..docs {
+        for w in 0..words {
+            let x = r[d * words + w];
+            if x < 0.3 {
+                let n = 1 + (x * 10.0) as usize;
+                let zs: Vec<u16> = (0..n).map(|j| ((d + w + j) % k) as u16).collect();
+                entries.push(([d, w], zs));
+            }
+        }
+    }
+    let tokens = SparseArray::from_entries([docs, words], entries).expect("a corpus");
+    let (mut ndk, mut nwk, mut nk) = (
+        DistArray::<i32, 2>::zeros([docs, k]),
+        DistArray::<i32, 2>::zeros([words, k]),
+        DistArray::<i32, 1>::zeros([k]),
+    );
+    for ([d, w], zs) in &tokens {
+        for &z in zs {
+            ndk[[d, z as usize]] += 1;
+            nwk[[w, z as usize]] += 1;
+            nk[z as usize] += 1;
+        }
+    }
+    (tokens, ndk, nwk, nk)
+}
+
 /// Bits of several values, as one number.
 fn digest(parts: &[Vec<u64>]) -> u64 {
     parts
@@ -125,15 +212,42 @@ fn program() {
         DistArray::<f32, 1>::zeros([d]),
         DistArray::<f32, 1>::zeros([d]),
     );
+    let (mut tokens, mut ndk, mut nwk, mut nk) = corpus(6);
+    let mut cells = SparseArray::from_entries(
+        [4, 4],
+        (0..8)
+            .map(|e| ([e / 4, e % 4], Cell { x: e as f32 }))
+            .collect(),
+    )
+    .expect("cells");
     for call in 0..4 {
         histogram(&ratings, &mut pu, &mut pi, &mut t);
         sgd_bias(&ratings, &mut w, &mut h, &mut b, 0.01);
         gradients(&x, &y, &mut wl, &mut g2, &mut grad, n);
+        reassign(&mut tokens, &mut ndk, &mut nwk, &mut nk, call as u64);
+        scale(&mut cells, 1.5);
+        let topics: Vec<u64> = tokens
+            .iter()
+            .flat_map(|(_, zs)| zs.iter().map(|&z| u64::from(z)))
+            .collect();
+        let xs: Vec<u64> = cells
+            .iter()
+            .map(|(_, c)| u64::from(c.x.to_bits()))
+            .collect();
         println!(
-            "call {call}: histogram {:016x} sgd_bias {:016x} gradients {:016x}",
+            "call {call}: histogram {:016x} sgd_bias {:016x} gradients {:016x} reassign \
+             {:016x} scale {:016x}",
             digest(&[bits(&pu), bits(&pi), bits(&t)]),
             digest(&[bits(&w), bits(&h), bits(&b)]),
             digest(&[bits(&wl), bits(&g2), bits(&grad)]),
+            digest(&[topics, bits(&ndk), bits(&nwk), bits(&nk)]),
+            digest(&[xs]),
+        );
+        // The counts stay consistent with the topics.
+        let total: i32 = nk.as_slice().iter().sum();
+        assert_eq!(
+            total as usize,
+            tokens.iter().map(|(_, zs)| zs.len()).sum::<usize>()
         );
         // Serial code between calls: every buffered array and apply target changes.
         t[0] *= 0.5;
@@ -154,7 +268,7 @@ fn run(env: &[(&str, &str)]) -> Result<(String, String), String> {
             cmd.env_remove(k);
         }
     }
-    cmd.env("CLUSTER_BUFFERS_ROLE", "program")
+    cmd.env("CLUSTER_KINDS_ROLE", "program")
         .env("STRADS_EXPLAIN", "1")
         .envs(env.iter().copied())
         .stdin(Stdio::null());
@@ -181,7 +295,7 @@ fn check() -> Result<(), String> {
                 "{procs} processes x {threads} threads print\n{many}\n{same} threads print\n{one}"
             ));
         }
-        for name in ["histogram", "sgd_bias", "gradients"] {
+        for name in ["histogram", "sgd_bias", "gradients", "reassign"] {
             let crossed = format!("strads cluster {name}: {procs} processes x {threads} threads;");
             if !explain.lines().any(|l| l.starts_with(&crossed)) {
                 return Err(format!(
@@ -189,25 +303,36 @@ fn check() -> Result<(), String> {
                 ));
             }
         }
-        if explain.contains("runs on the driver's threads") {
-            return Err(format!("a loop ran on the driver alone:\n{explain}"));
+        let alone: Vec<&str> = explain
+            .lines()
+            .filter(|l| l.contains("runs on the driver's threads"))
+            .collect();
+        let why = format!(
+            "strads cluster scale: runs on the driver's threads as the job's {} workers (its \
+             values do not serialize (derive serde's Serialize and Deserialize for them))",
+            same
+        );
+        if alone != [why.as_str()] {
+            return Err(format!(
+                "only `scale` should run on the driver alone, saying why:\n{explain}"
+            ));
         }
     }
     println!(
-        "cluster_buffers: 2x1, 3x1 and 2x2 processes x threads give the bits of 2, 3 and 4 \
-         threads"
+        "cluster_kinds: buffers and iter_mut() loops on 2x1, 3x1 and 2x2 processes x threads \
+         give the bits of 2, 3 and 4 threads"
     );
     Ok(())
 }
 
 #[strads::main]
 fn main() -> ExitCode {
-    if std::env::var("CLUSTER_BUFFERS_ROLE").as_deref() == Ok("program") {
+    if std::env::var("CLUSTER_KINDS_ROLE").as_deref() == Ok("program") {
         program();
         return ExitCode::SUCCESS;
     }
     if let Err(e) = check() {
-        eprintln!("cluster_buffers: {e}");
+        eprintln!("cluster_kinds: {e}");
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
