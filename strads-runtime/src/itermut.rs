@@ -137,10 +137,12 @@ where
     }
 }
 
-/// How an `iter_mut()` loop's values cross processes (postcard), when they serialize.
+/// How an `iter_mut()` loop's values cross processes (postcard, value after value), when
+/// they serialize. Decoding goes into the values already there (`deserialize_in_place`),
+/// so a `Vec` value reuses its allocation from one call to the next.
 pub struct ValuesCodec<T> {
-    encode: fn(&[T]) -> Vec<u8>,
-    decode: fn(&[u8]) -> Result<Vec<T>, String>,
+    encode: fn(&[T], &mut Vec<u8>),
+    decode: fn(&mut &[u8], &mut [T]) -> Result<(), String>,
 }
 
 impl<T> fmt::Debug for ValuesCodec<T> {
@@ -177,8 +179,20 @@ pub trait ProbeValuesSerde<T> {
 impl<T: serde::Serialize + serde::de::DeserializeOwned> ProbeValuesSerde<T> for ValuesProbe<T> {
     fn codec(&self) -> Option<ValuesCodec<T>> {
         Some(ValuesCodec {
-            encode: |v| postcard::to_allocvec(v).expect("values that serialize encode"),
-            decode: |b| postcard::from_bytes(b).map_err(|e| e.to_string()),
+            encode: |vals, out| {
+                for v in vals {
+                    let buf = std::mem::take(out);
+                    *out = postcard::to_extend(v, buf).expect("values that serialize encode");
+                }
+            },
+            decode: |bytes, vals| {
+                let mut de = postcard::Deserializer::from_bytes(bytes);
+                for v in vals.iter_mut() {
+                    T::deserialize_in_place(&mut de, v).map_err(|e| e.to_string())?;
+                }
+                *bytes = de.finalize().map_err(|e| e.to_string())?;
+                Ok(())
+            },
         })
     }
 }
@@ -227,7 +241,7 @@ impl crate::cluster::call::ValuesWire for ValuesOut {
 }
 
 /// The chunks of `ordered` that `rank`'s tasks own (`tasks`: each task's worker and
-/// range, in the serial order), encoded one per task.
+/// range, in the serial order), encoded one after another.
 fn encode_rank<T>(
     codec: &ValuesCodec<T>,
     ordered: &[T],
@@ -235,12 +249,11 @@ fn encode_rank<T>(
     layout: Layout,
     rank: usize,
 ) -> Vec<u8> {
-    let blobs: Vec<Vec<u8>> = tasks
-        .iter()
-        .filter(|(w, _)| w / layout.threads == rank)
-        .map(|&(_, (lo, hi))| (codec.encode)(&ordered[lo..hi]))
-        .collect();
-    postcard::to_allocvec(&blobs).expect("byte strings encode")
+    let mut out = Vec::new();
+    for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
+        (codec.encode)(&ordered[lo..hi], &mut out);
+    }
+    out
 }
 
 /// Puts what `rank` sent ([`encode_rank`]) into its tasks' chunks of `ordered`.
@@ -252,32 +265,16 @@ fn decode_rank<T>(
     rank: usize,
     bytes: &[u8],
 ) -> Result<(), String> {
-    let blobs: Vec<Vec<u8>> =
-        postcard::from_bytes(bytes).map_err(|e| format!("values that do not decode: {e}"))?;
-    let mine: Vec<(usize, usize)> = tasks
-        .iter()
-        .filter(|(w, _)| w / layout.threads == rank)
-        .map(|&(_, r)| r)
-        .collect();
-    if blobs.len() != mine.len() {
-        return Err(format!(
-            "values for {} tasks where rank {rank} runs {}",
-            blobs.len(),
-            mine.len()
-        ));
+    let mut rest = bytes;
+    for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
+        (codec.decode)(&mut rest, &mut ordered[lo..hi])
+            .map_err(|e| format!("values that do not decode: {e}"))?;
     }
-    for ((lo, hi), blob) in mine.into_iter().zip(&blobs) {
-        let vals = (codec.decode)(blob).map_err(|e| format!("values that do not decode: {e}"))?;
-        if vals.len() != hi - lo {
-            return Err(format!(
-                "{} values for a task of {} entries",
-                vals.len(),
-                hi - lo
-            ));
-        }
-        for (slot, v) in ordered[lo..hi].iter_mut().zip(vals) {
-            *slot = v;
-        }
+    if !rest.is_empty() {
+        return Err(format!(
+            "{} bytes after the values of its tasks",
+            rest.len()
+        ));
     }
     Ok(())
 }
