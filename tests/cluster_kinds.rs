@@ -1,17 +1,23 @@
-//! Loops with write-back buffers and `iter_mut()` loops cross processes (issue 12,
-//! "reductions and write-back buffers combined in the same order as on threads",
-//! "`iter_mut()` loops"). At each application point every rank sends its workers' copies
+//! Loops with write-back buffers, `iter_mut()` loops and loops planned by reconnaissance
+//! cross processes (issue 12, "reductions and write-back buffers combined in the same
+//! order as on threads", "`iter_mut()` loops", "reconnaissance"). At each application point every rank sends its workers' copies
 //! of each buffer to the others and merges all of them in worker order, so every rank
 //! holds the same value and the driver ends with the bits the same worker count gives on
 //! threads. An `iter_mut()` loop's array crosses as its indices; the values of each rank's
-//! tasks go to it with the call and come back after it.
+//! tasks go to it with the call and come back after it. A reconnaissance plan is recorded
+//! by the driver; every rank runs it, the rows a task owns travel like any window's
+//! elements, and a rank's reads need its own claim (another rank's claimed rows are not
+//! current there).
 //!
 //! The loops: a 1D histogram with two merged buffers (integer counts and a float sum), a
 //! 2D SGD with a buffered bias applied every 16 iterations (`max_delay`, so a step has
 //! several application points), and gradients handed to an AdaGrad apply function that
 //! updates two more arrays on every rank; a Gibbs-style reassignment over
 //! `tokens.iter_mut()` (a `Vec<u16>` of topics per entry, document counts local, word
-//! counts rotated, topic totals buffered). Each runs several times with serial code
+//! counts rotated, topic totals buffered); a scatter through an index array
+//! (reconnaissance), the same with one hot slot that makes a component larger than a
+//! worker's share (split into pieces that wait for each other), an `ordered` running sum
+//! through an index array, and rows gathered along a graph's edges. Each runs several times with serial code
 //! changing the arrays in between. A loop whose values do not serialize stays on the
 //! driver's threads and says why. 2 processes x 1 thread must print what 2 threads print,
 //! 3 x 1 what 3 threads print, 2 x 2 what 4 threads print, and every loop must say it
@@ -122,6 +128,67 @@ fn reassign(
     }
 }
 
+/// Moves slots of `w` through an index array (reconnaissance: a subscript read from
+/// data).
+#[strads::parallel_for(expect = "reconnaissance")]
+fn scatter(idx: &DistArray<u32, 1>, vals: &DistArray<f32, 1>, w: &mut DistArray<f32, 1>, n: usize) {
+    for s in 0..n {
+        let j = idx[s] as usize;
+        w[j] = 0.9 * w[j] + vals[s];
+    }
+}
+
+/// A running sum through an index array, in serial order (`ordered`).
+#[strads::parallel_for(ordered, expect = "reconnaissance")]
+fn running_sum(idx: &DistArray<u32, 1>, out: &mut DistArray<f64, 1>, n: usize) {
+    for i in 1..n {
+        let (a, b) = (idx[i] as usize, idx[i - 1] as usize);
+        out[a] = out[a] * 0.5 + out[b] + 1.0;
+    }
+}
+
+/// Each edge adds its tail's row of `x` into its head's row of `acc`.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn gather(
+    src: &DistArray<u32, 1>,
+    dst: &DistArray<u32, 1>,
+    x: &DistArray<f32, 2>,
+    acc: &mut DistArray<f32, 2>,
+    m: usize,
+) {
+    for e in 0..m {
+        let (a, b) = (src[e] as usize, dst[e] as usize);
+        let (xa, ab) = (x.row(a), acc.row_mut(b));
+        for k in 0..ab.len() {
+            ab[k] = 0.5 * ab[k] + xa[k];
+        }
+    }
+}
+
+/// Diffusion along a grid graph's edges: one conflict component per batch, split into
+/// pieces that wait for the pieces they share a node with; a buffer and a reduction too.
+#[strads::parallel_for(buffer(visits), expect = "reconnaissance")]
+fn diffuse(
+    src: &DistArray<u32, 1>,
+    dst: &DistArray<u32, 1>,
+    x: &mut DistArray<f32, 1>,
+    visits: &mut DistArray<u32, 1>,
+    m: usize,
+    rate: f32,
+) -> f64 {
+    let mut moved: f64 = 0.0;
+    for e in 0..m {
+        let (a, b) = (src[e] as usize, dst[e] as usize);
+        let d = x[b] - x[a];
+        x[a] += rate * d;
+        x[b] -= rate * d;
+        visits[a] += 1;
+        visits[b] += 1;
+        moved += d.abs() as f64;
+    }
+    moved
+}
+
 /// A value that does not serialize.
 #[derive(Clone, Default, Debug)]
 struct Cell {
@@ -220,7 +287,49 @@ fn program() {
             .collect(),
     )
     .expect("cells");
+    let u32s = |v: Vec<u32>| DistArray::from_vec([v.len()], v).expect("an index array");
+    let m = 4000;
+    let spread = u32s((0..m as u32).map(|s| (s * 7919 + s / 3) % 1500).collect());
+    // One slot in three iterations: a component larger than a worker's share.
+    let hot = u32s(
+        (0..m as u32)
+            .map(|s| if s % 3 == 0 { 7 } else { (s * 104_729) % 1500 })
+            .collect(),
+    );
+    let vals = DistArray::<f32, 1>::random([m], 5);
+    let (mut sw, mut hw, mut sums) = (
+        DistArray::<f32, 1>::zeros([1500]),
+        DistArray::<f32, 1>::zeros([1500]),
+        DistArray::<f64, 1>::random([1500], 6),
+    );
+    let (src, dst) = (
+        u32s((0..m as u32).map(|e| (e * 31) % 600).collect()),
+        u32s((0..m as u32).map(|e| (e * 17 + e / 5) % 600).collect()),
+    );
+    let xs = DistArray::<f32, 2>::random([600, 3], 7);
+    let mut acc = DistArray::<f32, 2>::zeros([600, 3]);
+    let (gs, gd) = strads::generate::grid_edges(40);
+    let edges = gs.len();
+    let (gs, gd) = (u32s(gs), u32s(gd));
+    let (mut nodes, mut visits) = (
+        DistArray::<f32, 1>::random([1600], 11),
+        DistArray::<u32, 1>::zeros([1600]),
+    );
     for call in 0..4 {
+        scatter(&spread, &vals, &mut sw, m);
+        scatter(&hot, &vals, &mut hw, m);
+        running_sum(&spread, &mut sums, m);
+        gather(&src, &dst, &xs, &mut acc, m);
+        let moved = diffuse(&gs, &gd, &mut nodes, &mut visits, edges, 0.1);
+        println!(
+            "call {call}: scatter {:016x} hot {:016x} running_sum {:016x} gather {:016x} \
+             diffuse {:016x}",
+            digest(&[bits(&sw)]),
+            digest(&[bits(&hw)]),
+            digest(&[bits(&sums)]),
+            digest(&[bits(&acc)]),
+            digest(&[bits(&nodes), bits(&visits), vec![moved.to_bits()]]),
+        );
         histogram(&ratings, &mut pu, &mut pi, &mut t);
         sgd_bias(&ratings, &mut w, &mut h, &mut b, 0.01);
         gradients(&x, &y, &mut wl, &mut g2, &mut grad, n);
@@ -249,7 +358,10 @@ fn program() {
             total as usize,
             tokens.iter().map(|(_, zs)| zs.len()).sum::<usize>()
         );
-        // Serial code between calls: every buffered array and apply target changes.
+        // Serial code between calls: every buffered array and apply target changes, and
+        // arrays the reconnaissance loops write.
+        sw[call] += 1.0;
+        acc[[call, 0]] -= 0.5;
         t[0] *= 0.5;
         pi[call] += 7;
         b[0] -= 0.25;
@@ -290,18 +402,36 @@ fn check() -> Result<(), String> {
     for (procs, threads, same) in [("2", "1", "2"), ("3", "1", "3"), ("2", "2", "4")] {
         let (one, _) = run(&[("STRADS_THREADS", same)])?;
         let (many, explain) = run(&[("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)])?;
-        if one.lines().count() != 4 || many != one {
+        if one.lines().count() != 8 || many != one {
             return Err(format!(
                 "{procs} processes x {threads} threads print\n{many}\n{same} threads print\n{one}"
             ));
         }
-        for name in ["histogram", "sgd_bias", "gradients", "reassign"] {
+        for name in [
+            "histogram",
+            "sgd_bias",
+            "gradients",
+            "reassign",
+            "scatter",
+            "running_sum",
+            "gather",
+            "diffuse",
+        ] {
             let crossed = format!("strads cluster {name}: {procs} processes x {threads} threads;");
             if !explain.lines().any(|l| l.starts_with(&crossed)) {
                 return Err(format!(
                     "{name} did not cross processes ({procs} x {threads}):\n{explain}"
                 ));
             }
+        }
+        // The grid's components are split into pieces, which wait across processes.
+        let split = explain
+            .lines()
+            .find_map(|l| l.strip_prefix("strads plan diffuse: "))
+            .and_then(|l| l.split_whitespace().find_map(|f| f.strip_prefix("split=")))
+            .and_then(|n| n.parse::<usize>().ok());
+        if !matches!(split, Some(1..)) {
+            return Err(format!("diffuse split no component:\n{explain}"));
         }
         let alone: Vec<&str> = explain
             .lines()
@@ -319,7 +449,7 @@ fn check() -> Result<(), String> {
         }
     }
     println!(
-        "cluster_kinds: buffers and iter_mut() loops on 2x1, 3x1 and 2x2 processes x threads \
+        "cluster_kinds: buffers, iter_mut() and reconnaissance loops on 2x1, 3x1 and 2x2 processes x threads \
          give the bits of 2, 3 and 4 threads"
     );
     Ok(())

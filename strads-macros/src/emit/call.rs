@@ -203,8 +203,8 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             }
         }
     };
-    // Across processes: loops with a static plan.
-    let clustered = !recon;
+    // Across processes: every loop (reconnaissance runs the driver's recorded plan).
+    let clustered = true;
     let ship = clustered.then(|| {
         let wire = f.arrays.iter().enumerate().map(|(k, a)| {
             let i = &a.ident;
@@ -253,7 +253,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         // Indirect subscripts: a survey pass over the same body (stand-in values, no
         // writes) makes the plan on the first call with these contents.
         quote! {
-            __call #buffered_call .run_surveyed(
+            __call #buffered_call #ship .run_surveyed(
                 __space,
                 &__keys,
                 &__captured,
@@ -343,6 +343,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             #red_begin
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
             let __call = #private::Call::new(&__STRADS_LOOP, &__shapes);
+            #keys_stmt
             #(#buffers_new)*
             #launch_scoped
             #(#buffers_finish)*

@@ -384,6 +384,20 @@ pub(crate) fn drive(
     }
 }
 
+/// Worker: the schedule of the call it serves, as the driver made it (a reconnaissance
+/// plan, which only the driver can record); one that does not decode stops the job.
+pub(crate) fn served_schedule() -> Schedule {
+    let (Some(msg), Some(s)) = (serving(), super::session::worker()) else {
+        unreachable!("only a worker serving a call asks for its schedule")
+    };
+    postcard::from_bytes(&msg.schedule).unwrap_or_else(|e| {
+        s.fail(format!(
+            "the driver's schedule of `{}` does not decode: {e}",
+            msg.name
+        ))
+    })
+}
+
 /// Worker: the values of the `iter_mut()` call it serves that the driver sent, and where
 /// to send them back ([`give_back_values`]).
 pub(crate) fn served_values() -> Option<Vec<u8>> {

@@ -37,7 +37,7 @@ use crate::space::Space;
 use crate::sync::Parked;
 use crate::trace::{self, LoopRun};
 use state::PlanKey;
-use threads::Execution;
+pub(crate) use threads::Execution;
 
 /// Whether the original serial loops should run: `STRADS_SERIAL=1`, or inside
 /// [`testing::serial`](crate::testing::serial).
@@ -379,61 +379,78 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         S: Space<Blocks = B>,
         F: Fn(&mut Block<'_, S>) + Sync,
     {
-        let schedule = self.schedule();
-        let state = self.call.state;
-        let mut go = |peers: &dyn crate::sync::Peers| {
-            let exec = Execution {
-                state,
-                space,
-                blocks: self.blocks(),
-                schedule,
-                owners: None,
-                apply: self.call.apply,
-                serialized: false,
-                tracing: false,
-                peers: Some(peers),
-            };
-            threads::execute(&exec, f);
+        let base = Execution {
+            state: self.call.state,
+            space,
+            blocks: self.blocks(),
+            schedule: self.schedule(),
+            owners: None,
+            apply: self.call.apply,
+            serialized: false,
+            tracing: false,
+            peers: None,
         };
-        if let (Some(msg), Some(s)) = (cluster::call::serving(), cluster::session::worker()) {
-            cluster::call::work(s, &msg, schedule, ship, &mut go);
-            return true;
-        }
-        let Some(s) = cluster::session::current().filter(|s| s.size() > 1) else {
-            return false;
-        };
-        if schedule.workers != s.workers() {
-            return false;
-        }
-        let crossing = match cluster::call::plan_call(state.spec(), schedule, ship, s) {
-            Ok(c) => c,
-            Err(why) => {
-                explain_local(state, &why);
-                return false;
-            }
-        };
-        let (sent, received) = s.bytes();
-        cluster::call::drive(
-            s,
-            ship.name,
-            state.spec(),
-            schedule,
-            ship,
-            crossing,
-            &mut go,
-        );
-        let (sent2, received2) = s.bytes();
-        state.explain_cluster(|| {
-            format!(
-                "{} processes x {} threads; the driver sent {} and received {} bytes in the first call",
-                s.size(),
-                s.threads,
-                sent2 - sent,
-                received2 - received
-            )
-        });
-        true
+        across(&base, ship, f)
     }
+}
+
+/// Runs `base` across processes when the program is a cluster job: as the driver (when
+/// the call can cross), or as a worker serving the driver's call, each process running
+/// its workers of the schedule with the hooks that meet the others. `false`: run it in
+/// this process alone.
+pub(crate) fn across<S, F>(base: &Execution<'_, S>, ship: &Shipment<'_>, f: &F) -> bool
+where
+    S: Space,
+    F: Fn(&mut Block<'_, S>) + Sync,
+{
+    let (state, schedule) = (base.state, base.schedule);
+    let mut go = |peers: &dyn crate::sync::Peers| {
+        let exec = Execution {
+            peers: Some(peers),
+            serialized: false,
+            tracing: false,
+            ..*base
+        };
+        threads::execute(&exec, f);
+    };
+    if let (Some(msg), Some(s)) = (cluster::call::serving(), cluster::session::worker()) {
+        cluster::call::work(s, &msg, schedule, ship, &mut go);
+        return true;
+    }
+    let Some(s) = cluster::session::current().filter(|s| s.size() > 1) else {
+        return false;
+    };
+    if schedule.workers != s.workers() {
+        return false;
+    }
+    let crossing = match cluster::call::plan_call(state.spec(), schedule, ship, s) {
+        Ok(c) => c,
+        Err(why) => {
+            explain_local(state, &why);
+            return false;
+        }
+    };
+    let (sent, received) = s.bytes();
+    cluster::call::drive(
+        s,
+        ship.name,
+        state.spec(),
+        schedule,
+        ship,
+        crossing,
+        &mut go,
+    );
+    let (sent2, received2) = s.bytes();
+    state.explain_cluster(|| {
+        format!(
+            "{} processes x {} threads; the driver sent {} and received {} bytes in the first call",
+            s.size(),
+            s.threads,
+            sent2 - sent,
+            received2 - received
+        )
+    });
+    true
 }
 
 /// In a cluster job, says (once, under `STRADS_EXPLAIN`) that the loop runs on the

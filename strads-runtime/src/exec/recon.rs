@@ -54,12 +54,14 @@ impl Call<'_> {
         R: Fn(&Survey<'_, S>),
         F: Fn(&mut Block<'_, S>) + Sync,
     {
-        super::explain_local(
-            self.state,
-            "reconnaissance plans do not cross processes yet",
-        );
         if self.replay.is_some() {
             return self.replay(space, &f);
+        }
+        // A worker rank serving the driver's call runs the schedule the driver recorded.
+        if let Some(ship) = &self.ship
+            && crate::cluster::call::serving().is_some()
+        {
+            return self.serve_surveyed(space, ship, &f);
         }
         let state = self.state;
         let spec = state.spec();
@@ -87,24 +89,101 @@ impl Call<'_> {
         state.explain_once(|| plan::summary::with_buffers(spec, &plan.summary));
         let schedule = &plan.schedule;
         let _turn = plan.running.lock().unwrap_or_else(|e| e.into_inner());
+        let owners = Owners {
+            table: &plan.owners,
+            call: plan.calls.fetch_add(1, Ordering::Relaxed) + 1,
+            workers: schedule.workers,
+            strict: false,
+        };
         let exec = Execution {
             state,
             space,
             blocks: None,
             schedule,
-            owners: Some(Owners {
-                table: &plan.owners,
-                call: plan.calls.fetch_add(1, Ordering::Relaxed) + 1,
-                workers: schedule.workers,
-            }),
+            owners: Some(owners),
             apply: self.apply,
             serialized: false,
             tracing: crate::trace::recording(),
             peers: None,
         };
+        // Across processes, a row another rank claims is not current here: reads need the
+        // claim too.
+        if let Some(ship) = &self.ship {
+            let strict = Execution {
+                owners: Some(Owners {
+                    strict: true,
+                    ..owners
+                }),
+                ..exec
+            };
+            if super::across(&strict, ship, &f) {
+                return;
+            }
+        }
         let steps = threads::execute(&exec, &f);
         self.push_trace(&plan.summary, schedule, steps);
     }
+
+    /// A worker rank's part of the driver's call: the driver's recorded schedule, with an
+    /// ownership table of this rank's own (its workers' claims; reads need them too).
+    fn serve_surveyed<S, F>(&self, space: &S, ship: &crate::cluster::call::Shipment<'_>, f: &F)
+    where
+        S: Space,
+        F: Fn(&mut Block<'_, S>) + Sync,
+    {
+        let state = self.state;
+        let schedule = crate::cluster::call::served_schedule();
+        let (_, n_elems) = ownership_bases(state.spec(), self.shapes);
+        let beyond = schedule
+            .steps
+            .iter()
+            .flat_map(|s| {
+                let pieces = s.tasks.iter().flatten().filter_map(|t| t.claim.as_ref());
+                s.claims.iter().chain(pieces)
+            })
+            .flat_map(|c| c.rows.iter())
+            .find(|&&r| r >= n_elems);
+        if let Some(row) = beyond {
+            crate::cluster::call::fail_job(format!(
+                "loop `{}`: the driver's schedule claims row {row} of an ownership table of \
+                 {n_elems} rows here (different data?)",
+                state.spec().name
+            ));
+        }
+        let table: Vec<AtomicU64> = (0..n_elems).map(|_| AtomicU64::new(0)).collect();
+        let exec = Execution {
+            state,
+            space,
+            blocks: None,
+            schedule: &schedule,
+            owners: Some(Owners {
+                table: &table,
+                call: 1,
+                workers: schedule.workers,
+                strict: true,
+            }),
+            apply: self.apply,
+            serialized: false,
+            tracing: false,
+            peers: None,
+        };
+        super::across(&exec, ship, f);
+    }
+}
+
+/// Where each array's rows start in a loop's ownership table (one entry per row of each
+/// array the loop writes, the iterated array aside), and the table's length.
+fn ownership_bases(spec: &strads_analysis::LoopSpec, shapes: &[&[usize]]) -> (Vec<u64>, u64) {
+    let mut bases = Vec::with_capacity(shapes.len());
+    let mut n_elems = 0u64;
+    for (a, shape) in shapes.iter().enumerate() {
+        bases.push(n_elems);
+        // Ownership is per row (first index): one entry per row.
+        if spec.arrays[a].mutable && spec.space_array() != Some(a) {
+            n_elems += shape.first().copied().unwrap_or(0) as u64;
+        }
+    }
+    (bases, n_elems)
 }
 
 /// The survey pass and the plan it makes.
@@ -118,15 +197,7 @@ fn plan_by_survey<S: Space>(
 ) -> ReconPlan {
     let spec = state.spec();
     let t = std::time::Instant::now();
-    let mut bases = Vec::with_capacity(shapes.len());
-    let mut n_elems = 0u64;
-    for (a, shape) in shapes.iter().enumerate() {
-        bases.push(n_elems);
-        // Ownership is per row (first index): one entry per row.
-        if spec.arrays[a].mutable && spec.space_array() != Some(a) {
-            n_elems += shape.first().copied().unwrap_or(0) as u64;
-        }
-    }
+    let (bases, n_elems) = ownership_bases(spec, shapes);
     let rec = Survey {
         state,
         space,

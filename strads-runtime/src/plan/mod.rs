@@ -25,7 +25,7 @@ pub(crate) mod tests;
 
 pub use apply::ApplyPoints;
 pub use window::{Claimant, TileWindow, Window};
-pub(crate) use window::{WORKER_BITS, stamp};
+pub(crate) use window::{READERS, WORKER_BITS, stamp};
 
 /// The plan of one loop call for `workers` workers.
 ///

@@ -72,6 +72,21 @@ pub(crate) fn schedule(spec: &LoopSpec, groups: GroupPlan, bases: &[u64], p: usi
                 batch: b,
                 claimant: Claimant::Nobody,
             });
+            // What each worker only reads: stamped for readers, so that a rank can tell
+            // the reads it has current from those it does not.
+            claims.extend(
+                batch
+                    .reads
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, rows)| !rows.is_empty())
+                    .map(|(w, rows)| Claim {
+                        worker: w,
+                        rows,
+                        batch: b,
+                        claimant: Claimant::Readers(w),
+                    }),
+            );
             batch_steps[0].claims = claims;
         }
         let at: Vec<(usize, usize)> = batch

@@ -277,8 +277,13 @@ fn reconnaissance_claims_then_runs_pieces_and_groups() {
     );
     let batch = |runs: Vec<Vec<u32>>, owned: Vec<Vec<u64>>, pieces: Vec<Piece>, shared| Batch {
         runs,
+        // Worker 1 of the first batch also reads row 2, which nobody writes in it.
+        reads: if owned[1] == [1] {
+            vec![vec![], vec![2]]
+        } else {
+            vec![vec![], vec![]]
+        },
         owned,
-        reads: vec![vec![], vec![]],
         groups: 2,
         largest: 1,
         split: usize::from(!pieces.is_empty()),
@@ -362,6 +367,8 @@ fn reconnaissance_claims_then_runs_pieces_and_groups() {
                     claim(0, vec![0], 0, Claimant::Worker(0)),
                     claim(1, vec![1], 0, Claimant::Worker(1)),
                     claim(0, vec![], 0, Claimant::Nobody),
+                    // What worker 1 only reads, stamped for readers.
+                    claim(1, vec![2], 0, Claimant::Readers(1)),
                 ],
                 barrier_after: true,
                 applies: true,

@@ -39,7 +39,7 @@ pub enum Window {
 }
 
 /// Who holds a claim in a batch of reconnaissance.
-#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(serde::Serialize, serde::Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Claimant {
     /// A worker, for its task groups.
     Worker(usize),
@@ -47,7 +47,14 @@ pub enum Claimant {
     Nobody,
     /// Piece `k` of the batch.
     Piece(usize),
+    /// The rows worker `w`'s tasks only read in the batch (nobody writes them in it): all
+    /// readers' claims carry one stamp, [`READERS`], so every reader may read them. How a
+    /// rank knows which reads are current there in a call across processes.
+    Readers(usize),
 }
+
+/// The claimant bits of a [`Claimant::Readers`] stamp (no worker or piece has them).
+pub(crate) const READERS: u64 = (1 << WORKER_BITS) - 1;
 
 /// The bits of an ownership stamp that name the claimant; the others name the call and
 /// the batch.
@@ -58,12 +65,12 @@ pub(crate) const WORKER_BITS: u32 = 16;
 /// [`WORKER_BITS`], so it reads as unclaimed.
 pub(crate) fn stamp(call: u64, batch: usize, claimant: Claimant, workers: usize) -> u64 {
     let who = match claimant {
-        Claimant::Worker(w) => w,
-        Claimant::Nobody => workers,
-        Claimant::Piece(k) => workers + 1 + k,
-    } as u64
-        + 1;
-    debug_assert!(who < 1 << WORKER_BITS);
+        Claimant::Worker(w) => w as u64 + 1,
+        Claimant::Nobody => workers as u64 + 1,
+        Claimant::Piece(k) => (workers + 1 + k) as u64 + 1,
+        Claimant::Readers(_) => READERS,
+    };
+    debug_assert!(who <= READERS);
     ((call << 24 | (batch as u64 + 1)) << WORKER_BITS) | who
 }
 

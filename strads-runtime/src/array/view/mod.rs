@@ -173,7 +173,7 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             } => {
                 let o = owners.expect("ownership windows come with their table");
                 let stamp = crate::plan::stamp(o.call, *batch, *claimant, o.workers);
-                owned = Some((o.table, *base, stamp));
+                owned = Some((o.table, *base, (stamp, o.strict)));
                 (0, 0, 0, true, None)
             }
             Window::Lattice {

@@ -8,7 +8,7 @@ use std::ops::{Index, IndexMut};
 use crate::array::access::{ArrayMut, ArrayRef, offset};
 use crate::array::index_panic_in;
 
-pub(crate) use crate::plan::{TileWindow, WORKER_BITS, Window};
+pub(crate) use crate::plan::{READERS, TileWindow, WORKER_BITS, Window};
 
 /// A reconnaissance call's ownership table: what [`Window::Owned`] windows check.
 #[derive(Clone, Copy, Debug)]
@@ -18,15 +18,26 @@ pub(crate) struct Owners<'a> {
     pub(crate) call: u64,
     /// Workers of the call.
     pub(crate) workers: usize,
+    /// Reads need the claim too (a call across processes: a row another rank claims is
+    /// not current here, so reading it would read stale values).
+    pub(crate) strict: bool,
 }
 
 /// Whether the worker stamped `stamp` may write (or read) element `e`: written elements
 /// are claimed by exactly one worker per batch; an element no worker claimed in this batch
-/// is only read.
+/// is only read: those the plan lists as read carry the readers' stamp, and with `strict`
+/// reads (a call across processes) only those and the worker's own may be read.
 #[inline(always)]
-fn owns_element(table: &[std::sync::atomic::AtomicU64], e: usize, stamp: u64, write: bool) -> bool {
+fn owns_element(
+    table: &[std::sync::atomic::AtomicU64],
+    e: usize,
+    (stamp, strict): (u64, bool),
+    write: bool,
+) -> bool {
     let v = table[e].load(std::sync::atomic::Ordering::Relaxed);
-    v == stamp || (!write && (v >> WORKER_BITS) != (stamp >> WORKER_BITS))
+    v == stamp
+        || (!write
+            && (v == stamp | READERS || (!strict && (v >> WORKER_BITS) != (stamp >> WORKER_BITS))))
 }
 
 /// One worker's window on an array for one block.
@@ -43,8 +54,9 @@ pub struct ViewMut<'s, T, const N: usize> {
     pub(super) writable: bool,
     /// A wavefront tile's window instead of `axis`/`lo`/`hi`.
     pub(super) tiles: Option<&'s TileWindow>,
-    /// Reconnaissance ownership: `(table, base, stamp)` instead of `axis`/`lo`/`hi`.
-    pub(super) owned: Option<(&'s [std::sync::atomic::AtomicU64], usize, u64)>,
+    /// Reconnaissance ownership: `(table, base, (stamp, strict))` instead of
+    /// `axis`/`lo`/`hi`.
+    pub(super) owned: Option<(&'s [std::sync::atomic::AtomicU64], usize, (u64, bool))>,
     /// A strided window: `lo..hi` are the dim's range, checked through the alignment.
     pub(super) lattice: Option<strads_analysis::Align>,
     pub(super) name: &'static str,

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use super::region::{Region, task_regions};
+use super::region::{Claims, Region};
 use crate::plan::Schedule;
 
 /// A task: `(step, worker)`.
@@ -203,11 +203,7 @@ impl CallPlan {
             end: Vec::new(),
             copies: Vec::new(),
         };
-        if schedule.steps.iter().any(|s| !s.claims.is_empty()) {
-            return Err(NotShippable(
-                "reconnaissance claims do not cross processes yet".into(),
-            ));
-        }
+        let claims = Claims::of(schedule);
         let mut maps: Vec<BTreeMap<u64, Seg>> = arrays
             .iter()
             .map(|a| {
@@ -276,9 +272,10 @@ impl CallPlan {
                     let window = windows.get(a).ok_or_else(|| {
                         NotShippable(format!("task ({t}, {w}) has no window for array {a}"))
                     })?;
-                    let (region, written) = task_regions(window, &arr.shape).ok_or_else(|| {
-                        NotShippable("reconnaissance windows do not cross processes yet".into())
-                    })?;
+                    let (region, written) =
+                        claims.regions(window, &arr.shape, w).ok_or_else(|| {
+                            NotShippable(format!("task ({t}, {w}) has a window that cannot cross"))
+                        })?;
                     let map = &mut maps[a];
                     for &(lo, hi) in &region.0 {
                         split_at(map, lo);

@@ -1,7 +1,9 @@
 //! Regions of an array as sorted, disjoint ranges of flat (row-major) element offsets, and
 //! the region a task's window covers.
 
-use crate::plan::{TileWindow, Window};
+use std::collections::HashMap;
+
+use crate::plan::{Claimant, Schedule, TileWindow, Window};
 
 /// Sorted, disjoint, non-empty ranges `[lo, hi)` of flat element offsets.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -125,6 +127,68 @@ pub fn task_regions(window: &Window, shape: &[usize]) -> Option<(Region, Region)
             Some((region, written))
         }
     }
+}
+
+/// The rows each claimant of each batch owns in a reconnaissance schedule (step claims and
+/// the claims pieces make when they start), sorted: what a task's `Window::Owned` covers.
+#[derive(Debug, Default)]
+pub struct Claims(HashMap<(usize, Claimant), Vec<u64>>);
+
+impl Claims {
+    /// The claims of `schedule`.
+    pub fn of(schedule: &Schedule) -> Claims {
+        let mut map: HashMap<(usize, Claimant), Vec<u64>> = HashMap::new();
+        let steps = schedule.steps.iter();
+        let made = steps.flat_map(|s| {
+            let tasks = s.tasks.iter().flatten().filter_map(|t| t.claim.as_ref());
+            s.claims.iter().chain(tasks)
+        });
+        for c in made {
+            map.entry((c.batch, c.claimant))
+                .or_default()
+                .extend_from_slice(&c.rows);
+        }
+        for rows in map.values_mut() {
+            rows.sort_unstable();
+            rows.dedup();
+        }
+        Claims(map)
+    }
+
+    /// The elements worker `w`'s task with `window` on an array of `shape` may touch and
+    /// those it may write: `(access, written)`; `None` for a window that cannot cross. A
+    /// reconnaissance task writes the rows its claimant owns and reads those too and the
+    /// rows its worker only reads in the batch.
+    pub fn regions(&self, window: &Window, shape: &[usize], w: usize) -> Option<(Region, Region)> {
+        match window {
+            Window::Owned {
+                base,
+                batch,
+                claimant,
+            } => {
+                let rows = |c: Claimant| self.0.get(&(*batch, c)).map_or(&[][..], Vec::as_slice);
+                let written = owned_region(rows(*claimant), *base as u64, shape);
+                let read = owned_region(rows(Claimant::Readers(w)), *base as u64, shape);
+                Some((written.union(&read), written))
+            }
+            _ => task_regions(window, shape),
+        }
+    }
+}
+
+/// The elements of rows `rows` (sorted element ids of a reconnaissance ownership table)
+/// that belong to an array of `shape` whose row 0 is id `base`: what a task that owns
+/// those rows may touch.
+pub fn owned_region(rows: &[u64], base: u64, shape: &[usize]) -> Region {
+    let n_rows = shape.first().copied().unwrap_or(0) as u64;
+    let row_len: u64 = shape.iter().skip(1).map(|&d| d as u64).product();
+    let mut out = Region::default();
+    let from = rows.partition_point(|&r| r < base);
+    for &r in rows[from..].iter().take_while(|&&r| r < base + n_rows) {
+        let i = r - base;
+        out.push(i * row_len, (i + 1) * row_len);
+    }
+    out
 }
 
 /// The elements a wavefront tile may touch and those it may write: `(access, written)`.

@@ -372,3 +372,84 @@ fn buffer_copies_meet_by_exchange_in_rank_order() {
         Some(vec![(1, vec![1, 1]), (2, vec![2, 1])])
     );
 }
+
+mod reconnaissance {
+    //! Reconnaissance plans across ranks: from random recorded accesses (batches, task
+    //! groups, split components with their pieces, `ordered` or not), every task starts
+    //! with the serial values of the rows it owns and reads, and the driver ends with the
+    //! final values (the oracle of `verify`, element by element).
+
+    use proptest::prelude::*;
+    use strads_analysis::{Accesses, Subscript, plan_groups_with};
+
+    use super::super::verify::verify;
+    use super::super::*;
+    use crate::plan::recon;
+    use crate::plan::tests::{access, array, spec};
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn every_task_starts_from_the_serial_values(
+            touches in proptest::collection::vec(
+                proptest::collection::vec((0u64..12, any::<bool>()), 1..4),
+                1..40,
+            ),
+            batch in 1usize..16,
+            split in any::<bool>(),
+            ordered in any::<bool>(),
+            layout in prop_oneof![Just((2usize, 1usize)), Just((2, 2)), Just((3, 1)), Just((4, 1))],
+            home in any::<bool>(),
+        ) {
+            // Two written arrays: rows 0..8 are `a`'s (8 x 2), rows 8..12 `b`'s (4).
+            let s = spec(
+                &["i"],
+                vec![array("a", 2, true), array("b", 1, true)],
+                vec![
+                    access(0, true, vec![Subscript::Indirect, Subscript::Full]),
+                    access(1, true, vec![Subscript::Indirect]),
+                ],
+                ordered,
+            );
+            let mut acc = Accesses::new();
+            for it in &touches {
+                for &(e, w) in it {
+                    acc.touch(e, w);
+                }
+                acc.end_iteration();
+            }
+            let (ranks, threads) = layout;
+            let p = ranks * threads;
+            let groups = plan_groups_with(&acc, 12, p, batch, split, ordered);
+            let sched = recon::schedule(&s, groups, &[0, 8], p);
+            let shapes: [&[usize]; 2] = [&[8, 2], &[4]];
+            let arrays = PlanArray::on_driver(&shapes);
+            let checked = verify(&sched, &arrays, ranks, home);
+            prop_assert_eq!(checked, Ok(true), "{:?}", sched);
+            // And those regions cover what each task's iterations touch (so the values
+            // they are given are the values they use).
+            let claims = super::super::region::Claims::of(&sched);
+            for (t, step) in sched.steps.iter().enumerate() {
+                for (w, task) in step.tasks.iter().enumerate() {
+                    let Some(task) = task else { continue };
+                    let crate::plan::Unit::Ids(k) = task.unit else { continue };
+                    let windows = &sched.windows[task.windows];
+                    for &i in &sched.lists[k] {
+                        for (e, write) in acc.of(i as usize) {
+                            let (a, row) = if e < 8 { (0, e) } else { (1, e - 8) };
+                            let width = if a == 0 { 2 } else { 1 };
+                            let (access, written) = claims
+                                .regions(&windows[a], shapes[a], w)
+                                .expect("owned windows cross");
+                            let inside = |r: &Region| {
+                                r.0.iter().any(|&(lo, hi)| lo <= row * width && (row + 1) * width <= hi)
+                            };
+                            prop_assert!(inside(&access), "task ({}, {}) touches row {} of {}", t, w, row, a);
+                            prop_assert!(!write || inside(&written), "task ({}, {}) writes row {} of {}", t, w, row, a);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

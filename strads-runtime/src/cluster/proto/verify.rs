@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::callplan::{CallPlan, PlanArray};
-use super::region::{Region, task_regions};
+use super::region::{Claims, Region};
 use crate::plan::Schedule;
 
 /// Tags of every element of every array, per rank (`None`: the rank does not hold it).
@@ -36,6 +36,7 @@ pub fn verify(
         return Err(format!("{p} workers do not split into {ranks} ranks"));
     }
     let threads = p / ranks;
+    let claims = Claims::of(schedule);
     let plan = match CallPlan::new(schedule, ranks, threads, arrays, home) {
         Ok(plan) => plan,
         Err(_) => return Ok(false),
@@ -120,7 +121,8 @@ pub fn verify(
                 let window = schedule.windows[task.windows]
                     .get(a)
                     .ok_or_else(|| format!("task ({t}, {w}) has no window of array {a}"))?;
-                let (access, written) = task_regions(window, &arr.shape)
+                let (access, written) = claims
+                    .regions(window, &arr.shape, w)
                     .ok_or_else(|| format!("task ({t}, {w}): a window that cannot cross"))?;
                 for e in elems(&access) {
                     if mem[r][a][e] != Some(truth[a][e]) {
