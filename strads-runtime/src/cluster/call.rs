@@ -307,9 +307,25 @@ pub(crate) fn drive(
         space: ship.space.clone(),
         threads: session.threads,
         arrays: metas.clone(),
-        schedule: postcard::to_allocvec(schedule).expect("schedules encode"),
+        schedule: Vec::new(),
+        schedule_hash: 0,
         program: this_program().to_string(),
     };
+    // The schedule goes out when it is not the one the loop's last call sent.
+    let mut msg = msg;
+    let bytes = postcard::to_allocvec(schedule).expect("schedules encode");
+    msg.schedule_hash = {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        bytes.hash(&mut h);
+        h.finish()
+    };
+    let resend = {
+        let mut sent = session.schedules.lock().unwrap_or_else(|e| e.into_inner());
+        sent.insert(name.to_string(), msg.schedule_hash) != Some(msg.schedule_hash)
+    };
+    if resend {
+        msg.schedule = bytes;
+    }
     let values: Vec<Vec<u8>> = match ship.values {
         Some(v) => (1..session.size).map(|r| v.out(r)).collect(),
         None => Vec::new(),
@@ -385,17 +401,45 @@ pub(crate) fn drive(
 }
 
 /// Worker: the schedule of the call it serves, as the driver made it (a reconnaissance
-/// plan, which only the driver can record); one that does not decode stops the job.
-pub(crate) fn served_schedule() -> Schedule {
+/// plan, which only the driver can record).
+pub(crate) fn served_schedule() -> Arc<Schedule> {
     let (Some(msg), Some(s)) = (serving(), super::session::worker()) else {
         unreachable!("only a worker serving a call asks for its schedule")
     };
-    postcard::from_bytes(&msg.schedule).unwrap_or_else(|e| {
-        s.fail(format!(
+    their_schedule(s, &msg)
+}
+
+/// Worker: per loop, the schedule the driver last sent and its hash.
+static THEIRS: std::sync::Mutex<Vec<(String, u64, Arc<Schedule>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Worker: the driver's schedule of call `msg`: the one it sent, or, when it sent none,
+/// the one it sent last for the loop (named by its hash). One that does not decode, or
+/// a hash this rank does not hold, stops the job.
+pub(crate) fn their_schedule(session: &'static Session, msg: &CallMsg) -> Arc<Schedule> {
+    let mut kept = THEIRS.lock().unwrap_or_else(|e| e.into_inner());
+    if msg.schedule.is_empty() {
+        let found = kept
+            .iter()
+            .find(|(n, h, _)| *n == msg.name && *h == msg.schedule_hash);
+        return match found {
+            Some((_, _, s)) => s.clone(),
+            None => session.fail(format!(
+                "the driver sent no schedule for `{}` and this rank keeps none with its hash",
+                msg.name
+            )),
+        };
+    }
+    let decoded: Schedule = postcard::from_bytes(&msg.schedule).unwrap_or_else(|e| {
+        session.fail(format!(
             "the driver's schedule of `{}` does not decode: {e}",
             msg.name
         ))
-    })
+    });
+    let decoded = Arc::new(decoded);
+    kept.retain(|(n, ..)| *n != msg.name);
+    kept.push((msg.name.clone(), msg.schedule_hash, decoded.clone()));
+    decoded
 }
 
 /// Worker: the values of the `iter_mut()` call it serves that the driver sent, and where
@@ -489,14 +533,8 @@ pub(crate) fn work(
     ship: &Shipment<'_>,
     run: &mut dyn FnMut(&dyn Peers),
 ) {
-    let theirs: Schedule = match postcard::from_bytes(&msg.schedule) {
-        Ok(s) => s,
-        Err(e) => session.fail(format!(
-            "the driver's schedule of `{}` does not decode: {e}",
-            msg.name
-        )),
-    };
-    if &theirs != schedule {
+    let theirs = their_schedule(session, msg);
+    if *theirs != *schedule {
         session.fail(format!(
             "loop `{}`: this rank plans another schedule than the driver's (different data \
              or binary)",

@@ -117,8 +117,7 @@ impl Serve<'_> {
         T: Clone + Default + Send + 'static,
     {
         if self.planned.is_none() {
-            let schedule: crate::plan::Schedule = postcard::from_bytes(&self.msg.schedule)
-                .map_err(|e| format!("the driver's schedule does not decode: {e}"))?;
+            let schedule = super::call::their_schedule(self.session, self.msg);
             let written = super::call::written(&schedule, self.msg.arrays.len());
             let plan = super::call::worker_plan(self.session, self.msg, &schedule);
             self.planned = Some((written, plan));

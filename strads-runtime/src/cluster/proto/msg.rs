@@ -75,8 +75,11 @@ pub struct CallMsg {
     /// Worker threads per rank.
     pub threads: usize,
     pub arrays: Vec<ArrayMeta>,
-    /// The schedule, postcard: the worker checks its own plan against it.
+    /// The schedule, postcard: the worker checks its own plan against it (or runs it, a
+    /// reconnaissance plan). Empty when it is the one the loop's last call sent, which the
+    /// worker keeps: `schedule_hash` names it.
     pub schedule: Vec<u8>,
+    pub schedule_hash: u64,
     /// The driver's program (its file), for errors that name both binaries.
     pub program: String,
 }
@@ -236,6 +239,7 @@ mod tests {
                     away: vec![(crate::cluster::proto::Region(vec![(4, 6)]), 1)],
                 }],
                 schedule: vec![9; 20],
+                schedule_hash: 17,
                 program: "prog".into(),
             }));
             let mut bytes = encode(&msg);
