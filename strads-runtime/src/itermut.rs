@@ -141,7 +141,7 @@ where
 /// they serialize. Decoding goes into the values already there (`deserialize_in_place`),
 /// so a `Vec` value reuses its allocation from one call to the next.
 pub struct ValuesCodec<T> {
-    encode: fn(&[T], &mut Vec<u8>),
+    encode: fn(&[T], &mut Vec<u8>) -> Result<(), String>,
     decode: fn(&mut &[u8], &mut [T]) -> Result<(), String>,
 }
 
@@ -182,8 +182,9 @@ impl<T: serde::Serialize + serde::de::DeserializeOwned> ProbeValuesSerde<T> for 
             encode: |vals, out| {
                 for v in vals {
                     let buf = std::mem::take(out);
-                    *out = postcard::to_extend(v, buf).expect("values that serialize encode");
+                    *out = postcard::to_extend(v, buf).map_err(|e| e.to_string())?;
                 }
+                Ok(())
             },
             decode: |bytes, vals| {
                 let mut de = postcard::Deserializer::from_bytes(bytes);
@@ -248,12 +249,41 @@ fn encode_rank<T>(
     tasks: &[(usize, (usize, usize))],
     layout: Layout,
     rank: usize,
-) -> Vec<u8> {
+) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
-        (codec.encode)(&ordered[lo..hi], &mut out);
+        (codec.encode)(&ordered[lo..hi], &mut out)?;
     }
-    out
+    Ok(out)
+}
+
+/// The driver's values for `rank`, encoded and checked to come back exactly: decoded into
+/// a copy of its chunks and encoded again, they must give the same bytes (a value postcard
+/// cannot carry faithfully, such as serde's `skip_serializing_if`, `untagged` or
+/// `flatten`, fails here, before the call, instead of giving other values on the rank).
+fn encode_checked<T: Clone>(
+    codec: &ValuesCodec<T>,
+    ordered: &[T],
+    tasks: &[(usize, (usize, usize))],
+    layout: Layout,
+    rank: usize,
+) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let (mut again, mut copy) = (Vec::new(), Vec::new());
+    for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
+        let start = out.len();
+        (codec.encode)(&ordered[lo..hi], &mut out)?;
+        copy.clear();
+        copy.extend_from_slice(&ordered[lo..hi]);
+        let mut rest = &out[start..];
+        (codec.decode)(&mut rest, &mut copy)?;
+        again.clear();
+        (codec.encode)(&copy, &mut again)?;
+        if !rest.is_empty() || again[..] != out[start..] {
+            return Err("values that decode to other values".into());
+        }
+    }
+    Ok(out)
 }
 
 /// Puts what `rank` sent ([`encode_rank`]) into its tasks' chunks of `ordered`.
@@ -362,14 +392,28 @@ impl Call<'_> {
                 }
             }
             let shipped = match (driving, &codec) {
-                (Some(l), Some(c)) => Some(ValuesOut {
-                    out: Mutex::new(
-                        (1..l.ranks)
-                            .map(|r| encode_rank(c, &ordered, &tasks, l, r))
-                            .collect(),
-                    ),
-                    back: Mutex::new(Vec::new()),
-                }),
+                (Some(l), Some(c)) => {
+                    let out: Result<Vec<Vec<u8>>, String> = (1..l.ranks)
+                        .map(|r| encode_checked(c, &ordered, &tasks, l, r))
+                        .collect();
+                    match out {
+                        Ok(out) => Some(ValuesOut {
+                            out: Mutex::new(out),
+                            back: Mutex::new(Vec::new()),
+                        }),
+                        Err(e) => {
+                            job.stay_local();
+                            crate::exec::explain_local(
+                                state,
+                                &format!(
+                                    "its values do not cross processes exactly ({e}); values \
+                                     must come back from serde's encoding as they were"
+                                ),
+                            );
+                            None
+                        }
+                    }
+                }
                 _ => None,
             };
             if let Some(space) = state.spec().space_array() {
@@ -414,7 +458,10 @@ impl Call<'_> {
             if let (Some(l), Some(c)) = (serving, &codec)
                 && result.is_ok()
             {
-                crate::cluster::call::give_back_values(encode_rank(c, &ordered, &tasks, l, l.rank));
+                match encode_rank(c, &ordered, &tasks, l, l.rank) {
+                    Ok(bytes) => crate::cluster::call::give_back_values(bytes),
+                    Err(e) => fail(format!("values that do not encode: {e}")),
+                }
             }
             for (j, v) in ordered.into_iter().enumerate() {
                 values[order[j] as usize] = v;

@@ -98,3 +98,28 @@ pub(crate) fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
           i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
     false
 }
+
+/// The values `bytes` holds (little-endian, as [`put`] writes them), as a new vector;
+/// `None` when `T` has no wire type or the bytes are not a whole number of values.
+#[allow(clippy::modulo_one)] // one-byte types
+pub(crate) fn get_vec<T: 'static>(bytes: &[u8]) -> Option<Vec<T>> {
+    macro_rules! each {
+        ($($ty:ty => $via:ty),*) => {$(
+            if TypeId::of::<T>() == TypeId::of::<$ty>() {
+                const S: usize = std::mem::size_of::<$via>();
+                if bytes.len() % S != 0 {
+                    return None;
+                }
+                let v: Vec<$ty> = bytes
+                    .chunks_exact(S)
+                    .map(|b| <$via>::from_le_bytes(b.try_into().expect("chunk of S")) as $ty)
+                    .collect();
+                let any: Box<dyn std::any::Any> = Box::new(v);
+                return any.downcast::<Vec<T>>().ok().map(|b| *b);
+            }
+        )*};
+    }
+    each!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
+          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
+    None
+}

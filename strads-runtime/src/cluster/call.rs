@@ -10,6 +10,10 @@ use strads_analysis::LoopSpec;
 
 use super::peers::{RankPeers, record_wait, since};
 use super::proto::{ArrayMeta, CallMsg, CallPlan, PlanArray, Region};
+pub(crate) use super::rankdata::rank_blocks;
+pub use super::rankdata::{BlocksWire, ValuesWire};
+use super::schedules::KEEP_SCHEDULES;
+pub(crate) use super::schedules::their_schedule;
 use super::session::Session;
 use super::wire::{SEAL, WireArray};
 use crate::plan::Schedule;
@@ -30,15 +34,9 @@ pub struct Shipment<'a> {
     pub parts: Option<&'a dyn PartsWire>,
     /// An `iter_mut()` loop's values (set by the runtime).
     pub values: Option<&'a dyn ValuesWire>,
-}
-
-/// The values of an `iter_mut()` call's array, which travel to the rank whose task owns
-/// them and back (the array itself crosses as its indices).
-pub trait ValuesWire: Sync {
-    /// Driver: the values of rank `rank`'s tasks, encoded.
-    fn out(&self, rank: usize) -> Vec<u8>;
-    /// Driver: what rank `rank` sent back after its tasks ran.
-    fn back(&self, rank: usize, bytes: Vec<u8>);
+    /// The blocks of a sparse iteration space, which cross rank by rank (set by the
+    /// runtime; the space array itself then crosses as its shape).
+    pub blocks: Option<&'a dyn BlocksWire>,
 }
 
 impl std::fmt::Debug for Shipment<'_> {
@@ -114,6 +112,8 @@ pub(crate) fn written(schedule: &Schedule, arrays: usize) -> Vec<bool> {
 pub struct Crossing {
     metas: Vec<ArrayMeta>,
     plan: Arc<CallPlan>,
+    /// The schedule, postcard.
+    schedule: Vec<u8>,
 }
 
 /// Plans a call across processes; `Err`: why it cannot cross (then the driver runs it
@@ -157,9 +157,19 @@ pub fn plan_call(
         false,
     )
     .map_err(|e| e.0)?;
+    // The schedule travels in the call's control message (a reconnaissance plan lists
+    // every iteration): one too large for a message stays here.
+    let bytes = postcard::to_allocvec(schedule).expect("schedules encode");
+    if bytes.len() > super::proto::msg::MAX_MSG / 2 {
+        return Err(format!(
+            "its schedule takes {} bytes, more than a call message carries",
+            bytes.len()
+        ));
+    }
     Ok(Crossing {
         metas,
         plan: Arc::new(plan),
+        schedule: bytes,
     })
 }
 
@@ -291,7 +301,11 @@ pub(crate) fn drive(
     let seq = session
         .next_seq
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let Crossing { metas, plan } = crossing;
+    let Crossing {
+        metas,
+        plan,
+        schedule: bytes,
+    } = crossing;
     // The plan takes the parts other ranks hold from where they are: the arrays must not
     // fetch them when the workers view them.
     for (arr, m) in ship.arrays.iter().zip(&metas) {
@@ -309,11 +323,13 @@ pub(crate) fn drive(
         arrays: metas.clone(),
         schedule: Vec::new(),
         schedule_hash: 0,
+        blocks: 0,
+        blocks_sent: false,
         program: this_program().to_string(),
     };
-    // The schedule goes out when it is not the one the loop's last call sent.
+    // The schedule goes out unless it is one of the loop's last `KEEP_SCHEDULES` (the
+    // workers keep the same ones: they see the same calls).
     let mut msg = msg;
-    let bytes = postcard::to_allocvec(schedule).expect("schedules encode");
     msg.schedule_hash = {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         bytes.hash(&mut h);
@@ -321,15 +337,39 @@ pub(crate) fn drive(
     };
     let resend = {
         let mut sent = session.schedules.lock().unwrap_or_else(|e| e.into_inner());
-        sent.insert(name.to_string(), msg.schedule_hash) != Some(msg.schedule_hash)
+        let recent = sent.entry(name.to_string()).or_default();
+        let h = msg.schedule_hash;
+        let hit = recent.contains(&h);
+        recent.retain(|&x| x != h);
+        recent.push(h);
+        if recent.len() > KEEP_SCHEDULES {
+            recent.remove(0);
+        }
+        !hit
     };
     if resend {
         msg.schedule = bytes;
     }
-    let values: Vec<Vec<u8>> = match ship.values {
+    let mut values: Vec<Vec<u8>> = match ship.values {
         Some(v) => (1..session.size).map(|r| v.out(r)).collect(),
         None => Vec::new(),
     };
+    // A sparse space crosses by blocks: each rank gets those it runs, once per contents
+    // and schedule.
+    if let Some(b) = ship.blocks {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (b.key(), msg.schedule_hash).hash(&mut h);
+        msg.blocks = h.finish() | 1;
+        let mut sent = session.blocks.lock().unwrap_or_else(|e| e.into_inner());
+        let space = (name.to_string(), b.key().0);
+        msg.blocks_sent = sent.insert(space, msg.blocks) != Some(msg.blocks);
+        drop(sent);
+        if msg.blocks_sent {
+            values = (1..session.size)
+                .map(|r| b.bytes(&rank_blocks(schedule, r, session.threads)))
+                .collect();
+        }
+    }
     session.with(|core| {
         core.send_call(&msg, |r| {
             metas
@@ -407,39 +447,6 @@ pub(crate) fn served_schedule() -> Arc<Schedule> {
         unreachable!("only a worker serving a call asks for its schedule")
     };
     their_schedule(s, &msg)
-}
-
-/// Worker: per loop, the schedule the driver last sent and its hash.
-static THEIRS: std::sync::Mutex<Vec<(String, u64, Arc<Schedule>)>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// Worker: the driver's schedule of call `msg`: the one it sent, or, when it sent none,
-/// the one it sent last for the loop (named by its hash). One that does not decode, or
-/// a hash this rank does not hold, stops the job.
-pub(crate) fn their_schedule(session: &'static Session, msg: &CallMsg) -> Arc<Schedule> {
-    let mut kept = THEIRS.lock().unwrap_or_else(|e| e.into_inner());
-    if msg.schedule.is_empty() {
-        let found = kept
-            .iter()
-            .find(|(n, h, _)| *n == msg.name && *h == msg.schedule_hash);
-        return match found {
-            Some((_, _, s)) => s.clone(),
-            None => session.fail(format!(
-                "the driver sent no schedule for `{}` and this rank keeps none with its hash",
-                msg.name
-            )),
-        };
-    }
-    let decoded: Schedule = postcard::from_bytes(&msg.schedule).unwrap_or_else(|e| {
-        session.fail(format!(
-            "the driver's schedule of `{}` does not decode: {e}",
-            msg.name
-        ))
-    });
-    let decoded = Arc::new(decoded);
-    kept.retain(|(n, ..)| *n != msg.name);
-    kept.push((msg.name.clone(), msg.schedule_hash, decoded.clone()));
-    decoded
 }
 
 /// Worker: the values of the `iter_mut()` call it serves that the driver sent, and where

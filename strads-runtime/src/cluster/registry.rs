@@ -207,6 +207,7 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             }
             Next::Forget(id) => {
                 store.forget(id);
+                super::store::forget_blocks(id);
                 continue;
             }
             Next::Fetch(req, id, region) => {

@@ -69,9 +69,12 @@ pub struct Session {
     /// by the last such call (`id → (version, [(region, rank)])`): where the next call
     /// takes them from, unless something fetched them home first.
     pub(crate) away: Mutex<std::collections::HashMap<u64, Copies>>,
-    /// Driver: per loop, the hash of the schedule its last call sent (the workers keep
-    /// it, so an unchanged schedule is not sent again).
-    pub(crate) schedules: Mutex<std::collections::HashMap<String, u64>>,
+    /// Driver: per loop, the hashes of the schedules its last calls sent, least recently
+    /// used first (the workers keep the same ones, so these are not sent again).
+    pub(crate) schedules: Mutex<std::collections::HashMap<String, Vec<u64>>>,
+    /// Driver: per loop and space array, the key of the blocks its last call sent (the
+    /// workers keep theirs).
+    pub(crate) blocks: Mutex<std::collections::HashMap<(String, u64), u64>>,
     /// Driver: fetches of parts left on other ranks, and their bytes.
     fetches: std::sync::atomic::AtomicU64,
     fetched_bytes: std::sync::atomic::AtomicU64,
@@ -188,6 +191,7 @@ impl Session {
             copies: Mutex::new(Default::default()),
             away: Mutex::new(Default::default()),
             schedules: Mutex::new(Default::default()),
+            blocks: Mutex::new(Default::default()),
             fetches: Default::default(),
             fetched_bytes: Default::default(),
             closed: std::sync::atomic::AtomicBool::new(false),

@@ -61,6 +61,40 @@ impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
     }
 }
 
+/// A worker's blocks of sparse iteration spaces, per loop and space: `(loop, key, the
+/// driver's array id, blocks)`; the loop's next blocks of the same array replace them,
+/// and they go when the driver drops the array (`forget_blocks`).
+type KeptBlocks = Vec<(String, u64, u64, std::sync::Arc<dyn Any + Send + Sync>)>;
+static BLOCKS: std::sync::Mutex<KeptBlocks> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps loop `name`'s blocks (of the driver's array `id`) under `key`.
+pub(crate) fn keep_blocks(
+    name: &str,
+    key: u64,
+    id: u64,
+    blocks: std::sync::Arc<dyn Any + Send + Sync>,
+) {
+    let mut kept = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    kept.retain(|(n, _, a, _)| n != name || *a != id);
+    kept.push((name.to_string(), key, id, blocks));
+}
+
+/// Loop `name`'s blocks kept under `key`.
+pub(crate) fn kept_blocks(name: &str, key: u64) -> Option<std::sync::Arc<dyn Any + Send + Sync>> {
+    let kept = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    kept.iter()
+        .find(|(n, k, ..)| n == name && *k == key)
+        .map(|(.., b)| b.clone())
+}
+
+/// Drops the blocks kept of the driver's array `id` (the driver dropped it).
+pub(crate) fn forget_blocks(id: u64) {
+    BLOCKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(_, _, a, _)| *a != id);
+}
+
 /// A worker's copies of the driver's arrays, by the driver's array id.
 #[derive(Default)]
 pub struct Store {

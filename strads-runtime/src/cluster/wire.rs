@@ -320,6 +320,40 @@ impl WireArray for Iterated {
     }
 }
 
+/// The sparse array a call iterates when its blocks cross rank by rank
+/// (`call::BlocksWire`): the array itself crosses as its shape, so a worker holds only
+/// the blocks it runs.
+pub(crate) struct ShapeWire<'a>(pub(crate) &'a dyn WireArray);
+
+/// The version a shape-only copy is kept under (never one of the values').
+const SHAPE_ONLY: u64 = u64::MAX - 2;
+
+impl WireArray for ShapeWire<'_> {
+    fn meta(&self, written: bool) -> Option<ArrayMeta> {
+        let mut m = self.0.meta(written)?;
+        m.version = SHAPE_ONLY;
+        m.entries = 0;
+        m.keys_only = true;
+        Some(m)
+    }
+
+    fn read(&self, _: Seal, _: &Region) -> Vec<u8> {
+        Vec::new()
+    }
+
+    fn shared(&self, seal: Seal, id: u64) {
+        self.0.shared(seal, id);
+    }
+
+    fn write(&self, _: Seal, _: &Region, _: &[u8]) -> Result<(), String> {
+        Err("an iterated array is not written".into())
+    }
+
+    fn whole(&self, _: Seal) -> Vec<u8> {
+        Vec::new()
+    }
+}
+
 /// The array of an `iter_mut()` loop, whose values are out of it during the call: its
 /// indices cross (once per version of the keys, which never change), and each rank gets
 /// the values of its own tasks with the call (`cluster::call::ValuesWire`).

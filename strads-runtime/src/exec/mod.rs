@@ -10,6 +10,7 @@
 mod block;
 mod recon;
 mod rounds;
+mod served;
 mod state;
 mod survey;
 mod threads;
@@ -130,6 +131,7 @@ impl<'a> Call<'a> {
                 arrays: arrays.to_vec(),
                 parts,
                 values: None,
+                blocks: None,
             });
         }
         self
@@ -157,8 +159,21 @@ impl<'a> Call<'a> {
         self.prepare(space).run(space, &f);
     }
 
-    /// The call's schedule: the static plan's (made or cached), or the replay's.
+    /// The call's schedule: the static plan's (made or cached), or the replay's; on a
+    /// worker rank whose space crosses by blocks, the driver's, with this rank's blocks.
     pub(crate) fn prepare<S: Space>(self, space: &S) -> Job<'a, S::Blocks> {
+        if let Some(plan) = served::by_blocks(&self, space) {
+            return Job {
+                call: self,
+                plan: Some(Arc::new(plan)),
+                replayed: None,
+            };
+        }
+        self.plan_here(space)
+    }
+
+    /// The call's schedule, planned in this process (or the replay's).
+    fn plan_here<S: Space>(self, space: &S) -> Job<'a, S::Blocks> {
         if let Some(run) = &self.replay {
             let schedule = plan::replay::schedule(
                 &run.steps,
@@ -390,6 +405,33 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             tracing: false,
             peers: None,
         };
+        // The driver of a call over a sparse space of numbers sends each rank only the
+        // blocks it runs; the space array crosses as its shape.
+        let index = self.call.state.spec().space_array();
+        if let (Some(blocks), Some(i)) = (self.blocks(), index)
+            && cluster::call::serving().is_none()
+            && space.blocks_bytes(blocks, &[]).is_some()
+            && let Some(meta) = ship.arrays.get(i).and_then(|a| a.meta(false))
+        {
+            let by_blocks = served::SpaceBlocks {
+                space,
+                blocks,
+                key: (meta.id, meta.version),
+            };
+            let shape = cluster::wire::ShapeWire(ship.arrays[i]);
+            let mut arrays = ship.arrays.clone();
+            arrays[i] = &shape;
+            let ship = Shipment {
+                name: ship.name,
+                captured: ship.captured.clone(),
+                space: ship.space.clone(),
+                arrays,
+                parts: ship.parts,
+                values: ship.values,
+                blocks: Some(&by_blocks),
+            };
+            return across(&base, &ship, f);
+        }
         across(&base, ship, f)
     }
 }

@@ -134,19 +134,10 @@ impl Call<'_> {
         let state = self.state;
         let schedule = crate::cluster::call::served_schedule();
         let (_, n_elems) = ownership_bases(state.spec(), self.shapes);
-        let beyond = schedule
-            .steps
-            .iter()
-            .flat_map(|s| {
-                let pieces = s.tasks.iter().flatten().filter_map(|t| t.claim.as_ref());
-                s.claims.iter().chain(pieces)
-            })
-            .flat_map(|c| c.rows.iter())
-            .find(|&&r| r >= n_elems);
-        if let Some(row) = beyond {
+        if let Err(e) = schedule.check_against(self.shapes.len(), space.len(), n_elems) {
             crate::cluster::call::fail_job(format!(
-                "loop `{}`: the driver's schedule claims row {row} of an ownership table of \
-                 {n_elems} rows here (different data?)",
+                "loop `{}`: the driver's schedule does not fit this rank's data ({e}; a \
+                 different data set or binary?)",
                 state.spec().name
             ));
         }

@@ -52,6 +52,73 @@ pub struct Schedule {
     pub apply: Option<ApplyPoints>,
 }
 
+impl Schedule {
+    /// Checks a schedule another process made against this one's data before anything
+    /// indexes by it: a task per worker and step, window sets of `arrays` windows, lists of
+    /// iterations below `len`, waits that point backwards in the schedule, ownership windows
+    /// and claims inside a table of `owned` rows.
+    pub(crate) fn check_against(
+        &self,
+        arrays: usize,
+        len: usize,
+        owned: u64,
+    ) -> Result<(), String> {
+        let p = self.workers;
+        if p == 0 {
+            return Err("a schedule of no workers".into());
+        }
+        if let Some(set) = self.windows.iter().find(|set| set.len() != arrays) {
+            return Err(format!(
+                "a window set of {} arrays, not {arrays}",
+                set.len()
+            ));
+        }
+        if let Some(&i) = self.lists.iter().flatten().find(|&&i| i as usize >= len) {
+            return Err(format!("iteration {i} of a space of {len}"));
+        }
+        let bad_owned = self.windows.iter().flatten().any(|w| match w {
+            Window::Owned { base, .. } => *base as u64 > owned,
+            _ => false,
+        });
+        if bad_owned {
+            return Err(format!(
+                "an ownership window beyond a table of {owned} rows"
+            ));
+        }
+        for (t, step) in self.steps.iter().enumerate() {
+            if step.tasks.len() != p {
+                return Err(format!(
+                    "step {t} has {} tasks for {p} workers",
+                    step.tasks.len()
+                ));
+            }
+            for c in step
+                .claims
+                .iter()
+                .chain(step.tasks.iter().flatten().filter_map(|k| k.claim.as_ref()))
+            {
+                if c.worker >= p || c.rows.iter().any(|&r| r >= owned) {
+                    return Err(format!("step {t} claims rows outside a table of {owned}"));
+                }
+            }
+            for task in step.tasks.iter().flatten() {
+                if task.windows >= self.windows.len() {
+                    return Err(format!("step {t} names window set {}", task.windows));
+                }
+                if let Unit::Ids(k) = task.unit
+                    && k >= self.lists.len()
+                {
+                    return Err(format!("step {t} names list {k}"));
+                }
+                if task.after.iter().any(|&(u, v)| u >= t || v >= p) {
+                    return Err(format!("step {t} waits for a task not before it"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// One step of a schedule.
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq)]
 pub struct Step {

@@ -81,6 +81,24 @@ pub trait Space: Sync {
     fn in_index_order(&self) -> bool {
         true
     }
+    /// The entries of blocks `ids` (sorted) as bytes, when a worker rank may get only the
+    /// blocks it runs instead of the whole space (a sparse space of numbers); `None`
+    /// otherwise (the space crosses whole, or has no data).
+    fn blocks_bytes(&self, _blocks: &Self::Blocks, _ids: &[usize]) -> Option<Vec<u8>> {
+        None
+    }
+    /// A worker's blocks: those of `ids` (sorted) hold the entries in `bytes`
+    /// ([`blocks_bytes`](Space::blocks_bytes)), the others none, and every block keeps
+    /// its length ([`block_len`](Space::block_len)); fewer than `at_least` blocks is an
+    /// error. `None` where the space does not cross by blocks.
+    fn blocks_from_bytes(
+        &self,
+        _at_least: usize,
+        _ids: &[usize],
+        _bytes: &[u8],
+    ) -> Option<Result<Self::Blocks, String>> {
+        None
+    }
 }
 
 #[cfg(test)]

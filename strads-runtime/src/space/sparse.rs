@@ -15,6 +15,9 @@ pub struct Buckets<T, const N: usize> {
     values: Vec<T>,
     ids: Vec<u32>,
     offsets: Vec<usize>,
+    /// A worker rank's buckets hold only the blocks it runs: every block's length, as
+    /// the driver's buckets have it (empty on the driver: `offsets` tell).
+    lens: Vec<usize>,
 }
 
 impl<T, const N: usize> Buckets<T, N> {
@@ -37,6 +40,7 @@ impl<T: Clone, const N: usize> SparseArray<T, N> {
             values: order.iter().map(|&i| values[i as usize].clone()).collect(),
             ids: order,
             offsets,
+            lens: Vec::new(),
         }
     }
 }
@@ -122,7 +126,10 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         }
     }
     fn block_len(&self, blocks: &Buckets<T, N>, block: usize) -> usize {
-        blocks.offsets[block + 1] - blocks.offsets[block]
+        match blocks.lens.get(block) {
+            Some(&n) => n,
+            None => blocks.offsets[block + 1] - blocks.offsets[block],
+        }
     }
     fn item(&self, id: usize) -> Self::Item<'_> {
         self.entry(id)
@@ -137,6 +144,129 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
     }
     fn in_index_order(&self) -> bool {
         self.is_sorted()
+    }
+    fn blocks_bytes(&self, blocks: &Buckets<T, N>, ids: &[usize]) -> Option<Vec<u8>> {
+        crate::array::le::wire_size::<T>()?;
+        let n_blocks = blocks.offsets.len() - 1;
+        let mut out = Vec::new();
+        out.extend_from_slice(&(n_blocks as u64).to_le_bytes());
+        for b in 0..n_blocks {
+            let n = blocks.offsets[b + 1] - blocks.offsets[b];
+            out.extend_from_slice(&(n as u64).to_le_bytes());
+        }
+        for &b in ids {
+            let (lo, hi) = (blocks.offsets[b], blocks.offsets[b + 1]);
+            for k in &blocks.keys[lo..hi] {
+                for &i in k {
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+            }
+            crate::array::le::put(&blocks.values[lo..hi], &mut out);
+        }
+        Some(out)
+    }
+    fn blocks_from_bytes(
+        &self,
+        at_least: usize,
+        ids: &[usize],
+        bytes: &[u8],
+    ) -> Option<Result<Buckets<T, N>, String>> {
+        let size = crate::array::le::wire_size::<T>()?;
+        Some(buckets_from_bytes(self.shape(), at_least, ids, bytes, size))
+    }
+}
+
+/// A worker's buckets from the driver's bytes: the number of blocks and every block's
+/// length, then for each of blocks `ids` its entries' indices and their values (`size`
+/// bytes each). Every count and index is checked before anything is sized by it. The
+/// entries' ids (positions in the serial order) stay on the driver: tracing never runs
+/// across processes.
+fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
+    shape: [usize; N],
+    at_least: usize,
+    ids: &[usize],
+    bytes: &[u8],
+    size: usize,
+) -> Result<Buckets<T, N>, String> {
+    let mut cur = Cursor { bytes, at: 0 };
+    let n_blocks = cur.number()?;
+    // Each length takes 8 bytes: a count beyond the bytes is refused before allocating.
+    if n_blocks > bytes.len() / 8 || n_blocks < at_least {
+        return Err(format!(
+            "{n_blocks} blocks in {} bytes, for a schedule of at least {at_least}",
+            bytes.len()
+        ));
+    }
+    let mut lens = Vec::with_capacity(n_blocks);
+    for _ in 0..n_blocks {
+        lens.push(cur.number()?);
+    }
+    let mut counts = vec![0usize; n_blocks];
+    let (mut keys, mut values): (Vec<[u32; N]>, Vec<T>) = (Vec::new(), Vec::new());
+    for &b in ids {
+        if b >= n_blocks {
+            return Err(format!("block {b} of {n_blocks}"));
+        }
+        let n = lens[b];
+        let key_bytes = cur.take(n.checked_mul(4 * N).ok_or("a block too large")?)?;
+        for chunk in key_bytes.chunks_exact(4 * N) {
+            let mut k = [0u32; N];
+            for (d, x) in chunk.chunks_exact(4).enumerate() {
+                k[d] = u32::from_le_bytes(x.try_into().expect("4 bytes"));
+                if k[d] as usize >= shape[d] {
+                    return Err(format!("an entry of block {b} outside the shape {shape:?}"));
+                }
+            }
+            keys.push(k);
+        }
+        let value_bytes = cur.take(n.checked_mul(size).ok_or("a block too large")?)?;
+        let vals: Vec<T> = crate::array::le::get_vec(value_bytes)
+            .ok_or_else(|| format!("the values of block {b} do not decode"))?;
+        values.extend(vals);
+        counts[b] = n;
+    }
+    if cur.at != bytes.len() {
+        return Err(format!("{} bytes after the blocks", bytes.len() - cur.at));
+    }
+    let mut offsets = Vec::with_capacity(n_blocks + 1);
+    offsets.push(0);
+    for c in counts {
+        offsets.push(offsets.last().copied().unwrap_or(0) + c);
+    }
+    Ok(Buckets {
+        ids: vec![u32::MAX; keys.len()],
+        keys,
+        values,
+        offsets,
+        lens,
+    })
+}
+
+/// Bytes read front to back.
+struct Cursor<'b> {
+    bytes: &'b [u8],
+    at: usize,
+}
+
+impl<'b> Cursor<'b> {
+    fn take(&mut self, n: usize) -> Result<&'b [u8], String> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(format!(
+                "blocks cut short at byte {} of {}",
+                self.at,
+                self.bytes.len()
+            ));
+        };
+        let part = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(part)
+    }
+
+    fn number(&mut self) -> Result<usize, String> {
+        let b = self.take(8)?;
+        usize::try_from(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .map_err(|_| "a block too large".to_string())
     }
 }
 
@@ -161,6 +291,50 @@ mod tests {
         for b in &got {
             assert!(b.windows(2).all(|w| w[0] < w[1]), "stable order in {b:?}");
         }
+        // A worker's blocks: only those it runs, every block's length kept.
+        let parts = vec![s.partition(0, 2), s.partition(1, 2)];
+        let all = s.blocks(&[0, 1], &parts);
+        let bytes = s
+            .blocks_bytes(&all, &[1, 3])
+            .expect("numbers cross by blocks");
+        let shape_only = SparseArray::<f32, 2>::from_entries([4, 4], vec![]).unwrap();
+        let mine = shape_only
+            .blocks_from_bytes(4, &[1, 3], &bytes)
+            .expect("numbers")
+            .expect("the driver's bytes decode");
+        for b in 0..4 {
+            assert_eq!(shape_only.block_len(&mine, b), s.block_len(&all, b));
+        }
+        for b in [1, 3] {
+            let (mut want, mut got) = (Vec::new(), Vec::new());
+            s.for_each_in(&all, b, None, |(k, v)| want.push((k, *v)));
+            shape_only.for_each_in(&mine, b, None, |(k, v)| got.push((k, *v)));
+            assert_eq!(got, want);
+        }
+        // Cut, padded, outside the shape, or fewer blocks than the schedule names: errors.
+        let decode = |b: &[u8], at_least| {
+            shape_only
+                .blocks_from_bytes(at_least, &[1, 3], b)
+                .expect("numbers")
+                .map(|_| ())
+        };
+        assert!(
+            decode(&bytes[..bytes.len() - 1], 4)
+                .unwrap_err()
+                .contains("cut short")
+        );
+        let mut padded = bytes.clone();
+        padded.push(0);
+        assert!(decode(&padded, 4).unwrap_err().contains("after the blocks"));
+        assert!(decode(&bytes, 5).unwrap_err().contains("at least 5"));
+        let small = SparseArray::<f32, 2>::from_entries([1, 1], vec![]).unwrap();
+        let outside = small
+            .blocks_from_bytes(4, &[1, 3], &bytes)
+            .expect("numbers");
+        assert!(outside.unwrap_err().contains("outside the shape"));
+        let mut huge = bytes.clone();
+        huge[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(decode(&huge, 4).is_err());
         // Cached: the second call reuses the buckets.
         let parts = vec![s.partition(0, 2), s.partition(1, 2)];
         let a = s.blocks(&[0, 1], &parts);

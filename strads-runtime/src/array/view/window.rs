@@ -312,6 +312,62 @@ mod tests {
         assert_eq!(a.as_slice(), &[0, 1, -1, 3, 4, 105, 6, 7]);
     }
 
+    /// Reconnaissance rows: a worker writes and reads the rows its claimant holds, and
+    /// reads the rows stamped for readers; rows nobody claimed in the batch it may read
+    /// only on threads, not across processes (`strict`), where they may be stale.
+    #[test]
+    fn strict_reads_need_a_claim() {
+        use crate::plan::{Claimant, stamp};
+        use std::sync::atomic::AtomicU64;
+        let mut a = DistArray::from_fn([4], |[i]| i as i32);
+        let s = SharedMut::new(&mut a);
+        let table: Vec<AtomicU64> = (0..4).map(|_| AtomicU64::new(0)).collect();
+        let (call, batch, workers) = (1, 0, 2);
+        let mark = |row: usize, c: Claimant| {
+            table[row].store(
+                stamp(call, batch, c, workers),
+                std::sync::atomic::Ordering::Relaxed,
+            )
+        };
+        mark(0, Claimant::Worker(0));
+        mark(1, Claimant::Worker(1));
+        mark(2, Claimant::Readers(1));
+        // Row 3: nobody's in this batch.
+        let win = Window::Owned {
+            base: 0,
+            batch,
+            claimant: Claimant::Worker(0),
+        };
+        let caught = |f: &mut dyn FnMut() -> i32| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_ok()
+        };
+        for strict in [false, true] {
+            let owners = Owners {
+                table: &table,
+                call,
+                workers,
+                strict,
+            };
+            let mut v = s.view("a", &win, Some(owners));
+            assert!(caught(&mut || v[[0]]), "its own row");
+            assert!(caught(&mut || {
+                v[[0]] += 1;
+                0
+            }));
+            assert!(!caught(&mut || v[[1]]), "another worker's row");
+            assert!(caught(&mut || v[[2]]), "a row stamped for readers");
+            assert!(!caught(&mut || {
+                v[[2]] += 1;
+                0
+            }));
+            assert_eq!(
+                caught(&mut || v[[3]]),
+                !strict,
+                "an unclaimed row, strict: {strict}"
+            );
+        }
+    }
+
     /// Elements reached by index take the row shortcut inside the window's rows and the
     /// full check elsewhere: every index inside the shape is accepted exactly when its row
     /// is in the window, and every other one panics with the same message as before.

@@ -80,6 +80,11 @@ pub struct CallMsg {
     /// worker keeps: `schedule_hash` names it.
     pub schedule: Vec<u8>,
     pub schedule_hash: u64,
+    /// Not 0: the iteration space (a sparse array) crosses by blocks, each rank getting
+    /// those it runs (`Msg::Values`) when `blocks_sent`, or keeping those the loop's last
+    /// call sent under this key.
+    pub blocks: u64,
+    pub blocks_sent: bool,
     /// The driver's program (its file), for errors that name both binaries.
     pub program: String,
 }
@@ -123,7 +128,8 @@ pub enum Msg {
     /// Driver → workers: the program is over.
     Shutdown,
     /// An `iter_mut()` call's values: driver → worker, those of the worker's tasks; worker
-    /// → driver, the same values after its tasks ran (a block frame, postcard).
+    /// → driver, the same values after its tasks ran (a block frame, postcard). Or, driver
+    /// → worker, the blocks of a sparse space the worker runs.
     Values { seq: u64 },
     /// The sender's workers' copies of a write-back buffer at the `key`-th exchange of call
     /// `seq` (a block frame).
@@ -240,6 +246,8 @@ mod tests {
                 }],
                 schedule: vec![9; 20],
                 schedule_hash: 17,
+                blocks: 5,
+                blocks_sent: true,
                 program: "prog".into(),
             }));
             let mut bytes = encode(&msg);

@@ -1,0 +1,39 @@
+//! What a call across processes sends each rank of its own, besides the array regions of
+//! its plan: an `iter_mut()` loop's values (to the rank whose task owns them and back),
+//! and the blocks of a sparse iteration space (each rank gets those it runs).
+
+use crate::plan::{Schedule, Unit};
+
+/// The values of an `iter_mut()` call's array, which travel to the rank whose task owns
+/// them and back (the array itself crosses as its indices).
+pub trait ValuesWire: Sync {
+    /// Driver: the values of rank `rank`'s tasks, encoded.
+    fn out(&self, rank: usize) -> Vec<u8>;
+    /// Driver: what rank `rank` sent back after its tasks ran.
+    fn back(&self, rank: usize, bytes: Vec<u8>);
+}
+
+/// The blocks of a call's sparse iteration space.
+pub trait BlocksWire: Sync {
+    /// The bytes of blocks `ids` (sorted).
+    fn bytes(&self, ids: &[usize]) -> Vec<u8>;
+    /// The space array's id and version: with the schedule, what names the blocks.
+    fn key(&self) -> (u64, u64);
+}
+
+/// The blocks of `schedule` that rank `rank`'s workers run (`threads` per rank), sorted.
+pub(crate) fn rank_blocks(schedule: &Schedule, rank: usize, threads: usize) -> Vec<usize> {
+    let mut ids: Vec<usize> = schedule
+        .steps
+        .iter()
+        .flat_map(|s| s.tasks.iter().enumerate())
+        .filter(|(w, _)| w / threads.max(1) == rank)
+        .filter_map(|(_, t)| match t.as_ref()?.unit {
+            Unit::Block(id) => Some(id),
+            Unit::Ids(_) => None,
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
