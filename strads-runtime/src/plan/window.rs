@@ -70,7 +70,7 @@ pub(crate) fn stamp(call: u64, batch: usize, claimant: Claimant, workers: usize)
         Claimant::Piece(k) => (workers + 1 + k) as u64 + 1,
         Claimant::Readers(_) => READERS,
     };
-    debug_assert!(who <= READERS);
+    debug_assert!(who < READERS || matches!(claimant, Claimant::Readers(_)));
     ((call << 24 | (batch as u64 + 1)) << WORKER_BITS) | who
 }
 

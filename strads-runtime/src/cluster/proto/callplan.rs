@@ -272,8 +272,9 @@ impl CallPlan {
                     let window = windows.get(a).ok_or_else(|| {
                         NotShippable(format!("task ({t}, {w}) has no window for array {a}"))
                     })?;
-                    let (region, written) =
-                        claims.regions(window, &arr.shape, w).ok_or_else(|| {
+                    let (region, written) = claims
+                        .regions(window, &arr.shape, r * threads..(r + 1) * threads)
+                        .ok_or_else(|| {
                             NotShippable(format!("task ({t}, {w}) has a window that cannot cross"))
                         })?;
                     let map = &mut maps[a];

@@ -155,11 +155,17 @@ impl Claims {
         Claims(map)
     }
 
-    /// The elements worker `w`'s task with `window` on an array of `shape` may touch and
-    /// those it may write: `(access, written)`; `None` for a window that cannot cross. A
-    /// reconnaissance task writes the rows its claimant owns and reads those too and the
-    /// rows its worker only reads in the batch.
-    pub fn regions(&self, window: &Window, shape: &[usize], w: usize) -> Option<(Region, Region)> {
+    /// The elements a task of a rank whose workers are `local` may touch with `window` on
+    /// an array of `shape`, and those it may write: `(access, written)`; `None` for a
+    /// window that cannot cross. A reconnaissance task writes the rows its claimant owns,
+    /// and reads those and every row the rank's workers only read in the batch: all carry
+    /// the readers' stamp on the rank, so all must be current before any of its tasks runs.
+    pub fn regions(
+        &self,
+        window: &Window,
+        shape: &[usize],
+        local: std::ops::Range<usize>,
+    ) -> Option<(Region, Region)> {
         match window {
             Window::Owned {
                 base,
@@ -168,7 +174,13 @@ impl Claims {
             } => {
                 let rows = |c: Claimant| self.0.get(&(*batch, c)).map_or(&[][..], Vec::as_slice);
                 let written = owned_region(rows(*claimant), *base as u64, shape);
-                let read = owned_region(rows(Claimant::Readers(w)), *base as u64, shape);
+                let read = local.fold(Region::default(), |r, w| {
+                    r.union(&owned_region(
+                        rows(Claimant::Readers(w)),
+                        *base as u64,
+                        shape,
+                    ))
+                });
                 Some((written.union(&read), written))
             }
             _ => task_regions(window, shape),

@@ -439,7 +439,7 @@ mod reconnaissance {
                             let (a, row) = if e < 8 { (0, e) } else { (1, e - 8) };
                             let width = if a == 0 { 2 } else { 1 };
                             let (access, written) = claims
-                                .regions(&windows[a], shapes[a], w)
+                                .regions(&windows[a], shapes[a], w..w + 1)
                                 .expect("owned windows cross");
                             let inside = |r: &Region| {
                                 r.0.iter().any(|&(lo, hi)| lo <= row * width && (row + 1) * width <= hi)

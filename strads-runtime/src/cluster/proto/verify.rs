@@ -122,7 +122,7 @@ pub fn verify(
                     .get(a)
                     .ok_or_else(|| format!("task ({t}, {w}) has no window of array {a}"))?;
                 let (access, written) = claims
-                    .regions(window, &arr.shape, w)
+                    .regions(window, &arr.shape, r * threads..(r + 1) * threads)
                     .ok_or_else(|| format!("task ({t}, {w}): a window that cannot cross"))?;
                 for e in elems(&access) {
                     if mem[r][a][e] != Some(truth[a][e]) {
