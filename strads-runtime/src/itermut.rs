@@ -261,29 +261,44 @@ fn encode_rank<T>(
 /// a copy of its chunks and encoded again, they must give the same bytes (a value postcard
 /// cannot carry faithfully, such as serde's `skip_serializing_if`, `untagged` or
 /// `flatten`, fails here, before the call, instead of giving other values on the rank).
-fn encode_checked<T: Clone>(
+fn encode_checked<T: Default + 'static>(
     codec: &ValuesCodec<T>,
     ordered: &[T],
     tasks: &[(usize, (usize, usize))],
     layout: Layout,
     rank: usize,
 ) -> Result<Vec<u8>, String> {
+    thread_local! {
+        /// Values decoded for the check, kept from call to call: a `Vec` value decodes into
+        /// the allocation it had (`deserialize_in_place`).
+        static SCRATCH: std::cell::RefCell<Option<Box<dyn std::any::Any>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let mut copy: Vec<T> = SCRATCH
+        .with(|s| s.borrow_mut().take())
+        .and_then(|b| b.downcast::<Vec<T>>().ok())
+        .map_or_else(Vec::new, |b| *b);
     let mut out = Vec::new();
-    let (mut again, mut copy) = (Vec::new(), Vec::new());
+    let mut again = Vec::new();
+    let mut checked = Ok(());
     for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
         let start = out.len();
         (codec.encode)(&ordered[lo..hi], &mut out)?;
-        copy.clear();
-        copy.extend_from_slice(&ordered[lo..hi]);
+        copy.resize_with(hi - lo, T::default);
         let mut rest = &out[start..];
-        (codec.decode)(&mut rest, &mut copy)?;
+        checked = (codec.decode)(&mut rest, &mut copy);
+        if checked.is_err() {
+            break;
+        }
         again.clear();
         (codec.encode)(&copy, &mut again)?;
         if !rest.is_empty() || again[..] != out[start..] {
-            return Err("values that decode to other values".into());
+            checked = Err("values that decode to other values".into());
+            break;
         }
     }
-    Ok(out)
+    SCRATCH.with(|s| *s.borrow_mut() = Some(Box::new(copy)));
+    checked.map(|()| out)
 }
 
 /// Puts what `rank` sent ([`encode_rank`]) into its tasks' chunks of `ordered`.
