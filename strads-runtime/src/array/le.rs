@@ -123,3 +123,23 @@ pub(crate) fn get_vec<T: 'static>(bytes: &[u8]) -> Option<Vec<T>> {
           i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
     None
 }
+
+/// Appends the sparse indices `bytes` holds (`N` little-endian `u32`s per entry) to
+/// `keys`; `Err(e)`: entry `e` (counted from the first of `bytes`) lies outside `shape`.
+pub(crate) fn get_keys<const N: usize>(
+    bytes: &[u8],
+    shape: &[usize; N],
+    keys: &mut Vec<[u32; N]>,
+) -> Result<(), usize> {
+    for (e, chunk) in bytes.chunks_exact(4 * N).enumerate() {
+        let mut k = [0u32; N];
+        for (d, x) in chunk.chunks_exact(4).enumerate() {
+            k[d] = u32::from_le_bytes(x.try_into().expect("4 bytes"));
+            if k[d] as usize >= shape[d] {
+                return Err(e);
+            }
+        }
+        keys.push(k);
+    }
+    Ok(())
+}

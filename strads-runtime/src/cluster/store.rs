@@ -227,16 +227,8 @@ impl Store {
             return Err(format!("{} bytes for {n} sparse entries", bytes.len()));
         }
         let mut keys = Vec::with_capacity(n);
-        for (e, chunk) in bytes[..key_bytes].chunks_exact(4 * N).enumerate() {
-            let mut k = [0u32; N];
-            for (d, b) in chunk.chunks_exact(4).enumerate() {
-                k[d] = u32::from_le_bytes(b.try_into().expect("4 bytes"));
-                if k[d] as usize >= shape[d] {
-                    return Err(format!("entry {e} lies outside the shape {shape:?}"));
-                }
-            }
-            keys.push(k);
-        }
+        crate::array::le::get_keys(&bytes[..key_bytes], &shape, &mut keys)
+            .map_err(|e| format!("entry {e} lies outside the shape {shape:?}"))?;
         let mut values = vec![T::default(); n];
         if !meta.keys_only && !get(&bytes[key_bytes..], &mut values) {
             return Err("sparse values of another type".into());

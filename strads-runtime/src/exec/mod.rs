@@ -362,12 +362,6 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let replaying = self.plan.is_none();
-        if let Some(ship) = &self.call.ship
-            && !replaying
-            && self.run_cluster(space, f, ship)
-        {
-            return;
-        }
         let exec = Execution {
             state: self.call.state,
             space,
@@ -379,6 +373,12 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             tracing: !replaying && trace::recording(),
             peers: None,
         };
+        if let Some(ship) = &self.call.ship
+            && !replaying
+            && self.run_cluster(&exec, f, ship)
+        {
+            return;
+        }
         let steps = threads::execute(&exec, f);
         if let Some(plan) = &self.plan {
             self.call.push_trace(&plan.summary, &plan.schedule, steps);
@@ -389,22 +389,12 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
 impl<B: Send + Sync + 'static> Job<'_, B> {
     /// Runs the call across processes when the program is a cluster job: as the driver,
     /// or as a worker serving the driver's call. `false`: run it in this process alone.
-    fn run_cluster<S, F>(&self, space: &S, f: &F, ship: &Shipment<'_>) -> bool
+    fn run_cluster<S, F>(&self, base: &Execution<'_, S>, f: &F, ship: &Shipment<'_>) -> bool
     where
         S: Space<Blocks = B>,
         F: Fn(&mut Block<'_, S>) + Sync,
     {
-        let base = Execution {
-            state: self.call.state,
-            space,
-            blocks: self.blocks(),
-            schedule: self.schedule(),
-            owners: None,
-            apply: self.call.apply,
-            serialized: false,
-            tracing: false,
-            peers: None,
-        };
+        let space = base.space;
         // The driver of a call over a sparse space of numbers sends each rank only the
         // blocks it runs; the space array crosses as its shape.
         let index = self.call.state.spec().space_array();
@@ -430,9 +420,9 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
                 values: ship.values,
                 blocks: Some(&by_blocks),
             };
-            return across(&base, &ship, f);
+            return across(base, &ship, f);
         }
-        across(&base, ship, f)
+        across(base, ship, f)
     }
 }
 

@@ -209,16 +209,8 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
         }
         let n = lens[b];
         let key_bytes = cur.take(n.checked_mul(4 * N).ok_or("a block too large")?)?;
-        for chunk in key_bytes.chunks_exact(4 * N) {
-            let mut k = [0u32; N];
-            for (d, x) in chunk.chunks_exact(4).enumerate() {
-                k[d] = u32::from_le_bytes(x.try_into().expect("4 bytes"));
-                if k[d] as usize >= shape[d] {
-                    return Err(format!("an entry of block {b} outside the shape {shape:?}"));
-                }
-            }
-            keys.push(k);
-        }
+        crate::array::le::get_keys(key_bytes, &shape, &mut keys)
+            .map_err(|_| format!("an entry of block {b} outside the shape {shape:?}"))?;
         let value_bytes = cur.take(n.checked_mul(size).ok_or("a block too large")?)?;
         let vals: Vec<T> = crate::array::le::get_vec(value_bytes)
             .ok_or_else(|| format!("the values of block {b} do not decode"))?;
