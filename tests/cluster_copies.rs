@@ -110,6 +110,8 @@ fn forget() {
 /// The program under test: prints the arrays' bits after each call.
 fn program(change: bool) {
     let (r, mut w, mut h) = setup();
+    // Alive when the job ends, so rank 1 reports what it keeps of it.
+    let r: &'static SparseArray<f32, 2> = Box::leak(Box::new(r));
     for call in 0..6 {
         step(&r, &mut w, &mut h);
         if change && call % 2 == 0 {
@@ -176,6 +178,21 @@ fn check() -> Result<(), String> {
             ));
         }
         sent.push(figure(&explain, "strads cluster: the driver sent ").unwrap_or(0));
+        // The ratings reach rank 1 block by block, only those its worker runs (of `step`
+        // and of `total`): at the end it holds the ratings as an array of no entries (its
+        // shape) and as its two loops' blocks, not whole (4,000 entries of 12 bytes, 48,000
+        // bytes, for either loop).
+        let line = explain
+            .lines()
+            .find_map(|l| l.strip_prefix("[rank 1] strads cluster: this rank holds "))
+            .unwrap_or_default();
+        let numbers: Vec<u64> = line
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        if !matches!(numbers[..], [1, 0, 2, b] if b > 0 && b < 2 * 48_000) {
+            return Err(format!("{role}: rank 1 holds {line:?}:\n{explain}"));
+        }
     }
     // In place: the same bits, and the parts come home once (when `digest` reads `w`;
     // `h` is home by then or comes with it), not after each of the 8 calls.

@@ -197,9 +197,11 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             Next::Shutdown => {
                 if crate::config::get().explain {
                     let (n, bytes) = store.held();
+                    let (sets, block_bytes) = super::store::blocks_held();
                     eprintln!(
                         "strads cluster: this rank holds {n} arrays ({bytes} bytes) of the \
-                         driver's at the end"
+                         driver's at the end, and {sets} sets of blocks of sparse spaces \
+                         ({block_bytes} bytes as sent)"
                     );
                 }
                 session.shut_down();

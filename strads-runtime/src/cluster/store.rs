@@ -64,19 +64,32 @@ impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
 /// A worker's blocks of sparse iteration spaces, per loop and space: `(loop, key, the
 /// driver's array id, blocks)`; the loop's next blocks of the same array replace them,
 /// and they go when the driver drops the array (`forget_blocks`).
-type KeptBlocks = Vec<(String, u64, u64, std::sync::Arc<dyn Any + Send + Sync>)>;
+type KeptBlocks = Vec<(
+    String,
+    u64,
+    u64,
+    std::sync::Arc<dyn Any + Send + Sync>,
+    usize,
+)>;
 static BLOCKS: std::sync::Mutex<KeptBlocks> = std::sync::Mutex::new(Vec::new());
 
-/// Keeps loop `name`'s blocks (of the driver's array `id`) under `key`.
+/// Keeps loop `name`'s blocks (of the driver's array `id`, `bytes` as sent) under `key`.
 pub(crate) fn keep_blocks(
     name: &str,
     key: u64,
     id: u64,
     blocks: std::sync::Arc<dyn Any + Send + Sync>,
+    bytes: usize,
 ) {
     let mut kept = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
-    kept.retain(|(n, _, a, _)| n != name || *a != id);
-    kept.push((name.to_string(), key, id, blocks));
+    kept.retain(|(n, _, a, ..)| n != name || *a != id);
+    kept.push((name.to_string(), key, id, blocks, bytes));
+}
+
+/// The sets of blocks kept, and their bytes as they were sent.
+pub(crate) fn blocks_held() -> (usize, usize) {
+    let kept = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
+    (kept.len(), kept.iter().map(|k| k.4).sum())
 }
 
 /// Loop `name`'s blocks kept under `key`.
@@ -84,7 +97,7 @@ pub(crate) fn kept_blocks(name: &str, key: u64) -> Option<std::sync::Arc<dyn Any
     let kept = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
     kept.iter()
         .find(|(n, k, ..)| n == name && *k == key)
-        .map(|(.., b)| b.clone())
+        .map(|(_, _, _, b, _)| b.clone())
 }
 
 /// Drops the blocks kept of the driver's array `id` (the driver dropped it).
@@ -92,7 +105,7 @@ pub(crate) fn forget_blocks(id: u64) {
     BLOCKS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|(_, _, a, _)| *a != id);
+        .retain(|(_, _, a, ..)| *a != id);
 }
 
 /// A worker's copies of the driver's arrays, by the driver's array id.

@@ -70,7 +70,7 @@ pub(crate) fn by_blocks<S: Space>(call: &Call<'_>, space: &S) -> Option<StaticPl
             Some(Err(e)) => fail(format!("the driver's blocks of its space: {e}")),
             None => fail("the driver sent blocks of a space that does not cross by blocks".into()),
         };
-        cluster::store::keep_blocks(&msg.name, msg.blocks, space_id, blocks.clone());
+        cluster::store::keep_blocks(&msg.name, msg.blocks, space_id, blocks.clone(), bytes.len());
         blocks
     } else {
         match cluster::store::kept_blocks(&msg.name, msg.blocks).map(|b| b.downcast()) {
