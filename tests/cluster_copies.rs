@@ -113,7 +113,7 @@ fn program(change: bool) {
     // Alive when the job ends, so rank 1 reports what it keeps of it.
     let r: &'static SparseArray<f32, 2> = Box::leak(Box::new(r));
     for call in 0..6 {
-        step(&r, &mut w, &mut h);
+        step(r, &mut w, &mut h);
         if change && call % 2 == 0 {
             // Serial code on the driver changes both arrays: what other ranks hold of them
             // (rank 1's rows of one, the partition of the other it wrote last) is stale.
@@ -125,7 +125,7 @@ fn program(change: bool) {
         let sum = digest(&w, &h);
         println!(
             "call {call}: {sum:016x} total {:016x}",
-            total(&r, &w, &h).to_bits()
+            total(r, &w, &h).to_bits()
         );
     }
 }
