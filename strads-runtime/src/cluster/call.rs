@@ -12,7 +12,6 @@ use super::peers::{RankPeers, record_wait, since};
 use super::proto::{ArrayMeta, CallMsg, CallPlan, PlanArray, Region};
 pub(crate) use super::rankdata::rank_blocks;
 pub use super::rankdata::{BlocksWire, ValuesWire};
-use super::schedules::KEEP_SCHEDULES;
 pub(crate) use super::schedules::their_schedule;
 use super::session::Session;
 use super::wire::{SEAL, WireArray};
@@ -313,6 +312,28 @@ pub(crate) fn drive(
             arr.claim(SEAL);
         }
     }
+    // The schedule goes out unless the workers keep it from one of the loop's last calls.
+    let (schedule_hash, kept) = super::schedules::sent_before(session, name, &bytes);
+    let mut values: Vec<Vec<u8>> = match ship.values {
+        Some(v) => (1..session.size).map(|r| v.out(r)).collect(),
+        None => Vec::new(),
+    };
+    // A sparse space crosses by blocks: each rank gets those it runs, once per contents
+    // and schedule.
+    let (mut blocks, mut blocks_sent) = (0, false);
+    if let Some(b) = ship.blocks {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (b.key(), schedule_hash).hash(&mut h);
+        blocks = h.finish() | 1;
+        let mut sent = session.blocks.lock().unwrap_or_else(|e| e.into_inner());
+        blocks_sent = sent.insert((name.to_string(), b.key().0), blocks) != Some(blocks);
+        drop(sent);
+        if blocks_sent {
+            values = (1..session.size)
+                .map(|r| b.bytes(&rank_blocks(schedule, r, session.threads)))
+                .collect();
+        }
+    }
     let msg = CallMsg {
         seq,
         name: name.to_string(),
@@ -321,55 +342,12 @@ pub(crate) fn drive(
         space: ship.space.clone(),
         threads: session.threads,
         arrays: metas.clone(),
-        schedule: Vec::new(),
-        schedule_hash: 0,
-        blocks: 0,
-        blocks_sent: false,
+        schedule: if kept { Vec::new() } else { bytes },
+        schedule_hash,
+        blocks,
+        blocks_sent,
         program: this_program().to_string(),
     };
-    // The schedule goes out unless it is one of the loop's last `KEEP_SCHEDULES` (the
-    // workers keep the same ones: they see the same calls).
-    let mut msg = msg;
-    msg.schedule_hash = {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        bytes.hash(&mut h);
-        h.finish()
-    };
-    let resend = {
-        let mut sent = session.schedules.lock().unwrap_or_else(|e| e.into_inner());
-        let recent = sent.entry(name.to_string()).or_default();
-        let h = msg.schedule_hash;
-        let hit = recent.contains(&h);
-        recent.retain(|&x| x != h);
-        recent.push(h);
-        if recent.len() > KEEP_SCHEDULES {
-            recent.remove(0);
-        }
-        !hit
-    };
-    if resend {
-        msg.schedule = bytes;
-    }
-    let mut values: Vec<Vec<u8>> = match ship.values {
-        Some(v) => (1..session.size).map(|r| v.out(r)).collect(),
-        None => Vec::new(),
-    };
-    // A sparse space crosses by blocks: each rank gets those it runs, once per contents
-    // and schedule.
-    if let Some(b) = ship.blocks {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (b.key(), msg.schedule_hash).hash(&mut h);
-        msg.blocks = h.finish() | 1;
-        let mut sent = session.blocks.lock().unwrap_or_else(|e| e.into_inner());
-        let space = (name.to_string(), b.key().0);
-        msg.blocks_sent = sent.insert(space, msg.blocks) != Some(msg.blocks);
-        drop(sent);
-        if msg.blocks_sent {
-            values = (1..session.size)
-                .map(|r| b.bytes(&rank_blocks(schedule, r, session.threads)))
-                .collect();
-        }
-    }
     session.with(|core| {
         core.send_call(&msg, |r| {
             metas

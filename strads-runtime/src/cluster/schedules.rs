@@ -1,6 +1,7 @@
 //! The schedules of calls across processes, kept so that one is sent once: the driver
 //! remembers the hashes of each loop's last schedules, every worker the same schedules.
 
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::proto::CallMsg;
@@ -10,7 +11,25 @@ use crate::plan::Schedule;
 /// Schedules kept per loop, on the driver (their hashes) and on every worker, the least
 /// recently used going first: a loop called on a few spaces in turn (a training set and a
 /// test set) sends each schedule once.
-pub(super) const KEEP_SCHEDULES: usize = 4;
+const KEEP_SCHEDULES: usize = 4;
+
+/// Driver: the hash of a schedule's bytes `bytes` for loop `name`, and whether the workers
+/// keep that schedule (one of the loop's last `KEEP_SCHEDULES`); it becomes the most
+/// recent, as it does on every worker.
+pub(super) fn sent_before(session: &Session, name: &str, bytes: &[u8]) -> (u64, bool) {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    let hash = h.finish();
+    let mut sent = session.schedules.lock().unwrap_or_else(|e| e.into_inner());
+    let recent = sent.entry(name.to_string()).or_default();
+    let kept = recent.contains(&hash);
+    recent.retain(|&x| x != hash);
+    recent.push(hash);
+    if recent.len() > KEEP_SCHEDULES {
+        recent.remove(0);
+    }
+    (hash, kept)
+}
 
 /// Worker: per loop, the schedules the driver sent and their hashes, least recently used
 /// first.
