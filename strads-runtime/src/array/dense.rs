@@ -61,6 +61,7 @@ impl<T, const N: usize> DistArray<T, N> {
     pub fn from_fn(shape: [usize; N], mut f: impl FnMut([usize; N]) -> T) -> Self {
         let len = checked_len(&shape);
         let mut data = Vec::with_capacity(len);
+        super::huge::advise(&data);
         let mut idx = [0usize; N];
         for _ in 0..len {
             data.push(f(idx));
@@ -233,6 +234,7 @@ impl<T: Clone + Default, const N: usize> DistArray<T, N> {
         data.try_reserve_exact(len).map_err(|_| {
             format!("an array of shape {shape:?} ({len} elements) does not fit in memory")
         })?;
+        super::huge::advise(&data);
         data.resize(len, T::default());
         Ok(DistArray::made(data, shape))
     }
@@ -240,7 +242,10 @@ impl<T: Clone + Default, const N: usize> DistArray<T, N> {
     /// An array of `T::default()` (zero for numbers).
     pub fn zeros(shape: [usize; N]) -> Self {
         let len = checked_len(&shape);
-        DistArray::made(vec![T::default(); len], shape)
+        let mut data = Vec::with_capacity(len);
+        super::huge::advise(&data);
+        data.resize(len, T::default());
+        DistArray::made(data, shape)
     }
 }
 
@@ -255,7 +260,11 @@ impl<T: RandomValue, const N: usize> DistArray<T, N> {
 
 impl<T: Clone, const N: usize> Clone for DistArray<T, N> {
     fn clone(&self) -> Self {
-        DistArray::made(self.data().clone(), self.shape)
+        let from = self.data();
+        let mut data = Vec::with_capacity(from.len());
+        super::huge::advise(&data);
+        data.extend_from_slice(from);
+        DistArray::made(data, self.shape)
     }
 }
 

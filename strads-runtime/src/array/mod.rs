@@ -6,6 +6,7 @@ pub(crate) mod access;
 pub(crate) mod away;
 pub(crate) mod buffer;
 pub(crate) mod cache;
+pub(crate) mod huge;
 pub(crate) mod capture;
 mod dense;
 pub(crate) mod le;
