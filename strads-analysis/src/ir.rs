@@ -149,9 +149,10 @@ pub struct ArraySpec {
     /// Written, and every write is an element update `a[..] += e` or `a[..] -= e`: a
     /// write-back buffer (`buffer(a)`) could take it.
     pub additive: bool,
-    /// Written, and its element values may decide which elements the body touches (they
-    /// flow into a computed subscript or a condition): reconnaissance records with its
-    /// real values and plans again when they change.
+    /// Its element values may decide which elements the body touches (they flow into a
+    /// computed subscript or a condition): reconnaissance plans again when they change
+    /// (and records a written one with its real values). The contents of an array that
+    /// steers nothing do not key a plan.
     pub steers: bool,
 }
 

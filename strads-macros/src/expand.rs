@@ -173,7 +173,10 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
                 rank: a.rank,
                 mutable,
                 additive: mutable && written && !walked.non_additive.contains(&id),
-                steers: mutable && written && walked.steering.contains(&a.ident.to_string()),
+                // Read-only arrays too: a plan is keyed by the contents of those whose
+                // values steer the accesses, and by no other (PageRank's ranks, k-means'
+                // centroids reach no subscript).
+                steers: walked.steering.contains(&a.ident.to_string()),
             }
         })
         .collect();

@@ -65,12 +65,14 @@ impl Call<'_> {
         }
         let state = self.state;
         let spec = state.spec();
-        // The contents of arrays the loop writes do not change the plan (they read as
-        // stand-ins), unless their values steer what the body touches; everything else does.
+        // The plan depends on the contents of the arrays whose values steer what the body
+        // touches, and on the iteration space's array (its keys are the iterations); the
+        // contents of any other array change no touch (a written one reads as stand-ins).
+        let space_array = spec.space_array();
         let read_keys: Vec<(u64, u64)> = keys
             .iter()
             .enumerate()
-            .filter(|(a, _)| !spec.writes(*a) || spec.arrays[*a].steers)
+            .filter(|(a, _)| spec.arrays[*a].steers || space_array == Some(*a))
             .map(|(_, k)| *k)
             .collect();
         let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -188,6 +190,7 @@ fn plan_by_survey<S: Space>(
 ) -> ReconPlan {
     let spec = state.spec();
     let t = std::time::Instant::now();
+    crate::testing::note_survey();
     let (bases, n_elems) = ownership_bases(spec, shapes);
     let rec = Survey {
         state,
