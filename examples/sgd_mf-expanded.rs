@@ -23,7 +23,9 @@
 
 // Generated code borrows generically (`&ratings` works for owned and borrowed arrays);
 // clippy skips it inside macro output, but here it is plain source.
-#![allow(clippy::needless_borrow, clippy::borrow_deref_ref)]
+// The call's result is bound, then finished with (buffers, reductions) when a loop has
+// them; this loop has none, so the binding is returned as it is.
+#![allow(clippy::needless_borrow, clippy::borrow_deref_ref, clippy::let_and_return)]
 // The probes' traits are both imported; which one a call uses depends on the struct (the
 // other is unused by design), a lint macro output does not draw.
 #![allow(unused_imports)]
@@ -161,34 +163,36 @@ impl SgdEpochLoop {
             let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
             let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
             let __call = ::strads::__private::Call::new(&__STRADS_LOOP, &__shapes);
-            let __w = ::strads::__private::SharedMut::new(&mut *w);
-            let __h = ::strads::__private::SharedMut::new(&mut *h);
-            __call
-                .cluster(
-                    ::core::concat!(::core::module_path!(), "::", "SgdEpochLoop"),
-                    || {
-                        use ::strads::__private::{ProbeNone as _, ProbeSerde as _};
-                        (&::strads::__private::Probe(
-                            ::core::option::Option::Some(&__loop),
-                        ))
-                            .encode()
-                    },
-                    ::core::option::Option::None::<&()>,
-                    &[
-                        &*ratings as &dyn ::strads::__private::WireArray,
-                        &__w as &dyn ::strads::__private::WireArray,
-                        &__h as &dyn ::strads::__private::WireArray,
-                    ],
-                    ::core::option::Option::None,
-                )
-                .run(
-                    __space,
-                    |__blk| {
-                        let mut w = __blk.view_mut(&__w, 1);
-                        let mut h = __blk.view_mut(&__h, 2);
-                        __blk.for_each(|__it| __loop.body(__it, &mut w, &mut h));
-                    },
-                );
+            let _ = {
+                let __w = ::strads::__private::SharedMut::new(&mut *w);
+                let __h = ::strads::__private::SharedMut::new(&mut *h);
+                __call
+                    .cluster(
+                        ::core::concat!(::core::module_path!(), "::", "SgdEpochLoop"),
+                        || {
+                            use ::strads::__private::{ProbeNone as _, ProbeSerde as _};
+                            (&::strads::__private::Probe(
+                                ::core::option::Option::Some(&__loop),
+                            ))
+                                .encode()
+                        },
+                        ::core::option::Option::None::<&()>,
+                        &[
+                            &*ratings as &dyn ::strads::__private::WireArray,
+                            &__w as &dyn ::strads::__private::WireArray,
+                            &__h as &dyn ::strads::__private::WireArray,
+                        ],
+                        ::core::option::Option::None,
+                    )
+                    .run(
+                        __space,
+                        |__blk| {
+                            let mut w = __blk.view_mut(&__w, 1);
+                            let mut h = __blk.view_mut(&__h, 2);
+                            __blk.for_each(|__it| __loop.body(__it, &mut w, &mut h));
+                        },
+                    )
+            };
         }
         __serve.put(0, __held_ratings)?;
         __serve.put(1, __held_w)?;
@@ -216,8 +220,59 @@ fn sgd_epoch(
     static __STRADS_LOOP: ::strads::__private::LoopState = ::strads::__private::LoopState::new(
         SgdEpochLoop::SPEC,
     );
-    // (7) STRADS_SERIAL=1 or the `serial` feature: the original loop, verbatim.
-    if ::strads::__private::serial_run(&__STRADS_LOOP) {
+    // (7) STRADS_SERIAL=1 or the `serial` feature: the original loop (at the end), verbatim.
+    let __serial = if ::strads::__private::serial_run(&__STRADS_LOOP) {
+        ::core::option::Option::Some(::strads::__private::SerialRun::requested())
+    } else {
+        let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
+        let __loop = SgdEpochLoop { lr };
+        let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
+        // (8) One call: it plans (or takes the cached plan) and runs it on the workers; in
+        //     test mode (`strads::testing::replay`) it replays a recorded order serially
+        //     instead, through the same blocks and the same body.
+        let __call = ::strads::__private::Call::new(&__STRADS_LOOP, &__shapes);
+        // (9) Lend the arrays to the workers, in a block of their own; each block's
+        //     closure makes this worker's views (window-checked) and runs the block's
+        //     iterations in order. The call returns `Ran`: the plan ran, or the cost model
+        //     found that it cannot beat the serial loop (one worker, one conflict component
+        //     holding nearly every iteration, or measured times) and hands it back.
+        let __serial = ::strads::__private::Ran::serial({
+            let __w = ::strads::__private::SharedMut::new(&mut *w);
+            let __h = ::strads::__private::SharedMut::new(&mut *h);
+            __call
+                // (10) On a cluster: what the call ships (the struct, encoded only when it
+                //      does, the arrays' regions, reduction parts); nothing on one process.
+                .cluster(
+                    ::core::concat!(::core::module_path!(), "::", "SgdEpochLoop"),
+                    || {
+                        use ::strads::__private::{ProbeNone as _, ProbeSerde as _};
+                        (&::strads::__private::Probe(
+                            ::core::option::Option::Some(&__loop),
+                        ))
+                            .encode()
+                    },
+                    ::core::option::Option::None::<&()>,
+                    &[
+                        &*ratings as &dyn ::strads::__private::WireArray,
+                        &__w as &dyn ::strads::__private::WireArray,
+                        &__h as &dyn ::strads::__private::WireArray,
+                    ],
+                    ::core::option::Option::None,
+                )
+                .run(
+                    __space,
+                    |__blk| {
+                        let mut w = __blk.view_mut(&__w, 1);
+                        let mut h = __blk.view_mut(&__h, 2);
+                        __blk.for_each(|__it| __loop.body(__it, &mut w, &mut h));
+                    },
+                )
+        });
+        __serial
+    };
+    // (11) The original loop, verbatim, when asked for or handed back; its time teaches
+    //      the loop's cost model.
+    if let ::core::option::Option::Some(__serial) = __serial {
         for ([u, i], &r) in ratings {
             let (wu, hi) = (w.row_mut(u), h.row_mut(i));
             let err = r - dot(wu, hi);
@@ -227,44 +282,7 @@ fn sgd_epoch(
                 hi[k] += lr * (err * wk - 0.05 * hi[k]);
             }
         }
-    } else {
-        let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
-        let __loop = SgdEpochLoop { lr };
-        let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
-        // (8) One call: it plans (or takes the cached plan) and runs it on the workers; in
-        //     test mode (`strads::testing::replay`) it replays a recorded order serially
-        //     instead, through the same blocks and the same body.
-        let __call = ::strads::__private::Call::new(&__STRADS_LOOP, &__shapes);
-        // (9) Lend the arrays to the workers; each block's closure makes this worker's
-        //     views (window-checked) and runs the block's iterations in order.
-        let __w = ::strads::__private::SharedMut::new(&mut *w);
-        let __h = ::strads::__private::SharedMut::new(&mut *h);
-        __call
-            // (10) On a cluster: what the call ships (the struct, encoded only when it
-            //      does, the arrays' regions, reduction parts); nothing on one process.
-            .cluster(
-                ::core::concat!(::core::module_path!(), "::", "SgdEpochLoop"),
-                || {
-                    use ::strads::__private::{ProbeNone as _, ProbeSerde as _};
-                    (&::strads::__private::Probe(::core::option::Option::Some(&__loop)))
-                        .encode()
-                },
-                ::core::option::Option::None::<&()>,
-                &[
-                    &*ratings as &dyn ::strads::__private::WireArray,
-                    &__w as &dyn ::strads::__private::WireArray,
-                    &__h as &dyn ::strads::__private::WireArray,
-                ],
-                ::core::option::Option::None,
-            )
-            .run(
-                __space,
-                |__blk| {
-                    let mut w = __blk.view_mut(&__w, 1);
-                    let mut h = __blk.view_mut(&__h, 2);
-                    __blk.for_each(|__it| __loop.body(__it, &mut w, &mut h));
-                },
-            );
+        __serial.finish();
     }
 }
 

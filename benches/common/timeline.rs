@@ -66,7 +66,9 @@ pub(crate) fn timed_epoch(
     let t0 = Instant::now();
     {
         let (sw, sh) = (SharedMut::new(&mut *w), SharedMut::new(&mut *h));
-        Call::new(&STATE, &shapes).run(ratings, |blk| {
+        // A 2D plan on two workers or more always runs (the cost model hands back only
+        // one worker's calls, or plans with the serial loop's bits).
+        let ran = Call::new(&STATE, &shapes).run(ratings, |blk| {
             let start = t0.elapsed().as_nanos() as u64;
             let mut w = blk.view_mut(&sw, 1);
             let mut h = blk.view_mut(&sh, 2);
@@ -87,6 +89,7 @@ pub(crate) fn timed_epoch(
                 ratings: n,
             });
         });
+        assert!(ran.serial().is_none(), "the timed call runs its plan");
     }
     let total = t0.elapsed().as_nanos() as u64;
     let mut spans = spans.into_inner().unwrap_or_else(|e| e.into_inner());

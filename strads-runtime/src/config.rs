@@ -6,6 +6,7 @@
 //! | `STRADS_SERIAL` | a boolean | off |
 //! | `STRADS_EXPLAIN` | a boolean | off |
 //! | `STRADS_SPLIT` | a boolean | on |
+//! | `STRADS_COST` | a boolean: off always runs the plan instead of the serial loop when the plan cannot pay | on |
 //! | `STRADS_AFFINITY` | a boolean | on |
 //! | `STRADS_PARTITION` | `balanced` (also `histogram`) or `uniform` | `balanced` |
 //! | `STRADS_PROCESSES` | a whole number from 1 to [`MAX_PROCESSES`]: run as that many processes on this machine | 1 |
@@ -70,6 +71,9 @@ pub struct Config {
     pub explain: bool,
     /// `STRADS_SPLIT`: reconnaissance may split components too large for one worker.
     pub split: bool,
+    /// `STRADS_COST`: a call whose plan cannot beat the serial loop runs the serial loop
+    /// (`exec::cost`).
+    pub cost: bool,
     /// `STRADS_AFFINITY`: strads may keep its pool threads off the caller's core.
     pub affinity: bool,
     /// `STRADS_PARTITION`: how sparse spaces are partitioned.
@@ -91,6 +95,7 @@ impl Default for Config {
             serial: false,
             explain: false,
             split: true,
+            cost: true,
             affinity: true,
             partition: Partitioning::Balanced,
             processes: None,
@@ -154,6 +159,7 @@ impl Config {
         let serial = boolean("STRADS_SERIAL", d.serial)?;
         let explain = boolean("STRADS_EXPLAIN", d.explain)?;
         let split = boolean("STRADS_SPLIT", d.split)?;
+        let cost = boolean("STRADS_COST", d.cost)?;
         let affinity = boolean("STRADS_AFFINITY", d.affinity)?;
         let partition = match value("STRADS_PARTITION") {
             None => d.partition,
@@ -246,6 +252,7 @@ impl Config {
             serial,
             explain,
             split,
+            cost,
             affinity,
             partition,
             processes,
@@ -257,11 +264,12 @@ impl Config {
 }
 
 /// Every `STRADS_*` variable strads reads.
-pub const KNOWN: [&str; 11] = [
+pub const KNOWN: [&str; 12] = [
     "STRADS_THREADS",
     "STRADS_SERIAL",
     "STRADS_EXPLAIN",
     "STRADS_SPLIT",
+    "STRADS_COST",
     "STRADS_AFFINITY",
     "STRADS_PARTITION",
     "STRADS_PROCESSES",
@@ -375,8 +383,8 @@ mod tests {
     #[test]
     fn unknown_strads_variables_are_named_with_the_known_ones() {
         let known = "the known settings are STRADS_THREADS, STRADS_SERIAL, STRADS_EXPLAIN, \
-                     STRADS_SPLIT, STRADS_AFFINITY, STRADS_PARTITION, STRADS_PROCESSES, \
-                     STRADS_RANK, STRADS_SIZE, STRADS_COORDINATOR, STRADS_JOB_SECRET_FILE";
+                     STRADS_SPLIT, STRADS_COST, STRADS_AFFINITY, STRADS_PARTITION, \
+                     STRADS_PROCESSES, STRADS_RANK, STRADS_SIZE, STRADS_COORDINATOR, STRADS_JOB_SECRET_FILE";
         assert_eq!(
             unknown_warning(["HOME", "STRADS_THREAD", "STRADS_SERIAL"]),
             Some(format!(
@@ -423,6 +431,7 @@ mod tests {
             "STRADS_SERIAL",
             "STRADS_EXPLAIN",
             "STRADS_SPLIT",
+            "STRADS_COST",
             "STRADS_AFFINITY",
         ] {
             let get = |v: &str| {
@@ -431,6 +440,7 @@ mod tests {
                     "STRADS_SERIAL" => c.serial,
                     "STRADS_EXPLAIN" => c.explain,
                     "STRADS_SPLIT" => c.split,
+                    "STRADS_COST" => c.cost,
                     _ => c.affinity,
                 }
             };

@@ -334,14 +334,25 @@ impl Call<'_> {
         array: &mut SparseArray<T, N>,
         codec: Option<ValuesCodec<T>>,
         f: F,
-    ) where
+    ) -> crate::exec::Ran
+    where
         T: Clone + Default + Send + Sync + 'static,
         F: Fn(&mut Block<'_, Keys<'_, T, N>>, &mut [T]) + Sync,
     {
+        use crate::exec::Ran;
         let state = self.state;
+        let len = array.len();
+        let decides = crate::exec::cost::decides(self.replays());
+        if decides && let Some(serial) = state.serial_before_plan(len, self.workers()) {
+            return Ran::serial_run(serial);
+        }
+        let t = std::time::Instant::now();
         // Planning may panic (an ordered loop over unsorted entries): plan before any value
         // moves out of the array, so that the array keeps its values then.
         let mut job = self.prepare(&Keys(&*array));
+        if decides && let Some(serial) = state.serial_with_plan(&job.shape(&Keys(&*array))) {
+            return Ran::serial_run(serial);
+        }
         // Each task's iteration ids, in its order: the chunks.
         let sched = job.schedule();
         let p = sched.workers;
@@ -487,5 +498,9 @@ impl Call<'_> {
         if let Err(panic) = outcome {
             std::panic::resume_unwind(panic);
         }
+        if decides {
+            state.ran_plan(len, t.elapsed().as_nanos() as u64, None);
+        }
+        Ran::plan()
     }
 }

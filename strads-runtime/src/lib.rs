@@ -30,7 +30,7 @@ pub use array::rng::IterRng;
 pub use array::view::{Named, SharedMut, ViewMut};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut};
 pub use error::{Error, Result};
-pub use exec::{Block, Call, LoopState, Planned, Survey, SurveyView, serial_env};
+pub use exec::{Block, Call, LoopState, Planned, Ran, SerialRun, Survey, SurveyView, serial_env};
 pub use itermut::{KeyBuckets, Keys, ProbeValuesNone, ProbeValuesSerde, ValuesCodec, ValuesProbe};
 pub use plankey::capture_key;
 pub use pool::{current_threads, default_threads, with_threads};

@@ -5,7 +5,12 @@
 use std::borrow::Cow;
 
 use strads_analysis::{Access, AccessKind, ArraySpec, LoopSpec, Name, SpaceKind, Subscript};
-use strads_runtime::{Buffered, Call, DistArray, LoopState, RangeSpace, SharedMut, with_threads};
+use strads_runtime::{Buffered, Call, DistArray, LoopState, RangeSpace, SharedMut};
+
+/// `n` workers, each call running its plan (the views under test), however small.
+fn with_threads<R>(n: usize, f: impl FnOnce() -> R) -> R {
+    strads_runtime::testing::plan_always(|| strads_runtime::with_threads(n, f))
+}
 
 /// `for i in 0..n { a[i] += 1; b[i] += 1 }`: 1D, both arrays split by `i`.
 fn state() -> &'static LoopState {
@@ -63,7 +68,7 @@ fn one_view_per_array_per_block() {
                 with_threads(threads, || {
                     let shapes: [&[usize]; 2] = [&[N], &[N]];
                     let (sa, _sb) = (SharedMut::new(&mut a), SharedMut::new(&mut b));
-                    Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
+                    let _ = Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
                         let mut first = blk.view_mut(&sa, 0);
                         let mut second = blk.view_mut(&sa, 0);
                         blk.for_each(|i| {
@@ -94,7 +99,7 @@ fn one_shared_array_serves_one_array_of_one_call() {
                 with_threads(threads, || {
                     let shapes: [&[usize]; 2] = [&[N], &[N]];
                     let sa = SharedMut::new(&mut a);
-                    Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
+                    let _ = Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
                         let mut as_a = blk.view_mut(&sa, 0);
                         let mut as_b = blk.view_mut(&sa, 1);
                         blk.for_each(|i| {
@@ -119,7 +124,7 @@ fn one_shared_array_serves_one_array_of_one_call() {
                     let shapes: [&[usize]; 2] = [&[N], &[N]];
                     let sc = SharedMut::new(&mut c);
                     for _ in 0..2 {
-                        Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
+                        let _ = Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
                             let mut v = blk.view_mut(&sc, 0);
                             blk.for_each(|i| v[i] += 1);
                         });
@@ -146,7 +151,7 @@ fn the_valid_path_runs() {
             for _ in 0..2 {
                 let shapes: [&[usize]; 2] = [&[N], &[N]];
                 let (sa, sb) = (SharedMut::new(&mut a), SharedMut::new(&mut b));
-                Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
+                let _ = Call::new(state, &shapes).run(&RangeSpace::new(0, N), |blk| {
                     let (mut va, mut vb) = (blk.view_mut(&sa, 0), blk.view_mut(&sb, 1));
                     blk.for_each(|i| {
                         va[i] += 1;
@@ -178,7 +183,7 @@ fn a_token_applies_only_its_own_calls_buffers() {
                 with_threads(threads, || {
                     let buf = Buffered::new(&mut counts, threads).named("counts");
                     let sa = SharedMut::new(&mut a);
-                    Call::new(state, &shapes)
+                    let _ = Call::new(state, &shapes)
                         .buffered(&|parked| buf.apply(parked))
                         .run(&RangeSpace::new(0, N), |blk| {
                             let mut va = blk.view_mut(&sa, 0);
@@ -190,7 +195,7 @@ fn a_token_applies_only_its_own_calls_buffers() {
                         });
                     // A second call applies the first call's buffer with its own tokens.
                     let sb = SharedMut::new(&mut b);
-                    Call::new(state, &shapes)
+                    let _ = Call::new(state, &shapes)
                         .buffered(&|parked| buf.apply(parked))
                         .run(&RangeSpace::new(0, N), |blk| {
                             let mut vb = blk.view_mut(&sb, 1);

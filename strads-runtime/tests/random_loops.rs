@@ -183,7 +183,7 @@ fn run_both<S: Space>(
     let ((), trace) = with_threads(threads, || {
         record(|| {
             let shared: Vec<SharedMut<'_, f64, 2>> = par.iter_mut().map(SharedMut::new).collect();
-            Call::new(state, &shape_refs).run(space, |blk| {
+            let _ = Call::new(state, &shape_refs).run(space, |blk| {
                 let mut views: Vec<_> = (0..3).map(|a| blk.view_mut(&shared[a], a)).collect();
                 blk.for_each(|it| body(spec, &to_point(&it), &mut views));
             });
@@ -193,7 +193,7 @@ fn run_both<S: Space>(
     // The replay: the recorded order, serially, through the same entry point.
     replay(&trace, || {
         let shared: Vec<SharedMut<'_, f64, 2>> = rep.iter_mut().map(SharedMut::new).collect();
-        Call::new(state, &shape_refs).run(space, |blk| {
+        let _ = Call::new(state, &shape_refs).run(space, |blk| {
             let mut views: Vec<_> = (0..3).map(|a| blk.view_mut(&shared[a], a)).collect();
             blk.for_each(|it| body(spec, &to_point(&it), &mut views));
         });

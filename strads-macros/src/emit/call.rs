@@ -263,7 +263,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
                     __survey.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));
                 },
                 #block_closure
-            );
+            )
         }
     } else if f.values_mut {
         let elem = match f.space {
@@ -278,10 +278,10 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
                     (&#private::ValuesProbe::<#elem>::new()).codec()
                 },
                 #block_closure
-            );
+            )
         }
     } else {
-        quote!(__call #buffered_call #ship .run(__space, #block_closure);)
+        quote!(__call #buffered_call #ship .run(__space, #block_closure))
     };
     // Read before the arrays are lent to the workers.
     let keys_stmt = recon.then(|| {
@@ -304,13 +304,19 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             #(#steer)*
         }
     });
-    // With buffers, the workers' views live in a block of their own: buffers' apply
-    // functions, after it, may update the arrays those views lent out.
-    let launch_scoped = if buffers_finish.is_empty() {
-        quote!(#(#shared)* #launch)
-    } else {
-        quote!({ #(#shared)* #launch })
-    };
+    // The workers' views live in a block of their own: buffers' apply functions, after
+    // it, may update the arrays those views lent out, and the serial loop, when the call
+    // hands the loop back to it (`Ran`), takes the arrays whole.
+    let launch_scoped = quote!({ #(#shared)* #launch });
+    // Buffers and reductions are finished only when the plan ran.
+    let finish = (!buffers_finish.is_empty() || !red_end.is_empty()).then(|| {
+        quote! {
+            if __serial.is_none() {
+                #(#buffers_finish)*
+                #red_end
+            }
+        }
+    });
     let run = quote! {
         // The space first: its bounds may read a capture that `__loop` then takes.
         #space_init
@@ -320,9 +326,8 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         let __call = #private::Call::new(&__STRADS_LOOP, &__shapes);
         #keys_stmt
         #(#buffers_new)*
-        #launch_scoped
-        #(#buffers_finish)*
-        #red_end
+        let __serial = #private::Ran::serial(#launch_scoped);
+        #finish
         #struct_pat
     };
     // A worker rank: the loop struct, arrays and space come from the driver; reductions'
@@ -345,34 +350,46 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             let __call = #private::Call::new(&__STRADS_LOOP, &__shapes);
             #keys_stmt
             #(#buffers_new)*
-            #launch_scoped
+            // A worker rank runs the plan the driver chose to run.
+            let _ = #launch_scoped;
             #(#buffers_finish)*
         }
     });
+    // The original loop runs when the program asks for it, or when the call hands the
+    // loop back because its plan cannot beat it (timed: the cost model learns from it).
+    let serial = quote! {
+        if let ::core::option::Option::Some(__serial) = __serial {
+            #(#serial_pre)*
+            #original_loop
+            #(#serial_post)*
+            __serial.finish();
+        }
+    };
     let body = if restore.is_empty() {
         quote! {
             #state
-            if #private::serial_run(&__STRADS_LOOP) {
-                #(#serial_pre)*
-                #original_loop
-                #(#serial_post)*
+            let __serial = if #private::serial_run(&__STRADS_LOOP) {
+                ::core::option::Option::Some(#private::SerialRun::requested())
             } else {
                 #run
-            }
+                __serial
+            };
+            #serial
         }
     } else {
         quote! {
             #state
             #[allow(unused_variables, unused_mut)]
-            let (#(#restore_pats,)*) = if #private::serial_run(&__STRADS_LOOP) {
-                #(#serial_pre)*
-                #original_loop
-                #(#serial_post)*
-                (#(#restore_idents,)*)
+            let (__serial, #(#restore_pats,)*) = if #private::serial_run(&__STRADS_LOOP) {
+                (
+                    ::core::option::Option::Some(#private::SerialRun::requested()),
+                    #(#restore_idents,)*
+                )
             } else {
                 #run
-                (#(#restore_idents,)*)
+                (__serial, #(#restore_idents,)*)
             };
+            #serial
         }
     };
     (body, serve)

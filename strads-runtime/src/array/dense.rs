@@ -114,6 +114,9 @@ impl<T, const N: usize> DistArray<T, N> {
     /// When `i` is outside the first dimension.
     #[inline]
     pub fn row(&self, i: usize) -> &[T] {
+        if N == 0 || i >= self.shape[0] {
+            index_panic(&[i], &self.shape[..N.min(1)]);
+        }
         let n = self.row_len();
         &self.data()[i * n..(i + 1) * n]
     }
@@ -124,6 +127,9 @@ impl<T, const N: usize> DistArray<T, N> {
     /// When `i` is outside the first dimension.
     #[inline]
     pub fn row_mut(&mut self, i: usize) -> &mut [T] {
+        if N == 0 || i >= self.shape[0] {
+            index_panic(&[i], &self.shape[..N.min(1)]);
+        }
         self.version += 1;
         let n = self.row_len();
         &mut self.data_mut()[i * n..(i + 1) * n]
@@ -309,7 +315,10 @@ impl<T> Index<usize> for DistArray<T, 1> {
     type Output = T;
     #[inline]
     fn index(&self, i: usize) -> &T {
-        &self.data()[i]
+        match self.data().get(i) {
+            Some(v) => v,
+            None => index_panic(&[i], &self.shape),
+        }
     }
 }
 
@@ -317,7 +326,11 @@ impl<T> IndexMut<usize> for DistArray<T, 1> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
         self.version += 1;
-        &mut self.data_mut()[i]
+        let shape = self.shape;
+        match self.data_mut().get_mut(i) {
+            Some(v) => v,
+            None => index_panic(&[i], &shape),
+        }
     }
 }
 

@@ -8,10 +8,12 @@
 //! - `recon`: reconnaissance's survey pass, its plans and their ownership tables.
 
 mod block;
+pub(crate) mod cost;
 mod recon;
 mod rounds;
 mod served;
 mod state;
+mod staticplan;
 mod survey;
 mod threads;
 
@@ -20,10 +22,12 @@ mod tests;
 
 use std::sync::Arc;
 
-use strads_analysis::{LoopSpec, Partition, Strategy, choose};
+use strads_analysis::LoopSpec;
 
 pub use block::Block;
+pub use cost::{Ran, SerialRun};
 pub use state::LoopState;
+pub(crate) use staticplan::StaticPlan;
 pub use survey::{Survey, SurveyView};
 
 use crate::cluster::{self, call::Shipment};
@@ -137,6 +141,11 @@ impl<'a> Call<'a> {
         self
     }
 
+    /// Whether the call replays a recorded one.
+    pub(crate) fn replays(&self) -> bool {
+        self.replay.is_some()
+    }
+
     /// Workers the call may run on: the copies a write-back buffer needs.
     pub fn workers(&self) -> usize {
         self.workers
@@ -150,13 +159,28 @@ impl<'a> Call<'a> {
     }
 
     /// Runs the call with a plan from the loop's static strategy (cached per space, shapes
-    /// and worker count). `f` runs one block.
-    pub fn run<S, F>(self, space: &S, f: F)
+    /// and worker count), or hands it back to the loop's serial body when the plan cannot
+    /// pay (`cost`). `f` runs one block.
+    pub fn run<S, F>(self, space: &S, f: F) -> Ran
     where
         S: Space,
         F: Fn(&mut Block<'_, S>) + Sync,
     {
-        self.prepare(space).run(space, &f);
+        let (state, len) = (self.state, space.len());
+        let decides = cost::decides(self.replay.is_some());
+        if decides && let Some(serial) = state.serial_before_plan(len, self.workers) {
+            return Ran::serial_run(serial);
+        }
+        let t = std::time::Instant::now();
+        let job = self.prepare(space);
+        if decides && let Some(serial) = state.serial_with_plan(&job.shape(space)) {
+            return Ran::serial_run(serial);
+        }
+        job.run(space, &f);
+        if decides {
+            state.ran_plan(len, t.elapsed().as_nanos() as u64, None);
+        }
+        Ran::plan()
     }
 
     /// The call's schedule: the static plan's (made or cached), or the replay's; on a
@@ -355,6 +379,19 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         self.plan.as_ref().map(|p| &*p.blocks)
     }
 
+    /// What the cost model weighs of the plan.
+    pub(crate) fn shape<S: Space<Blocks = B>>(&self, space: &S) -> cost::Shape {
+        let schedule = self.schedule();
+        cost::Shape {
+            len: space.len(),
+            workers: schedule.workers,
+            chain: cost::chain(schedule, |id| {
+                self.blocks().map_or(0, |b| space.block_len(b, id))
+            }),
+            same_bits: self.plan.as_ref().is_some_and(|p| p.same_bits),
+        }
+    }
+
     /// Runs it: live, or serialized when it replays a recorded call.
     pub(crate) fn run<S, F>(&self, space: &S, f: &F)
     where
@@ -498,89 +535,5 @@ pub(crate) fn explain_local(state: &LoopState, why: &str) {
                 s.workers()
             )
         });
-    }
-}
-
-/// A static plan: the schedule, the blocks its tasks name, and its plan line.
-pub(crate) struct StaticPlan<B> {
-    pub(crate) schedule: Schedule,
-    pub(crate) blocks: Arc<B>,
-    pub(crate) summary: String,
-}
-
-impl<B: Send + Sync + 'static> StaticPlan<B> {
-    pub(crate) fn new<S: Space<Blocks = B>>(
-        state: &LoopState,
-        space: &S,
-        shapes: &[&[usize]],
-        p: usize,
-    ) -> Self {
-        let spec: &LoopSpec = state.spec();
-        let analysis = state.analysis();
-        if spec.ordered && !space.in_index_order() {
-            panic!(
-                "strads: `{}` is an ordered loop, which keeps the order of its indices, but it \
-                 iterates a SparseArray whose entries are not in index order; sort it first \
-                 (`SparseArray::sorted`)",
-                spec.name
-            );
-        }
-        let sizes: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
-        let candidate = choose(analysis, &sizes, p).unwrap_or_else(|| {
-            panic!(
-                "strads: loop `{}` has no parallel strategy at run time ({}); the macro should \
-                 have refused it (please report it)",
-                spec.name,
-                analysis.reason.as_deref().unwrap_or("?")
-            )
-        });
-        match candidate.strategy {
-            Strategy::OneD { dim } | Strategy::TwoD { space: dim, .. } => {
-                let mut parts = vec![space.partition(dim, p)];
-                let mut dims = vec![dim];
-                if let Strategy::TwoD { time, .. } = candidate.strategy {
-                    dims.push(time);
-                    parts.push(space.partition(time, p * plan::grid::time_split(spec, p)));
-                }
-                let blocks = space.blocks(&dims, &parts);
-                let mut schedule = plan::grid::schedule(spec, candidate, &parts, shapes, p);
-                schedule.apply = apply_points(spec, p);
-                let times = parts.get(1).map_or(1, Partition::len);
-                StaticPlan {
-                    schedule,
-                    blocks,
-                    summary: plan::summary::summary(spec, candidate, p, times),
-                }
-            }
-            Strategy::Wavefront { .. } => {
-                let mut t = plan::wavefront::plan(spec, candidate, &space.extents(), shapes, p);
-                let tiling = &t.tiling;
-                let blocks = match &tiling.skewed {
-                    None => space.blocks(&tiling.dims, &tiling.parts),
-                    Some(sk) => {
-                        space.blocks_by(&sk.key, t.schedule.workers * tiling.time_tiles, &|idx| {
-                            tiling.block_of(idx)
-                        })
-                    }
-                };
-                let workers = t.schedule.workers;
-                t.schedule.apply = apply_points(spec, workers);
-                let mut summary = plan::summary::summary(spec, candidate, workers, workers);
-                summary.push_str(&format!(" tiles={workers}x{}", t.time_tiles));
-                if let Some(why) = &t.fallback {
-                    summary.push_str(&format!(" (one worker: {why})"));
-                }
-                StaticPlan {
-                    schedule: t.schedule,
-                    blocks,
-                    summary,
-                }
-            }
-            Strategy::Reconnaissance => panic!(
-                "strads: loop `{}` needs reconnaissance, but was called without a survey pass \
-                 (please report it)",
-                spec.name
-            ),
-        }
     }
 }

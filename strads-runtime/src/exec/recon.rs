@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use super::block::Block;
+use super::cost::{self, Ran};
 use super::state::PlanKey;
 use super::threads::{self, Execution};
 use super::{Call, LoopState};
@@ -27,6 +28,9 @@ pub(crate) struct ReconPlan {
     summary: String,
     /// The key bytes of the captured values the plan was recorded with.
     captured: Box<[u8]>,
+    /// Running it gives the original loop's bits: no component was split (each keeps its
+    /// iterations' order on one worker) and merges are exact (see `cost`).
+    same_bits: bool,
 }
 
 /// Iterations per batch: small batches cut conflict components (Cyclades), large ones
@@ -49,22 +53,32 @@ impl Call<'_> {
         captured: &[u8],
         survey: R,
         f: F,
-    ) where
+    ) -> Ran
+    where
         S: Space,
         R: Fn(&Survey<'_, S>),
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         if self.replay.is_some() {
-            return self.replay(space, &f);
+            self.replay(space, &f);
+            return Ran::plan();
         }
         // A worker rank serving the driver's call runs the schedule the driver recorded.
         if let Some(ship) = &self.ship
             && crate::cluster::call::serving().is_some()
         {
-            return self.serve_surveyed(space, ship, &f);
+            self.serve_surveyed(space, ship, &f);
+            return Ran::plan();
         }
         let state = self.state;
         let spec = state.spec();
+        // Measured calls: a loop whose serial body was found cheaper records nothing.
+        let decides = cost::decides(false);
+        if decides && let Some(serial) = state.serial_before_plan(space.len(), self.workers) {
+            return Ran::serial_run(serial);
+        }
+        let t = std::time::Instant::now();
+        let planned = std::cell::Cell::new(None);
         // The plan depends on the contents of the arrays whose values steer what the body
         // touches, and on the iteration space's array (its keys are the iterations); the
         // contents of any other array change no touch (a written one reads as stand-ins).
@@ -86,10 +100,27 @@ impl Call<'_> {
         let plan = state.plan(
             key,
             |plan: &ReconPlan| *plan.captured == *captured,
-            || plan_by_survey(state, space, self.shapes, self.workers, captured, &survey),
+            || {
+                let plan =
+                    plan_by_survey(state, space, self.shapes, self.workers, captured, &survey);
+                planned.set(Some(t.elapsed().as_nanos() as u64));
+                plan
+            },
         );
         state.explain_once(|| plan::summary::with_buffers(spec, &plan.summary));
         let schedule = &plan.schedule;
+        if decides {
+            let shape = cost::Shape {
+                len: space.len(),
+                workers: schedule.workers,
+                chain: cost::chain(schedule, |_| 0),
+                same_bits: plan.same_bits,
+            };
+            if let Some(serial) = state.serial_with_plan(&shape) {
+                return Ran::serial_run(serial);
+            }
+        }
+        let t = std::time::Instant::now();
         let _turn = plan.running.lock().unwrap_or_else(|e| e.into_inner());
         let owners = Owners {
             table: &plan.owners,
@@ -119,11 +150,18 @@ impl Call<'_> {
                 ..exec
             };
             if super::across(&strict, ship, &f) {
-                return;
+                if decides {
+                    state.ran_plan(space.len(), t.elapsed().as_nanos() as u64, planned.get());
+                }
+                return Ran::plan();
             }
         }
         let steps = threads::execute(&exec, &f);
         self.push_trace(&plan.summary, schedule, steps);
+        if decides {
+            state.ran_plan(space.len(), t.elapsed().as_nanos() as u64, planned.get());
+        }
+        Ran::plan()
     }
 
     /// A worker rank's part of the driver's call: the driver's recorded schedule, with an
@@ -240,6 +278,8 @@ fn plan_by_survey<S: Space>(
         recorded.as_secs_f64() * 1e3,
         (t.elapsed() - recorded).as_secs_f64() * 1e3,
     );
+    let same_bits =
+        groups.batches.iter().all(|b| b.split == 0) && super::staticplan::merges_exactly(spec);
     let mut schedule = plan::recon::schedule(spec, groups, &bases, p);
     schedule.apply = super::apply_points(spec, p);
     ReconPlan {
@@ -249,5 +289,6 @@ fn plan_by_survey<S: Space>(
         calls: AtomicU64::new(0),
         summary,
         captured: captured.into(),
+        same_bits,
     }
 }

@@ -82,5 +82,7 @@ pub(crate) fn by_blocks<S: Space>(call: &Call<'_>, space: &S) -> Option<StaticPl
         schedule: (*schedule).clone(),
         blocks,
         summary: String::new(),
+        // A worker rank runs the driver's decision.
+        same_bits: false,
     })
 }

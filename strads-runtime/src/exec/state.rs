@@ -36,6 +36,8 @@ pub struct LoopState {
     explained: AtomicBool,
     /// Whether the cluster line was printed.
     cluster_explained: AtomicBool,
+    /// What the cost model measured and chose for the loop's calls.
+    cost: super::cost::Cost,
 }
 
 impl std::fmt::Debug for LoopState {
@@ -56,7 +58,13 @@ impl LoopState {
             plans: Mutex::new(Vec::new()),
             explained: AtomicBool::new(false),
             cluster_explained: AtomicBool::new(false),
+            cost: super::cost::Cost::new(),
         }
+    }
+
+    /// The loop's cost model.
+    pub(crate) fn cost(&self) -> &super::cost::Cost {
+        &self.cost
     }
 
     /// The loop's spec.

@@ -9,6 +9,38 @@ pub use check::{Bits, Element, assert_replay_equal, bits, median};
 
 thread_local! {
     static SURVEYS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static HANDED_BACK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static PLAN_ALWAYS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every loop call on this thread running its plan, as `STRADS_COST=0`
+/// does for the whole program: for tests of plans on loops too small to pay.
+pub fn plan_always<R>(f: impl FnOnce() -> R) -> R {
+    let prev = PLAN_ALWAYS.with(|p| p.replace(true));
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            PLAN_ALWAYS.with(|p| p.set(self.0));
+        }
+    }
+    let _restore = Restore(prev);
+    f()
+}
+
+/// Whether [`plan_always`] is in force on this thread.
+pub(crate) fn plans_always() -> bool {
+    PLAN_ALWAYS.with(|p| p.get())
+}
+
+/// Calls made on this thread that the cost model handed back to the loop's serial body
+/// (`STRADS_SERIAL=1` runs aside).
+pub fn handed_back() -> u64 {
+    HANDED_BACK.with(|s| s.get())
+}
+
+/// Counts one call handed back to its serial body on this thread.
+pub(crate) fn note_handed_back() {
+    HANDED_BACK.with(|s| s.set(s.get() + 1));
 }
 
 /// Reconnaissance surveys this thread has run (each records a loop's accesses once and

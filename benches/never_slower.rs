@@ -1,0 +1,196 @@
+//! Loops a new user writes that used to run slower in parallel than serially: a k-means
+//! update, PageRank's push over an edge list, a bincount (all three planned by
+//! reconnaissance) and a small wavefront (an edit-distance table), each timed as its
+//! original serial loop (`strads::testing::serial`) and at 2 threads, calls alternated in
+//! one run, with the cost model (default) and without it (`testing::plan_always`, as
+//! `STRADS_COST=0`). Prints a table of median call times; record it in BENCHMARKS.md.
+//!
+//! ```text
+//! cargo bench --bench never_slower
+//! cargo bench --bench never_slower -- --calls 40
+//! ```
+
+use std::time::Instant;
+
+use clap::Parser;
+use strads::prelude::*;
+use strads::testing::{bits, median, plan_always, serial};
+
+/// Sums of the points assigned to each centroid, and their counts.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn kmeans_update(
+    x: &DistArray<f32, 2>,
+    assign: &DistArray<u32, 1>,
+    sums: &mut DistArray<f32, 2>,
+    counts: &mut DistArray<u32, 1>,
+) {
+    for i in 0..assign.len() {
+        let c = assign[i] as usize;
+        for d in 0..x.shape()[1] {
+            sums[[c, d]] += x[[i, d]];
+        }
+        counts[c] += 1;
+    }
+}
+
+/// One PageRank push over an edge list: the ranks only flow into elements.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn pagerank_push(
+    edges: &DistArray<u32, 2>,
+    ranks: &DistArray<f32, 1>,
+    outdeg: &DistArray<u32, 1>,
+    next: &mut DistArray<f32, 1>,
+) {
+    for e in 0..edges.shape()[0] {
+        let (s, d) = (edges[[e, 0]] as usize, edges[[e, 1]] as usize);
+        next[d] += 0.85 * ranks[s] / outdeg[s] as f32;
+    }
+}
+
+#[strads::parallel_for(expect = "reconnaissance")]
+fn bincount(data: &DistArray<u32, 1>, counts: &mut DistArray<u64, 1>) {
+    for i in 0..data.len() {
+        counts[data[i] as usize] += 1;
+    }
+}
+
+/// Edit distance between two strings of `n` and `m` symbols, row 0 and column 0 set.
+#[strads::parallel_for(ordered, expect = "unimodular")]
+fn edit_distance(a: &DistArray<u8, 1>, b: &DistArray<u8, 1>, d: &mut DistArray<u32, 2>) {
+    for i in 0..a.len() {
+        for j in 0..b.len() {
+            let sub = d[[i, j]] + (a[i] != b[j]) as u32;
+            d[[i + 1, j + 1]] = sub.min(d[[i, j + 1]] + 1).min(d[[i + 1, j]] + 1);
+        }
+    }
+}
+
+#[derive(Parser, Debug)]
+struct Args {
+    /// Timed calls per way (after one first call each).
+    #[arg(long, default_value_t = 25)]
+    calls: usize,
+    /// Passed by `cargo bench`.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+fn lcg(seed: &mut u64) -> u64 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *seed >> 33
+}
+
+/// Median seconds of `calls` calls of `f` in each of three ways, alternated: the serial
+/// loop, 2 threads with the cost model, 2 threads always planned. Each way's result bits
+/// must agree with the serial loop's when `same` says the plan keeps them.
+fn time3<R: PartialEq + std::fmt::Debug>(
+    calls: usize,
+    same: bool,
+    mut f: impl FnMut() -> R,
+) -> [f64; 3] {
+    let mut t: [Vec<f64>; 3] = Default::default();
+    let first = [
+        serial(&mut f),
+        strads::with_threads(2, &mut f),
+        plan_always(|| strads::with_threads(2, &mut f)),
+    ];
+    if same {
+        assert_eq!(first[0], first[1]);
+        assert_eq!(first[0], first[2]);
+    }
+    for _ in 0..calls {
+        for (way, times) in t.iter_mut().enumerate() {
+            let s = Instant::now();
+            match way {
+                0 => drop(serial(&mut f)),
+                1 => drop(strads::with_threads(2, &mut f)),
+                _ => drop(plan_always(|| strads::with_threads(2, &mut f))),
+            }
+            times.push(s.elapsed().as_secs_f64());
+        }
+    }
+    t.map(|mut v| median(&mut v))
+}
+
+fn main() {
+    let args = Args::parse();
+    let mut seed = 7u64;
+    println!(
+        "| loop | serial loop ms | 2 threads ms | x serial | 2 threads, always the plan ms | x serial |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let row = |name: &str, [s, c, p]: [f64; 3]| {
+        println!(
+            "| {name} | {:.3} | {:.3} | {:.2}x | {:.3} | {:.2}x |",
+            s * 1e3,
+            c * 1e3,
+            s / c,
+            p * 1e3,
+            s / p
+        );
+    };
+
+    // k-means update: 200,000 points of 16 dims, 20 centroids.
+    let (n, dims, k) = (200_000, 16, 20);
+    let x = DistArray::<f32, 2>::random([n, dims], 1);
+    let assign = DistArray::from_fn([n], |_| (lcg(&mut seed) % k as u64) as u32);
+    row(
+        "k-means update (200k x 16, 20 centroids)",
+        time3(args.calls, true, || {
+            let (mut sums, mut counts) = (DistArray::zeros([k, dims]), DistArray::zeros([k]));
+            kmeans_update(&x, &assign, &mut sums, &mut counts);
+            (bits(&sums), bits(&counts))
+        }),
+    );
+
+    // PageRank: 500,000 edges over 50,000 nodes, the ranks changing between calls.
+    let (nodes, m) = (50_000, 500_000);
+    let edges = DistArray::<u32, 2>::from_fn([m, 2], |_| (lcg(&mut seed) % nodes as u64) as u32);
+    let mut outdeg = DistArray::<u32, 1>::zeros([nodes]);
+    for e in 0..m {
+        outdeg[edges[[e, 0]] as usize] += 1;
+    }
+    for v in 0..nodes {
+        outdeg[v] = outdeg[v].max(1);
+    }
+    let mut ranks = DistArray::<f32, 1>::from_fn([nodes], |_| 1.0 / nodes as f32);
+    row(
+        "PageRank push (500k edges, 50k nodes)",
+        time3(args.calls, false, || {
+            let mut next = DistArray::<f32, 1>::zeros([nodes]);
+            pagerank_push(&edges, &ranks, &outdeg, &mut next);
+            for v in 0..nodes {
+                ranks[v] = 0.15 / nodes as f32 + next[v];
+            }
+            bits(&next).len()
+        }),
+    );
+
+    // bincount: 1,000,000 values in 1,000 bins.
+    let data = DistArray::from_fn([1_000_000], |_| (lcg(&mut seed) % 1000) as u32);
+    row(
+        "bincount (1M values, 1000 bins)",
+        time3(args.calls, true, || {
+            let mut counts = DistArray::<u64, 1>::zeros([1000]);
+            bincount(&data, &mut counts);
+            bits(&counts)
+        }),
+    );
+
+    // A small wavefront: edit distance of two strings of 300 symbols.
+    let len = 300;
+    let a = DistArray::from_fn([len], |_| (lcg(&mut seed) % 4) as u8);
+    let b = DistArray::from_fn([len], |_| (lcg(&mut seed) % 4) as u8);
+    row(
+        "edit distance (300 x 300 wavefront)",
+        time3(args.calls, true, || {
+            let mut d = DistArray::<u32, 2>::from_fn([len + 1, len + 1], |[i, j]| {
+                if i == 0 || j == 0 { (i + j) as u32 } else { 0 }
+            });
+            edit_distance(&a, &b, &mut d);
+            bits(&d)
+        }),
+    );
+}

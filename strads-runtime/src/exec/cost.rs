@@ -1,0 +1,308 @@
+//! Whether a call runs its plan or the loop's original serial body: the cost model that
+//! keeps a parallel loop from running slower than its serial self.
+//!
+//! Two kinds of decision, both said under `STRADS_EXPLAIN` (`strads cost <fn>: ..`):
+//!
+//! - **From the plan's shape**, the same in every run: one worker, or a plan whose longest
+//!   chain of tasks (per step, the longest task) holds nearly all iterations (one conflict
+//!   component holding most of them, a wavefront one tile wide), cannot beat the serial
+//!   loop, which runs instead.
+//! - **From measured times**, only for plans whose result is the original loop's bit for
+//!   bit (1D, wavefronts, `ordered` 2D, reconnaissance without split components; no
+//!   write-back buffer, no `+=`/`*=` reduction, whose folding order would differ). The
+//!   model keeps, per loop, the nanoseconds per iteration of the plan's runs (planning
+//!   included, weighted by how often the loop is planned again) and of the serial loop's,
+//!   runs the cheaper, and tries the other again after enough calls that the trial costs
+//!   at most [`TRIAL_BUDGET`] of the time spent since. So a timing never changes what a
+//!   program prints, and a loop that cannot pay (a small wavefront, a call too short for
+//!   its barriers) falls back to its serial loop after one trial.
+//!
+//! `STRADS_COST=0` always runs the plan. Replays, recorded runs and a cluster worker's
+//! part of the driver's call always run the plan they are given.
+
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::plan::{Schedule, Unit};
+
+/// The share of the time spent since the last trial that a trial of the losing way may
+/// cost.
+const TRIAL_BUDGET: f64 = 0.02;
+
+/// A longest chain of tasks holding more than this share of the iterations leaves the
+/// other workers too little to pay for the plan's views and barriers.
+const CHAIN_SHARE: f64 = 0.9;
+
+/// Per loop: what the model measured and decided.
+#[derive(Debug)]
+pub(crate) struct Cost(Mutex<Model>);
+
+#[derive(Debug)]
+struct Model {
+    /// Nanoseconds per iteration of the plan's runs (planning apart), moving average.
+    plan_run: Option<f64>,
+    /// Nanoseconds per iteration spent planning, per call that planned, moving average.
+    planning: f64,
+    /// Share of the plan's calls that planned (moving average).
+    replans: f64,
+    /// Nanoseconds per iteration of the serial loop's runs, moving average.
+    serial: Option<f64>,
+    /// Whether both ways were measured and compared, and the way chosen then (`true`:
+    /// the serial loop).
+    decided: bool,
+    chose_serial: bool,
+    /// Calls since the way was chosen, and after how many the other is tried again.
+    since: u64,
+    trial_after: u64,
+    /// Decision lines printed (a few at most).
+    said: u8,
+    /// The last reason given, printed when it changes.
+    last_reason: String,
+}
+
+/// Moving average of measurements: recent calls count most.
+fn average(old: Option<f64>, new: f64) -> f64 {
+    old.map_or(new, |o| 0.5 * o + 0.5 * new)
+}
+
+impl Cost {
+    pub(crate) const fn new() -> Self {
+        Cost(Mutex::new(Model {
+            plan_run: None,
+            planning: 0.0,
+            replans: 0.0,
+            serial: None,
+            decided: false,
+            chose_serial: false,
+            since: 0,
+            trial_after: 0,
+            said: 0,
+            last_reason: String::new(),
+        }))
+    }
+
+    fn model(&self) -> std::sync::MutexGuard<'_, Model> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A call the cost model sent to the loop's original serial body: the generated code runs
+/// it, then calls [`finish`](SerialRun::finish) so its time counts.
+#[derive(Debug)]
+#[must_use = "the generated code runs the serial loop and finishes it"]
+pub struct SerialRun {
+    cost: Option<(&'static super::LoopState, usize)>,
+    start: Instant,
+}
+
+impl SerialRun {
+    /// The serial loop run because the program asked for it (`STRADS_SERIAL=1`): not
+    /// measured.
+    pub fn requested() -> Self {
+        SerialRun {
+            cost: None,
+            start: Instant::now(),
+        }
+    }
+
+    /// The serial loop ended: its time per iteration joins the loop's model.
+    pub fn finish(self) {
+        if let Some((state, len)) = self.cost
+            && len > 0
+        {
+            let ns = self.start.elapsed().as_nanos() as f64 / len as f64;
+            let mut m = state.cost().model();
+            m.serial = Some(average(m.serial, ns));
+        }
+    }
+}
+
+/// What a call did: ran its plan, or handed the loop back to its serial body.
+#[derive(Debug)]
+#[must_use = "a call handed back runs the original loop"]
+pub struct Ran(Option<SerialRun>);
+
+impl Ran {
+    /// The plan ran.
+    pub(crate) fn plan() -> Self {
+        Ran(None)
+    }
+
+    /// The serial loop runs instead.
+    pub(crate) fn serial_run(s: SerialRun) -> Self {
+        Ran(Some(s))
+    }
+
+    /// The serial loop must run instead (`None`: the plan ran).
+    pub fn serial(self) -> Option<SerialRun> {
+        self.0
+    }
+}
+
+/// What the model needs to know of a plan.
+pub(crate) struct Shape {
+    /// Iterations of the call.
+    pub(crate) len: usize,
+    /// Workers of the plan.
+    pub(crate) workers: usize,
+    /// Iterations on the plan's longest chain of tasks.
+    pub(crate) chain: usize,
+    /// The plan's result is the original loop's, bit for bit.
+    pub(crate) same_bits: bool,
+}
+
+/// The iterations on a schedule's longest chain: per step, its longest task.
+pub(crate) fn chain(schedule: &Schedule, block_len: impl Fn(usize) -> usize) -> usize {
+    (0..schedule.steps.len())
+        .map(|t| {
+            (0..schedule.workers)
+                .map(|w| match schedule.task(t, w).map(|task| task.unit) {
+                    Some(Unit::Ids(k)) => schedule.lists[k].len(),
+                    Some(Unit::Block(id)) => block_len(id),
+                    None => 0,
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+/// Whether the cost model decides this call: not under `STRADS_COST=0`, not in a replay,
+/// a recorded run or a cluster worker's part of a call.
+pub(crate) fn decides(replaying: bool) -> bool {
+    crate::config::get().cost
+        && !crate::testing::plans_always()
+        && !replaying
+        && !crate::trace::recording()
+        && crate::cluster::call::serving().is_none()
+}
+
+impl super::LoopState {
+    /// Before planning: the serial loop when the plan cannot pay whatever it is (one
+    /// worker), or when the measurements chose it and no trial of the plan is due (a
+    /// reconnaissance loop then records nothing).
+    pub(crate) fn serial_before_plan(
+        &'static self,
+        len: usize,
+        workers: usize,
+    ) -> Option<SerialRun> {
+        if workers <= 1 {
+            return Some(
+                self.go_serial(len, "one worker: the plan would only add its views".into()),
+            );
+        }
+        let mut m = self.cost().model();
+        if m.decided && m.chose_serial && m.since + 1 < m.trial_after {
+            m.since += 1;
+            drop(m);
+            return Some(self.measured_serial(len));
+        }
+        None
+    }
+
+    /// With the plan: the serial loop when its shape cannot pay, or when measurements say
+    /// so (see the module). `None`: run the plan, then [`ran_plan`](Self::ran_plan).
+    pub(crate) fn serial_with_plan(&'static self, shape: &Shape) -> Option<SerialRun> {
+        if shape.len > 0 && shape.chain as f64 > CHAIN_SHARE * shape.len as f64 {
+            let pct = 100.0 * shape.chain as f64 / shape.len as f64;
+            return Some(self.go_serial(
+                shape.len,
+                format!(
+                    "the plan's longest chain of tasks holds {pct:.0}% of the {} iterations \
+                     on {} workers (one conflict component or a narrow wavefront); would \
+                     help: `buffer(..)` for arrays every iteration updates, or `sync = \"bsp\"`",
+                    shape.len, shape.workers
+                ),
+            ));
+        }
+        let mut m = self.cost().model();
+        if !shape.same_bits {
+            return None;
+        }
+        let (Some(run), Some(serial)) = (m.plan_run, m.serial) else {
+            // The plan has run once: try the serial loop once.
+            return if m.plan_run.is_some() && m.serial.is_none() {
+                drop(m);
+                Some(self.measured_serial(shape.len))
+            } else {
+                None
+            };
+        };
+        let plan = run + m.planning * m.replans;
+        let serial_wins = serial < plan;
+        if !m.decided || serial_wins != m.chose_serial {
+            m.decided = true;
+            m.chose_serial = serial_wins;
+            m.since = 0;
+            let (lo, hi) = if serial_wins {
+                (serial, plan)
+            } else {
+                (plan, serial)
+            };
+            m.trial_after = ((hi / lo - 1.0) / TRIAL_BUDGET).ceil().clamp(2.0, 10_000.0) as u64;
+            let line = format!(
+                "{} (measured: the plan {plan:.1} ns per iteration, the serial loop \
+                 {serial:.1}; the other is tried again after {} calls)",
+                if serial_wins {
+                    "runs its serial loop"
+                } else {
+                    "runs its plan"
+                },
+                m.trial_after
+            );
+            drop(m);
+            self.say(line);
+            return serial_wins.then(|| self.measured_serial(shape.len));
+        }
+        m.since += 1;
+        // A trial of the losing way when it is due.
+        let trial = m.since >= m.trial_after;
+        if trial {
+            m.since = 0;
+        }
+        drop(m);
+        (serial_wins != trial).then(|| self.measured_serial(shape.len))
+    }
+
+    /// The plan ran `len` iterations in `run_ns`, after planning for `planned_ns` (0 when
+    /// the plan was cached).
+    pub(crate) fn ran_plan(&self, len: usize, run_ns: u64, planned_ns: Option<u64>) {
+        if len == 0 {
+            return;
+        }
+        let mut m = self.cost().model();
+        m.plan_run = Some(average(m.plan_run, run_ns as f64 / len as f64));
+        let planned = planned_ns.is_some();
+        if let Some(p) = planned_ns {
+            m.planning = p as f64 / len as f64;
+        }
+        m.replans = 0.5 * m.replans + if planned { 0.5 } else { 0.0 };
+    }
+
+    fn measured_serial(&'static self, len: usize) -> SerialRun {
+        crate::testing::note_handed_back();
+        SerialRun {
+            cost: Some((self, len)),
+            start: Instant::now(),
+        }
+    }
+
+    fn go_serial(&'static self, len: usize, reason: String) -> SerialRun {
+        self.say(format!("runs its serial loop: {reason}"));
+        self.measured_serial(len)
+    }
+
+    /// Under `STRADS_EXPLAIN`, a decision line (when it changes; a few per loop).
+    fn say(&self, line: String) {
+        if !crate::config::get().explain || crate::cluster::session::worker().is_some() {
+            return;
+        }
+        let mut m = self.cost().model();
+        if m.last_reason == line || m.said >= 4 {
+            return;
+        }
+        m.said += 1;
+        m.last_reason = line.clone();
+        eprintln!("strads cost {}: {line}", self.spec().name);
+    }
+}

@@ -1,0 +1,112 @@
+//! A loop's static plan (1D, 2D or a wavefront) for one space, shapes and worker count.
+
+use std::sync::Arc;
+
+use strads_analysis::{LoopSpec, Partition, Strategy, choose};
+
+use super::{LoopState, apply_points};
+use crate::plan::{self, Schedule};
+use crate::space::Space;
+
+/// A static plan: the schedule, the blocks its tasks name, and its plan line.
+pub(crate) struct StaticPlan<B> {
+    pub(crate) schedule: Schedule,
+    pub(crate) blocks: Arc<B>,
+    pub(crate) summary: String,
+    /// Running it gives the original loop's bits (see `cost`).
+    pub(crate) same_bits: bool,
+}
+
+/// Whether a plan that keeps the order of every two iterations touching the same element
+/// gives the original loop's bits: only when no write-back buffer and no `+=`/`*=`
+/// reduction (folded per block, in another order than the serial loop's) takes part.
+pub(crate) fn merges_exactly(spec: &LoopSpec) -> bool {
+    use strads_analysis::ReduceOp;
+    spec.buffers.is_empty()
+        && spec
+            .reductions
+            .iter()
+            .all(|r| matches!(r.op, ReduceOp::Max | ReduceOp::Min))
+}
+
+impl<B: Send + Sync + 'static> StaticPlan<B> {
+    pub(crate) fn new<S: Space<Blocks = B>>(
+        state: &LoopState,
+        space: &S,
+        shapes: &[&[usize]],
+        p: usize,
+    ) -> Self {
+        let spec: &LoopSpec = state.spec();
+        let analysis = state.analysis();
+        if spec.ordered && !space.in_index_order() {
+            panic!(
+                "strads: `{}` is an ordered loop, which keeps the order of its indices, but it \
+                 iterates a SparseArray whose entries are not in index order; sort it first \
+                 (`SparseArray::sorted`)",
+                spec.name
+            );
+        }
+        let sizes: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
+        let candidate = choose(analysis, &sizes, p).unwrap_or_else(|| {
+            panic!(
+                "strads: loop `{}` has no parallel strategy at run time ({}); the macro should \
+                 have refused it (please report it)",
+                spec.name,
+                analysis.reason.as_deref().unwrap_or("?")
+            )
+        });
+        match candidate.strategy {
+            Strategy::OneD { dim } | Strategy::TwoD { space: dim, .. } => {
+                let mut parts = vec![space.partition(dim, p)];
+                let mut dims = vec![dim];
+                if let Strategy::TwoD { time, .. } = candidate.strategy {
+                    dims.push(time);
+                    parts.push(space.partition(time, p * plan::grid::time_split(spec, p)));
+                }
+                let blocks = space.blocks(&dims, &parts);
+                let mut schedule = plan::grid::schedule(spec, candidate, &parts, shapes, p);
+                schedule.apply = apply_points(spec, p);
+                let times = parts.get(1).map_or(1, Partition::len);
+                // 1D keeps every conflict inside a block; 2D reorders them unless ordered.
+                let in_order = dims.len() == 1 || spec.ordered;
+                StaticPlan {
+                    schedule,
+                    blocks,
+                    summary: plan::summary::summary(spec, candidate, p, times),
+                    same_bits: in_order && merges_exactly(spec),
+                }
+            }
+            Strategy::Wavefront { .. } => {
+                let mut t = plan::wavefront::plan(spec, candidate, &space.extents(), shapes, p);
+                let tiling = &t.tiling;
+                let blocks = match &tiling.skewed {
+                    None => space.blocks(&tiling.dims, &tiling.parts),
+                    Some(sk) => {
+                        space.blocks_by(&sk.key, t.schedule.workers * tiling.time_tiles, &|idx| {
+                            tiling.block_of(idx)
+                        })
+                    }
+                };
+                let workers = t.schedule.workers;
+                t.schedule.apply = apply_points(spec, workers);
+                let mut summary = plan::summary::summary(spec, candidate, workers, workers);
+                summary.push_str(&format!(" tiles={workers}x{}", t.time_tiles));
+                if let Some(why) = &t.fallback {
+                    summary.push_str(&format!(" (one worker: {why})"));
+                }
+                StaticPlan {
+                    schedule: t.schedule,
+                    blocks,
+                    summary,
+                    // A wavefront keeps every dependence's order.
+                    same_bits: merges_exactly(spec),
+                }
+            }
+            Strategy::Reconnaissance => panic!(
+                "strads: loop `{}` needs reconnaissance, but was called without a survey pass \
+                 (please report it)",
+                spec.name
+            ),
+        }
+    }
+}
