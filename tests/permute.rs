@@ -207,7 +207,8 @@ fn partition_setting_is_honoured() {
             .collect::<Vec<_>>(),
         [
             "warning: unknown setting STRADS_PARTITON is ignored; the known settings are \
-          STRADS_THREADS, STRADS_SERIAL, STRADS_EXPLAIN, STRADS_SPLIT, STRADS_AFFINITY, \
+          STRADS_THREADS, STRADS_SERIAL, STRADS_EXPLAIN, STRADS_SPLIT, STRADS_COST, \
+          STRADS_AFFINITY, \
           STRADS_PARTITION, STRADS_PROCESSES, STRADS_RANK, STRADS_SIZE, STRADS_COORDINATOR, \
           STRADS_JOB_SECRET_FILE"
         ]

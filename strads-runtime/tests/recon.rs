@@ -21,7 +21,9 @@ fn spec() -> LoopSpec {
         rank: 1,
         mutable,
         additive: false,
-        steers: false,
+        // The read-only index arrays reach the subscripts (what the macro finds): they
+        // key the plan; `out`'s values steer nothing.
+        steers: !mutable,
     };
     let acc = |array, kind, s| Access {
         array,
