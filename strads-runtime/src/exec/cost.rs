@@ -43,8 +43,10 @@ struct Model {
     plan_run: Option<f64>,
     /// Nanoseconds per iteration spent planning, per call that planned, moving average.
     planning: f64,
-    /// Share of the plan's calls that planned (moving average).
+    /// Share of the plan's calls after its first that planned again (moving average).
     replans: f64,
+    /// Calls that ran the plan.
+    plan_calls: u64,
     /// Nanoseconds per iteration of the serial loop's runs, moving average.
     serial: Option<f64>,
     /// Whether both ways were measured and compared, and the way chosen then (`true`:
@@ -71,6 +73,7 @@ impl Cost {
             plan_run: None,
             planning: 0.0,
             replans: 0.0,
+            plan_calls: 0,
             serial: None,
             decided: false,
             chose_serial: false,
@@ -167,6 +170,12 @@ pub(crate) fn chain(schedule: &Schedule, block_len: impl Fn(usize) -> usize) -> 
         .sum()
 }
 
+/// Whether a plan whose longest chain of tasks runs `chain` of its `len` iterations
+/// cannot pay.
+pub(crate) fn hopeless(chain: usize, len: usize) -> bool {
+    len > 0 && chain as f64 > CHAIN_SHARE * len as f64
+}
+
 /// Whether the cost model decides this call: not under `STRADS_COST=0`, not in a replay,
 /// a recorded run or a cluster worker's part of a call.
 pub(crate) fn decides(replaying: bool) -> bool {
@@ -203,7 +212,7 @@ impl super::LoopState {
     /// With the plan: the serial loop when its shape cannot pay, or when measurements say
     /// so (see the module). `None`: run the plan, then [`ran_plan`](Self::ran_plan).
     pub(crate) fn serial_with_plan(&'static self, shape: &Shape) -> Option<SerialRun> {
-        if shape.len > 0 && shape.chain as f64 > CHAIN_SHARE * shape.len as f64 {
+        if hopeless(shape.chain, shape.len) {
             let pct = 100.0 * shape.chain as f64 / shape.len as f64;
             return Some(self.go_serial(
                 shape.len,
@@ -272,11 +281,19 @@ impl super::LoopState {
         }
         let mut m = self.cost().model();
         m.plan_run = Some(average(m.plan_run, run_ns as f64 / len as f64));
-        let planned = planned_ns.is_some();
         if let Some(p) = planned_ns {
             m.planning = p as f64 / len as f64;
         }
-        m.replans = 0.5 * m.replans + if planned { 0.5 } else { 0.0 };
+        // The first plan is made whatever the way; later ones count against the plan.
+        if m.plan_calls > 0 {
+            m.replans = 0.5 * m.replans + if planned_ns.is_some() { 0.5 } else { 0.0 };
+        }
+        m.plan_calls += 1;
+    }
+
+    /// The serial loop, for `reason` (said under `STRADS_EXPLAIN`).
+    pub(crate) fn serial_for(&'static self, len: usize, reason: String) -> SerialRun {
+        self.go_serial(len, reason)
     }
 
     fn measured_serial(&'static self, len: usize) -> SerialRun {

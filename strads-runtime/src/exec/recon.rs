@@ -31,6 +31,8 @@ pub(crate) struct ReconPlan {
     /// Running it gives the original loop's bits: no component was split (each keeps its
     /// iterations' order on one worker) and merges are exact (see `cost`).
     same_bits: bool,
+    /// Not a plan: a sample of the survey showed that the loop cannot pay, and why.
+    hopeless: Option<String>,
 }
 
 /// Iterations per batch: small batches cut conflict components (Cyclades), large ones
@@ -99,15 +101,25 @@ impl Call<'_> {
         };
         let plan = state.plan(
             key,
-            |plan: &ReconPlan| *plan.captured == *captured,
+            // A sample's verdict serves only calls the cost model decides.
+            |plan: &ReconPlan| *plan.captured == *captured && (decides || plan.hopeless.is_none()),
             || {
-                let plan =
-                    plan_by_survey(state, space, self.shapes, self.workers, captured, &survey);
+                let plan = plan_by_survey(
+                    state,
+                    space,
+                    (self.shapes, self.workers),
+                    captured,
+                    &survey,
+                    decides,
+                );
                 planned.set(Some(t.elapsed().as_nanos() as u64));
                 plan
             },
         );
         state.explain_once(|| plan::summary::with_buffers(spec, &plan.summary));
+        if let Some(reason) = &plan.hopeless {
+            return Ran::serial_run(state.serial_for(space.len(), reason.clone()));
+        }
         let schedule = &plan.schedule;
         if decides {
             let shape = cost::Shape {
@@ -218,26 +230,74 @@ fn ownership_bases(spec: &strads_analysis::LoopSpec, shapes: &[&[usize]]) -> (Ve
 }
 
 /// The survey pass and the plan it makes.
+///
+/// With `sample` (the cost model decides the call) and many iterations, the first batch is
+/// surveyed alone first: when its plan's longest chain holds nearly all of its iterations
+/// (one conflict component: hub features), the loop cannot pay and the rest is not
+/// surveyed; the plan then only says why (`hopeless`), and calls with these contents run
+/// the serial loop. A sample can misjudge a loop whose later iterations spread; that costs
+/// time, never a result.
 fn plan_by_survey<S: Space>(
     state: &'static LoopState,
     space: &S,
-    shapes: &[&[usize]],
-    p: usize,
+    (shapes, p): (&[&[usize]], usize),
     captured: &[u8],
     pass: &dyn Fn(&Survey<'_, S>),
+    sample: bool,
 ) -> ReconPlan {
     let spec = state.spec();
     let t = std::time::Instant::now();
     crate::testing::note_survey();
     let (bases, n_elems) = ownership_bases(spec, shapes);
-    let rec = Survey {
-        state,
-        space,
-        acc: std::cell::RefCell::new(strads_analysis::Accesses::new()),
-        bases: bases.clone(),
-        stale: std::cell::Cell::new(None),
+    let survey = |upto: usize| {
+        let rec = Survey {
+            state,
+            space,
+            acc: std::cell::RefCell::new(strads_analysis::Accesses::new()),
+            bases: bases.clone(),
+            stale: std::cell::Cell::new(None),
+            upto,
+        };
+        pass(&rec);
+        rec
     };
-    pass(&rec);
+    let first = batch_size(space.len(), p);
+    if sample && p > 1 && space.len() >= 4 * first {
+        let rec = survey(first);
+        let acc = rec.acc.into_inner();
+        let p1 = if rec.stale.get().is_some() { 1 } else { p };
+        let groups = strads_analysis::plan_groups_with(
+            &acc,
+            n_elems,
+            p1,
+            acc.len(),
+            crate::config::get().split && spec.max_delay.is_none(),
+            spec.ordered,
+        );
+        let schedule = plan::recon::schedule(spec, groups, &bases, p1);
+        let chain = super::cost::chain(&schedule, |_| 0);
+        if super::cost::hopeless(chain, acc.len()) {
+            return ReconPlan {
+                schedule,
+                owners: Arc::new([]),
+                running: Mutex::new(()),
+                calls: AtomicU64::new(0),
+                summary: String::new(),
+                captured: captured.into(),
+                same_bits: false,
+                hopeless: Some(format!(
+                    "in a survey of its first {} of {} iterations, the plan's longest chain \
+                     of tasks holds {:.0}% of them on {p} workers (one conflict component); \
+                     would help: `buffer(..)` for arrays every iteration updates, or \
+                     `sync = \"bsp\"`",
+                    acc.len(),
+                    space.len(),
+                    100.0 * chain as f64 / acc.len().max(1) as f64
+                )),
+            };
+        }
+    }
+    let rec = survey(usize::MAX);
     // An iteration read, to decide what it touches, a value an earlier iteration writes:
     // no plan recorded before the run can know the value, so the iterations run on one
     // worker, in their order.
@@ -290,5 +350,6 @@ fn plan_by_survey<S: Space>(
         summary,
         captured: captured.into(),
         same_bits,
+        hopeless: None,
     }
 }

@@ -35,6 +35,8 @@ pub struct Survey<'a, S: Space> {
     /// The first read of a steering array's row that an earlier iteration wrote: `(array,
     /// row)`. The value the run reads there is unknown before the run.
     pub(crate) stale: Cell<Option<(usize, usize)>>,
+    /// Iterations surveyed: the first `upto` (a sample), or all.
+    pub(crate) upto: usize,
 }
 
 impl<S: Space> fmt::Debug for Survey<'_, S> {
@@ -74,9 +76,10 @@ impl<'a, S: Space> Survey<'a, S> {
         }
     }
 
-    /// Runs `f` over every iteration in serial order, noting each one's touches.
+    /// Runs `f` over every iteration in serial order (or the first ones, when the survey
+    /// takes a sample), noting each one's touches.
     pub fn for_each<F: FnMut(S::Item<'a>)>(&self, mut f: F) {
-        for id in 0..self.space.len() {
+        for id in 0..self.space.len().min(self.upto) {
             f(self.space.item(id));
             self.acc.borrow_mut().end_iteration();
         }
