@@ -10,10 +10,12 @@
 //!     --test ../shared/data/libsvm-a9a/a9a.t
 //! STRADS_SERIAL=1 cargo run --release --example sparse_lr     # the original serial loop
 //! STRADS_EXPLAIN=1 cargo run --release --example sparse_lr    # shows the plan
+//! cargo run --release --example sparse_lr -- --sync bsp       # data-parallel replicas
 //! ```
 //!
 //! Prints each epoch's train and test accuracy and log loss, then one line
-//! `acc_train=<f> acc_test=<f> logloss_test=<f> epochs=<n> seconds=<f> threads=<n>`.
+//! `acc_train=<f> acc_test=<f> logloss_test=<f> epochs=<n> seconds=<f> threads=<n>`
+//! (and ` sync=bsp` with `--sync bsp`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,7 +26,7 @@ use strads::load::LibSvm;
 use strads::prelude::*;
 
 mod model;
-use model::{evaluate, lr_epoch};
+use model::{evaluate, lr_epoch, lr_epoch_bsp};
 
 #[path = "../common/cli.rs"]
 mod cli;
@@ -90,6 +92,18 @@ struct Args {
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
+    /// `bsp`: train with the data-parallel loop (replicas of the weights averaged after
+    /// every batch of 1024 samples per worker) instead of reconnaissance's conflict-free
+    /// groups.
+    #[arg(long, value_enum)]
+    sync: Option<SyncMode>,
+}
+
+/// `--sync`: the data-parallel modes the example offers.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum SyncMode {
+    /// Bulk synchronous: replicas merge after every batch.
+    Bsp,
 }
 
 /// Splits `data` into a training and a test set: every sample goes to the test set with
@@ -196,7 +210,11 @@ fn train(args: &Args) -> Result<()> {
     for epoch in 0..args.epochs {
         let lr = args.lr / (1.0 + epoch as f32 * args.decay);
         let t = Instant::now();
-        lr_epoch(
+        let epoch_loop = match args.sync {
+            None => lr_epoch,
+            Some(SyncMode::Bsp) => lr_epoch_bsp,
+        };
+        epoch_loop(
             &train.labels,
             &train.offsets,
             &train.features,
@@ -234,9 +252,10 @@ fn train(args: &Args) -> Result<()> {
     }
     println!(
         "acc_train={acc_train:.6} acc_test={acc_test:.6} logloss_test={} epochs={} seconds={seconds:.4} \
-         threads={threads}",
+         threads={threads}{}",
         sig9(loss_test),
-        args.epochs
+        args.epochs,
+        if args.sync.is_some() { " sync=bsp" } else { "" }
     );
     Ok(())
 }

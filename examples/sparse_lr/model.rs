@@ -34,6 +34,37 @@ pub(crate) fn lr_epoch(
     }
 }
 
+/// The same epoch in the data-parallel mode (`--sync bsp`): each worker updates its own
+/// replica of `w` over batches of 1024 samples, and the replicas' differences are averaged
+/// (in worker order) after every batch. Hub features then cost no conflicts, but the result
+/// is no longer that of a serial order; with one worker it is the serial loop's.
+#[strads::parallel_for(sync = "bsp", batch = 16384)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn lr_epoch_bsp(
+    labels: &DistArray<f32, 1>,
+    offsets: &DistArray<u32, 1>,
+    features: &DistArray<u32, 1>,
+    values: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    n: usize,
+    lr: f32,
+    reg: f32,
+) {
+    for s in 0..n {
+        let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
+        let mut z = 0.0f32;
+        for k in lo..hi {
+            z += w[features[k] as usize] * values[k];
+        }
+        let y = labels[s];
+        let g = -y / (1.0 + (y * z).exp()); // d/dz of log(1 + exp(-y z))
+        for k in lo..hi {
+            let f = features[k] as usize;
+            w[f] -= lr * (g * values[k] + reg * w[f]);
+        }
+    }
+}
+
 /// Correct predictions and the summed log loss of the model on a data set. `correct` and
 /// `loss` are reductions: each worker adds up its own samples and the parts are combined
 /// in a fixed order.

@@ -53,6 +53,10 @@ pub struct BufferSpec {
     /// `buffer(g, apply = f(a, b))`: the differences go to function `f`, element by element,
     /// with the same element of arrays `a`, `b`; `None`: they are added to the array.
     pub apply: Option<ApplySpec>,
+    /// `sync = ".."`: the buffer holds a worker's replica of an array the loop writes, and
+    /// the replicas' differences are averaged instead of summed (data-parallel mode; the
+    /// loop no longer equals a serial order).
+    pub average: bool,
 }
 
 /// The apply function of a write-back buffer.
@@ -92,7 +96,17 @@ pub enum ReduceOp {
 impl BufferSpec {
     /// `buffer(a)` for array `array`, merged into the array.
     pub const fn new(array: ArrayId) -> Self {
-        BufferSpec { array, apply: None }
+        BufferSpec {
+            array,
+            apply: None,
+            average: false,
+        }
+    }
+
+    /// The same buffer as a `sync` replica: differences averaged.
+    pub const fn averaged(mut self) -> Self {
+        self.average = true;
+        self
     }
 
     /// `buffer(a, apply = function(targets..))`.
@@ -107,6 +121,7 @@ impl BufferSpec {
                 function: Cow::Borrowed(function),
                 targets: Cow::Borrowed(targets),
             }),
+            average: false,
         }
     }
 }

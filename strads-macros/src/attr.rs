@@ -14,6 +14,20 @@ const REPEATED: &str = "repeated";
 const ORDERED: &str = "ordered";
 const BUFFER: &str = "buffer";
 const SYNC: &str = "sync";
+const BATCH: &str = "batch";
+
+/// `sync = ".."`: the data-parallel mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sync {
+    /// `"bsp"`: replicas merge after every batch.
+    Bsp,
+    /// `"ssp(s)"`: replicas merge after every `s + 1` batches (a replica is at most `s`
+    /// batches behind the others' updates).
+    Ssp(usize),
+}
+
+/// Iterations of each worker per batch when `batch = n` is not given.
+pub(crate) const DEFAULT_BATCH: usize = 1024;
 
 /// A strategy the user requires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +68,21 @@ pub(crate) struct Args {
     /// `buffer(h, max_delay = 64)`: buffers are applied at least every 64 iterations of
     /// each worker.
     pub(crate) max_delay: Option<(usize, proc_macro2::Span)>,
+    /// `sync = "bsp"`, `"ssp(s)"`: every array the loop writes is replicated per worker.
+    pub(crate) sync: Option<(Sync, proc_macro2::Span)>,
+    /// `batch = n`: iterations of each worker between merges of `sync` replicas.
+    pub(crate) batch: Option<(usize, proc_macro2::Span)>,
+}
+
+impl Args {
+    /// Iterations of each worker between two merges of `sync` replicas.
+    pub(crate) fn sync_every(&self) -> Option<usize> {
+        let batch = self.batch.map_or(DEFAULT_BATCH, |(n, _)| n);
+        self.sync.map(|(mode, _)| match mode {
+            Sync::Bsp => batch,
+            Sync::Ssp(s) => batch.saturating_mul(s.saturating_add(1)),
+        })
+    }
 }
 
 /// One item of `buffer(..)`: an array, `apply = f(targets)` or `max_delay = n`.
@@ -249,20 +278,77 @@ impl Args {
                     ),
                 }
             } else if path.is_ident(SYNC) {
-                cx.error_spanned_by(
-                    &meta,
-                    format!(
-                        "`{}` is not supported yet in this version of strads",
-                        path.get_ident().map(|i| i.to_string()).unwrap_or_default()
-                    ),
-                );
+                const WANT: &str = "expected `sync = \"bsp\"` or `sync = \"ssp(s)\"` (s a \
+                                    whole number of batches)";
+                match &meta {
+                    Meta::NameValue(nv) => match &nv.value {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Str(lit), ..
+                        }) => {
+                            let v = lit.value();
+                            let v = v.trim();
+                            let ssp = v
+                                .strip_prefix("ssp(")
+                                .and_then(|r| r.strip_suffix(')'))
+                                .map(|n| n.trim().parse::<usize>());
+                            match (v, ssp) {
+                                ("bsp", _) => args.sync = Some((Sync::Bsp, lit.span())),
+                                (_, Some(Ok(n))) => args.sync = Some((Sync::Ssp(n), lit.span())),
+                                ("hybrid", _) => cx.error_spanned_by(
+                                    lit,
+                                    "`sync = \"hybrid\"` (lock-free within a process) is not \
+                                     supported yet: use `sync = \"bsp\"` or \
+                                     `sync = \"ssp(s)\"`",
+                                ),
+                                _ => {
+                                    cx.error_spanned_by(lit, format!("unknown mode {v:?}; {WANT}"))
+                                }
+                            }
+                        }
+                        other => cx.error_spanned_by(other, WANT),
+                    },
+                    _ => cx.error_spanned_by(&meta, WANT),
+                }
+            } else if path.is_ident(BATCH) {
+                const WANT: &str = "`batch` is the iterations each worker runs between merges of \
+                                    `sync` replicas: `batch = 256` (1 or more)";
+                match &meta {
+                    Meta::NameValue(nv) => match &nv.value {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Int(n), ..
+                        }) => match n.base10_parse::<usize>() {
+                            Ok(v) if v >= 1 => args.batch = Some((v, n.span())),
+                            _ => cx.error_spanned_by(n, WANT),
+                        },
+                        other => cx.error_spanned_by(other, WANT),
+                    },
+                    _ => cx.error_spanned_by(&meta, WANT),
+                }
             } else {
                 cx.error_spanned_by(
                     path,
                     "unknown option; expected `expect = \"..\"`, `repeated`, `ordered`, \
-                     `buffer(..)` or `sync = \"..\"`",
+                     `buffer(..)`, `sync = \"..\"` or `batch = n`",
                 );
             }
+        }
+        if let Some((_, span)) = args.batch
+            && args.sync.is_none()
+        {
+            cx.syn_error(syn::Error::new(
+                span,
+                "`batch` goes with `sync = \"..\"`: the iterations each worker runs between \
+                 merges of its replicas",
+            ));
+        }
+        if let Some((_, span)) = args.sync
+            && (!args.buffers.is_empty() || args.max_delay.is_some())
+        {
+            cx.syn_error(syn::Error::new(
+                span,
+                "`sync` replicates every array the loop writes and merges the replicas every \
+                 `batch` iterations: drop `buffer(..)` (and its `max_delay`)",
+            ));
         }
         args
     }

@@ -37,6 +37,11 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
         f.buffered = buffered_arrays(&cx, &args, &f);
         f.applies = apply_targets(&cx, &args, &f);
         f.max_delay = args.max_delay.map(|(n, _)| n);
+        if let Some((_, span)) = args.sync {
+            f.buffered = replicated_arrays(&cx, span, &f);
+            f.max_delay = args.sync_every();
+            f.sync = true;
+        }
         expand(&cx, &args, &f)
     });
     match cx.check() {
@@ -71,7 +76,22 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
     }
     let kind = analysis.kind();
     let mut text = report(&spec, &analysis);
-    if !f.buffered.is_empty() {
+    if f.sync {
+        let names: Vec<String> = f
+            .buffered
+            .iter()
+            .map(|&a| format!("`{}`", f.arrays[a].ident))
+            .collect();
+        text.push_str(&format!(
+            "sync (data-parallel): each worker updates its replica of {}; every {} iterations \
+             of each worker and at the end of every step and of the loop, the replicas' \
+             differences are averaged in worker order into every replica. Deterministic for \
+             a worker count, and one worker runs the serial loop, but with more the result \
+             is no longer that of a serial order.\n",
+            names.join(", "),
+            f.max_delay.unwrap_or(0)
+        ));
+    } else if !f.buffered.is_empty() {
         let names: Vec<String> = f
             .buffered
             .iter()
@@ -113,6 +133,28 @@ fn buffered_arrays(cx: &Ctxt, args: &Args, f: &LoopFn) -> Vec<usize> {
         }
     }
     out
+}
+
+/// `sync = ".."`: every `&mut DistArray` parameter becomes a per-worker replica; a loop
+/// that writes a `SparseArray` (its values through `iter_mut()`) cannot be replicated.
+fn replicated_arrays(cx: &Ctxt, span: proc_macro2::Span, f: &LoopFn) -> Vec<usize> {
+    if let Some(a) = f
+        .arrays
+        .iter()
+        .find(|a| a.mutable && a.kind != ArrayKind::Dense)
+    {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!(
+                "`sync` replicates the dense arrays the loop writes, and `{}` is a \
+                 `&mut SparseArray`: update its values in a loop without `sync`",
+                a.ident
+            ),
+        ));
+    }
+    (0..f.arrays.len())
+        .filter(|&a| f.arrays[a].mutable && f.arrays[a].kind == ArrayKind::Dense)
+        .collect()
 }
 
 /// `buffer(g, apply = f(w, ..))`: the targets are `&mut DistArray` parameters other than
@@ -202,6 +244,7 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
             .iter()
             .map(|&array| BufferSpec {
                 array,
+                average: f.sync,
                 apply: f
                     .applies
                     .iter()

@@ -115,8 +115,10 @@ pub(crate) struct LoopFn {
     pub(crate) values_mut: bool,
     /// `buffer(g, apply = f(w, s))`: (buffered array, function, target arrays).
     pub(crate) applies: Vec<(usize, syn::Path, Vec<usize>)>,
-    /// `buffer(.., max_delay = n)`.
+    /// `buffer(.., max_delay = n)`, or a `sync` loop's iterations between merges.
     pub(crate) max_delay: Option<usize>,
+    /// `sync = ".."`: every `&mut` array is a replica (buffered, averaged), written freely.
+    pub(crate) sync: bool,
 }
 
 impl LoopFn {
@@ -292,6 +294,7 @@ impl LoopFn {
             values_mut,
             applies: Vec::new(),
             max_delay: None,
+            sync: false,
         })
     }
 

@@ -453,7 +453,8 @@ impl Walker<'_> {
         // Write-back buffers take no part in the dependence analysis; they only take
         // updates that can be merged.
         if self.f.buffered.contains(&array) {
-            if kind == AccessKind::Write && !self.additive {
+            // A `sync` replica takes any write: replicas merge by their differences.
+            if kind == AccessKind::Write && !self.additive && !self.f.sync {
                 self.found.facts.push(Fact::BufferWrite {
                     array,
                     at: at.to_token_stream(),

@@ -100,7 +100,8 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         .iter()
         .map(|(ident, buf, src)| {
             let name = ident.to_string();
-            quote!(let #buf = #private::Buffered::new(#src, __call.workers()).named(#name);)
+            let averaged = f.sync.then(|| quote!(.averaged()));
+            quote!(let #buf = #private::Buffered::new(#src, __call.workers()).named(#name) #averaged;)
         })
         .collect();
     // Buffers with `apply = f(..)` hand their updates to `f`; the others are merged.

@@ -73,6 +73,7 @@ pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
     let buffers = spec.buffers.iter().map(|b| {
         let array = lit(b.array as i128);
         match &b.apply {
+            None if b.average => quote!(#p::BufferSpec::new(#array).averaged()),
             None => quote!(#p::BufferSpec::new(#array)),
             Some(ap) => {
                 let func = ap.function.as_ref();

@@ -60,6 +60,14 @@ pub(crate) fn with_buffers(spec: &LoopSpec, summary: &str) -> String {
         .iter()
         .map(|b| spec.arrays[b.array].name.as_ref())
         .collect();
+    if spec.buffers.iter().any(|b| b.average) {
+        return format!(
+            "{summary} sync replicas={} every={} (data-parallel: replicas averaged in \
+             worker order; not equal to a serial order)",
+            names.join(","),
+            spec.max_delay.unwrap_or(0)
+        );
+    }
     match (names.is_empty(), spec.max_delay) {
         (true, _) => summary.to_string(),
         (false, None) => format!("{summary} buffered={}", names.join(",")),

@@ -78,6 +78,34 @@ pub struct Buffered<'a, T, const N: usize> {
     /// The loop call whose blocks view the copies and whose tokens apply them, once one
     /// did (0 before): the copies serve one call.
     call: AtomicU64,
+    /// `sync` mode ([`averaged`](Self::averaged)): the differences' sum is divided by the
+    /// number of copies before it is added.
+    average: Option<fn(T, usize) -> T>,
+}
+
+/// Elements whose replicas `sync = "bsp"` can average: the differences' sum divided by the
+/// number of replicas.
+#[diagnostic::on_unimplemented(
+    message = "`sync` averages the replicas of the arrays the loop writes, and `{Self}` \
+               cannot be averaged",
+    label = "an array of `{Self}` written by a `sync` loop",
+    note = "`sync` loops write arrays of `f32` or `f64`; keep counts in a loop of their own"
+)]
+pub trait Average: Copy {
+    /// `self / n`.
+    fn divide(self, n: usize) -> Self;
+}
+
+impl Average for f32 {
+    fn divide(self, n: usize) -> Self {
+        self / n as f32
+    }
+}
+
+impl Average for f64 {
+    fn divide(self, n: usize) -> Self {
+        self / n as f64
+    }
 }
 
 // SAFETY: the copies are reached through raw pointers by one thread at a time: worker `w`
@@ -144,7 +172,20 @@ where
             shape,
             name: "a buffered array",
             call: AtomicU64::new(0),
+            average: None,
         }
+    }
+
+    /// The same buffer, as `sync` replicas: at each application point the new value is
+    /// the last one plus the mean of every copy's difference from it (summed in worker
+    /// order, divided by the number of copies), instead of their sum. One copy keeps its
+    /// value exactly.
+    pub fn averaged(mut self) -> Self
+    where
+        T: Average,
+    {
+        self.average = Some(T::divide);
+        self
     }
 
     /// The same buffer, called `name` in messages (an index outside the array names it).
@@ -303,6 +344,30 @@ where
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         let first = self.copies[0].slice(self.len);
+        if let Some(divide) = self.average
+            && self.copies.len() > 1
+        {
+            let n = self.copies.len();
+            for (x, &b) in first.iter_mut().zip(base.iter()) {
+                *x = *x - b;
+            }
+            for c in &self.copies[1..] {
+                for ((x, &c), &b) in first
+                    .iter_mut()
+                    .zip(c.slice(self.len).iter())
+                    .zip(base.iter())
+                {
+                    *x = *x + (c - b);
+                }
+            }
+            for (b, &d) in base.iter_mut().zip(first.iter()) {
+                *b = *b + divide(d, n);
+            }
+            for c in &self.copies {
+                c.slice(self.len).copy_from_slice(base);
+            }
+            return;
+        }
         for c in &self.copies[1..] {
             for ((x, &c), &b) in first
                 .iter_mut()
@@ -461,6 +526,25 @@ mod tests {
         Buffered::apply_serial(&mut g, &before, |e, u| seen.push((e, u)));
         assert_eq!(seen, vec![(0, 4.0)]);
         assert_eq!(g.as_slice(), &[0.0; 3]);
+    }
+
+    #[test]
+    fn averaged_copies_add_the_mean_difference() {
+        let mut a = DistArray::<f64, 1>::from_vec([3], vec![1.0, 2.0, 3.0]).unwrap();
+        let buf = Buffered::new(&mut a, 2).averaged();
+        buf.with(0, |c| c[0] += 4.0);
+        buf.with(1, |c| {
+            c[0] += 2.0;
+            c[2] = 0.0;
+        });
+        buf.finish();
+        // [1 + (4 + 2) / 2, 2, 3 + (0 + -3) / 2]
+        assert_eq!(a.as_slice(), &[4.0, 2.0, 1.5]);
+        let mut one = DistArray::<f32, 1>::from_vec([1], vec![1e8]).unwrap();
+        let buf = Buffered::new(&mut one, 1).averaged();
+        buf.with(0, |c| c[0] = 0.1);
+        buf.finish();
+        assert_eq!(one.as_slice(), &[0.1], "one copy keeps its value exactly");
     }
 
     #[test]

@@ -1,0 +1,147 @@
+//! The data-parallel mode (`sync = "bsp"`, `"ssp(s)"`): each worker updates its replica of
+//! the arrays the loop writes; the replicas' differences are averaged in worker order every
+//! `batch` iterations (every `(s + 1) * batch` for `ssp(s)`) and at the end. One worker's
+//! plan equals the serial loop; more workers' runs equal the replay of their recorded order
+//! and are the same on every run; the merge is the mean of the differences.
+
+use strads::prelude::*;
+use strads::testing::{bits, plan_always, record, replay, serial};
+
+/// Logistic regression over samples of `nnz` features each (hub features shared by all).
+#[strads::parallel_for(sync = "bsp", batch = 64)]
+fn lr_bsp(
+    features: &DistArray<u32, 1>,
+    labels: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    nnz: usize,
+    lr: f32,
+) {
+    for s in 0..labels.len() {
+        let mut z = 0.0f32;
+        for k in 0..nnz {
+            z += w[features[s * nnz + k] as usize];
+        }
+        let g = -labels[s] / (1.0 + (labels[s] * z).exp());
+        for k in 0..nnz {
+            w[features[s * nnz + k] as usize] -= lr * g;
+        }
+    }
+}
+
+#[strads::parallel_for(sync = "ssp(2)", batch = 16)]
+fn lr_ssp(
+    features: &DistArray<u32, 1>,
+    labels: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    nnz: usize,
+    lr: f32,
+) {
+    for s in 0..labels.len() {
+        let mut z = 0.0f32;
+        for k in 0..nnz {
+            z += w[features[s * nnz + k] as usize];
+        }
+        let g = -labels[s] / (1.0 + (labels[s] * z).exp());
+        for k in 0..nnz {
+            w[features[s * nnz + k] as usize] -= lr * g;
+        }
+    }
+}
+
+/// Every iteration sets the one element: the replicas' differences average.
+#[strads::parallel_for(sync = "bsp", batch = 1000)]
+fn set_last(x: &DistArray<f64, 1>, out: &mut DistArray<f64, 1>) {
+    for i in 0..x.len() {
+        out[0] = x[i];
+    }
+}
+
+fn data(n: usize, nnz: usize) -> (DistArray<u32, 1>, DistArray<f32, 1>) {
+    let mut seed = 11u64;
+    let mut next = move || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        seed >> 33
+    };
+    let features = DistArray::from_fn([n * nnz], |[e]| {
+        if e % nnz == 0 {
+            0
+        } else {
+            (next() % 200) as u32
+        }
+    });
+    let labels = DistArray::from_fn([n], |_| if next() % 2 == 0 { 1.0 } else { -1.0 });
+    (features, labels)
+}
+
+#[test]
+fn one_worker_equals_the_serial_loop() {
+    let (features, labels) = data(3000, 5);
+    let mut want = DistArray::<f32, 1>::zeros([200]);
+    serial(|| lr_bsp(&features, &labels, &mut want, 5, 0.1));
+    let mut got = DistArray::<f32, 1>::zeros([200]);
+    plan_always(|| strads::with_threads(1, || lr_bsp(&features, &labels, &mut got, 5, 0.1)));
+    assert_eq!(bits(&got), bits(&want));
+    let mut ssp = DistArray::<f32, 1>::zeros([200]);
+    plan_always(|| strads::with_threads(1, || lr_ssp(&features, &labels, &mut ssp, 5, 0.1)));
+    assert_eq!(bits(&ssp), bits(&want));
+}
+
+#[test]
+fn merges_equal_their_replay_and_every_run() {
+    let (features, labels) = data(3000, 5);
+    for threads in 2..=4 {
+        let mut w = DistArray::<f32, 1>::zeros([200]);
+        let ((), trace) = strads::with_threads(threads, || {
+            record(|| lr_bsp(&features, &labels, &mut w, 5, 0.1))
+        });
+        let mut again = DistArray::<f32, 1>::zeros([200]);
+        replay(&trace, || lr_bsp(&features, &labels, &mut again, 5, 0.1));
+        assert_eq!(bits(&again), bits(&w), "{threads} threads: the replay");
+        let mut third = DistArray::<f32, 1>::zeros([200]);
+        strads::with_threads(threads, || lr_bsp(&features, &labels, &mut third, 5, 0.1));
+        assert_eq!(
+            bits(&third),
+            bits(&w),
+            "{threads} threads: the same bits every run"
+        );
+        let mut ssp = DistArray::<f32, 1>::zeros([200]);
+        let ((), t) = strads::with_threads(threads, || {
+            record(|| lr_ssp(&features, &labels, &mut ssp, 5, 0.1))
+        });
+        let mut ssp_again = DistArray::<f32, 1>::zeros([200]);
+        replay(&t, || lr_ssp(&features, &labels, &mut ssp_again, 5, 0.1));
+        assert_eq!(
+            bits(&ssp_again),
+            bits(&ssp),
+            "{threads} threads: the ssp replay"
+        );
+    }
+}
+
+#[test]
+fn replicas_merge_by_their_mean_difference() {
+    // Two workers, one batch each: worker 0 ends its half with x[499], worker 1 with x[999];
+    // out[0] = 0 + ((x[499] - 0) + (x[999] - 0)) / 2.
+    let x = DistArray::<f64, 1>::from_fn([1000], |[i]| i as f64);
+    let mut out = DistArray::<f64, 1>::zeros([1]);
+    plan_always(|| strads::with_threads(2, || set_last(&x, &mut out)));
+    assert_eq!(out[0], (499.0 + 999.0) / 2.0);
+}
+
+#[test]
+fn the_plan_line_says_the_loop_is_no_longer_a_serial_order() {
+    let (features, labels) = data(200, 5);
+    let mut w = DistArray::<f32, 1>::zeros([200]);
+    let ((), trace) =
+        strads::with_threads(2, || record(|| lr_bsp(&features, &labels, &mut w, 5, 0.1)));
+    let plan = &trace.runs[0].plan;
+    assert!(
+        plan.ends_with(
+            "sync replicas=w every=64 (data-parallel: replicas averaged in worker order; not \
+             equal to a serial order)"
+        ),
+        "{plan}"
+    );
+}
