@@ -231,8 +231,8 @@ fn ownership_bases(spec: &strads_analysis::LoopSpec, shapes: &[&[usize]]) -> (Ve
 
 /// The survey pass and the plan it makes.
 ///
-/// With `sample` (the cost model decides the call) and many iterations, the first batch is
-/// surveyed alone first: when its plan's longest chain holds nearly all of its iterations
+/// With `sample` (the cost model decides the call) and many iterations, the first
+/// iterations (at most a batch) are surveyed alone first: when its plan's longest chain holds nearly all of its iterations
 /// (one conflict component: hub features), the loop cannot pay and the rest is not
 /// surveyed; the plan then only says why (`hopeless`), and calls with these contents run
 /// the serial loop. A sample can misjudge a loop whose later iterations spread; that costs
@@ -261,7 +261,9 @@ fn plan_by_survey<S: Space>(
         pass(&rec);
         rec
     };
-    let first = batch_size(space.len(), p);
+    // A sample of at most the smallest batch: fewer iterations conflict less, so a sample
+    // that is one component says so of its batch too.
+    let first = batch_size(space.len(), p).min(512 * p);
     if sample && p > 1 && space.len() >= 4 * first {
         let rec = survey(first);
         let acc = rec.acc.into_inner();
