@@ -27,7 +27,11 @@
 //! `#[strads::main]`, so the copies of this binary that `STRADS_PROCESSES` starts go
 //! straight to serving. It runs itself as the program under test.
 
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
+
+#[path = "common/self_run.rs"]
+mod self_run;
+use self_run::run_self;
 
 use strads::prelude::*;
 use strads::testing::bits;
@@ -432,32 +436,7 @@ fn program() {
 /// Runs this binary as the program under test with `env`; its output and its explain
 /// lines.
 fn run(env: &[(&str, &str)]) -> Result<(String, String), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(exe);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("STRADS_") {
-            cmd.env_remove(k);
-        }
-    }
-    // What crosses is under test: every call runs its plan (small calls of a debug build
-    // would otherwise be measured slower than the serial loop and run on the driver).
-    cmd.env("STRADS_COST", "0");
-    cmd.env("CLUSTER_KINDS_ROLE", "program")
-        .env("STRADS_EXPLAIN", "1")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null());
-    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    if !out.status.success() {
-        return Err(format!(
-            "{env:?} failed ({}):\n{stdout}\n{stderr}",
-            out.status
-        ));
-    }
-    Ok((stdout, stderr))
+    run_self("CLUSTER_KINDS_ROLE", "program", env)
 }
 
 fn check() -> Result<(), String> {

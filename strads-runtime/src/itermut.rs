@@ -344,15 +344,16 @@ impl Call<'_> {
         let len = array.len();
         let decides = crate::exec::cost::decides(self.replays());
         if decides && let Some(serial) = state.serial_before_plan(len, self.workers()) {
-            return Ran::serial_run(serial);
+            return Ran::handed_back(serial);
         }
-        let t = std::time::Instant::now();
         // Planning may panic (an ordered loop over unsorted entries): plan before any value
         // moves out of the array, so that the array keeps its values then.
         let mut job = self.prepare(&Keys(&*array));
         if decides && let Some(serial) = state.serial_with_plan(&job.shape(&Keys(&*array))) {
-            return Ran::serial_run(serial);
+            return Ran::handed_back(serial);
         }
+        // As `Call::run`: the run alone is timed.
+        let t = std::time::Instant::now();
         // Each task's iteration ids, in its order: the chunks.
         let sched = job.schedule();
         let p = sched.workers;

@@ -132,7 +132,7 @@ impl Ran {
     }
 
     /// The serial loop runs instead.
-    pub(crate) fn serial_run(s: SerialRun) -> Self {
+    pub(crate) fn handed_back(s: SerialRun) -> Self {
         Ran(Some(s))
     }
 

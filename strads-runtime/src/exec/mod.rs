@@ -169,13 +169,15 @@ impl<'a> Call<'a> {
         let (state, len) = (self.state, space.len());
         let decides = cost::decides(self.replay.is_some());
         if decides && let Some(serial) = state.serial_before_plan(len, self.workers) {
-            return Ran::serial_run(serial);
+            return Ran::handed_back(serial);
         }
-        let t = std::time::Instant::now();
         let job = self.prepare(space);
         if decides && let Some(serial) = state.serial_with_plan(&job.shape(space)) {
-            return Ran::serial_run(serial);
+            return Ran::handed_back(serial);
         }
+        // A static plan is made once per space and shapes: its planning (bucketing a
+        // sparse space, say) is not a cost of later calls, so the run alone is timed.
+        let t = std::time::Instant::now();
         job.run(space, &f);
         if decides {
             state.ran_plan(len, t.elapsed().as_nanos() as u64, None);

@@ -77,7 +77,7 @@ impl Call<'_> {
         // Measured calls: a loop whose serial body was found cheaper records nothing.
         let decides = cost::decides(false);
         if decides && let Some(serial) = state.serial_before_plan(space.len(), self.workers) {
-            return Ran::serial_run(serial);
+            return Ran::handed_back(serial);
         }
         let t = std::time::Instant::now();
         let planned = std::cell::Cell::new(None);
@@ -118,7 +118,7 @@ impl Call<'_> {
         );
         state.explain_once(|| plan::summary::with_buffers(spec, &plan.summary));
         if let Some(reason) = &plan.hopeless {
-            return Ran::serial_run(state.serial_for(space.len(), reason.clone()));
+            return Ran::handed_back(state.serial_for(space.len(), reason.clone()));
         }
         let schedule = &plan.schedule;
         if decides {
@@ -129,7 +129,7 @@ impl Call<'_> {
                 same_bits: plan.same_bits,
             };
             if let Some(serial) = state.serial_with_plan(&shape) {
-                return Ran::serial_run(serial);
+                return Ran::handed_back(serial);
             }
         }
         let t = std::time::Instant::now();
@@ -232,10 +232,10 @@ fn ownership_bases(spec: &strads_analysis::LoopSpec, shapes: &[&[usize]]) -> (Ve
 /// The survey pass and the plan it makes.
 ///
 /// With `sample` (the cost model decides the call) and many iterations, the first
-/// iterations (at most a batch) are surveyed alone first: when its plan's longest chain holds nearly all of its iterations
-/// (one conflict component: hub features), the loop cannot pay and the rest is not
-/// surveyed; the plan then only says why (`hopeless`), and calls with these contents run
-/// the serial loop. A sample can misjudge a loop whose later iterations spread; that costs
+/// iterations (at most a batch) are surveyed alone first: when their plan's longest chain
+/// holds nearly all of them (one conflict component: hub features), the loop cannot pay
+/// and the rest is not surveyed; the plan then only says why (`hopeless`), and calls with
+/// these contents run the serial loop. A sample can misjudge a loop whose later iterations spread; that costs
 /// time, never a result.
 fn plan_by_survey<S: Space>(
     state: &'static LoopState,
@@ -279,12 +279,18 @@ fn plan_by_survey<S: Space>(
         let schedule = plan::recon::schedule(spec, groups, &bases, p1);
         let chain = super::cost::chain(&schedule, |_| 0);
         if super::cost::hopeless(chain, acc.len()) {
+            let summary = format!(
+                "reconnaissance workers={p} surveyed={} of {} (a sample: one conflict \
+                 component; no plan)",
+                acc.len(),
+                space.len()
+            );
             return ReconPlan {
                 schedule,
                 owners: Arc::new([]),
                 running: Mutex::new(()),
                 calls: AtomicU64::new(0),
-                summary: String::new(),
+                summary,
                 captured: captured.into(),
                 same_bits: false,
                 hopeless: Some(format!(

@@ -1,0 +1,38 @@
+//! Runs the calling test binary again as the program under test (`role_var=role`, with
+//! `env` and `STRADS_EXPLAIN=1`, no `STRADS_*` of the caller's): its output and its explain
+//! lines, or an error with both. Shared by the harness-less cluster tests.
+
+use std::process::{Command, Stdio};
+
+pub(crate) fn run_self(
+    role_var: &str,
+    role: &str,
+    env: &[(&str, &str)],
+) -> Result<(String, String), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STRADS_") {
+            cmd.env_remove(k);
+        }
+    }
+    // What crosses is under test: every call runs its plan (small calls of a debug build
+    // would otherwise be measured slower than the serial loop and run on the driver).
+    cmd.env("STRADS_COST", "0")
+        .env(role_var, role)
+        .env("STRADS_EXPLAIN", "1")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null());
+    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    if !out.status.success() {
+        return Err(format!(
+            "{env:?} failed ({}):\n{stdout}\n{stderr}",
+            out.status
+        ));
+    }
+    Ok((stdout, stderr))
+}
