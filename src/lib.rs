@@ -185,7 +185,7 @@ pub use strads_runtime::cluster;
 
 pub use strads_runtime::{
     ArrayMut, ArrayRef, Buffered, DistArray, Error, IterRng, Result, SparseArray, axpy,
-    current_threads, dot, testing, with_threads,
+    current_threads, dot, merge, testing, with_threads,
 };
 
 /// Whether `#[parallel_for]` loops run their original serial loop (`STRADS_SERIAL=1`, the

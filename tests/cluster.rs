@@ -110,7 +110,7 @@ fn results(stdout: &str) -> String {
             l.split_whitespace()
                 .filter(|f| {
                     let key = f.split('=').next().unwrap_or("");
-                    !(key.ends_with("seconds") || key == "threads")
+                    !(key.ends_with("seconds") || key.ends_with("per_second") || key == "threads")
                 })
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -146,6 +146,10 @@ fn examples() -> Vec<(&'static str, Vec<&'static str>)> {
         ("dtw", vec!["--n", "300", "--m", "200"]),
         ("sparse_lr", vec!["--epochs", "2"]),
         ("lda", vec!["--iterations", "3"]),
+        (
+            "word2vec",
+            vec!["--words", "30000", "--epochs", "2", "--dim", "16"],
+        ),
     ]
 }
 

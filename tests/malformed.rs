@@ -68,6 +68,7 @@ fn loaders() -> Vec<Loader> {
             show(load::libsvm_pair(file("libsvm_ok_crlf.svm"), p))
         }),
         ("lda_c", |p| show(corpus::lda_c(p, None))),
+        ("words", |p| show(load::words(p, 1, 10_000))),
         ("lda_c/vocab", |p| {
             show(corpus::lda_c(file("ldac_ok_bom_crlf.dat"), Some(p)))
         }),
@@ -525,11 +526,21 @@ fn loaders_name_file_line_and_problem() {
     let endless = endless_line(17 << 20);
     for (loader, f) in loaders() {
         let e = no_panic(loader, || f(&endless)).unwrap_err();
-        let head = format!(
-            "{}:1: the line is longer than {} bytes (the loaders' limit)",
-            endless.display(),
-            load::MAX_LINE
-        );
+        // The words loader streams its lines (text8 is one line of 100 MB), and stops at
+        // the first overlong word instead.
+        let head = if loader == "words" {
+            format!(
+                "{}:1: a word longer than {} bytes, starting \"xxxx",
+                endless.display(),
+                load::MAX_WORD
+            )
+        } else {
+            format!(
+                "{}:1: the line is longer than {} bytes (the loaders' limit)",
+                endless.display(),
+                load::MAX_LINE
+            )
+        };
         assert!(e.starts_with(&head), "{loader}: {e}");
     }
 }
@@ -659,7 +670,14 @@ fn examples_refuse_bad_settings() {
                 .to_owned(),
         ),
     ];
-    for example in ["sgd_mf", "dtw", "sparse_lr", "lda", "sgd_mf-expanded"] {
+    for example in [
+        "sgd_mf",
+        "dtw",
+        "sparse_lr",
+        "lda",
+        "sgd_mf-expanded",
+        "word2vec",
+    ] {
         for (var, value, accepted) in &cases {
             let r = run(example, &[], &[(var, value)]);
             let message = format!("error: invalid setting {var}={value:?}: {accepted}\n");
@@ -1202,6 +1220,41 @@ fn examples_refuse_bad_files() {
             "lda",
             vec!["--data".into(), "/dev/zero".into()],
             "/dev/zero:1: the line is longer than 16777216 bytes".into(),
+        ),
+        (
+            "word2vec",
+            vec!["--data".into(), "/dev/zero".into()],
+            "/dev/zero:1: a NUL byte: this is a binary file, not text".into(),
+        ),
+        (
+            "word2vec",
+            vec!["--data".into(), "/no/such/file".into()],
+            "/no/such/file: No such file".into(),
+        ),
+        (
+            "word2vec",
+            vec![
+                "--data".into(),
+                p("vocab_ok.txt"),
+                "--min-count".into(),
+                "1000".into(),
+            ],
+            format!("{}:", p("vocab_ok.txt")),
+        ),
+        (
+            "word2vec",
+            vec![
+                "--words".into(),
+                "3000".into(),
+                "--epochs".into(),
+                "1".into(),
+                "--questions".into(),
+                p("vocab_ok.txt"),
+            ],
+            format!(
+                "{}:1: 1 words; expected `a b c d` (a is to b as c is to d) or a `: section` line",
+                p("vocab_ok.txt")
+            ),
         ),
     ];
     for (example, args, expected) in &cases {

@@ -56,6 +56,46 @@ fn set_last(x: &DistArray<f64, 1>, out: &mut DistArray<f64, 1>) {
     }
 }
 
+/// As `set_last`, the replicas' differences summed instead of averaged.
+#[strads::parallel_for(sync = "bsp", batch = 1000, merge = strads::merge::sum)]
+fn set_last_summed(x: &DistArray<f64, 1>, out: &mut DistArray<f64, 1>) {
+    for i in 0..x.len() {
+        out[0] = x[i];
+    }
+}
+
+/// A merge of the user's: the value moves by at most 1 per merge.
+fn clipped(value: f64, summed: f64, replicas: usize) -> f64 {
+    value + (summed / replicas as f64).clamp(-1.0, 1.0)
+}
+
+#[strads::parallel_for(sync = "ssp(1)", batch = 100, merge = clipped)]
+fn set_last_clipped(x: &DistArray<f64, 1>, out: &mut DistArray<f64, 1>) {
+    for i in 0..x.len() {
+        out[0] = x[i];
+    }
+}
+
+#[strads::parallel_for(sync = "bsp", batch = 64, merge = strads::merge::sum)]
+fn lr_summed(
+    features: &DistArray<u32, 1>,
+    labels: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    nnz: usize,
+    lr: f32,
+) {
+    for s in 0..labels.len() {
+        let mut z = 0.0f32;
+        for k in 0..nnz {
+            z += w[features[s * nnz + k] as usize];
+        }
+        let g = -labels[s] / (1.0 + (labels[s] * z).exp());
+        for k in 0..nnz {
+            w[features[s * nnz + k] as usize] -= lr * g;
+        }
+    }
+}
+
 fn data(n: usize, nnz: usize) -> (DistArray<u32, 1>, DistArray<f32, 1>) {
     let mut seed = 11u64;
     let mut next = move || {
@@ -128,6 +168,43 @@ fn replicas_merge_by_their_mean_difference() {
     let mut out = DistArray::<f64, 1>::zeros([1]);
     plan_always(|| strads::with_threads(2, || set_last(&x, &mut out)));
     assert_eq!(out[0], (499.0 + 999.0) / 2.0);
+}
+
+#[test]
+fn a_merge_function_replaces_the_mean() {
+    let x = DistArray::<f64, 1>::from_fn([1000], |[i]| i as f64);
+    let mut out = DistArray::<f64, 1>::zeros([1]);
+    plan_always(|| strads::with_threads(2, || set_last_summed(&x, &mut out)));
+    assert_eq!(out[0], 499.0 + 999.0);
+    // ssp(1), batch 100: a merge every 200 iterations of each worker, and at the end;
+    // every merge moves the value by at most 1: 3 merges (200, 400, the end at 500).
+    let mut out = DistArray::<f64, 1>::zeros([1]);
+    plan_always(|| strads::with_threads(2, || set_last_clipped(&x, &mut out)));
+    assert_eq!(out[0], 3.0);
+    // One worker: no merge, the serial loop.
+    let mut one = DistArray::<f64, 1>::zeros([1]);
+    plan_always(|| strads::with_threads(1, || set_last_clipped(&x, &mut one)));
+    assert_eq!(one[0], 999.0);
+    // A merged loop equals its replay and is the same on every run.
+    let (features, labels) = data(3000, 5);
+    let mut w = DistArray::<f32, 1>::zeros([200]);
+    let ((), trace) = strads::with_threads(3, || {
+        record(|| lr_summed(&features, &labels, &mut w, 5, 0.1))
+    });
+    let mut again = DistArray::<f32, 1>::zeros([200]);
+    replay(&trace, || lr_summed(&features, &labels, &mut again, 5, 0.1));
+    assert_eq!(bits(&again), bits(&w));
+    let mut averaged = DistArray::<f32, 1>::zeros([200]);
+    strads::with_threads(3, || lr_bsp(&features, &labels, &mut averaged, 5, 0.1));
+    assert_ne!(bits(&averaged), bits(&w), "summing differs from averaging");
+    assert!(
+        trace.runs[0].plan.ends_with(
+            "sync replicas=w every=64 (data-parallel: replicas merged by strads::merge::sum in \
+             worker order; not equal to a serial order)"
+        ),
+        "{}",
+        trace.runs[0].plan
+    );
 }
 
 #[test]

@@ -74,6 +74,15 @@ pub(crate) fn non_negative_f32(s: &str) -> Result<f32, String> {
     )
 }
 
+/// A finite `f64`, 0 or more (sampling thresholds).
+pub(crate) fn non_negative_f64(s: &str) -> Result<f64, String> {
+    number(
+        s,
+        |x| x.is_finite() && x >= 0.0,
+        "a finite number, 0 or more",
+    )
+}
+
 /// A finite `f64` above 0 (priors, lengths).
 pub(crate) fn positive_f64(s: &str) -> Result<f64, String> {
     number(s, |x| x.is_finite() && x > 0.0, "a finite number above 0")

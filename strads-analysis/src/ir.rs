@@ -57,6 +57,9 @@ pub struct BufferSpec {
     /// the replicas' differences are averaged instead of summed (data-parallel mode; the
     /// loop no longer equals a serial order).
     pub average: bool,
+    /// `sync = "..", merge = f`: the function merging a `sync` replica's summed
+    /// differences into the array instead of averaging them (its path as written).
+    pub merge: Option<Name>,
 }
 
 /// The apply function of a write-back buffer.
@@ -100,6 +103,7 @@ impl BufferSpec {
             array,
             apply: None,
             average: false,
+            merge: None,
         }
     }
 
@@ -122,6 +126,17 @@ impl BufferSpec {
                 targets: Cow::Borrowed(targets),
             }),
             average: false,
+            merge: None,
+        }
+    }
+
+    /// A `sync` replica of array `array`, merged by function `merge` instead of averaged.
+    pub const fn merged_by(array: ArrayId, merge: &'static str) -> Self {
+        BufferSpec {
+            array,
+            apply: None,
+            average: true,
+            merge: Some(Cow::Borrowed(merge)),
         }
     }
 }

@@ -15,6 +15,7 @@ const ORDERED: &str = "ordered";
 const BUFFER: &str = "buffer";
 const SYNC: &str = "sync";
 const BATCH: &str = "batch";
+const MERGE: &str = "merge";
 
 /// `sync = ".."`: the data-parallel mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,6 +73,9 @@ pub(crate) struct Args {
     pub(crate) sync: Option<(Sync, proc_macro2::Span)>,
     /// `batch = n`: iterations of each worker between merges of `sync` replicas.
     pub(crate) batch: Option<(usize, proc_macro2::Span)>,
+    /// `merge = f`: `sync` replicas merge by `f(value, summed differences, replicas)`
+    /// instead of averaging.
+    pub(crate) merge: Option<syn::Path>,
 }
 
 impl Args {
@@ -296,9 +300,12 @@ impl Args {
                                 (_, Some(Ok(n))) => args.sync = Some((Sync::Ssp(n), lit.span())),
                                 ("hybrid", _) => cx.error_spanned_by(
                                     lit,
-                                    "`sync = \"hybrid\"` (lock-free within a process) is not \
-                                     supported yet: use `sync = \"bsp\"` or \
-                                     `sync = \"ssp(s)\"`",
+                                    "`sync = \"hybrid\"` (threads updating one replica per \
+                                     process without locks) is not offered: unsynchronised \
+                                     writes to the same elements are a data race, which strads \
+                                     never allows; use `sync = \"bsp\", merge = \
+                                     strads::merge::sum` (every worker's updates counted in \
+                                     full at each merge) or `sync = \"ssp(s)\"`",
                                 ),
                                 _ => {
                                     cx.error_spanned_by(lit, format!("unknown mode {v:?}; {WANT}"))
@@ -324,11 +331,22 @@ impl Args {
                     },
                     _ => cx.error_spanned_by(&meta, WANT),
                 }
+            } else if path.is_ident(MERGE) {
+                const WANT: &str = "`merge` names the function that merges `sync` replicas: \
+                                    `merge = my_merge` (a `fn(value: T, summed_differences: T, \
+                                    replicas: usize) -> T`, such as `strads::merge::sum`)";
+                match &meta {
+                    Meta::NameValue(nv) => match &nv.value {
+                        Expr::Path(p) if p.qself.is_none() => args.merge = Some(p.path.clone()),
+                        other => cx.error_spanned_by(other, WANT),
+                    },
+                    _ => cx.error_spanned_by(&meta, WANT),
+                }
             } else {
                 cx.error_spanned_by(
                     path,
                     "unknown option; expected `expect = \"..\"`, `repeated`, `ordered`, \
-                     `buffer(..)`, `sync = \"..\"` or `batch = n`",
+                     `buffer(..)`, `sync = \"..\"`, `batch = n` or `merge = f`",
                 );
             }
         }
@@ -340,6 +358,15 @@ impl Args {
                 "`batch` goes with `sync = \"..\"`: the iterations each worker runs between \
                  merges of its replicas",
             ));
+        }
+        if let Some(m) = &args.merge
+            && args.sync.is_none()
+        {
+            cx.error_spanned_by(
+                m,
+                "`merge` goes with `sync = \"..\"`: the function that merges the replicas' \
+                 differences (`buffer(g, apply = f(..))` hands a buffer's updates to a function)",
+            );
         }
         if let Some((_, span)) = args.sync
             && (!args.buffers.is_empty() || args.max_delay.is_some())

@@ -41,6 +41,7 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
             f.buffered = replicated_arrays(&cx, span, &f);
             f.max_delay = args.sync_every();
             f.sync = true;
+            f.merge = args.merge.clone();
         }
         expand(&cx, &args, &f)
     });
@@ -85,11 +86,20 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
         text.push_str(&format!(
             "sync (data-parallel): each worker updates its replica of {}; every {} iterations \
              of each worker and at the end of every step and of the loop, the replicas' \
-             differences are averaged in worker order into every replica. Deterministic for \
+             differences are {} in worker order into every replica. Deterministic for \
              a worker count, and one worker runs the serial loop, but with more the result \
              is no longer that of a serial order.\n",
             names.join(", "),
-            f.max_delay.unwrap_or(0)
+            f.max_delay.unwrap_or(0),
+            match &f.merge {
+                None => "averaged".to_owned(),
+                Some(m) => format!(
+                    "summed and merged by `{}`",
+                    quote::ToTokens::to_token_stream(m)
+                        .to_string()
+                        .replace(' ', "")
+                ),
+            }
         ));
     } else if !f.buffered.is_empty() {
         let names: Vec<String> = f
@@ -245,6 +255,12 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
             .map(|&array| BufferSpec {
                 array,
                 average: f.sync,
+                merge: f.merge.as_ref().map(|m| {
+                    quote::ToTokens::to_token_stream(m)
+                        .to_string()
+                        .replace(' ', "")
+                        .into()
+                }),
                 apply: f
                     .applies
                     .iter()

@@ -119,6 +119,8 @@ pub(crate) struct LoopFn {
     pub(crate) max_delay: Option<usize>,
     /// `sync = ".."`: every `&mut` array is a replica (buffered, averaged), written freely.
     pub(crate) sync: bool,
+    /// `sync = "..", merge = f`: how replicas merge, instead of averaging.
+    pub(crate) merge: Option<syn::Path>,
 }
 
 impl LoopFn {
@@ -295,6 +297,7 @@ impl LoopFn {
             applies: Vec::new(),
             max_delay: None,
             sync: false,
+            merge: None,
         })
     }
 

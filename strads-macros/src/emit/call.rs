@@ -100,7 +100,11 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         .iter()
         .map(|(ident, buf, src)| {
             let name = ident.to_string();
-            let averaged = f.sync.then(|| quote!(.averaged()));
+            let averaged = match (&f.merge, f.sync) {
+                (Some(m), true) => Some(quote!(.merged(#m))),
+                (None, true) => Some(quote!(.averaged())),
+                _ => None,
+            };
             quote!(let #buf = #private::Buffered::new(#src, __call.workers()).named(#name) #averaged;)
         })
         .collect();

@@ -73,7 +73,13 @@ pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
     let buffers = spec.buffers.iter().map(|b| {
         let array = lit(b.array as i128);
         match &b.apply {
-            None if b.average => quote!(#p::BufferSpec::new(#array).averaged()),
+            None if b.average => match &b.merge {
+                None => quote!(#p::BufferSpec::new(#array).averaged()),
+                Some(m) => {
+                    let m = m.as_ref();
+                    quote!(#p::BufferSpec::merged_by(#array, #m))
+                }
+            },
             None => quote!(#p::BufferSpec::new(#array)),
             Some(ap) => {
                 let func = ap.function.as_ref();

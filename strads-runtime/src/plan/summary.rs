@@ -60,10 +60,14 @@ pub(crate) fn with_buffers(spec: &LoopSpec, summary: &str) -> String {
         .iter()
         .map(|b| spec.arrays[b.array].name.as_ref())
         .collect();
-    if spec.buffers.iter().any(|b| b.average) {
+    if let Some(b) = spec.buffers.iter().find(|b| b.average) {
+        let how = match &b.merge {
+            None => "averaged".to_owned(),
+            Some(f) => format!("merged by {f}"),
+        };
         return format!(
-            "{summary} sync replicas={} every={} (data-parallel: replicas averaged in \
-             worker order; not equal to a serial order)",
+            "{summary} sync replicas={} every={} (data-parallel: replicas {how} in worker \
+             order; not equal to a serial order)",
             names.join(","),
             spec.max_delay.unwrap_or(0)
         );

@@ -1,7 +1,7 @@
 // `sync = ".."` (STRADS-AP's data-parallel SyncFor): the modes it knows, `batch` only with
 // it, and not beside `buffer(..)`, each an error at the option with what to write instead;
-// `"hybrid"` is not implemented yet. A `sync` loop that writes integers cannot average
-// them.
+// `"hybrid"` (a data race by design) is refused; `merge` only with `sync`, and a function.
+// A `sync` loop that writes integers cannot average them.
 
 use strads::prelude::*;
 
@@ -44,6 +44,20 @@ fn no_batch(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>) {
 fn counts(x: &DistArray<u32, 1>, out: &mut DistArray<u32, 1>) {
     for i in 0..x.len() {
         out[x[i] as usize] += 1;
+    }
+}
+
+#[strads::parallel_for(merge = strads::merge::sum)]
+fn merge_alone(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>) {
+    for i in 0..x.len() {
+        out[i] = 2.0 * x[i];
+    }
+}
+
+#[strads::parallel_for(sync = "bsp", merge = "sum")]
+fn merge_string(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>) {
+    for i in 0..x.len() {
+        out[i] = 2.0 * x[i];
     }
 }
 

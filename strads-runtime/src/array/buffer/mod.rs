@@ -15,6 +15,7 @@
 //! gives exactly the serial loop's result.
 
 mod copy;
+pub mod merge;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -78,10 +79,19 @@ pub struct Buffered<'a, T, const N: usize> {
     /// The loop call whose blocks view the copies and whose tokens apply them, once one
     /// did (0 before): the copies serve one call.
     call: AtomicU64,
-    /// `sync` mode ([`averaged`](Self::averaged)): the differences' sum is divided by the
-    /// number of copies before it is added.
-    average: Option<fn(T, usize) -> T>,
+    /// `sync` mode ([`averaged`](Self::averaged), [`merged`](Self::merged)): the new value
+    /// is `merge(last value, the differences' sum, copies)` instead of the plain sum.
+    merge: Option<MergeFn<T>>,
 }
+
+/// A `sync` merge over a chunk of elements: `(values, summed differences, copies)`, the
+/// values rewritten in place. Made from an element function by [`Buffered::merged`], so
+/// that the element function is inlined into the loop.
+type MergeFn<T> = Box<dyn Fn(&mut [T], &[T], usize) + Send + Sync>;
+
+/// Elements merged per pass of [`Buffered::apply_parked`] in `sync` mode: the chunk's
+/// summed differences stay in the first-level cache.
+const MERGE_CHUNK: usize = 2048;
 
 /// Elements whose replicas `sync = "bsp"` can average: the differences' sum divided by the
 /// number of replicas.
@@ -172,7 +182,7 @@ where
             shape,
             name: "a buffered array",
             call: AtomicU64::new(0),
-            average: None,
+            merge: None,
         }
     }
 
@@ -180,11 +190,27 @@ where
     /// the last one plus the mean of every copy's difference from it (summed in worker
     /// order, divided by the number of copies), instead of their sum. One copy keeps its
     /// value exactly.
-    pub fn averaged(mut self) -> Self
+    pub fn averaged(self) -> Self
     where
         T: Average,
     {
-        self.average = Some(T::divide);
+        self.merged(merge::average::<T>)
+    }
+
+    /// The same buffer, as `sync` replicas merged by `f`: at each application point the
+    /// new value of every element is `f(last value, the copies' differences from it summed
+    /// in worker order, number of copies)` ([`merge::average`] is
+    /// [`averaged`](Self::averaged), [`merge::sum`] adds every difference). One copy keeps
+    /// its value exactly: `f` is not called.
+    pub fn merged<F>(mut self, f: F) -> Self
+    where
+        F: Fn(T, T, usize) -> T + Send + Sync + 'static,
+    {
+        self.merge = Some(Box::new(move |values: &mut [T], summed: &[T], n| {
+            for (v, &d) in values.iter_mut().zip(summed) {
+                *v = f(*v, d, n);
+            }
+        }));
         self
     }
 
@@ -343,31 +369,37 @@ where
     fn apply_parked(&self) {
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
-        let first = self.copies[0].slice(self.len);
-        if let Some(divide) = self.average
+        if let Some(merge) = &self.merge
             && self.copies.len() > 1
         {
+            // One pass per chunk: the copies' differences summed in worker order, merged
+            // into the value, and the value copied back into every copy.
             let n = self.copies.len();
-            for (x, &b) in first.iter_mut().zip(base.iter()) {
-                *x = *x - b;
-            }
-            for c in &self.copies[1..] {
-                for ((x, &c), &b) in first
-                    .iter_mut()
-                    .zip(c.slice(self.len).iter())
-                    .zip(base.iter())
-                {
-                    *x = *x + (c - b);
+            let mut copies: Vec<&mut [T]> = self.copies.iter().map(|c| c.slice(self.len)).collect();
+            let mut summed: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(self.len));
+            for start in (0..self.len).step_by(MERGE_CHUNK) {
+                let end = (start + MERGE_CHUNK).min(self.len);
+                let values = &mut base[start..end];
+                summed.clear();
+                summed.extend(
+                    copies[0][start..end]
+                        .iter()
+                        .zip(values.iter())
+                        .map(|(&c, &b)| c - b),
+                );
+                for c in &copies[1..] {
+                    for ((s, &c), &b) in summed.iter_mut().zip(&c[start..end]).zip(values.iter()) {
+                        *s = *s + (c - b);
+                    }
                 }
-            }
-            for (b, &d) in base.iter_mut().zip(first.iter()) {
-                *b = *b + divide(d, n);
-            }
-            for c in &self.copies {
-                c.slice(self.len).copy_from_slice(base);
+                merge(values, &summed, n);
+                for c in &mut copies {
+                    c[start..end].copy_from_slice(values);
+                }
             }
             return;
         }
+        let first = self.copies[0].slice(self.len);
         for c in &self.copies[1..] {
             for ((x, &c), &b) in first
                 .iter_mut()

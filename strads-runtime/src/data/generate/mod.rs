@@ -152,8 +152,10 @@ pub fn grid_edges(side: usize) -> (Vec<u32>, Vec<u32>) {
 
 mod libsvm;
 mod ratings;
+mod words;
 
 pub use libsvm::{LibSvmConfig, libsvm_like, try_libsvm_like};
 pub use ratings::{LowRankConfig, low_rank_ratings, try_low_rank_ratings};
+pub use words::{WordsConfig, words_like};
 #[cfg(test)]
 mod tests;

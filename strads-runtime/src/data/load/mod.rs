@@ -207,9 +207,11 @@ pub fn split(
 
 mod libsvm;
 mod ratings;
+mod words;
 
 pub use libsvm::{LibSvm, libsvm, libsvm_pair};
 use ratings::Loader;
 pub(crate) use ratings::U64BuildHasher;
+pub use words::{MAX_WORD, Words, words};
 #[cfg(test)]
 mod tests;

@@ -17,3 +17,4 @@ fn err(contents: &str) -> (TempFile, String) {
 
 mod libsvm;
 mod ratings;
+mod words;

@@ -1,0 +1,324 @@
+//! Loading a text corpus for word embeddings (word2vec): words separated by whitespace,
+//! in a plain or a gzip-compressed file, as word ids over a vocabulary of the words seen
+//! at least `min_count` times, most frequent first.
+//!
+//! A line is a sentence, cut into sentences of at most `max_sentence` words (text8 is one
+//! line of 17 M words; gensim cuts it into sentences of 10 000). The file is streamed: a
+//! line may be as long as the file.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::data::text::quote;
+use crate::error::{Error, Result};
+
+/// What a word file looks like, for error messages.
+const WORDS_FORMAT: &str = "UTF-8 text, words separated by whitespace, plain or gzip-compressed";
+
+/// The longest word (in bytes) the loader reads: longer runs of non-space bytes are not
+/// words of a natural-language corpus but a binary file or a file of another format.
+pub const MAX_WORD: usize = 1024;
+
+/// A text corpus as word ids.
+///
+/// ```
+/// # let path = std::env::temp_dir().join(format!("strads-doc-words-{}", std::process::id()));
+/// std::fs::write(&path, "the cat saw the dog\nthe end\n")?;
+/// let w = strads_runtime::load::words(&path, 2, 10_000)?;
+/// assert_eq!(w.vocab, ["the"]);
+/// assert_eq!(w.counts, [3]);
+/// assert_eq!(w.tokens, [0, 0, 0]);
+/// assert_eq!(w.sentences, [0, 2, 3]); // "the .. the" and "the"
+/// assert_eq!(w.raw_words, 7);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Words {
+    /// The words seen at least `min_count` times, by decreasing count (ties in order of
+    /// first appearance); a word's id is its place here.
+    pub vocab: Vec<String>,
+    /// Each vocabulary word's count in the file.
+    pub counts: Vec<u64>,
+    /// The ids of the file's words that are in the vocabulary, in the file's order.
+    pub tokens: Vec<u32>,
+    /// Where each sentence starts in `tokens`, and `tokens.len()` last: sentence `s` is
+    /// `tokens[sentences[s]..sentences[s + 1]]`. Sentences left empty are dropped.
+    pub sentences: Vec<usize>,
+    /// Every word read, in the vocabulary or not (gensim's "raw words").
+    pub raw_words: u64,
+}
+
+impl Words {
+    /// Builds a corpus from sentences of word ids, checking that they fit the vocabulary
+    /// (used by the generator).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the counts and the vocabulary differ in length, an id is
+    /// outside the vocabulary, or `sentences` is not a list of increasing offsets into
+    /// `tokens` from 0 to its length.
+    pub fn from_parts(
+        vocab: Vec<String>,
+        counts: Vec<u64>,
+        tokens: Vec<u32>,
+        sentences: Vec<usize>,
+        raw_words: u64,
+    ) -> Result<Words> {
+        if counts.len() != vocab.len() {
+            return Err(Error::Shape(format!(
+                "{} counts for {} vocabulary words",
+                counts.len(),
+                vocab.len()
+            )));
+        }
+        if let Some(&t) = tokens.iter().find(|&&t| t as usize >= vocab.len()) {
+            return Err(Error::Shape(format!(
+                "word id {t} outside a vocabulary of {} words",
+                vocab.len()
+            )));
+        }
+        let ordered = sentences.first() == Some(&0)
+            && sentences.last() == Some(&tokens.len())
+            && sentences.windows(2).all(|w| w[0] < w[1]);
+        if !(ordered || (tokens.is_empty() && sentences == [0])) {
+            return Err(Error::Shape(
+                "sentence offsets must rise strictly from 0 to the number of tokens".into(),
+            ));
+        }
+        Ok(Words {
+            vocab,
+            counts,
+            tokens,
+            sentences,
+            raw_words,
+        })
+    }
+
+    /// The id of `word`, if it is in the vocabulary (a linear search: for a few lookups).
+    pub fn id(&self, word: &str) -> Option<usize> {
+        self.vocab.iter().position(|w| w == word)
+    }
+}
+
+/// Loads the words of `path` (plain text, or gzip-compressed: told by the file's first
+/// two bytes, whatever its name).
+///
+/// # Errors
+/// [`Error::Io`] when the file cannot be read; [`Error::Parse`] naming the file and line
+/// for a word that is not UTF-8, a NUL byte (a binary file), a word longer than
+/// [`MAX_WORD`] bytes, a corrupt or truncated gzip stream, or a file in which no word
+/// occurs `min_count` times.
+pub fn words(path: impl AsRef<Path>, min_count: u64, max_sentence: usize) -> Result<Words> {
+    let path = path.as_ref();
+    let io_error = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = BufReader::with_capacity(1 << 18, File::open(path).map_err(io_error)?);
+    let gzip = file
+        .fill_buf()
+        .map_err(io_error)?
+        .starts_with(&[0x1f, 0x8b]);
+    let reader: Box<dyn Read> = if gzip {
+        Box::new(flate2::bufread::MultiGzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    let mut scan = Scan::new(path, gzip, max_sentence.max(1));
+    scan.run(BufReader::with_capacity(1 << 18, reader))?;
+    scan.finish(min_count)
+}
+
+/// The state of one pass over a file: the words seen so far, by first appearance.
+struct Scan<'p> {
+    path: &'p Path,
+    gzip: bool,
+    max_sentence: usize,
+    ids: HashMap<String, u32>,
+    counts: Vec<u64>,
+    /// Every word's first-appearance id, in the file's order.
+    raw: Vec<u32>,
+    /// Where each sentence starts in `raw`.
+    starts: Vec<usize>,
+    line: usize,
+    in_sentence: usize,
+}
+
+impl<'p> Scan<'p> {
+    fn new(path: &'p Path, gzip: bool, max_sentence: usize) -> Self {
+        Scan {
+            path,
+            gzip,
+            max_sentence,
+            ids: HashMap::new(),
+            counts: Vec::new(),
+            raw: Vec::new(),
+            starts: vec![0],
+            line: 1,
+            in_sentence: 0,
+        }
+    }
+
+    fn parse_error(&self, message: String) -> Error {
+        Error::Parse {
+            path: self.path.to_path_buf(),
+            line: self.line,
+            message,
+            expected: WORDS_FORMAT.to_owned(),
+        }
+    }
+
+    fn run(&mut self, mut reader: impl BufRead) -> Result<()> {
+        let mut word: Vec<u8> = Vec::with_capacity(64);
+        // A UTF-8 byte order mark is not a word.
+        if reader
+            .fill_buf()
+            .is_ok_and(|b| b.starts_with(b"\xEF\xBB\xBF"))
+        {
+            reader.consume(3);
+        }
+        loop {
+            let chunk = match reader.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.read_error(e)),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            let n = chunk.len();
+            for &b in chunk {
+                match b {
+                    b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => self.end_word(&mut word)?,
+                    b'\n' => {
+                        self.end_word(&mut word)?;
+                        self.end_sentence();
+                        self.line += 1;
+                    }
+                    0 => {
+                        return Err(self.parse_error(
+                            "a NUL byte: this is a binary file, not text".to_owned(),
+                        ));
+                    }
+                    _ => {
+                        if word.len() == MAX_WORD {
+                            return Err(self.parse_error(format!(
+                                "a word longer than {MAX_WORD} bytes, starting {}",
+                                quote(&word)
+                            )));
+                        }
+                        word.push(b);
+                    }
+                }
+            }
+            reader.consume(n);
+        }
+        self.end_word(&mut word)?;
+        self.end_sentence();
+        Ok(())
+    }
+
+    /// An error while reading: in a gzip stream, a corrupt or truncated file at the line
+    /// reached; otherwise the file's I/O error.
+    fn read_error(&self, e: std::io::Error) -> Error {
+        if self.gzip
+            && matches!(
+                e.kind(),
+                std::io::ErrorKind::InvalidInput
+                    | std::io::ErrorKind::InvalidData
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        {
+            self.parse_error(format!("the gzip stream is corrupt or truncated ({e})"))
+        } else {
+            Error::Io {
+                path: PathBuf::from(self.path),
+                source: e,
+            }
+        }
+    }
+
+    fn end_word(&mut self, word: &mut Vec<u8>) -> Result<()> {
+        if word.is_empty() {
+            return Ok(());
+        }
+        let text = std::str::from_utf8(word)
+            .map_err(|_| self.parse_error(format!("the word {} is not UTF-8", quote(word))))?;
+        let id = match self.ids.get(text) {
+            Some(&id) => id,
+            None => {
+                let id = u32::try_from(self.counts.len())
+                    .map_err(|_| self.parse_error("more than 2^32 distinct words".to_owned()))?;
+                self.ids.insert(text.to_owned(), id);
+                self.counts.push(0);
+                id
+            }
+        };
+        self.counts[id as usize] += 1;
+        self.raw.push(id);
+        word.clear();
+        self.in_sentence += 1;
+        if self.in_sentence == self.max_sentence {
+            self.end_sentence();
+        }
+        Ok(())
+    }
+
+    fn end_sentence(&mut self) {
+        if self.starts.last() != Some(&self.raw.len()) {
+            self.starts.push(self.raw.len());
+        }
+        self.in_sentence = 0;
+    }
+
+    /// The vocabulary of words seen `min_count` times, and the kept words.
+    fn finish(self, min_count: u64) -> Result<Words> {
+        let mut order: Vec<u32> = (0..self.counts.len() as u32)
+            .filter(|&w| self.counts[w as usize] >= min_count.max(1))
+            .collect();
+        if order.is_empty() {
+            return Err(self.parse_error(format!(
+                "no word occurs {} times or more ({} words read, {} distinct)",
+                min_count.max(1),
+                self.raw.len(),
+                self.counts.len()
+            )));
+        }
+        // By decreasing count; the sort is stable, so ties keep their first appearance.
+        order.sort_by_key(|&w| std::cmp::Reverse(self.counts[w as usize]));
+        let mut new_id = vec![u32::MAX; self.counts.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_id[old as usize] = new as u32;
+        }
+        let mut vocab = vec![String::new(); order.len()];
+        for (word, old) in self.ids {
+            let new = new_id[old as usize];
+            if new != u32::MAX {
+                vocab[new as usize] = word;
+            }
+        }
+        let counts = order.iter().map(|&w| self.counts[w as usize]).collect();
+        let mut tokens = Vec::with_capacity(self.raw.len());
+        let mut sentences = vec![0];
+        for s in self.starts.windows(2) {
+            tokens.extend(
+                self.raw[s[0]..s[1]]
+                    .iter()
+                    .map(|&w| new_id[w as usize])
+                    .filter(|&w| w != u32::MAX),
+            );
+            if sentences.last() != Some(&tokens.len()) {
+                sentences.push(tokens.len());
+            }
+        }
+        Ok(Words {
+            vocab,
+            counts,
+            tokens,
+            sentences,
+            raw_words: self.raw.len() as u64,
+        })
+    }
+}
