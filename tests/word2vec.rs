@@ -19,7 +19,8 @@ const DIM: usize = 16;
 struct Setup {
     tokens: DistArray<u32, 1>,
     sentence: DistArray<u32, 1>,
-    noise: DistArray<u64, 1>,
+    keep: DistArray<u32, 1>,
+    alias: DistArray<u32, 1>,
     sigmoid: DistArray<f32, 2>,
     vocab: usize,
 }
@@ -38,19 +39,15 @@ fn setup() -> Setup {
         .enumerate()
         .flat_map(|(s, r)| std::iter::repeat_n(s as u32, r[1] - r[0]))
         .collect();
-    let mut acc = 0u64;
-    let cum: Vec<u64> = w
-        .counts
-        .iter()
-        .map(|&c| {
-            acc += c;
-            acc
-        })
-        .collect();
     Setup {
         tokens: DistArray::from_fn([w.tokens.len()], |[k]| w.tokens[k]),
         sentence: DistArray::from_fn([sentence.len()], |[k]| sentence[k]),
-        noise: DistArray::from_fn([cum.len()], |[k]| cum[k]),
+        // Noise words: word k kept with probability 1/2 (its alias the next word, kept).
+        keep: DistArray::from_fn(
+            [w.vocab.len()],
+            |[k]| if k % 2 == 0 { 1 << 31 } else { u32::MAX },
+        ),
+        alias: DistArray::from_fn([w.vocab.len()], |[k]| ((k + 1) % w.vocab.len()) as u32),
         sigmoid: sigmoid_table(),
         vocab: w.vocab.len(),
     }
@@ -69,7 +66,8 @@ fn epoch(s: &Setup, syn0: &mut DistArray<f32, 2>, syn1: &mut DistArray<f32, 2>) 
     skipgram_epoch(
         &s.tokens,
         &s.sentence,
-        &s.noise,
+        &s.keep,
+        &s.alias,
         &s.sigmoid,
         syn0,
         syn1,

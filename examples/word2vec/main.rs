@@ -132,32 +132,35 @@ fn subsample(words: &Words, sample: f64, seed: u64, epoch: usize) -> (Vec<u32>, 
     (tokens, sentence)
 }
 
-/// Cumulative counts^0.75 of the vocabulary (the noise distribution, gensim's
-/// `cum_table`), on integers so that a draw does not depend on float rounding.
-fn noise_table(words: &Words) -> DistArray<u64, 1> {
+/// Walker's alias table of the noise law, counts^0.75 (gensim's and word2vec.c's): for
+/// word `k`, the threshold below which a uniform `u32` keeps `k` (`u32::MAX`: always),
+/// and the word taken otherwise. Integers, so that a draw does not depend on rounding.
+fn noise_alias(words: &Words) -> (DistArray<u32, 1>, DistArray<u32, 1>) {
+    let n = words.counts.len();
     let weights: Vec<f64> = words
         .counts
         .iter()
         .map(|&c| (c as f64).powf(0.75))
         .collect();
     let sum: f64 = weights.iter().sum();
-    let domain = (1u64 << 40) as f64;
-    let mut acc = 0.0;
-    let mut cum: Vec<u64> = weights
-        .iter()
-        .map(|w| {
-            acc += w;
-            (acc / sum * domain).round() as u64
-        })
-        .collect();
-    // Every word gets a share (a rounding may leave a rare word none: give it one), and
-    // the last entry is the domain.
-    let mut prev = 0;
-    for c in &mut cum {
-        *c = (*c).max(prev + 1);
-        prev = *c;
+    // Vose's construction: scaled weights (mean 1) split into small and large.
+    let mut scaled: Vec<f64> = weights.iter().map(|w| w * n as f64 / sum).collect();
+    let mut keep = vec![u32::MAX; n];
+    let mut alias: Vec<u32> = (0..n as u32).collect();
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&k| scaled[k] < 1.0);
+    while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
+        keep[s] = (scaled[s] * 4_294_967_296.0).min(u32::MAX as f64) as u32;
+        alias[s] = l as u32;
+        scaled[l] -= 1.0 - scaled[s];
+        if scaled[l] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
     }
-    DistArray::from_fn([cum.len()], |[w]| cum[w])
+    (
+        DistArray::from_fn([n], |[k]| keep[k]),
+        DistArray::from_fn([n], |[k]| alias[k]),
+    )
 }
 
 /// Analogy questions whose four words are in the vocabulary's first `restrict` (compared
@@ -277,7 +280,7 @@ fn train(args: &Args) -> Result<()> {
         ((uniform(args.seed, w as u64, k as u64) - 0.5) / dim as f64) as f32
     });
     let mut syn1 = DistArray::<f32, 2>::zeros([vocab, dim]);
-    let noise = noise_table(&words);
+    let (keep, alias) = noise_alias(&words);
     let sigmoid = sigmoid_table();
     let (mut seconds, mut loss) = (0.0, 0.0);
     for epoch in 0..args.epochs {
@@ -290,7 +293,8 @@ fn train(args: &Args) -> Result<()> {
         let (sum, predictions) = skipgram_epoch(
             &tokens,
             &sentence,
-            &noise,
+            &keep,
+            &alias,
             &sigmoid,
             &mut syn0,
             &mut syn1,

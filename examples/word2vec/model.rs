@@ -26,14 +26,16 @@ pub(crate) fn sigmoid_table() -> DistArray<f32, 2> {
 /// One epoch of skip-gram with negative sampling (Mikolov et al. 2013, word2vec.c's
 /// update) over the epoch's `tokens` (the corpus after subsampling): the serial loop,
 /// annotated. Each token's context words within a random reach of at most `window` (in
-/// the same sentence) predict the token against `negative` noise words drawn from
-/// `noise`, the cumulative unigram^0.75 counts; `syn0` (input vectors) and `syn1` (output
-/// vectors) are updated at once. The learning rate falls linearly from `alpha` over the
+/// the same sentence) predict the token against `negative` noise words; `syn0` (input
+/// vectors) and `syn1` (output vectors) are updated at once. Noise words are drawn from the unigram^0.75 law by
+/// Walker's alias method: word `k` uniform, kept when a uniform `u32` is below `keep[k]`,
+/// else `alias[k]`. The learning rate falls linearly from `alpha` over the
 /// run: `from` and `span` are the epoch's start and length as fractions of it.
 ///
 /// Every word shares the frequent words' vectors, so no two tokens are independent: the
-/// data-parallel mode gives each worker a replica of `syn0` and `syn1` and averages the
-/// replicas' differences after every batch of tokens per worker. Random draws come from
+/// data-parallel mode gives each worker a replica of `syn0` and `syn1` and adds every
+/// replica's differences (`merge = strads::merge::sum`: each worker's updates count in
+/// full, as on one worker) after every batch of tokens per worker. Random draws come from
 /// a generator keyed by the token, so they do not depend on the schedule. Returns the
 /// summed loss and the number of predictions.
 #[strads::parallel_for(sync = "bsp", batch = 32768, merge = strads::merge::sum)]
@@ -41,7 +43,8 @@ pub(crate) fn sigmoid_table() -> DistArray<f32, 2> {
 pub(crate) fn skipgram_epoch(
     tokens: &DistArray<u32, 1>,
     sentence: &DistArray<u32, 1>,
-    noise: &DistArray<u64, 1>,
+    keep: &DistArray<u32, 1>,
+    alias: &DistArray<u32, 1>,
     sigmoid: &DistArray<f32, 2>,
     syn0: &mut DistArray<f32, 2>,
     syn1: &mut DistArray<f32, 2>,
@@ -61,7 +64,7 @@ pub(crate) fn skipgram_epoch(
         let (lo, hi) = (i.saturating_sub(reach), (i + reach + 1).min(n));
         let center = tokens[i] as usize;
         let rate = alpha * (1.0 - (from + span * i as f32 / n as f32)).max(1e-4);
-        let total = noise[noise.len() - 1];
+        let words = keep.len() as u64;
         let dim = syn0.shape()[1];
         let mut grad = vec![0.0f32; dim];
         let mut l = 0.0f32;
@@ -76,18 +79,15 @@ pub(crate) fn skipgram_epoch(
                 let target = if d == 0 {
                     center
                 } else {
-                    // The noise word: the first whose cumulative count exceeds a uniform draw.
-                    let r = rng.next_u64() % total;
-                    let (mut a, mut b) = (0, noise.len());
-                    while a < b {
-                        let mid = (a + b) / 2;
-                        if noise[mid] <= r {
-                            a = mid + 1;
-                        } else {
-                            b = mid;
-                        }
+                    // The noise word: a uniform word from the high bits, its own or its
+                    // alias by the low bits.
+                    let r = rng.next_u64();
+                    let k = (((r >> 32) * words) >> 32) as usize;
+                    if (r as u32) < keep[k] {
+                        k
+                    } else {
+                        alias[k] as usize
                     }
-                    a
                 };
                 if d > 0 && target == center {
                     continue;
