@@ -276,8 +276,9 @@ fn train(args: &Args) -> Result<()> {
         args.alpha
     );
     let dim = args.dim;
+    // Input vectors uniform in (-1/dim, 1/dim), as gensim starts them; output vectors 0.
     let mut syn0 = DistArray::<f32, 2>::from_fn([vocab, dim], |[w, k]| {
-        ((uniform(args.seed, w as u64, k as u64) - 0.5) / dim as f64) as f32
+        ((uniform(args.seed, w as u64, k as u64) * 2.0 - 1.0) / dim as f64) as f32
     });
     let mut syn1 = DistArray::<f32, 2>::zeros([vocab, dim]);
     let (keep, alias) = noise_alias(&words);

@@ -5,7 +5,7 @@ use strads::prelude::*;
 
 /// Entries of the sigmoid table over `[-MAX_EXP, MAX_EXP]` (word2vec.c's `EXP_TABLE_SIZE`).
 pub(crate) const TABLE: usize = 1000;
-/// Scores beyond ±`MAX_EXP` use the table's end (word2vec.c's `MAX_EXP`).
+/// Pairs scored beyond ±`MAX_EXP` are skipped (word2vec.c's `MAX_EXP`; gensim's rule).
 pub(crate) const MAX_EXP: f32 = 6.0;
 
 /// The sigmoid table: row `k` holds, at `x = -MAX_EXP + (k + 0.5) * 2 MAX_EXP / TABLE`,
@@ -38,7 +38,7 @@ pub(crate) fn sigmoid_table() -> DistArray<f32, 2> {
 /// full, as on one worker) after every batch of tokens per worker. Random draws come from
 /// a generator keyed by the token, so they do not depend on the schedule. Returns the
 /// summed loss and the number of predictions.
-#[strads::parallel_for(sync = "bsp", batch = 32768, merge = strads::merge::sum)]
+#[strads::parallel_for(sync = "bsp", batch = 16384, merge = strads::merge::sum)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn skipgram_epoch(
     tokens: &DistArray<u32, 1>,
@@ -93,8 +93,12 @@ pub(crate) fn skipgram_epoch(
                     continue;
                 }
                 let f = dot(syn0.row(context), syn1.row(target));
+                // A score beyond the table is already saturated: no update (gensim's rule).
+                if f <= -MAX_EXP || f >= MAX_EXP {
+                    continue;
+                }
                 let x = (f + MAX_EXP) * (TABLE as f32 / (2.0 * MAX_EXP));
-                let k = (x.max(0.0) as usize).min(TABLE - 1);
+                let k = (x as usize).min(TABLE - 1);
                 let label = if d == 0 { 1.0 } else { 0.0 };
                 let g = (label - sigmoid[[k, 0]]) * rate;
                 l += sigmoid[[k, 1 + d.min(1)]];
