@@ -198,8 +198,19 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         } else {
             (0, 0)
         };
+        // An unskewed tile's first write region, as index ranges (clipped at 0).
+        let tile_box = tiles.and_then(|t| {
+            let axes = t.unit?;
+            let r = t.write.first()?;
+            let range = |(lo, hi): (i64, i64)| {
+                let lo = lo.max(0) as usize;
+                (lo, (hi.max(0) as usize).saturating_sub(lo))
+            };
+            Some((axes, [range(r[0]), range(r[1])]))
+        });
         ViewMut {
             ptr: self.ptr,
+            tile_box,
             shape: self.shape,
             row_len: self.shape[1..].iter().product(),
             axis,
