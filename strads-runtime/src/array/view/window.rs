@@ -40,6 +40,9 @@ fn owns_element(
             && (v == stamp | READERS || (!strict && (v >> WORKER_BITS) != (stamp >> WORKER_BITS))))
 }
 
+/// An unskewed tile's own box: its two axes, and `(first index, length)` along each.
+pub(super) type TileBox = ([usize; 2], [(usize, usize); 2]);
+
 /// One worker's window on an array for one block.
 pub struct ViewMut<'s, T, const N: usize> {
     pub(super) ptr: *mut T,
@@ -57,7 +60,7 @@ pub struct ViewMut<'s, T, const N: usize> {
     /// An unskewed tile's own box, `(axes, [lo, len])` for each of its two axes: an index
     /// inside it (and inside the shape) is inside the window, checked with two
     /// comparisons instead of the window's regions.
-    pub(super) tile_box: Option<([usize; 2], [(usize, usize); 2])>,
+    pub(super) tile_box: Option<TileBox>,
     /// Reconnaissance ownership: `(table, base, (stamp, strict))` instead of
     /// `axis`/`lo`/`hi`.
     pub(super) owned: Option<(&'s [std::sync::atomic::AtomicU64], usize, (u64, bool))>,
@@ -344,10 +347,9 @@ mod tests {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err()
         };
         assert!(fails(&mut || v[[1, 1]] = 0), "a write in a read region");
-        assert!(fails(&mut || drop(v[[4, 1]])), "below the box");
-        assert!(fails(&mut || drop(v[[2, 3]])), "right of the box");
-        assert!(fails(&mut || drop(v[[2, 6]])), "outside the shape");
-        drop(v);
+        assert!(fails(&mut || _ = v[[4, 1]]), "below the box");
+        assert!(fails(&mut || _ = v[[2, 3]]), "right of the box");
+        assert!(fails(&mut || _ = v[[2, 6]]), "outside the shape");
         assert_eq!(a[[3, 2]], 8);
         assert_eq!(a[[2, 1]], 113);
     }
