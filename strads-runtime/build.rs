@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 /// `(cfg name, data set folder, files the tests read)`.
-const SETS: [(&str, &str, &[&str]); 4] = [
+const SETS: [(&str, &str, &[&str]); 7] = [
     (
         "strads_data_movielens_100k",
         "movielens-100k",
@@ -19,6 +19,27 @@ const SETS: [(&str, &str, &[&str]); 4] = [
     ),
     ("strads_data_libsvm_a9a", "libsvm-a9a", &["a9a", "a9a.t"]),
     ("strads_data_lda_ap", "lda-ap", &["ap.dat", "vocab.txt"]),
+    (
+        "strads_data_text8_prefix",
+        "text8-prefix",
+        &["text8_prefix_6877825.txt.gz"],
+    ),
+    (
+        "strads_data_kg_fb15k237",
+        "kg-fb15k237",
+        &[
+            "train2id.txt",
+            "valid2id.txt",
+            "test2id.txt",
+            "entity2id.txt",
+            "relation2id.txt",
+        ],
+    ),
+    (
+        "strads_data_kg_wn18rr",
+        "kg-wn18rr",
+        &["train.txt", "valid.txt", "test.txt"],
+    ),
 ];
 
 fn main() {

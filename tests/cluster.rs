@@ -150,6 +150,27 @@ fn examples() -> Vec<(&'static str, Vec<&'static str>)> {
             "word2vec",
             vec!["--words", "30000", "--epochs", "2", "--dim", "16"],
         ),
+        (
+            "transe",
+            vec![
+                "--entities",
+                "600",
+                "--relations",
+                "12",
+                "--triples",
+                "6000",
+                "--valid-triples",
+                "100",
+                "--test-triples",
+                "200",
+                "--epochs",
+                "2",
+                "--dim",
+                "16",
+                "--negatives",
+                "4",
+            ],
+        ),
     ]
 }
 

@@ -677,6 +677,7 @@ fn examples_refuse_bad_settings() {
         "lda",
         "sgd_mf-expanded",
         "word2vec",
+        "transe",
     ] {
         for (var, value, accepted) in &cases {
             let r = run(example, &[], &[(var, value)]);
@@ -1220,6 +1221,19 @@ fn examples_refuse_bad_files() {
             "lda",
             vec!["--data".into(), "/dev/zero".into()],
             "/dev/zero:1: the line is longer than 16777216 bytes".into(),
+        ),
+        (
+            "transe",
+            vec!["--data".into(), "/no/such/dir".into()],
+            "/no/such/dir: No such file".into(),
+        ),
+        (
+            "transe",
+            vec!["--data".into(), dir().display().to_string()],
+            format!(
+                "{}: not a folder of knowledge-graph triples: expected OpenKE's train2id.txt",
+                dir().display()
+            ),
         ),
         (
             "word2vec",

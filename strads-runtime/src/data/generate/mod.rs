@@ -150,10 +150,12 @@ pub fn grid_edges(side: usize) -> (Vec<u32>, Vec<u32>) {
     (src, dst)
 }
 
+mod kg;
 mod libsvm;
 mod ratings;
 mod words;
 
+pub use kg::{KgConfig, kg_like, try_kg_like};
 pub use libsvm::{LibSvmConfig, libsvm_like, try_libsvm_like};
 pub use ratings::{LowRankConfig, low_rank_ratings, try_low_rank_ratings};
 pub use words::{WordsConfig, words_like};

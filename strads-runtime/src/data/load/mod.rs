@@ -207,11 +207,13 @@ pub fn split(
 
 mod libsvm;
 mod ratings;
+mod triples;
 mod words;
 
 pub use libsvm::{LibSvm, libsvm, libsvm_pair};
 use ratings::Loader;
 pub(crate) use ratings::U64BuildHasher;
+pub use triples::{KnowledgeGraph, knowledge_graph};
 pub use words::{MAX_WORD, Words, words};
 #[cfg(test)]
 mod tests;

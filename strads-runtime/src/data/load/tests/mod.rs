@@ -17,4 +17,5 @@ fn err(contents: &str) -> (TempFile, String) {
 
 mod libsvm;
 mod ratings;
+mod triples;
 mod words;

@@ -147,3 +147,19 @@ fn the_generated_corpus_has_text8s_shape() {
     .unwrap_err();
     assert_eq!(zero.to_string(), "invalid setting words=\"0\": at least 1");
 }
+
+#[test]
+#[cfg_attr(
+    not(strads_data_text8_prefix),
+    ignore = "needs ../shared/data/text8-prefix (not found when this test was built)"
+)]
+fn text8_prefix() {
+    let path = crate::data::shared_data("text8-prefix").join("text8_prefix_6877825.txt.gz");
+    let w = words(&path, 5, 10_000).unwrap();
+    // PROVENANCE.md: the first 6.88 MB of text8, 1.17 M words on one line.
+    assert_eq!(w.raw_words, 1_171_946);
+    assert_eq!(w.vocab.len(), 15_440);
+    assert_eq!(&w.vocab[..3], ["the", "of", "one"]); // as `sort | uniq -c` counts them
+    assert_eq!(w.sentences.len() - 1, 118);
+    assert_eq!(w.tokens.len() as u64, w.counts.iter().sum::<u64>());
+}
