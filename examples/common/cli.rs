@@ -88,6 +88,31 @@ pub(crate) fn positive_f64(s: &str) -> Result<f64, String> {
     number(s, |x| x.is_finite() && x > 0.0, "a finite number above 0")
 }
 
+/// An example's `main`: checks the `STRADS_*` settings (a bad one: exit status 2), parses
+/// the flags (a bad one: clap's message, exit status 2), runs `train` on the worker threads
+/// `threads` names (else `STRADS_THREADS`', or every core), and prints its error as
+/// `error: ...` with exit status 1.
+pub(crate) fn main<A: clap::Parser, E: std::fmt::Display>(
+    threads: impl Fn(&A) -> Option<usize>,
+    train: impl FnOnce(&A) -> Result<(), E>,
+) -> ExitCode {
+    if let Err(code) = check_settings() {
+        return code;
+    }
+    let args = A::parse();
+    let result = match threads(&args) {
+        Some(n) => strads::with_threads(n, || train(&args)),
+        None => train(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// The `STRADS_*` settings, checked before anything else: a bad one is printed like the
 /// program's other errors and the program ends with status 2 (as for a bad flag).
 pub(crate) fn check_settings() -> Result<(), ExitCode> {

@@ -309,19 +309,5 @@ fn train(args: &Args) -> Result<()> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    if let Err(code) = cli::check_settings() {
-        return code;
-    }
-    let args = Args::parse();
-    let result = match args.threads {
-        Some(n) => strads::with_threads(n, || train(&args)),
-        None => train(&args),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::main(|args: &Args| args.threads, train)
 }
