@@ -4,7 +4,8 @@
 # SGDClassifier on a9a. Runs alternate (strads, peer, strads, peer, ...) so that the ratios
 # share the machine's noise. Prints one line per run; record the medians in BENCHMARKS.md.
 #
-#   scripts/peers/run.sh [runs] [threads]
+#   scripts/peers/run.sh [runs] [threads] | tee peers.txt
+#   target/peers-venv/bin/python scripts/peers/plot.py peers.txt docs/peers   # the SVG plots
 #
 # Needs ../shared/data (text8-prefix, libsvm-a9a) and Python 3 with pip: gensim and
 # scikit-learn are installed into target/peers-venv (PyPI); nothing is committed.
@@ -17,7 +18,7 @@ venv=target/peers-venv
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
 fi
-"$venv/bin/pip" install -q "gensim==4.4.0" "scikit-learn==1.9.1"
+"$venv/bin/pip" install -q "gensim==4.4.0" "scikit-learn==1.9.1" "matplotlib==3.10.*"
 questions=$("$venv/bin/python" -c 'import gensim, os; print(os.path.join(os.path.dirname(gensim.__file__), "test", "test_data", "questions-words.txt"))')
 cargo build -q --release --example word2vec --example sparse_lr
 text8=$data/text8-prefix/text8_prefix_6877825.txt.gz
