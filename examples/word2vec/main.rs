@@ -253,6 +253,12 @@ fn load(args: &Args) -> Result<(Words, String)> {
 fn train(args: &Args) -> Result<()> {
     let (words, source) = load(args)?;
     let vocab = words.vocab.len();
+    // The questions before the training, so that a bad file costs nothing.
+    let restrict = args.restrict.min(vocab);
+    let questions = match &args.questions {
+        Some(path) => Some(load_questions(path, &words, restrict)?),
+        None => None,
+    };
     cli::check_memory(
         &format!("two {vocab} x {} vector tables", args.dim),
         vocab.checked_mul(args.dim).and_then(|n| n.checked_mul(2)),
@@ -350,11 +356,10 @@ fn train(args: &Args) -> Result<()> {
         println!("neighbours {word}: {}", near.join(" "));
     }
     let (mut accuracy, mut asked) = (0.0, 0);
-    if let Some(path) = &args.questions {
-        let restrict = args.restrict.min(vocab);
-        let (questions, total) = load_questions(path, &words, restrict)?;
+    if let Some((questions, total)) = &questions {
+        let total = *total;
         asked = questions.shape()[0];
-        let correct = analogies(&questions, &unit, restrict);
+        let correct = analogies(questions, &unit, restrict);
         accuracy = correct as f64 / asked.max(1) as f64;
         println!(
             "analogies: {correct} of {asked} answered right ({:.2}%); {} of {total} questions \
