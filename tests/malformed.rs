@@ -890,6 +890,41 @@ fn examples_refuse_bad_flags() {
             &["--iterations", "0"],
             "invalid value '0' for '--iterations <ITERATIONS>'",
         ),
+        (
+            "word2vec",
+            &["--sample=-1"],
+            "invalid value '-1' for '--sample <SAMPLE>': expected a finite number, 0 or more",
+        ),
+        (
+            "word2vec",
+            &["--alpha", "nan"],
+            "invalid value 'nan' for '--alpha <ALPHA>': expected a finite number above 0",
+        ),
+        (
+            "word2vec",
+            &["--window", "0"],
+            "invalid value '0' for '--window <WINDOW>': expected a whole number, at least 1",
+        ),
+        (
+            "word2vec",
+            &["--dim", "0"],
+            "invalid value '0' for '--dim <DIM>'",
+        ),
+        (
+            "transe",
+            &["--epochs", "0"],
+            "invalid value '0' for '--epochs <EPOCHS>'",
+        ),
+        (
+            "transe",
+            &["--lr", "inf"],
+            "invalid value 'inf' for '--lr <LR>'",
+        ),
+        (
+            "transe",
+            &["--entities", "0"],
+            "invalid value '0' for '--entities <ENTITIES>'",
+        ),
     ];
     for &(example, args, expected) in cases {
         refuses(example, args, &[], 2, &format!("error: {expected}"));
