@@ -47,6 +47,19 @@ fn openke(train: &str) -> Dir {
 }
 
 /// An OpenKE folder whose files are `changed`, the others small and valid.
+/// An OpenKE folder whose `train2id.txt` is `train` is refused at `line` with `message`.
+fn train_refused(train: &str, line: usize, message: &str) {
+    let d = openke(train);
+    assert_eq!(
+        d.err(),
+        format!(
+            "{}:{line}: {message}; expected {OPENKE_TRIPLES}",
+            d.shown("train2id.txt")
+        ),
+        "{train:?}"
+    );
+}
+
 fn openke_with(changed: &[(&str, &str)]) -> Dir {
     let mut files = vec![
         ("train2id.txt", "2\n0 1 0\n1 2 1\n"),
@@ -146,15 +159,7 @@ fn openke_triple_lines() {
             "relation id 2 is not below 2, the number of relations in relation2id.txt",
         ),
     ] {
-        let d = openke(train);
-        assert_eq!(
-            d.err(),
-            format!(
-                "{}:{line}: {message}; expected {OPENKE_TRIPLES}",
-                d.shown("train2id.txt")
-            ),
-            "{train:?}"
-        );
+        train_refused(train, line, message);
     }
 }
 
@@ -185,15 +190,7 @@ fn openke_counts_must_match() {
             "the first line \"0 1 0\" is not a count (a whole number)",
         ),
     ] {
-        let d = openke(train);
-        assert_eq!(
-            d.err(),
-            format!(
-                "{}:{line}: {message}; expected {OPENKE_TRIPLES}",
-                d.shown("train2id.txt")
-            ),
-            "{train:?}"
-        );
+        train_refused(train, line, message);
     }
 }
 
