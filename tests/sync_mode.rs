@@ -222,3 +222,60 @@ fn the_plan_line_says_the_loop_is_no_longer_a_serial_order() {
         "{plan}"
     );
 }
+
+/// Random data sets, sizes and worker counts: one worker's plan is the serial loop, bit for
+/// bit; more workers' runs (averaged or summed) equal the replay of their recorded order.
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn random_data(
+        seed: u64,
+        n: usize,
+        nnz: usize,
+        features: usize,
+    ) -> (DistArray<u32, 1>, DistArray<f32, 1>) {
+        let mut s = seed | 1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let f = DistArray::from_fn([n * nnz], |_| (next() % features as u64) as u32);
+        let y = DistArray::from_fn([n], |_| if next() % 2 == 0 { 1.0 } else { -1.0 });
+        (f, y)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+        #[test]
+        fn sync_loops_are_serial_on_one_worker_and_replayable_on_more(
+            seed in any::<u64>(),
+            n in 1usize..700,
+            nnz in 1usize..6,
+            workers in 2usize..5,
+        ) {
+            let features = 200;
+            let (f, y) = random_data(seed, n, nnz, features);
+            let zeros = || DistArray::<f32, 1>::zeros([features]);
+            let (mut want, mut one) = (zeros(), zeros());
+            serial(|| lr_bsp(&f, &y, &mut want, nnz, 0.1));
+            plan_always(|| strads::with_threads(1, || lr_bsp(&f, &y, &mut one, nnz, 0.1)));
+            prop_assert_eq!(bits(&one), bits(&want));
+            let mut summed_one = zeros();
+            plan_always(|| strads::with_threads(1, || lr_summed(&f, &y, &mut summed_one, nnz, 0.1)));
+            prop_assert_eq!(bits(&summed_one), bits(&want));
+            for run in [lr_bsp, lr_ssp, lr_summed] {
+                let mut w = zeros();
+                let ((), trace) = strads::with_threads(workers, || {
+                    record(|| run(&f, &y, &mut w, nnz, 0.1))
+                });
+                let mut again = zeros();
+                replay(&trace, || run(&f, &y, &mut again, nnz, 0.1));
+                prop_assert_eq!(bits(&again), bits(&w));
+            }
+        }
+    }
+}
