@@ -16,6 +16,7 @@
 
 mod copy;
 pub mod merge;
+mod wire;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -327,7 +328,8 @@ where
     /// In a call across processes: trades this process's workers' copies for those of the
     /// workers in other processes (parked at the same point), so that every process
     /// merges all of them, in worker order, to the same value, the one the call would
-    /// reach on as many threads. Copies cross as little-endian bytes.
+    /// reach on as many threads. Copies cross as the chunks that changed since the last
+    /// merge (`wire.rs`).
     fn gather(&self, parked: &Parked<'_>) {
         let Some(peers) = parked.peers() else {
             return;
@@ -339,28 +341,45 @@ where
                 self.name
             ))
         });
+        // Rows travel whole or not at all (1-D arrays in chunks): only what changed since
+        // the last merge, whose value every rank holds.
+        let chunk = if N >= 2 {
+            self.len / self.shape[0].max(1)
+        } else {
+            wire::FLAT_CHUNK
+        };
+        let base = self.base.slice(self.len);
         let local = peers.local();
-        let mut mine = Vec::with_capacity(local.len() * self.len * size);
+        let mut mine = Vec::new();
         for slot in &self.copies[local] {
-            crate::array::le::put(slot.slice(self.len), &mut mine);
+            wire::encode(slot.slice(self.len), base, chunk, &mut mine);
         }
         for (workers, bytes) in peers.merge(mine) {
-            let each = self.len * size;
-            if workers.end > self.copies.len() || bytes.len() != workers.len() * each {
+            if workers.end > self.copies.len() {
                 peers.fail(format!(
-                    "the copies of buffer `{}` from workers {workers:?} are {} bytes, not {} \
-                     ({} elements of {size} bytes each)",
+                    "copies of buffer `{}` came from workers {workers:?}, beyond the call's {}",
                     self.name,
-                    bytes.len(),
-                    workers.len() * each,
-                    self.len
+                    self.copies.len()
                 ));
             }
-            for (slot, chunk) in self.copies[workers]
-                .iter()
-                .zip(bytes.chunks_exact(each.max(1)))
-            {
-                crate::array::le::get(chunk, slot.slice(self.len));
+            let mut at = 0;
+            for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
+                match wire::decode(&bytes[at..], base, chunk, size, slot.slice(self.len)) {
+                    Ok(n) => at += n,
+                    Err(e) => peers.fail(format!(
+                        "the copy of buffer `{}` from worker {w} does not fit: {e}",
+                        self.name
+                    )),
+                }
+            }
+            if at != bytes.len() {
+                peers.fail(format!(
+                    "the copies of buffer `{}` from workers {workers:?} are {} bytes, {} more \
+                     than they hold",
+                    self.name,
+                    bytes.len(),
+                    bytes.len() - at
+                ));
             }
         }
     }
