@@ -90,11 +90,7 @@ fn run(args: &Args) -> ExitCode {
     }
     let (a, b) = series(args.n, args.m, args.seed);
     let cost = DistArray::from_fn([args.n, args.m], |[i, j]| (a[i] - b[j]).abs());
-    let threads = if strads::serial_mode() {
-        1
-    } else {
-        strads::current_threads()
-    };
+    let threads = cli::threads_used();
 
     let mut d = table(args.n, args.m);
     let t = Instant::now();

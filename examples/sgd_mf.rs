@@ -190,11 +190,7 @@ fn train(args: &Args) -> Result<()> {
         Some(p) => p.display().to_string(),
         None => "generated".to_string(),
     };
-    let threads = if strads::serial_mode() {
-        1
-    } else {
-        strads::current_threads()
-    };
+    let threads = cli::threads_used();
     println!(
         "data={source} users={users} items={items} train={} test={} k={} lr={} reg={} threads={threads}{}",
         train.nnz(),

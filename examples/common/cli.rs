@@ -7,6 +7,16 @@
 
 use std::process::ExitCode;
 
+/// The worker threads the example's loops run on: 1 under `STRADS_SERIAL=1` (the serial
+/// loops), else the current setting.
+pub(crate) fn threads_used() -> usize {
+    if strads::serial_mode() {
+        1
+    } else {
+        strads::current_threads()
+    }
+}
+
 /// A whole number, at least 1.
 pub(crate) fn at_least_one(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {

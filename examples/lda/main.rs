@@ -233,11 +233,7 @@ fn train(args: &Args) -> Result<()> {
         cells.and_then(|c| c.checked_add(corpus.tokens() as usize / 2)),
         4,
     )?;
-    let threads = if strads::serial_mode() {
-        1
-    } else {
-        strads::current_threads()
-    };
+    let threads = cli::threads_used();
     let n_tokens = corpus.tokens();
     println!(
         "data={source} docs={} words={} tokens={n_tokens} entries={} topics={} alpha={} beta={} \

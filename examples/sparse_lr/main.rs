@@ -188,11 +188,7 @@ fn train(args: &Args) -> Result<()> {
         Some(p) => p.display().to_string(),
         None => "generated".to_string(),
     };
-    let threads = if strads::serial_mode() {
-        1
-    } else {
-        strads::current_threads()
-    };
+    let threads = cli::threads_used();
     println!(
         "data={source} train={} test={} features={} nnz={} positives={:.3} lr={} decay={} reg={} threads={threads}",
         train.samples(),

@@ -251,11 +251,7 @@ fn train(args: &Args) -> Result<()> {
         Some(p) => p.display().to_string(),
         None => "generated".to_string(),
     };
-    let threads = if strads::serial_mode() {
-        1
-    } else {
-        strads::current_threads()
-    };
+    let threads = cli::threads_used();
     let l1 = args.norm == Norm::L1;
     let temperature = match args.loss {
         Loss::Adversarial => format!(" temperature={}", args.temperature),

@@ -264,11 +264,7 @@ fn train(args: &Args) -> Result<()> {
         vocab.checked_mul(args.dim).and_then(|n| n.checked_mul(2)),
         4,
     )?;
-    let threads = if strads::serial_mode() {
-        1
-    } else {
-        strads::current_threads()
-    };
+    let threads = cli::threads_used();
     println!(
         "data={source} words={} vocab={vocab} tokens={} sentences={} dim={} window={} negative={} \
          sample={} alpha={} threads={threads}",
