@@ -196,9 +196,9 @@ impl super::LoopState {
         workers: usize,
     ) -> Option<SerialRun> {
         if workers <= 1 {
-            return Some(
-                self.go_serial(len, "one worker: the plan would only add its views".into()),
-            );
+            return Some(self.serial_for(len, || {
+                "one worker: the plan would only add its views".into()
+            }));
         }
         let mut m = self.cost().model();
         if m.decided && m.chose_serial && m.since + 1 < m.trial_after {
@@ -214,15 +214,14 @@ impl super::LoopState {
     pub(crate) fn serial_with_plan(&'static self, shape: &Shape) -> Option<SerialRun> {
         if hopeless(shape.chain, shape.len) {
             let pct = 100.0 * shape.chain as f64 / shape.len as f64;
-            return Some(self.go_serial(
-                shape.len,
+            return Some(self.serial_for(shape.len, || {
                 format!(
                     "the plan's longest chain of tasks holds {pct:.0}% of the {} iterations \
                      on {} workers (one conflict component or a narrow wavefront); would \
                      help: `buffer(..)` for arrays every iteration updates, or `sync = \"bsp\"`",
                     shape.len, shape.workers
-                ),
-            ));
+                )
+            }));
         }
         let mut m = self.cost().model();
         if !shape.same_bits {
@@ -260,7 +259,7 @@ impl super::LoopState {
                 m.trial_after
             );
             drop(m);
-            self.say(line);
+            self.say(|| line);
             return serial_wins.then(|| self.measured_serial(shape.len));
         }
         m.since += 1;
@@ -291,9 +290,14 @@ impl super::LoopState {
         m.plan_calls += 1;
     }
 
-    /// The serial loop, for `reason` (said under `STRADS_EXPLAIN`).
-    pub(crate) fn serial_for(&'static self, len: usize, reason: String) -> SerialRun {
-        self.go_serial(len, reason)
+    /// The serial loop, for `reason` (made and said only under `STRADS_EXPLAIN`).
+    pub(crate) fn serial_for(
+        &'static self,
+        len: usize,
+        reason: impl FnOnce() -> String,
+    ) -> SerialRun {
+        self.say(|| format!("runs its serial loop: {}", reason()));
+        self.measured_serial(len)
     }
 
     fn measured_serial(&'static self, len: usize) -> SerialRun {
@@ -304,16 +308,13 @@ impl super::LoopState {
         }
     }
 
-    fn go_serial(&'static self, len: usize, reason: String) -> SerialRun {
-        self.say(format!("runs its serial loop: {reason}"));
-        self.measured_serial(len)
-    }
-
-    /// Under `STRADS_EXPLAIN`, a decision line (when it changes; a few per loop).
-    fn say(&self, line: String) {
+    /// Under `STRADS_EXPLAIN`, a decision line (when it changes; a few per loop); `line` is
+    /// made only then.
+    fn say(&self, line: impl FnOnce() -> String) {
         if !crate::config::get().explain || crate::cluster::session::worker().is_some() {
             return;
         }
+        let line = line();
         let mut m = self.cost().model();
         if m.last_reason == line || m.said >= 4 {
             return;

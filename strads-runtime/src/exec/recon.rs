@@ -118,7 +118,7 @@ impl Call<'_> {
         );
         state.explain_once(|| plan::summary::with_buffers(spec, &plan.summary));
         if let Some(reason) = &plan.hopeless {
-            return Ran::handed_back(state.serial_for(space.len(), reason.clone()));
+            return Ran::handed_back(state.serial_for(space.len(), || reason.clone()));
         }
         let schedule = &plan.schedule;
         if decides {
