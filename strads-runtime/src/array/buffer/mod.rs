@@ -349,10 +349,12 @@ where
             wire::FLAT_CHUNK
         };
         let base = self.base.slice(self.len);
+        let mut base_bytes = Vec::with_capacity(self.len * size);
+        crate::array::le::put(base, &mut base_bytes);
         let local = peers.local();
         let mut mine = Vec::new();
         for slot in &self.copies[local] {
-            wire::encode(slot.slice(self.len), base, chunk, &mut mine);
+            wire::encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
         }
         for (workers, bytes) in peers.merge(mine) {
             if workers.end > self.copies.len() {

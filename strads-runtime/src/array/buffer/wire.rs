@@ -10,19 +10,27 @@ use crate::array::le;
 /// Elements per chunk of a 1-D array.
 pub(super) const FLAT_CHUNK: usize = 256;
 
-/// Appends `copy` encoded against `base` (same length) in chunks of `chunk` elements.
-pub(super) fn encode<T: 'static>(copy: &[T], base: &[T], chunk: usize, out: &mut Vec<u8>) {
+/// Appends `copy` encoded against the last merge's value, given as its little-endian
+/// bytes `base` ([`le::put`] once per merge, for every copy), in chunks of `chunk`
+/// elements.
+pub(super) fn encode<T: 'static>(copy: &[T], base: &[u8], chunk: usize, out: &mut Vec<u8>) {
+    if copy.is_empty() {
+        return;
+    }
     let chunk = chunk.max(1);
     let chunks = copy.len().div_ceil(chunk);
+    let size = base.len() / copy.len();
     let bitmap = out.len();
     out.resize(bitmap + chunks.div_ceil(8), 0);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for (k, (c, v)) in copy.chunks(chunk).zip(base.chunks(chunk)).enumerate() {
+    let mut a = Vec::new();
+    for (k, (c, v)) in copy
+        .chunks(chunk)
+        .zip(base.chunks(chunk * size))
+        .enumerate()
+    {
         a.clear();
-        b.clear();
         le::put(c, &mut a);
-        le::put(v, &mut b);
-        if a != b {
+        if a != v {
             out[bitmap + k / 8] |= 1 << (k % 8);
             out.extend_from_slice(&a);
         }
@@ -79,8 +87,10 @@ mod tests {
         copy[3] = -0.0; // 0.0 in the base: a change bit for bit
         copy[700] += 1.0;
         copy[999] = f32::NAN;
+        let mut base_bytes = Vec::new();
+        le::put(&base, &mut base_bytes);
         let mut out = vec![7u8]; // whatever came before
-        encode(&copy, &base, 100, &mut out);
+        encode(&copy, &base_bytes, 100, &mut out);
         // 10 chunks: a 2-byte map and 3 changed chunks of 100 f32.
         assert_eq!(out.len(), 1 + 2 + 3 * 400);
         let mut back = vec![0.0f32; 1000];
@@ -92,10 +102,15 @@ mod tests {
         assert_eq!(bits(&back), bits(&copy));
         // An unchanged copy is its map alone; a short message is an error, not a panic.
         let mut same = Vec::new();
-        encode(&base, &base, 100, &mut same);
+        encode(&base, &base_bytes, 100, &mut same);
         assert_eq!(same, [0, 0]);
         assert!(decode(&out[1..out.len() - 1], &base, 100, 4, &mut back).is_err());
         assert!(decode(&[], &base, 100, 4, &mut back).is_err());
         assert!(decode(&[0xff, 0xff], &base, 100, 4, &mut back).is_err());
+        // An empty array: nothing crosses.
+        let mut none = Vec::new();
+        encode::<f32>(&[], &[], 100, &mut none);
+        assert!(none.is_empty());
+        assert_eq!(decode::<f32>(&[], &[], 100, 4, &mut []), Ok(0));
     }
 }
