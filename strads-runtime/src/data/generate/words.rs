@@ -108,28 +108,16 @@ pub fn words_like(config: &WordsConfig) -> Result<Words> {
     for &w in &raw {
         counts[w as usize] += 1;
     }
-    let mut order: Vec<u32> = (0..c.types as u32)
-        .filter(|&w| counts[w as usize] >= c.min_count.max(1))
+    let starts: Vec<usize> = (0..raw.len())
+        .step_by(c.sentence)
+        .chain([raw.len()])
         .collect();
-    order.sort_by_key(|&w| std::cmp::Reverse(counts[w as usize]));
-    let mut new_id = vec![u32::MAX; c.types];
-    for (new, &old) in order.iter().enumerate() {
-        new_id[old as usize] = new as u32;
-    }
-    let mut tokens = Vec::with_capacity(raw.len());
-    let mut sentences = vec![0];
-    for chunk in raw.chunks(c.sentence) {
-        tokens.extend(
-            chunk
-                .iter()
-                .map(|&w| new_id[w as usize])
-                .filter(|&w| w != u32::MAX),
-        );
-        if sentences.last() != Some(&tokens.len()) {
-            sentences.push(tokens.len());
-        }
-    }
-    let vocab = order.iter().map(|w| format!("w{w}")).collect();
-    let vocab_counts = order.iter().map(|&w| counts[w as usize]).collect();
-    Words::from_parts(vocab, vocab_counts, tokens, sentences, c.words as u64)
+    crate::data::load::frequent(&raw, &counts, &starts, c.min_count, |w| format!("w{w}"))
+        .ok_or_else(|| {
+            bad_parameter(
+                "min_count",
+                c.min_count,
+                "at most the count of the most frequent word generated",
+            )
+        })
 }

@@ -214,6 +214,7 @@ pub use libsvm::{LibSvm, libsvm, libsvm_pair};
 use ratings::Loader;
 pub(crate) use ratings::U64BuildHasher;
 pub use triples::{KnowledgeGraph, knowledge_graph};
+pub(crate) use words::frequent;
 pub use words::{MAX_WORD, Words, words};
 #[cfg(test)]
 mod tests;

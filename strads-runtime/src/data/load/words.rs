@@ -52,50 +52,6 @@ pub struct Words {
 }
 
 impl Words {
-    /// Builds a corpus from sentences of word ids, checking that they fit the vocabulary
-    /// (used by the generator).
-    ///
-    /// # Errors
-    /// [`Error::Shape`] when the counts and the vocabulary differ in length, an id is
-    /// outside the vocabulary, or `sentences` is not a list of increasing offsets into
-    /// `tokens` from 0 to its length.
-    pub fn from_parts(
-        vocab: Vec<String>,
-        counts: Vec<u64>,
-        tokens: Vec<u32>,
-        sentences: Vec<usize>,
-        raw_words: u64,
-    ) -> Result<Words> {
-        if counts.len() != vocab.len() {
-            return Err(Error::Shape(format!(
-                "{} counts for {} vocabulary words",
-                counts.len(),
-                vocab.len()
-            )));
-        }
-        if let Some(&t) = tokens.iter().find(|&&t| t as usize >= vocab.len()) {
-            return Err(Error::Shape(format!(
-                "word id {t} outside a vocabulary of {} words",
-                vocab.len()
-            )));
-        }
-        let ordered = sentences.first() == Some(&0)
-            && sentences.last() == Some(&tokens.len())
-            && sentences.windows(2).all(|w| w[0] < w[1]);
-        if !(ordered || (tokens.is_empty() && sentences == [0])) {
-            return Err(Error::Shape(
-                "sentence offsets must rise strictly from 0 to the number of tokens".into(),
-            ));
-        }
-        Ok(Words {
-            vocab,
-            counts,
-            tokens,
-            sentences,
-            raw_words,
-        })
-    }
-
     /// The id of `word`, if it is in the vocabulary (a linear search: for a few lookups).
     pub fn id(&self, word: &str) -> Option<usize> {
         self.vocab.iter().position(|w| w == word)
@@ -275,50 +231,66 @@ impl<'p> Scan<'p> {
 
     /// The vocabulary of words seen `min_count` times, and the kept words.
     fn finish(self, min_count: u64) -> Result<Words> {
-        let mut order: Vec<u32> = (0..self.counts.len() as u32)
-            .filter(|&w| self.counts[w as usize] >= min_count.max(1))
-            .collect();
-        if order.is_empty() {
-            return Err(self.parse_error(format!(
+        let mut names = vec![String::new(); self.counts.len()];
+        for (word, id) in &self.ids {
+            names[*id as usize] = word.clone();
+        }
+        // `run` ended the last sentence: `starts` ends with `raw.len()`.
+        frequent(&self.raw, &self.counts, &self.starts, min_count, |id| {
+            std::mem::take(&mut names[id as usize])
+        })
+        .ok_or_else(|| {
+            self.parse_error(format!(
                 "no word occurs {} times or more ({} words read, {} distinct)",
                 min_count.max(1),
                 self.raw.len(),
                 self.counts.len()
-            )));
-        }
-        // By decreasing count; the sort is stable, so ties keep their first appearance.
-        order.sort_by_key(|&w| std::cmp::Reverse(self.counts[w as usize]));
-        let mut new_id = vec![u32::MAX; self.counts.len()];
-        for (new, &old) in order.iter().enumerate() {
-            new_id[old as usize] = new as u32;
-        }
-        let mut vocab = vec![String::new(); order.len()];
-        for (word, old) in self.ids {
-            let new = new_id[old as usize];
-            if new != u32::MAX {
-                vocab[new as usize] = word;
-            }
-        }
-        let counts = order.iter().map(|&w| self.counts[w as usize]).collect();
-        let mut tokens = Vec::with_capacity(self.raw.len());
-        let mut sentences = vec![0];
-        for s in self.starts.windows(2) {
-            tokens.extend(
-                self.raw[s[0]..s[1]]
-                    .iter()
-                    .map(|&w| new_id[w as usize])
-                    .filter(|&w| w != u32::MAX),
-            );
-            if sentences.last() != Some(&tokens.len()) {
-                sentences.push(tokens.len());
-            }
-        }
-        Ok(Words {
-            vocab,
-            counts,
-            tokens,
-            sentences,
-            raw_words: self.raw.len() as u64,
+            ))
         })
     }
+}
+
+/// The corpus of the words `raw` (ids into `counts`, which holds each id's count in `raw`),
+/// in sentences starting at `starts` (`raw.len()` last): the words seen `min_count` times,
+/// most frequent first (ties by id), named `name(id)`; sentences left empty are dropped.
+/// `None` when no word is that frequent. What the loader and the generator share.
+pub(crate) fn frequent(
+    raw: &[u32],
+    counts: &[u64],
+    starts: &[usize],
+    min_count: u64,
+    mut name: impl FnMut(u32) -> String,
+) -> Option<Words> {
+    let mut order: Vec<u32> = (0..counts.len() as u32)
+        .filter(|&w| counts[w as usize] >= min_count.max(1))
+        .collect();
+    if order.is_empty() {
+        return None;
+    }
+    // By decreasing count; the sort is stable, so ties keep their order of ids.
+    order.sort_by_key(|&w| std::cmp::Reverse(counts[w as usize]));
+    let mut new_id = vec![u32::MAX; counts.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_id[old as usize] = new as u32;
+    }
+    let mut tokens = Vec::with_capacity(raw.len());
+    let mut sentences = vec![0];
+    for s in starts.windows(2) {
+        tokens.extend(
+            raw[s[0]..s[1]]
+                .iter()
+                .map(|&w| new_id[w as usize])
+                .filter(|&w| w != u32::MAX),
+        );
+        if sentences.last() != Some(&tokens.len()) {
+            sentences.push(tokens.len());
+        }
+    }
+    Some(Words {
+        vocab: order.iter().map(|&w| name(w)).collect(),
+        counts: order.iter().map(|&w| counts[w as usize]).collect(),
+        tokens,
+        sentences,
+        raw_words: raw.len() as u64,
+    })
 }
