@@ -78,16 +78,13 @@ fn table(n: usize, m: usize) -> DistArray<f32, 2> {
     })
 }
 
-fn run(args: &Args) -> ExitCode {
+fn run(args: &Args) -> Result<(), String> {
     // The costs and the two tables.
     let cells = (args.n + 1)
         .checked_mul(args.m + 1)
         .and_then(|c| c.checked_mul(3));
     let what = format!("the tables of {} x {} cells", args.n, args.m);
-    if let Err(e) = cli::check_memory(&what, cells, 4) {
-        eprintln!("error: {e}");
-        return ExitCode::FAILURE;
-    }
+    cli::check_memory(&what, cells, 4)?;
     let (a, b) = series(args.n, args.m, args.seed);
     let cost = DistArray::from_fn([args.n, args.m], |[i, j]| (a[i] - b[j]).abs());
     let threads = cli::threads_used();
@@ -115,21 +112,13 @@ fn run(args: &Args) -> ExitCode {
         args.n, args.m
     );
     if identical {
-        ExitCode::SUCCESS
+        Ok(())
     } else {
-        eprintln!("error: the parallel table differs from the serial one");
-        ExitCode::FAILURE
+        Err("the parallel table differs from the serial one".into())
     }
 }
 
 #[strads::main]
 fn main() -> ExitCode {
-    if let Err(code) = cli::check_settings() {
-        return code;
-    }
-    let args = Args::parse();
-    match args.threads {
-        Some(n) => strads::with_threads(n, || run(&args)),
-        None => run(&args),
-    }
+    cli::main(|args: &Args| args.threads, run)
 }

@@ -125,7 +125,7 @@ pub(crate) fn main<A: clap::Parser, E: std::fmt::Display>(
 
 /// The `STRADS_*` settings, checked before anything else: a bad one is printed like the
 /// program's other errors and the program ends with status 2 (as for a bad flag).
-pub(crate) fn check_settings() -> Result<(), ExitCode> {
+fn check_settings() -> Result<(), ExitCode> {
     strads::config::check().map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(2)
