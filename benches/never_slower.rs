@@ -3,7 +3,10 @@
 //! reconnaissance) and a small wavefront (an edit-distance table), each timed as its
 //! original serial loop (`strads::testing::serial`) and at 2 threads, calls alternated in
 //! one run, with the cost model (default) and without it (`testing::plan_always`, as
-//! `STRADS_COST=0`). Prints a table of median call times; record it in BENCHMARKS.md.
+//! `STRADS_COST=0`). Then the data-parallel mode: logistic regression over samples with hub
+//! features as `sync = "bsp"` and as `sync = "hybrid"` (whose results depend on timing, so
+//! the cost model may time it against the serial loop). Prints a table of median call
+//! times; record it in BENCHMARKS.md.
 //!
 //! ```text
 //! cargo bench --bench never_slower
@@ -73,6 +76,36 @@ struct Args {
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
+}
+
+/// One epoch of logistic regression, `nnz` features per sample (feature 0 in every one).
+#[strads::parallel_for(sync = "bsp", batch = 4096, merge = strads::merge::sum)]
+fn lr_bsp(f: &DistArray<u32, 1>, y: &DistArray<f32, 1>, w: &mut DistArray<f32, 1>, nnz: usize) {
+    for s in 0..y.len() {
+        let mut z = 0.0f32;
+        for k in 0..nnz {
+            z += w[f[s * nnz + k] as usize];
+        }
+        let g = -y[s] / (1.0 + (y[s] * z).exp());
+        for k in 0..nnz {
+            w[f[s * nnz + k] as usize] -= 0.05 * g;
+        }
+    }
+}
+
+/// `lr_bsp` with the threads of the process sharing one replica.
+#[strads::parallel_for(sync = "hybrid", batch = 4096, merge = strads::merge::sum)]
+fn lr_hybrid(f: &DistArray<u32, 1>, y: &DistArray<f32, 1>, w: &mut DistArray<f32, 1>, nnz: usize) {
+    for s in 0..y.len() {
+        let mut z = 0.0f32;
+        for k in 0..nnz {
+            z += w[f[s * nnz + k] as usize];
+        }
+        let g = -y[s] / (1.0 + (y[s] * z).exp());
+        for k in 0..nnz {
+            w[f[s * nnz + k] as usize] -= 0.05 * g;
+        }
+    }
 }
 
 fn lcg(seed: &mut u64) -> u64 {
@@ -192,5 +225,29 @@ fn main() {
             edit_distance(&a, &b, &mut d);
             bits(&d)
         }),
+    );
+
+    // Logistic regression: 200,000 samples of 10 features among 20,000 (feature 0 a hub).
+    let (samples, nnz, features) = (200_000, 10, 20_000);
+    let f = DistArray::from_fn([samples * nnz], |[e]| {
+        if e % nnz == 0 {
+            0
+        } else {
+            (lcg(&mut seed) % features as u64) as u32
+        }
+    });
+    let y = DistArray::from_fn(
+        [samples],
+        |_| if lcg(&mut seed) % 2 == 0 { 1.0 } else { -1.0 },
+    );
+    let mut w = DistArray::<f32, 1>::zeros([features]);
+    row(
+        "logistic regression, sync = \"bsp\" (200k x 10 of 20k features)",
+        time3(args.calls, false, || lr_bsp(&f, &y, &mut w, nnz)),
+    );
+    let mut w = DistArray::<f32, 1>::zeros([features]);
+    row(
+        "logistic regression, sync = \"hybrid\" (the same)",
+        time3(args.calls, false, || lr_hybrid(&f, &y, &mut w, nnz)),
     );
 }

@@ -12,7 +12,7 @@
 //! The loops: a 1D histogram with two merged buffers (integer counts and a float sum), a
 //! 2D SGD with a buffered bias applied every 16 iterations (`max_delay`, so a step has
 //! several application points), and gradients handed to an AdaGrad apply function that
-//! updates two more arrays on every rank; a Gibbs-style reassignment over
+//! updates two more arrays on every rank; `sync = "bsp"` and `sync = "hybrid"` replicas; a Gibbs-style reassignment over
 //! `tokens.iter_mut()` (a `Vec<u16>` of topics per entry, document counts local, word
 //! counts rotated, topic totals buffered); a scatter through an index array
 //! (reconnaissance), the same with one hot slot that makes a component larger than a
@@ -102,7 +102,6 @@ fn gradients(
     }
 }
 
-/// Reassigns each token's topic (an `iter_mut()` loop over a `Vec<u16>` per entry).
 /// The data-parallel mode: replicas of `ws` averaged every 16 iterations of each worker.
 #[strads::parallel_for(sync = "bsp", batch = 16)]
 fn sync_sgd(x: &DistArray<f32, 2>, y: &DistArray<f32, 1>, ws: &mut DistArray<f32, 1>, d: usize) {
@@ -118,6 +117,7 @@ fn sync_sgd(x: &DistArray<f32, 2>, y: &DistArray<f32, 1>, ws: &mut DistArray<f32
     }
 }
 
+/// Reassigns each token's topic (an `iter_mut()` loop over a `Vec<u16>` per entry).
 #[strads::parallel_for(buffer(nk), expect = "2d")]
 fn reassign(
     tokens: &mut SparseArray<Vec<u16>, 2>,
@@ -290,6 +290,19 @@ fn digest(parts: &[Vec<u64>]) -> u64 {
 
 /// The program under test: each loop called four times, serial code changing its arrays
 /// between calls; the bits after each call.
+/// `sync = "hybrid"`: the threads of a process share one replica, the processes' replicas
+/// summed every 8 iterations of each worker. Each iteration adds whole numbers to its own
+/// row only, so every timing and every layout gives the serial loop's bits.
+#[strads::parallel_for(sync = "hybrid", batch = 8, merge = strads::merge::sum)]
+fn hybrid_rows(x: &DistArray<f32, 2>, out: &mut DistArray<f32, 2>) {
+    for i in 0..out.shape()[0] {
+        let step = (i % 3) as f32;
+        for (o, v) in out.row_mut(i).iter_mut().zip(x.row(i)) {
+            *o += step + (*v * 4.0).floor();
+        }
+    }
+}
+
 fn program() {
     let ratings = strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
         users: 90,
@@ -314,6 +327,7 @@ fn program() {
         (0..d).map(|k| x[[s, k]] * (k as f32 - 2.0)).sum::<f32>()
     });
     let mut ws = DistArray::<f32, 1>::zeros([d]);
+    let mut hr = DistArray::<f32, 2>::zeros([n, d]);
     let (mut wl, mut g2, mut grad) = (
         DistArray::<f32, 1>::zeros([d]),
         DistArray::<f32, 1>::zeros([d]),
@@ -395,6 +409,7 @@ fn program() {
         sgd_bias(&ratings, &mut w, &mut h, &mut b, 0.01);
         gradients(&x, &y, &mut wl, &mut g2, &mut grad, n);
         sync_sgd(&x, &y, &mut ws, d);
+        hybrid_rows(&x, &mut hr);
         reassign(&mut tokens, &mut ndk, &mut nwk, &mut nk, call as u64);
         scale(&mut cells, 1.5);
         let topics: Vec<u64> = tokens
@@ -407,14 +422,26 @@ fn program() {
             .collect();
         println!(
             "call {call}: histogram {:016x} sgd_bias {:016x} gradients {:016x} sync_sgd \
-             {:016x} reassign {:016x} scale {:016x}",
+             {:016x} hybrid_rows {:016x} reassign {:016x} scale {:016x}",
             digest(&[bits(&pu), bits(&pi), bits(&t)]),
             digest(&[bits(&w), bits(&h), bits(&b)]),
             digest(&[bits(&wl), bits(&g2), bits(&grad)]),
             digest(&[bits(&ws)]),
+            digest(&[bits(&hr)]),
             digest(&[topics, bits(&ndk), bits(&nwk), bits(&nk)]),
             digest(&[xs]),
         );
+        // Hybrid rows: every call added the same whole numbers (any timing, any layout).
+        for i in 0..n {
+            for k in 0..d {
+                let step = (i % 3) as f32 + (x[[i, k]] * 4.0).floor();
+                assert_eq!(
+                    hr[[i, k]],
+                    step * (call + 1) as f32,
+                    "hybrid_rows [{i}, {k}]"
+                );
+            }
+        }
         // The counts stay consistent with the topics.
         let total: i32 = nk.as_slice().iter().sum();
         assert_eq!(
@@ -453,6 +480,7 @@ fn check() -> Result<(), String> {
             "sgd_bias",
             "gradients",
             "sync_sgd",
+            "hybrid_rows",
             "reassign",
             "scatter",
             "running_sum",

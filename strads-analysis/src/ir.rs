@@ -60,6 +60,9 @@ pub struct BufferSpec {
     /// `sync = "..", merge = f`: the function merging a `sync` replica's summed
     /// differences into the array instead of averaging them (its path as written).
     pub merge: Option<Name>,
+    /// `sync = "hybrid"`: the workers of a process share one replica, updated without
+    /// locks (results depend on the threads' timing).
+    pub shared: bool,
 }
 
 /// The apply function of a write-back buffer.
@@ -104,6 +107,7 @@ impl BufferSpec {
             apply: None,
             average: false,
             merge: None,
+            shared: false,
         }
     }
 
@@ -127,6 +131,7 @@ impl BufferSpec {
             }),
             average: false,
             merge: None,
+            shared: false,
         }
     }
 
@@ -137,7 +142,14 @@ impl BufferSpec {
             apply: None,
             average: true,
             merge: Some(Cow::Borrowed(merge)),
+            shared: false,
         }
+    }
+
+    /// The same `sync` replica, shared by the workers of each process (`sync = "hybrid"`).
+    pub const fn shared(mut self) -> Self {
+        self.shared = true;
+        self
     }
 }
 

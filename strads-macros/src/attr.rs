@@ -25,6 +25,9 @@ pub(crate) enum Sync {
     /// `"ssp(s)"`: replicas merge after every `s + 1` batches (a replica is at most `s`
     /// batches behind the others' updates).
     Ssp(usize),
+    /// `"hybrid"`: the threads of a process share one replica without locks; the
+    /// processes' replicas merge after every batch.
+    Hybrid,
 }
 
 /// Iterations of each worker per batch when `batch = n` is not given.
@@ -69,7 +72,8 @@ pub(crate) struct Args {
     /// `buffer(h, max_delay = 64)`: buffers are applied at least every 64 iterations of
     /// each worker.
     pub(crate) max_delay: Option<(usize, proc_macro2::Span)>,
-    /// `sync = "bsp"`, `"ssp(s)"`: every array the loop writes is replicated per worker.
+    /// `sync = "bsp"`, `"ssp(s)"`: every array the loop writes is replicated per worker;
+    /// `"hybrid"`: per process.
     pub(crate) sync: Option<(Sync, proc_macro2::Span)>,
     /// `batch = n`: iterations of each worker between merges of `sync` replicas.
     pub(crate) batch: Option<(usize, proc_macro2::Span)>,
@@ -83,7 +87,7 @@ impl Args {
     pub(crate) fn sync_every(&self) -> Option<usize> {
         let batch = self.batch.map_or(DEFAULT_BATCH, |(n, _)| n);
         self.sync.map(|(mode, _)| match mode {
-            Sync::Bsp => batch,
+            Sync::Bsp | Sync::Hybrid => batch,
             Sync::Ssp(s) => batch.saturating_mul(s.saturating_add(1)),
         })
     }
@@ -282,8 +286,8 @@ impl Args {
                     ),
                 }
             } else if path.is_ident(SYNC) {
-                const WANT: &str = "expected `sync = \"bsp\"` or `sync = \"ssp(s)\"` (s a \
-                                    whole number of batches)";
+                const WANT: &str = "expected `sync = \"bsp\"`, `sync = \"ssp(s)\"` (s a \
+                                    whole number of batches) or `sync = \"hybrid\"`";
                 match &meta {
                     Meta::NameValue(nv) => match &nv.value {
                         Expr::Lit(ExprLit {
@@ -298,15 +302,7 @@ impl Args {
                             match (v, ssp) {
                                 ("bsp", _) => args.sync = Some((Sync::Bsp, lit.span())),
                                 (_, Some(Ok(n))) => args.sync = Some((Sync::Ssp(n), lit.span())),
-                                ("hybrid", _) => cx.error_spanned_by(
-                                    lit,
-                                    "`sync = \"hybrid\"` (threads updating one replica per \
-                                     process without locks) is not offered: unsynchronised \
-                                     writes to the same elements are a data race, which strads \
-                                     never allows; use `sync = \"bsp\", merge = \
-                                     strads::merge::sum` (every worker's updates counted in \
-                                     full at each merge) or `sync = \"ssp(s)\"`",
-                                ),
+                                ("hybrid", _) => args.sync = Some((Sync::Hybrid, lit.span())),
                                 _ => {
                                     cx.error_spanned_by(lit, format!("unknown mode {v:?}; {WANT}"))
                                 }

@@ -37,10 +37,11 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
         f.buffered = buffered_arrays(&cx, &args, &f);
         f.applies = apply_targets(&cx, &args, &f);
         f.max_delay = args.max_delay.map(|(n, _)| n);
-        if let Some((_, span)) = args.sync {
+        if let Some((mode, span)) = args.sync {
             f.buffered = replicated_arrays(&cx, span, &f);
             f.max_delay = args.sync_every();
             f.sync = true;
+            f.hybrid = mode == crate::attr::Sync::Hybrid;
             f.merge = args.merge.clone();
         }
         expand(&cx, &args, &f)
@@ -83,24 +84,39 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             .iter()
             .map(|&a| format!("`{}`", f.arrays[a].ident))
             .collect();
-        text.push_str(&format!(
-            "sync (data-parallel): each worker updates its replica of {}; every {} iterations \
-             of each worker and at the end of every step and of the loop, the replicas' \
-             differences are {} in worker order into every replica. Deterministic for \
-             a worker count, and one worker runs the serial loop, but with more the result \
-             is no longer that of a serial order.\n",
-            names.join(", "),
-            f.max_delay.unwrap_or(0),
-            match &f.merge {
-                None => "averaged".to_owned(),
-                Some(m) => format!(
-                    "summed and merged by `{}`",
-                    quote::ToTokens::to_token_stream(m)
-                        .to_string()
-                        .replace(' ', "")
-                ),
-            }
-        ));
+        let how = match &f.merge {
+            None => "averaged".to_owned(),
+            Some(m) => format!(
+                "summed and merged by `{}`",
+                quote::ToTokens::to_token_stream(m)
+                    .to_string()
+                    .replace(' ', "")
+            ),
+        };
+        text.push_str(&if f.hybrid {
+            format!(
+                "sync = \"hybrid\" (data-parallel): the threads of each process share one \
+                 replica of {} without locks (an iteration reads each row it touches once and \
+                 adds its changes at its end); every {} iterations of each worker and at the \
+                 end of every step and of the loop, the processes' differences are {} in rank \
+                 order. Not reproducible: the result depends on the threads' timing, and is \
+                 not that of a serial order (one thread runs the serial loop).\n",
+                names.join(", "),
+                f.max_delay.unwrap_or(0),
+                how
+            )
+        } else {
+            format!(
+                "sync (data-parallel): each worker updates its replica of {}; every {} \
+                 iterations of each worker and at the end of every step and of the loop, the \
+                 replicas' differences are {} in worker order into every replica. \
+                 Deterministic for a worker count, and one worker runs the serial loop, but \
+                 with more the result is no longer that of a serial order.\n",
+                names.join(", "),
+                f.max_delay.unwrap_or(0),
+                how
+            )
+        });
     } else if !f.buffered.is_empty() {
         let names: Vec<String> = f
             .buffered
@@ -255,6 +271,7 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
             .map(|&array| BufferSpec {
                 array,
                 average: f.sync,
+                shared: f.hybrid,
                 merge: f.merge.as_ref().map(|m| {
                     quote::ToTokens::to_token_stream(m)
                         .to_string()

@@ -121,6 +121,8 @@ pub(crate) struct LoopFn {
     pub(crate) sync: bool,
     /// `sync = "..", merge = f`: how replicas merge, instead of averaging.
     pub(crate) merge: Option<syn::Path>,
+    /// `sync = "hybrid"`: the workers of a process share one replica.
+    pub(crate) hybrid: bool,
 }
 
 impl LoopFn {
@@ -298,6 +300,7 @@ impl LoopFn {
             max_delay: None,
             sync: false,
             merge: None,
+            hybrid: false,
         })
     }
 

@@ -394,3 +394,22 @@ fn nested_ranges() {
         },
     );
 }
+
+/// `sync = "hybrid"`: every written array a `hybrid()` replica merged by the function,
+/// reached through the process's shared view, committed after every iteration; the spec's
+/// buffers are `shared()`.
+#[test]
+fn sync_hybrid() {
+    check(
+        "sync_hybrid",
+        quote!(sync = "hybrid", batch = 64, merge = strads::merge::sum),
+        quote! {
+            fn lr(f: &DistArray<u32, 1>, y: &DistArray<f32, 1>, w: &mut DistArray<f32, 1>) {
+                for s in 0..y.len() {
+                    let z = w[f[s] as usize];
+                    w[f[s] as usize] -= 0.1 * (z - y[s]);
+                }
+            }
+        },
+    );
+}

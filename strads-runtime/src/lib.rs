@@ -22,7 +22,7 @@ pub use data::{corpus, generate, load, permute};
 pub use linkme;
 
 pub use array::access::{ArrayMut, ArrayRef};
-pub use array::buffer::{Average, Buffered, CopyView, merge};
+pub use array::buffer::{Average, Buffered, CopyView, Relaxed, SharedCopyView, merge};
 pub use array::capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use array::linalg::{axpy, dot};
 pub use array::reduce::{Parts, Reduce};

@@ -102,6 +102,9 @@ pub(crate) mod sealed {
 pub trait Lender: sealed::Sealed {
     /// `(worker, call)`.
     fn lender(&self) -> (usize, u64);
+    /// The first worker of this process (0 in a call on one process): whose copy the
+    /// process's workers share in `sync = "hybrid"`.
+    fn home(&self) -> usize;
 }
 
 /// A barrier whose wait fails once a participant gave up (its worker panicked), so the

@@ -83,18 +83,38 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
     };
     let buffered = !buffers.is_empty();
     // Buffered arrays: a block (and a replayed round) reaches its worker's copy.
+    // `sync = "hybrid"`: its process's replica, shared, whose rows each iteration commits.
     let buffer_views: Vec<TokenStream> = buffers
         .iter()
-        .map(|(ident, buf, _)| quote!(let mut #ident = #buf.view_in(&*__blk);))
+        .map(|(ident, buf, _)| {
+            if f.hybrid {
+                quote!(let mut #ident = #buf.shared_view_in(&*__blk);)
+            } else {
+                quote!(let mut #ident = #buf.view_in(&*__blk);)
+            }
+        })
+        .collect();
+    let commits: Vec<TokenStream> = buffers
+        .iter()
+        .filter(|_| f.hybrid)
+        .map(|(ident, _, _)| quote!(#ident.commit();))
         .collect();
     let space_ident = match f.space {
         SpaceSrc::Array(a) => Some(&f.arrays[a].ident),
         SpaceSrc::Range { .. } => None,
     };
-    let parallel_body = if f.values_mut {
-        quote!(__blk.for_each_mut(__vals, |__it| __loop.body(__it, #(#body_args_parallel),*));)
+    let step = if commits.is_empty() {
+        quote!(__loop.body(__it, #(#body_args_parallel),*))
     } else {
-        quote!(__blk.for_each(|__it| __loop.body(__it, #(#body_args_parallel),*));)
+        quote!({
+            __loop.body(__it, #(#body_args_parallel),*);
+            #(#commits)*
+        })
+    };
+    let parallel_body = if f.values_mut {
+        quote!(__blk.for_each_mut(__vals, |__it| #step);)
+    } else {
+        quote!(__blk.for_each(|__it| #step);)
     };
     let buffers_new: Vec<TokenStream> = buffers
         .iter()
@@ -104,6 +124,11 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
                 (Some(m), true) => Some(quote!(.merged(#m))),
                 (None, true) => Some(quote!(.averaged())),
                 _ => None,
+            };
+            let averaged = if f.hybrid {
+                quote!(#averaged .hybrid())
+            } else {
+                quote!(#averaged)
             };
             quote!(let #buf = #private::Buffered::new(#src, __call.workers()).named(#name) #averaged;)
         })

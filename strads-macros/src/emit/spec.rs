@@ -73,13 +73,16 @@ pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
     let buffers = spec.buffers.iter().map(|b| {
         let array = lit(b.array as i128);
         match &b.apply {
-            None if b.average => match &b.merge {
-                None => quote!(#p::BufferSpec::new(#array).averaged()),
-                Some(m) => {
-                    let m = m.as_ref();
-                    quote!(#p::BufferSpec::merged_by(#array, #m))
+            None if b.average => {
+                let shared = b.shared.then(|| quote!(.shared()));
+                match &b.merge {
+                    None => quote!(#p::BufferSpec::new(#array).averaged() #shared),
+                    Some(m) => {
+                        let m = m.as_ref();
+                        quote!(#p::BufferSpec::merged_by(#array, #m) #shared)
+                    }
                 }
-            },
+            }
             None => quote!(#p::BufferSpec::new(#array)),
             Some(ap) => {
                 let func = ap.function.as_ref();

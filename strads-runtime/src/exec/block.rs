@@ -33,6 +33,8 @@ pub struct Block<'a, S: Space> {
     pub(crate) call: u64,
     /// Arrays (indices into the spec) the block has a view of: one each.
     pub(crate) viewed: RefCell<Vec<usize>>,
+    /// The first worker of this process.
+    pub(crate) home: usize,
 }
 
 impl<S: Space> std::fmt::Debug for Block<'_, S> {
@@ -48,6 +50,9 @@ impl<S: Space> sealed::Sealed for Block<'_, S> {}
 impl<S: Space> Lender for Block<'_, S> {
     fn lender(&self) -> (usize, u64) {
         (self.seq.1, self.call)
+    }
+    fn home(&self) -> usize {
+        self.home
     }
 }
 

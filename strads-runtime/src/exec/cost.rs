@@ -9,7 +9,8 @@
 //!   loop, which runs instead.
 //! - **From measured times**, only for plans whose result is the original loop's bit for
 //!   bit (1D, wavefronts, `ordered` 2D, reconnaissance without split components; no
-//!   write-back buffer, no `+=`/`*=` reduction, whose folding order would differ). The
+//!   write-back buffer, no `+=`/`*=` reduction, whose folding order would differ), or
+//!   depends on the threads' timing anyway (`sync = "hybrid"`). The
 //!   model keeps, per loop, the nanoseconds per iteration of the plan's runs (planning
 //!   included, weighted by how often the loop is planned again) and of the serial loop's,
 //!   runs the cheaper, and tries the other again after enough calls that the trial costs
@@ -150,8 +151,9 @@ pub(crate) struct Shape {
     pub(crate) workers: usize,
     /// Iterations on the plan's longest chain of tasks.
     pub(crate) chain: usize,
-    /// The plan's result is the original loop's, bit for bit.
-    pub(crate) same_bits: bool,
+    /// A timing may choose the way: the plan's result is the original loop's, bit for bit,
+    /// or depends on the threads' timing anyway (`sync = "hybrid"`).
+    pub(crate) timed: bool,
 }
 
 /// The iterations on a schedule's longest chain: per step, its longest task.
@@ -224,7 +226,7 @@ impl super::LoopState {
             }));
         }
         let mut m = self.cost().model();
-        if !shape.same_bits {
+        if !shape.timed {
             return None;
         }
         let (Some(run), Some(serial)) = (m.plan_run, m.serial) else {

@@ -390,7 +390,7 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             chain: cost::chain(schedule, |id| {
                 self.blocks().map_or(0, |b| space.block_len(b, id))
             }),
-            same_bits: self.plan.as_ref().is_some_and(|p| p.same_bits),
+            timed: self.plan.as_ref().is_some_and(|p| p.timed),
         }
     }
 

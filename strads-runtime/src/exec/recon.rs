@@ -30,7 +30,7 @@ pub(crate) struct ReconPlan {
     captured: Box<[u8]>,
     /// Running it gives the original loop's bits: no component was split (each keeps its
     /// iterations' order on one worker) and merges are exact (see `cost`).
-    same_bits: bool,
+    timed: bool,
     /// Not a plan: a sample of the survey showed that the loop cannot pay, and why.
     hopeless: Option<String>,
 }
@@ -126,7 +126,7 @@ impl Call<'_> {
                 len: space.len(),
                 workers: schedule.workers,
                 chain: cost::chain(schedule, |_| 0),
-                same_bits: plan.same_bits,
+                timed: plan.timed,
             };
             if let Some(serial) = state.serial_with_plan(&shape) {
                 return Ran::handed_back(serial);
@@ -292,7 +292,7 @@ fn plan_by_survey<S: Space>(
                 calls: AtomicU64::new(0),
                 summary,
                 captured: captured.into(),
-                same_bits: false,
+                timed: false,
                 hopeless: Some(format!(
                     "in a survey of its first {} of {} iterations, the plan's longest chain \
                      of tasks holds {:.0}% of them on {p} workers (one conflict component); \
@@ -346,7 +346,7 @@ fn plan_by_survey<S: Space>(
         recorded.as_secs_f64() * 1e3,
         (t.elapsed() - recorded).as_secs_f64() * 1e3,
     );
-    let same_bits =
+    let timed =
         groups.batches.iter().all(|b| b.split == 0) && super::staticplan::merges_exactly(spec);
     let mut schedule = plan::recon::schedule(spec, groups, &bases, p);
     schedule.apply = super::apply_points(spec, p);
@@ -357,7 +357,7 @@ fn plan_by_survey<S: Space>(
         calls: AtomicU64::new(0),
         summary,
         captured: captured.into(),
-        same_bits,
+        timed,
         hopeless: None,
     }
 }

@@ -83,6 +83,6 @@ pub(crate) fn by_blocks<S: Space>(call: &Call<'_>, space: &S) -> Option<StaticPl
         blocks,
         summary: String::new(),
         // A worker rank runs the driver's decision.
-        same_bits: false,
+        timed: false,
     })
 }

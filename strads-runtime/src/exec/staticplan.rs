@@ -13,13 +13,20 @@ pub(crate) struct StaticPlan<B> {
     pub(crate) schedule: Schedule,
     pub(crate) blocks: Arc<B>,
     pub(crate) summary: String,
-    /// Running it gives the original loop's bits (see `cost`).
-    pub(crate) same_bits: bool,
+    /// A timing may choose between it and the serial loop (see `cost`): running it gives
+    /// the original loop's bits, or results that depend on the threads' timing anyway.
+    pub(crate) timed: bool,
 }
 
 /// Whether a plan that keeps the order of every two iterations touching the same element
 /// gives the original loop's bits: only when no write-back buffer and no `+=`/`*=`
 /// reduction (folded per block, in another order than the serial loop's) takes part.
+/// `sync = "hybrid"`: results depend on the threads' timing, so a timing may also choose
+/// the serial loop.
+pub(crate) fn timing_dependent(spec: &LoopSpec) -> bool {
+    spec.buffers.iter().any(|b| b.shared)
+}
+
 pub(crate) fn merges_exactly(spec: &LoopSpec) -> bool {
     use strads_analysis::ReduceOp;
     spec.buffers.is_empty()
@@ -73,7 +80,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                     schedule,
                     blocks,
                     summary: plan::summary::summary(spec, candidate, p, times),
-                    same_bits: in_order && merges_exactly(spec),
+                    timed: in_order && merges_exactly(spec) || timing_dependent(spec),
                 }
             }
             Strategy::Wavefront { .. } => {
@@ -99,7 +106,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                     blocks,
                     summary,
                     // A wavefront keeps every dependence's order.
-                    same_bits: merges_exactly(spec),
+                    timed: merges_exactly(spec),
                 }
             }
             Strategy::Reconnaissance => panic!(

@@ -127,6 +127,7 @@ where
                             streams: RefCell::default(),
                             call,
                             viewed: RefCell::default(),
+                            home: local.start,
                         };
                         f(&mut blk);
                         if barrier.is_broken() {

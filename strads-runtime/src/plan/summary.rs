@@ -65,6 +65,15 @@ pub(crate) fn with_buffers(spec: &LoopSpec, summary: &str) -> String {
             None => "averaged".to_owned(),
             Some(f) => format!("merged by {f}"),
         };
+        if b.shared {
+            return format!(
+                "{summary} sync=hybrid replicas={} every={} (data-parallel: the threads of a \
+                 process share its replica without locks, the processes' replicas {how} in \
+                 rank order; not reproducible, not equal to a serial order)",
+                names.join(","),
+                spec.max_delay.unwrap_or(0)
+            );
+        }
         return format!(
             "{summary} sync replicas={} every={} (data-parallel: replicas {how} in worker \
              order; not equal to a serial order)",

@@ -1,7 +1,8 @@
 // `sync = ".."` (STRADS-AP's data-parallel SyncFor): the modes it knows, `batch` only with
 // it, and not beside `buffer(..)`, each an error at the option with what to write instead;
-// `"hybrid"` (a data race by design) is refused; `merge` only with `sync`, and a function.
-// A `sync` loop that writes integers cannot average them.
+// `merge` only with `sync`, and a function. A `sync` loop that writes integers cannot
+// average them, and a `"hybrid"` one cannot share a replica of elements without an atomic
+// counterpart.
 
 use strads::prelude::*;
 
@@ -12,10 +13,10 @@ fn with_buffer(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>) {
     }
 }
 
-#[strads::parallel_for(sync = "hybrid")]
-fn hybrid(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>) {
+#[strads::parallel_for(sync = "hybrid", merge = strads::merge::sum)]
+fn hybrid_u16(x: &DistArray<u16, 1>, out: &mut DistArray<u16, 1>) {
     for i in 0..x.len() {
-        out[i] = 2.0 * x[i];
+        out[x[i] as usize] += 1;
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Index, IndexMut};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::array::access::{ArrayMut, ArrayRef, offset};
 use crate::array::index_panic_in;
@@ -16,15 +16,15 @@ pub struct CopyView<'s, T, const N: usize> {
     pub(super) ptr: *mut T,
     pub(super) shape: [usize; N],
     pub(super) row_len: usize,
-    /// The copy's lent flag, cleared when the view goes.
-    pub(super) lent: &'s AtomicBool,
+    /// The copy's lent state, cleared when the view goes.
+    pub(super) lent: &'s AtomicUsize,
     pub(super) name: &'static str,
     pub(super) _copy: PhantomData<&'s mut [T]>,
 }
 
 impl<T, const N: usize> Drop for CopyView<'_, T, N> {
     fn drop(&mut self) {
-        self.lent.store(false, Ordering::Release);
+        self.lent.store(0, Ordering::Release);
     }
 }
 

@@ -16,18 +16,20 @@
 
 mod copy;
 pub mod merge;
+mod shared;
 mod wire;
 
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, Sub};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::array::DistArray;
 use crate::sync::{Lender, Parked};
 
 pub use copy::CopyView;
+pub use shared::{Relaxed, SharedCopyView};
 
 /// One worker's copy, on cache lines of its own: two workers' copies side by side would
 /// otherwise share the line at their boundary.
@@ -38,8 +40,9 @@ struct Slot<T> {
     ptr: *mut T,
     /// Taken by [`Buffered::with`]: one caller at a time per copy.
     lock: Mutex<()>,
-    /// Whether a [`CopyView`] of the copy is alive: at most one at a time, anywhere.
-    lent: AtomicBool,
+    /// The views of the copy alive: `shared::EXCLUSIVE` for one [`CopyView`] (at most one
+    /// at a time, anywhere, and none beside it), else the number of [`SharedCopyView`]s.
+    lent: AtomicUsize,
     /// The thread inside [`Buffered::with`] on this copy ([`thread_token`]), or 0.
     holder: AtomicUsize,
 }
@@ -83,6 +86,12 @@ pub struct Buffered<'a, T, const N: usize> {
     /// `sync` mode ([`averaged`](Self::averaged), [`merged`](Self::merged)): the new value
     /// is `merge(last value, the differences' sum, copies)` instead of the plain sum.
     merge: Option<MergeFn<T>>,
+    /// `sync = "hybrid"`: the workers of a process share one copy, that of the process's
+    /// first worker ([`shared_view_in`](Self::shared_view_in)).
+    hybrid: bool,
+    /// In `hybrid` mode, the copies that hold replicas: one per process, its first worker's
+    /// (learnt from the processes' exchange; `[0]` in one process).
+    live: Mutex<Vec<usize>>,
 }
 
 /// A `sync` merge over a chunk of elements: `(values, summed differences, copies)`, the
@@ -158,7 +167,7 @@ impl<T: Copy> Slot<T> {
             _data: data,
             ptr,
             lock: Mutex::new(()),
-            lent: AtomicBool::new(false),
+            lent: AtomicUsize::new(0),
             holder: AtomicUsize::new(0),
         }
     }
@@ -184,6 +193,8 @@ where
             name: "a buffered array",
             call: AtomicU64::new(0),
             merge: None,
+            hybrid: false,
+            live: Mutex::new(vec![0]),
         }
     }
 
@@ -212,6 +223,20 @@ where
                 *v = f(*v, d, n);
             }
         }));
+        self
+    }
+
+    /// The same `sync` replicas, shared by the workers of each process without locks
+    /// (`sync = "hybrid"`): workers reach their process's replica through
+    /// [`shared_view_in`](Self::shared_view_in), whose rows each iteration copies in and
+    /// commits back with relaxed atomics; the processes' replicas merge at the application
+    /// points, `f` seeing one replica per process. Not reproducible: results depend on
+    /// the threads' timing.
+    pub fn hybrid(mut self) -> Self
+    where
+        T: Relaxed,
+    {
+        self.hybrid = true;
         self
     }
 
@@ -262,6 +287,40 @@ where
         self.view(worker)
     }
 
+    /// The replica of the process of the worker that runs `block`, shared with the
+    /// process's other workers ([`hybrid`](Self::hybrid)), for the generated code.
+    ///
+    /// # Panics
+    /// When the buffer is not `hybrid`, an exclusive view of the copy is alive, or the
+    /// buffer served another loop call.
+    #[doc(hidden)]
+    pub fn shared_view_in(&self, block: &impl Lender) -> SharedCopyView<'_, T, N>
+    where
+        T: Relaxed,
+    {
+        let (_, call) = block.lender();
+        self.serve(call);
+        assert!(
+            self.hybrid,
+            "strads: the buffer `{}` is not shared between workers (please report it)",
+            self.name
+        );
+        let slot = &self.copies[block.home()];
+        if slot
+            .lent
+            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |n| {
+                (n != shared::EXCLUSIVE).then_some(n + 1)
+            })
+            .is_err()
+        {
+            panic!(
+                "strads: the shared copy of buffered array `{}` is lent to an exclusive view",
+                self.name
+            );
+        }
+        SharedCopyView::new(slot.ptr, self.shape, &slot.lent, self.name)
+    }
+
     /// Binds the copies to loop call `call`, or checks they are bound to it.
     fn serve(&self, call: u64) {
         if let Err(other) =
@@ -283,7 +342,11 @@ where
     /// When another view of the copy is alive (on any thread): two would alias it.
     pub(crate) fn view(&self, worker: usize) -> CopyView<'_, T, N> {
         let slot = &self.copies[worker];
-        if slot.lent.swap(true, Ordering::Acquire) {
+        if slot
+            .lent
+            .compare_exchange(0, shared::EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
             panic!(
                 "strads: worker {worker}'s copy of a buffered array is already lent to a view \
                  (a second view, on this thread or another, would alias it)"
@@ -325,77 +388,26 @@ where
         self.apply_parked();
     }
 
-    /// In a call across processes: trades this process's workers' copies for those of the
-    /// workers in other processes (parked at the same point), so that every process
-    /// merges all of them, in worker order, to the same value, the one the call would
-    /// reach on as many threads. Copies cross as the chunks that changed since the last
-    /// merge (`wire.rs`).
-    fn gather(&self, parked: &Parked<'_>) {
-        let Some(peers) = parked.peers() else {
-            return;
-        };
-        let _no_with = self.no_with();
-        let size = crate::array::le::wire_size::<T>().unwrap_or_else(|| {
-            peers.fail(format!(
-                "the buffered array `{}` has elements that cannot cross processes",
-                self.name
-            ))
-        });
-        // Rows travel whole or not at all (1-D arrays in chunks): only what changed since
-        // the last merge, whose value every rank holds.
-        let chunk = if N >= 2 {
-            self.len / self.shape[0].max(1)
-        } else {
-            wire::FLAT_CHUNK
-        };
-        let base = self.base.slice(self.len);
-        let mut base_bytes = Vec::with_capacity(self.len * size);
-        crate::array::le::put(base, &mut base_bytes);
-        let local = peers.local();
-        let mut mine = Vec::new();
-        for slot in &self.copies[local] {
-            wire::encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
-        }
-        for (workers, bytes) in peers.merge(mine) {
-            if workers.end > self.copies.len() {
-                peers.fail(format!(
-                    "copies of buffer `{}` came from workers {workers:?}, beyond the call's {}",
-                    self.name,
-                    self.copies.len()
-                ));
-            }
-            let mut at = 0;
-            for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
-                match wire::decode(&bytes[at..], base, chunk, size, slot.slice(self.len)) {
-                    Ok(n) => at += n,
-                    Err(e) => peers.fail(format!(
-                        "the copy of buffer `{}` from worker {w} does not fit: {e}",
-                        self.name
-                    )),
-                }
-            }
-            if at != bytes.len() {
-                peers.fail(format!(
-                    "the copies of buffer `{}` from workers {workers:?} are {} bytes, {} more \
-                     than they hold",
-                    self.name,
-                    bytes.len(),
-                    bytes.len() - at
-                ));
-            }
-        }
-    }
-
     /// [`apply`](Self::apply), the caller having checked that the copies' views wait.
     fn apply_parked(&self) {
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
+        // The replicas: every copy, or in `hybrid` mode one per process.
+        let replicas: Vec<usize> = if self.hybrid {
+            self.live.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        } else {
+            (0..self.copies.len()).collect()
+        };
+        if self.hybrid && replicas.len() == 1 {
+            // One process: its replica is the value (`finish` takes it from there).
+            return;
+        }
         if let Some(merge) = &self.merge
-            && self.copies.len() > 1
+            && replicas.len() > 1
         {
-            // One pass per chunk: the copies' differences summed in worker order, merged
+            // One pass per chunk: the replicas' differences summed in worker order, merged
             // into the value, and the value copied back into every copy.
-            let n = self.copies.len();
+            let n = replicas.len();
             let mut copies: Vec<&mut [T]> = self.copies.iter().map(|c| c.slice(self.len)).collect();
             let mut summed: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(self.len));
             for start in (0..self.len).step_by(MERGE_CHUNK) {
@@ -403,12 +415,12 @@ where
                 let values = &mut base[start..end];
                 summed.clear();
                 summed.extend(
-                    copies[0][start..end]
+                    copies[replicas[0]][start..end]
                         .iter()
                         .zip(values.iter())
                         .map(|(&c, &b)| c - b),
                 );
-                for c in &copies[1..] {
+                for c in replicas[1..].iter().map(|&r| &copies[r]) {
                     for ((s, &c), &b) in summed.iter_mut().zip(&c[start..end]).zip(values.iter()) {
                         *s = *s + (c - b);
                     }
@@ -493,8 +505,15 @@ where
     pub fn finish(self) {
         // `self` by value: no view of it is alive.
         self.apply_parked();
-        let base = self.base.slice(self.len);
-        self.array.as_mut_slice().copy_from_slice(base);
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[0];
+        let value = if self.hybrid {
+            // After the last merge every copy holds the value; in one process, only the
+            // replica does.
+            self.copies[live].slice(self.len)
+        } else {
+            self.base.slice(self.len)
+        };
+        self.array.as_mut_slice().copy_from_slice(value);
     }
 
     /// The serial loop's counterpart of [`apply_with`](Self::apply_with): `array` was

@@ -1,6 +1,7 @@
 //! Write-back buffers: merges, application points, averaged replicas.
 
 use super::*;
+use crate::array::access::{ArrayMut, ArrayRef};
 use crate::array::view::SharedMut;
 
 #[test]
@@ -149,4 +150,137 @@ fn an_array_is_lent_once_per_application_point() {
         );
     }
     assert_eq!(a.as_slice(), &[1.0, 2.0, 0.0]);
+}
+
+/// A block of worker `worker` of a call whose first local worker is `home`.
+struct TestLender {
+    worker: usize,
+    home: usize,
+    call: u64,
+}
+impl crate::sync::sealed::Sealed for TestLender {}
+impl Lender for TestLender {
+    fn lender(&self) -> (usize, u64) {
+        (self.worker, self.call)
+    }
+    fn home(&self) -> usize {
+        self.home
+    }
+}
+
+#[test]
+fn hybrid_views_share_a_replica_and_commit_each_iteration() {
+    let mut a = DistArray::<f32, 2>::from_fn([40, 3], |[i, j]| (i * 3 + j) as f32);
+    let b = Buffered::new(&mut a, 2).averaged().hybrid().named("a");
+    let call = crate::sync::next_call();
+    let (l0, l1) = (
+        TestLender {
+            worker: 0,
+            home: 0,
+            call,
+        },
+        TestLender {
+            worker: 1,
+            home: 0,
+            call,
+        },
+    );
+    let mut v0 = b.shared_view_in(&l0);
+    let mut v1 = b.shared_view_in(&l1);
+    // An iteration sees its own writes at once; another view sees them once committed.
+    v0.row_mut(2)[1] += 100.0;
+    assert_eq!(v0[[2, 1]], 107.0);
+    assert_eq!(v1.row(2), &[6.0, 7.0, 8.0]);
+    v0.commit();
+    v1.commit();
+    assert_eq!(v1.row(2), &[6.0, 107.0, 8.0]);
+    // Both change one element in the same iteration: each adds its change to the value it
+    // finds at its commit.
+    v1[[2, 1]] += 1.0;
+    v0[[2, 1]] -= 7.0;
+    v0.commit();
+    v1.commit();
+    assert_eq!(v0[[2, 1]], 101.0);
+    // Many rows in one iteration (the table grows), read-only rows change nothing.
+    let mut sum = 0.0;
+    for i in 0..40 {
+        sum += v0.row(i)[0];
+        v0[[i, 2]] += 1.0;
+    }
+    assert_eq!(sum, (0..40).map(|i| (i * 3) as f32).sum::<f32>());
+    v0.commit();
+    assert_eq!(v1.row(39), &[117.0, 118.0, 120.0]);
+    // An index outside names the array.
+    let outside = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| v1[[40, 0]]));
+    assert!(outside.is_err());
+    // No exclusive view while shared ones live.
+    let exclusive = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.with(0, |_| ())));
+    assert!(exclusive.is_err());
+    drop((v0, v1));
+    b.finish();
+    assert_eq!(a[[2, 1]], 101.0);
+    assert_eq!(a[[39, 2]], 120.0);
+    assert_eq!(a[[0, 0]], 0.0);
+}
+
+#[test]
+fn hybrid_views_from_threads_never_count_an_add_twice() {
+    let mut a = DistArray::<u64, 1>::zeros([3]);
+    let b = Buffered::new(&mut a, 4).merged(merge::sum).hybrid();
+    let call = crate::sync::next_call();
+    std::thread::scope(|s| {
+        for w in 0..4 {
+            let b = &b;
+            s.spawn(move || {
+                let mut v = b.shared_view_in(&TestLender {
+                    worker: w,
+                    home: 0,
+                    call,
+                });
+                for k in 0..5000 {
+                    v[k % 3] += 1;
+                    v.commit();
+                }
+            });
+        }
+    });
+    b.finish();
+    let total: u64 = a.as_slice().iter().sum();
+    assert!((10_000..=20_000).contains(&total), "{total}");
+}
+
+#[test]
+fn a_shared_view_waits_for_no_exclusive_view() {
+    let mut a = DistArray::<f64, 1>::zeros([2]);
+    let b = Buffered::new(&mut a, 1).averaged().hybrid();
+    let call = crate::sync::next_call();
+    let r = b.with(0, |_| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            b.shared_view_in(&TestLender {
+                worker: 0,
+                home: 0,
+                call,
+            });
+        }))
+    });
+    assert!(r.is_err(), "a shared view beside an exclusive one");
+    // Rows of no elements.
+    let mut e = DistArray::<f32, 2>::zeros([3, 0]);
+    let empty = Buffered::new(&mut e, 1).averaged().hybrid();
+    let mut v = empty.shared_view_in(&TestLender { worker: 0, home: 0, call });
+    assert!(v.row(1).is_empty() && v.row_mut(2).is_empty());
+    v.commit();
+    drop(v);
+    empty.finish();
+    // A buffer that is not hybrid lends no shared view.
+    let mut c = DistArray::<f64, 1>::zeros([2]);
+    let plain = Buffered::new(&mut c, 1).averaged();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        plain.shared_view_in(&TestLender {
+            worker: 0,
+            home: 0,
+            call,
+        });
+    }));
+    assert!(r.is_err());
 }

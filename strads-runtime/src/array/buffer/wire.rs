@@ -5,7 +5,11 @@
 //! merge (the merges are the same everywhere), so a receiver rebuilds the copy exactly;
 //! rows no worker touched since the last merge do not travel.
 
+use std::ops::{Add, Sub};
+
+use super::Buffered;
 use crate::array::le;
+use crate::sync::Parked;
 
 /// Elements per chunk of a 1-D array.
 pub(super) const FLAT_CHUNK: usize = 256;
@@ -74,6 +78,78 @@ pub(super) fn decode<T: Copy + 'static>(
         }
     }
     Ok(at)
+}
+
+impl<T, const N: usize> Buffered<'_, T, N>
+where
+    T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync + 'static,
+{
+    /// In a call across processes: trades this process's workers' copies for those of the
+    /// workers in other processes (parked at the same point), so that every process
+    /// merges all of them, in worker order, to the same value, the one the call would
+    /// reach on as many threads. Copies cross as the chunks that changed since the last
+    /// merge (`wire.rs`).
+    pub(super) fn gather(&self, parked: &Parked<'_>) {
+        let Some(peers) = parked.peers() else {
+            return;
+        };
+        let _no_with = self.no_with();
+        let size = crate::array::le::wire_size::<T>().unwrap_or_else(|| {
+            peers.fail(format!(
+                "the buffered array `{}` has elements that cannot cross processes",
+                self.name
+            ))
+        });
+        // Rows travel whole or not at all (1-D arrays in chunks): only what changed since
+        // the last merge, whose value every rank holds.
+        let chunk = if N >= 2 {
+            self.len / self.shape[0].max(1)
+        } else {
+            FLAT_CHUNK
+        };
+        let base = self.base.slice(self.len);
+        let mut base_bytes = Vec::with_capacity(self.len * size);
+        crate::array::le::put(base, &mut base_bytes);
+        let local = peers.local();
+        let mut live = vec![local.start];
+        let mut mine = Vec::new();
+        for slot in &self.copies[local] {
+            encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
+        }
+        for (workers, bytes) in peers.merge(mine) {
+            live.push(workers.start);
+            if workers.end > self.copies.len() {
+                peers.fail(format!(
+                    "copies of buffer `{}` came from workers {workers:?}, beyond the call's {}",
+                    self.name,
+                    self.copies.len()
+                ));
+            }
+            let mut at = 0;
+            for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
+                match decode(&bytes[at..], base, chunk, size, slot.slice(self.len)) {
+                    Ok(n) => at += n,
+                    Err(e) => peers.fail(format!(
+                        "the copy of buffer `{}` from worker {w} does not fit: {e}",
+                        self.name
+                    )),
+                }
+            }
+            if at != bytes.len() {
+                peers.fail(format!(
+                    "the copies of buffer `{}` from workers {workers:?} are {} bytes, {} more \
+                     than they hold",
+                    self.name,
+                    bytes.len(),
+                    bytes.len() - at
+                ));
+            }
+        }
+        if self.hybrid {
+            live.sort_unstable();
+            *self.live.lock().unwrap_or_else(|e| e.into_inner()) = live;
+        }
+    }
 }
 
 #[cfg(test)]
