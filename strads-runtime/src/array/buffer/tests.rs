@@ -267,7 +267,11 @@ fn a_shared_view_waits_for_no_exclusive_view() {
     // Rows of no elements.
     let mut e = DistArray::<f32, 2>::zeros([3, 0]);
     let empty = Buffered::new(&mut e, 1).averaged().hybrid();
-    let mut v = empty.shared_view_in(&TestLender { worker: 0, home: 0, call });
+    let mut v = empty.shared_view_in(&TestLender {
+        worker: 0,
+        home: 0,
+        call,
+    });
     assert!(v.row(1).is_empty() && v.row_mut(2).is_empty());
     v.commit();
     drop(v);

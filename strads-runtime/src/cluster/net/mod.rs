@@ -139,6 +139,9 @@ fn local_ip_towards(to: SocketAddr) -> std::io::Result<std::net::IpAddr> {
     Ok(s.local_addr()?.ip())
 }
 
+/// The socket buffers asked for, each way.
+const SOCKET_BUFFER: usize = 16 << 20;
+
 fn transport(cfg: &NetConfig) -> Result<Arc<quinn::TransportConfig>, String> {
     let mut t = quinn::TransportConfig::default();
     t.initial_rtt(Duration::from_millis(10))
@@ -314,8 +317,23 @@ async fn run(
                 .map_err(|e| format!("no route to the coordinator {}: {e}", cfg.coordinator))?;
             SocketAddr::new(ip, 0)
         };
-        let mut ep =
-            Endpoint::server(server, bind).map_err(|e| format!("cannot listen at {bind}: {e}"))?;
+        let socket =
+            std::net::UdpSocket::bind(bind).map_err(|e| format!("cannot listen at {bind}: {e}"))?;
+        // Room for a burst of blocks: with the default (about 200 KiB) the kernel drops
+        // datagrams that arrive while the network thread waits for a core, and every drop
+        // costs a retransmission and a smaller congestion window. The kernel caps the size
+        // at `net.core.rmem_max` / `wmem_max`; a smaller buffer only costs speed.
+        let sock = socket2::SockRef::from(&socket);
+        let _ = sock.set_recv_buffer_size(SOCKET_BUFFER);
+        let _ = sock.set_send_buffer_size(SOCKET_BUFFER);
+        let runtime = quinn::default_runtime().ok_or("no async runtime for QUIC")?;
+        let mut ep = Endpoint::new(
+            quinn::EndpointConfig::default(),
+            Some(server),
+            socket,
+            runtime,
+        )
+        .map_err(|e| format!("cannot listen at {bind}: {e}"))?;
         ep.set_default_client_config(client);
         let local = ep.local_addr().map_err(|e| e.to_string())?;
         Ok::<_, String>((ep, local))
