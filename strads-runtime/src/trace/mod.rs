@@ -1,6 +1,7 @@
 //! Traces of runs: record the order in which workers ran iterations, replay it serially,
 //! force the serial loop. The correctness oracle of strads (STRADS' dual testing): a
-//! parallel run must equal the serial replay of its recorded order, bit for bit. The
+//! parallel run must equal the serial replay of its recorded order, bit for bit (except
+//! a `sync = "hybrid"` loop's, whose threads share a replica as their timing goes). The
 //! replay runs the schedule `plan::replay` rebuilds from a [`LoopRun`], through the same
 //! executor as the run, one segment at a time.
 

@@ -13,6 +13,9 @@
 //! `max_delay` iterations and at the end, as the serial loop does. The points and the
 //! order are fixed, so results are bit-reproducible for a worker count, and one worker
 //! gives exactly the serial loop's result.
+//!
+//! `sync = "hybrid"` ([`Buffered::hybrid`]) is the exception: the workers of a process
+//! share one copy (`shared.rs`), so its results depend on the threads' timing.
 
 mod copy;
 pub mod merge;
@@ -22,7 +25,7 @@ mod wire;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, Sub};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::array::DistArray;
@@ -92,6 +95,9 @@ pub struct Buffered<'a, T, const N: usize> {
     /// In `hybrid` mode, the copies that hold replicas: one per process, its first worker's
     /// (learnt from the processes' exchange; `[0]` in one process).
     live: Mutex<Vec<usize>>,
+    /// Whether a view was lent since the last merge that ran with no view alive: `finish`
+    /// merges only then (a merge function is not called once more on merged values).
+    dirty: AtomicBool,
 }
 
 /// A `sync` merge over a chunk of elements: `(values, summed differences, copies)`, the
@@ -130,10 +136,13 @@ impl Average for f64 {
 
 // SAFETY: the copies are reached through raw pointers by one thread at a time: worker `w`
 // through its `CopyView` while it runs (one view per copy at a time: `view` checks the
-// slot's `lent` flag, so a second view, on any thread, panics instead of aliasing), `with`
+// slot's `lent` state, so a second view, on any thread, panics instead of aliasing), `with`
 // under the slot's lock (and through a view, so never beside another), the copies serve
-// the blocks of one loop call and only that call's tokens apply them (`serve`), and `apply_*` only with a `Parked` token (every worker
-// waiting) or `&mut self`. That is sharing `&mut [T]` chunks among threads: `T: Send`.
+// the blocks of one loop call and only that call's tokens apply them (`serve`), and
+// `apply_*` only with a `Parked` token (every worker waiting) or `&mut self`. In `hybrid`
+// mode a process's workers share a copy through `SharedCopyView`s, which reach it only by
+// atomic loads and stores, and never beside a `CopyView` (the `lent` state). That is
+// sharing `&mut [T]` chunks among threads: `T: Send`.
 unsafe impl<T: Send, const N: usize> Send for Buffered<'_, T, N> {}
 // SAFETY: as above; `original` hands out `&DistArray` to the unchanged array, which needs
 // `T: Sync`.
@@ -195,6 +204,7 @@ where
             merge: None,
             hybrid: false,
             live: Mutex::new(vec![0]),
+            dirty: AtomicBool::new(true),
         }
     }
 
@@ -251,12 +261,15 @@ where
         self.array
     }
 
-    /// Runs `f` on worker `worker`'s copy. Callers on other threads wait their turn.
+    /// Runs `f` on worker `worker`'s copy. Callers on other threads wait their turn. In
+    /// [`hybrid`](Self::hybrid) mode the workers share one copy, which every `worker`
+    /// reaches.
     ///
     /// # Panics
     /// When called inside another `with` on the same copy on this thread (the two views
     /// would alias; use the outer one), or while a loop's worker holds the copy.
     pub fn with<R>(&self, worker: usize, f: impl FnOnce(&mut CopyView<'_, T, N>) -> R) -> R {
+        let worker = if self.hybrid { 0 } else { worker };
         let slot = &self.copies[worker];
         let me = thread_token();
         // Only this thread ever stores its own token: reading it means we hold the copy.
@@ -318,6 +331,7 @@ where
                 self.name
             );
         }
+        self.dirty.store(true, Ordering::Relaxed);
         SharedCopyView::new(slot.ptr, self.shape, &slot.lent, self.name)
     }
 
@@ -352,6 +366,7 @@ where
                  (a second view, on this thread or another, would alias it)"
             );
         }
+        self.dirty.store(true, Ordering::Relaxed);
         CopyView {
             ptr: slot.ptr,
             shape: self.shape,
@@ -390,6 +405,18 @@ where
 
     /// [`apply`](Self::apply), the caller having checked that the copies' views wait.
     fn apply_parked(&self) {
+        self.merge_copies();
+        if self
+            .copies
+            .iter()
+            .all(|c| c.lent.load(Ordering::Acquire) == 0)
+        {
+            self.dirty.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// The merge itself.
+    fn merge_copies(&self) {
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         // The replicas: every copy, or in `hybrid` mode one per process.
@@ -503,8 +530,11 @@ where
     /// Ends the loop: applies the buffer ([`apply`](Self::apply)) a last time and stores
     /// the result in the array.
     pub fn finish(self) {
-        // `self` by value: no view of it is alive.
-        self.apply_parked();
+        // `self` by value: no view of it is alive. Merged already if no view was lent
+        // since the last merge.
+        if self.dirty.load(Ordering::Relaxed) {
+            self.apply_parked();
+        }
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[0];
         let value = if self.hybrid {
             // After the last merge every copy holds the value; in one process, only the

@@ -54,10 +54,13 @@ pub trait Relaxed:
     unsafe fn store(p: *mut Self, v: Self);
     /// Whether `a` and `b` have the same bits.
     fn same(a: Self, b: Self) -> bool;
+    /// `now + (new - old)`: another thread's value plus this iteration's change (integers
+    /// wrap, as a change that went below zero and back does).
+    fn add_change(now: Self, old: Self, new: Self) -> Self;
 }
 
 macro_rules! relaxed {
-    ($($t:ty => $atomic:ty, $bits:ty, $to:expr, $from:expr;)*) => {$(
+    ($($t:ty => $atomic:ty, $bits:ty, $to:expr, $from:expr, $change:expr;)*) => {$(
         // The atomic type has the element's size and alignment, so a pointer to one
         // element is a pointer to one atomic.
         const _: () = assert!(
@@ -83,17 +86,27 @@ macro_rules! relaxed {
             fn same(a: Self, b: Self) -> bool {
                 ($to)(a) == ($to)(b)
             }
+            #[inline(always)]
+            fn add_change(now: Self, old: Self, new: Self) -> Self {
+                ($change)(now, old, new)
+            }
         }
     )*};
 }
 
 relaxed! {
-    f32 => AtomicU32, u32, f32::to_bits, f32::from_bits;
-    u32 => AtomicU32, u32, |v: u32| v, |b: u32| b;
-    i32 => AtomicU32, u32, |v: i32| v as u32, |b: u32| b as i32;
-    f64 => AtomicU64, u64, f64::to_bits, f64::from_bits;
-    u64 => AtomicU64, u64, |v: u64| v, |b: u64| b;
-    i64 => AtomicU64, u64, |v: i64| v as u64, |b: u64| b as i64;
+    f32 => AtomicU32, u32, f32::to_bits, f32::from_bits, |n: f32, o: f32, w: f32| n + (w - o);
+    u32 => AtomicU32, u32, |v: u32| v, |b: u32| b, |n: u32, o: u32, w: u32| n.wrapping_add(w.wrapping_sub(o));
+    i32 => AtomicU32, u32, |v: i32| v as u32, |b: u32| b as i32, |n: i32, o: i32, w: i32| n.wrapping_add(w.wrapping_sub(o));
+}
+
+// 64-bit elements where `AtomicU64` has their alignment (not on 32-bit x86, where `u64`
+// and `f64` align to 4 bytes).
+#[cfg(target_pointer_width = "64")]
+relaxed! {
+    f64 => AtomicU64, u64, f64::to_bits, f64::from_bits, |n: f64, o: f64, w: f64| n + (w - o);
+    u64 => AtomicU64, u64, |v: u64| v, |b: u64| b, |n: u64, o: u64, w: u64| n.wrapping_add(w.wrapping_sub(o));
+    i64 => AtomicU64, u64, |v: i64| v as u64, |b: u64| b as i64, |n: i64, o: i64, w: i64| n.wrapping_add(w.wrapping_sub(o));
 }
 
 /// The slot state of a copy shared by hybrid views: how many views share it (an exclusive
@@ -107,11 +120,11 @@ const EMPTY: usize = usize::MAX;
 struct Scratch<T> {
     /// Row → slot, by open addressing (`EMPTY`: free); a power of two long.
     keys: Vec<usize>,
-    vals: Vec<u32>,
+    vals: Vec<usize>,
     /// Per slot in use: its row and its place in `keys`.
     rows: Vec<(usize, usize)>,
-    /// Per slot ever used: the row as the iteration sees it, and as it was read (filled
-    /// when the iteration first writes the row). Heap rows of `row_len` elements, reached
+    /// Per slot ever used: the row as the iteration sees it, and as it was read (both
+    /// filled on the iteration's first access). Heap rows of `row_len` elements, reached
     /// only through these pointers, kept from iteration to iteration.
     work: Vec<*mut [T]>,
     orig: Vec<*mut [T]>,
@@ -193,8 +206,8 @@ impl<'s, T: Relaxed, const N: usize> SharedCopyView<'s, T, N> {
     /// The slot of row `row` (inside the array) for this iteration, copied from the
     /// replica on the iteration's first access.
     fn slot(&self, row: usize) -> usize {
-        // SAFETY: the scratch is reached only here and in `commit`/`mark_written`, none of
-        // which calls another while it holds this reference, and the view is not `Sync`.
+        // SAFETY: the scratch is reached only here, in `read`, `write` and `commit`, none of
+        // which calls another while it holds its reference, and the view is not `Sync`.
         // The rows' elements are behind raw pointers: references the body holds into rows
         // are not covered by this one.
         let s = unsafe { &mut *self.scratch.get() };
@@ -202,14 +215,14 @@ impl<'s, T: Relaxed, const N: usize> SharedCopyView<'s, T, N> {
         let mut pos = row.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(20) & mask;
         loop {
             match s.keys[pos] {
-                k if k == row => return s.vals[pos] as usize,
+                k if k == row => return s.vals[pos],
                 EMPTY => break,
                 _ => pos = (pos + 1) & mask,
             }
         }
         let k = s.rows.len();
         s.keys[pos] = row;
-        s.vals[pos] = k as u32;
+        s.vals[pos] = k;
         s.rows.push((row, pos));
         if k == s.work.len() {
             let zeros = || {
@@ -224,8 +237,8 @@ impl<'s, T: Relaxed, const N: usize> SharedCopyView<'s, T, N> {
             s.written.push(false);
         }
         // SAFETY: slot `k` is not in use this iteration (slots are handed out in order and
-        // `commit` ends every borrow of the view before it frees them), so nothing refers
-        // to its rows, two allocations of `row_len` elements. The row lies inside the
+        // `commit`, which takes `&mut self`, is what releases them for reuse), so nothing
+        // refers to its rows, two allocations of `row_len` elements. The row lies inside the
         // replica (checked by the callers); every concurrent access to the replica is
         // atomic (this module's only access), and the application points that write it
         // plainly run while every view waits between iterations.
@@ -257,7 +270,7 @@ impl<'s, T: Relaxed, const N: usize> SharedCopyView<'s, T, N> {
                 p = (p + 1) & mask;
             }
             s.keys[p] = *row;
-            s.vals[p] = k as u32;
+            s.vals[p] = k;
             *pos = p;
         }
     }
@@ -319,7 +332,7 @@ impl<'s, T: Relaxed, const N: usize> SharedCopyView<'s, T, N> {
                         if T::same(now, old) {
                             new
                         } else {
-                            now + (new - old)
+                            T::add_change(now, old, new)
                         },
                     );
                 }

@@ -288,3 +288,62 @@ fn a_shared_view_waits_for_no_exclusive_view() {
     }));
     assert!(r.is_err());
 }
+
+#[test]
+fn finish_merges_only_what_changed_since_the_last_merge() {
+    // A merge function that is not the identity on no change: called once per merge.
+    fn halve(value: f64, summed: f64, _: usize) -> f64 {
+        value * 0.5 + summed
+    }
+    let mut a = DistArray::<f64, 1>::from_fn([1], |_| 8.0);
+    let mut b = Buffered::new(&mut a, 2).merged(halve);
+    b.with(1, |c| c[0] += 2.0);
+    let parked = Parked::exclusive(&mut b);
+    b.apply(&parked);
+    b.finish();
+    assert_eq!(a[0], 8.0 * 0.5 + 2.0);
+    // A change after the last merge is merged by `finish`.
+    let mut a = DistArray::<f64, 1>::from_fn([1], |_| 8.0);
+    let mut b = Buffered::new(&mut a, 2).merged(halve);
+    let parked = Parked::exclusive(&mut b);
+    b.apply(&parked);
+    b.with(1, |c| c[0] += 2.0);
+    b.finish();
+    assert_eq!(a[0], (8.0 * 0.5) * 0.5 + 2.0);
+}
+
+#[test]
+fn hybrid_workers_share_one_copy_through_with_too() {
+    let mut a = DistArray::<u64, 1>::from_fn([2], |_| 10);
+    let b = Buffered::new(&mut a, 3).merged(merge::sum).hybrid();
+    b.with(2, |c| c[0] += 5);
+    b.with(1, |c| c[1] -= 3);
+    assert_eq!(b.with(0, |c| (c[0], c[1])), (15, 7));
+    b.finish();
+    assert_eq!(a.as_slice(), &[15, 7]);
+}
+
+#[test]
+fn hybrid_integers_decrease_below_another_threads_value_without_overflow() {
+    // Every commit adds its change to the value it finds: a decrease onto a value another
+    // thread raised meanwhile wraps through the change (a negative `new - old`), as
+    // integer arithmetic does, instead of overflowing.
+    let mut a = DistArray::<u64, 1>::from_fn([1], |_| 100);
+    let b = Buffered::new(&mut a, 2).merged(merge::sum).hybrid();
+    let call = crate::sync::next_call();
+    let lender = |w| TestLender {
+        worker: w,
+        home: 0,
+        call,
+    };
+    let (mut v0, mut v1) = (b.shared_view_in(&lender(0)), b.shared_view_in(&lender(1)));
+    // Both read 100; v0 adds 50 and commits; v1 takes 30 away and commits onto 150.
+    v0[0] += 50;
+    v1[0] -= 30;
+    v0.commit();
+    v1.commit();
+    assert_eq!(v0[0], 120);
+    drop((v0, v1));
+    b.finish();
+    assert_eq!(a[0], 120);
+}
