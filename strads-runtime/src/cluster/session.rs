@@ -30,10 +30,6 @@ pub trait Link: Send + Sync {
     fn send(&self, to: usize, frame: Frame);
     /// The next event, waiting at most `d`.
     fn recv_timeout(&self, d: Duration) -> Option<LinkEvent>;
-    /// From now on the transport's own thread hands every event to `sink` as it arrives,
-    /// the events queued so far first, in order; [`recv_timeout`](Self::recv_timeout) then
-    /// only waits. Called by the one thread that calls `recv_timeout`.
-    fn deliver_to(&self, sink: Box<dyn Fn(LinkEvent) + Send + Sync>);
     /// Sends what is queued and closes (bounded).
     fn close(&self);
     /// Bytes sent and received so far.
@@ -284,52 +280,38 @@ impl Session {
             });
     }
 
-    /// The network thread's side: time into the core, and fail-stop. Frames go into the
-    /// core on the transport's thread, as they arrive (`deliver_to`): one thread fewer
-    /// between a block and the worker that waits for it.
-    fn pump(&'static self) {
-        self.link.deliver_to(Box::new(move |ev| {
-            self.on_event(Some(ev));
-        }));
+    fn pump(&self) {
         loop {
             let ev = self.link.recv_timeout(Duration::from_millis(50));
-            if let Some(f) = self.on_event(ev) {
+            let now = self.now();
+            let failure = {
+                let mut core = self.lock();
+                match ev {
+                    Some(LinkEvent::Frame { from, frame }) => {
+                        let (bytes, data) = match frame {
+                            Frame::Control(b) => (b, None),
+                            Frame::Block { header, data } => (header, Some(data)),
+                        };
+                        match msg::decode(&bytes) {
+                            Ok(m) => core.handle(now, from, m, data),
+                            Err(e) => core.fail(format!("rank {from} sent {e}")),
+                        }
+                    }
+                    Some(LinkEvent::Lost { rank, reason }) if !core.is_shut_down() => {
+                        core.lost(rank, reason);
+                    }
+                    Some(LinkEvent::Lost { .. }) => {}
+                    None => {}
+                }
+                core.handle_timeout(now);
+                self.flush(&mut core);
+                core.failure().cloned()
+            };
+            self.cv.notify_all();
+            if let Some(f) = failure {
                 self.die(&f);
             }
         }
-    }
-
-    /// An event (or only the time) into the core, what it sends out, the waiting workers
-    /// woken; the failure, if the job failed. Never blocks on the transport: the
-    /// transport's thread calls it too (and leaves dying to the others: a waiting worker,
-    /// or the pump within 50 ms).
-    fn on_event(&self, ev: Option<LinkEvent>) -> Option<Failure> {
-        let now = self.now();
-        let failure = {
-            let mut core = self.lock();
-            match ev {
-                Some(LinkEvent::Frame { from, frame }) => {
-                    let (bytes, data) = match frame {
-                        Frame::Control(b) => (b, None),
-                        Frame::Block { header, data } => (header, Some(data)),
-                    };
-                    match msg::decode(&bytes) {
-                        Ok(m) => core.handle(now, from, m, data),
-                        Err(e) => core.fail(format!("rank {from} sent {e}")),
-                    }
-                }
-                Some(LinkEvent::Lost { rank, reason }) if !core.is_shut_down() => {
-                    core.lost(rank, reason);
-                }
-                Some(LinkEvent::Lost { .. }) => {}
-                None => {}
-            }
-            core.handle_timeout(now);
-            self.flush(&mut core);
-            core.failure().cloned()
-        };
-        self.cv.notify_all();
-        failure
     }
 
     /// Fail-stop: says what failed, stops the processes this one started, and exits

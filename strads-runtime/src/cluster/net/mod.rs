@@ -108,35 +108,12 @@ impl std::fmt::Debug for Listening {
     }
 }
 
-/// Where the network thread puts what it receives: a queue for
-/// [`recv_timeout`](Link::recv_timeout), or, once [`deliver_to`](Link::deliver_to) gave
-/// one, a function it calls itself (no other thread between a frame and the protocol).
-pub(crate) struct Events {
-    state: std::sync::Mutex<(std_mpsc::Sender<LinkEvent>, Option<Sink>)>,
-}
-
-/// A function the network thread hands events to.
-type Sink = Box<dyn Fn(LinkEvent) + Send + Sync>;
-
-impl Events {
-    fn send(&self, ev: LinkEvent) {
-        let g = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        match &g.1 {
-            Some(sink) => sink(ev),
-            None => {
-                let _ = g.0.send(ev);
-            }
-        }
-    }
-}
-
 /// A joined rank: frames to and from every other rank.
 pub struct Net {
     rank: usize,
     size: usize,
     cmd: mpsc::UnboundedSender<Cmd>,
     events: std::sync::Mutex<std_mpsc::Receiver<LinkEvent>>,
-    sink: Arc<Events>,
     thread: std::sync::Mutex<Option<std::thread::JoinHandle<()>>>,
     stats: Arc<Stats>,
 }
@@ -189,10 +166,6 @@ pub fn listen(cfg: NetConfig) -> Result<Listening, String> {
     let (joined_tx, joined_rx) = std_mpsc::channel();
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = std_mpsc::channel();
-    let sink = Arc::new(Events {
-        state: std::sync::Mutex::new((ev_tx, None)),
-    });
-    let ev_tx = sink.clone();
     let stats = Arc::new(Stats::default());
     let st = stats.clone();
     let c = cfg.clone();
@@ -221,7 +194,6 @@ pub fn listen(cfg: NetConfig) -> Result<Listening, String> {
             size: cfg.size,
             cmd: cmd_tx,
             events: std::sync::Mutex::new(ev_rx),
-            sink,
             thread: std::sync::Mutex::new(Some(thread)),
             stats,
         },
@@ -279,16 +251,6 @@ impl Link for Net {
             .ok()
     }
 
-    fn deliver_to(&self, sink: Sink) {
-        let mut g = self.sink.state.lock().unwrap_or_else(|e| e.into_inner());
-        // What is queued goes first, in order; the network thread waits meanwhile.
-        let queued = self.events.lock().unwrap_or_else(|e| e.into_inner());
-        while let Ok(ev) = queued.try_recv() {
-            sink(ev);
-        }
-        g.1 = Some(sink);
-    }
-
     fn close(&self) {
         let (tx, rx) = oneshot::channel();
         if self.cmd.send(Cmd::Close(self.rank == 0, tx)).is_ok() {
@@ -332,7 +294,7 @@ async fn run(
     go: oneshot::Receiver<()>,
     joined: std_mpsc::Sender<Result<(), String>>,
     mut cmds: mpsc::UnboundedReceiver<Cmd>,
-    events: Arc<Events>,
+    events: std_mpsc::Sender<LinkEvent>,
     stats: Arc<Stats>,
 ) {
     let setup = (|| {
@@ -432,7 +394,7 @@ async fn run(
                 match read_frame(&mut recv, MAX_CONTROL).await {
                     Ok(Some(b)) => {
                         st.received.fetch_add(b.len() as u64 + 4, Ordering::Relaxed);
-                        ev.send(LinkEvent::Frame {
+                        let _ = ev.send(LinkEvent::Frame {
                             from: rank,
                             frame: Frame::Control(b),
                         });
@@ -442,7 +404,7 @@ async fn run(
                     Err(_) if c2.close_reason().is_some() => return,
                     Err(e) => {
                         c2.close(2u32.into(), b"bad frame");
-                        ev.send(LinkEvent::Lost {
+                        let _ = ev.send(LinkEvent::Lost {
                             rank,
                             reason: format!("rank {rank} at {addr} sent {e}"),
                         });
@@ -459,7 +421,7 @@ async fn run(
                     Ok((header, data)) => {
                         st.received
                             .fetch_add((header.len() + data.len()) as u64 + 12, Ordering::Relaxed);
-                        ev.send(LinkEvent::Frame {
+                        let _ = ev.send(LinkEvent::Frame {
                             from: rank,
                             frame: Frame::Block { header, data },
                         });
@@ -467,7 +429,7 @@ async fn run(
                     Err(_) if c3.close_reason().is_some() => return,
                     Err(e) => {
                         c3.close(2u32.into(), b"bad block");
-                        ev.send(LinkEvent::Lost {
+                        let _ = ev.send(LinkEvent::Lost {
                             rank,
                             reason: format!("rank {rank} at {addr} sent {e}"),
                         });
@@ -481,7 +443,7 @@ async fn run(
         tasks.spawn(async move {
             let e = conn.closed().await;
             if !matches!(e, quinn::ConnectionError::LocallyClosed) {
-                ev.send(LinkEvent::Lost {
+                let _ = ev.send(LinkEvent::Lost {
                     rank,
                     reason: format!("rank {rank} at {addr}: {}", lost_reason(&e, idle)),
                 });
