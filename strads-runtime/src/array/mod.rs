@@ -40,3 +40,13 @@ pub(crate) fn index_panic(idx: &[usize], shape: &[usize]) -> ! {
 pub(crate) fn index_panic_in(name: &str, idx: &[usize], shape: &[usize]) -> ! {
     panic!("strads: index {idx:?} of `{name}` is outside the array's shape {shape:?}")
 }
+
+/// The row-major offset of `idx` in an array of `shape` called `name`, or a panic naming
+/// it.
+#[inline(always)]
+pub(crate) fn offset_in<const N: usize>(name: &str, shape: &[usize; N], idx: &[usize; N]) -> usize {
+    match access::offset(shape, idx) {
+        Some(o) => o,
+        None => index_panic_in(name, idx, shape),
+    }
+}

@@ -144,10 +144,7 @@ impl<T, const N: usize> fmt::Debug for SurveyView<'_, T, N> {
 
 impl<T: Default + Clone, const N: usize> SurveyView<'_, T, N> {
     fn at(&self, idx: &[usize; N]) -> usize {
-        match offset(&self.shape, idx) {
-            Some(o) => o,
-            None => index_panic_in(self.name, idx, &self.shape),
-        }
+        crate::array::offset_in(self.name, &self.shape, idx)
     }
 
     /// Records that the iteration touches row `row` (the first index: the element itself

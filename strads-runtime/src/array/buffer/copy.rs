@@ -52,10 +52,7 @@ impl<T, const N: usize> CopyView<'_, T, N> {
 
     #[inline(always)]
     fn at(&self, idx: &[usize; N]) -> usize {
-        match offset(&self.shape, idx) {
-            Some(o) => o,
-            None => index_panic_in(self.name, idx, &self.shape),
-        }
+        crate::array::offset_in(self.name, &self.shape, idx)
     }
 
     #[inline(always)]

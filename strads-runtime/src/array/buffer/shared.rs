@@ -190,10 +190,7 @@ impl<'s, T: Relaxed, const N: usize> SharedCopyView<'s, T, N> {
 
     #[inline(always)]
     fn at(&self, idx: &[usize; N]) -> usize {
-        match offset(&self.shape, idx) {
-            Some(o) => o,
-            None => index_panic_in(self.name, idx, &self.shape),
-        }
+        crate::array::offset_in(self.name, &self.shape, idx)
     }
 
     #[inline(always)]
