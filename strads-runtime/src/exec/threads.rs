@@ -56,10 +56,18 @@ where
         None => 0,
     };
     // Hand-made specs may name no buffers: the call's own points then.
-    let points = sched.apply.or_else(|| {
+    let mut points = sched.apply.or_else(|| {
         x.apply
             .map(|_| crate::plan::ApplyPoints::new(x.state.spec().max_delay, p))
     });
+    // `sync = "hybrid"` in one process: the workers share the one replica, and a merge
+    // would do nothing; no point parks them before the end of their tasks.
+    if x.peers.is_none()
+        && crate::exec::staticplan::timing_dependent(x.state.spec())
+        && let Some(points) = &mut points
+    {
+        points.every = None;
+    }
     let segments = Segments::new(
         call,
         sched,
