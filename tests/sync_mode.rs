@@ -96,6 +96,27 @@ fn lr_summed(
     }
 }
 
+/// `lr_bsp` with the threads sharing one replica (`sync = "hybrid"`).
+#[strads::parallel_for(sync = "hybrid", batch = 64)]
+fn lr_hybrid(
+    features: &DistArray<u32, 1>,
+    labels: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    nnz: usize,
+    lr: f32,
+) {
+    for s in 0..labels.len() {
+        let mut z = 0.0f32;
+        for k in 0..nnz {
+            z += w[features[s * nnz + k] as usize];
+        }
+        let g = -labels[s] / (1.0 + (labels[s] * z).exp());
+        for k in 0..nnz {
+            w[features[s * nnz + k] as usize] -= lr * g;
+        }
+    }
+}
+
 fn data(n: usize, nnz: usize) -> (DistArray<u32, 1>, DistArray<f32, 1>) {
     let mut seed = 11u64;
     let mut next = move || {
@@ -224,7 +245,8 @@ fn the_plan_line_says_the_loop_is_no_longer_a_serial_order() {
 }
 
 /// Random data sets, sizes and worker counts: one worker's plan is the serial loop, bit for
-/// bit; more workers' runs (averaged or summed) equal the replay of their recorded order.
+/// bit (`hybrid` too); more workers' runs (averaged or summed) equal the replay of their
+/// recorded order.
 mod properties {
     use super::*;
     use proptest::prelude::*;
@@ -267,6 +289,12 @@ mod properties {
             let mut summed_one = zeros();
             plan_always(|| strads::with_threads(1, || lr_summed(&f, &y, &mut summed_one, nnz, 0.1)));
             prop_assert_eq!(bits(&summed_one), bits(&want));
+            // `hybrid`: one thread is the serial loop too; more give finite weights.
+            let (mut hybrid_one, mut hybrid_many) = (zeros(), zeros());
+            plan_always(|| strads::with_threads(1, || lr_hybrid(&f, &y, &mut hybrid_one, nnz, 0.1)));
+            prop_assert_eq!(bits(&hybrid_one), bits(&want));
+            plan_always(|| strads::with_threads(workers, || lr_hybrid(&f, &y, &mut hybrid_many, nnz, 0.1)));
+            prop_assert!(hybrid_many.as_slice().iter().all(|v| v.is_finite()));
             for run in [lr_bsp, lr_ssp, lr_summed] {
                 let mut w = zeros();
                 let ((), trace) = strads::with_threads(workers, || {
