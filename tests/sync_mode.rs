@@ -1,5 +1,6 @@
 //! The data-parallel mode (`sync = "bsp"`, `"ssp(s)"`): each worker updates its replica of
-//! the arrays the loop writes; the replicas' differences are averaged in worker order every
+//! the arrays the loop writes; the replicas' differences are averaged (summed in the
+//! workers' tree order, `array/buffer/tree.rs`) every
 //! `batch` iterations (every `(s + 1) * batch` for `ssp(s)`) and at the end. One worker's
 //! plan equals the serial loop; more workers' runs equal the replay of their recorded order
 //! and are the same on every run; the merge is the mean of the differences.
@@ -221,7 +222,7 @@ fn a_merge_function_replaces_the_mean() {
     assert!(
         trace.runs[0].plan.ends_with(
             "sync replicas=w every=64 (data-parallel: replicas merged by strads::merge::sum in \
-             worker order; not equal to a serial order)"
+             the workers' tree order; not equal to a serial order)"
         ),
         "{}",
         trace.runs[0].plan
@@ -237,8 +238,8 @@ fn the_plan_line_says_the_loop_is_no_longer_a_serial_order() {
     let plan = &trace.runs[0].plan;
     assert!(
         plan.ends_with(
-            "sync replicas=w every=64 (data-parallel: replicas averaged in worker order; not \
-             equal to a serial order)"
+            "sync replicas=w every=64 (data-parallel: replicas averaged in the workers' tree \
+             order; not equal to a serial order)"
         ),
         "{plan}"
     );

@@ -109,7 +109,7 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
             format!(
                 "sync (data-parallel): each worker updates its replica of {}; every {} \
                  iterations of each worker and at the end of every step and of the loop, the \
-                 replicas' differences are {} in worker order into every replica. \
+                 replicas' differences are {} in a fixed order into every replica. \
                  Deterministic for a worker count, and one worker runs the serial loop, but \
                  with more the result is no longer that of a serial order.\n",
                 names.join(", "),

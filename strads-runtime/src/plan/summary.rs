@@ -75,8 +75,8 @@ pub(crate) fn with_buffers(spec: &LoopSpec, summary: &str) -> String {
             );
         }
         return format!(
-            "{summary} sync replicas={} every={} (data-parallel: replicas {how} in worker \
-             order; not equal to a serial order)",
+            "{summary} sync replicas={} every={} (data-parallel: replicas {how} in the \
+             workers' tree order; not equal to a serial order)",
             names.join(","),
             spec.max_delay.unwrap_or(0)
         );

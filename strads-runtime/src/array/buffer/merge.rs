@@ -1,5 +1,6 @@
 //! Merge functions for `#[parallel_for(sync = "..", merge = f)]`: how the replicas'
-//! differences, summed in worker order, become the array's new value at a merge point.
+//! differences, summed in the workers' tree order (`tree.rs`), become the array's new value
+//! at a merge point.
 //! A merge function is any `fn(value: T, summed_differences: T, replicas: usize) -> T`.
 //!
 //! ```

@@ -20,6 +20,7 @@
 mod copy;
 pub mod merge;
 mod shared;
+mod tree;
 mod wire;
 
 use std::fmt;
@@ -98,6 +99,12 @@ pub struct Buffered<'a, T, const N: usize> {
     /// Whether a view was lent since the last merge that ran with no view alive: `finish`
     /// merges only then (a merge function is not called once more on merged values).
     dirty: AtomicBool,
+    /// `sync` replicas: zero, the base partial sums travel against (`tree.rs`).
+    zero: Option<T>,
+    /// In a call across processes, the partial sums of other processes' workers received at
+    /// the last exchange (their workers' range: a node of the tree), which replace their
+    /// copies in the tree's sum.
+    partials: Mutex<Vec<(std::ops::Range<usize>, Vec<T>)>>,
 }
 
 /// A `sync` merge over a chunk of elements: `(values, summed differences, copies)`, the
@@ -117,7 +124,7 @@ const MERGE_CHUNK: usize = 2048;
     label = "an array of `{Self}` written by a `sync` loop",
     note = "`sync` loops write arrays of `f32` or `f64`; keep counts in a loop of their own"
 )]
-pub trait Average: Copy {
+pub trait Average: Copy + Default {
     /// `self / n`.
     fn divide(self, n: usize) -> Self;
 }
@@ -205,6 +212,8 @@ where
             hybrid: false,
             live: Mutex::new(vec![0]),
             dirty: AtomicBool::new(true),
+            zero: None,
+            partials: Mutex::new(Vec::new()),
         }
     }
 
@@ -221,13 +230,15 @@ where
 
     /// The same buffer, as `sync` replicas merged by `f`: at each application point the
     /// new value of every element is `f(last value, the copies' differences from it summed
-    /// in worker order, number of copies)` ([`merge::average`] is
+    /// in the workers' tree order (`tree.rs`), number of copies)` ([`merge::average`] is
     /// [`averaged`](Self::averaged), [`merge::sum`] adds every difference). One copy keeps
     /// its value exactly: `f` is not called.
     pub fn merged<F>(mut self, f: F) -> Self
     where
         F: Fn(T, T, usize) -> T + Send + Sync + 'static,
+        T: Default,
     {
+        self.zero = Some(T::default());
         self.merge = Some(Box::new(move |values: &mut [T], summed: &[T], n| {
             for (v, &d) in values.iter_mut().zip(summed) {
                 *v = f(*v, d, n);
@@ -432,11 +443,16 @@ where
         if let Some(merge) = &self.merge
             && replicas.len() > 1
         {
-            // One pass per chunk: the replicas' differences summed in worker order, merged
-            // into the value, and the value copied back into every copy.
+            // One pass per chunk: the replicas' differences summed (in the workers' tree
+            // order, `tree.rs`; in `hybrid` mode, one replica per process in rank order),
+            // merged into the value, and the value copied back into every copy.
             let n = replicas.len();
             let mut copies: Vec<&mut [T]> = self.copies.iter().map(|c| c.slice(self.len)).collect();
+            // Used once: a later merge (`finish`'s) reads every copy, all equal then.
+            let partials =
+                std::mem::take(&mut *self.partials.lock().unwrap_or_else(|e| e.into_inner()));
             let mut summed: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(self.len));
+            let mut scratch = Vec::new();
             for start in (0..self.len).step_by(MERGE_CHUNK) {
                 let end = (start + MERGE_CHUNK).min(self.len);
                 let values = &mut base[start..end];
@@ -447,10 +463,30 @@ where
                         .zip(values.iter())
                         .map(|(&c, &b)| c - b),
                 );
-                for c in replicas[1..].iter().map(|&r| &copies[r]) {
-                    for ((s, &c), &b) in summed.iter_mut().zip(&c[start..end]).zip(values.iter()) {
-                        *s = *s + (c - b);
+                if self.hybrid {
+                    for c in replicas[1..].iter().map(|&r| &copies[r]) {
+                        for ((s, &c), &b) in
+                            summed.iter_mut().zip(&c[start..end]).zip(values.iter())
+                        {
+                            *s = *s + (c - b);
+                        }
                     }
+                } else {
+                    let values: &[T] = values;
+                    let copies: &[&mut [T]] = &copies;
+                    let leaf = |w: usize, out: &mut [T]| {
+                        for ((o, &c), &b) in out.iter_mut().zip(&copies[w][start..end]).zip(values)
+                        {
+                            *o = c - b;
+                        }
+                    };
+                    let known = |r: &std::ops::Range<usize>| {
+                        partials
+                            .iter()
+                            .find(|(w, _)| w == r)
+                            .map(|(_, p)| &p[start..end])
+                    };
+                    tree::sum(0..n, &mut summed, &leaf, &known, &mut scratch, 0);
                 }
                 merge(values, &summed, n);
                 for c in &mut copies {

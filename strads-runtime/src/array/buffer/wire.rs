@@ -113,9 +113,49 @@ where
         let local = peers.local();
         let mut live = vec![local.start];
         let mut mine = Vec::new();
-        for slot in &self.copies[local] {
-            encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
+        // `sync` replicas: a process whose workers form a node of the merge's tree sends
+        // their partial sum of differences (against zero), not their copies; every rank
+        // tells which by the same rule.
+        let n = self.copies.len();
+        let zero = self.zero.filter(|_| !self.hybrid);
+        let partial = |r: &std::ops::Range<usize>| {
+            zero.is_some() && r.len() > 1 && super::tree::is_node(r, n)
+        };
+        let zeros: Vec<T> = zero.map_or_else(Vec::new, |z| vec![z; self.len]);
+        let mut zero_bytes = Vec::new();
+        crate::array::le::put(&zeros, &mut zero_bytes);
+        if partial(&local) {
+            let mut sum = zeros.clone();
+            let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
+            let mut scratch = Vec::new();
+            for start in (0..self.len).step_by(super::MERGE_CHUNK) {
+                let end = (start + super::MERGE_CHUNK).min(self.len);
+                let leaf = |w: usize, out: &mut [T]| {
+                    for ((o, &c), &b) in out
+                        .iter_mut()
+                        .zip(&copies[w][start..end])
+                        .zip(&base[start..end])
+                    {
+                        *o = c - b;
+                    }
+                };
+                let none = |_: &std::ops::Range<usize>| -> Option<&[T]> { None };
+                super::tree::sum(
+                    local.clone(),
+                    &mut sum[start..end],
+                    &leaf,
+                    &none,
+                    &mut scratch,
+                    0,
+                );
+            }
+            encode(&sum, &zero_bytes, chunk, &mut mine);
+        } else {
+            for slot in &self.copies[local] {
+                encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
+            }
         }
+        let mut partials = Vec::new();
         for (workers, bytes) in peers.merge(mine) {
             live.push(workers.start);
             if workers.end > self.copies.len() {
@@ -124,6 +164,25 @@ where
                     self.name,
                     self.copies.len()
                 ));
+            }
+            if partial(&workers) {
+                let mut sum = zeros.clone();
+                match decode(&bytes, &zeros, chunk, size, &mut sum) {
+                    Ok(used) if used == bytes.len() => partials.push((workers, sum)),
+                    Ok(used) => peers.fail(format!(
+                        "the partial sum of buffer `{}` from workers {workers:?} is {} bytes, \
+                         {} more than it holds",
+                        self.name,
+                        bytes.len(),
+                        bytes.len() - used
+                    )),
+                    Err(e) => peers.fail(format!(
+                        "the partial sum of buffer `{}` from workers {workers:?} does not fit: \
+                         {e}",
+                        self.name
+                    )),
+                }
+                continue;
             }
             let mut at = 0;
             for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
@@ -149,6 +208,7 @@ where
             live.sort_unstable();
             *self.live.lock().unwrap_or_else(|e| e.into_inner()) = live;
         }
+        *self.partials.lock().unwrap_or_else(|e| e.into_inner()) = partials;
     }
 }
 
