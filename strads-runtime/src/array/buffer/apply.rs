@@ -1,0 +1,84 @@
+//! Write-back buffers with an apply function (`buffer(g, apply = f(..))`): the workers'
+//! summed differences handed to a user's rule element by element instead of merged.
+
+use std::ops::{Add, Sub};
+
+use super::Buffered;
+use crate::array::DistArray;
+use crate::sync::Parked;
+
+impl<T, const N: usize> Buffered<'_, T, N>
+where
+    T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync + 'static,
+{
+    /// Instead of merging: calls `f(element, update)` for every element whose update (the
+    /// workers' differences from the array, summed in worker order) is not zero; every copy
+    /// starts again from the array, which stays as it was. How `buffer(g, apply = f(..))`
+    /// hands accumulated updates (gradients, say) to a user's rule (AdaGrad, say).
+    pub fn apply_with(&self, parked: &Parked<'_>, f: impl FnMut(usize, T))
+    where
+        T: PartialEq + Default,
+    {
+        self.serve(parked.call());
+        self.gather(parked);
+        self.apply_with_parked(f);
+    }
+
+    /// [`apply_with`](Self::apply_with), the caller having checked that the copies' views
+    /// wait.
+    fn apply_with_parked(&self, mut f: impl FnMut(usize, T))
+    where
+        T: PartialEq + Default,
+    {
+        let _no_with = self.no_with();
+        let base = self.base.slice(self.len);
+        let first = self.copies[0].slice(self.len);
+        for (x, &b) in first.iter_mut().zip(base.iter()) {
+            *x = *x - b;
+        }
+        for c in &self.copies[1..] {
+            for ((u, c), &b) in first
+                .iter_mut()
+                .zip(c.slice(self.len).iter_mut())
+                .zip(base.iter())
+            {
+                *u = *u + (*c - b);
+                *c = b;
+            }
+        }
+        for (e, u) in first.iter_mut().enumerate() {
+            if *u != T::default() {
+                f(e, *u);
+            }
+            *u = base[e];
+        }
+    }
+
+    /// Ends the loop: applies the buffer ([`apply_with`](Self::apply_with)) a last time.
+    pub fn finish_apply(self, f: impl FnMut(usize, T))
+    where
+        T: PartialEq + Default,
+    {
+        // `self` by value: no view of it is alive.
+        self.apply_with_parked(f);
+    }
+
+    /// The serial loop's counterpart of [`apply_with`](Self::apply_with): `array` was
+    /// updated in place since it equalled `before`; calls `f` with every non-zero
+    /// difference and puts `before` back.
+    pub fn apply_serial(
+        array: &mut DistArray<T, N>,
+        before: &DistArray<T, N>,
+        mut f: impl FnMut(usize, T),
+    ) where
+        T: PartialEq + Default,
+    {
+        for (e, (&a, &b)) in array.as_slice().iter().zip(before.as_slice()).enumerate() {
+            let u = a - b;
+            if u != T::default() {
+                f(e, u);
+            }
+        }
+        array.as_mut_slice().copy_from_slice(before.as_slice());
+    }
+}
