@@ -102,9 +102,9 @@ pub struct Buffered<'a, T, const N: usize> {
     dirty: AtomicBool,
     /// `sync` replicas: zero, the base partial sums travel against (`tree.rs`).
     zero: Option<T>,
-    /// In a call across processes, the partial sums of other processes' workers received at
-    /// the last exchange (their workers' range: a node of the tree), which replace their
-    /// copies in the tree's sum.
+    /// In a call across processes, the partial sums exchanged at the last application point
+    /// (this process's and the others', each over its workers' range: a node of the tree),
+    /// which stand for those workers' copies in the tree's sum.
     partials: Mutex<Vec<(std::ops::Range<usize>, Vec<T>)>>,
 }
 
@@ -476,10 +476,7 @@ where
                     let values: &[T] = values;
                     let copies: &[&mut [T]] = &copies;
                     let leaf = |w: usize, out: &mut [T]| {
-                        for ((o, &c), &b) in out.iter_mut().zip(&copies[w][start..end]).zip(values)
-                        {
-                            *o = c - b;
-                        }
+                        tree::difference(out, &copies[w][start..end], values)
                     };
                     let known = |r: &std::ops::Range<usize>| {
                         partials

@@ -5,7 +5,15 @@
 //! the one partial sum (hierarchical merging), and every rank still reaches the bits of
 //! as many threads in one process.
 
-use std::ops::{Add, Range};
+use std::ops::{Add, Range, Sub};
+
+/// A leaf of the tree: `out` becomes the copy's difference from the base, element by
+/// element.
+pub(super) fn difference<T: Copy + Sub<Output = T>>(out: &mut [T], copy: &[T], base: &[T]) {
+    for ((o, &c), &b) in out.iter_mut().zip(copy).zip(base) {
+        *o = c - b;
+    }
+}
 
 /// Whether `range` is a node of the tree over the workers `0..n`.
 pub(super) fn is_node(range: &Range<usize>, n: usize) -> bool {

@@ -121,23 +121,17 @@ where
         let partial = |r: &std::ops::Range<usize>| {
             zero.is_some() && r.len() > 1 && super::tree::is_node(r, n)
         };
-        let zeros: Vec<T> = zero.map_or_else(Vec::new, |z| vec![z; self.len]);
-        let mut zero_bytes = Vec::new();
-        crate::array::le::put(&zeros, &mut zero_bytes);
+        // Made only when a partial sum travels (`partial` holds only if `zero` is some).
+        let zeros = || vec![zero.expect("a sync buffer's zero"); self.len];
+        let mut partials = Vec::new();
         if partial(&local) {
-            let mut sum = zeros.clone();
+            let mut sum = zeros();
             let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
             let mut scratch = Vec::new();
             for start in (0..self.len).step_by(super::MERGE_CHUNK) {
                 let end = (start + super::MERGE_CHUNK).min(self.len);
                 let leaf = |w: usize, out: &mut [T]| {
-                    for ((o, &c), &b) in out
-                        .iter_mut()
-                        .zip(&copies[w][start..end])
-                        .zip(&base[start..end])
-                    {
-                        *o = c - b;
-                    }
+                    super::tree::difference(out, &copies[w][start..end], &base[start..end])
                 };
                 let none = |_: &std::ops::Range<usize>| -> Option<&[T]> { None };
                 super::tree::sum(
@@ -149,13 +143,16 @@ where
                     0,
                 );
             }
+            let mut zero_bytes = Vec::new();
+            crate::array::le::put(&zeros(), &mut zero_bytes);
             encode(&sum, &zero_bytes, chunk, &mut mine);
+            // The merge takes this process's sum from here too, instead of summing again.
+            partials.push((local.clone(), sum));
         } else {
             for slot in &self.copies[local] {
                 encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
             }
         }
-        let mut partials = Vec::new();
         for (workers, bytes) in peers.merge(mine) {
             live.push(workers.start);
             if workers.end > self.copies.len() {
@@ -166,6 +163,7 @@ where
                 ));
             }
             if partial(&workers) {
+                let zeros = zeros();
                 let mut sum = zeros.clone();
                 match decode(&bytes, &zeros, chunk, size, &mut sum) {
                     Ok(used) if used == bytes.len() => partials.push((workers, sum)),
