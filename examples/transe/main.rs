@@ -299,20 +299,22 @@ fn train(args: &Args) -> Result<()> {
         Corrupt::Unif => vec![0.5; kg.relations],
     };
     let head_prob = DistArray::from_vec([kg.relations], head_prob)?;
-    let mut order: Vec<u32> = (0..kg.train.len() as u32).collect();
+    let mut order = DistArray::from_vec(
+        [kg.train.len()],
+        (0..kg.train.len() as u32).collect::<Vec<u32>>(),
+    )?;
     let (mut seconds, mut loss) = (0.0, f64::NAN);
     for epoch in 0..epochs {
         let progress = epoch as f32 / (epochs - 1).max(1) as f32;
         let rate = lr * (1.0 - progress * (1.0 - args.lr_end));
         let t = Instant::now();
-        order.shuffle(&mut rng);
-        let order_array = DistArray::from_vec([order.len()], order.clone())?;
+        order.as_mut_slice().shuffle(&mut rng);
         normalize(&mut ent);
         let (seed, e) = (args.seed, epoch as u64);
         let sum = match args.loss {
             Loss::Adversarial => train_adversarial(
                 &triples,
-                &order_array,
+                &order,
                 &head_prob,
                 &mut ent,
                 &mut rel,
@@ -325,17 +327,8 @@ fn train(args: &Args) -> Result<()> {
                 e,
             ),
             Loss::Margin => train_margin(
-                &triples,
-                &order_array,
-                &head_prob,
-                &mut ent,
-                &mut rel,
-                negatives,
-                margin,
-                rate,
-                l1,
-                seed,
-                e,
+                &triples, &order, &head_prob, &mut ent, &mut rel, negatives, margin, rate, l1,
+                seed, e,
             ),
         };
         let dt = t.elapsed().as_secs_f64();
