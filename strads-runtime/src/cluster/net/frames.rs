@@ -29,14 +29,29 @@ pub(super) async fn read_frame(r: &mut RecvStream, max: usize) -> Result<Option<
     if n > max {
         return Err(format!("a frame of {n} bytes, over the limit of {max}"));
     }
-    let mut buf = vec![0u8; n];
-    r.read_exact(&mut buf).await.map_err(|e| match e {
-        quinn::ReadExactError::FinishedEarly(k) => {
-            format!("a frame of {n} bytes cut short after {k}")
+    read_exactly(r, n, "a frame").await.map(Some)
+}
+
+/// Room reserved before any byte of a frame or block arrives: a length beyond it (under
+/// the limits) grows the buffer as the bytes come.
+const RESERVE: usize = 64 << 20;
+
+/// The next `n` bytes of a stream, chunk by chunk as quinn holds them: one copy into a
+/// buffer that is never zero-filled first (what `read_exact` into `vec![0; n]` and
+/// `read_to_end` pay: a write of every byte, and fresh pages faulted in, before the copy).
+/// `what` names the frame in errors.
+async fn read_exactly(r: &mut RecvStream, n: usize, what: &str) -> Result<Vec<u8>, String> {
+    let mut buf = Vec::with_capacity(n.min(RESERVE));
+    while buf.len() < n {
+        match r.read_chunk(n - buf.len(), true).await {
+            Ok(Some(chunk)) => buf.extend_from_slice(&chunk.bytes),
+            Ok(None) => {
+                return Err(format!("{what} of {n} bytes cut short after {}", buf.len()));
+            }
+            Err(e) => return Err(e.to_string()),
         }
-        quinn::ReadExactError::ReadError(e) => e.to_string(),
-    })?;
-    Ok(Some(buf))
+    }
+    Ok(buf)
 }
 
 /// Reads a block stream: header, then data.
@@ -54,15 +69,12 @@ pub(super) async fn read_block(mut r: RecvStream) -> Result<(Vec<u8>, Vec<u8>), 
             "a block of {n} bytes, over the limit of {MAX_BLOCK}"
         ));
     }
-    let data = r
-        .read_to_end(n as usize)
-        .await
-        .map_err(|e| format!("a block of {n} bytes: {e}"))?;
-    if data.len() as u64 != n {
-        return Err(format!(
-            "a block of {n} bytes cut short after {}",
-            data.len()
-        ));
+    let n = usize::try_from(n).map_err(|_| format!("a block of {n} bytes"))?;
+    let data = read_exactly(&mut r, n, "a block").await?;
+    // Nothing may follow the data on a block stream.
+    match r.read_chunk(1, true).await {
+        Ok(None) => Ok((header, data)),
+        Ok(Some(_)) => Err(format!("a block of {n} bytes with more bytes after it")),
+        Err(e) => Err(format!("a block of {n} bytes: {e}")),
     }
-    Ok((header, data))
 }

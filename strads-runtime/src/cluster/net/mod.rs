@@ -469,7 +469,7 @@ async fn run(
                             && s.write_all(&(data.len() as u64).to_le_bytes())
                                 .await
                                 .is_ok()
-                            && s.write_all(&data).await.is_ok()
+                            && s.write_chunk(bytes::Bytes::from(data)).await.is_ok()
                         {
                             st.sent.fetch_add(n, Ordering::Relaxed);
                         }

@@ -146,19 +146,29 @@ fn a_peer_that_goes_silent_is_lost_within_the_idle_time() {
     zero.close();
 }
 
-#[test]
-fn garbled_frames_end_the_connection_with_the_reason() {
-    // Rank 1 is made by hand: a valid hello, then a control frame over the limit.
+/// What a hand-made rank 1 sends after a valid hello.
+#[derive(Clone, Copy)]
+enum Rogue {
+    /// A control frame over the limit.
+    HugeFrame,
+    /// A block stream that declares 1000 bytes and ends after 10.
+    ShortBlock,
+    /// A block stream that declares 10 bytes and carries 20.
+    LongBlock,
+}
+
+/// The reason rank 0 gives for losing a rank 1 that behaves as `rogue` says.
+fn lost_to(rogue: Rogue, secret: u8) -> String {
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let zero = listen(config(0, 2, any, 9)).unwrap();
+    let zero = listen(config(0, 2, any, secret)).unwrap();
     let coord = zero.local_addr();
-    let rogue = std::thread::spawn(move || {
+    let peer = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
         rt.block_on(async move {
-            let cfg = config(1, 2, coord, 9);
+            let cfg = config(1, 2, coord, secret);
             let t = tls::configs(&cfg.secret).unwrap();
             let mut client = quinn::ClientConfig::new(Arc::new(
                 quinn::crypto::rustls::QuicClientConfig::try_from(t.client).unwrap(),
@@ -170,21 +180,58 @@ fn garbled_frames_end_the_connection_with_the_reason() {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
             let (conn, mut send, mut recv) = dial(&ep, &cfg, coord, local, deadline).await.unwrap();
             let _table = read_frame(&mut recv, 1 << 20).await.unwrap();
-            send.write_all(&u32::MAX.to_le_bytes()).await.unwrap();
-            send.write_all(&[0; 64]).await.unwrap();
+            match rogue {
+                Rogue::HugeFrame => {
+                    send.write_all(&u32::MAX.to_le_bytes()).await.unwrap();
+                    send.write_all(&[0; 64]).await.unwrap();
+                }
+                Rogue::ShortBlock | Rogue::LongBlock => {
+                    let (declared, sent) = match rogue {
+                        Rogue::ShortBlock => (1000u64, 10),
+                        _ => (10, 20),
+                    };
+                    let mut s = conn.open_uni().await.unwrap();
+                    s.write_all(&1u32.to_le_bytes()).await.unwrap();
+                    s.write_all(&[7]).await.unwrap();
+                    s.write_all(&declared.to_le_bytes()).await.unwrap();
+                    s.write_all(&vec![1; sent]).await.unwrap();
+                    s.finish().unwrap();
+                }
+            }
             let _ = tokio::time::timeout(Duration::from_secs(5), conn.closed()).await;
         });
     });
     let zero = zero.join().unwrap();
-    match next(&zero) {
-        LinkEvent::Lost { rank: 1, reason } => assert!(
-            reason.contains("a frame of 4294967295 bytes, over the limit"),
-            "{reason}"
-        ),
+    let reason = match next(&zero) {
+        LinkEvent::Lost { rank: 1, reason } => reason,
         other => panic!("{other:?}"),
-    }
-    rogue.join().unwrap();
+    };
+    peer.join().unwrap();
     zero.close();
+    reason
+}
+
+#[test]
+fn garbled_frames_end_the_connection_with_the_reason() {
+    let reason = lost_to(Rogue::HugeFrame, 9);
+    assert!(
+        reason.contains("a frame of 4294967295 bytes, over the limit"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn blocks_cut_short_or_too_long_end_the_connection_with_the_reason() {
+    let reason = lost_to(Rogue::ShortBlock, 10);
+    assert!(
+        reason.contains("sent a block of 1000 bytes cut short after 10"),
+        "{reason}"
+    );
+    let reason = lost_to(Rogue::LongBlock, 11);
+    assert!(
+        reason.contains("sent a block of 10 bytes with more bytes after it"),
+        "{reason}"
+    );
 }
 
 proptest::proptest! {
