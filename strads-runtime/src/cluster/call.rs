@@ -105,6 +105,19 @@ pub(crate) fn written(schedule: &Schedule, arrays: usize) -> Vec<bool> {
     out
 }
 
+/// Which arrays the schedule's blocks read by parts: an array no task writes but whose
+/// windows are not the whole array (each block reads the image of its partition). A dense
+/// one travels by regions, so a rank receives only what its blocks read.
+pub(crate) fn read_by_parts(schedule: &Schedule, arrays: usize) -> Vec<bool> {
+    let mut out = vec![false; arrays];
+    for set in &schedule.windows {
+        for (a, w) in set.iter().enumerate().take(arrays) {
+            out[a] |= !w.writable() && !matches!(w, crate::plan::Window::All { .. });
+        }
+    }
+    out
+}
+
 /// A call planned across processes, once: the arrays as the driver describes them to
 /// every rank, and the transfers they make.
 #[derive(Debug)]
@@ -174,6 +187,7 @@ pub fn plan_call(
 
 fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<ArrayMeta> {
     let w = written(schedule, ship.arrays.len());
+    let by_parts = read_by_parts(schedule, ship.arrays.len());
     // Where each array's parts are, decided before any session lock is taken (a fetch
     // takes them): the parts of a written array that the last call left on other ranks,
     // still there (nothing on this process read or wrote the array since), stay for the
@@ -224,6 +238,11 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
                     .get(&m.id)
                     .is_some_and(|(v, c)| *v == m.version && !c.is_empty())
             {
+                m.shipped = true;
+            }
+            // A dense array the blocks read by parts travels by regions too: a rank
+            // receives the rows its blocks read, none when it runs no block.
+            if !m.shipped && !m.sparse && by_parts[a] && m.holders.len() < session.size {
                 m.shipped = true;
             }
             if m.shipped {

@@ -117,7 +117,34 @@ pub(crate) fn schedule(
     }
 }
 
-/// What block `(s, t)` may touch of `array`.
+/// How a read-only array's every access follows the partitioned dims: an axis whose
+/// subscript is `p[dim] + c` (one `c`) in every access, for the space dim (`0`) or a 2D
+/// plan's time dim (`1`). A block then reads only the image of its partition there, which
+/// is all a process must receive of the array for it (the threads of one process read the
+/// array whole, unchecked). The walker records every element a body reads (any other use
+/// of an array is a compile error), so the image holds every read.
+fn read_align(
+    spec: &LoopSpec,
+    c: &Candidate,
+    n_parts: usize,
+    array: usize,
+) -> Option<(strads_analysis::Align, usize)> {
+    let aligns = strads_analysis::alignments(spec, array);
+    let uniform = |dim| {
+        aligns
+            .iter()
+            .find(|a| a.dim == dim && a.is_uniform())
+            .copied()
+    };
+    if let Some(al) = uniform(c.strategy.space_dim()) {
+        return Some((al, 0));
+    }
+    let time = c.strategy.time_dim().filter(|_| n_parts == 2)?;
+    uniform(time).map(|al| (al, 1))
+}
+
+/// What block `(s, t)` may touch of `array`: a window that may write for the arrays the
+/// loop may write, a read-only one for arrays it reads by parts ([`read_align`]).
 fn window(
     spec: &LoopSpec,
     c: &Candidate,
@@ -131,6 +158,11 @@ fn window(
     let (align, part) = match c.placements[array] {
         Placement::Local(al) => (al, parts[0].range(s)),
         Placement::Rotated(al) => (al, parts[1].range(t)),
+        Placement::Shared if !writable => match read_align(spec, c, parts.len(), array) {
+            Some((al, 0)) => (al, parts[0].range(s)),
+            Some((al, _)) => (al, parts[1].range(t)),
+            None => return Window::All { writable: false },
+        },
         Placement::Shared
         | Placement::Iterated
         | Placement::Unused
