@@ -43,6 +43,18 @@ fn sgd_bias(
     }
 }
 
+/// Counts moved between bins: a bin a worker takes from ends below its base in that
+/// worker's copy, a difference an unsigned type carries only by wrapping (the merge of a
+/// debug build used to panic on it).
+#[strads::parallel_for(buffer(bins), expect = "1d")]
+fn move_counts(moves: &DistArray<u32, 2>, bins: &mut DistArray<u32, 1>, n: usize) {
+    for m in 0..n {
+        let (from, to) = (moves[[m, 0]] as usize, moves[[m, 1]] as usize);
+        bins[from] -= 1;
+        bins[to] += 1;
+    }
+}
+
 fn data() -> SparseArray<f32, 2> {
     strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
         users: 90,
@@ -244,5 +256,27 @@ fn buffers_reached_through_rows_equal_the_replay() {
                 "one worker is the original loop"
             );
         }
+    }
+}
+
+#[test]
+fn unsigned_counts_that_decrease_merge_exactly() {
+    let n = 600;
+    let moves =
+        DistArray::<u32, 2>::from_fn([n, 2], |[m, k]| ((m * 7 + k * 3 + m * m) % 10) as u32);
+    let run = || {
+        let mut bins = DistArray::<u32, 1>::from_fn([10], |_| 1000);
+        move_counts(&moves, &mut bins, n);
+        bins
+    };
+    let want = serial(run);
+    assert_eq!(want.as_slice().iter().sum::<u32>(), 10_000);
+    assert!(want.as_slice().iter().any(|&c| c < 1000));
+    for threads in 1..=4 {
+        assert_eq!(
+            strads::with_threads(threads, run),
+            want,
+            "{threads} threads"
+        );
     }
 }

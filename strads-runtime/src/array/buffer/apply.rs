@@ -34,7 +34,7 @@ where
         let base = self.base.slice(self.len);
         let first = self.copies[0].slice(self.len);
         for (x, &b) in first.iter_mut().zip(base.iter()) {
-            *x = *x - b;
+            *x = super::wrap::sub(*x, b);
         }
         for c in &self.copies[1..] {
             for ((u, c), &b) in first
@@ -42,7 +42,7 @@ where
                 .zip(c.slice(self.len).iter_mut())
                 .zip(base.iter())
             {
-                *u = *u + (*c - b);
+                *u = super::wrap::add(*u, super::wrap::sub(*c, b));
                 *c = b;
             }
         }
@@ -74,7 +74,7 @@ where
         T: PartialEq + Default,
     {
         for (e, (&a, &b)) in array.as_slice().iter().zip(before.as_slice()).enumerate() {
-            let u = a - b;
+            let u = super::wrap::sub(a, b);
             if u != T::default() {
                 f(e, u);
             }

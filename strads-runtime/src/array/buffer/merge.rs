@@ -24,7 +24,8 @@ pub fn average<T: Average + Add<Output = T>>(value: T, summed: T, replicas: usiz
 
 /// Every replica's difference added, `value + summed`: each worker's updates count in
 /// full, as on one worker (delta accumulation; with sparse updates such as word vectors,
-/// what a lock-free shared model would reach, at fixed points).
-pub fn sum<T: Add<Output = T>>(value: T, summed: T, _replicas: usize) -> T {
-    value + summed
+/// what a lock-free shared model would reach, at fixed points). Integers wrap, as the
+/// differences they add do (a count a worker decremented comes back right).
+pub fn sum<T: Copy + Add<Output = T> + 'static>(value: T, summed: T, _replicas: usize) -> T {
+    super::wrap::add(value, summed)
 }

@@ -23,6 +23,7 @@ pub mod merge;
 mod shared;
 mod tree;
 mod wire;
+pub(crate) mod wrap;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -462,14 +463,14 @@ where
                     copies[replicas[0]][start..end]
                         .iter()
                         .zip(values.iter())
-                        .map(|(&c, &b)| c - b),
+                        .map(|(&c, &b)| wrap::sub(c, b)),
                 );
                 if self.hybrid {
                     for c in replicas[1..].iter().map(|&r| &copies[r]) {
                         for ((s, &c), &b) in
                             summed.iter_mut().zip(&c[start..end]).zip(values.iter())
                         {
-                            *s = *s + (c - b);
+                            *s = wrap::add(*s, wrap::sub(c, b));
                         }
                     }
                 } else {
@@ -500,7 +501,7 @@ where
                 .zip(c.slice(self.len).iter())
                 .zip(base.iter())
             {
-                *x = *x + (c - b);
+                *x = wrap::add(*x, wrap::sub(c, b));
             }
         }
         base.copy_from_slice(first);

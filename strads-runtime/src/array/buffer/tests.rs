@@ -347,3 +347,22 @@ fn hybrid_integers_decrease_below_another_threads_value_without_overflow() {
     b.finish();
     assert_eq!(a[0], 120);
 }
+
+#[test]
+fn unsigned_replicas_below_their_base_merge_by_wrapping() {
+    // Three replicas (a tree with an inner node) of a `u32` array merged by `sum`, and a
+    // plain buffer of two: copies below the base give differences only wrapping carries.
+    let mut a = DistArray::<u32, 1>::from_fn([2], |_| 5);
+    let b = Buffered::new(&mut a, 3).merged(super::merge::sum);
+    b.with(0, |c| c[0] -= 2);
+    b.with(1, |c| c[0] += 1);
+    b.with(2, |c| c[1] -= 5);
+    b.finish();
+    assert_eq!(a.as_slice(), &[4, 0]);
+    let mut a = DistArray::<u8, 1>::from_fn([1], |_| 200);
+    let b = Buffered::new(&mut a, 2);
+    b.with(0, |c| c[0] -= 150);
+    b.with(1, |c| c[0] += 50);
+    b.finish();
+    assert_eq!(a[0], 100);
+}

@@ -9,9 +9,13 @@ use std::ops::{Add, Range, Sub};
 
 /// A leaf of the tree: `out` becomes the copy's difference from the base, element by
 /// element.
-pub(super) fn difference<T: Copy + Sub<Output = T>>(out: &mut [T], copy: &[T], base: &[T]) {
+pub(super) fn difference<T: Copy + Sub<Output = T> + 'static>(
+    out: &mut [T],
+    copy: &[T],
+    base: &[T],
+) {
     for ((o, &c), &b) in out.iter_mut().zip(copy).zip(base) {
-        *o = c - b;
+        *o = super::wrap::sub(c, b);
     }
 }
 
@@ -39,7 +43,7 @@ pub(super) fn is_node(range: &Range<usize>, n: usize) -> bool {
 /// Writes into `out` the sum over the workers `lo..hi` in tree order. `leaf(w, out)`
 /// writes worker `w`'s difference; `known(range)` is a node's sum already known (a
 /// partial sum another process sent). `scratch` holds a buffer per depth.
-pub(super) fn sum<'a, T: Copy + Add<Output = T>>(
+pub(super) fn sum<'a, T: Copy + Add<Output = T> + 'static>(
     workers: Range<usize>,
     out: &mut [T],
     leaf: &dyn Fn(usize, &mut [T]),
@@ -66,7 +70,7 @@ pub(super) fn sum<'a, T: Copy + Add<Output = T>>(
     right.extend_from_slice(out);
     sum(mid..hi, &mut right, leaf, known, scratch, depth + 1);
     for (o, &r) in out.iter_mut().zip(&right) {
-        *o = *o + r;
+        *o = super::wrap::add(*o, r);
     }
     scratch[depth] = right;
 }
