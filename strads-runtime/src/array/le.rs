@@ -47,7 +47,7 @@ pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
 }
 
 /// `src` as `&[U]` when `T` is `U`.
-fn as_slice<T: 'static, U: 'static>(src: &[T]) -> Option<&[U]> {
+pub(crate) fn as_slice<T: 'static, U: 'static>(src: &[T]) -> Option<&[U]> {
     (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
         // SAFETY: `T` and `U` are the same type (equal `TypeId`s), so the slice's pointer
         // and length describe valid `U`s.
@@ -56,7 +56,7 @@ fn as_slice<T: 'static, U: 'static>(src: &[T]) -> Option<&[U]> {
 }
 
 /// `dst` as `&mut [U]` when `T` is `U`.
-fn as_slice_mut<T: 'static, U: 'static>(dst: &mut [T]) -> Option<&mut [U]> {
+pub(crate) fn as_slice_mut<T: 'static, U: 'static>(dst: &mut [T]) -> Option<&mut [U]> {
     (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
         // SAFETY: as in `as_slice`, and the borrow is unique.
         unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<U>(), dst.len()) }
