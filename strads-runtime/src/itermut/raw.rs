@@ -50,12 +50,17 @@ fn numbers<T: 'static>(bytes: &mut &[u8], vals: &mut [T]) -> Result<(), String> 
     Ok(())
 }
 
-/// `Vec<P>` values (`T` is `Vec<P>`): each its length as a little-endian `u64`, then its
-/// elements.
+/// `Vec<P>` values (`T` is `Vec<P>`): each its length (LEB128: one byte below 128), then
+/// its elements.
 fn encode_vecs<T: 'static, P: 'static>(vals: &[T], out: &mut Vec<u8>) -> Result<(), String> {
     let vals = le::as_slice::<T, Vec<P>>(vals).ok_or("values of another type")?;
     for v in vals {
-        out.extend_from_slice(&(v.len() as u64).to_le_bytes());
+        let mut n = v.len() as u64;
+        while n >= 0x80 {
+            out.push(n as u8 | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
         le::put(v, out);
     }
     Ok(())
@@ -71,10 +76,7 @@ fn decode_vecs<T: 'static, P: Copy + Default + 'static>(
     let vals = le::as_slice_mut::<T, Vec<P>>(vals).ok_or("values of another type")?;
     let size = le::wire_size::<P>().ok_or("elements without a wire type")?;
     for (k, v) in vals.iter_mut().enumerate() {
-        let Some((len, rest)) = bytes.split_first_chunk::<8>() else {
-            return Err(format!("value {k}: its length cut short"));
-        };
-        let len = u64::from_le_bytes(*len);
+        let (len, rest) = length(bytes).ok_or_else(|| format!("value {k}: a bad length"))?;
         let need = usize::try_from(len)
             .ok()
             .and_then(|n| n.checked_mul(size))
@@ -93,6 +95,23 @@ fn decode_vecs<T: 'static, P: Copy + Default + 'static>(
         *bytes = &rest[need..];
     }
     Ok(())
+}
+
+/// A LEB128 length from the front of `bytes`, and the bytes after it; `None` when cut
+/// short or over 64 bits.
+fn length(bytes: &[u8]) -> Option<(u64, &[u8])> {
+    let mut n = 0u64;
+    for (i, &b) in bytes.iter().enumerate().take(10) {
+        let low = u64::from(b & 0x7f);
+        if i == 9 && low > 1 {
+            return None;
+        }
+        n |= low << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((n, &bytes[i + 1..]));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -133,9 +152,36 @@ mod tests {
     }
 
     #[test]
+    fn lengths_are_leb128() {
+        for n in [0u64, 1, 127, 128, 300, 1 << 40, u64::MAX] {
+            let mut out = Vec::new();
+            let mut m = n;
+            while m >= 0x80 {
+                out.push(m as u8 | 0x80);
+                m >>= 7;
+            }
+            out.push(m as u8);
+            out.push(42);
+            assert_eq!(length(&out), Some((n, &[42u8][..])), "{n}");
+        }
+        assert_eq!(length(&[0x80]), None);
+        assert_eq!(length(&[0xff; 10]), None);
+        assert_eq!(
+            length(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02]),
+            None
+        );
+        // Topic lists of one or two small numbers: a byte of length each.
+        let c = codec::<Vec<u16>>().unwrap();
+        let mut out = Vec::new();
+        (c.encode)(&[vec![3u16], vec![1, 2]], &mut out).unwrap();
+        assert_eq!(out, [1, 3, 0, 2, 1, 0, 2, 0]);
+    }
+
+    #[test]
     fn a_length_beyond_the_bytes_is_refused_before_allocating() {
         let c = codec::<Vec<u64>>().unwrap();
-        let mut bytes = u64::MAX.to_le_bytes().to_vec();
+        let mut bytes = vec![0xff; 9];
+        bytes.push(0x01);
         bytes.extend_from_slice(&[0; 16]);
         let mut vals = vec![Vec::new()];
         let err = (c.decode)(&mut &bytes[..], &mut vals).unwrap_err();
