@@ -15,6 +15,7 @@ mod rendezvous;
 #[cfg(test)]
 mod tests;
 mod tls;
+mod window;
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -142,8 +143,27 @@ fn local_ip_towards(to: SocketAddr) -> std::io::Result<std::net::IpAddr> {
 /// The socket buffers asked for, each way.
 const SOCKET_BUFFER: usize = 16 << 20;
 
-fn transport(cfg: &NetConfig) -> Result<Arc<quinn::TransportConfig>, String> {
+/// The largest UDP payload a rank sends and accepts. quinn sends up to 10 datagrams in one
+/// segmentation-offload batch, which the kernel takes only when it fits one UDP datagram
+/// (65,507 bytes of payload over IPv4), so 6,500 is the most that never fails; MTU
+/// discovery finds it on loopback (65,536-byte MTU) and on jumbo-frame links, and stays at
+/// about 1,452 on a 1,500-byte Ethernet path. Fewer, larger packets cost the network
+/// thread less CPU per byte: on loopback 4x fewer packets than at 1,452.
+const MAX_UDP_PAYLOAD: u16 = 6500;
+
+/// The congestion window's ceiling for a socket whose receive buffer the kernel reports
+/// as `reported` bytes (Linux reports twice what it holds for data): half what it holds,
+/// at least 256 KiB. See `window.rs`.
+fn window_cap(reported: usize) -> u64 {
+    (reported as u64 / 4).max(256 << 10)
+}
+
+fn transport(cfg: &NetConfig, cap: u64) -> Result<Arc<quinn::TransportConfig>, String> {
     let mut t = quinn::TransportConfig::default();
+    let mut mtu = quinn::MtuDiscoveryConfig::default();
+    mtu.upper_bound(MAX_UDP_PAYLOAD);
+    t.mtu_discovery_config(Some(mtu))
+        .congestion_controller_factory(Arc::new(window::CappedCubic { cap }));
     t.initial_rtt(Duration::from_millis(10))
         .keep_alive_interval(Some(cfg.keep_alive))
         .max_idle_timeout(Some(
@@ -299,17 +319,6 @@ async fn run(
 ) {
     let setup = (|| {
         let t = tls::configs(&cfg.secret)?;
-        let transport = transport(&cfg)?;
-        let mut server = quinn::ServerConfig::with_crypto(Arc::new(
-            quinn::crypto::rustls::QuicServerConfig::try_from(t.server)
-                .map_err(|e| e.to_string())?,
-        ));
-        server.transport_config(transport.clone());
-        let mut client = quinn::ClientConfig::new(Arc::new(
-            quinn::crypto::rustls::QuicClientConfig::try_from(t.client)
-                .map_err(|e| e.to_string())?,
-        ));
-        client.transport_config(transport);
         let bind = if cfg.rank == 0 {
             cfg.coordinator
         } else {
@@ -326,14 +335,25 @@ async fn run(
         let sock = socket2::SockRef::from(&socket);
         let _ = sock.set_recv_buffer_size(SOCKET_BUFFER);
         let _ = sock.set_send_buffer_size(SOCKET_BUFFER);
+        let cap = window_cap(sock.recv_buffer_size().unwrap_or(0));
+        let transport = transport(&cfg, cap)?;
+        let mut server = quinn::ServerConfig::with_crypto(Arc::new(
+            quinn::crypto::rustls::QuicServerConfig::try_from(t.server)
+                .map_err(|e| e.to_string())?,
+        ));
+        server.transport_config(transport.clone());
+        let mut client = quinn::ClientConfig::new(Arc::new(
+            quinn::crypto::rustls::QuicClientConfig::try_from(t.client)
+                .map_err(|e| e.to_string())?,
+        ));
+        client.transport_config(transport);
         let runtime = quinn::default_runtime().ok_or("no async runtime for QUIC")?;
-        let mut ep = Endpoint::new(
-            quinn::EndpointConfig::default(),
-            Some(server),
-            socket,
-            runtime,
-        )
-        .map_err(|e| format!("cannot listen at {bind}: {e}"))?;
+        let mut endpoint = quinn::EndpointConfig::default();
+        endpoint
+            .max_udp_payload_size(MAX_UDP_PAYLOAD)
+            .map_err(|e| e.to_string())?;
+        let mut ep = Endpoint::new(endpoint, Some(server), socket, runtime)
+            .map_err(|e| format!("cannot listen at {bind}: {e}"))?;
         ep.set_default_client_config(client);
         let local = ep.local_addr().map_err(|e| e.to_string())?;
         Ok::<_, String>((ep, local))

@@ -173,7 +173,7 @@ fn lost_to(rogue: Rogue, secret: u8) -> String {
             let mut client = quinn::ClientConfig::new(Arc::new(
                 quinn::crypto::rustls::QuicClientConfig::try_from(t.client).unwrap(),
             ));
-            client.transport_config(transport(&cfg).unwrap());
+            client.transport_config(transport(&cfg, window_cap(0)).unwrap());
             let mut ep = Endpoint::client("127.0.0.1:0".parse().unwrap()).unwrap();
             ep.set_default_client_config(client);
             let local = ep.local_addr().unwrap();
@@ -242,4 +242,12 @@ proptest::proptest! {
         let _ = postcard::from_bytes::<Hello>(&bytes);
         let _ = postcard::from_bytes::<Vec<String>>(&bytes);
     }
+}
+
+#[test]
+fn the_window_ceiling_is_half_the_receive_buffer_and_at_least_256_kib() {
+    // Linux reports twice the bytes a socket buffer holds for data.
+    assert_eq!(window_cap(8 << 20), 2 << 20);
+    assert_eq!(window_cap(425_984), 256 << 10);
+    assert_eq!(window_cap(0), 256 << 10);
 }
