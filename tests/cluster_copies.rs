@@ -57,6 +57,15 @@ fn decay(w: &mut DistArray<f32, 2>, n: usize) {
     }
 }
 
+/// Two read-only parameters that may be one array: `w` read by parts (rows of `u`), `v`
+/// whole (row 0 and rows of `u` in one loop).
+#[strads::parallel_for(expect = "1d")]
+fn mix(w: &DistArray<f32, 2>, v: &DistArray<f32, 2>, out: &mut DistArray<f32, 1>, n: usize) {
+    for u in 0..n {
+        out[u] = w.row(u)[0] + v[[0, 0]] * v[[u, 1]];
+    }
+}
+
 /// The arrays' bits, as one number.
 fn digest(w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> u64 {
     strads::testing::bits(w)
@@ -109,6 +118,23 @@ fn forget() {
         total += t.as_slice().iter().sum::<f32>();
     }
     println!("forget: {:08x}", total.to_bits());
+}
+
+/// One array passed as both of `mix`'s parameters, twice, with a written call between:
+/// the call stays on the driver (a worker keeps one copy of an array), with the bits of
+/// 2 threads.
+fn alias() {
+    let (r, mut w, mut h) = setup();
+    let mut out = DistArray::<f32, 1>::zeros([120]);
+    let mut acc = 0u64;
+    for _ in 0..2 {
+        step(&r, &mut w, &mut h);
+        mix(&w, &w, &mut out, 120);
+        acc = strads::testing::bits(&out)
+            .into_iter()
+            .fold(acc, |s, b| s.wrapping_mul(1_000_003).wrapping_add(b));
+    }
+    println!("alias: {acc:016x}");
 }
 
 /// The program under test: prints the arrays' bits after each call.
@@ -217,6 +243,19 @@ fn check() -> Result<(), String> {
             "forget: rank 1 holds {held:?} arrays at the end, not 1:\n{explain}"
         ));
     }
+    // One array as two parameters: the same bits, the call kept on the driver.
+    let (one, _) = run("alias", &threads)?;
+    let (many, explain) = run("alias", &procs)?;
+    if one.lines().count() != 1 || many != one {
+        return Err(format!(
+            "alias: 2 processes print\n{many}\n2 threads print\n{one}"
+        ));
+    }
+    if !explain.contains("(`w` and `v` are the same array)") {
+        return Err(format!(
+            "alias: the call did not say why it stays:\n{explain}"
+        ));
+    }
     println!(
         "cluster_copies: same bits as 2 threads; the driver sent {} bytes (arrays kept) and {} \
          (arrays changed between calls)",
@@ -232,6 +271,7 @@ fn main() -> ExitCode {
         Ok("change") => program(true),
         Ok("place") => in_place(),
         Ok("forget") => forget(),
+        Ok("alias") => alias(),
         _ => {
             if let Err(e) = check() {
                 eprintln!("cluster_copies: {e}");

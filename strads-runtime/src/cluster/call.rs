@@ -153,12 +153,22 @@ pub fn plan_call(
             }
         }
     }
+    let mut ids = Vec::with_capacity(ship.arrays.len());
     for (a, arr) in ship.arrays.iter().enumerate() {
-        if arr.meta(w[a]).is_none() {
+        let Some(m) = arr.meta(w[a]) else {
             return Err(format!(
                 "array {a} has elements that cannot cross processes (numbers only)"
             ));
+        };
+        // One array passed as two parameters: a worker keeps one copy per array, and the
+        // two parameters may travel differently (whole, by parts), so the call stays here.
+        if let Some(b) = ids.iter().position(|&id| id == m.id) {
+            return Err(format!(
+                "`{}` and `{}` are the same array",
+                spec.arrays[b].name, spec.arrays[a].name
+            ));
         }
+        ids.push(m.id);
     }
     let metas = metas(schedule, ship, session);
     let plan = CallPlan::new(

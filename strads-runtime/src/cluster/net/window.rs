@@ -46,7 +46,12 @@ impl Controller for Capped {
         app_limited: bool,
         rtt: &quinn_proto::RttEstimator,
     ) {
-        self.inner.on_ack(now, sent, bytes, app_limited, rtt);
+        // At the ceiling the sender is held back by it, not by the network: the inner
+        // window must not keep growing as if the path had room (quinn reports
+        // `app_limited = false` while the window blocks), or a loss would cut it to a value
+        // still above the ceiling and the sender would not slow down at all.
+        let held = app_limited || self.inner.window() >= self.cap;
+        self.inner.on_ack(now, sent, bytes, held, rtt);
     }
 
     fn on_end_acks(
