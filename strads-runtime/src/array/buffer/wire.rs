@@ -108,8 +108,6 @@ where
             FLAT_CHUNK
         };
         let base = self.base.slice(self.len);
-        let mut base_bytes = Vec::with_capacity(self.len * size);
-        crate::array::le::put(base, &mut base_bytes);
         let local = peers.local();
         let mut live = vec![local.start];
         let mut mine = Vec::new();
@@ -121,11 +119,14 @@ where
         let partial = |r: &std::ops::Range<usize>| {
             zero.is_some() && r.len() > 1 && super::tree::is_node(r, n)
         };
-        // Made only when a partial sum travels (`partial` holds only if `zero` is some).
-        let zeros = || vec![zero.expect("a sync buffer's zero"); self.len];
+        // Made once, and only when a partial sum travels (`partial` holds only if `zero`
+        // is some).
+        let zero_cell = std::cell::OnceCell::new();
+        let zeros =
+            || zero_cell.get_or_init(|| vec![zero.expect("a sync buffer's zero"); self.len]);
         let mut partials = Vec::new();
         if partial(&local) {
-            let mut sum = zeros();
+            let mut sum = zeros().clone();
             let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
             let mut scratch = Vec::new();
             for start in (0..self.len).step_by(super::MERGE_CHUNK) {
@@ -143,12 +144,14 @@ where
                     0,
                 );
             }
-            let mut zero_bytes = Vec::new();
-            crate::array::le::put(&zeros(), &mut zero_bytes);
+            let mut zero_bytes = Vec::with_capacity(self.len * size);
+            crate::array::le::put(zeros(), &mut zero_bytes);
             encode(&sum, &zero_bytes, chunk, &mut mine);
             // The merge takes this process's sum from here too, instead of summing again.
             partials.push((local.clone(), sum));
         } else {
+            let mut base_bytes = Vec::with_capacity(self.len * size);
+            crate::array::le::put(base, &mut base_bytes);
             for slot in &self.copies[local] {
                 encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
             }
@@ -165,7 +168,7 @@ where
             if partial(&workers) {
                 let zeros = zeros();
                 let mut sum = zeros.clone();
-                match decode(&bytes, &zeros, chunk, size, &mut sum) {
+                match decode(&bytes, zeros, chunk, size, &mut sum) {
                     Ok(used) if used == bytes.len() => partials.push((workers, sum)),
                     Ok(used) => peers.fail(format!(
                         "the partial sum of buffer `{}` from workers {workers:?} is {} bytes, \
