@@ -36,8 +36,8 @@ pub(crate) fn lr_epoch(
 
 /// The same epoch in the data-parallel mode (`--sync bsp`): each worker updates its own
 /// replica of `w` over batches of 16,384 samples, and the replicas' differences are
-/// averaged (in a fixed order) after every batch. Hub features then cost no conflicts, but the result
-/// is no longer that of a serial order; with one worker it is the serial loop's.
+/// averaged (in a fixed order) after every batch. Hub features then cost no conflicts, but
+/// the result is no longer that of a serial order; with one worker it is the serial loop's.
 #[strads::parallel_for(sync = "bsp", batch = 16384)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn lr_epoch_bsp(
