@@ -54,13 +54,10 @@ pub trait Relaxed:
     unsafe fn store(p: *mut Self, v: Self);
     /// Whether `a` and `b` have the same bits.
     fn same(a: Self, b: Self) -> bool;
-    /// `now + (new - old)`: another thread's value plus this iteration's change (integers
-    /// wrap, as a change that went below zero and back does).
-    fn add_change(now: Self, old: Self, new: Self) -> Self;
 }
 
 macro_rules! relaxed {
-    ($($t:ty => $atomic:ty, $bits:ty, $to:expr, $from:expr, $change:expr;)*) => {$(
+    ($($t:ty => $atomic:ty, $bits:ty, $to:expr, $from:expr;)*) => {$(
         // The atomic type has the element's size and alignment, so a pointer to one
         // element is a pointer to one atomic.
         const _: () = assert!(
@@ -86,27 +83,23 @@ macro_rules! relaxed {
             fn same(a: Self, b: Self) -> bool {
                 ($to)(a) == ($to)(b)
             }
-            #[inline(always)]
-            fn add_change(now: Self, old: Self, new: Self) -> Self {
-                ($change)(now, old, new)
-            }
         }
     )*};
 }
 
 relaxed! {
-    f32 => AtomicU32, u32, f32::to_bits, f32::from_bits, |n: f32, o: f32, w: f32| n + (w - o);
-    u32 => AtomicU32, u32, |v: u32| v, |b: u32| b, |n: u32, o: u32, w: u32| n.wrapping_add(w.wrapping_sub(o));
-    i32 => AtomicU32, u32, |v: i32| v as u32, |b: u32| b as i32, |n: i32, o: i32, w: i32| n.wrapping_add(w.wrapping_sub(o));
+    f32 => AtomicU32, u32, f32::to_bits, f32::from_bits;
+    u32 => AtomicU32, u32, |v: u32| v, |b: u32| b;
+    i32 => AtomicU32, u32, |v: i32| v as u32, |b: u32| b as i32;
 }
 
 // 64-bit elements where `AtomicU64` has their alignment (not on 32-bit x86, where `u64`
 // and `f64` align to 4 bytes).
 #[cfg(target_pointer_width = "64")]
 relaxed! {
-    f64 => AtomicU64, u64, f64::to_bits, f64::from_bits, |n: f64, o: f64, w: f64| n + (w - o);
-    u64 => AtomicU64, u64, |v: u64| v, |b: u64| b, |n: u64, o: u64, w: u64| n.wrapping_add(w.wrapping_sub(o));
-    i64 => AtomicU64, u64, |v: i64| v as u64, |b: u64| b as i64, |n: i64, o: i64, w: i64| n.wrapping_add(w.wrapping_sub(o));
+    f64 => AtomicU64, u64, f64::to_bits, f64::from_bits;
+    u64 => AtomicU64, u64, |v: u64| v, |b: u64| b;
+    i64 => AtomicU64, u64, |v: i64| v as u64, |b: u64| b as i64;
 }
 
 /// The slot state of a copy shared by hybrid views: how many views share it (an exclusive
@@ -329,7 +322,9 @@ impl<'s, T: Relaxed, const N: usize> SharedCopyView<'s, T, N> {
                         if T::same(now, old) {
                             new
                         } else {
-                            T::add_change(now, old, new)
+                            // Another thread's value plus this iteration's change
+                            // (integers wrap, as a change below zero and back does).
+                            super::wrap::add(now, super::wrap::sub(new, old))
                         },
                     );
                 }
