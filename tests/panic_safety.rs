@@ -1,6 +1,6 @@
-//! Refusals that leave the caller's data whole, and test modes that switch off again:
-//! an ordered loop over the `iter_mut()` of unsorted entries refuses as the same loop over
-//! `iter()` does, and its values stay in the array; `testing::record` ends with a panic.
+//! Loops that once refused, and test modes that switch off again: an ordered loop over
+//! the `iter()` or `iter_mut()` of unsorted entries runs them in their stored order, as
+//! the serial loop does; `testing::record` ends with a panic.
 
 use strads::prelude::*;
 use strads::testing::{record, serial};
@@ -49,47 +49,45 @@ fn start() -> DistArray<f32, 2> {
     })
 }
 
-fn message(r: std::thread::Result<()>) -> String {
-    let e = r.expect_err("the call must refuse");
-    e.downcast_ref::<String>()
-        .cloned()
-        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-        .unwrap_or_default()
-}
-
 #[test]
-fn ordered_iter_mut_over_unsorted_entries_refuses_and_keeps_the_values() {
-    // On one worker a call runs the original loop (the cost model), which iterates the
-    // entries in their stored order, as the program says: nothing to refuse. Plans always
-    // run here: measured times could send these small calls to the serial loop.
-    strads::testing::plan_always(refuses_unsorted);
+fn ordered_loops_over_unsorted_entries_run_in_the_entries_order() {
+    // The serial loop runs the entries in their stored order, and so does every plan: a
+    // wavefront's tiles would order them by index, so the plan runs them on one worker.
+    // Plans always run here (else the cost model would hand these calls to the serial
+    // loop, which proves nothing).
+    strads::testing::plan_always(unsorted_equals_serial);
 }
 
-fn refuses_unsorted() {
-    for threads in 2..=4 {
-        let mut xs = cells(true);
-        let before: Vec<f32> = xs.iter().map(|(_, &v)| v).collect();
-        let mut d = start();
-        let got = message(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-            || strads::with_threads(threads, || sweep_mut(&mut xs, &mut d)),
-        )));
-        let xs_ref = cells(true);
+fn unsorted_equals_serial() {
+    let (mut want_xs, mut want_d) = (cells(true), start());
+    serial(|| sweep_mut(&mut want_xs, &mut want_d));
+    let mut want_d2 = start();
+    serial(|| sweep(&cells(true), &mut want_d2));
+    for threads in 1..=4 {
+        let (mut xs, mut d) = (cells(true), start());
+        let ((), trace) = strads::with_threads(threads, || {
+            strads::testing::record(|| sweep_mut(&mut xs, &mut d))
+        });
+        assert_eq!(d.as_slice(), want_d.as_slice(), "{threads} threads");
+        let (a, b): (Vec<f32>, Vec<f32>) = (
+            xs.iter().map(|(_, &v)| v).collect(),
+            want_xs.iter().map(|(_, &v)| v).collect(),
+        );
+        assert_eq!(a, b, "{threads} threads: the entries' values");
+        assert!(
+            trace.runs[0]
+                .plan
+                .contains("ordered over entries not in index order"),
+            "{}",
+            trace.runs[0].plan
+        );
         let mut d2 = start();
-        let want = message(std::panic::catch_unwind(std::panic::AssertUnwindSafe(
-            || strads::with_threads(threads, || sweep(&xs_ref, &mut d2)),
-        )));
+        strads::with_threads(threads, || sweep(&cells(true), &mut d2));
         assert_eq!(
-            got.replace("sweep_mut", "sweep"),
-            want,
-            "{threads} threads: iter_mut() refuses as iter() does"
+            d2.as_slice(),
+            want_d2.as_slice(),
+            "{threads} threads: iter()"
         );
-        assert!(want.contains("not in index order; sort it first"), "{want}");
-        let after: Vec<f32> = xs.iter().map(|(_, &v)| v).collect();
-        assert_eq!(
-            after, before,
-            "{threads} threads: the values stay in the array"
-        );
-        assert_eq!(xs.nnz(), before.len());
     }
 }
 

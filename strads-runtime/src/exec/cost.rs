@@ -154,6 +154,9 @@ pub(crate) struct Shape {
     /// A timing may choose the way: the plan's result is the original loop's, bit for bit,
     /// or depends on the threads' timing anyway (`sync = "hybrid"`).
     pub(crate) timed: bool,
+    /// Why the plan runs every iteration on one worker for a reason of the data, when it
+    /// does: the serial loop is then the same run, without the plan's views.
+    pub(crate) alone: Option<&'static str>,
 }
 
 /// The iterations on a schedule's longest chain: per step, its longest task.
@@ -214,6 +217,9 @@ impl super::LoopState {
     /// With the plan: the serial loop when its shape cannot pay, or when measurements say
     /// so (see the module). `None`: run the plan, then [`ran_plan`](Self::ran_plan).
     pub(crate) fn serial_with_plan(&'static self, shape: &Shape) -> Option<SerialRun> {
+        if let Some(why) = shape.alone {
+            return Some(self.serial_for(shape.len, || why.to_string()));
+        }
         if hopeless(shape.chain, shape.len) {
             let pct = 100.0 * shape.chain as f64 / shape.len as f64;
             return Some(self.serial_for(shape.len, || {

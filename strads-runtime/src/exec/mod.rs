@@ -391,6 +391,7 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
                 self.blocks().map_or(0, |b| space.block_len(b, id))
             }),
             timed: self.plan.as_ref().is_some_and(|p| p.timed),
+            alone: self.plan.as_ref().and_then(|p| p.alone),
         }
     }
 

@@ -127,6 +127,7 @@ impl Call<'_> {
                 workers: schedule.workers,
                 chain: cost::chain(schedule, |_| 0),
                 timed: plan.timed,
+                alone: None,
             };
             if let Some(serial) = state.serial_with_plan(&shape) {
                 return Ran::handed_back(serial);

@@ -84,5 +84,6 @@ pub(crate) fn by_blocks<S: Space>(call: &Call<'_>, space: &S) -> Option<StaticPl
         summary: String::new(),
         // A worker rank runs the driver's decision.
         timed: false,
+        alone: None,
     })
 }

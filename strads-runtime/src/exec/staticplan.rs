@@ -16,6 +16,9 @@ pub(crate) struct StaticPlan<B> {
     /// A timing may choose between it and the serial loop (see `cost`): running it gives
     /// the original loop's bits, or results that depend on the threads' timing anyway.
     pub(crate) timed: bool,
+    /// Why the plan runs every iteration on one worker, when it does for a reason of the
+    /// data: the cost model then hands the call to the serial loop, which is the same.
+    pub(crate) alone: Option<&'static str>,
 }
 
 /// Whether a plan that keeps the order of every two iterations touching the same element
@@ -37,6 +40,34 @@ pub(crate) fn merges_exactly(spec: &LoopSpec) -> bool {
 }
 
 impl<B: Send + Sync + 'static> StaticPlan<B> {
+    /// The space's iterations in their own order, one block on worker 0 (the other
+    /// workers idle): the serial loop's order whatever the indices.
+    fn in_entry_order<S: Space<Blocks = B>>(
+        spec: &LoopSpec,
+        space: &S,
+        candidate: &strads_analysis::Candidate,
+        p: usize,
+    ) -> Self {
+        // One part of dim 0: one block, its entries in their stored order (stable buckets).
+        let extent = space.extents().first().copied().unwrap_or(0);
+        let blocks = space.blocks(&[0], &[Partition::uniform(extent, 1)]);
+        let mut schedule = plan::grid::one_block(spec, p);
+        schedule.apply = apply_points(spec, p);
+        let why = "ordered over entries not in index order: the serial order is the \
+                   entries' own, which tiles by index would not keep (`SparseArray::sorted` \
+                   puts them in index order, when that is the order meant)";
+        StaticPlan {
+            schedule,
+            blocks,
+            summary: format!(
+                "{} (one worker: {why})",
+                plan::summary::summary(spec, candidate, 1, 1)
+            ),
+            timed: merges_exactly(spec),
+            alone: Some(why),
+        }
+    }
+
     pub(crate) fn new<S: Space<Blocks = B>>(
         state: &LoopState,
         space: &S,
@@ -45,14 +76,6 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
     ) -> Self {
         let spec: &LoopSpec = state.spec();
         let analysis = state.analysis();
-        if spec.ordered && !space.in_index_order() {
-            panic!(
-                "strads: `{}` is an ordered loop, which keeps the order of its indices, but it \
-                 iterates a SparseArray whose entries are not in index order; sort it first \
-                 (`SparseArray::sorted`)",
-                spec.name
-            );
-        }
         let sizes: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
         let candidate = choose(analysis, &sizes, p).unwrap_or_else(|| {
             panic!(
@@ -62,6 +85,16 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                 analysis.reason.as_deref().unwrap_or("?")
             )
         });
+        // An ordered loop keeps the order of every two iterations that touch a common
+        // element. A 1D plan keeps each such pair in one block, in the entries' order; tiles
+        // and wavefronts order them by index, which is not the serial order of entries
+        // stored out of index order: those run in the entries' order on one worker.
+        if spec.ordered
+            && !space.in_index_order()
+            && !matches!(candidate.strategy, Strategy::OneD { .. })
+        {
+            return Self::in_entry_order(spec, space, candidate, p);
+        }
         match candidate.strategy {
             Strategy::OneD { dim } | Strategy::TwoD { space: dim, .. } => {
                 let mut parts = vec![space.partition(dim, p)];
@@ -81,6 +114,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                     blocks,
                     summary: plan::summary::summary(spec, candidate, p, times),
                     timed: in_order && merges_exactly(spec) || timing_dependent(spec),
+                    alone: None,
                 }
             }
             Strategy::Wavefront { .. } => {
@@ -107,6 +141,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                     summary,
                     // A wavefront keeps every dependence's order.
                     timed: merges_exactly(spec),
+                    alone: None,
                 }
             }
             Strategy::Reconnaissance => panic!(

@@ -189,3 +189,36 @@ fn window(
         writable,
     }
 }
+
+/// Every iteration in one block (block 0), run by worker 0 of `p`: the others idle. The
+/// block's iterations run in the space's own order, so the run is the serial loop's; each
+/// array is whole in its window (writable when the loop may write it).
+pub(crate) fn one_block(spec: &LoopSpec, p: usize) -> Schedule {
+    let windows = vec![
+        spec.arrays
+            .iter()
+            .map(|a| Window::All {
+                writable: a.mutable,
+            })
+            .collect(),
+    ];
+    let mut tasks = vec![None; p.max(1)];
+    tasks[0] = Some(Task {
+        unit: Unit::Block(0),
+        windows: 0,
+        after: Vec::new(),
+        claim: None,
+    });
+    Schedule {
+        workers: p.max(1),
+        steps: vec![Step {
+            tasks,
+            applies: true,
+            ..Step::default()
+        }],
+        windows,
+        lists: Vec::new(),
+        handoffs: Vec::new(),
+        apply: None,
+    }
+}

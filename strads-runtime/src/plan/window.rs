@@ -111,6 +111,57 @@ impl TileWindow {
             .any(|r| r[0].0 <= f0 && f0 < r[0].1 && r[1].0 <= f1 && f1 < r[1].1)
     }
 
+    /// The least and greatest value of each form over row `i` of an array whose rows have
+    /// shape `inner` (every index of the axes after the first).
+    fn row_bounds(&self, i: usize, inner: &[usize]) -> [(i64, i64); 2] {
+        [0, 1].map(|k| {
+            let f = &self.forms[k];
+            let at_row = f[0] * i as i64;
+            inner
+                .iter()
+                .zip(&f[1..])
+                .fold((at_row, at_row), |(lo, hi), (&n, &c)| {
+                    let span = c * n.saturating_sub(1) as i64;
+                    (lo + span.min(0), hi + span.max(0))
+                })
+        })
+    }
+
+    /// Whether row `i` lies whole inside one region (a write region when `write`): a row
+    /// view (`row`, `row_mut`) reaches every element of it. Exact when the forms ignore
+    /// the axes after the first (a tiled array indexed by rows, as `w.row_mut(u)`).
+    pub(crate) fn holds_row(&self, i: usize, inner: &[usize], write: bool) -> bool {
+        let b = self.row_bounds(i, inner);
+        let inside = |r: &[(i64, i64); 2]| (0..2).all(|k| r[k].0 <= b[k].0 && b[k].1 < r[k].1);
+        self.write.iter().any(inside) || (!write && self.read.iter().any(inside))
+    }
+
+    /// Rows `lo..hi` (of `rows`) that lie whole inside the first write region when the
+    /// forms ignore the axes after the first and follow the first by 0 or 1: the rows a
+    /// view may reach with one comparison. `(0, 0)` when there are none or the forms are
+    /// other.
+    pub(crate) fn whole_rows(&self, rows: usize) -> (usize, usize) {
+        let Some(r) = self.write.first() else {
+            return (0, 0);
+        };
+        let (mut lo, mut hi) = (0i64, rows as i64);
+        for (f, &(rlo, rhi)) in self.forms.iter().zip(r) {
+            if f[1..].iter().any(|&c| c != 0) {
+                return (0, 0);
+            }
+            match f[0] {
+                0 if rlo <= 0 && 0 < rhi => {}
+                1 => (lo, hi) = (lo.max(rlo), hi.min(rhi)),
+                _ => return (0, 0),
+            }
+        }
+        if lo < hi {
+            (lo as usize, hi as usize)
+        } else {
+            (0, 0)
+        }
+    }
+
     /// Whether two boxes of form values intersect.
     pub(crate) fn overlap(a: &[(i64, i64); 2], b: &[(i64, i64); 2]) -> bool {
         a.iter().zip(b).all(|(x, y)| x.0 < y.1 && y.0 < x.1)
@@ -209,5 +260,41 @@ pub(crate) fn clash(a: &Window, b: &Window, shape: Option<&[usize]>) -> bool {
             one_way(x, y) || one_way(y, x)
         }
         _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ordered 2D tile of `w` (rows follow the space dim, columns unbounded): the rows of
+    /// its write region are whole inside it, for views and for the one-comparison range;
+    /// rows of its read region are for reading only; others are outside.
+    #[test]
+    fn tile_rows_follow_the_forms() {
+        let t = TileWindow {
+            forms: [vec![1, 0], vec![0, 0]],
+            unit: None,
+            write: vec![[(2, 5), (i64::MIN, i64::MAX)]],
+            read: vec![[(1, 2), (i64::MIN, i64::MAX)]],
+        };
+        assert_eq!(t.whole_rows(10), (2, 5));
+        assert_eq!(t.whole_rows(4), (2, 4));
+        assert!(t.holds_row(4, &[8], true));
+        assert!(!t.holds_row(5, &[8], false));
+        assert!(t.holds_row(1, &[8], false));
+        assert!(!t.holds_row(1, &[8], true));
+        // Forms that follow a column axis: a row spans many values of them; it is inside
+        // only when one region holds every value, and no fast range is given.
+        let skewed = TileWindow {
+            forms: [vec![1, 1], vec![0, 1]],
+            unit: None,
+            write: vec![[(0, 10), (0, 3)]],
+            read: Vec::new(),
+        };
+        assert_eq!(skewed.whole_rows(10), (0, 0));
+        assert!(skewed.holds_row(2, &[3], true), "values 2..=4 and 0..=2");
+        assert!(!skewed.holds_row(2, &[4], true), "column 3 is outside");
+        assert!(!skewed.holds_row(8, &[3], true), "value 10 is outside");
     }
 }

@@ -187,9 +187,12 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
             }
         };
         // A row spans every index of the other axes: rows are reachable through axis 0's
-        // window, or all of them when the window is the whole axis. Tiles have no rows;
-        // owned elements are checked one by one.
-        let (row_lo, row_hi) = if tiles.is_some() || owned.is_some() || lattice.is_some() {
+        // window, or all of them when the window is the whole axis; a tile's, through its
+        // first write region when its forms follow axis 0 alone; owned elements are checked
+        // one by one.
+        let (row_lo, row_hi) = if let Some(t) = tiles {
+            t.whole_rows(self.shape[0])
+        } else if owned.is_some() || lattice.is_some() {
             (0, 0)
         } else if lo == 0 && hi == self.shape[axis] {
             (0, self.shape[0])

@@ -198,6 +198,14 @@ impl<T, const N: usize> ViewMut<'_, T, N> {
                     }
                     self.outside(&format_args!("row {i}"));
                 }
+                // A tile's row: every element of it inside one region.
+                _ if i < self.shape[0]
+                    && self
+                        .tiles
+                        .is_some_and(|t| t.holds_row(i, &self.shape[1..], write)) =>
+                {
+                    return i * self.row_len;
+                }
                 // A strided window along axis 0: the row's index, as for an element.
                 _ if i < self.shape[0]
                     && self
