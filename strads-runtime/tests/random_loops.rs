@@ -9,6 +9,7 @@ use proptest::prelude::*;
 use strads_analysis::{
     Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, SpaceKind, Subscript, analyze,
 };
+use strads_runtime::cluster::proto::region;
 use strads_runtime::cluster::proto::verify::verify;
 use strads_runtime::cluster::proto::{CallPlan, PlanArray};
 use strads_runtime::testing::{record, replay};
@@ -296,6 +297,27 @@ fn check_schedule<S: Space>(
                 "iteration {id} (task {:?}) touches {idx:?} of array {a} (write {write}) \
                  outside its window {win:?}; plan {}",
                 (t, w),
+                planned.summary
+            );
+        }
+    }
+    // (d') Across processes the same: every element an iteration touches is in the region
+    // its task receives, and every element it writes in the region it sends back.
+    for id in 0..n {
+        let (t, w) = slot[id].0;
+        let task = sched.task(t, w).expect("a task holds it");
+        for &(a, idx, write) in &touched[id] {
+            let win = &sched.windows[task.windows][a];
+            let Some((access, written)) = region::task_regions(win, shapes[a]) else {
+                continue; // reconnaissance: the claims decide
+            };
+            let e = (idx[0] * shapes[a][1] + idx[1]) as u64;
+            let holds = |r: &region::Region| r.0.iter().any(|&(lo, hi)| lo <= e && e < hi);
+            assert!(
+                holds(&access) && (!write || holds(&written)),
+                "iteration {id} touches {idx:?} of array {a} (write {write}) outside its \
+                 task's regions across processes {access:?} / {written:?} (window {win:?}); \
+                 plan {}",
                 planned.summary
             );
         }

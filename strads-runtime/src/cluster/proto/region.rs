@@ -95,21 +95,38 @@ pub fn window_region(window: &Window, shape: &[usize]) -> Option<(Region, bool)>
             hi,
             writable,
         } => {
+            // Every index an access reaches, read or written (the writes are
+            // `lattice_written`'s).
             let (inner, extent, outer) = strides(align.axis);
-            let xs: Vec<u64> = (0..extent)
-                .filter(|&x| align.holds(*lo, *hi, x as usize, *writable))
-                .collect();
-            let mut r = Region::default();
-            for o in 0..outer {
-                let base = o * extent * inner;
-                for &x in &xs {
-                    r.push(base + x * inner, base + (x + 1) * inner);
-                }
-            }
-            Some((r, *writable))
+            Some((
+                lattice(align, (*lo, *hi), false, (inner, extent, outer)),
+                *writable,
+            ))
         }
         Window::Tiles(_) | Window::Owned { .. } => None,
     }
+}
+
+/// The elements of a lattice window: every index of the aligned axis that an iteration
+/// of `lo..hi` reaches through some access (`write`: through a write), times the other
+/// axes (`(inner, extent, outer)`: elements per index, the axis' extent, blocks of it).
+fn lattice(
+    align: &strads_analysis::Align,
+    (lo, hi): (usize, usize),
+    write: bool,
+    (inner, extent, outer): (u64, u64, u64),
+) -> Region {
+    let xs: Vec<u64> = (0..extent)
+        .filter(|&x| align.holds(lo, hi, x as usize, write))
+        .collect();
+    let mut r = Region::default();
+    for o in 0..outer {
+        let base = o * extent * inner;
+        for &x in &xs {
+            r.push(base + x * inner, base + (x + 1) * inner);
+        }
+    }
+    r
 }
 
 /// The elements a task with `window` may touch and those it may write: `(access,
@@ -117,6 +134,26 @@ pub fn window_region(window: &Window, shape: &[usize]) -> Option<(Region, bool)>
 pub fn task_regions(window: &Window, shape: &[usize]) -> Option<(Region, Region)> {
     match window {
         Window::Tiles(tile) => Some(tile_regions(tile, shape)),
+        // A strided window reads indices it does not write (`x[2k]` beside `x[2k + 1]`):
+        // what it touches and what it writes differ.
+        Window::Lattice {
+            align,
+            lo,
+            hi,
+            writable,
+        } => {
+            let axis = align.axis;
+            let inner: u64 = shape[axis + 1..].iter().map(|&d| d as u64).product();
+            let outer: u64 = shape[..axis].iter().map(|&d| d as u64).product();
+            let dims = (inner, shape[axis] as u64, outer);
+            let touched = lattice(align, (*lo, *hi), false, dims);
+            let written = if *writable {
+                lattice(align, (*lo, *hi), true, dims)
+            } else {
+                Region::default()
+            };
+            Some((touched, written))
+        }
         _ => {
             let (region, writable) = window_region(window, shape)?;
             let written = if writable {
