@@ -242,7 +242,8 @@ pub mod __private {
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Call, Capture, CaptureByCopy, CaptureByRef, DistArray,
         GridSpace, LoopState, Named, Parked, Parts, ProbeValuesNone, ProbeValuesSerde, Ran,
-        RangeDim, RangeSpace, Reduce, SerialRun, SharedMut, SparseArray, ValuesProbe, capture_key,
+        RangeDim, RangeSpace, Reduce, SerialRun, SharedMut, SparseArray, Terms, ValuesProbe,
+        capture_key,
     };
 
     use serde::Serialize;

@@ -155,6 +155,35 @@ fn reduction() {
     );
 }
 
+/// An `ordered` loop's float `+=` and `*=` keep their terms (`Terms`), told each
+/// iteration's place (`for_each_at`, `__at`), and are added onto the variables in the
+/// serial order after the call; its integer `+=` and its `max` stay per-block
+/// accumulators.
+#[test]
+fn ordered_reduction() {
+    check(
+        "ordered_reduction",
+        quote!(ordered),
+        quote! {
+            fn fill(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) -> (f64, f32, u64, f32) {
+                let mut sse: f64 = 0.5;
+                let mut prod: f32 = 1.0;
+                let mut n: u64 = 0;
+                let mut best: f32 = f32::NEG_INFINITY;
+                for ([i, j], &c) in cost {
+                    let v = c + d[[i, j + 1]].min(d[[i + 1, j]]);
+                    d[[i + 1, j + 1]] = v;
+                    sse += (v * v) as f64;
+                    prod *= v;
+                    n += 1;
+                    best = best.max(v);
+                }
+                (sse, prod, n, best)
+            }
+        },
+    );
+}
+
 /// Subscripts seen through tuple and array locals: `p.0`, `p.1` of `let p = (i, j + 1)`,
 /// `r`, `c` destructured from `p`, `q[0]` of `let q = [2 * i, j]`, and `src[q]` indexed by the
 /// whole array. The spec holds `out[i, j + 1]`, `src[2i, j]`, `src[i, j]`, `src[2i, j + 3]`.

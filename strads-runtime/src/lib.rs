@@ -25,7 +25,7 @@ pub use array::access::{ArrayMut, ArrayRef};
 pub use array::buffer::{Average, Buffered, CopyView, Relaxed, SharedCopyView, merge};
 pub use array::capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use array::linalg::{axpy, dot};
-pub use array::reduce::{Parts, Reduce};
+pub use array::reduce::{Parts, Reduce, Terms};
 pub use array::rng::IterRng;
 pub use array::view::{Named, SharedMut, ViewMut};
 pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut};

@@ -15,7 +15,7 @@ use crate::front::{LoopFn, collect_idents};
 use crate::walk::{FoundReduction, ReduceOp, Walked};
 
 /// The body's statements and the reductions' code.
-pub(super) fn body(f: &LoopFn, walked: &Walked) -> (syn::Block, ReductionCode) {
+pub(super) fn body(f: &LoopFn, walked: &Walked, ordered: bool) -> (syn::Block, ReductionCode) {
     let vis = &f.item.vis;
     let fn_name = &f.item.sig.ident;
     // The body, with `continue` of the parallel loop turned into `return` and reductions
@@ -42,7 +42,19 @@ pub(super) fn body(f: &LoopFn, walked: &Walked) -> (syn::Block, ReductionCode) {
         }
         .visit_block_mut(&mut body);
     }
-    (body, reduction_code(reds, vis, fn_name))
+    (body, reduction_code(reds, vis, fn_name, ordered))
+}
+
+/// Whether an `ordered` loop keeps reduction `r`'s terms to fold them in the serial order:
+/// a `+=` or `*=` of a type that is not an integer (floats round, so the order of the
+/// terms shows in the bits; integer sums and products do not).
+pub(super) fn logged(r: &FoundReduction, ordered: bool) -> bool {
+    const INTEGERS: [&str; 12] = [
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    ];
+    let integer = matches!(&r.ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| INTEGERS.contains(&i.to_string().as_str())));
+    ordered && matches!(r.op, ReduceOp::Add | ReduceOp::Mul) && !integer
 }
 
 /// The code a loop's reductions add to the expansion; all empty when it has none.
@@ -60,12 +72,16 @@ pub(super) struct ReductionCode {
     pub(super) push: TokenStream,
     /// After the blocks: fold the parts in schedule order, apply the total.
     pub(super) end: TokenStream,
+    /// Whether some reduction keeps its terms (an `ordered` loop's float `+=`/`*=`): each
+    /// iteration then says where it comes in the serial order (`__red.__at(..)`).
+    pub(super) logged: bool,
 }
 
 fn reduction_code(
     reds: &[FoundReduction],
     vis: &syn::Visibility,
     fn_name: &syn::Ident,
+    ordered: bool,
 ) -> ReductionCode {
     if reds.is_empty() {
         return ReductionCode::default();
@@ -78,10 +94,18 @@ fn reduction_code(
     );
     let fields = reds.iter().map(|r| {
         let (x, ty) = (&r.ident, &r.ty);
-        quote!(#vis #x: #ty)
+        if logged(r, ordered) {
+            quote!(#vis #x: #private::Terms<#ty>)
+        } else {
+            quote!(#vis #x: #ty)
+        }
     });
     let inits = reds.iter().map(|r| {
         let (x, ty) = (&r.ident, &r.ty);
+        if logged(r, ordered) {
+            let value = quote_spanned!(ty.span()=> #private::Terms::<#ty>::new());
+            return quote!(#x: #value);
+        }
         let id = match r.op {
             ReduceOp::Add => quote!(zero),
             ReduceOp::Mul => quote!(one),
@@ -94,11 +118,33 @@ fn reduction_code(
     });
     let folds = reds.iter().map(|r| {
         let x = &r.ident;
+        if logged(r, ordered) {
+            return quote!(self.#x.append(&part.#x););
+        }
         combine(r.op, quote!(self.#x), quote!(part.#x))
     });
     let apply = reds.iter().map(|r| {
         let x = &r.ident;
-        combine(r.op, quote!(#x), quote!(__total.#x))
+        match (logged(r, ordered), r.op) {
+            (true, ReduceOp::Mul) => quote!(#x = __total.#x.mul_into(#x);),
+            (true, _) => quote!(#x = __total.#x.add_into(#x);),
+            (false, op) => combine(op, quote!(#x), quote!(__total.#x)),
+        }
+    });
+    let logged_any = reds.iter().any(|r| logged(r, ordered));
+    let ats = reds.iter().filter(|r| logged(r, ordered)).map(|r| {
+        let x = &r.ident;
+        quote!(self.#x.at(__position);)
+    });
+    let at_fn = logged_any.then(|| {
+        quote! {
+            /// The terms that follow belong to the iteration at `__position` in the
+            /// serial order.
+            #[inline(always)]
+            #vis fn __at(&mut self, __position: u128) {
+                #(#ats)*
+            }
+        }
     });
     ReductionCode {
         item: quote! {
@@ -119,6 +165,7 @@ fn reduction_code(
                 #vis fn fold(&mut self, part: &Self) {
                     #(#folds)*
                 }
+                #at_fn
             }
         },
         param: quote!(__red: &mut #name,),
@@ -129,6 +176,7 @@ fn reduction_code(
             let __total = __parts.fold(#name::identity(), #name::fold);
             #(#apply)*
         },
+        logged: logged_any,
     }
 }
 

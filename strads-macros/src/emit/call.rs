@@ -111,10 +111,23 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             #(#commits)*
         })
     };
-    let parallel_body = if f.values_mut {
-        quote!(__blk.for_each_mut(__vals, |__it| #step);)
-    } else {
-        quote!(__blk.for_each(|__it| #step);)
+    // An ordered loop's exact reductions learn where each iteration comes in the serial
+    // order.
+    let parallel_body = match (f.values_mut, red.logged) {
+        (true, false) => quote!(__blk.for_each_mut(__vals, |__it| #step);),
+        (false, false) => quote!(__blk.for_each(|__it| #step);),
+        (true, true) => quote! {
+            __blk.for_each_mut_at(__vals, |__at, __it| {
+                __red.__at(__at);
+                #step
+            });
+        },
+        (false, true) => quote! {
+            __blk.for_each_at(|__at, __it| {
+                __red.__at(__at);
+                #step
+            });
+        },
     };
     let buffers_new: Vec<TokenStream> = buffers
         .iter()

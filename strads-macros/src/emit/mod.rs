@@ -39,7 +39,7 @@ pub(crate) fn emit(
     let caps = captures::captures(f, walked);
     let mut arrays = arrays::arrays(f, walked, spec);
     let (pat, item_ty, space_init) = arrays::space(f);
-    let (body, red) = body::body(f, walked);
+    let (body, red) = body::body(f, walked, spec.ordered);
     let reds = &walked.reductions;
     if !reds.is_empty() {
         arrays.body_args.insert(0, quote!(&mut __red));
@@ -57,6 +57,18 @@ pub(crate) fn emit(
             " reductions (per-block accumulators, folded in schedule order): {}",
             list.join(", ")
         ));
+        let logged: Vec<String> = reds
+            .iter()
+            .filter(|r| body::logged(r, spec.ordered))
+            .map(|r| r.ident.to_string())
+            .collect();
+        if !logged.is_empty() {
+            doc_lines.push(format!(
+                " exact in the serial order (ordered): {} keep each iteration's terms, \
+                 added onto the value before the loop in the serial order after the call",
+                logged.join(", ")
+            ));
+        }
     }
     let fields = &caps.fields;
     let inits = &caps.inits;

@@ -139,6 +139,97 @@ impl<R> Parts<R> {
     }
 }
 
+/// The terms an `ordered` loop adds to (or multiplies into) a float reduction, each with
+/// its iteration's place in the serial order: the block's part of an exact reduction.
+/// Folded by [`add_into`](Terms::add_into) or [`mul_into`](Terms::mul_into) after the
+/// call, one term at a time in the serial order, onto the variable's value before the
+/// loop: the serial loop's arithmetic, so its bits, whatever the plan.
+///
+/// ```
+/// use strads_runtime::Terms;
+///
+/// let (mut a, mut b) = (Terms::<f32>::new(), Terms::<f32>::new());
+/// b.at(1);
+/// b += 0.1;
+/// a.at(0);
+/// a += 1e8;
+/// a.at(2);
+/// a += -1e8;
+/// a.append(&b);
+/// // ((0.5 + 1e8) + 0.1) - 1e8, as the serial loop adds them.
+/// assert_eq!(a.add_into(0.5), ((0.5f32 + 1e8) + 0.1) - 1e8);
+/// ```
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Terms<T> {
+    /// The current iteration's place (set before each iteration; not sent).
+    #[serde(skip)]
+    at: u128,
+    terms: Vec<(u128, T)>,
+}
+
+impl<T: Reduce> Default for Terms<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Reduce> Terms<T> {
+    /// No terms.
+    pub fn new() -> Self {
+        Terms {
+            at: 0,
+            terms: Vec::new(),
+        }
+    }
+
+    /// The terms that follow belong to the iteration at `position` in the serial order.
+    #[inline(always)]
+    pub fn at(&mut self, position: u128) {
+        self.at = position;
+    }
+
+    /// Adds another block's terms.
+    pub fn append(&mut self, part: &Self) {
+        self.terms.extend_from_slice(&part.terms);
+    }
+
+    /// The terms in the serial order (stable: one iteration's terms keep theirs).
+    fn in_order(mut self) -> impl Iterator<Item = T> {
+        self.terms.sort_by_key(|(p, _)| *p);
+        self.terms.into_iter().map(|(_, t)| t)
+    }
+
+    /// `acc`, with every term added in the serial order.
+    pub fn add_into(self, acc: T) -> T
+    where
+        T: std::ops::Add<Output = T>,
+    {
+        self.in_order().fold(acc, |a, t| a + t)
+    }
+
+    /// `acc`, multiplied by every term in the serial order.
+    pub fn mul_into(self, acc: T) -> T
+    where
+        T: std::ops::Mul<Output = T>,
+    {
+        self.in_order().fold(acc, |a, t| a * t)
+    }
+}
+
+impl<T> std::ops::AddAssign<T> for Terms<T> {
+    #[inline(always)]
+    fn add_assign(&mut self, t: T) {
+        self.terms.push((self.at, t));
+    }
+}
+
+impl<T> std::ops::MulAssign<T> for Terms<T> {
+    #[inline(always)]
+    fn mul_assign(&mut self, t: T) {
+        self.terms.push((self.at, t));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

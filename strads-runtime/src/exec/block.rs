@@ -147,6 +147,28 @@ impl<'a, S: Space> Block<'a, S> {
         self.for_each_plain(f)
     }
 
+    /// Runs `f` over the block's iterations in order, with each one's place in the serial
+    /// order (the same on every rank): its id in a list (reconnaissance), its index order
+    /// in a space in index order, or its place in the block (a space out of index order
+    /// runs an ordered loop's reductions in one block). What an `ordered` loop's exact
+    /// float reductions ([`Terms`](crate::Terms)) are keyed by.
+    #[inline]
+    pub fn for_each_at<F: FnMut(u128, S::Item<'a>)>(&mut self, mut f: F) {
+        let space = self.space;
+        let list = self.list;
+        let by_index = list.is_none() && space.in_index_order();
+        let mut k = 0usize;
+        self.for_each(|item| {
+            let at = match list {
+                Some(ids) => ids[k] as u128,
+                None if by_index => space.position(&item),
+                None => k as u128,
+            };
+            k += 1;
+            f(at, item)
+        });
+    }
+
     #[inline]
     fn for_each_plain<F: FnMut(S::Item<'a>)>(&mut self, mut f: F) {
         // Iterations reaching rows by their keys: request the rows `AHEAD` entries early.

@@ -89,9 +89,17 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
         // element. A 1D plan keeps each such pair in one block, in the entries' order; tiles
         // and wavefronts order them by index, which is not the serial order of entries
         // stored out of index order: those run in the entries' order on one worker.
+        // An exact `+=`/`*=` reduction keys its terms by index order in blocks, so
+        // it needs one block too.
+        let summed = spec.reductions.iter().any(|r| {
+            matches!(
+                r.op,
+                strads_analysis::ReduceOp::Add | strads_analysis::ReduceOp::Mul
+            )
+        });
         if spec.ordered
             && !space.in_index_order()
-            && !matches!(candidate.strategy, Strategy::OneD { .. })
+            && (summed || !matches!(candidate.strategy, Strategy::OneD { .. }))
         {
             return Self::in_entry_order(spec, space, candidate, p);
         }

@@ -119,6 +119,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
         // The keys only: the values are out of the array while the loop runs.
         self.0.raw_keys()[id].map(|i| i as usize)
     }
+    fn position(&self, item: &[usize; N]) -> u128 {
+        crate::space::linear(item, &self.0.shape())
+    }
     fn in_index_order(&self) -> bool {
         self.0.is_sorted()
     }
@@ -135,6 +138,20 @@ where
         self.for_each(|k| {
             let v = vals.next().expect("a chunk holds a value per iteration");
             f((k, v))
+        });
+    }
+
+    /// [`for_each_mut`](Self::for_each_mut) with each iteration's place in the serial
+    /// order ([`Block::for_each_at`]).
+    pub fn for_each_mut_at<F: FnMut(u128, ([usize; N], &mut T))>(
+        &mut self,
+        vals: &mut [T],
+        mut f: F,
+    ) {
+        let mut vals = vals.iter_mut();
+        self.for_each_at(|at, k| {
+            let v = vals.next().expect("a chunk holds a value per iteration");
+            f(at, (k, v))
         });
     }
 }

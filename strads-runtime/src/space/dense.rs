@@ -185,6 +185,9 @@ impl<T: Sync, const N: usize> Space for DistArray<T, N> {
         }
         (idx, &self.as_slice()[id])
     }
+    fn position(&self, item: &Self::Item<'_>) -> u128 {
+        super::linear(&item.0, &self.shape())
+    }
 }
 
 #[cfg(test)]

@@ -230,6 +230,10 @@ impl<const N: usize> Space for GridSpace<N> {
     fn item(&self, id: usize) -> [usize; N] {
         self.values(&self.coords(id))
     }
+    fn position(&self, item: &[usize; N]) -> u128 {
+        // Values grow with their coordinates (steps are positive): index order.
+        super::linear(item, &self.extents_vec())
+    }
 }
 
 /// The iteration space of `for i in start..end` (or `(start..end).step_by(s)`).
@@ -307,6 +311,9 @@ impl Space for RangeSpace {
     }
     fn item(&self, id: usize) -> usize {
         self.grid.item(id)[0]
+    }
+    fn position(&self, item: &usize) -> u128 {
+        *item as u128
     }
 }
 

@@ -62,6 +62,11 @@ pub trait Space: Sync {
     );
     /// Iteration `id` (its position in the serial order).
     fn item(&self, id: usize) -> Self::Item<'_>;
+    /// Where an iteration comes in index order (row-major over [`extents`]): the same
+    /// number on every rank, larger for a later index.
+    ///
+    /// [`extents`]: Space::extents
+    fn position(&self, item: &Self::Item<'_>) -> u128;
     /// Number of iterations in block `block`.
     fn block_len(&self, blocks: &Self::Blocks, block: usize) -> usize;
     /// The keys of block `block`'s iterations in the order [`for_each_in`] visits them,
@@ -99,6 +104,13 @@ pub trait Space: Sync {
     ) -> Option<Result<Self::Blocks, String>> {
         None
     }
+}
+
+/// Index `idx` row-major over `shape`, in 128 bits (no product of extents overflows it).
+pub(crate) fn linear(idx: &[usize], shape: &[usize]) -> u128 {
+    idx.iter()
+        .zip(shape)
+        .fold(0u128, |acc, (&i, &n)| acc * n as u128 + i as u128)
 }
 
 #[cfg(test)]

@@ -134,6 +134,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
     fn item(&self, id: usize) -> Self::Item<'_> {
         self.entry(id)
     }
+    fn position(&self, item: &Self::Item<'_>) -> u128 {
+        super::linear(&item.0, &self.shape())
+    }
     fn block_keys<'s>(
         &'s self,
         blocks: &'s Buckets<T, N>,
