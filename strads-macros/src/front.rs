@@ -648,9 +648,10 @@ fn number_type(name: &str) -> Option<Type> {
 /// The type of a local's value when the expression says it without inference: a suffixed
 /// literal (`0u64`, `0.0f64`), `true`, a string literal, a number type's constant or
 /// conversion (`f64::MIN`, `std::f64::consts::PI`, `u64::from(x)`), a cast (`x as f32`),
-/// `.len()` and `shape()[k]` (`usize`), a variable of known type, and arithmetic or
-/// float methods (`abs`, `sqrt`, `max`, ..) of those. `None` otherwise (`0.0` alone could
-/// be `f32` or `f64`).
+/// `.len()` and `shape()[k]` (`usize`), a variable of known type, arithmetic or float
+/// methods (`abs`, `sqrt`, `max`, ..) of those, and tuples and arrays of them
+/// (`(1u8, n)`, `[0.5f32, 2.0]`, `[0u64; 4]`). `None` otherwise (`0.0` alone could be
+/// `f32` or `f64`).
 pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
     use syn::{BinOp, Lit, UnOp};
     match e {
@@ -720,6 +721,37 @@ pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
             | "round" | "recip" | "clamp" => evident_type(&m.receiver, known),
             _ => None,
         },
+        // `(1u8, x.len())`: a tuple of evident types.
+        Expr::Tuple(t) => {
+            let mut elems = t
+                .elems
+                .iter()
+                .map(|e| evident_type(e, known))
+                .collect::<Option<syn::punctuated::Punctuated<Type, syn::Token![,]>>>()?;
+            if elems.len() == 1 {
+                elems.push_punct(Default::default());
+            }
+            Some(Type::Tuple(syn::TypeTuple {
+                paren_token: Default::default(),
+                elems,
+            }))
+        }
+        // `[0.5f32, 2.0]`, `[0u8; 4]`: the elements share one type, which the first
+        // element of an evident type no coercion changes shows.
+        Expr::Array(a) => {
+            let elem = a
+                .elems
+                .iter()
+                .find_map(|e| evident_type(e, known).filter(settled))?;
+            let n = proc_macro2::Literal::usize_unsuffixed(a.elems.len());
+            Some(syn::parse_quote!([#elem; #n]))
+        }
+        Expr::Repeat(r) => {
+            let elem = evident_type(&r.expr, known)?;
+            let n = int_literal(&r.len)?;
+            let n = proc_macro2::Literal::i64_unsuffixed(n);
+            Some(syn::parse_quote!([#elem; #n]))
+        }
         // `a.shape()[0]`.
         Expr::Index(ix) => match strip_group(&ix.expr) {
             Expr::MethodCall(m) if m.method == "shape" && m.args.is_empty() => {
@@ -728,6 +760,23 @@ pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Whether no coercion changes a value of type `t`: numbers, `bool`, `char`, and tuples
+/// and arrays of them. (Coercions change references, pointers, boxes, function items.)
+pub(crate) fn settled(t: &Type) -> bool {
+    match t {
+        Type::Path(tp) => {
+            tp.qself.is_none()
+                && tp.path.get_ident().is_some_and(|i| {
+                    NUMBER_TYPES.contains(&i.to_string().as_str()) || i == "bool" || i == "char"
+                })
+        }
+        Type::Tuple(t) => t.elems.iter().all(settled),
+        Type::Array(a) => settled(&a.elem),
+        Type::Paren(p) => settled(&p.elem),
+        _ => false,
     }
 }
 
