@@ -8,6 +8,7 @@ use syn::{
 };
 
 use crate::ctxt::Ctxt;
+use crate::patterns::{self, Fix};
 
 /// Which array type a variable holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +39,8 @@ pub(crate) struct OuterVar {
     pub(crate) mutable: bool,
     /// An unannotated local bound to a closure.
     pub(crate) closure: bool,
+    /// What to write when `ty` is `None`.
+    pub(crate) fix: Fix,
 }
 
 /// What the loop iterates over.
@@ -170,6 +173,7 @@ impl LoopFn {
                             ty: Some((*pt.ty).clone()),
                             mutable: pi.mutability.is_some(),
                             closure: false,
+                            fix: Fix::Single,
                         }),
                     }
                 }
@@ -207,47 +211,7 @@ impl LoopFn {
         };
         for stmt in &stmts[..loop_index] {
             if let Stmt::Local(local) = stmt {
-                let (pat, ty) = match &local.pat {
-                    Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
-                    p => (p, None),
-                };
-                let mut names = Vec::new();
-                collect_idents(pat, &mut names);
-                for (ident, mutable) in names {
-                    // A redefinition shadows the earlier variable.
-                    arrays.retain(|a: &ArrayVar| a.ident != ident);
-                    outer.retain(|o: &OuterVar| o.ident != ident);
-                    let single = matches!(pat, Pat::Ident(_));
-                    match ty
-                        .as_ref()
-                        .filter(|_| single)
-                        .and_then(|t| array_type(cx, t))
-                    {
-                        Some((kind, elem, rank, _, owned)) => arrays.push(ArrayVar {
-                            ident,
-                            kind,
-                            elem,
-                            rank,
-                            mutable,
-                            owned,
-                        }),
-                        None => {
-                            let init = local.init.as_ref().map(|i| &*i.expr);
-                            let ty = match (&ty, init) {
-                                (Some(t), _) => Some(t.clone()).filter(|_| single),
-                                (None, Some(e)) if single => evident_type(e, &outer),
-                                _ => None,
-                            };
-                            outer.push(OuterVar {
-                                ident,
-                                ty,
-                                mutable,
-                                closure: single
-                                    && matches!(init.map(strip_group), Some(Expr::Closure(_))),
-                            })
-                        }
-                    }
-                }
+                bind_local(cx, local, &mut arrays, &mut outer);
             }
         }
 
@@ -351,6 +315,54 @@ impl LoopFn {
     pub(crate) fn nest_pats(&self) -> impl Iterator<Item = &Pat> {
         std::iter::once(&*self.for_loop.pat).chain(self.nest.iter().map(|l| &*l.pat))
     }
+}
+
+/// Adds the names `local` binds: one name annotated with an array type is an array, every
+/// other name an outer variable typed by [`patterns::bindings`]. A name shadows an earlier
+/// one of the same name.
+fn bind_local(
+    cx: &Ctxt,
+    local: &syn::Local,
+    arrays: &mut Vec<ArrayVar>,
+    outer: &mut Vec<OuterVar>,
+) {
+    let (pat, ty) = match &local.pat {
+        Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+        p => (p, None),
+    };
+    if let (Pat::Ident(pi), Some(ty)) = (pat, ty) {
+        if let Some((kind, elem, rank, _, owned)) = array_type(cx, ty) {
+            shadow(&pi.ident, arrays, outer);
+            arrays.push(ArrayVar {
+                ident: pi.ident.clone(),
+                kind,
+                elem,
+                rank,
+                mutable: pi.mutability.is_some(),
+                owned,
+            });
+            return;
+        }
+    }
+    let init = local.init.as_ref().map(|i| strip_group(&i.expr));
+    let closure = matches!(pat, Pat::Ident(_)) && matches!(init, Some(Expr::Closure(_)));
+    // Typed against the variables before this `let`: `let n = n * 2;` reads the earlier `n`.
+    for b in patterns::bindings(local, outer) {
+        shadow(&b.ident, arrays, outer);
+        outer.push(OuterVar {
+            ident: b.ident,
+            ty: b.ty,
+            mutable: b.mutable,
+            closure,
+            fix: b.fix,
+        });
+    }
+}
+
+/// Forgets the array or outer variable named `ident`, which a new binding shadows.
+fn shadow(ident: &syn::Ident, arrays: &mut Vec<ArrayVar>, outer: &mut Vec<OuterVar>) {
+    arrays.retain(|a| a.ident != *ident);
+    outer.retain(|o| o.ident != *ident);
 }
 
 /// The body of the innermost loop of a perfect nest of `levels` loops below `l`.
