@@ -11,6 +11,7 @@ use strads_analysis::{Analysis, LoopSpec, StrategyKind, Subscript, describe, for
 use crate::attr::{Args, Expect};
 use crate::ctxt::Ctxt;
 use crate::front::{ArrayKind, LoopFn, SpaceSrc, for_span};
+use crate::patterns::Fix;
 use crate::walk::{Fact, ReduceOp, Walked};
 
 /// What the analysis rules judge: the function, what the walker found, the spec built from
@@ -336,13 +337,17 @@ fn check_reductions(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
             );
         }
         if var.ty.is_none() {
+            let advice = var.fix.advice(
+                &name,
+                true,
+                " (`f32`, `f64` or an integer type)",
+                "`0u64`, `0.0f64`, `f64::MIN`",
+            );
             cx.error_spanned_by(
                 &var.ident,
                 format!(
                     "`{name}` is a reduction of this loop (updated with `{}`); strads keeps a \
-                     per-worker accumulator of its type, so it needs the type: write \
-                     `let mut {name}: Type = ..;` (`f32`, `f64` or an integer type), or \
-                     give the value an evident type (`0u64`, `0.0f64`, `f64::MIN`)",
+                     per-worker accumulator of its type, so it needs the type: {advice}",
                     op.as_str()
                 ),
             );
@@ -377,12 +382,25 @@ fn check_captures(cx: &Ctxt, f: &LoopFn, walked: &Walked) {
                      it, passing what the closure captured as arguments"
                 ),
             ),
+            None if matches!(var.fix, Fix::Array { .. }) => cx.error_spanned_by(
+                &var.ident,
+                format!(
+                    "`{name}` is a strads array bound by a pattern and used inside the \
+                     parallel loop; {}",
+                    var.fix.advice(name, false, "", "")
+                ),
+            ),
             None => cx.error_spanned_by(
                 &var.ident,
                 format!(
                     "`{name}` is used inside the parallel loop, so strads stores it in the \
-                     loop's struct and needs its type: write `let {name}: Type = ..;`, or give \
-                     the value an evident type (`0u64`, `0.0f64`, `x as f32`, `f64::MIN`)"
+                     loop's struct and needs its type: {}",
+                    var.fix.advice(
+                        name,
+                        var.mutable,
+                        "",
+                        "`0u64`, `0.0f64`, `x as f32`, `f64::MIN`"
+                    )
                 ),
             ),
             Some(syn::Type::Reference(r)) if r.mutability.is_some() => cx.error_spanned_by(

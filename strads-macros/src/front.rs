@@ -8,6 +8,7 @@ use syn::{
 };
 
 use crate::ctxt::Ctxt;
+use crate::patterns::{self, Fix};
 
 /// Which array type a variable holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +39,8 @@ pub(crate) struct OuterVar {
     pub(crate) mutable: bool,
     /// An unannotated local bound to a closure.
     pub(crate) closure: bool,
+    /// What to write when `ty` is `None`.
+    pub(crate) fix: Fix,
 }
 
 /// What the loop iterates over.
@@ -170,6 +173,7 @@ impl LoopFn {
                             ty: Some((*pt.ty).clone()),
                             mutable: pi.mutability.is_some(),
                             closure: false,
+                            fix: Fix::Single,
                         }),
                     }
                 }
@@ -207,47 +211,7 @@ impl LoopFn {
         };
         for stmt in &stmts[..loop_index] {
             if let Stmt::Local(local) = stmt {
-                let (pat, ty) = match &local.pat {
-                    Pat::Type(pt) => (&*pt.pat, Some((*pt.ty).clone())),
-                    p => (p, None),
-                };
-                let mut names = Vec::new();
-                collect_idents(pat, &mut names);
-                for (ident, mutable) in names {
-                    // A redefinition shadows the earlier variable.
-                    arrays.retain(|a: &ArrayVar| a.ident != ident);
-                    outer.retain(|o: &OuterVar| o.ident != ident);
-                    let single = matches!(pat, Pat::Ident(_));
-                    match ty
-                        .as_ref()
-                        .filter(|_| single)
-                        .and_then(|t| array_type(cx, t))
-                    {
-                        Some((kind, elem, rank, _, owned)) => arrays.push(ArrayVar {
-                            ident,
-                            kind,
-                            elem,
-                            rank,
-                            mutable,
-                            owned,
-                        }),
-                        None => {
-                            let init = local.init.as_ref().map(|i| &*i.expr);
-                            let ty = match (&ty, init) {
-                                (Some(t), _) => Some(t.clone()).filter(|_| single),
-                                (None, Some(e)) if single => evident_type(e, &outer),
-                                _ => None,
-                            };
-                            outer.push(OuterVar {
-                                ident,
-                                ty,
-                                mutable,
-                                closure: single
-                                    && matches!(init.map(strip_group), Some(Expr::Closure(_))),
-                            })
-                        }
-                    }
-                }
+                bind_local(cx, local, &mut arrays, &mut outer);
             }
         }
 
@@ -351,6 +315,54 @@ impl LoopFn {
     pub(crate) fn nest_pats(&self) -> impl Iterator<Item = &Pat> {
         std::iter::once(&*self.for_loop.pat).chain(self.nest.iter().map(|l| &*l.pat))
     }
+}
+
+/// Adds the names `local` binds: one name annotated with an array type is an array, every
+/// other name an outer variable typed by [`patterns::bindings`]. A name shadows an earlier
+/// one of the same name.
+fn bind_local(
+    cx: &Ctxt,
+    local: &syn::Local,
+    arrays: &mut Vec<ArrayVar>,
+    outer: &mut Vec<OuterVar>,
+) {
+    let (pat, ty) = match &local.pat {
+        Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
+        p => (p, None),
+    };
+    if let (Pat::Ident(pi), Some(ty)) = (pat, ty) {
+        if let Some((kind, elem, rank, _, owned)) = array_type(cx, ty) {
+            shadow(&pi.ident, arrays, outer);
+            arrays.push(ArrayVar {
+                ident: pi.ident.clone(),
+                kind,
+                elem,
+                rank,
+                mutable: pi.mutability.is_some(),
+                owned,
+            });
+            return;
+        }
+    }
+    let init = local.init.as_ref().map(|i| strip_group(&i.expr));
+    let closure = matches!(pat, Pat::Ident(_)) && matches!(init, Some(Expr::Closure(_)));
+    // Typed against the variables before this `let`: `let n = n * 2;` reads the earlier `n`.
+    for b in patterns::bindings(local, outer) {
+        shadow(&b.ident, arrays, outer);
+        outer.push(OuterVar {
+            ident: b.ident,
+            ty: b.ty,
+            mutable: b.mutable,
+            closure,
+            fix: b.fix,
+        });
+    }
+}
+
+/// Forgets the array or outer variable named `ident`, which a new binding shadows.
+fn shadow(ident: &syn::Ident, arrays: &mut Vec<ArrayVar>, outer: &mut Vec<OuterVar>) {
+    arrays.retain(|a| a.ident != *ident);
+    outer.retain(|o| o.ident != *ident);
 }
 
 /// The body of the innermost loop of a perfect nest of `levels` loops below `l`.
@@ -648,9 +660,10 @@ fn number_type(name: &str) -> Option<Type> {
 /// The type of a local's value when the expression says it without inference: a suffixed
 /// literal (`0u64`, `0.0f64`), `true`, a string literal, a number type's constant or
 /// conversion (`f64::MIN`, `std::f64::consts::PI`, `u64::from(x)`), a cast (`x as f32`),
-/// `.len()` and `shape()[k]` (`usize`), a variable of known type, and arithmetic or
-/// float methods (`abs`, `sqrt`, `max`, ..) of those. `None` otherwise (`0.0` alone could
-/// be `f32` or `f64`).
+/// `.len()` and `shape()[k]` (`usize`), a variable of known type, arithmetic or float
+/// methods (`abs`, `sqrt`, `max`, ..) of those, and tuples and arrays of them
+/// (`(1u8, n)`, `[0.5f32, 2.0]`, `[0u64; 4]`). `None` otherwise (`0.0` alone could be
+/// `f32` or `f64`).
 pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
     use syn::{BinOp, Lit, UnOp};
     match e {
@@ -720,6 +733,37 @@ pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
             | "round" | "recip" | "clamp" => evident_type(&m.receiver, known),
             _ => None,
         },
+        // `(1u8, x.len())`: a tuple of evident types.
+        Expr::Tuple(t) => {
+            let mut elems = t
+                .elems
+                .iter()
+                .map(|e| evident_type(e, known))
+                .collect::<Option<syn::punctuated::Punctuated<Type, syn::Token![,]>>>()?;
+            if elems.len() == 1 {
+                elems.push_punct(Default::default());
+            }
+            Some(Type::Tuple(syn::TypeTuple {
+                paren_token: Default::default(),
+                elems,
+            }))
+        }
+        // `[0.5f32, 2.0]`, `[0u8; 4]`: the elements share one type, which the first
+        // element of an evident type no coercion changes shows.
+        Expr::Array(a) => {
+            let elem = a
+                .elems
+                .iter()
+                .find_map(|e| evident_type(e, known).filter(settled))?;
+            let n = proc_macro2::Literal::usize_unsuffixed(a.elems.len());
+            Some(syn::parse_quote!([#elem; #n]))
+        }
+        Expr::Repeat(r) => {
+            let elem = evident_type(&r.expr, known)?;
+            let n = int_literal(&r.len)?;
+            let n = proc_macro2::Literal::i64_unsuffixed(n);
+            Some(syn::parse_quote!([#elem; #n]))
+        }
         // `a.shape()[0]`.
         Expr::Index(ix) => match strip_group(&ix.expr) {
             Expr::MethodCall(m) if m.method == "shape" && m.args.is_empty() => {
@@ -728,6 +772,23 @@ pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Whether no coercion changes a value of type `t`: numbers, `bool`, `char`, and tuples
+/// and arrays of them. (Coercions change references, pointers, boxes, function items.)
+pub(crate) fn settled(t: &Type) -> bool {
+    match t {
+        Type::Path(tp) => {
+            tp.qself.is_none()
+                && tp.path.get_ident().is_some_and(|i| {
+                    NUMBER_TYPES.contains(&i.to_string().as_str()) || i == "bool" || i == "char"
+                })
+        }
+        Type::Tuple(t) => t.elems.iter().all(settled),
+        Type::Array(a) => settled(&a.elem),
+        Type::Paren(p) => settled(&p.elem),
+        _ => false,
     }
 }
 

@@ -9,6 +9,7 @@ mod emit;
 mod expand;
 mod front;
 mod main_attr;
+mod patterns;
 mod plankey;
 #[cfg(test)]
 mod tests;
