@@ -108,6 +108,112 @@ fn lr_hybrid(f: &DistArray<u32, 1>, y: &DistArray<f32, 1>, w: &mut DistArray<f32
     }
 }
 
+/// One round of label propagation for connected components (Shiloach-Vishkin's hooking):
+/// each edge pulls the larger label of its ends down to the smaller. The labels steer
+/// which end is written and change every round.
+#[strads::parallel_for]
+fn hook(edges: &DistArray<u32, 2>, label: &mut DistArray<u32, 1>) -> u64 {
+    let mut changed = 0u64;
+    for e in 0..edges.shape()[0] {
+        let (a, b) = (edges[[e, 0]] as usize, edges[[e, 1]] as usize);
+        let (la, lb) = (label[a], label[b]);
+        if la < lb {
+            label[b] = la;
+            changed += 1;
+        } else if lb < la {
+            label[a] = lb;
+            changed += 1;
+        }
+    }
+    changed
+}
+
+/// One epoch of BPR: each (user, positive item) pair against a negative item sampled
+/// afresh every epoch.
+#[strads::parallel_for]
+fn bpr_epoch(
+    pairs: &DistArray<u32, 2>,
+    neg: &DistArray<u32, 1>,
+    w: &mut DistArray<f32, 2>,
+    h: &mut DistArray<f32, 2>,
+    lr: f32,
+) {
+    for s in 0..neg.len() {
+        let (u, i, j) = (
+            pairs[[s, 0]] as usize,
+            pairs[[s, 1]] as usize,
+            neg[s] as usize,
+        );
+        let mut x = 0.0f32;
+        for k in 0..w.shape()[1] {
+            x += w[[u, k]] * (h[[i, k]] - h[[j, k]]);
+        }
+        let g = 1.0 / (1.0 + x.exp());
+        for k in 0..w.shape()[1] {
+            let wu = w[[u, k]];
+            w[[u, k]] += lr * (g * (h[[i, k]] - h[[j, k]]) - 0.01 * wu);
+            h[[i, k]] += lr * (g * wu - 0.01 * h[[i, k]]);
+            h[[j, k]] += lr * (-g * wu - 0.01 * h[[j, k]]);
+        }
+    }
+}
+
+/// The phases of odd-even transposition sort: cheap 1D bodies with an integer reduction.
+#[strads::parallel_for(expect = "1d")]
+fn even_phase(x: &mut DistArray<i32, 1>, n: usize) -> u64 {
+    let mut swaps = 0u64;
+    for i in (0..n - 1).step_by(2) {
+        let (a, b) = (x[i], x[i + 1]);
+        if a > b {
+            x[i] = b;
+            x[i + 1] = a;
+            swaps += 1;
+        }
+    }
+    swaps
+}
+
+#[strads::parallel_for(expect = "1d")]
+fn odd_phase(x: &mut DistArray<i32, 1>, n: usize) -> u64 {
+    let mut swaps = 0u64;
+    for i in (1..n - 1).step_by(2) {
+        let (a, b) = (x[i], x[i + 1]);
+        if a > b {
+            x[i] = b;
+            x[i + 1] = a;
+            swaps += 1;
+        }
+    }
+    swaps
+}
+
+/// TF-IDF: document frequencies, document lengths, then the weights in place.
+#[strads::parallel_for]
+fn doc_freq(tf: &SparseArray<f32, 2>, df: &mut DistArray<u32, 1>) {
+    for ([_, w], _) in tf {
+        df[w] += 1;
+    }
+}
+
+#[strads::parallel_for]
+fn doc_len(tf: &SparseArray<f32, 2>, len: &mut DistArray<f32, 1>) {
+    for ([d, _], &c) in tf {
+        len[d] += c;
+    }
+}
+
+#[strads::parallel_for]
+fn tf_idf(
+    tf: &mut SparseArray<f32, 2>,
+    df: &DistArray<u32, 1>,
+    len: &DistArray<f32, 1>,
+    docs: f32,
+) {
+    for ([d, w], v) in tf.iter_mut() {
+        *v = *v / len[d] * (docs / df[w] as f32).ln();
+    }
+}
+
 fn lcg(seed: &mut u64) -> u64 {
     *seed = seed
         .wrapping_mul(6364136223846793005)
@@ -224,6 +330,84 @@ fn main() {
             });
             edit_distance(&a, &b, &mut d);
             bits(&d)
+        }),
+    );
+
+    // Connected components by label propagation: 150,000 edges over 100,000 nodes, rounds
+    // until no label changes.
+    let (nodes, m) = (100_000, 150_000);
+    let edges = DistArray::<u32, 2>::from_fn([m, 2], |_| (lcg(&mut seed) % nodes as u64) as u32);
+    row(
+        "label propagation, rounds to the end (150k edges, 100k nodes)",
+        time3(args.calls.min(5), true, || {
+            let mut label = DistArray::<u32, 1>::from_fn([nodes], |[v]| v as u32);
+            let mut rounds = 0;
+            while hook(&edges, &mut label) > 0 {
+                rounds += 1;
+            }
+            (bits(&label), rounds)
+        }),
+    );
+
+    // BPR: 200,000 pairs over 5,000 users and 2,000 items, k = 16, fresh negatives.
+    let (users, items, pairs_n, kk) = (5_000, 2_000, 200_000, 16);
+    let pairs = DistArray::<u32, 2>::from_fn([pairs_n, 2], |[_, c]| {
+        (lcg(&mut seed) % if c == 0 { users } else { items } as u64) as u32
+    });
+    let (mut bw, mut bh) = (
+        DistArray::<f32, 2>::random([users, kk], 3),
+        DistArray::<f32, 2>::random([items, kk], 4),
+    );
+    row(
+        "BPR epoch, fresh negatives (200k pairs, k = 16)",
+        time3(args.calls, false, || {
+            let neg = DistArray::from_fn([pairs_n], |_| (lcg(&mut seed) % items as u64) as u32);
+            bpr_epoch(&pairs, &neg, &mut bw, &mut bh, 0.05);
+        }),
+    );
+
+    // Odd-even transposition sort of 3,000 numbers: 3,000 calls of a cheap 1D loop.
+    let sort_n = 3_000;
+    let start = DistArray::<i32, 1>::from_fn([sort_n], |_| (lcg(&mut seed) % 100_000) as i32);
+    row(
+        "odd-even transposition sort (3,000 numbers, 3,000 phases)",
+        time3(args.calls.min(5), true, || {
+            let mut x = start.clone();
+            let mut swaps = 0;
+            for phase in 0..sort_n {
+                swaps += if phase % 2 == 0 {
+                    even_phase(&mut x, sort_n)
+                } else {
+                    odd_phase(&mut x, sort_n)
+                };
+            }
+            (bits(&x), swaps)
+        }),
+    );
+
+    // TF-IDF over 1.4M entries (20,000 documents, 50,000 words), each loop called once
+    // per run.
+    let (docs, words, entries) = (20_000usize, 50_000usize, 1_400_000usize);
+    let mut e: Vec<([usize; 2], f32)> = (0..entries)
+        .map(|_| {
+            let d = (lcg(&mut seed) % docs as u64) as usize;
+            let w = (lcg(&mut seed) % words as u64) as usize;
+            ([d, w], 1.0 + (lcg(&mut seed) % 5) as f32)
+        })
+        .collect();
+    e.sort_by_key(|(k, _)| *k);
+    e.dedup_by_key(|(k, _)| *k);
+    let tf = SparseArray::from_entries([docs, words], e).expect("in the shape");
+    row(
+        "TF-IDF, three loops once each (1.4M entries)",
+        time3(args.calls, true, || {
+            let mut t = tf.clone();
+            let mut df = DistArray::<u32, 1>::zeros([words]);
+            let mut len = DistArray::<f32, 1>::zeros([docs]);
+            doc_freq(&t, &mut df);
+            doc_len(&t, &mut len);
+            tf_idf(&mut t, &df, &len, docs as f32);
+            t.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         }),
     );
 

@@ -2,9 +2,10 @@
 //! index and the shape (never "please report it", which is for strads' own errors): for
 //! arrays the loop only reads, arrays it writes, and the recording pass of reconnaissance.
 //! Each loop reaches outside its array at one iteration only, so the message is the same
-//! whichever worker gets there. On one worker a call runs the original serial loop (the
-//! cost model: a plan cannot beat it there), whose arrays know no names: the message gives
-//! the index and the shape.
+//! whichever worker gets there, one worker included (its plan runs first, to be timed).
+//! A reconnaissance loop's first call over new contents runs the original serial loop (the
+//! cost model: a survey would serve that call alone), whose arrays know no names: the
+//! message gives the index and the shape.
 
 use strads::prelude::*;
 
@@ -36,10 +37,10 @@ fn scatter(idx: &DistArray<u32, 1>, out: &mut DistArray<f32, 1>, n: usize) {
     }
 }
 
-/// The message expected on `threads` workers: the loop's, naming the array, or on one
-/// worker the serial loop's, without the name.
-fn expected(threads: usize, named: &str) -> String {
-    if threads > 1 {
+/// The message expected: the plan's, naming the array, or (`planned` false) the serial
+/// loop's, without the name.
+fn expected(planned: bool, named: &str) -> String {
+    if planned {
         return named.to_string();
     }
     let plain = named.trim_start_matches("strads: ");
@@ -64,7 +65,7 @@ fn indices_outside_an_array_name_it() {
         assert_eq!(
             message(|| strads::with_threads(threads, || shift_read(&src, &mut out, 40))),
             expected(
-                threads,
+                true,
                 "strads: index [40] of `src` is outside the array's shape [40]"
             ),
             "{threads} threads"
@@ -74,7 +75,7 @@ fn indices_outside_an_array_name_it() {
         assert_eq!(
             message(|| strads::with_threads(threads, || shift_read_2d(&src2, &mut out2, 40))),
             expected(
-                threads,
+                true,
                 "strads: index [40] of `src` is outside the array's shape [40]"
             ),
             "{threads} threads"
@@ -83,7 +84,7 @@ fn indices_outside_an_array_name_it() {
         assert_eq!(
             message(|| strads::with_threads(threads, || shift_write(&mut narrow, 40))),
             expected(
-                threads,
+                true,
                 "strads: index [40, 1] of `out` is outside the array's shape [40, 2]"
             ),
             "{threads} threads"
@@ -97,7 +98,7 @@ fn indices_outside_an_array_name_it() {
         assert_eq!(
             message(|| strads::with_threads(threads, || scatter(&idx, &mut small, 40))),
             expected(
-                threads,
+                false,
                 "strads: index [99] of `out` is outside the array's shape [40]"
             ),
             "{threads} threads"
@@ -121,7 +122,7 @@ fn indices_outside_a_buffer_name_it() {
         assert_eq!(
             message(|| strads::with_threads(threads, || count(&mut x, &mut counts, 40))),
             expected(
-                threads,
+                true,
                 "strads: index [20] of `counts` is outside the array's shape [20]"
             ),
             "{threads} threads"

@@ -83,6 +83,10 @@ pub struct ReductionSpec {
     pub name: Name,
     /// How the body updates it.
     pub op: ReduceOp,
+    /// Its parts combine to the serial loop's result in any order: an integer `+=`/`*=`,
+    /// or an `ordered` loop's float one, whose terms are added in the serial order.
+    /// (`max`/`min` are exact but for the sign of a float zero, as `merges_exactly` says.)
+    pub exact: bool,
 }
 
 /// The operator of a reduction.
@@ -159,7 +163,14 @@ impl ReductionSpec {
         ReductionSpec {
             name: Cow::Borrowed(name),
             op,
+            exact: false,
         }
+    }
+
+    /// The same, exact (see [`exact`](ReductionSpec::exact)).
+    pub const fn exact(mut self) -> Self {
+        self.exact = true;
+        self
     }
 }
 

@@ -299,6 +299,7 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
             .map(|r| ReductionSpec {
                 name: r.ident.to_string().into(),
                 op: r.op.ir(),
+                exact: crate::emit::exact_reduction(r, args.ordered),
             })
             .collect::<Vec<_>>()
             .into(),

@@ -49,12 +49,23 @@ pub(super) fn body(f: &LoopFn, walked: &Walked, ordered: bool) -> (syn::Block, R
 /// a `+=` or `*=` of a type that is not an integer (floats round, so the order of the
 /// terms shows in the bits; integer sums and products do not).
 pub(super) fn logged(r: &FoundReduction, ordered: bool) -> bool {
+    ordered && matches!(r.op, ReduceOp::Add | ReduceOp::Mul) && !integer(r)
+}
+
+/// Whether the reduction's declared type is a primitive integer.
+fn integer(r: &FoundReduction) -> bool {
     const INTEGERS: [&str; 12] = [
         "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
     ];
-    let integer = matches!(&r.ty, syn::Type::Path(p) if p.qself.is_none()
-        && p.path.get_ident().is_some_and(|i| INTEGERS.contains(&i.to_string().as_str())));
-    ordered && matches!(r.op, ReduceOp::Add | ReduceOp::Mul) && !integer
+    matches!(&r.ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.get_ident().is_some_and(|i| INTEGERS.contains(&i.to_string().as_str())))
+}
+
+/// Whether a `+=`/`*=` reduction's parts give the serial loop's result in any order: an
+/// integer's (sums and products of integers do not round), or an `ordered` loop's kept
+/// terms.
+pub(crate) fn exact_reduction(r: &FoundReduction, ordered: bool) -> bool {
+    matches!(r.op, ReduceOp::Add | ReduceOp::Mul) && (integer(r) || ordered)
 }
 
 /// The code a loop's reductions add to the expansion; all empty when it has none.

@@ -10,6 +10,7 @@
 
 mod arrays;
 mod body;
+pub(crate) use body::exact_reduction;
 mod call;
 mod captures;
 mod serve;

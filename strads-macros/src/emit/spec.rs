@@ -106,7 +106,8 @@ pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
             strads_analysis::ReduceOp::Max => quote!(Max),
             strads_analysis::ReduceOp::Min => quote!(Min),
         };
-        quote!(#p::ReductionSpec::new(#name, #p::ReduceOp::#op))
+        let exact = r.exact.then(|| quote!(.exact()));
+        quote!(#p::ReductionSpec::new(#name, #p::ReduceOp::#op) #exact)
     });
     quote! {
         {

@@ -3,10 +3,14 @@
 //!
 //! Two kinds of decision, both said under `STRADS_EXPLAIN` (`strads cost <fn>: ..`):
 //!
-//! - **From the plan's shape**, the same in every run: one worker, or a plan whose longest
-//!   chain of tasks (per step, the longest task) holds nearly all iterations (one conflict
-//!   component holding most of them, a wavefront one tile wide), cannot beat the serial
-//!   loop, which runs instead.
+//! - **From the plan's shape**, the same in every run: a plan whose longest chain of tasks
+//!   (per step, the longest task) holds nearly all iterations on several workers (one
+//!   conflict component holding most of them, a wavefront one tile wide) cannot beat the
+//!   serial loop, which runs instead. One worker is timed like any other count.
+//! - **Before set-up**: a survey is made only for contents the call before saw too (it
+//!   serves only calls over the same contents), and a sparse space is bucketed on the
+//!   second call over it, or when the measured serial loop costs more than the set-up
+//!   would (`serial_before_setup`).
 //! - **From measured times**, only for plans whose result is the original loop's bit for
 //!   bit (1D, wavefronts, `ordered` 2D, reconnaissance without split components; no
 //!   write-back buffer, no `+=`/`*=` reduction, whose folding order would differ), or
@@ -29,6 +33,9 @@ use crate::plan::{Schedule, Unit};
 /// The share of the time spent since the last trial that a trial of the losing way may
 /// cost.
 const TRIAL_BUDGET: f64 = 0.02;
+
+/// How many recent spaces or contents a loop remembers having seen.
+const SEEN: usize = 64;
 
 /// A longest chain of tasks holding more than this share of the iterations leaves the
 /// other workers too little to pay for the plan's views and barriers.
@@ -61,6 +68,14 @@ struct Model {
     said: u8,
     /// The last reason given, printed when it changes.
     last_reason: String,
+    /// What recent calls ran over that a new plan pays set-up for: a sparse space's
+    /// identity (bucketing its entries), or the hash of the contents that steer a
+    /// reconnaissance loop's accesses (its survey); the most recent last, at most
+    /// [`SEEN`]. A set, not the last call's alone, so that calls from several threads
+    /// over data of their own each see their own again, whatever their interleaving.
+    seen: std::collections::VecDeque<u64>,
+    /// Nanoseconds per iteration of a static plan's set-up, when one was made.
+    setup: Option<f64>,
 }
 
 /// Moving average of measurements: recent calls count most.
@@ -82,6 +97,8 @@ impl Cost {
             trial_after: 0,
             said: 0,
             last_reason: String::new(),
+            seen: std::collections::VecDeque::new(),
+            setup: None,
         }))
     }
 
@@ -198,13 +215,10 @@ impl super::LoopState {
     pub(crate) fn serial_before_plan(
         &'static self,
         len: usize,
-        workers: usize,
+        _workers: usize,
     ) -> Option<SerialRun> {
-        if workers <= 1 {
-            return Some(self.serial_for(len, || {
-                "one worker: the plan would only add its views".into()
-            }));
-        }
+        // One worker is measured like any other count: its plan may beat the serial loop
+        // (a 2D plan's block order and prefetch), or not.
         let mut m = self.cost().model();
         if m.decided && m.chose_serial && m.since + 1 < m.trial_after {
             m.since += 1;
@@ -214,13 +228,85 @@ impl super::LoopState {
         None
     }
 
+    /// Before a plan that needs set-up (bucketing a sparse space) or a survey
+    /// (reconnaissance) is made for `seen` (the space's identity, or the steering
+    /// contents' hash): the serial loop, when the plan would not be used enough to pay for
+    /// it. A survey pays only for calls over the same contents, so a reconnaissance loop
+    /// surveys only contents a recent call saw too (`survey`); a sparse space's set-up is
+    /// paid on the second call over it, or on any call where the serial loop, measured,
+    /// costs more per iteration than the set-up and the plan's run would save: only for
+    /// plans that give the serial loop's bits (`timed`; others always run their plan).
+    /// The survey rule depends only on the sequence of calls, never on a timing, and the
+    /// same sequence runs on threads and across processes.
+    pub(crate) fn serial_before_setup(
+        &'static self,
+        seen: u64,
+        len: usize,
+        (workers, timed): (usize, bool),
+        survey: bool,
+    ) -> Option<SerialRun> {
+        let mut m = self.cost().model();
+        let again = match m.seen.iter().position(|&s| s == seen) {
+            Some(k) => {
+                m.seen.remove(k);
+                true
+            }
+            None => false,
+        };
+        if m.seen.len() == SEEN {
+            m.seen.pop_front();
+        }
+        m.seen.push_back(seen);
+        if again {
+            return None;
+        }
+        if survey {
+            drop(m);
+            return Some(self.serial_for(len, || {
+                "the contents that steer its accesses are new (a first call, or changed \
+                 since the last): a survey would serve this call alone, so the serial loop \
+                 runs; a call over the same contents as the one before it surveys"
+                    .into()
+            }));
+        }
+        let saves = |serial: f64| serial * (1.0 - 1.0 / workers.max(1) as f64);
+        // Only plans with the serial loop's bits get here (`timed`): a timing may choose.
+        debug_assert!(timed);
+        match (m.serial, m.setup) {
+            (Some(serial), Some(setup)) if saves(serial) > setup => None,
+            (serial, _) => {
+                drop(m);
+                Some(self.serial_for(len, || {
+                    match serial {
+                        None => "a first call over these entries: the serial loop runs, measured, \
+                             before the plan's set-up (its blocks) is paid; a call over the same \
+                             entries plans"
+                            .into(),
+                        Some(_) => "new entries whose set-up would cost more than the plan saves \
+                                (measured)"
+                            .into(),
+                    }
+                }))
+            }
+        }
+    }
+
+    /// A static plan's set-up took `ns` for `len` iterations.
+    pub(crate) fn made_setup(&self, len: usize, ns: u64) {
+        if len > 0 {
+            let mut m = self.cost().model();
+            m.setup = Some(average(m.setup, ns as f64 / len as f64));
+        }
+    }
+
     /// With the plan: the serial loop when its shape cannot pay, or when measurements say
     /// so (see the module). `None`: run the plan, then [`ran_plan`](Self::ran_plan).
     pub(crate) fn serial_with_plan(&'static self, shape: &Shape) -> Option<SerialRun> {
         if let Some(why) = shape.alone {
             return Some(self.serial_for(shape.len, || why.to_string()));
         }
-        if hopeless(shape.chain, shape.len) {
+        // One worker's chain is all its iterations: whether it pays is for the timings.
+        if shape.workers > 1 && hopeless(shape.chain, shape.len) {
             let pct = 100.0 * shape.chain as f64 / shape.len as f64;
             return Some(self.serial_for(shape.len, || {
                 format!(

@@ -171,6 +171,9 @@ impl<'a> Call<'a> {
         if decides && let Some(serial) = state.serial_before_plan(len, self.workers) {
             return Ran::handed_back(serial);
         }
+        if decides && let Some(serial) = self.serial_before_setup(space) {
+            return Ran::handed_back(serial);
+        }
         let job = self.prepare(space);
         if decides && let Some(serial) = state.serial_with_plan(&job.shape(space)) {
             return Ran::handed_back(serial);
@@ -183,6 +186,52 @@ impl<'a> Call<'a> {
             state.ran_plan(len, t.elapsed().as_nanos() as u64, None);
         }
         Ran::plan()
+    }
+
+    /// The static plan's key for `space`.
+    fn key<S: Space>(&self, space: &S) -> PlanKey {
+        PlanKey {
+            space: space.identity(),
+            workers: self.workers,
+            shapes: self.shapes.iter().map(|s| s.to_vec()).collect(),
+            contents: None,
+        }
+    }
+
+    /// The serial loop, when the static plan for `space` is not made yet and its set-up
+    /// would not pay (see `cost`).
+    pub(crate) fn serial_before_setup<S: Space>(&self, space: &S) -> Option<cost::SerialRun> {
+        if !space.needs_setup()
+            || self
+                .state
+                .cached(&self.key(space), |_: &StaticPlan<S::Blocks>| true)
+        {
+            return None;
+        }
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        space.identity().hash(&mut h);
+        // Whether the plan would give the serial loop's bits (as `StaticPlan::timed`): every
+        // candidate keeps the order of conflicting iterations, and merges are exact.
+        let spec = self.state.spec();
+        let in_order = spec.ordered
+            || self.state.analysis().candidates.iter().all(|c| {
+                matches!(
+                    c.strategy,
+                    strads_analysis::Strategy::OneD { .. }
+                        | strads_analysis::Strategy::Wavefront { .. }
+                )
+            });
+        let timed =
+            in_order && staticplan::merges_exactly(spec) || staticplan::timing_dependent(spec);
+        // A plan with other bits than the serial loop's always runs: whether a call ran
+        // it must not depend on the calls before it (threads and processes, which make
+        // their plans at other times, print the same bits).
+        if !timed {
+            return None;
+        }
+        self.state
+            .serial_before_setup(h.finish(), space.len(), (self.workers, timed), false)
     }
 
     /// The call's schedule: the static plan's (made or cached), or the replay's; on a
@@ -215,16 +264,16 @@ impl<'a> Call<'a> {
             };
         }
         let state = self.state;
-        let key = PlanKey {
-            space: space.identity(),
-            workers: self.workers,
-            shapes: self.shapes.iter().map(|s| s.to_vec()).collect(),
-            contents: None,
-        };
+        let key = self.key(space);
         let plan = state.plan(
             key,
             |_: &StaticPlan<S::Blocks>| true,
-            || StaticPlan::new(state, space, self.shapes, self.workers),
+            || {
+                let t = std::time::Instant::now();
+                let plan = StaticPlan::new(state, space, self.shapes, self.workers);
+                state.made_setup(space.len(), t.elapsed().as_nanos() as u64);
+                plan
+            },
         );
         state.explain_once(|| plan::summary::with_buffers(state.spec(), &plan.summary));
         Job {

@@ -99,23 +99,30 @@ impl Call<'_> {
             shapes: self.shapes.iter().map(|s| s.to_vec()).collect(),
             contents: Some((read_keys, h.finish())),
         };
-        let plan = state.plan(
-            key,
-            // A sample's verdict serves only calls the cost model decides.
-            |plan: &ReconPlan| *plan.captured == *captured && (decides || plan.hopeless.is_none()),
-            || {
-                let plan = plan_by_survey(
-                    state,
-                    space,
-                    (self.shapes, self.workers),
-                    captured,
-                    &survey,
-                    decides,
-                );
-                planned.set(Some(t.elapsed().as_nanos() as u64));
-                plan
-            },
-        );
+        // A sample's verdict serves only calls the cost model decides.
+        let accept =
+            |plan: &ReconPlan| *plan.captured == *captured && (decides || plan.hopeless.is_none());
+        if decides && !state.cached(&key, accept) {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            key.contents.hash(&mut h);
+            if let Some(serial) =
+                state.serial_before_setup(h.finish(), space.len(), (self.workers, false), true)
+            {
+                return Ran::handed_back(serial);
+            }
+        }
+        let plan = state.plan(key, accept, || {
+            let plan = plan_by_survey(
+                state,
+                space,
+                (self.shapes, self.workers),
+                captured,
+                &survey,
+                decides,
+            );
+            planned.set(Some(t.elapsed().as_nanos() as u64));
+            plan
+        });
         state.explain_once(|| plan::summary::with_buffers(spec, &plan.summary));
         if let Some(reason) = &plan.hopeless {
             return Ran::handed_back(state.serial_for(space.len(), || reason.clone()));

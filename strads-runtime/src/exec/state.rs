@@ -130,6 +130,20 @@ impl LoopState {
     }
 
     /// The plan cached under `key` that `accept` takes, or a new one from `make`.
+    /// Whether a plan under `key` that `accept` takes is cached.
+    pub(crate) fn cached<P: Send + Sync + 'static>(
+        &self,
+        key: &PlanKey,
+        accept: impl Fn(&P) -> bool,
+    ) -> bool {
+        let plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        plans
+            .iter()
+            .filter(|(k, _)| k == key)
+            .filter_map(|(_, plan)| plan.downcast_ref::<P>())
+            .any(accept)
+    }
+
     pub(crate) fn plan<P: Send + Sync + 'static>(
         &self,
         key: PlanKey,

@@ -22,8 +22,9 @@ pub(crate) struct StaticPlan<B> {
 }
 
 /// Whether a plan that keeps the order of every two iterations touching the same element
-/// gives the original loop's bits: only when no write-back buffer and no `+=`/`*=`
-/// reduction (folded per block, in another order than the serial loop's) takes part.
+/// gives the original loop's bits: only when no write-back buffer takes part, and every
+/// reduction is exact (integers; an `ordered` loop's float terms, added in the serial
+/// order) or a `max`/`min` (a float `+=` folded per block would round otherwise).
 /// `sync = "hybrid"`: results depend on the threads' timing, so a timing may also choose
 /// the serial loop.
 pub(crate) fn timing_dependent(spec: &LoopSpec) -> bool {
@@ -36,7 +37,7 @@ pub(crate) fn merges_exactly(spec: &LoopSpec) -> bool {
         && spec
             .reductions
             .iter()
-            .all(|r| matches!(r.op, ReduceOp::Max | ReduceOp::Min))
+            .all(|r| r.exact || matches!(r.op, ReduceOp::Max | ReduceOp::Min))
 }
 
 impl<B: Send + Sync + 'static> StaticPlan<B> {

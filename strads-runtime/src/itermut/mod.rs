@@ -122,6 +122,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
     fn position(&self, item: &[usize; N]) -> u128 {
         crate::space::linear(item, &self.0.shape())
     }
+    fn needs_setup(&self) -> bool {
+        true
+    }
     fn in_index_order(&self) -> bool {
         self.0.is_sorted()
     }
@@ -372,6 +375,9 @@ impl Call<'_> {
         let len = array.len();
         let decides = crate::exec::cost::decides(self.replays());
         if decides && let Some(serial) = state.serial_before_plan(len, self.workers()) {
+            return Ran::handed_back(serial);
+        }
+        if decides && let Some(serial) = self.serial_before_setup(&Keys(&*array)) {
             return Ran::handed_back(serial);
         }
         // Planning may panic (an ordered loop over unsorted entries): plan before any value

@@ -62,6 +62,11 @@ pub trait Space: Sync {
     );
     /// Iteration `id` (its position in the serial order).
     fn item(&self, id: usize) -> Self::Item<'_>;
+    /// Whether a plan over it costs set-up in proportion to its size (a sparse space's
+    /// entries are bucketed into blocks); boxes of dense spaces and ranges cost none.
+    fn needs_setup(&self) -> bool {
+        false
+    }
     /// Where an iteration comes in index order (row-major over [`extents`]): the same
     /// number on every rank, larger for a later index.
     ///

@@ -137,6 +137,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
     fn position(&self, item: &Self::Item<'_>) -> u128 {
         super::linear(&item.0, &self.shape())
     }
+    fn needs_setup(&self) -> bool {
+        true
+    }
     fn block_keys<'s>(
         &'s self,
         blocks: &'s Buckets<T, N>,
