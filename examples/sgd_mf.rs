@@ -45,41 +45,79 @@ fn sgd_epoch(
     }
 }
 
-/// One epoch of SGD with a learning rate per row scaled by AdaGrad, the update LIBMF runs:
-/// row `u`'s rate is `lr / sqrt(gw[u])`, and `gw[u]` (starting at 1) adds, after each of
-/// the row's updates, its squared gradient's mean over the k factors. The squared norms
-/// come from dot products of the rows before the update (`|reg w - err h|^2` expanded), so
-/// the update loop is the plain one with two rates. The sums are indexed by the same keys
-/// as the rows, so the loop is as parallel as `sgd_epoch` (2D, the sums travel with their
-/// rows).
+/// The factors of AdaGrad's first group (LIBMF's `kALIGN`): the first epoch updates only
+/// these, and each group keeps a squared-gradient sum of its own per row.
+const SLOW: usize = 8;
+
+/// One epoch of SGD with a learning rate per row scaled by AdaGrad, LIBMF's update (Chin et
+/// al. 2015, as LIBMF 0.9.2's `mf.cpp` runs it): each row keeps two sums, `gw[[u, 0]]` for
+/// its first [`SLOW`] factors and `gw[[u, 1]]` for the rest, both starting at 1; a group's
+/// factors step at `lr / sqrt(sum)`, and after the step the sum adds the mean of the group's
+/// squared gradients (over the group's width padded to a multiple of [`SLOW`], as LIBMF
+/// pads k). The error uses all k factors. In the first epoch LIBMF updates the first group
+/// only (`slow_only`): `fast` is false then. The sums are indexed by the same keys as the
+/// rows, so the loop is as parallel as `sgd_epoch` (2D, the sums travel with their rows).
 #[strads::parallel_for]
+#[allow(clippy::too_many_arguments)]
 fn adagrad_epoch(
     ratings: &SparseArray<f32, 2>,
     w: &mut DistArray<f32, 2>,
     h: &mut DistArray<f32, 2>,
-    gw: &mut DistArray<f32, 1>,
-    gh: &mut DistArray<f32, 1>,
+    gw: &mut DistArray<f32, 2>,
+    gh: &mut DistArray<f32, 2>,
     lr: f32,
     reg: f32,
+    fast: bool,
 ) {
+    // One over each group's width, k padded to a multiple of SLOW as LIBMF pads it.
+    let k = w.shape()[1];
+    let fast_width = (k.div_ceil(SLOW) * SLOW).saturating_sub(SLOW).max(1);
+    let rk: (f32, f32) = (1.0 / SLOW as f32, 1.0 / fast_width as f32);
     for ([u, i], &r) in ratings {
         let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        let pred = dot(wu, hi);
-        let err = r - pred;
-        let (ww, hh) = (dot(wu, wu), dot(hi, hi));
-        let n = wu.len() as f32;
-        let cross = 2.0 * reg * err * pred;
-        let sw = ((reg * reg * ww - cross + err * err * hh) / n).max(0.0);
-        let sh = ((reg * reg * hh - cross + err * err * ww) / n).max(0.0);
-        let (lw, lh) = (lr / gw[u].sqrt(), lr / gh[i].sqrt());
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lw * (err * hi[k] - reg * wk);
-            hi[k] += lh * (err * wk - reg * hi[k]);
+        let (gu, gi) = (gw.row_mut(u), gh.row_mut(i));
+        let (ws, wf) = wu.split_at_mut(SLOW.min(wu.len()));
+        let (hs, hf) = hi.split_at_mut(SLOW.min(hi.len()));
+        let (ds, df) = (dot(ws, hs), dot(wf, hf));
+        let err = r - (ds + df);
+        // Both groups' rates, read before either group's sums change.
+        let rate = [gu[0], gi[0], gu[1], gi[1]].map(|g| lr / g.sqrt());
+        let slow = [ds, dot(ws, ws), dot(hs, hs)];
+        let (sw, sh) = adagrad_step((ws, hs), err, slow, (rate[0], rate[1]), (reg, rk.0));
+        gu[0] += sw;
+        gi[0] += sh;
+        if fast && !wf.is_empty() {
+            let rest = [df, dot(wf, wf), dot(hf, hf)];
+            let (sw, sh) = adagrad_step((wf, hf), err, rest, (rate[2], rate[3]), (reg, rk.1));
+            gu[1] += sw;
+            gi[1] += sh;
         }
-        gw[u] += sw;
-        gh[i] += sh;
     }
+}
+
+/// One group's AdaGrad step (LIBMF's `sg_update`): factors `p` of a user and `q` of an item
+/// (`[p . q, p . p, q . q]` before the step) step against the rating's error `err` at
+/// their rows' rates `lp`, `lq`; returns what their squared-gradient sums add, the mean
+/// of the squared gradient over the group (`rk`: one over the group's width). The squared
+/// norms come from the dot products (`|reg p - err q|^2` expanded), so the step itself is
+/// the plain SGD loop with two rates.
+#[inline(always)]
+fn adagrad_step(
+    (p, q): (&mut [f32], &mut [f32]),
+    err: f32,
+    [pq, pp, qq]: [f32; 3],
+    (lp, lq): (f32, f32),
+    (reg, rk): (f32, f32),
+) -> (f32, f32) {
+    let cross = 2.0 * reg * err * pq;
+    let sp = ((reg * reg * pp - cross + err * err * qq) * rk).max(0.0);
+    let sq = ((reg * reg * qq - cross + err * err * pp) * rk).max(0.0);
+    for (a, b) in p.iter_mut().zip(q.iter_mut()) {
+        let (x, y) = (*a, *b);
+        *a = x + lp * (err * y - reg * x);
+        *b = y + lq * (err * x - reg * y);
+    }
+    (sp, sq)
 }
 
 /// The model's sum of squared errors on `data`. `sse` is a reduction: every worker adds up
@@ -176,14 +214,15 @@ fn load(args: &Args) -> Result<(SparseArray<f32, 2>, SparseArray<f32, 2>)> {
 fn train(args: &Args) -> Result<()> {
     let (train, test) = load(args)?;
     let [users, items] = train.shape();
-    // The factors (twice: the random start and the scaled copy) and AdaGrad's sums.
+    // The factors (twice: the random start and the scaled copy) and AdaGrad's sums (two a
+    // row).
     let rows = users.checked_add(items);
     cli::check_memory(
         &format!(
             "the factors of {users} users and {items} items with k = {}",
             args.k
         ),
-        rows.and_then(|r| r.checked_mul(args.k)?.checked_mul(2)?.checked_add(r)),
+        rows.and_then(|r| args.k.checked_add(1)?.checked_mul(2)?.checked_mul(r)),
         4,
     )?;
     let source = match &args.data {
@@ -210,17 +249,22 @@ fn train(args: &Args) -> Result<()> {
         init(users, args.seed),
         init(items, args.seed.wrapping_add(1)),
     );
-    // AdaGrad's squared-gradient sums start at 1, as LIBMF's do.
+    // AdaGrad's squared-gradient sums, two per row (`adagrad_epoch`), start at 1, as
+    // LIBMF's do.
     let (mut gw, mut gh) = (
-        DistArray::<f32, 1>::from_fn([users], |_| 1.0),
-        DistArray::<f32, 1>::from_fn([items], |_| 1.0),
+        DistArray::<f32, 2>::from_fn([users, 2], |_| 1.0),
+        DistArray::<f32, 2>::from_fn([items, 2], |_| 1.0),
     );
     let mut seconds = 0.0;
     let (mut rmse_train, mut rmse_test) = (f64::NAN, f64::NAN);
     for epoch in 1..=args.epochs {
         let t = Instant::now();
         if args.adagrad {
-            adagrad_epoch(&train, &mut w, &mut h, &mut gw, &mut gh, args.lr, args.reg);
+            // LIBMF's first epoch updates the first group of factors only.
+            let fast = epoch > 1;
+            adagrad_epoch(
+                &train, &mut w, &mut h, &mut gw, &mut gh, args.lr, args.reg, fast,
+            );
         } else {
             sgd_epoch(&train, &mut w, &mut h, args.lr, args.reg);
         }

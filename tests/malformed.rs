@@ -1006,7 +1006,7 @@ fn examples_refuse_meaningless_runs() {
         &["--k", "100000000000", "--ratings", "1000"],
         &[],
         1,
-        "error: cannot allocate 2100000000010500 bytes for the factors of 943 users and 1682 \
+        "error: cannot allocate 2100000000021000 bytes for the factors of 943 users and 1682 \
          items with k = 100000000000",
     );
     refuses(

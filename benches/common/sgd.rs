@@ -64,71 +64,114 @@ pub(crate) fn serial_epoch(
     }
 }
 
-/// One epoch of SGD-MF with a learning rate per row scaled by AdaGrad, LIBMF's update
-/// (Chin et al. 2015): row `u`'s rate is `lr / sqrt(gw[u])`, where `gw[u]` starts at 1 and
-/// adds, after each of the row's updates, the squared gradient's mean over the k factors.
-/// The loop of `examples/sgd_mf.rs --adagrad`, annotated. The squared gradient norms come
-/// from dot products of the rows before the update (|reg w - err h|^2 expanded), so the
-/// update loop stays the plain one with two rates.
+/// The factors of AdaGrad's first group (LIBMF's `kALIGN`): the first epoch updates only
+/// these, and each group keeps a squared-gradient sum of its own per row.
+pub(crate) const SLOW: usize = 8;
+
+/// One over the widths of AdaGrad's two groups of factors for rows of `k` (LIBMF pads k to
+/// a multiple of [`SLOW`]).
+#[inline(always)]
+pub(crate) fn group_scales(k: usize) -> (f32, f32) {
+    let fast_width = (k.div_ceil(SLOW) * SLOW).saturating_sub(SLOW).max(1);
+    (1.0 / SLOW as f32, 1.0 / fast_width as f32)
+}
+
+/// One epoch of SGD-MF with a learning rate per row scaled by AdaGrad, LIBMF's update (Chin
+/// et al. 2015, as LIBMF 0.9.2's `mf.cpp` runs it): two sums per row, `gw[[u, 0]]` for the
+/// first [`SLOW`] factors and `gw[[u, 1]]` for the rest, starting at 1; a group steps at
+/// `lr / sqrt(sum)` and its sum then adds the mean of the group's squared gradients. The
+/// error uses all k factors; with `fast` false (LIBMF's first epoch) only the first group
+/// is updated. The loop of `examples/sgd_mf.rs --adagrad`, annotated.
 #[strads::parallel_for]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn adagrad_epoch(
     ratings: &SparseArray<f32, 2>,
     w: &mut DistArray<f32, 2>,
     h: &mut DistArray<f32, 2>,
-    gw: &mut DistArray<f32, 1>,
-    gh: &mut DistArray<f32, 1>,
+    gw: &mut DistArray<f32, 2>,
+    gh: &mut DistArray<f32, 2>,
     lr: f32,
     reg: f32,
+    fast: bool,
 ) {
+    let rk: (f32, f32) = group_scales(w.shape()[1]);
     for ([u, i], &r) in ratings {
         let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        let pred = dot(wu, hi);
-        let err = r - pred;
-        let (ww, hh) = (dot(wu, wu), dot(hi, hi));
-        let n = wu.len() as f32;
-        let cross = 2.0 * reg * err * pred;
-        let sw = ((reg * reg * ww - cross + err * err * hh) / n).max(0.0);
-        let sh = ((reg * reg * hh - cross + err * err * ww) / n).max(0.0);
-        let (lw, lh) = (lr / gw[u].sqrt(), lr / gh[i].sqrt());
-        for k in 0..wu.len() {
-            let wk = wu[k];
-            wu[k] += lw * (err * hi[k] - reg * wk);
-            hi[k] += lh * (err * wk - reg * hi[k]);
+        let (gu, gi) = (gw.row_mut(u), gh.row_mut(i));
+        let (ws, wf) = wu.split_at_mut(SLOW.min(wu.len()));
+        let (hs, hf) = hi.split_at_mut(SLOW.min(hi.len()));
+        let (ds, df) = (dot(ws, hs), dot(wf, hf));
+        let err = r - (ds + df);
+        let rate = [gu[0], gi[0], gu[1], gi[1]].map(|g| lr / g.sqrt());
+        let slow = [ds, dot(ws, ws), dot(hs, hs)];
+        let (sw, sh) = adagrad_step((ws, hs), err, slow, (rate[0], rate[1]), (reg, rk.0));
+        gu[0] += sw;
+        gi[0] += sh;
+        if fast && !wf.is_empty() {
+            let rest = [df, dot(wf, wf), dot(hf, hf)];
+            let (sw, sh) = adagrad_step((wf, hf), err, rest, (rate[2], rate[3]), (reg, rk.1));
+            gu[1] += sw;
+            gi[1] += sh;
         }
-        gw[u] += sw;
-        gh[i] += sh;
     }
 }
 
-/// The AdaGrad update of one rating's two rows and their squared-gradient sums, given the
-/// rating: the arithmetic of [`adagrad_epoch`], shared by the hand-written loops.
+/// One group's AdaGrad step (LIBMF's `sg_update`): factors `p` of a user and `q` of an item
+/// (`[p . q, p . p, q . q]` before the step) step against the rating's error `err` at
+/// their rows' rates `lp`, `lq`; returns what their squared-gradient sums add, the mean
+/// of the squared gradient over the group (`rk`: one over the group's width). The squared
+/// norms come from the dot products (`|reg p - err q|^2` expanded), so the step itself is
+/// the plain SGD loop with two rates.
+#[inline(always)]
+pub(crate) fn adagrad_step(
+    (p, q): (&mut [f32], &mut [f32]),
+    err: f32,
+    [pq, pp, qq]: [f32; 3],
+    (lp, lq): (f32, f32),
+    (reg, rk): (f32, f32),
+) -> (f32, f32) {
+    let cross = 2.0 * reg * err * pq;
+    let sp = ((reg * reg * pp - cross + err * err * qq) * rk).max(0.0);
+    let sq = ((reg * reg * qq - cross + err * err * pp) * rk).max(0.0);
+    for (a, b) in p.iter_mut().zip(q.iter_mut()) {
+        let (x, y) = (*a, *b);
+        *a = x + lp * (err * y - reg * x);
+        *b = y + lq * (err * x - reg * y);
+    }
+    (sp, sq)
+}
+
+/// The AdaGrad update of one rating's two rows and their squared-gradient sums (two each),
+/// given the rating: the arithmetic of [`adagrad_epoch`], shared by the hand-written loops
+/// (`rk` from [`group_scales`]).
 #[inline(always)]
 #[allow(dead_code)]
 pub(crate) fn update_adagrad(
     (wu, hi): (&mut [f32], &mut [f32]),
-    (gu, gi): (&mut f32, &mut f32),
+    (gu, gi): (&mut [f32], &mut [f32]),
     r: f32,
-    lr: f32,
-    reg: f32,
+    (lr, reg, rk): (f32, f32, (f32, f32)),
+    fast: bool,
 ) {
-    let pred = dot(wu, hi);
-    let err = r - pred;
-    let (ww, hh) = (dot(wu, wu), dot(hi, hi));
-    let n = wu.len() as f32;
-    let cross = 2.0 * reg * err * pred;
-    let sw = ((reg * reg * ww - cross + err * err * hh) / n).max(0.0);
-    let sh = ((reg * reg * hh - cross + err * err * ww) / n).max(0.0);
-    let (lw, lh) = (lr / gu.sqrt(), lr / gi.sqrt());
-    for k in 0..wu.len() {
-        let wk = wu[k];
-        wu[k] += lw * (err * hi[k] - reg * wk);
-        hi[k] += lh * (err * wk - reg * hi[k]);
+    let (ws, wf) = wu.split_at_mut(SLOW.min(wu.len()));
+    let (hs, hf) = hi.split_at_mut(SLOW.min(hi.len()));
+    let (ds, df) = (dot(ws, hs), dot(wf, hf));
+    let err = r - (ds + df);
+    let rate = [gu[0], gi[0], gu[1], gi[1]].map(|g| lr / g.sqrt());
+    let slow = [ds, dot(ws, ws), dot(hs, hs)];
+    let (sw, sh) = adagrad_step((ws, hs), err, slow, (rate[0], rate[1]), (reg, rk.0));
+    gu[0] += sw;
+    gi[0] += sh;
+    if fast && !wf.is_empty() {
+        let rest = [df, dot(wf, wf), dot(hf, hf)];
+        let (sw, sh) = adagrad_step((wf, hf), err, rest, (rate[2], rate[3]), (reg, rk.1));
+        gu[1] += sw;
+        gi[1] += sh;
     }
-    *gu += sw;
-    *gi += sh;
 }
 
-/// [`serial_epoch`] with AdaGrad's rates: what a user would write without strads.
+/// [`serial_epoch`] with AdaGrad's rates: what a user would write without strads. `gw` and
+/// `gh` hold two sums per row (`[rows, 2]`, flat).
 #[inline(never)]
 #[allow(dead_code)]
 pub(crate) fn serial_adagrad_epoch(
@@ -136,18 +179,15 @@ pub(crate) fn serial_adagrad_epoch(
     (w, h): (&mut [f32], &mut [f32]),
     (gw, gh): (&mut [f32], &mut [f32]),
     k: usize,
-    lr: f32,
-    reg: f32,
+    (lr, reg): (f32, f32),
+    fast: bool,
 ) {
+    let rk = group_scales(k);
     for &(u, i, r) in ratings {
         let (wu, hi) = rows(w, h, k, (u, i));
-        update_adagrad(
-            (wu, hi),
-            (&mut gw[u as usize], &mut gh[i as usize]),
-            r,
-            lr,
-            reg,
-        );
+        let (u, i) = (u as usize, i as usize);
+        let (gu, gi) = (&mut gw[2 * u..2 * u + 2], &mut gh[2 * i..2 * i + 2]);
+        update_adagrad((wu, hi), (gu, gi), r, (lr, reg, rk), fast);
     }
 }
 
