@@ -152,6 +152,15 @@ fn digest(parts: &[Vec<u64>]) -> u64 {
         .fold(0u64, |s, &b| s.wrapping_mul(1_000_003).wrapping_add(b))
 }
 
+/// Iterations of the small-group loops: `SHAPES_ACROSS_N` (for profiling at scale), else
+/// 3,000.
+fn small_groups_size() -> usize {
+    std::env::var("SHAPES_ACROSS_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000)
+}
+
 /// A deterministic shuffle (xorshift, Fisher-Yates).
 fn shuffle<T>(v: &mut [T], seed: u64) {
     let mut x = seed | 1;
@@ -210,7 +219,7 @@ fn program() {
         let vals: Vec<u64> = cells.iter().map(|(_, v)| v.to_bits() as u64).collect();
         println!("chain_mut {call}: {:016x}", digest(&[vals, bits(&carry)]));
         // Reconnaissance with many small groups.
-        let n = 3000 + call;
+        let n = small_groups_size() + call;
         let xs = DistArray::from_fn([n], |[i]| (i as i64 * 7) % 13 - 6);
         let mut ys = DistArray::<i64, 1>::zeros([n]);
         mirrored(&xs, &mut ys, n);

@@ -130,7 +130,7 @@ fn reduction_code(
     let folds = reds.iter().map(|r| {
         let x = &r.ident;
         if logged(r, ordered) {
-            return quote!(self.#x.append(&part.#x););
+            return quote!(self.#x.absorb(part.#x););
         }
         combine(r.op, quote!(self.#x), quote!(part.#x))
     });
@@ -173,7 +173,7 @@ fn reduction_code(
                 }
 
                 /// Combines a block's part into `self`, with each variable's operator.
-                #vis fn fold(&mut self, part: &Self) {
+                #vis fn fold(&mut self, part: Self) {
                     #(#folds)*
                 }
                 #at_fn
@@ -184,7 +184,7 @@ fn reduction_code(
         block: quote!(let mut __red = #name::identity();),
         push: quote!(__parts.push(__blk.seq(), __red);),
         end: quote! {
-            let __total = __parts.fold(#name::identity(), #name::fold);
+            let __total = __parts.fold_owned(#name::identity(), #name::fold);
             #(#apply)*
         },
         logged: logged_any,

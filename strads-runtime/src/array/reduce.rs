@@ -127,6 +127,17 @@ impl<R> Parts<R> {
         f(&self.parts.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// Folds every part into `total` in `seq` order, each part given whole (what kept
+    /// terms take without a copy), and returns it.
+    pub fn fold_owned(self, mut total: R, mut f: impl FnMut(&mut R, R)) -> R {
+        let mut parts = self.parts.into_inner().unwrap_or_else(|e| e.into_inner());
+        parts.sort_by_key(|(seq, _)| *seq);
+        for (_, part) in parts {
+            f(&mut total, part);
+        }
+        total
+    }
+
     /// Folds every part into `total` in `seq` order and returns it.
     pub fn fold(self, mut total: R, mut f: impl FnMut(&mut R, &R)) -> R {
         let mut parts = self.parts.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -164,7 +175,8 @@ pub struct Terms<T> {
     /// The current iteration's place (set before each iteration; not sent).
     #[serde(skip)]
     at: u128,
-    terms: Vec<(u128, T)>,
+    /// Runs of terms, each in the serial order (a block's); blocks' runs interleave.
+    runs: Vec<Vec<(u128, T)>>,
 }
 
 impl<T: Reduce> Default for Terms<T> {
@@ -178,7 +190,7 @@ impl<T: Reduce> Terms<T> {
     pub fn new() -> Self {
         Terms {
             at: 0,
-            terms: Vec::new(),
+            runs: Vec::new(),
         }
     }
 
@@ -188,15 +200,50 @@ impl<T: Reduce> Terms<T> {
         self.at = position;
     }
 
-    /// Adds another block's terms.
+    /// Adds another block's terms (a copy of them: see [`absorb`](Terms::absorb)).
     pub fn append(&mut self, part: &Self) {
-        self.terms.extend_from_slice(&part.terms);
+        self.runs
+            .extend(part.runs.iter().filter(|r| !r.is_empty()).cloned());
     }
 
-    /// The terms in the serial order (stable: one iteration's terms keep theirs).
-    fn in_order(mut self) -> impl Iterator<Item = T> {
-        self.terms.sort_by_key(|(p, _)| *p);
-        self.terms.into_iter().map(|(_, t)| t)
+    /// Takes another block's terms.
+    pub fn absorb(&mut self, part: Self) {
+        self.runs
+            .extend(part.runs.into_iter().filter(|r| !r.is_empty()));
+    }
+
+    /// Every term in the serial order, to `f`: the runs merged by position. A run is a
+    /// block's, so it holds long stretches of consecutive places: each stretch is taken
+    /// whole up to the next run's head (one heap operation per stretch, not per term).
+    /// Terms of one iteration are in one run, in their order.
+    fn for_each_in_order(mut self, mut f: impl FnMut(T)) {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        for run in &mut self.runs {
+            if !run.is_sorted_by_key(|(p, _)| *p) {
+                run.sort_by_key(|(p, _)| *p);
+            }
+        }
+        let mut heads: BinaryHeap<Reverse<(u128, usize)>> = self
+            .runs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, r)| r.first().map(|t| Reverse((t.0, k))))
+            .collect();
+        let mut next = vec![0usize; self.runs.len()];
+        while let Some(Reverse((_, k))) = heads.pop() {
+            let bound = heads.peek().map(|Reverse((p, _))| *p);
+            let run = &self.runs[k];
+            let mut i = next[k];
+            while i < run.len() && bound.is_none_or(|b| run[i].0 < b) {
+                f(run[i].1);
+                i += 1;
+            }
+            next[k] = i;
+            if let Some(t) = run.get(i) {
+                heads.push(Reverse((t.0, k)));
+            }
+        }
     }
 
     /// `acc`, with every term added in the serial order.
@@ -204,7 +251,9 @@ impl<T: Reduce> Terms<T> {
     where
         T: std::ops::Add<Output = T>,
     {
-        self.in_order().fold(acc, |a, t| a + t)
+        let mut acc = acc;
+        self.for_each_in_order(|t| acc = acc + t);
+        acc
     }
 
     /// `acc`, multiplied by every term in the serial order.
@@ -212,27 +261,62 @@ impl<T: Reduce> Terms<T> {
     where
         T: std::ops::Mul<Output = T>,
     {
-        self.in_order().fold(acc, |a, t| a * t)
+        let mut acc = acc;
+        self.for_each_in_order(|t| acc = acc * t);
+        acc
+    }
+
+    #[inline(always)]
+    fn push(&mut self, t: T) {
+        match self.runs.last_mut() {
+            Some(run) => run.push((self.at, t)),
+            None => self.runs.push(vec![(self.at, t)]),
+        }
     }
 }
 
-impl<T> std::ops::AddAssign<T> for Terms<T> {
+impl<T: Reduce> std::ops::AddAssign<T> for Terms<T> {
     #[inline(always)]
     fn add_assign(&mut self, t: T) {
-        self.terms.push((self.at, t));
+        self.push(t);
     }
 }
 
-impl<T> std::ops::MulAssign<T> for Terms<T> {
+impl<T: Reduce> std::ops::MulAssign<T> for Terms<T> {
     #[inline(always)]
     fn mul_assign(&mut self, t: T) {
-        self.terms.push((self.at, t));
+        self.push(t);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Runs that interleave in stretches (tiles of a row-major table) fold in the serial
+    /// order, a run out of order is sorted first, and one iteration's terms keep theirs.
+    #[test]
+    fn terms_merge_runs_in_the_serial_order() {
+        let run = |places: &[(u128, f64)]| {
+            let mut t = Terms::<f64>::new();
+            for &(p, v) in places {
+                t.at(p);
+                t += v;
+            }
+            t
+        };
+        let mut all = run(&[(0, 1.0), (1, 1e16), (4, 3.0), (5, -1e16)]);
+        all.append(&run(&[(3, 0.5), (2, 2.0), (2, -7.0)]));
+        all.append(&run(&[(6, 0.25), (7, 1e-3)]));
+        let mut seen = Vec::new();
+        all.clone().for_each_in_order(|t| seen.push(t));
+        assert_eq!(
+            seen,
+            vec![1.0, 1e16, 2.0, -7.0, 0.5, 3.0, -1e16, 0.25, 1e-3]
+        );
+        let serial = seen.iter().fold(0.125, |a, t| a + t);
+        assert_eq!(all.add_into(0.125).to_bits(), serial.to_bits());
+    }
 
     #[test]
     fn identities() {
