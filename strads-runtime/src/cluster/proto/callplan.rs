@@ -313,7 +313,9 @@ impl CallPlan {
                                         tid
                                     });
                                     let tr = &mut plan.transfers[tid];
-                                    tr.region = tr.region.union(&Region(vec![(k, seg.end)]));
+                                    // Sorted and merged once, at the end (segments
+                                    // of several tasks arrive in no order).
+                                    tr.region.0.push((k, seg.end));
                                     if !tr.needed_by.contains(&(t, w)) {
                                         tr.needed_by.push((t, w));
                                     }
@@ -394,8 +396,11 @@ impl CallPlan {
                     tid
                 });
                 let tr = &mut plan.transfers[tid];
-                tr.region = tr.region.union(&Region(vec![(k, seg.end)]));
+                tr.region.0.push((k, seg.end));
             }
+        }
+        for tr in &mut plan.transfers {
+            tr.region.normalize();
         }
         Ok(plan)
     }

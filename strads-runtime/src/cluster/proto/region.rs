@@ -42,7 +42,7 @@ impl Region {
     }
 
     /// Sorts and merges the ranges.
-    fn normalize(&mut self) {
+    pub(crate) fn normalize(&mut self) {
         self.0.sort_unstable();
         let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.0.len());
         for &(lo, hi) in &self.0 {
