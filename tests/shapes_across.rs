@@ -2,7 +2,8 @@
 //! (2 x 1 and 2 x 2): strided red-black sweeps in 1-D and 2-D, strided triplets, the
 //! README's SGD-MF loop marked `ordered` over ratings in index order and shuffled, an
 //! `ordered` `iter_mut()` chain over shuffled entries, `ordered` float reductions, and
-//! reconnaissance loops of many small groups (a mirrored update, a labelled scatter).
+//! reconnaissance loops of many small groups (a mirrored update, a labelled scatter, a
+//! tournament of `match`-selected updates, a windowed scatter).
 //!
 //! Every loop here gives one serial order's result whatever the layout: the ordered ones
 //! the serial loop's own, the others a result the order cannot change (each element is
@@ -144,6 +145,34 @@ fn scatter(labels: &DistArray<u32, 1>, counts: &mut DistArray<i64, 1>, n: usize)
     }
 }
 
+/// A tournament: each match's winner is chosen by a `match` on data, and scores change by
+/// integer steps (any order gives the same totals).
+#[strads::parallel_for]
+fn tournament(pairs: &DistArray<u32, 2>, score: &mut DistArray<i64, 1>) {
+    for m in 0..pairs.shape()[0] {
+        let (a, b) = (pairs[[m, 0]] as usize, pairs[[m, 1]] as usize);
+        match (a * 7 + b * 3 + m) % 3 {
+            0 => score[a] += 2,
+            1 => score[b] += 2,
+            _ => {
+                score[a] += 1;
+                score[b] -= 1;
+            }
+        }
+    }
+}
+
+/// A windowed scatter: each point adds its weight to three cells from its centre.
+#[strads::parallel_for]
+fn windowed(centre: &DistArray<u32, 1>, out: &mut DistArray<i64, 1>) {
+    for i in 0..centre.len() {
+        let c = centre[i] as usize;
+        for d in 0..3 {
+            out[c + d] += (i % 11) as i64 - 5;
+        }
+    }
+}
+
 /// Bits of several values, as one number.
 fn digest(parts: &[Vec<u64>]) -> u64 {
     parts
@@ -186,7 +215,7 @@ fn program() {
     let ratings = ratings.sorted();
     for call in 0..3 {
         // Red-black sweeps.
-        let n = 301 + call;
+        let n = 301 * (small_groups_size() / 3000).max(1) + call;
         let mut x = DistArray::<f64, 1>::random([n], 1);
         red_1d(&mut x, n);
         black_1d(&mut x, n);
@@ -197,7 +226,7 @@ fn program() {
         red_rows(&mut g, r, c);
         red_cells(&mut g, r, c);
         println!("red_black_2d {call}: {:016x}", digest(&[bits(&g)]));
-        let k = 200 + call;
+        let k = 200 * (small_groups_size() / 3000).max(1) + call;
         let mut t = DistArray::<f32, 1>::random([3 * k], 3);
         triplets(&mut t, k);
         println!("triplets {call}: {:016x}", digest(&[bits(&t)]));
@@ -226,9 +255,18 @@ fn program() {
         let labels = DistArray::from_fn([n], |[i]| ((i * 31) % 97) as u32);
         let mut counts = DistArray::<i64, 1>::zeros([97]);
         scatter(&labels, &mut counts, n);
+        let players = 97;
+        let pairs = DistArray::from_fn([n, 2], |[m, k]| {
+            ((m * 13 + k * 31 + m / 7) % players) as u32
+        });
+        let mut score = DistArray::<i64, 1>::zeros([players]);
+        tournament(&pairs, &mut score);
+        let centres = DistArray::from_fn([n], |[i]| ((i * 37) % 500) as u32);
+        let mut cells = DistArray::<i64, 1>::zeros([502]);
+        windowed(&centres, &mut cells);
         println!(
             "small_groups {call}: {:016x}",
-            digest(&[bits(&ys), bits(&counts)])
+            digest(&[bits(&ys), bits(&counts), bits(&score), bits(&cells)])
         );
     }
 }
@@ -250,8 +288,8 @@ const LOOPS: [&str; 12] = [
     "chain_mut",
     "mirrored",
     "scatter",
-    "red_1d",
-    "black_1d",
+    "tournament",
+    "windowed",
 ];
 
 fn check() -> Result<(), String> {
