@@ -185,7 +185,7 @@ pub use strads_runtime::cluster;
 
 pub use strads_runtime::{
     ArrayMut, ArrayRef, Buffered, DistArray, Error, IterRng, Result, SparseArray, axpy,
-    current_threads, dot, merge, testing, with_threads,
+    current_threads, dot, dots, merge, testing, with_threads,
 };
 
 /// Whether `#[parallel_for]` loops run their original serial loop (`STRADS_SERIAL=1`, the
@@ -221,7 +221,9 @@ pub mod generate {
 
 /// The names a training program needs: `use strads::prelude::*;`.
 pub mod prelude {
-    pub use strads_runtime::{ArrayMut, ArrayRef, DistArray, IterRng, SparseArray, axpy, dot};
+    pub use strads_runtime::{
+        ArrayMut, ArrayRef, DistArray, IterRng, SparseArray, axpy, dot, dots,
+    };
 }
 
 /// What generated code names. Not public API: it changes without notice.

@@ -24,7 +24,7 @@ pub use linkme;
 pub use array::access::{ArrayMut, ArrayRef};
 pub use array::buffer::{Average, Buffered, CopyView, Relaxed, SharedCopyView, merge};
 pub use array::capture::{Capture, CaptureByCopy, CaptureByRef};
-pub use array::linalg::{axpy, dot};
+pub use array::linalg::{axpy, dot, dots};
 pub use array::reduce::{Parts, Reduce, Terms};
 pub use array::rng::IterRng;
 pub use array::view::{Named, SharedMut, ViewMut};
