@@ -124,3 +124,40 @@ fn reconnaissance_reductions_are_exact_where_the_readme_says() {
         );
     }
 }
+
+/// A nest whose inner loop steps: iterations' places in the serial order come from their
+/// coordinates, not their values (found by review: the values of `j` passed the extent of
+/// its coordinates, and two places coincided, which hung the merge).
+#[strads::parallel_for(ordered)]
+fn stepped(x: &mut DistArray<f64, 2>, n: usize, lo: usize) -> (f64, f64) {
+    let mut s: f64 = 0.0;
+    let mut p: f64 = 1.0;
+    for i in 0..n {
+        for j in (5..11).step_by(3) {
+            x[[i, j]] = x[[i, j]] * 0.5 + 1.0;
+            s += 1.0 / (1 + i * 10 + j + lo) as f64 + if j == 8 { 1e3 } else { 0.0 };
+            p *= 1.0 + (i as f64 - j as f64) * 1e-3;
+        }
+    }
+    (s, p)
+}
+
+#[test]
+fn stepped_nests_fold_in_the_serial_order() {
+    let n = 40;
+    let start = DistArray::<f64, 2>::random([n, 11], 5);
+    let mut want_x = start.clone();
+    let want = serial(|| stepped(&mut want_x, n, 3));
+    strads::testing::plan_always(|| {
+        for threads in 1..=4 {
+            let mut x = start.clone();
+            let got = strads::with_threads(threads, || stepped(&mut x, n, 3));
+            assert_eq!(x.as_slice(), want_x.as_slice(), "{threads} threads: arrays");
+            assert_eq!(
+                (got.0.to_bits(), got.1.to_bits()),
+                (want.0.to_bits(), want.1.to_bits()),
+                "{threads} threads: float += and *= equal the serial loop"
+            );
+        }
+    });
+}

@@ -172,6 +172,14 @@ impl ReductionSpec {
         self.exact = true;
         self
     }
+
+    /// The same, exact when `yes`: an integer's, where overflow does not panic (without
+    /// overflow checks its parts wrap to the serial sum whatever their order; with them, a
+    /// partial sum may overflow where the serial loop's does not, or the reverse).
+    pub const fn exact_if(mut self, yes: bool) -> Self {
+        self.exact = yes;
+        self
+    }
 }
 
 /// The iteration space of a loop.

@@ -53,7 +53,7 @@ pub(super) fn logged(r: &FoundReduction, ordered: bool) -> bool {
 }
 
 /// Whether the reduction's declared type is a primitive integer.
-fn integer(r: &FoundReduction) -> bool {
+pub(super) fn integer(r: &FoundReduction) -> bool {
     const INTEGERS: [&str; 12] = [
         "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
     ];
@@ -62,8 +62,8 @@ fn integer(r: &FoundReduction) -> bool {
 }
 
 /// Whether a `+=`/`*=` reduction's parts give the serial loop's result in any order: an
-/// integer's (sums and products of integers do not round), or an `ordered` loop's kept
-/// terms.
+/// integer's (sums and products of integers do not round; the spec then says so only
+/// where overflow does not panic, see `spec.rs`), or an `ordered` loop's kept terms.
 pub(crate) fn exact_reduction(r: &FoundReduction, ordered: bool) -> bool {
     matches!(r.op, ReduceOp::Add | ReduceOp::Mul) && (integer(r) || ordered)
 }

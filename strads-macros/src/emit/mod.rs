@@ -46,7 +46,8 @@ pub(crate) fn emit(
         arrays.body_args.insert(0, quote!(&mut __red));
     }
     let body_stmts = &body.stmts;
-    let spec_tokens = spec::spec_tokens(spec);
+    let integers: Vec<bool> = walked.reductions.iter().map(body::integer).collect();
+    let spec_tokens = spec::spec_tokens(spec, &integers);
     let doc_intro = format!(" The `#[strads::parallel_for]` loop of [`{fn_name}`].");
     let mut doc_lines: Vec<String> = report.lines().map(|l| format!(" {l}")).collect();
     if !reds.is_empty() {

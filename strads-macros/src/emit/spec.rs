@@ -24,7 +24,8 @@ pub(super) fn camel(s: &str) -> String {
 
 /// The spec as a constant expression. Every slice is its own `const`: a borrowed slice of
 /// values with drop glue is only `'static` as the whole initializer of a constant.
-pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
+/// `integers[k]`: reduction `k` is of a primitive integer type.
+pub(super) fn spec_tokens(spec: &LoopSpec, integers: &[bool]) -> TokenStream {
     let p = quote!(::strads::__private);
     let name = spec.name.as_ref();
     let dims = spec.dims.iter().map(|d| {
@@ -98,7 +99,7 @@ pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
-    let reductions = spec.reductions.iter().map(|r| {
+    let reductions = spec.reductions.iter().enumerate().map(|(k, r)| {
         let name = r.name.as_ref();
         let op = match r.op {
             strads_analysis::ReduceOp::Add => quote!(Add),
@@ -106,7 +107,13 @@ pub(super) fn spec_tokens(spec: &LoopSpec) -> TokenStream {
             strads_analysis::ReduceOp::Max => quote!(Max),
             strads_analysis::ReduceOp::Min => quote!(Min),
         };
-        let exact = r.exact.then(|| quote!(.exact()));
+        // An integer's parts are exact only where overflow wraps: in the user's build
+        // without debug assertions (which turn overflow checks on by default).
+        let exact = match (r.exact, integers.get(k).copied().unwrap_or(false)) {
+            (false, _) => None,
+            (true, true) => Some(quote!(.exact_if(!::core::cfg!(debug_assertions)))),
+            (true, false) => Some(quote!(.exact())),
+        };
         quote!(#p::ReductionSpec::new(#name, #p::ReduceOp::#op) #exact)
     });
     quote! {

@@ -232,10 +232,12 @@ impl<T: Reduce> Terms<T> {
             .collect();
         let mut next = vec![0usize; self.runs.len()];
         while let Some(Reverse((_, k))) = heads.pop() {
-            let bound = heads.peek().map(|Reverse((p, _))| *p);
+            // Ties between runs (which no plan makes: an iteration is in one block) go to
+            // the lower run, so the popped head is always taken: the merge ends.
+            let bound = heads.peek().map(|Reverse(head)| *head);
             let run = &self.runs[k];
             let mut i = next[k];
-            while i < run.len() && bound.is_none_or(|b| run[i].0 < b) {
+            while i < run.len() && bound.is_none_or(|b| (run[i].0, k) < b) {
                 f(run[i].1);
                 i += 1;
             }
@@ -316,6 +318,12 @@ mod tests {
         );
         let serial = seen.iter().fold(0.125, |a, t| a + t);
         assert_eq!(all.add_into(0.125).to_bits(), serial.to_bits());
+        // Two runs that share a place end (the lower run first).
+        let mut tied = run(&[(5, 1.0), (7, 2.0)]);
+        tied.append(&run(&[(7, 4.0), (9, 8.0)]));
+        let mut seen = Vec::new();
+        tied.for_each_in_order(|t| seen.push(t));
+        assert_eq!(seen, vec![1.0, 2.0, 4.0, 8.0]);
     }
 
     #[test]

@@ -102,7 +102,11 @@ impl Call<'_> {
         // A sample's verdict serves only calls the cost model decides.
         let accept =
             |plan: &ReconPlan| *plan.captured == *captured && (decides || plan.hopeless.is_none());
-        if decides && !state.cached(&key, accept) {
+        // Only where the plan gives the serial loop's bits but for split components (no
+        // buffer, exact merges): whether a call ran serially must not show in what the
+        // program prints.
+        let exact = spec.buffers.is_empty() && super::staticplan::merges_exactly(spec);
+        if decides && exact && !state.cached(&key, accept) {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             key.contents.hash(&mut h);
             if let Some(serial) =

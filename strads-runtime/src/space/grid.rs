@@ -231,8 +231,11 @@ impl<const N: usize> Space for GridSpace<N> {
         self.values(&self.coords(id))
     }
     fn position(&self, item: &[usize; N]) -> u128 {
-        // Values grow with their coordinates (steps are positive): index order.
-        super::linear(item, &self.extents_vec())
+        // The values' coordinates (a stepped dim's value is `base + step * c`), row-major:
+        // the iteration's id, its place in the serial order.
+        let c: [usize; N] =
+            std::array::from_fn(|d| (item[d] - self.dims[d].base) / self.dims[d].step);
+        self.id(&c) as u128
     }
 }
 
