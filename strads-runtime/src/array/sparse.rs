@@ -28,6 +28,8 @@ pub struct SparseArray<T, const N: usize> {
     pub(crate) cache: PlanCache,
     /// Whether cluster workers hold a copy (dropped with this array).
     pub(crate) forget: crate::array::away::Forget,
+    /// Whether the entries are in index order, found once (the keys never change).
+    sorted: std::sync::OnceLock<bool>,
 }
 
 impl<T, const N: usize> SparseArray<T, N> {
@@ -61,6 +63,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             values_version: 0,
             cache: PlanCache::default(),
             forget: Default::default(),
+            sorted: std::sync::OnceLock::new(),
         })
     }
 
@@ -143,12 +146,13 @@ impl<T, const N: usize> SparseArray<T, N> {
             values_version: 0,
             cache: PlanCache::default(),
             forget: Default::default(),
+            sorted: std::sync::OnceLock::new(),
         }
     }
 
     /// Whether the entries are in index order.
     pub fn is_sorted(&self) -> bool {
-        self.keys.is_sorted()
+        *self.sorted.get_or_init(|| self.keys.is_sorted())
     }
 
     /// The stored values in order.
@@ -181,6 +185,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             values_version: 0,
             cache: PlanCache::default(),
             forget: Default::default(),
+            sorted: std::sync::OnceLock::new(),
         }
     }
 
@@ -199,6 +204,7 @@ impl<T: Clone, const N: usize> Clone for SparseArray<T, N> {
             values_version: 0,
             cache: PlanCache::default(),
             forget: Default::default(),
+            sorted: std::sync::OnceLock::new(),
         }
     }
 }
