@@ -1,4 +1,4 @@
-//! What `#[strads::parallel_for]` turns `sgd_epoch` of DESIGN.md into, with comments.
+//! What `#[strads::parallel_for]` turns `sgd_epoch` of docs/design.md into, with comments.
 //!
 //! This file is the macro's real output (the `sgd_mf` snapshot in
 //! `strads-macros/src/snapshots/`), pretty-printed and annotated by hand; it compiles and
@@ -135,7 +135,7 @@ impl SgdEpochLoop {
     }
 }
 impl SgdEpochLoop {
-    // (4) A cluster worker's side of a call (DESIGN.md "Cluster"): the struct the driver
+    // (4) A cluster worker's side of a call (docs/design.md "Across processes"): the struct the driver
     //     sent (decoded through a probe, so a capture that does not serialize gets one
     //     error, at its type), this rank's copies of the arrays, the same call run on
     //     the blocks of this rank, the arrays put back for the next call.

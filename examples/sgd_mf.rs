@@ -1,4 +1,4 @@
-//! SGD matrix factorization, the loop of DESIGN.md, on MovieLens or generated data.
+//! SGD matrix factorization, the loop of docs/design.md, on MovieLens or generated data.
 //!
 //! ```text
 //! cargo run --release --example sgd_mf                       # generated ml-100k-shaped data

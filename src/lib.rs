@@ -179,7 +179,7 @@ pub use strads_macros::parallel_for;
 /// ```
 pub use strads_macros::main;
 
-/// The cluster runtime (see DESIGN.md, "Cluster"): [`cluster::start`] joins the job; the
+/// The cluster runtime (see docs/design.md, "Across processes"): [`cluster::start`] joins the job; the
 /// protocol core and its simulated network are public for tests and scaling studies.
 pub use strads_runtime::cluster;
 

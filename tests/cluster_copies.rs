@@ -4,7 +4,7 @@
 //! some calls, gives as 2 processes the bits it gives as 2 threads, and moves fewer bytes
 //! when nothing changed in between.
 //!
-//! Written parts also stay where they were written between calls (DESIGN.md "Arrays"): a
+//! Written parts also stay where they were written between calls (docs/design.md, "Across processes", arrays in parts): a
 //! chain of calls of two different loops that write the same array, with no serial code
 //! in between, gives the same bits, and the parts come home once, when serial code reads
 //! the arrays at the end.

@@ -1,4 +1,4 @@
-//! End to end: the SGD-MF loop of DESIGN.md runs 2D-parallel, and every run equals the
+//! End to end: the SGD-MF loop of docs/design.md runs 2D-parallel, and every run equals the
 //! serial replay of the order its workers recorded, bit for bit.
 
 mod common;

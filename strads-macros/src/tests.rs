@@ -15,7 +15,7 @@ fn check(name: &str, args: TokenStream, item: TokenStream) {
     insta::assert_snapshot!(name, prettyplease::unparse(&file));
 }
 
-/// The SGD-MF loop of DESIGN.md: 2D, `w` and `h` written through `row_mut`, `lr` captured.
+/// The SGD-MF loop of docs/design.md: 2D, `w` and `h` written through `row_mut`, `lr` captured.
 #[test]
 fn sgd_mf() {
     check(

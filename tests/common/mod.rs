@@ -1,10 +1,10 @@
-//! The SGD-MF program of DESIGN.md, shared by the end-to-end tests.
+//! The SGD-MF program of docs/design.md, shared by the end-to-end tests.
 
 #![allow(dead_code)]
 
 use strads::prelude::*;
 
-/// One epoch of SGD over every rating: the loop of DESIGN.md with the L2 weight a parameter.
+/// One epoch of SGD over every rating: the loop of docs/design.md with the L2 weight a parameter.
 #[strads::parallel_for(expect = "2d")]
 pub(crate) fn sgd_epoch(
     ratings: &SparseArray<f32, 2>,

@@ -1,4 +1,4 @@
-//! The cluster runtime: the same program on many processes (DESIGN.md, "Cluster").
+//! The cluster runtime: the same program on many processes (docs/design.md, "Across processes").
 //!
 //! - `proto`: the sans-I/O protocol core: a state machine per rank fed frames and time,
 //!   returning frames to send and its next timeout; the transfers of a call computed from

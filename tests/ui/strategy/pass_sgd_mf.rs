@@ -1,4 +1,4 @@
-// The SGD-MF loop of DESIGN.md compiles with `expect = "2d"`, runs, and lowers the training
+// The SGD-MF loop of docs/design.md compiles with `expect = "2d"`, runs, and lowers the training
 // error, equal to the serial loop on one thread.
 
 use strads::prelude::*;
