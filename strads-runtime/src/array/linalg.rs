@@ -37,10 +37,7 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
 #[inline(always)]
 fn dot_chunks(ca: std::slice::ChunksExact<'_, f32>, cb: std::slice::ChunksExact<'_, f32>) -> f32 {
-    use std::arch::x86_64::{
-        _mm_add_ps, _mm_add_ss, _mm_cvtss_f32, _mm_loadu_ps, _mm_movehl_ps, _mm_mul_ps,
-        _mm_setzero_ps, _mm_shuffle_ps,
-    };
+    use std::arch::x86_64::{_mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_setzero_ps};
     // SAFETY: SSE is enabled for this build (the `cfg` above; every x86_64 CPU has it), so
     // the intrinsics may run. Each chunk `x`, `y` holds exactly 8 `f32`s (`chunks_exact`),
     // so the unaligned 4-lane loads at offsets 0 and 4 read inside them. Tested bit for bit
@@ -55,8 +52,20 @@ fn dot_chunks(ca: std::slice::ChunksExact<'_, f32>, cb: std::slice::ChunksExact<
                 _mm_mul_ps(_mm_loadu_ps(x.add(4)), _mm_loadu_ps(y.add(4))),
             );
         }
-        // s = [acc0 + acc4, acc1 + acc5, acc2 + acc6, acc3 + acc7]; t = s + [s1, s0, s3, s2]
-        // holds s0 + s1 in lane 0 and s2 + s3 in lane 2; their sum is the result.
+        halves_sum(lo, hi)
+    }
+}
+
+/// The eight partial sums of two SSE registers, in `dot`'s order: `s = [acc0 + acc4, acc1
+/// + acc5, acc2 + acc6, acc3 + acc7]`; `t = s + [s1, s0, s3, s2]` holds `s0 + s1` in lane
+/// 0 and `s2 + s3` in lane 2; their sum is the result.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+#[inline(always)]
+fn halves_sum(lo: std::arch::x86_64::__m128, hi: std::arch::x86_64::__m128) -> f32 {
+    use std::arch::x86_64::{_mm_add_ps, _mm_add_ss, _mm_cvtss_f32, _mm_movehl_ps, _mm_shuffle_ps};
+    // SAFETY: SSE is enabled for this build (the `cfg` above); the intrinsics work on
+    // registers only.
+    unsafe {
         let s = _mm_add_ps(lo, hi);
         let t = _mm_add_ps(s, _mm_shuffle_ps::<0b10_11_00_01>(s, s));
         _mm_cvtss_f32(_mm_add_ss(t, _mm_movehl_ps(t, t)))
@@ -111,19 +120,11 @@ fn dots_chunks(
     ca: std::slice::ChunksExact<'_, f32>,
     cb: std::slice::ChunksExact<'_, f32>,
 ) -> [f32; 3] {
-    use std::arch::x86_64::{
-        __m128, _mm_add_ps, _mm_add_ss, _mm_cvtss_f32, _mm_loadu_ps, _mm_movehl_ps, _mm_mul_ps,
-        _mm_setzero_ps, _mm_shuffle_ps,
-    };
+    use std::arch::x86_64::{_mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_setzero_ps};
     // SAFETY: as in `dot_chunks`: SSE is enabled for this build, and each chunk holds
     // exactly 8 `f32`s, so the 4-lane loads at offsets 0 and 4 read inside it. Tested bit
     // for bit against three `dot`s (`dots_equal_three_dots`).
     unsafe {
-        let sum = |lo: __m128, hi: __m128| {
-            let s = _mm_add_ps(lo, hi);
-            let t = _mm_add_ps(s, _mm_shuffle_ps::<0b10_11_00_01>(s, s));
-            _mm_cvtss_f32(_mm_add_ss(t, _mm_movehl_ps(t, t)))
-        };
         let z = _mm_setzero_ps();
         let (mut ab, mut aa, mut bb) = ([z, z], [z, z], [z, z]);
         for (x, y) in ca.zip(cb) {
@@ -135,7 +136,11 @@ fn dots_chunks(
                 bb[h] = _mm_add_ps(bb[h], _mm_mul_ps(yv, yv));
             }
         }
-        [sum(ab[0], ab[1]), sum(aa[0], aa[1]), sum(bb[0], bb[1])]
+        [
+            halves_sum(ab[0], ab[1]),
+            halves_sum(aa[0], aa[1]),
+            halves_sum(bb[0], bb[1]),
+        ]
     }
 }
 

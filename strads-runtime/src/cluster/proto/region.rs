@@ -62,16 +62,19 @@ impl Region {
     }
 }
 
+/// Elements per index of `axis` of an array of `shape`, the axis' extent, and how many
+/// blocks of the axis there are: `(inner, extent, outer)`.
+fn strides(shape: &[usize], axis: usize) -> (u64, u64, u64) {
+    let inner: u64 = shape[axis + 1..].iter().map(|&d| d as u64).product();
+    let outer: u64 = shape[..axis].iter().map(|&d| d as u64).product();
+    (inner, shape[axis] as u64, outer)
+}
+
 /// How a window of index ranges covers an array, and whether it is writable: `None` for
 /// wavefront tiles (see [`tile_regions`]) and reconnaissance ownership.
 pub fn window_region(window: &Window, shape: &[usize]) -> Option<(Region, bool)> {
     let len: u64 = shape.iter().map(|&d| d as u64).product();
-    // Elements per index of `axis`, and how many blocks of the axis there are.
-    let strides = |axis: usize| -> (u64, u64, u64) {
-        let inner: u64 = shape[axis + 1..].iter().map(|&d| d as u64).product();
-        let outer: u64 = shape[..axis].iter().map(|&d| d as u64).product();
-        (inner, shape[axis] as u64, outer)
-    };
+    let strides = |axis: usize| strides(shape, axis);
     match window {
         Window::All { writable } => Some((Region::all(len), *writable)),
         Window::Range {
@@ -142,10 +145,7 @@ pub fn task_regions(window: &Window, shape: &[usize]) -> Option<(Region, Region)
             hi,
             writable,
         } => {
-            let axis = align.axis;
-            let inner: u64 = shape[axis + 1..].iter().map(|&d| d as u64).product();
-            let outer: u64 = shape[..axis].iter().map(|&d| d as u64).product();
-            let dims = (inner, shape[axis] as u64, outer);
+            let dims = strides(shape, align.axis);
             let touched = lattice(align, (*lo, *hi), false, dims);
             let written = if *writable {
                 lattice(align, (*lo, *hi), true, dims)
