@@ -14,7 +14,8 @@ use strads_runtime::cluster::proto::verify::verify;
 use strads_runtime::cluster::proto::{CallPlan, PlanArray};
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{
-    ArrayMut, Call, DistArray, LoopState, RangeSpace, SharedMut, Space, SparseArray, with_threads,
+    ArrayMut, Call, DistArray, GridSpace, LoopState, Parts, RangeDim, RangeSpace, SharedMut, Space,
+    SparseArray, Terms, with_threads,
 };
 
 /// The parallel run's arrays, the replay's, the plain serial order's, and how many
@@ -219,6 +220,9 @@ fn run_both<S: Space>(
         });
     });
     check_schedule(state, space, &to_point, &shape_refs, threads);
+    if spec.ordered && space.in_index_order() {
+        check_positions(state, space, &to_point, &shape_refs, threads);
+    }
     let ran = trace.runs[0].order().len();
     // The plain serial order, for plans that keep every dependence's order.
     let mut nat = fresh();
@@ -226,6 +230,45 @@ fn run_both<S: Space>(
         body(spec, &to_point(&space.item(id)), &mut nat);
     }
     (par, rep, nat, ran)
+}
+
+/// The places `Block::for_each_at` gives an ordered loop's iterations (what its exact
+/// reductions are folded by): every block's run of terms, merged by place, must be the
+/// serial order itself, iteration ids `0..n`.
+fn check_positions<S: Space>(
+    state: &'static LoopState,
+    space: &S,
+    to_point: &(impl Fn(&S::Item<'_>) -> Vec<usize> + Sync),
+    shapes: &[&[usize]],
+    threads: usize,
+) {
+    let ids: std::collections::HashMap<Vec<usize>, usize> = (0..space.len())
+        .map(|id| (to_point(&space.item(id)), id))
+        .collect();
+    let parts = Parts::new();
+    strads_runtime::testing::plan_always(|| {
+        with_threads(threads, || {
+            let _ = Call::new(state, shapes).run(space, |blk| {
+                let mut terms = Terms::<f64>::new();
+                blk.for_each_at(|at, it| {
+                    terms.at(at);
+                    terms += ids[&to_point(&it)] as f64;
+                });
+                parts.push(blk.seq(), terms);
+            });
+        })
+    });
+    let all = parts.fold_owned(Terms::new(), |a, b| a.absorb(b));
+    let order: Vec<usize> = all
+        .into_serial_order()
+        .iter()
+        .map(|&x| x as usize)
+        .collect();
+    assert_eq!(
+        order,
+        (0..space.len()).collect::<Vec<_>>(),
+        "the places of an ordered loop's iterations are not the serial order"
+    );
 }
 
 /// Every element iteration `p` touches: `(array, [i, j], writes)`.
@@ -482,7 +525,7 @@ fn check(
     kind: u8,
 ) -> Result<(), TestCaseError> {
     let space_kind = match (kind, n_dims) {
-        (0, 1) => SpaceKind::Range,
+        (0, 1) | (3, _) => SpaceKind::Range,
         (1, _) => SpaceKind::Array {
             array: 3,
             sparse: true,
@@ -504,6 +547,36 @@ fn check(
     let state: &'static LoopState = Box::leak(Box::new(LoopState::new(spec)));
     let mut in_index_order = true;
     let (par, rep, nat, ran) = match space_kind {
+        // A nest of stepped ranges (`(1..).step_by(2)`, `(0..).step_by(3)`, ..): the body
+        // sees each dim's coordinate, as the macro's `_step` dims do.
+        SpaceKind::Range if kind == 3 => {
+            let dim =
+                |d: usize| RangeDim::stepped(1 - d % 2, 1 - d % 2 + (d + 2) * (extent + 1), d + 2);
+            let coords = |v: &[usize]| -> Vec<usize> {
+                v.iter()
+                    .enumerate()
+                    .map(|(d, &x)| (x - (1 - d % 2)) / (d + 2))
+                    .collect()
+            };
+            let n = (extent + 1).pow(n_dims as u32);
+            let out = match n_dims {
+                1 => run_both(state, &GridSpace::new([dim(0)]), |p| coords(p), threads),
+                2 => run_both(
+                    state,
+                    &GridSpace::new([dim(0), dim(1)]),
+                    |p| coords(p),
+                    threads,
+                ),
+                _ => run_both(
+                    state,
+                    &GridSpace::new([dim(0), dim(1), dim(2)]),
+                    |p| coords(p),
+                    threads,
+                ),
+            };
+            prop_assert_eq!(out.3, n);
+            out
+        }
         SpaceKind::Range => {
             let r = RangeSpace::new(0, extent + 1);
             let out = run_both(state, &r, |&i| vec![i], threads);
@@ -604,17 +677,17 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
     #[test]
-    fn parallel_equals_replay((n_dims, raw) in spec_strategy(), ordered in any::<bool>(), extent in 1usize..6, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 0u8..3) {
+    fn parallel_equals_replay((n_dims, raw) in spec_strategy(), ordered in any::<bool>(), extent in 1usize..6, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 0u8..4) {
         check(ordered, n_dims, &raw, extent, threads, sparse_seed, kind)?;
     }
 
     #[test]
-    fn factor_shaped_parallel_equals_replay((n_dims, raw) in structured_strategy(), ordered in any::<bool>(), extent in 1usize..7, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 1u8..3) {
+    fn factor_shaped_parallel_equals_replay((n_dims, raw) in structured_strategy(), ordered in any::<bool>(), extent in 1usize..7, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 1u8..4) {
         check(ordered, n_dims, &raw, extent, threads, sparse_seed, kind)?;
     }
 
     #[test]
-    fn stencils_equal_replay_and_keep_order((n_dims, raw) in stencil_strategy(), ordered in any::<bool>(), extent in 2usize..7, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 1u8..3) {
+    fn stencils_equal_replay_and_keep_order((n_dims, raw) in stencil_strategy(), ordered in any::<bool>(), extent in 2usize..7, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 1u8..4) {
         check(ordered, n_dims, &raw, extent, threads, sparse_seed, kind)?;
     }
 }

@@ -248,6 +248,13 @@ impl<T: Reduce> Terms<T> {
         }
     }
 
+    /// The terms in the serial order, as [`add_into`](Terms::add_into) folds them.
+    pub fn into_serial_order(self) -> Vec<T> {
+        let mut out = Vec::new();
+        self.for_each_in_order(|t| out.push(t));
+        out
+    }
+
     /// `acc`, with every term added in the serial order.
     pub fn add_into(self, acc: T) -> T
     where
