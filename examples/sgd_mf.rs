@@ -19,6 +19,8 @@ use std::time::Instant;
 use clap::Parser;
 use strads::prelude::*;
 
+#[path = "common/adagrad.rs"]
+mod adagrad;
 #[path = "common/cli.rs"]
 mod cli;
 #[path = "common/fmt.rs"]
@@ -45,18 +47,11 @@ fn sgd_epoch(
     }
 }
 
-/// The factors of AdaGrad's first group (LIBMF's `kALIGN`): the first epoch updates only
-/// these, and each group keeps a squared-gradient sum of its own per row.
-const SLOW: usize = 8;
-
-/// One epoch of SGD with a learning rate per row scaled by AdaGrad, LIBMF's update (Chin et
-/// al. 2015, as LIBMF 0.9.2's `mf.cpp` runs it): each row keeps two sums, `gw[[u, 0]]` for
-/// its first [`SLOW`] factors and `gw[[u, 1]]` for the rest, both starting at 1; a group's
-/// factors step at `lr / sqrt(sum)`, and after the step the sum adds the mean of the group's
-/// squared gradients (over the group's width padded to a multiple of [`SLOW`], as LIBMF
-/// pads k). The error uses all k factors. In the first epoch LIBMF updates the first group
-/// only (`slow_only`): `fast` is false then. The sums are indexed by the same keys as the
-/// rows, so the loop is as parallel as `sgd_epoch` (2D, the sums travel with their rows).
+/// One epoch of SGD with a learning rate per row scaled by AdaGrad, LIBMF's update
+/// (`common/adagrad.rs`): `gw[[u, 0]]` and `gw[[u, 1]]` are row `u`'s two sums (its first
+/// `SLOW` factors and the rest); `fast` is false in the first epoch, when LIBMF updates the
+/// first group only. The sums are indexed by the same keys as the rows, so the loop is as
+/// parallel as `sgd_epoch` (2D, the sums travel with their rows).
 #[strads::parallel_for]
 #[allow(clippy::too_many_arguments)]
 fn adagrad_epoch(
@@ -69,61 +64,12 @@ fn adagrad_epoch(
     reg: f32,
     fast: bool,
 ) {
-    // One over each group's width, k padded to a multiple of SLOW as LIBMF pads it.
-    let k = w.shape()[1];
-    let fast_width = (k.div_ceil(SLOW) * SLOW).saturating_sub(SLOW).max(1);
-    let rk: (f32, f32) = (1.0 / SLOW as f32, 1.0 / fast_width as f32);
+    let rk: (f32, f32) = adagrad::group_scales(w.shape()[1]);
     for ([u, i], &r) in ratings {
         let (wu, hi) = (w.row_mut(u), h.row_mut(i));
         let (gu, gi) = (gw.row_mut(u), gh.row_mut(i));
-        let (ws, wf) = wu.split_at_mut(SLOW.min(wu.len()));
-        let (hs, hf) = hi.split_at_mut(SLOW.min(hi.len()));
-        // Each group's three products in one pass (the same bits as three `dot`s); the
-        // second group's norms only when it steps.
-        let slow = dots(ws, hs);
-        let rest = if fast {
-            dots(wf, hf)
-        } else {
-            [dot(wf, hf), 0.0, 0.0]
-        };
-        let (ds, df) = (slow[0], rest[0]);
-        let err = r - (ds + df);
-        // Both groups' rates, read before either group's sums change.
-        let rate = [gu[0], gi[0], gu[1], gi[1]].map(|g| lr / g.sqrt());
-        let (sw, sh) = adagrad_step((ws, hs), err, slow, (rate[0], rate[1]), (reg, rk.0));
-        gu[0] += sw;
-        gi[0] += sh;
-        if fast && !wf.is_empty() {
-            let (sw, sh) = adagrad_step((wf, hf), err, rest, (rate[2], rate[3]), (reg, rk.1));
-            gu[1] += sw;
-            gi[1] += sh;
-        }
+        adagrad::update_adagrad((wu, hi), (gu, gi), r, (lr, reg, rk), fast);
     }
-}
-
-/// One group's AdaGrad step (LIBMF's `sg_update`): factors `p` of a user and `q` of an item
-/// (`[p . q, p . p, q . q]` before the step) step against the rating's error `err` at
-/// their rows' rates `lp`, `lq`; returns what their squared-gradient sums add, the mean
-/// of the squared gradient over the group (`rk`: one over the group's width). The squared
-/// norms come from the dot products (`|reg p - err q|^2` expanded), so the step itself is
-/// the plain SGD loop with two rates.
-#[inline(always)]
-fn adagrad_step(
-    (p, q): (&mut [f32], &mut [f32]),
-    err: f32,
-    [pq, pp, qq]: [f32; 3],
-    (lp, lq): (f32, f32),
-    (reg, rk): (f32, f32),
-) -> (f32, f32) {
-    let cross = 2.0 * reg * err * pq;
-    let sp = ((reg * reg * pp - cross + err * err * qq) * rk).max(0.0);
-    let sq = ((reg * reg * qq - cross + err * err * pp) * rk).max(0.0);
-    for (a, b) in p.iter_mut().zip(q.iter_mut()) {
-        let (x, y) = (*a, *b);
-        *a = x + lp * (err * y - reg * x);
-        *b = y + lq * (err * x - reg * y);
-    }
-    (sp, sq)
 }
 
 /// The model's sum of squared errors on `data`. `sse` is a reduction: every worker adds up

@@ -64,17 +64,10 @@ pub(crate) fn serial_epoch(
     }
 }
 
-/// The factors of AdaGrad's first group (LIBMF's `kALIGN`): the first epoch updates only
-/// these, and each group keeps a squared-gradient sum of its own per row.
-pub(crate) const SLOW: usize = 8;
-
-/// One over the widths of AdaGrad's two groups of factors for rows of `k` (LIBMF pads k to
-/// a multiple of [`SLOW`]).
-#[inline(always)]
-pub(crate) fn group_scales(k: usize) -> (f32, f32) {
-    let fast_width = (k.div_ceil(SLOW) * SLOW).saturating_sub(SLOW).max(1);
-    (1.0 / SLOW as f32, 1.0 / fast_width as f32)
-}
+#[path = "../../examples/common/adagrad.rs"]
+mod adagrad;
+#[allow(unused_imports)]
+pub(crate) use adagrad::{SLOW, group_scales, update_adagrad};
 
 /// One epoch of SGD-MF with a learning rate per row scaled by AdaGrad, LIBMF's update (Chin
 /// et al. 2015, as LIBMF 0.9.2's `mf.cpp` runs it): two sums per row, `gw[[u, 0]]` for the
@@ -98,81 +91,7 @@ pub(crate) fn adagrad_epoch(
     for ([u, i], &r) in ratings {
         let (wu, hi) = (w.row_mut(u), h.row_mut(i));
         let (gu, gi) = (gw.row_mut(u), gh.row_mut(i));
-        let (ws, wf) = wu.split_at_mut(SLOW.min(wu.len()));
-        let (hs, hf) = hi.split_at_mut(SLOW.min(hi.len()));
-        // Each group's three products in one pass (the same bits as three `dot`s); the
-        // second group's norms only when it steps.
-        let slow = dots(ws, hs);
-        let rest = if fast {
-            dots(wf, hf)
-        } else {
-            [dot(wf, hf), 0.0, 0.0]
-        };
-        let (ds, df) = (slow[0], rest[0]);
-        let err = r - (ds + df);
-        let rate = [gu[0], gi[0], gu[1], gi[1]].map(|g| lr / g.sqrt());
-        let (sw, sh) = adagrad_step((ws, hs), err, slow, (rate[0], rate[1]), (reg, rk.0));
-        gu[0] += sw;
-        gi[0] += sh;
-        if fast && !wf.is_empty() {
-            let (sw, sh) = adagrad_step((wf, hf), err, rest, (rate[2], rate[3]), (reg, rk.1));
-            gu[1] += sw;
-            gi[1] += sh;
-        }
-    }
-}
-
-/// One group's AdaGrad step (LIBMF's `sg_update`): factors `p` of a user and `q` of an item
-/// (`[p . q, p . p, q . q]` before the step) step against the rating's error `err` at
-/// their rows' rates `lp`, `lq`; returns what their squared-gradient sums add, the mean
-/// of the squared gradient over the group (`rk`: one over the group's width). The squared
-/// norms come from the dot products (`|reg p - err q|^2` expanded), so the step itself is
-/// the plain SGD loop with two rates.
-#[inline(always)]
-pub(crate) fn adagrad_step(
-    (p, q): (&mut [f32], &mut [f32]),
-    err: f32,
-    [pq, pp, qq]: [f32; 3],
-    (lp, lq): (f32, f32),
-    (reg, rk): (f32, f32),
-) -> (f32, f32) {
-    let cross = 2.0 * reg * err * pq;
-    let sp = ((reg * reg * pp - cross + err * err * qq) * rk).max(0.0);
-    let sq = ((reg * reg * qq - cross + err * err * pp) * rk).max(0.0);
-    for (a, b) in p.iter_mut().zip(q.iter_mut()) {
-        let (x, y) = (*a, *b);
-        *a = x + lp * (err * y - reg * x);
-        *b = y + lq * (err * x - reg * y);
-    }
-    (sp, sq)
-}
-
-/// The AdaGrad update of one rating's two rows and their squared-gradient sums (two each),
-/// given the rating: the arithmetic of [`adagrad_epoch`], shared by the hand-written loops
-/// (`rk` from [`group_scales`]).
-#[inline(always)]
-#[allow(dead_code)]
-pub(crate) fn update_adagrad(
-    (wu, hi): (&mut [f32], &mut [f32]),
-    (gu, gi): (&mut [f32], &mut [f32]),
-    r: f32,
-    (lr, reg, rk): (f32, f32, (f32, f32)),
-    fast: bool,
-) {
-    let (ws, wf) = wu.split_at_mut(SLOW.min(wu.len()));
-    let (hs, hf) = hi.split_at_mut(SLOW.min(hi.len()));
-    let (ds, df) = (dot(ws, hs), dot(wf, hf));
-    let err = r - (ds + df);
-    let rate = [gu[0], gi[0], gu[1], gi[1]].map(|g| lr / g.sqrt());
-    let slow = [ds, dot(ws, ws), dot(hs, hs)];
-    let (sw, sh) = adagrad_step((ws, hs), err, slow, (rate[0], rate[1]), (reg, rk.0));
-    gu[0] += sw;
-    gi[0] += sh;
-    if fast && !wf.is_empty() {
-        let rest = [df, dot(wf, wf), dot(hf, hf)];
-        let (sw, sh) = adagrad_step((wf, hf), err, rest, (rate[2], rate[3]), (reg, rk.1));
-        gu[1] += sw;
-        gi[1] += sh;
+        update_adagrad((wu, hi), (gu, gi), r, (lr, reg, rk), fast);
     }
 }
 
