@@ -31,7 +31,7 @@ use std::process::ExitCode;
 
 #[path = "common/self_run.rs"]
 mod self_run;
-use self_run::run_self;
+use self_run::{digest, run_self};
 
 use strads::prelude::*;
 use strads::testing::bits;
@@ -278,14 +278,6 @@ fn corpus(
         }
     }
     (tokens, ndk, nwk, nk)
-}
-
-/// Bits of several values, as one number.
-fn digest(parts: &[Vec<u64>]) -> u64 {
-    parts
-        .iter()
-        .flatten()
-        .fold(0u64, |s, &b| s.wrapping_mul(1_000_003).wrapping_add(b))
 }
 
 /// The program under test: each loop called four times, serial code changing its arrays
@@ -535,13 +527,5 @@ fn check() -> Result<(), String> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    if std::env::var("CLUSTER_KINDS_ROLE").as_deref() == Ok("program") {
-        program();
-        return ExitCode::SUCCESS;
-    }
-    if let Err(e) = check() {
-        eprintln!("cluster_kinds: {e}");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    self_run::main_of("CLUSTER_KINDS_ROLE", "cluster_kinds", program, check)
 }

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 #[path = "common/self_run.rs"]
 mod self_run;
-use self_run::run_self;
+use self_run::{digest, run_self};
 
 use strads::prelude::*;
 use strads::testing::bits;
@@ -173,14 +173,6 @@ fn windowed(centre: &DistArray<u32, 1>, out: &mut DistArray<i64, 1>) {
     }
 }
 
-/// Bits of several values, as one number.
-fn digest(parts: &[Vec<u64>]) -> u64 {
-    parts
-        .iter()
-        .flatten()
-        .fold(0u64, |s, &b| s.wrapping_mul(1_000_003).wrapping_add(b))
-}
-
 /// Iterations of the small-group loops: `SHAPES_ACROSS_N` (for profiling at scale), else
 /// 3,000.
 fn small_groups_size() -> usize {
@@ -333,13 +325,5 @@ fn check() -> Result<(), String> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    if std::env::var("SHAPES_ACROSS_ROLE").as_deref() == Ok("program") {
-        program();
-        return ExitCode::SUCCESS;
-    }
-    if let Err(e) = check() {
-        eprintln!("shapes_across: {e}");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    self_run::main_of("SHAPES_ACROSS_ROLE", "shapes_across", program, check)
 }

@@ -1,8 +1,38 @@
 //! Runs the calling test binary again as the program under test (`role_var=role`, with
 //! `env` and `STRADS_EXPLAIN=1`, no `STRADS_*` of the caller's): its output and its explain
-//! lines, or an error with both. Shared by the harness-less cluster tests.
+//! lines, or an error with both; and such a test's `main` (`main_of`) and the digest of
+//! the bits it prints. Shared by the harness-less cluster tests.
 
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
+
+/// A harness-less test's `main`: the program under test when `role_var` is `program`,
+/// else `check`, whose error is printed after `name`.
+#[allow(dead_code)]
+pub(crate) fn main_of(
+    role_var: &str,
+    name: &str,
+    program: fn(),
+    check: fn() -> Result<(), String>,
+) -> ExitCode {
+    if std::env::var(role_var).as_deref() == Ok("program") {
+        program();
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = check() {
+        eprintln!("{name}: {e}");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// Bits of several values, as one number.
+#[allow(dead_code)]
+pub(crate) fn digest(parts: &[Vec<u64>]) -> u64 {
+    parts
+        .iter()
+        .flatten()
+        .fold(0u64, |s, &b| s.wrapping_mul(1_000_003).wrapping_add(b))
+}
 
 pub(crate) fn run_self(
     role_var: &str,

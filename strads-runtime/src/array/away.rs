@@ -1,5 +1,6 @@
-//! Elements of a driver's array that other processes of a cluster job hold (docs/design.md,
-//! "Across processes", arrays in parts: written parts stay where they were last written between loops, and come back
+//! Elements of a driver's array that other processes of a cluster job hold
+//! (docs/design.md, "Across processes", arrays in parts: written parts stay where they
+//! were last written between loops, and come back
 //! before serial code touches the array).
 //!
 //! A [`DistArray`](super::DistArray) carries an [`Away`] cell. The cluster runtime sets it

@@ -151,11 +151,10 @@ fn dots_chunks(
     ca: std::slice::ChunksExact<'_, f32>,
     cb: std::slice::ChunksExact<'_, f32>,
 ) -> [f32; 3] {
-    let (ca2, cb2) = (ca.clone(), cb.clone());
     [
         dot_chunks(ca.clone(), cb.clone()),
-        dot_chunks(ca2.clone(), ca2),
-        dot_chunks(cb2.clone(), cb2),
+        dot_chunks(ca.clone(), ca),
+        dot_chunks(cb.clone(), cb),
     ]
 }
 
@@ -202,15 +201,20 @@ mod tests {
         (s01 + s23) + tail
     }
 
-    #[test]
-    fn dots_equal_three_dots() {
-        let mut x = 0x2468_ace1u32;
-        let mut next = || {
+    /// Values in (-500, 500) whose sums round differently in every other order.
+    fn values(seed: u32) -> impl FnMut() -> f32 {
+        let mut x = seed;
+        move || {
             x ^= x << 13;
             x ^= x >> 17;
             x ^= x << 5;
             (x as f32 / u32::MAX as f32 - 0.5) * 1e3
-        };
+        }
+    }
+
+    #[test]
+    fn dots_equal_three_dots() {
+        let mut next = values(0x2468_ace1);
         for n in [0, 1, 7, 8, 9, 16, 24, 31, 32, 33, 100] {
             for _ in 0..50 {
                 let a: Vec<f32> = (0..n).map(|_| next()).collect();
@@ -223,14 +227,7 @@ mod tests {
 
     #[test]
     fn dot_is_bit_identical_to_the_reference_order() {
-        // Values whose sums round differently in every other order.
-        let mut x = 0x1234_5678u32;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            (x as f32 / u32::MAX as f32 - 0.5) * 1e3
-        };
+        let mut next = values(0x1234_5678);
         for n in [0, 1, 5, 8, 13, 16, 31, 32, 33, 64, 100] {
             for _ in 0..50 {
                 let a: Vec<f32> = (0..n).map(|_| next()).collect();

@@ -166,7 +166,7 @@ impl<R> Parts<R> {
 /// a += 1e8;
 /// a.at(2);
 /// a += -1e8;
-/// a.append(&b);
+/// a.absorb(b);
 /// // ((0.5 + 1e8) + 0.1) - 1e8, as the serial loop adds them.
 /// assert_eq!(a.add_into(0.5), ((0.5f32 + 1e8) + 0.1) - 1e8);
 /// ```
@@ -198,12 +198,6 @@ impl<T: Reduce> Terms<T> {
     #[inline(always)]
     pub fn at(&mut self, position: u128) {
         self.at = position;
-    }
-
-    /// Adds another block's terms (a copy of them: see [`absorb`](Terms::absorb)).
-    pub fn append(&mut self, part: &Self) {
-        self.runs
-            .extend(part.runs.iter().filter(|r| !r.is_empty()).cloned());
     }
 
     /// Takes another block's terms.
@@ -315,8 +309,8 @@ mod tests {
             t
         };
         let mut all = run(&[(0, 1.0), (1, 1e16), (4, 3.0), (5, -1e16)]);
-        all.append(&run(&[(3, 0.5), (2, 2.0), (2, -7.0)]));
-        all.append(&run(&[(6, 0.25), (7, 1e-3)]));
+        all.absorb(run(&[(3, 0.5), (2, 2.0), (2, -7.0)]));
+        all.absorb(run(&[(6, 0.25), (7, 1e-3)]));
         let mut seen = Vec::new();
         all.clone().for_each_in_order(|t| seen.push(t));
         assert_eq!(
@@ -327,7 +321,7 @@ mod tests {
         assert_eq!(all.add_into(0.125).to_bits(), serial.to_bits());
         // Two runs that share a place end (the lower run first).
         let mut tied = run(&[(5, 1.0), (7, 2.0)]);
-        tied.append(&run(&[(7, 4.0), (9, 8.0)]));
+        tied.absorb(run(&[(7, 4.0), (9, 8.0)]));
         let mut seen = Vec::new();
         tied.for_each_in_order(|t| seen.push(t));
         assert_eq!(seen, vec![1.0, 2.0, 4.0, 8.0]);

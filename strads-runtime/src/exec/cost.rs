@@ -212,11 +212,7 @@ impl super::LoopState {
     /// Before planning: the serial loop when the plan cannot pay whatever it is (one
     /// worker), or when the measurements chose it and no trial of the plan is due (a
     /// reconnaissance loop then records nothing).
-    pub(crate) fn serial_before_plan(
-        &'static self,
-        len: usize,
-        _workers: usize,
-    ) -> Option<SerialRun> {
+    pub(crate) fn serial_before_plan(&'static self, len: usize) -> Option<SerialRun> {
         // One worker is measured like any other count: its plan may beat the serial loop
         // (a 2D plan's block order and prefetch), or not.
         let mut m = self.cost().model();
@@ -235,14 +231,14 @@ impl super::LoopState {
     /// surveys only contents a recent call saw too (`survey`); a sparse space's set-up is
     /// paid on the second call over it, or on any call where the serial loop, measured,
     /// costs more per iteration than the set-up and the plan's run would save: only for
-    /// plans that give the serial loop's bits (`timed`; others always run their plan).
+    /// plans that give the serial loop's bits (the caller's part; others always run theirs).
     /// The survey rule depends only on the sequence of calls, never on a timing, and the
     /// same sequence runs on threads and across processes.
     pub(crate) fn serial_before_setup(
         &'static self,
         seen: u64,
         len: usize,
-        (workers, timed): (usize, bool),
+        workers: usize,
         survey: bool,
     ) -> Option<SerialRun> {
         let mut m = self.cost().model();
@@ -269,9 +265,8 @@ impl super::LoopState {
                     .into()
             }));
         }
+        // Only plans with the serial loop's bits get here: a timing may choose.
         let saves = |serial: f64| serial * (1.0 - 1.0 / workers.max(1) as f64);
-        // Only plans with the serial loop's bits get here (`timed`): a timing may choose.
-        debug_assert!(timed);
         match (m.serial, m.setup) {
             (Some(serial), Some(setup)) if saves(serial) > setup => None,
             (serial, _) => {

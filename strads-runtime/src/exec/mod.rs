@@ -168,7 +168,7 @@ impl<'a> Call<'a> {
     {
         let (state, len) = (self.state, space.len());
         let decides = cost::decides(self.replay.is_some());
-        if decides && let Some(serial) = state.serial_before_plan(len, self.workers) {
+        if decides && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
         if decides && let Some(serial) = self.serial_before_setup(space) {
@@ -199,39 +199,31 @@ impl<'a> Call<'a> {
     }
 
     /// The serial loop, when the static plan for `space` is not made yet and its set-up
-    /// would not pay (see `cost`).
+    /// would not pay (see `cost`). Only for plans with the serial loop's bits: a plan with
+    /// other bits always runs, so whether a call ran it never depends on the calls before
+    /// it (threads and processes, which make their plans at other times, print the same).
     pub(crate) fn serial_before_setup<S: Space>(&self, space: &S) -> Option<cost::SerialRun> {
-        if !space.needs_setup()
-            || self
-                .state
-                .cached(&self.key(space), |_: &StaticPlan<S::Blocks>| true)
-        {
-            return None;
-        }
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        space.identity().hash(&mut h);
-        // Whether the plan would give the serial loop's bits (as `StaticPlan::timed`): every
-        // candidate keeps the order of conflicting iterations, and merges are exact.
-        let spec = self.state.spec();
-        let in_order = spec.ordered
-            || self.state.analysis().candidates.iter().all(|c| {
+        let (state, spec) = (self.state, self.state.spec());
+        // As `StaticPlan::timed`, for every candidate the plan may take.
+        let keeps_order = spec.ordered
+            || state.analysis().candidates.iter().all(|c| {
                 matches!(
                     c.strategy,
                     strads_analysis::Strategy::OneD { .. }
                         | strads_analysis::Strategy::Wavefront { .. }
                 )
             });
-        let timed =
-            in_order && staticplan::merges_exactly(spec) || staticplan::timing_dependent(spec);
-        // A plan with other bits than the serial loop's always runs: whether a call ran
-        // it must not depend on the calls before it (threads and processes, which make
-        // their plans at other times, print the same bits).
-        if !timed {
+        if !staticplan::timed(spec, keeps_order) || !space.needs_setup() {
             return None;
         }
-        self.state
-            .serial_before_setup(h.finish(), space.len(), (self.workers, timed), false)
+        let key = self.key(space);
+        if state.cached(&key, |_: &StaticPlan<S::Blocks>| true) {
+            return None;
+        }
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.space.hash(&mut h);
+        state.serial_before_setup(h.finish(), space.len(), self.workers, false)
     }
 
     /// The call's schedule: the static plan's (made or cached), or the replay's; on a

@@ -76,7 +76,7 @@ impl Call<'_> {
         let spec = state.spec();
         // Measured calls: a loop whose serial body was found cheaper records nothing.
         let decides = cost::decides(false);
-        if decides && let Some(serial) = state.serial_before_plan(space.len(), self.workers) {
+        if decides && let Some(serial) = state.serial_before_plan(space.len()) {
             return Ran::handed_back(serial);
         }
         let t = std::time::Instant::now();
@@ -110,7 +110,7 @@ impl Call<'_> {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             key.contents.hash(&mut h);
             if let Some(serial) =
-                state.serial_before_setup(h.finish(), space.len(), (self.workers, false), true)
+                state.serial_before_setup(h.finish(), space.len(), self.workers, true)
             {
                 return Ran::handed_back(serial);
             }

@@ -129,7 +129,6 @@ impl LoopState {
         })
     }
 
-    /// The plan cached under `key` that `accept` takes, or a new one from `make`.
     /// Whether a plan under `key` that `accept` takes is cached.
     pub(crate) fn cached<P: Send + Sync + 'static>(
         &self,
@@ -144,6 +143,7 @@ impl LoopState {
             .any(accept)
     }
 
+    /// The plan cached under `key` that `accept` takes, or a new one from `make`.
     pub(crate) fn plan<P: Send + Sync + 'static>(
         &self,
         key: PlanKey,

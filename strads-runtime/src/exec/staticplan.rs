@@ -31,6 +31,13 @@ pub(crate) fn timing_dependent(spec: &LoopSpec) -> bool {
     spec.buffers.iter().any(|b| b.shared)
 }
 
+/// Whether a timing may choose between a plan and the serial loop (`StaticPlan::timed`):
+/// the plan keeps the order of conflicting iterations (`keeps_order`) and merges exactly,
+/// or its results depend on timing anyway.
+pub(crate) fn timed(spec: &LoopSpec, keeps_order: bool) -> bool {
+    keeps_order && merges_exactly(spec) || timing_dependent(spec)
+}
+
 pub(crate) fn merges_exactly(spec: &LoopSpec) -> bool {
     use strads_analysis::ReduceOp;
     spec.buffers.is_empty()
@@ -64,7 +71,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                 "{} (one worker: {why})",
                 plan::summary::summary(spec, candidate, 1, 1)
             ),
-            timed: merges_exactly(spec),
+            timed: timed(spec, true),
             alone: Some(why),
         }
     }
@@ -122,7 +129,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                     schedule,
                     blocks,
                     summary: plan::summary::summary(spec, candidate, p, times),
-                    timed: in_order && merges_exactly(spec) || timing_dependent(spec),
+                    timed: timed(spec, in_order),
                     alone: None,
                 }
             }
@@ -149,7 +156,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
                     blocks,
                     summary,
                     // A wavefront keeps every dependence's order.
-                    timed: merges_exactly(spec),
+                    timed: timed(spec, true),
                     alone: None,
                 }
             }

@@ -374,7 +374,7 @@ impl Call<'_> {
         let state = self.state;
         let len = array.len();
         let decides = crate::exec::cost::decides(self.replays());
-        if decides && let Some(serial) = state.serial_before_plan(len, self.workers()) {
+        if decides && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
         if decides && let Some(serial) = self.serial_before_setup(&Keys(&*array)) {

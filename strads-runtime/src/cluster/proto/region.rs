@@ -98,8 +98,8 @@ pub fn window_region(window: &Window, shape: &[usize]) -> Option<(Region, bool)>
             hi,
             writable,
         } => {
-            // Every index an access reaches, read or written (the writes are
-            // `lattice_written`'s).
+            // Every index an access reaches, read or written (`task_regions` tells the
+            // written ones apart).
             let (inner, extent, outer) = strides(align.axis);
             Some((
                 lattice(align, (*lo, *hi), false, (inner, extent, outer)),
