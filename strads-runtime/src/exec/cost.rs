@@ -7,10 +7,10 @@
 //!   (per step, the longest task) holds nearly all iterations on several workers (one
 //!   conflict component holding most of them, a wavefront one tile wide) cannot beat the
 //!   serial loop, which runs instead. One worker is timed like any other count.
-//! - **Before set-up**: a survey is made only for contents the call before saw too (it
-//!   serves only calls over the same contents), and a sparse space is bucketed on the
-//!   second call over it, or when the measured serial loop costs more than the set-up
-//!   would (`serial_before_setup`).
+//! - **Before set-up**, for plans with the serial loop's bits only: a survey is made only
+//!   for contents a recent call saw too (it serves only calls over the same contents), and
+//!   a sparse space is bucketed on the second call over it, or when the measured serial
+//!   loop costs more than the set-up would (`serial_before_setup`).
 //! - **From measured times**, only for plans whose result is the original loop's bit for
 //!   bit (1D, wavefronts, `ordered` 2D, reconnaissance without split components; no
 //!   write-back buffer, no `+=`/`*=` reduction, whose folding order would differ), or
