@@ -137,8 +137,10 @@ impl SgdEpochLoop {
 impl SgdEpochLoop {
     // (4) A cluster worker's side of a call (docs/design.md "Across processes"): the struct the driver
     //     sent (decoded through a probe, so a capture that does not serialize gets one
-    //     error, at its type), this rank's copies of the arrays, the same call run on
-    //     the blocks of this rank, the arrays put back for the next call.
+    //     error, at its type), this rank's copies of the arrays, the same call made
+    //     from the served context (`Call::served`: its side is fixed as a worker's when
+    //     it is made) and run on the blocks of this rank, the arrays put back for the
+    //     next call.
     /// Runs this rank's part of the driver's call (a cluster worker).
     #[doc(hidden)]
     #[allow(unused_variables, unused_mut, unused_braces, clippy::all)]
@@ -162,7 +164,11 @@ impl SgdEpochLoop {
             let h = &mut __held_h;
             let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
             let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
-            let __call = ::strads::__private::Call::new(&__STRADS_LOOP, &__shapes);
+            let __call = ::strads::__private::Call::served(
+                &__STRADS_LOOP,
+                &__shapes,
+                __serve.served(),
+            );
             let _ = {
                 let __w = ::strads::__private::SharedMut::new(&mut *w);
                 let __h = ::strads::__private::SharedMut::new(&mut *h);

@@ -390,7 +390,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             #space_serve
             #red_begin
             let __shapes: [&[usize]; #n_arrays] = [#(#shapes),*];
-            let __call = #private::Call::new(&__STRADS_LOOP, &__shapes);
+            let __call = #private::Call::served(&__STRADS_LOOP, &__shapes, __serve.served());
             #keys_stmt
             #(#buffers_new)*
             // A worker rank runs the plan the driver chose to run.

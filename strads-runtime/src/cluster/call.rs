@@ -2,14 +2,14 @@
 //! runs, and the [`Peers`] hooks through which the thread executor of each process meets
 //! the others.
 
-use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use strads_analysis::LoopSpec;
 
 use super::peers::{RankPeers, record_wait, since};
-use super::proto::{ArrayMeta, CallMsg, CallPlan, PlanArray, Region};
+use super::proto::directory::{Parts, Use, plan_arrays};
+use super::proto::{ArrayMeta, CallMsg, CallPlan};
 pub(crate) use super::rankdata::rank_blocks;
 pub use super::rankdata::{BlocksWire, ValuesWire};
 pub(crate) use super::schedules::their_schedule;
@@ -175,7 +175,7 @@ pub fn plan_call(
         schedule,
         session.size,
         session.threads,
-        &plan_arrays_of(&metas),
+        &plan_arrays(&metas),
         false,
     )
     .map_err(|e| e.0)?;
@@ -198,12 +198,12 @@ pub fn plan_call(
 fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<ArrayMeta> {
     let w = written(schedule, ship.arrays.len());
     let by_parts = read_by_parts(schedule, ship.arrays.len());
-    // Where each array's parts are, decided before any session lock is taken (a fetch
-    // takes them): the parts of a written array that the last call left on other ranks,
-    // still there (nothing on this process read or wrote the array since), stay for the
-    // plan to take from where they are; every other array is brought home, since it is
-    // sent from here.
-    let parts: Vec<Vec<(Region, usize)>> = ship
+    // Where each array's parts are, decided before the directory is locked to describe
+    // the arrays (a fetch takes it): the parts of a written array that the last call left
+    // on other ranks, still there (nothing on this process read or wrote the array since),
+    // stay for the plan to take from where they are; every other array is brought home,
+    // since it is sent from here.
+    let parts: Vec<Parts> = ship
         .arrays
         .iter()
         .enumerate()
@@ -212,10 +212,7 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
                 .then(|| {
                     let m = arr.meta(w[a])?;
                     let now = arr.version_before().unwrap_or(m.version);
-                    let away = session.away.lock().unwrap_or_else(|e| e.into_inner());
-                    away.get(&m.id)
-                        .filter(|(v, _)| *v == now)
-                        .map(|(_, p)| p.clone())
+                    session.directory().away_at(m.id, now)
                 })
                 .flatten();
             left.unwrap_or_else(|| {
@@ -224,95 +221,38 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
             })
         })
         .collect();
-    let holders = session.holders.lock().unwrap_or_else(|e| e.into_inner());
-    let copies = session.copies.lock().unwrap_or_else(|e| e.into_inner());
+    let directory = session.directory();
     ship.arrays
         .iter()
+        .zip(parts)
         .enumerate()
-        .map(|(a, arr)| {
+        .map(|(a, (arr, away))| {
             let mut m = arr.meta(w[a]).expect("checked by `plan_call`");
-            m.away = parts[a].clone();
-            m.holders = match holders.get(&m.id) {
-                Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
-                _ => vec![0],
+            let now = arr.version_before().unwrap_or(m.version);
+            let u = Use {
+                read_by_parts: by_parts[a],
+                now,
+                ranks: session.size,
             };
-            // A dense array the call only reads, of which other ranks still hold parts at
-            // this version (left by a call that wrote it): it travels by regions, so a
-            // rank gets only what it lacks instead of the whole array. Its transfers all
-            // come from the driver at the call's start (no task writes it), and a worker
-            // applies them before lending it (`Serve::dense`).
-            if !m.shipped
-                && !m.sparse
-                && m.holders.len() < session.size
-                && copies
-                    .get(&m.id)
-                    .is_some_and(|(v, c)| *v == m.version && !c.is_empty())
-            {
-                m.shipped = true;
-            }
-            // A dense array the blocks read by parts travels by regions too: a rank
-            // receives the rows its blocks read, none when it runs no block.
-            if !m.shipped && !m.sparse && by_parts[a] && m.holders.len() < session.size {
-                m.shipped = true;
-            }
-            if m.shipped {
-                // What other ranks still hold of the array as it is now: the parts an
-                // earlier written call left there, or the whole array a read-only call
-                // sent, while nothing changed the array since.
-                let now = arr.version_before().unwrap_or(m.version);
-                if let Some((_, regions)) = copies.get(&m.id).filter(|(v, _)| *v == now) {
-                    m.copies = regions.clone();
-                }
-                if let Some((_, ranks)) = holders.get(&m.id).filter(|(v, _)| *v == now) {
-                    let len: u64 = m.shape.iter().map(|&d| d as u64).product();
-                    m.copies.extend(
-                        ranks
-                            .iter()
-                            .filter(|&&r| r != 0)
-                            .map(|&r| (Region::all(len), r)),
-                    );
-                }
-            }
+            directory.describe(&mut m, away, u);
             m
         })
         .collect()
 }
 
-/// After a call: what other ranks now hold of the arrays it wrote, at their version now,
-/// and the parts they alone hold, which stay there: the array fetches them before anything
-/// on this process reads it, unless the next call across processes takes them first.
+/// After a call: the directory learns what other ranks hold of the arrays it wrote, and
+/// the arrays left partly away are told so: they fetch those parts before anything on
+/// this process reads them, unless the next call across processes takes them first.
 fn remember_copies(
     plan: &CallPlan,
     metas: &[ArrayMeta],
     ship: &Shipment<'_>,
     session: &'static Session,
 ) {
-    let mut copies = session.copies.lock().unwrap_or_else(|e| e.into_inner());
-    let mut away = session.away.lock().unwrap_or_else(|e| e.into_inner());
-    for (a, m) in metas.iter().enumerate().filter(|(_, m)| m.shipped) {
-        copies.insert(m.id, (m.version, plan.copies[a].clone()));
-        let parts = plan.away(a);
-        if parts.is_empty() {
-            away.remove(&m.id);
-        } else {
-            away.insert(m.id, (m.version, parts.clone()));
-            ship.arrays[a].leave(SEAL, session, m.id, parts);
-        }
+    let left = session.directory().after_call(plan, metas);
+    for (a, parts) in left {
+        ship.arrays[a].leave(SEAL, session, metas[a].id, parts);
     }
-}
-
-/// The call plan's view of the arrays the driver describes (the same on every rank).
-fn plan_arrays_of(metas: &[ArrayMeta]) -> Vec<PlanArray> {
-    metas
-        .iter()
-        .map(|m| PlanArray {
-            shape: m.shape.clone(),
-            shipped: m.shipped,
-            holders: m.holders.clone(),
-            away: m.away.clone(),
-            copies: m.copies.clone(),
-        })
-        .collect()
 }
 
 /// Driver: runs a call across every rank, as `plan_call` planned it. `run` runs this
@@ -401,12 +341,7 @@ pub(crate) fn drive(
         arr.shared(SEAL, m.id);
     }
     // The whole arrays sent are now held by every rank.
-    {
-        let mut holders = session.holders.lock().unwrap_or_else(|e| e.into_inner());
-        for m in metas.iter().filter(|m| !m.shipped) {
-            holders.insert(m.id, (m.version, (0..session.size).collect()));
-        }
-    }
+    session.directory().sent_whole(&metas, session.size);
     let peers = RankPeers {
         session,
         plan: plan.clone(),
@@ -447,35 +382,81 @@ pub(crate) fn drive(
     }
 }
 
-/// Worker: the schedule of the call it serves, as the driver made it (a reconnaissance
-/// plan, which only the driver can record).
-pub(crate) fn served_schedule() -> Arc<Schedule> {
-    let (Some(msg), Some(s)) = (serving(), super::session::worker()) else {
-        unreachable!("only a worker serving a call asks for its schedule")
-    };
-    their_schedule(s, &msg)
+/// A worker rank's call: the driver's message, the session it came on, and the call's
+/// plan once made. The generated serve function hands it to its `Call`
+/// ([`Serve::served`](super::registry::Serve::served)), so the call knows from its value
+/// that it serves the driver's.
+#[derive(Debug)]
+pub struct ServedCall {
+    pub(crate) session: &'static Session,
+    pub(crate) msg: CallMsg,
+    /// The call plan, made once per call (`Serve` may need it before `work`).
+    plan: std::sync::OnceLock<Arc<CallPlan>>,
 }
 
-/// Worker: the values of the `iter_mut()` call it serves that the driver sent, and where
-/// to send them back ([`give_back_values`]).
-pub(crate) fn served_values() -> Option<Vec<u8>> {
-    let (msg, s) = (serving()?, super::session::worker()?);
-    Some(s.wait(|core| core.take_values(msg.seq, 0)))
-}
+/// A served call, shared by the serve function and its `Call`.
+pub type Served = Arc<ServedCall>;
 
-/// Worker: sends the values of its tasks back to the driver, after they ran.
-pub(crate) fn give_back_values(bytes: Vec<u8>) {
-    if let (Some(msg), Some(s)) = (serving(), super::session::worker()) {
-        s.with(|core| core.send_values(msg.seq, 0, bytes));
+impl ServedCall {
+    pub(crate) fn new(session: &'static Session, msg: CallMsg) -> Served {
+        Arc::new(ServedCall {
+            session,
+            msg,
+            plan: std::sync::OnceLock::new(),
+        })
     }
-}
 
-/// Stops the job with `message` when this process is in one (values from another rank
-/// that do not decode); panics with it otherwise.
-pub(crate) fn fail_job(message: String) -> ! {
-    match super::session::current() {
-        Some(s) => s.fail(message),
-        None => panic!("strads: {message}"),
+    /// The session the call came on.
+    pub(crate) fn session(&self) -> &'static Session {
+        self.session
+    }
+
+    /// The driver's message.
+    pub(crate) fn msg(&self) -> &CallMsg {
+        &self.msg
+    }
+
+    /// The schedule of the call, as the driver made it (a reconnaissance plan, which only
+    /// the driver can record).
+    pub(crate) fn schedule(&self) -> Arc<Schedule> {
+        their_schedule(self.session, &self.msg)
+    }
+
+    /// The values of the `iter_mut()` call that the driver sent.
+    pub(crate) fn values(&self) -> Vec<u8> {
+        self.session.wait(|core| core.take_values(self.msg.seq, 0))
+    }
+
+    /// Sends the values of this rank's tasks back to the driver, after they ran.
+    pub(crate) fn give_back_values(&self, bytes: Vec<u8>) {
+        self.session
+            .with(|core| core.send_values(self.msg.seq, 0, bytes));
+    }
+
+    /// Fails the job with `message`.
+    pub(crate) fn fail(&self, message: String) -> ! {
+        self.session.fail(message)
+    }
+
+    /// The call plan on `schedule` (the same on every rank), made once per call.
+    pub(crate) fn plan(&self, schedule: &Schedule) -> Arc<CallPlan> {
+        self.plan
+            .get_or_init(|| {
+                let arrays = plan_arrays(&self.msg.arrays);
+                match CallPlan::new(
+                    schedule,
+                    self.session.size,
+                    self.msg.threads,
+                    &arrays,
+                    false,
+                ) {
+                    Ok(p) => Arc::new(p),
+                    Err(e) => self
+                        .session
+                        .fail(format!("loop `{}`: {}", self.msg.name, e.0)),
+                }
+            })
+            .clone()
     }
 }
 
@@ -491,63 +472,16 @@ impl Drop for FailOnUnwind<'_> {
     }
 }
 
-thread_local! {
-    /// The call a worker rank is serving on this thread.
-    static SERVING: RefCell<Option<Arc<CallMsg>>> = const { RefCell::new(None) };
-}
-
-/// Worker: the call being served on this thread, if any.
-pub fn serving() -> Option<Arc<CallMsg>> {
-    SERVING.with(|s| s.borrow().clone())
-}
-
-/// Worker: runs `f` as the server of call `msg`.
-pub(crate) fn serve_with<R>(msg: Arc<CallMsg>, f: impl FnOnce() -> R) -> R {
-    SERVING.with(|s| *s.borrow_mut() = Some(msg));
-    let r = f();
-    SERVING.with(|s| *s.borrow_mut() = None);
-    r
-}
-
-thread_local! {
-    /// Worker: the plan of the call being served (`Serve` may need it before `work`).
-    static PLANNED: RefCell<Option<(u64, Arc<CallPlan>)>> = const { RefCell::new(None) };
-}
-
-/// Worker: the call plan of `msg` on `schedule` (the same on every rank), made once per
-/// call.
-pub(crate) fn worker_plan(
-    session: &'static Session,
-    msg: &CallMsg,
-    schedule: &Schedule,
-) -> Arc<CallPlan> {
-    if let Some(plan) = PLANNED.with(|p| {
-        p.borrow()
-            .as_ref()
-            .filter(|(seq, _)| *seq == msg.seq)
-            .map(|(_, plan)| plan.clone())
-    }) {
-        return plan;
-    }
-    let arrays = plan_arrays_of(&msg.arrays);
-    let plan = match CallPlan::new(schedule, session.size, msg.threads, &arrays, false) {
-        Ok(p) => Arc::new(p),
-        Err(e) => session.fail(format!("loop `{}`: {}", msg.name, e.0)),
-    };
-    PLANNED.with(|p| *p.borrow_mut() = Some((msg.seq, plan.clone())));
-    plan
-}
-
-/// Worker: runs its part of call `msg` (planned here as `schedule`, which must be the
-/// driver's).
+/// Worker: runs its part of the served call (planned here as `schedule`, which must be
+/// the driver's).
 pub(crate) fn work(
-    session: &'static Session,
-    msg: &CallMsg,
+    served: &ServedCall,
     schedule: &Schedule,
     ship: &Shipment<'_>,
     run: &mut dyn FnMut(&dyn Peers),
 ) {
-    let theirs = their_schedule(session, msg);
+    let (session, msg) = (served.session, &served.msg);
+    let theirs = served.schedule();
     if *theirs != *schedule {
         session.fail(format!(
             "loop `{}`: this rank plans another schedule than the driver's (different data \
@@ -555,7 +489,7 @@ pub(crate) fn work(
             msg.name
         ));
     }
-    let plan = worker_plan(session, msg, schedule);
+    let plan = served.plan(schedule);
     let r = session.rank;
     session.with(|core| {
         core.begin(msg.seq, plan.clone());

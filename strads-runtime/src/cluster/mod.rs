@@ -4,12 +4,15 @@
 //!   returning frames to send and its next timeout; the transfers of a call computed from
 //!   its schedule; and the simulated network that runs many ranks in one process.
 //! - `wire`: arrays' elements as bytes; `store`: a worker's copies of the driver's arrays.
-//! - `session`: this process's place in the job (rank, transport, the shared core) and
-//!   fail-stop; `start`: how it joins (launch, transport).
+//! - `session`: this process's place in the job (rank, transport, the shared core, the
+//!   driver's directory of parts) and fail-stop; `job`: its lifecycle (started on first
+//!   use, a worker serving for ever, the job's end); `start`: how it joins (launch,
+//!   transport).
 //! - `call`: one loop call across processes (driver and worker sides, the executor's
 //!   hooks); `registry`: the loops linked into the binary, and a worker's serve loop.
 
 pub mod call;
+pub mod job;
 pub mod launch;
 pub mod net;
 mod peers;
@@ -22,17 +25,4 @@ mod start;
 pub mod store;
 pub mod wire;
 
-/// Joins the cluster job this process belongs to, if any (`STRADS_PROCESSES`, `strads
-/// run`, Slurm, Open MPI, PMI, or `STRADS_RANK`/`STRADS_SIZE`): the driver (rank 0) starts
-/// or meets its workers and returns; a worker rank serves the driver's loop calls and
-/// exits when the driver's program ends, never returning. Called by `#[strads::main]`
-/// and by the first loop call; calling it again does nothing.
-pub fn start() {
-    let _ = session::get();
-}
-
-/// This process's rank and the job's size, once started: `(0, 1)` for a program run as
-/// one process.
-pub fn rank_and_size() -> (usize, usize) {
-    session::current().map_or((0, 1), |s| (s.rank(), s.size()))
-}
+pub use job::{rank_and_size, start};

@@ -1,10 +1,9 @@
 //! The loops of this binary, registered at link time by the macro (`linkme`), and how a
 //! worker rank serves the driver's calls with them.
 
-use std::sync::Arc;
-
 use serde::de::DeserializeOwned;
 
+use super::call::{Served, ServedCall};
 use super::proto::{ArrayMeta, CallMsg};
 use super::session::Session;
 use super::store::Store;
@@ -35,47 +34,54 @@ pub fn find(name: &str) -> Option<&'static RemoteLoop> {
 /// One call as a worker's serve function sees it.
 pub struct Serve<'a> {
     session: &'static Session,
-    msg: &'a CallMsg,
+    served: &'a Served,
     store: &'a mut Store,
-    /// The arrays the call writes and its plan, once an array needs them.
-    planned: Option<(Vec<bool>, Arc<super::proto::CallPlan>)>,
+    /// The arrays the call writes, once an array needs them.
+    written: Option<Vec<bool>>,
 }
 
 impl std::fmt::Debug for Serve<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Serve")
-            .field("loop", &self.msg.name)
-            .field("seq", &self.msg.seq)
+            .field("loop", &self.served.msg.name)
+            .field("seq", &self.served.msg.seq)
             .finish_non_exhaustive()
     }
 }
 
 impl Serve<'_> {
+    /// The call being served, for the loop's `Call` (`Call::served`).
+    pub fn served(&self) -> Served {
+        self.served.clone()
+    }
+
     /// The loop's registered name.
     pub fn name(&self) -> &str {
-        &self.msg.name
+        &self.served.msg.name
     }
 
     /// The driver's encoded loop struct, for [`Probe`].
     pub fn captured_bytes(&self) -> &[u8] {
-        &self.msg.captured
+        &self.served.msg.captured
     }
 
     /// The iteration space the driver sent (ranges).
     pub fn space<S: DeserializeOwned>(&self) -> Result<S, String> {
-        postcard::from_bytes(&self.msg.space).map_err(|e| {
+        postcard::from_bytes(&self.served.msg.space).map_err(|e| {
             format!(
                 "the iteration space of `{}` does not decode: {e}",
-                self.msg.name
+                self.served.msg.name
             )
         })
     }
 
     fn meta(&self, a: usize) -> Result<&ArrayMeta, String> {
-        self.msg
-            .arrays
-            .get(a)
-            .ok_or_else(|| format!("loop `{}` has no array {a} in the call", self.msg.name))
+        self.served.msg.arrays.get(a).ok_or_else(|| {
+            format!(
+                "loop `{}` has no array {a} in the call",
+                self.served.msg.name
+            )
+        })
     }
 
     /// Waits for whole array `a` when this rank does not hold its version.
@@ -84,7 +90,7 @@ impl Serve<'_> {
         if m.shipped || m.holders.contains(&self.session.rank) {
             return Ok(None);
         }
-        let seq = self.msg.seq;
+        let seq = self.served.msg.seq;
         Ok(Some(self.session.wait(|core| core.take_array(seq, a))))
     }
 
@@ -116,18 +122,16 @@ impl Serve<'_> {
     where
         T: Clone + Default + Send + 'static,
     {
-        if self.planned.is_none() {
-            let schedule = super::call::their_schedule(self.session, self.msg);
-            let written = super::call::written(&schedule, self.msg.arrays.len());
-            let plan = super::call::worker_plan(self.session, self.msg, &schedule);
-            self.planned = Some((written, plan));
-        }
-        let (written, plan) = self.planned.as_ref().expect("planned above");
+        let schedule = self.served.schedule();
+        let arrays = self.served.msg.arrays.len();
+        let written = self
+            .written
+            .get_or_insert_with(|| super::call::written(&schedule, arrays));
         if written[a] {
             return Ok(());
         }
-        let plan = plan.clone();
-        let (seq, rank) = (self.msg.seq, self.session.rank);
+        let plan = self.served.plan(&schedule);
+        let (seq, rank) = (self.served.msg.seq, self.session.rank);
         self.session.with(|core| core.begin(seq, plan.clone()));
         for tid in plan.initial() {
             let tr = &plan.transfers[tid];
@@ -226,7 +230,6 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             }
             Next::Call(msg) => msg,
         };
-        let msg = Arc::new(msg);
         let Some(l) = find(&msg.name) else {
             session.fail(format!(
                 "rank {} runs {}, which has no loop `{}` that the driver's {} calls: run the \
@@ -247,13 +250,15 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 msg.program
             ));
         }
+        let served = ServedCall::new(session, msg);
+        let msg = &served.msg;
         let mut serve = Serve {
             session,
-            msg: &msg,
+            served: &served,
             store: &mut store,
-            planned: None,
+            written: None,
         };
-        let r = super::call::serve_with(msg.clone(), || (l.serve)(&mut serve));
+        let r = (l.serve)(&mut serve);
         if let Err(e) = r {
             session.fail(format!("loop `{}`: {e}", msg.name));
         }

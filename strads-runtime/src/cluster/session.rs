@@ -1,51 +1,14 @@
 //! The process's place in a cluster job: its rank, the transport, the protocol core that
-//! the network thread and the workers share, and fail-stop.
+//! the network thread and the workers share, the driver's directory of parts, and
+//! fail-stop. How a session starts and ends is `job`'s.
 
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::launch::Children;
+use super::net::{Frame, Link, LinkEvent};
+use super::proto::directory::Directory;
 use super::proto::{Core, Failure, Outgoing, Region, msg};
-
-/// A frame between ranks.
-#[derive(Debug)]
-pub enum Frame {
-    /// A control message's bytes.
-    Control(Vec<u8>),
-    /// A block: its header message's bytes and its elements.
-    Block { header: Vec<u8>, data: Vec<u8> },
-}
-
-/// What the transport reports.
-#[derive(Debug)]
-pub enum LinkEvent {
-    /// A frame from a rank.
-    Frame { from: usize, frame: Frame },
-    /// A rank is gone.
-    Lost { rank: usize, reason: String },
-}
-
-/// The transport as the session uses it (QUIC in `net`).
-pub trait Link: Send + Sync {
-    /// Queues a frame to `to`; never blocks.
-    fn send(&self, to: usize, frame: Frame);
-    /// The next event, waiting at most `d`.
-    fn recv_timeout(&self, d: Duration) -> Option<LinkEvent>;
-    /// Sends what is queued and closes (bounded).
-    fn close(&self);
-    /// Bytes sent and received so far.
-    fn bytes(&self) -> (u64, u64);
-}
-
-/// Processes this one started (the driver of `STRADS_PROCESSES`): stopped on failure.
-pub trait Children: Send {
-    /// Kills every child still running and reaps it.
-    fn kill_all(&mut self);
-    /// Waits for the children to end by themselves (bounded); `false` if some did not.
-    fn wait_all(&mut self, timeout: Duration) -> bool;
-}
-
-/// Of one array: its version, and the regions other ranks hold current at that version.
-pub(crate) type Copies = (u64, Vec<(Region, usize)>);
 
 /// One process of a cluster job.
 pub struct Session {
@@ -60,15 +23,8 @@ pub struct Session {
     children: Mutex<Option<Box<dyn Children>>>,
     /// Driver: calls are numbered from 1.
     pub(crate) next_seq: std::sync::atomic::AtomicU64,
-    /// Driver: which ranks hold which version of each array (`id → (version, ranks)`).
-    pub(crate) holders: Mutex<std::collections::HashMap<u64, (u64, Vec<usize>)>>,
-    /// Driver: of arrays written across processes, the regions other ranks still hold
-    /// current after the last such call (`id → (version after it, [(region, rank)])`).
-    pub(crate) copies: Mutex<std::collections::HashMap<u64, Copies>>,
-    /// Driver: of arrays written across processes, the regions left on other ranks alone
-    /// by the last such call (`id → (version, [(region, rank)])`): where the next call
-    /// takes them from, unless something fetched them home first.
-    pub(crate) away: Mutex<std::collections::HashMap<u64, Copies>>,
+    /// Driver: where the parts of the arrays it sent are.
+    pub(crate) directory: Mutex<Directory>,
     /// Driver: per loop, the hashes of the schedules its last calls sent, least recently
     /// used first (the workers keep the same ones, so these are not sent again).
     pub(crate) schedules: Mutex<std::collections::HashMap<String, Vec<u64>>>,
@@ -96,76 +52,6 @@ impl std::fmt::Debug for Session {
 const KEEP_ALIVE: Duration = Duration::from_secs(1);
 pub(crate) const IDLE: Duration = Duration::from_secs(10);
 
-static SESSION: OnceLock<Option<&'static Session>> = OnceLock::new();
-static WORKER: OnceLock<&'static Session> = OnceLock::new();
-
-/// The session of this process, started on first use: `None` for a program run as one
-/// process. A worker rank never returns from its first call: it serves until the driver
-/// ends the job, then exits.
-pub fn get() -> Option<&'static Session> {
-    *SESSION.get_or_init(|| match super::start::start() {
-        Ok(None) => None,
-        Ok(Some(s)) => {
-            let s: &'static Session = Box::leak(Box::new(s));
-            s.spawn_pump();
-            if s.rank == 0 {
-                // Arrays the program drops are dropped by the workers too.
-                crate::array::away::on_forget(forget_on_workers);
-                // The program's end (its `main` returning or `exit`) ends the job.
-                // SAFETY: `atexit` with a function that takes no arguments and does not
-                // unwind (`shut_down` catches nothing and panics nowhere on its path).
-                unsafe {
-                    nix::libc::atexit(at_exit);
-                }
-            } else {
-                let _ = WORKER.set(s);
-                super::registry::serve_forever(s);
-            }
-            Some(s)
-        }
-        Err(e) => {
-            eprintln!("strads: cannot start the cluster: {e}");
-            std::process::exit(2);
-        }
-    })
-}
-
-/// The driver dropped array `id`, which workers hold copies of: they drop theirs, and the
-/// session forgets where its parts were.
-fn forget_on_workers(id: u64) {
-    let Some(s) = current().filter(|s| s.rank == 0) else {
-        return;
-    };
-    if s.closed.load(std::sync::atomic::Ordering::Relaxed) {
-        return;
-    }
-    s.holders
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&id);
-    for map in [&s.copies, &s.away] {
-        map.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-    }
-    s.with(|core| core.forget(id));
-}
-
-/// Runs when the driver's program exits: tells the workers, waits for them, closes.
-extern "C" fn at_exit() {
-    if let Some(s) = current() {
-        s.shut_down();
-    }
-}
-
-/// A worker rank's session, while it serves.
-pub fn worker() -> Option<&'static Session> {
-    WORKER.get().copied()
-}
-
-/// The session if one was started (does not start one).
-pub fn current() -> Option<&'static Session> {
-    SESSION.get().copied().flatten()
-}
-
 impl Session {
     /// A session over `link`.
     pub(crate) fn new(
@@ -187,9 +73,7 @@ impl Session {
             origin: Instant::now(),
             children: Mutex::new(children),
             next_seq: std::sync::atomic::AtomicU64::new(1),
-            holders: Mutex::new(Default::default()),
-            copies: Mutex::new(Default::default()),
-            away: Mutex::new(Default::default()),
+            directory: Mutex::new(Directory::default()),
             schedules: Mutex::new(Default::default()),
             blocks: Mutex::new(Default::default()),
             fetches: Default::default(),
@@ -215,6 +99,11 @@ impl Session {
 
     fn now(&self) -> u64 {
         self.origin.elapsed().as_micros() as u64
+    }
+
+    /// Driver: the directory of parts.
+    pub(crate) fn directory(&self) -> MutexGuard<'_, Directory> {
+        self.directory.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn lock(&self) -> MutexGuard<'_, Core> {
@@ -270,7 +159,7 @@ impl Session {
     }
 
     /// The network thread: frames and time into the core.
-    fn spawn_pump(&'static self) {
+    pub(crate) fn spawn_pump(&'static self) {
         std::thread::Builder::new()
             .name("strads-cluster".into())
             .spawn(move || self.pump())
@@ -361,6 +250,12 @@ impl Session {
     /// Driver: the program is over: tells the workers, waits for them (bounded), closes.
     /// A worker: closes its connections. Once.
     pub fn shut_down(&self) {
+        self.shut_down_saying(|_| {});
+    }
+
+    /// As [`shut_down`](Self::shut_down); the driver calls `said` once the workers were
+    /// told, before it closes (the exit's explain lines).
+    pub(crate) fn shut_down_saying(&self, said: impl FnOnce(&Session)) {
         if self.closed.swap(true, std::sync::atomic::Ordering::Relaxed) {
             return;
         }
@@ -369,28 +264,7 @@ impl Session {
             return;
         }
         self.with(|core| core.shut_down());
-        if crate::config::get().explain {
-            for (name, calls, waited, first) in super::peers::waits() {
-                eprintln!(
-                    "strads cluster {name}: {calls} calls across processes; the driver's \
-                     workers waited {:.3} s for other ranks ({:.3} s in the first call)",
-                    waited.as_secs_f64(),
-                    first.as_secs_f64()
-                );
-            }
-            use std::sync::atomic::Ordering::Relaxed;
-            let (n, bytes) = (self.fetches.load(Relaxed), self.fetched_bytes.load(Relaxed));
-            if n > 0 {
-                eprintln!(
-                    "strads cluster: parts left on other ranks came home {n} times ({bytes} \
-                     bytes), before serial code or a call on this process read them"
-                );
-            }
-            let (sent, received) = self.bytes();
-            eprintln!(
-                "strads cluster: the driver sent {sent} and received {received} bytes in all"
-            );
-        }
+        said(self);
         self.link.close();
         if let Some(c) = self
             .children
@@ -434,14 +308,22 @@ impl Session {
             .iter()
             .map(|&req| self.wait(|core| core.take_fetched(req)))
             .collect();
-        self.away
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id);
+        self.directory().came_home(id);
         self.fetches.fetch_add(1, Relaxed);
         self.fetched_bytes
             .fetch_add(data.iter().map(|d| d.len() as u64).sum(), Relaxed);
         data
+    }
+
+    /// Driver: how many times parts left on other ranks came home, and their bytes.
+    pub(crate) fn fetched(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.fetches.load(Relaxed), self.fetched_bytes.load(Relaxed))
+    }
+
+    /// Whether the job ended here (`shut_down` ran).
+    pub(crate) fn closed(&self) -> bool {
+        self.closed.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Bytes of frames sent and received by this process.

@@ -4,9 +4,9 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use super::launch::{self, Role, SecretFile, Workers};
+use super::launch::{self, Children, Role, SecretFile, Workers};
 use super::net::{self, NetConfig};
-use super::session::{Children, Session};
+use super::session::Session;
 
 /// The workers of `STRADS_PROCESSES` and their secret file (removed when they are).
 struct Spawned {

@@ -198,14 +198,14 @@ pub(crate) fn hopeless(chain: usize, len: usize) -> bool {
     len > 0 && chain as f64 > CHAIN_SHARE * len as f64
 }
 
-/// Whether the cost model decides this call: not under `STRADS_COST=0`, not in a replay,
-/// a recorded run or a cluster worker's part of a call.
-pub(crate) fn decides(replaying: bool) -> bool {
-    crate::config::get().cost
+/// Whether the cost model decides a call on `side`: not under `STRADS_COST=0` or
+/// `testing::plans_always`, not in a replay, a recorded run or a worker rank's part of
+/// the driver's call (it runs the plan the driver chose).
+pub(crate) fn decides(side: &super::Side) -> bool {
+    !matches!(side, super::Side::Replay(_) | super::Side::Worker(_))
+        && crate::config::get().cost
         && !crate::testing::plans_always()
-        && !replaying
         && !crate::trace::recording()
-        && crate::cluster::call::serving().is_none()
 }
 
 impl super::LoopState {
@@ -400,7 +400,7 @@ impl super::LoopState {
     /// Under `STRADS_EXPLAIN`, a decision line (when it changes; a few per loop); `line` is
     /// made only then.
     fn say(&self, line: impl FnOnce() -> String) {
-        if !crate::config::get().explain || crate::cluster::session::worker().is_some() {
+        if !crate::config::get().explain || super::across::worker_rank() {
             return;
         }
         let line = line();

@@ -1,17 +1,20 @@
 //! Running loop calls: the one entry point generated code calls ([`Call`]), the plans it
 //! caches per loop ([`LoopState`]), and the executor that runs a [`Schedule`] on threads.
 //!
+//! - `across`: everything `exec/` knows of the cluster: the call's [`Side`](across::Side)
+//!   (local, replay, driver, worker), running a call across processes, and a sparse
+//!   space's blocks that cross rank by rank.
 //! - `state`: [`LoopState`], the typed plan cache.
 //! - `block`: [`Block`], one task as the generated code sees it.
 //! - `threads`: the executor (live and serialized replay alike).
 //! - `rounds`: where buffers are applied within tasks, and a replay's turns.
 //! - `recon`: reconnaissance's survey pass, its plans and their ownership tables.
 
+mod across;
 mod block;
 pub(crate) mod cost;
 mod recon;
 mod rounds;
-mod served;
 mod state;
 mod staticplan;
 mod survey;
@@ -30,14 +33,14 @@ pub use state::LoopState;
 pub(crate) use staticplan::StaticPlan;
 pub use survey::{Survey, SurveyView};
 
-use crate::cluster::{self, call::Shipment};
 use crate::plan::{self, ApplyPoints, Schedule};
+use across::{PartsWire, Served, Shipment, ValuesWire, WireArray};
+pub(crate) use across::{Side, explain_local};
 
 /// The application points of a plan for `spec` on `p` workers: `None` without buffers.
 pub(crate) fn apply_points(spec: &LoopSpec, p: usize) -> Option<ApplyPoints> {
     (!spec.buffers.is_empty()).then(|| ApplyPoints::new(spec.max_delay, p))
 }
-use crate::pool::{current_threads, in_worker};
 use crate::space::Space;
 use crate::sync::Parked;
 use crate::trace::{self, LoopRun};
@@ -64,7 +67,8 @@ pub struct Call<'a> {
     pub(crate) state: &'static LoopState,
     shapes: &'a [&'a [usize]],
     workers: usize,
-    replay: Option<LoopRun>,
+    /// Where the call runs, decided once by its constructor.
+    pub(crate) side: Side,
     apply: Option<&'a (dyn Fn(&Parked<'_>) + Sync)>,
     /// What crosses processes when the call runs on a cluster.
     ship: Option<Shipment<'a>>,
@@ -75,32 +79,38 @@ impl std::fmt::Debug for Call<'_> {
         f.debug_struct("Call")
             .field("loop", &self.state.spec().name)
             .field("workers", &self.workers)
-            .field("replay", &self.replay.is_some())
+            .field("side", &self.side)
             .finish_non_exhaustive()
     }
 }
 
 impl<'a> Call<'a> {
-    /// A call of loop `state` on arrays of shapes `shapes` (in the spec's order).
+    /// A call of loop `state` on arrays of shapes `shapes` (in the spec's order), made by
+    /// the program: on this process's workers, the replay of a recorded call, or, on a
+    /// cluster job's driver, across every rank (its first call starts the job).
     pub fn new(state: &'static LoopState, shapes: &'a [&'a [usize]]) -> Self {
-        let replay = trace::next_replay(&state.spec().name);
-        let workers = match &replay {
-            Some(run) => run.steps.first().map_or(1, Vec::len).max(1),
-            // A loop called from inside another loop's worker runs on that worker.
-            None if in_worker() => 1,
-            // A worker rank serving the driver: the driver's layout.
-            None => match (cluster::call::serving(), cluster::session::worker()) {
-                (Some(msg), Some(s)) => s.size() * msg.threads,
-                // The driver (the first call starts the cluster, if the process is in one;
-                // a worker rank starts serving there and never returns).
-                _ => cluster::session::get().map_or_else(current_threads, |s| s.workers()),
-            },
-        };
+        let (side, workers) = Side::of_program(&state.spec().name);
+        Call::with_side(state, shapes, side, workers)
+    }
+
+    /// A worker rank's part of the driver's call `served`: what the generated serve
+    /// function makes, with the context the worker's serve loop gave it.
+    pub fn served(state: &'static LoopState, shapes: &'a [&'a [usize]], served: Served) -> Self {
+        let (side, workers) = Side::of_served(served);
+        Call::with_side(state, shapes, side, workers)
+    }
+
+    fn with_side(
+        state: &'static LoopState,
+        shapes: &'a [&'a [usize]],
+        side: Side,
+        workers: usize,
+    ) -> Self {
         Call {
             state,
             shapes,
             workers,
-            replay,
+            side,
             apply: None,
             ship: None,
         }
@@ -115,15 +125,13 @@ impl<'a> Call<'a> {
         name: &'static str,
         lp: impl FnOnce() -> Option<Vec<u8>>,
         space: Option<&Sp>,
-        arrays: &[&'a dyn cluster::wire::WireArray],
-        parts: Option<&'a dyn cluster::call::PartsWire>,
+        arrays: &[&'a dyn WireArray],
+        parts: Option<&'a dyn PartsWire>,
     ) -> Self
     where
         Sp: serde::Serialize,
     {
-        let remote = cluster::call::serving().is_some()
-            || cluster::session::current().is_some_and(|s| s.size() > 1);
-        if remote && self.replay.is_none() {
+        if self.side.remote() {
             // `None` only in a build that fails (captured values that do not serialize).
             let Some(captured) = lp() else { return self };
             self.ship = Some(Shipment {
@@ -139,11 +147,6 @@ impl<'a> Call<'a> {
             });
         }
         self
-    }
-
-    /// Whether the call replays a recorded one.
-    pub(crate) fn replays(&self) -> bool {
-        self.replay.is_some()
     }
 
     /// Workers the call may run on: the copies a write-back buffer needs.
@@ -167,7 +170,7 @@ impl<'a> Call<'a> {
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let (state, len) = (self.state, space.len());
-        let decides = cost::decides(self.replay.is_some());
+        let decides = cost::decides(&self.side);
         if decides && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
@@ -229,7 +232,7 @@ impl<'a> Call<'a> {
     /// The call's schedule: the static plan's (made or cached), or the replay's; on a
     /// worker rank whose space crosses by blocks, the driver's, with this rank's blocks.
     pub(crate) fn prepare<S: Space>(self, space: &S) -> Job<'a, S::Blocks> {
-        if let Some(plan) = served::by_blocks(&self, space) {
+        if let Some(plan) = across::by_blocks(&self, space) {
             return Job {
                 call: self,
                 plan: Some(Arc::new(plan)),
@@ -241,7 +244,7 @@ impl<'a> Call<'a> {
 
     /// The call's schedule, planned in this process (or the replay's).
     fn plan_here<S: Space>(self, space: &S) -> Job<'a, S::Blocks> {
-        if let Some(run) = &self.replay {
+        if let Some(run) = self.side.replay() {
             let schedule = plan::replay::schedule(
                 &run.steps,
                 &run.applied,
@@ -380,6 +383,11 @@ pub(crate) struct Job<'a, B> {
 }
 
 impl<'a, B> Job<'a, B> {
+    /// Where the call runs.
+    pub(crate) fn side(&self) -> &Side {
+        &self.call.side
+    }
+
     /// Whether the call ships to other processes when it can.
     pub(crate) fn ships(&self) -> bool {
         self.call.ship.is_some()
@@ -395,8 +403,8 @@ impl<'a, B> Job<'a, B> {
     pub(crate) fn iterated(
         &mut self,
         space: usize,
-        keys: &'a dyn cluster::wire::WireArray,
-        values: Option<&'a dyn cluster::call::ValuesWire>,
+        keys: &'a dyn WireArray,
+        values: Option<&'a dyn ValuesWire>,
     ) {
         if let Some(ship) = &mut self.call.ship
             && let Some(slot) = ship.arrays.get_mut(space)
@@ -464,120 +472,5 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         if let Some(plan) = &self.plan {
             self.call.push_trace(&plan.summary, &plan.schedule, steps);
         }
-    }
-}
-
-impl<B: Send + Sync + 'static> Job<'_, B> {
-    /// Runs the call across processes when the program is a cluster job: as the driver,
-    /// or as a worker serving the driver's call. `false`: run it in this process alone.
-    fn run_cluster<S, F>(&self, base: &Execution<'_, S>, f: &F, ship: &Shipment<'_>) -> bool
-    where
-        S: Space<Blocks = B>,
-        F: Fn(&mut Block<'_, S>) + Sync,
-    {
-        let space = base.space;
-        // The driver of a call over a sparse space of numbers sends each rank only the
-        // blocks it runs; the space array crosses as its shape.
-        let index = self.call.state.spec().space_array();
-        if let (Some(blocks), Some(i)) = (self.blocks(), index)
-            && cluster::call::serving().is_none()
-            && space.blocks_bytes(blocks, &[]).is_some()
-            && let Some(meta) = ship.arrays.get(i).and_then(|a| a.meta(false))
-        {
-            let by_blocks = served::SpaceBlocks {
-                space,
-                blocks,
-                key: (meta.id, meta.version),
-            };
-            let shape = cluster::wire::ShapeWire(ship.arrays[i]);
-            let mut arrays = ship.arrays.clone();
-            arrays[i] = &shape;
-            let ship = Shipment {
-                name: ship.name,
-                captured: ship.captured.clone(),
-                space: ship.space.clone(),
-                arrays,
-                parts: ship.parts,
-                values: ship.values,
-                blocks: Some(&by_blocks),
-            };
-            return across(base, &ship, f);
-        }
-        across(base, ship, f)
-    }
-}
-
-/// Runs `base` across processes when the program is a cluster job: as the driver (when
-/// the call can cross), or as a worker serving the driver's call, each process running
-/// its workers of the schedule with the hooks that meet the others. `false`: run it in
-/// this process alone.
-pub(crate) fn across<S, F>(base: &Execution<'_, S>, ship: &Shipment<'_>, f: &F) -> bool
-where
-    S: Space,
-    F: Fn(&mut Block<'_, S>) + Sync,
-{
-    let (state, schedule) = (base.state, base.schedule);
-    let mut go = |peers: &dyn crate::sync::Peers| {
-        let exec = Execution {
-            peers: Some(peers),
-            serialized: false,
-            tracing: false,
-            ..*base
-        };
-        threads::execute(&exec, f);
-    };
-    if let (Some(msg), Some(s)) = (cluster::call::serving(), cluster::session::worker()) {
-        cluster::call::work(s, &msg, schedule, ship, &mut go);
-        return true;
-    }
-    let Some(s) = cluster::session::current().filter(|s| s.size() > 1) else {
-        return false;
-    };
-    if schedule.workers != s.workers() {
-        return false;
-    }
-    let crossing = match cluster::call::plan_call(state.spec(), schedule, ship, s) {
-        Ok(c) => c,
-        Err(why) => {
-            explain_local(state, &why);
-            return false;
-        }
-    };
-    let (sent, received) = s.bytes();
-    cluster::call::drive(
-        s,
-        ship.name,
-        state.spec(),
-        schedule,
-        ship,
-        crossing,
-        &mut go,
-    );
-    let (sent2, received2) = s.bytes();
-    state.explain_cluster(|| {
-        format!(
-            "{} processes x {} threads; the driver sent {} and received {} bytes in the first call",
-            s.size(),
-            s.threads,
-            sent2 - sent,
-            received2 - received
-        )
-    });
-    true
-}
-
-/// In a cluster job, says (once, under `STRADS_EXPLAIN`) that the loop runs on the
-/// driver's threads alone, as many workers as the job has, and why.
-pub(crate) fn explain_local(state: &LoopState, why: &str) {
-    if cluster::call::serving().is_some() {
-        return;
-    }
-    if let Some(s) = cluster::session::current().filter(|s| s.size() > 1) {
-        state.explain_cluster(|| {
-            format!(
-                "runs on the driver's threads as the job's {} workers ({why})",
-                s.workers()
-            )
-        });
     }
 }

@@ -61,13 +61,13 @@ impl Call<'_> {
         R: Fn(&Survey<'_, S>),
         F: Fn(&mut Block<'_, S>) + Sync,
     {
-        if self.replay.is_some() {
+        if self.side.replay().is_some() {
             self.replay(space, &f);
             return Ran::plan();
         }
         // A worker rank serving the driver's call runs the schedule the driver recorded.
         if let Some(ship) = &self.ship
-            && crate::cluster::call::serving().is_some()
+            && self.side.served().is_some()
         {
             self.serve_surveyed(space, ship, &f);
             return Ran::plan();
@@ -75,7 +75,7 @@ impl Call<'_> {
         let state = self.state;
         let spec = state.spec();
         // Measured calls: a loop whose serial body was found cheaper records nothing.
-        let decides = cost::decides(false);
+        let decides = cost::decides(&self.side);
         if decides && let Some(serial) = state.serial_before_plan(space.len()) {
             return Ran::handed_back(serial);
         }
@@ -173,7 +173,7 @@ impl Call<'_> {
                 }),
                 ..exec
             };
-            if super::across(&strict, ship, &f) {
+            if super::across::across(&self.side, &strict, ship, &f) {
                 if decides {
                     state.ran_plan(space.len(), t.elapsed().as_nanos() as u64, planned.get());
                 }
@@ -190,16 +190,20 @@ impl Call<'_> {
 
     /// A worker rank's part of the driver's call: the driver's recorded schedule, with an
     /// ownership table of this rank's own (its workers' claims; reads need them too).
-    fn serve_surveyed<S, F>(&self, space: &S, ship: &crate::cluster::call::Shipment<'_>, f: &F)
+    fn serve_surveyed<S, F>(&self, space: &S, ship: &super::across::Shipment<'_>, f: &F)
     where
         S: Space,
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let state = self.state;
-        let schedule = crate::cluster::call::served_schedule();
+        let served = self
+            .side
+            .served()
+            .expect("only a worker rank's call serves a surveyed plan");
+        let schedule = served.schedule();
         let (_, n_elems) = ownership_bases(state.spec(), self.shapes);
         if let Err(e) = schedule.check_against(self.shapes.len(), space.len(), n_elems) {
-            crate::cluster::call::fail_job(format!(
+            served.fail(format!(
                 "loop `{}`: the driver's schedule does not fit this rank's data ({e}; a \
                  different data set or binary?)",
                 state.spec().name
@@ -222,7 +226,7 @@ impl Call<'_> {
             tracing: false,
             peers: None,
         };
-        super::across(&exec, ship, f);
+        super::across::across(&self.side, &exec, ship, f);
     }
 }
 

@@ -88,7 +88,7 @@ impl LoopState {
     /// cluster's worker ranks run the driver's plans and say nothing).
     pub(crate) fn explain_once(&self, line: impl FnOnce() -> String) {
         if crate::config::get().explain
-            && crate::cluster::session::worker().is_none()
+            && !super::across::worker_rank()
             && !self.explained.swap(true, Ordering::Relaxed)
         {
             eprintln!("strads plan {}: {}", self.spec.name, line());
@@ -99,7 +99,7 @@ impl LoopState {
     /// processes: `strads cluster <fn>: <line>`.
     pub(crate) fn explain_cluster(&self, line: impl FnOnce() -> String) {
         if crate::config::get().explain
-            && crate::cluster::session::worker().is_none()
+            && !super::across::worker_rank()
             && !self.cluster_explained.swap(true, Ordering::Relaxed)
         {
             eprintln!("strads cluster {}: {}", self.spec.name, line());

@@ -373,7 +373,7 @@ impl Call<'_> {
         use crate::exec::Ran;
         let state = self.state;
         let len = array.len();
-        let decides = crate::exec::cost::decides(self.replays());
+        let decides = crate::exec::cost::decides(&self.side);
         if decides && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
@@ -408,18 +408,19 @@ impl Call<'_> {
         }
         // In a cluster job: a worker serving the driver's call, or the driver of a call
         // that may cross (the values must serialize).
-        let serving = crate::cluster::call::serving()
-            .zip(crate::cluster::session::worker())
-            .map(|(msg, s)| Layout {
-                rank: s.rank,
-                ranks: s.size(),
-                threads: msg.threads,
-            });
-        let driving = match crate::cluster::session::current().filter(|s| s.size() > 1) {
-            Some(s) if serving.is_none() && job.ships() => {
+        let served = job.side().served_call();
+        let serving = served.as_ref().map(|sv| Layout {
+            rank: sv.session().rank,
+            ranks: sv.session().size(),
+            threads: sv.msg().threads,
+        });
+        let driving = match job.side() {
+            crate::exec::Side::Driver(s) if job.ships() => {
+                let s = *s;
                 if codec.is_none() {
                     job.stay_local();
                     crate::exec::explain_local(
+                        job.side(),
                         state,
                         "its values do not serialize (derive serde's Serialize and Deserialize \
                          for them)",
@@ -444,10 +445,10 @@ impl Call<'_> {
                 .map(|&id| std::mem::take(&mut values[id as usize]))
                 .collect();
             let fail = |e: String| -> ! {
-                crate::cluster::call::fail_job(format!("loop `{}`: {e}", state.spec().name))
+                crate::cluster::job::fail_job(format!("loop `{}`: {e}", state.spec().name))
             };
-            if let (Some(l), Some(c)) = (serving, &codec) {
-                let bytes = crate::cluster::call::served_values().unwrap_or_default();
+            if let (Some(l), Some(c), Some(sv)) = (serving, &codec, &served) {
+                let bytes = sv.values();
                 if let Err(e) = decode_rank(c, &mut ordered, &tasks, l, l.rank, &bytes) {
                     fail(format!("the driver's {e}"));
                 }
@@ -471,6 +472,7 @@ impl Call<'_> {
                         Err(e) => {
                             job.stay_local();
                             crate::exec::explain_local(
+                                job.side(),
                                 state,
                                 &format!(
                                     "its values do not cross processes exactly ({e}); values \
@@ -522,11 +524,11 @@ impl Call<'_> {
                     }
                 }
             }
-            if let (Some(l), Some(c)) = (serving, &codec)
+            if let (Some(l), Some(c), Some(sv)) = (serving, &codec, &served)
                 && result.is_ok()
             {
                 match encode_rank(c, &ordered, &tasks, l, l.rank) {
-                    Ok(bytes) => crate::cluster::call::give_back_values(bytes),
+                    Ok(bytes) => sv.give_back_values(bytes),
                     Err(e) => fail(format!("values that do not encode: {e}")),
                 }
             }

@@ -21,6 +21,14 @@ pub mod spawn;
 pub use secret::{JobSecret, SecretFile, read_secret};
 pub use spawn::{RankCommand, Remote, Workers, spawn_rank};
 
+/// Processes this one started (the driver of `STRADS_PROCESSES`): stopped on failure.
+pub trait Children: Send {
+    /// Kills every child still running and reaps it.
+    fn kill_all(&mut self);
+    /// Waits for the children to end by themselves (bounded); `false` if some did not.
+    fn wait_all(&mut self, timeout: std::time::Duration) -> bool;
+}
+
 /// Which scheduler said who we are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Source {

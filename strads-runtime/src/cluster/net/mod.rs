@@ -11,6 +11,7 @@
 //! garbled ends that connection with [`Event::Lost`] naming what was wrong.
 
 mod frames;
+pub mod link;
 mod rendezvous;
 #[cfg(test)]
 mod tests;
@@ -29,7 +30,7 @@ use frames::{read_block, read_frame, write_frame};
 use rendezvous::{Peer, rendezvous};
 use tokio::sync::{mpsc, oneshot};
 
-use super::session::{Frame, Link, LinkEvent};
+pub use link::{Frame, Link, LinkEvent};
 
 /// The largest control frame, block header and block accepted.
 pub const MAX_CONTROL: usize = 512 << 20;

@@ -7,11 +7,14 @@
 //! - `msg`: the messages and their checked decoding.
 //! - `core`: [`Core`], one rank's protocol state: fed frames and time, it returns frames
 //!   to send and its next timeout.
+//! - `directory`: [`Directory`], the driver's record of which rank holds which part of
+//!   which array at which version, and how an array travels in a call.
 //! - `sim`: the simulated network that runs many ranks' cores in virtual time.
 //! - `verify`: a call plan run on tags of last writers, for tests.
 
 pub mod callplan;
 pub mod core;
+pub mod directory;
 pub mod msg;
 pub mod region;
 pub mod sim;
@@ -22,5 +25,6 @@ mod tests;
 
 pub use callplan::{CallPlan, NotShippable, PlanArray, TaskId, Transfer};
 pub use core::{Arrival, Core, Failure, Micros, Outgoing};
+pub use directory::Directory;
 pub use msg::{ArrayMeta, CallMsg, Elem, Msg};
 pub use region::Region;

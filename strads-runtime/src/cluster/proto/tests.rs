@@ -9,7 +9,7 @@ use crate::plan::grid;
 use crate::plan::tests::{access, aff, array, spec};
 
 /// SGD-MF's schedule on 2 workers: w (4 x 3) local, h (6 x 3) rotated.
-fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
+pub(super) fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
     let s = spec(
         &["u", "i"],
         vec![array("w", 2, true), array("h", 2, true)],

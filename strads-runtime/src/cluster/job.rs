@@ -1,0 +1,119 @@
+//! The job's lifecycle on this process: the session starts on first use (a worker rank
+//! then serves for ever), the driver's program end ends the job (with its explain lines),
+//! and arrays the driver drops are forgotten by every rank.
+
+use std::sync::OnceLock;
+
+use super::session::Session;
+
+/// Joins the cluster job this process belongs to, if any (`STRADS_PROCESSES`, `strads
+/// run`, Slurm, Open MPI, PMI, or `STRADS_RANK`/`STRADS_SIZE`): the driver (rank 0) starts
+/// or meets its workers and returns; a worker rank serves the driver's loop calls and
+/// exits when the driver's program ends, never returning. Called by `#[strads::main]`
+/// and by the first loop call; calling it again does nothing.
+pub fn start() {
+    let _ = get();
+}
+
+/// This process's rank and the job's size, once started: `(0, 1)` for a program run as
+/// one process.
+pub fn rank_and_size() -> (usize, usize) {
+    current().map_or((0, 1), |s| (s.rank(), s.size()))
+}
+
+static SESSION: OnceLock<Option<&'static Session>> = OnceLock::new();
+static WORKER: OnceLock<&'static Session> = OnceLock::new();
+
+/// The session of this process, started on first use: `None` for a program run as one
+/// process. A worker rank never returns from its first call: it serves until the driver
+/// ends the job, then exits.
+pub fn get() -> Option<&'static Session> {
+    *SESSION.get_or_init(|| match super::start::start() {
+        Ok(None) => None,
+        Ok(Some(s)) => {
+            let s: &'static Session = Box::leak(Box::new(s));
+            s.spawn_pump();
+            if s.rank == 0 {
+                // Arrays the program drops are dropped by the workers too.
+                crate::array::away::on_forget(forget_on_workers);
+                // The program's end (its `main` returning or `exit`) ends the job.
+                // SAFETY: `atexit` with a function that takes no arguments and does not
+                // unwind (`shut_down` catches nothing and panics nowhere on its path).
+                unsafe {
+                    nix::libc::atexit(at_exit);
+                }
+            } else {
+                let _ = WORKER.set(s);
+                super::registry::serve_forever(s);
+            }
+            Some(s)
+        }
+        Err(e) => {
+            eprintln!("strads: cannot start the cluster: {e}");
+            std::process::exit(2);
+        }
+    })
+}
+
+/// The driver dropped array `id`, which workers hold copies of: they drop theirs, and the
+/// session forgets where its parts were.
+fn forget_on_workers(id: u64) {
+    let Some(s) = current().filter(|s| s.rank == 0) else {
+        return;
+    };
+    if s.closed() {
+        return;
+    }
+    s.directory().forget(id);
+    s.with(|core| core.forget(id));
+}
+
+/// Runs when the driver's program exits: tells the workers, waits for them, closes.
+extern "C" fn at_exit() {
+    if let Some(s) = current() {
+        s.shut_down_saying(explain_end);
+    }
+}
+
+/// A worker rank's session, while it serves.
+pub fn worker() -> Option<&'static Session> {
+    WORKER.get().copied()
+}
+
+/// The session if one was started (does not start one).
+pub fn current() -> Option<&'static Session> {
+    SESSION.get().copied().flatten()
+}
+
+/// The driver's explain lines at the job's end (`STRADS_EXPLAIN`).
+fn explain_end(s: &Session) {
+    if !crate::config::get().explain {
+        return;
+    }
+    for (name, calls, waited, first) in super::peers::waits() {
+        eprintln!(
+            "strads cluster {name}: {calls} calls across processes; the driver's workers \
+             waited {:.3} s for other ranks ({:.3} s in the first call)",
+            waited.as_secs_f64(),
+            first.as_secs_f64()
+        );
+    }
+    let (n, bytes) = s.fetched();
+    if n > 0 {
+        eprintln!(
+            "strads cluster: parts left on other ranks came home {n} times ({bytes} bytes), \
+             before serial code or a call on this process read them"
+        );
+    }
+    let (sent, received) = s.bytes();
+    eprintln!("strads cluster: the driver sent {sent} and received {received} bytes in all");
+}
+
+/// Stops the job with `message` when this process is in one (values from another rank
+/// that do not decode); panics with it otherwise.
+pub(crate) fn fail_job(message: String) -> ! {
+    match current() {
+        Some(s) => s.fail(message),
+        None => panic!("strads: {message}"),
+    }
+}

@@ -1,0 +1,175 @@
+//! The driver's directory of parts, sans I/O: for each array the driver has sent to other
+//! ranks, which ranks hold it whole at which version, which regions other ranks still
+//! hold current (copies), and which regions only another rank holds (parts away, left
+//! there by the last call that wrote them).
+//!
+//! It decides how an array travels in a call ([`Directory::describe`]) and learns what a
+//! call left where ([`Directory::sent_whole`], [`Directory::after_call`]). It holds no
+//! array, sends nothing and takes no lock: the session keeps it behind one mutex, and the
+//! tests drive it through chains of call plans checked by [`verify`](super::verify).
+//!
+//! Invariant: an entry is about one version of its array. A region is listed as a copy or
+//! as away only at the version the array had after the call that left it; a caller asks
+//! with the array's version now, and an entry of another version answers nothing.
+
+use std::collections::HashMap;
+
+use super::callplan::{CallPlan, PlanArray};
+use super::msg::ArrayMeta;
+use super::region::Region;
+
+/// Regions of one array on other ranks: `(region, rank)`.
+pub type Parts = Vec<(Region, usize)>;
+
+/// The driver's knowledge of where the parts of its arrays are.
+#[derive(Clone, Debug, Default)]
+pub struct Directory {
+    /// `id → (version, ranks)`: ranks holding the whole array at that version.
+    holders: HashMap<u64, (u64, Vec<usize>)>,
+    /// `id → (version, parts)`: of arrays written across processes, the regions other
+    /// ranks still hold current after the last such call.
+    copies: HashMap<u64, (u64, Parts)>,
+    /// `id → (version, parts)`: of arrays written across processes, the regions only
+    /// another rank holds after the last such call; the next call takes them from there,
+    /// unless something fetched them home first.
+    away: HashMap<u64, (u64, Parts)>,
+}
+
+/// What [`Directory::describe`] needs to know of one array in a call, besides its meta.
+#[derive(Clone, Copy, Debug)]
+pub struct Use {
+    /// The call's schedule reads the array by parts (windows that are not the whole array)
+    /// and writes it nowhere.
+    pub read_by_parts: bool,
+    /// The array's version before the call (the meta's version, unless the call is about
+    /// to change it).
+    pub now: u64,
+    /// Ranks in the job.
+    pub ranks: usize,
+}
+
+impl Directory {
+    /// The parts of array `id` that only other ranks hold, when they are of version `now`
+    /// (nothing on the driver read or wrote the array since the call that left them).
+    pub fn away_at(&self, id: u64, now: u64) -> Option<Parts> {
+        self.away
+            .get(&id)
+            .filter(|(v, _)| *v == now)
+            .map(|(_, p)| p.clone())
+    }
+
+    /// Fills in how array `m` travels in a call: who holds it whole, whether it travels by
+    /// regions (`shipped`), and the copies other ranks hold of it. `away` is what
+    /// [`away_at`](Self::away_at) answered and the driver left away (empty: the array is
+    /// home).
+    pub fn describe(&self, m: &mut ArrayMeta, away: Parts, u: Use) {
+        m.away = away;
+        m.holders = match self.holders.get(&m.id) {
+            Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
+            _ => vec![0],
+        };
+        let partial = m.holders.len() < u.ranks;
+        // A dense array the call only reads, of which other ranks still hold parts at
+        // this version (left by a call that wrote it): it travels by regions, so a rank
+        // gets only what it lacks instead of the whole array. Its transfers all come from
+        // the driver at the call's start (no task writes it), and a worker applies them
+        // before lending it.
+        if !m.shipped
+            && !m.sparse
+            && partial
+            && self
+                .copies
+                .get(&m.id)
+                .is_some_and(|(v, c)| *v == m.version && !c.is_empty())
+        {
+            m.shipped = true;
+        }
+        // A dense array the blocks read by parts travels by regions too: a rank receives
+        // the rows its blocks read, none when it runs no block.
+        if !m.shipped && !m.sparse && u.read_by_parts && partial {
+            m.shipped = true;
+        }
+        if m.shipped {
+            // What other ranks still hold of the array as it is now: the parts an earlier
+            // written call left there, or the whole array a read-only call sent, while
+            // nothing changed the array since.
+            if let Some((_, regions)) = self.copies.get(&m.id).filter(|(v, _)| *v == u.now) {
+                m.copies = regions.clone();
+            }
+            if let Some((_, ranks)) = self.holders.get(&m.id).filter(|(v, _)| *v == u.now) {
+                let len: u64 = m.shape.iter().map(|&d| d as u64).product();
+                m.copies.extend(
+                    ranks
+                        .iter()
+                        .filter(|&&r| r != 0)
+                        .map(|&r| (Region::all(len), r)),
+                );
+            }
+        }
+    }
+
+    /// A call sent the arrays it does not ship by regions whole to every rank that lacked
+    /// them: every rank holds them now.
+    pub fn sent_whole(&mut self, metas: &[ArrayMeta], ranks: usize) {
+        for m in metas.iter().filter(|m| !m.shipped) {
+            self.holders.insert(m.id, (m.version, (0..ranks).collect()));
+        }
+    }
+
+    /// After a call: what other ranks now hold of the arrays it shipped by regions, at
+    /// their version now. Returns, per array of the call left partly away, the parts only
+    /// other ranks hold: the array must fetch them before anything on the driver reads it.
+    pub fn after_call(&mut self, plan: &CallPlan, metas: &[ArrayMeta]) -> Vec<(usize, Parts)> {
+        let mut left = Vec::new();
+        for (a, m) in metas.iter().enumerate().filter(|(_, m)| m.shipped) {
+            self.copies
+                .insert(m.id, (m.version, plan.copies[a].clone()));
+            let parts = plan.away(a);
+            if parts.is_empty() {
+                self.away.remove(&m.id);
+            } else {
+                self.away.insert(m.id, (m.version, parts.clone()));
+                left.push((a, parts));
+            }
+        }
+        left
+    }
+
+    /// Array `id`'s parts came home (fetched): nothing of it is away any more. The other
+    /// ranks keep their copies.
+    pub fn came_home(&mut self, id: u64) {
+        self.away.remove(&id);
+    }
+
+    /// The driver dropped array `id`: the ranks drop theirs, and the directory forgets it.
+    pub fn forget(&mut self, id: u64) {
+        self.holders.remove(&id);
+        self.copies.remove(&id);
+        self.away.remove(&id);
+    }
+
+    /// Whether the directory knows anything of array `id`.
+    pub fn knows(&self, id: u64) -> bool {
+        self.holders.contains_key(&id)
+            || self.copies.contains_key(&id)
+            || self.away.contains_key(&id)
+    }
+}
+
+/// The call plan's view of the arrays the driver describes (the same on every rank).
+pub fn plan_arrays(metas: &[ArrayMeta]) -> Vec<PlanArray> {
+    metas
+        .iter()
+        .map(|m| PlanArray {
+            shape: m.shape.clone(),
+            shipped: m.shipped,
+            holders: m.holders.clone(),
+            away: m.away.clone(),
+            copies: m.copies.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "directory_tests.rs"]
+mod tests;

@@ -1,0 +1,155 @@
+//! The directory through chains of calls: each call described from it, checked on tags
+//! of last writers (`verify`) and run on the simulated network, and what it left learnt.
+
+use super::super::sim::{Link, Sim};
+use super::super::tests::sgd_2d;
+use super::super::verify::verify;
+use super::super::{Elem, Region};
+use super::*;
+
+const W: u64 = 1;
+const H: u64 = 2;
+
+fn meta(id: u64, version: u64, shape: &[usize], shipped: bool) -> ArrayMeta {
+    ArrayMeta {
+        id,
+        version,
+        sparse: false,
+        shape: shape.to_vec(),
+        entries: 0,
+        keys_only: false,
+        elem: Elem::F32,
+        shipped,
+        sent: false,
+        holders: Vec::new(),
+        copies: Vec::new(),
+        away: Vec::new(),
+    }
+}
+
+/// SGD-MF's 2D call on 2 ranks, its arrays at `versions` after the call (each written,
+/// so its version before is one less), described by `dir` as the driver does: parts left
+/// away are taken from where they are unless `home_first` says the driver read them since.
+/// Checked, run in the simulator, and learnt. Returns the metas and the parts left away.
+fn call(
+    dir: &mut Directory,
+    versions: [u64; 2],
+    home_first: [bool; 2],
+) -> (Vec<ArrayMeta>, Vec<(usize, Parts)>) {
+    let (sched, _) = sgd_2d();
+    let shapes: [&[usize]; 2] = [&[4, 3], &[6, 3]];
+    let metas: Vec<ArrayMeta> = [W, H]
+        .iter()
+        .enumerate()
+        .map(|(a, &id)| {
+            let now = versions[a] - 1;
+            let away = if home_first[a] {
+                dir.came_home(id);
+                Vec::new()
+            } else {
+                dir.away_at(id, now).unwrap_or_default()
+            };
+            let mut m = meta(id, versions[a], shapes[a], true);
+            let u = Use {
+                read_by_parts: false,
+                now,
+                ranks: 2,
+            };
+            dir.describe(&mut m, away, u);
+            m
+        })
+        .collect();
+    let arrays = plan_arrays(&metas);
+    assert_eq!(verify(&sched, &arrays, 2, false), Ok(true), "{metas:?}");
+    let plan = CallPlan::new(&sched, 2, 1, &arrays, false).expect("a plan that verified");
+    let link = Link {
+        latency: 10,
+        bandwidth: 125.0,
+    };
+    let mut sim = Sim::new(2, link, 1_000_000, 10_000_000);
+    let report = sim.run_call(&sched, &plan, &|_, _| 100, &[4, 4], 1_000_000);
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    dir.sent_whole(&metas, 2);
+    let left = dir.after_call(&plan, &metas);
+    for (a, parts) in &left {
+        assert_eq!(*parts, plan.away(*a));
+    }
+    (metas, left)
+}
+
+#[test]
+fn parts_stay_where_the_last_call_left_them_until_the_driver_reads_them() {
+    let mut dir = Directory::default();
+    // The first call starts with everything on the driver and leaves w's rows 2..4 and h's
+    // partition 0 on rank 1 alone.
+    let (first, left) = call(&mut dir, [1, 1], [false; 2]);
+    assert!(
+        first
+            .iter()
+            .all(|m| m.away.is_empty() && m.copies.is_empty())
+    );
+    assert_eq!(
+        left,
+        vec![
+            (0, vec![(Region(vec![(6, 12)]), 1)]),
+            (1, vec![(Region(vec![(0, 9)]), 1)]),
+        ]
+    );
+    // Nothing on the driver touched them: the next call takes them from rank 1.
+    let (second, _) = call(&mut dir, [2, 2], [false; 2]);
+    assert_eq!(second[0].away, left[0].1);
+    assert_eq!(second[1].away, left[1].1);
+    // The driver read w between calls: it came home, and rank 1's copy is still current.
+    let (third, _) = call(&mut dir, [3, 3], [true, false]);
+    assert!(third[0].away.is_empty());
+    assert!(third[0].copies.contains(&(Region(vec![(6, 12)]), 1)));
+    assert!(!third[1].away.is_empty());
+    // The driver wrote w serially (its version moved on): nothing of the directory's w
+    // holds for it, and the call sends it from the driver.
+    let (fourth, _) = call(&mut dir, [5, 4], [true, false]);
+    assert!(fourth[0].away.is_empty() && fourth[0].copies.is_empty());
+    assert!(!fourth[1].away.is_empty());
+}
+
+#[test]
+fn arrays_only_read_travel_whole_once_or_by_regions_after_a_write() {
+    let mut dir = Directory::default();
+    let u = |now| Use {
+        read_by_parts: false,
+        now,
+        ranks: 2,
+    };
+    // Ratings-like input: sent whole, then held by every rank at that version.
+    let mut r = meta(9, 1, &[10, 2], false);
+    dir.describe(&mut r, Vec::new(), u(1));
+    assert_eq!((r.shipped, r.holders.clone()), (false, vec![0]));
+    dir.sent_whole(std::slice::from_ref(&r), 2);
+    let mut again = meta(9, 1, &[10, 2], false);
+    dir.describe(&mut again, Vec::new(), u(1));
+    assert_eq!(again.holders, vec![0, 1]);
+    let mut changed = meta(9, 2, &[10, 2], false);
+    dir.describe(&mut changed, Vec::new(), u(2));
+    assert_eq!(changed.holders, vec![0]);
+    // A model a written call left partly on rank 1, now only read: it travels by regions
+    // (a rank gets what it lacks), starting from the copies the ranks hold.
+    let (_, _) = call(&mut dir, [1, 1], [false; 2]);
+    let mut w = meta(W, 1, &[4, 3], false);
+    dir.describe(&mut w, dir.away_at(W, 1).unwrap_or_default(), u(1));
+    assert!(w.shipped);
+    assert_eq!(w.away, vec![(Region(vec![(6, 12)]), 1)]);
+    assert!(!w.copies.is_empty());
+    // Read by parts (windows that are not the whole array): by regions too.
+    let mut parts = meta(10, 1, &[8, 2], false);
+    let by_parts = Use {
+        read_by_parts: true,
+        ..u(1)
+    };
+    dir.describe(&mut parts, Vec::new(), by_parts);
+    assert!(parts.shipped && parts.copies.is_empty());
+    // Dropped by the driver: forgotten.
+    for id in [W, H, 9] {
+        assert!(dir.knows(id));
+        dir.forget(id);
+        assert!(!dir.knows(id));
+    }
+}

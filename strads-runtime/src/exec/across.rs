@@ -1,0 +1,297 @@
+//! Everything `exec/` knows of the cluster, in one place: where a call runs ([`Side`],
+//! decided once when the call is made), how it runs across processes (as the driver, or
+//! as a worker rank serving the driver's call), why a call stays on the driver's threads,
+//! and a sparse space's blocks, which cross rank by rank.
+//!
+//! The other files of `exec/` name no `cluster::` item; they ask the call's side.
+//!
+//! A sparse iteration space crosses by blocks: the driver sends each worker rank only the
+//! blocks its workers run (`BlocksWire`), once per contents and schedule; the worker runs
+//! the driver's schedule on them instead of planning from a whole copy of the space, so it
+//! holds its part of the data, not all of it.
+
+use std::sync::Arc;
+
+use super::{Block, Call, Execution, Job, LoopState, StaticPlan, threads};
+use crate::cluster;
+pub(crate) use crate::cluster::call::{PartsWire, Served, ServedCall, Shipment, ValuesWire};
+use crate::cluster::session::Session;
+pub(crate) use crate::cluster::wire::WireArray;
+use crate::plan::Unit;
+use crate::space::Space;
+use crate::trace::LoopRun;
+
+/// Where a call runs, fixed when it is made (as quinn-proto's `Side` is when a connection
+/// is): in this process alone, as the serial replay of a recorded call, as the driver of a
+/// cluster job, or as a worker rank serving the driver's call.
+#[derive(Debug)]
+pub(crate) enum Side {
+    /// This process alone: a program run as one process, or a loop called from inside
+    /// another loop's task.
+    Local,
+    /// The serial replay of the next recorded call (`testing::replay`).
+    Replay(LoopRun),
+    /// The driver of a job of several ranks.
+    Driver(&'static Session),
+    /// A worker rank running its part of the driver's call.
+    Worker(Served),
+}
+
+impl Side {
+    /// The side of a new call of loop `name` made by the program (the driver's, or one
+    /// process's), and its workers: a replay's recorded count, one inside another loop's
+    /// task, the job's ranks x threads on a cluster's driver, the pool's threads otherwise.
+    /// The first call of a cluster job's driver starts the job.
+    pub(crate) fn of_program(name: &str) -> (Side, usize) {
+        if let Some(run) = crate::trace::next_replay(name) {
+            let workers = run.steps.first().map_or(1, Vec::len).max(1);
+            return (Side::Replay(run), workers);
+        }
+        if crate::pool::in_worker() {
+            return (Side::Local, 1);
+        }
+        match cluster::job::get() {
+            Some(s) if s.size() > 1 => (Side::Driver(s), s.workers()),
+            Some(s) => (Side::Local, s.workers()),
+            None => (Side::Local, crate::pool::current_threads()),
+        }
+    }
+
+    /// The side of a worker rank's call of the driver's `served`, and its workers: the
+    /// driver's layout.
+    pub(crate) fn of_served(served: Served) -> (Side, usize) {
+        let workers = served.session().size() * served.msg().threads;
+        (Side::Worker(served), workers)
+    }
+
+    /// The recorded call a replay runs.
+    pub(crate) fn replay(&self) -> Option<&LoopRun> {
+        match self {
+            Side::Replay(run) => Some(run),
+            _ => None,
+        }
+    }
+
+    /// The driver's call a worker rank serves.
+    pub(crate) fn served(&self) -> Option<&ServedCall> {
+        match self {
+            Side::Worker(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The driver's call a worker rank serves, shared.
+    pub(crate) fn served_call(&self) -> Option<Served> {
+        match self {
+            Side::Worker(s) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    /// Whether the call meets other processes (the driver's or a worker rank's): what it
+    /// sends must then be encoded.
+    pub(crate) fn remote(&self) -> bool {
+        matches!(self, Side::Driver(_) | Side::Worker(_))
+    }
+}
+
+/// Whether this process is a cluster job's worker rank (which says nothing under
+/// `STRADS_EXPLAIN`: the driver says it).
+pub(crate) fn worker_rank() -> bool {
+    cluster::job::worker().is_some()
+}
+
+impl<B: Send + Sync + 'static> Job<'_, B> {
+    /// Runs the call across processes when the program is a cluster job: as the driver,
+    /// or as a worker serving the driver's call. `false`: run it in this process alone.
+    pub(super) fn run_cluster<S, F>(
+        &self,
+        base: &Execution<'_, S>,
+        f: &F,
+        ship: &Shipment<'_>,
+    ) -> bool
+    where
+        S: Space<Blocks = B>,
+        F: Fn(&mut Block<'_, S>) + Sync,
+    {
+        let space = base.space;
+        // The driver of a call over a sparse space of numbers sends each rank only the
+        // blocks it runs; the space array crosses as its shape.
+        let index = self.call.state.spec().space_array();
+        if let (Some(blocks), Some(i)) = (self.blocks(), index)
+            && self.call.side.served().is_none()
+            && space.blocks_bytes(blocks, &[]).is_some()
+            && let Some(meta) = ship.arrays.get(i).and_then(|a| a.meta(false))
+        {
+            let by_blocks = SpaceBlocks {
+                space,
+                blocks,
+                key: (meta.id, meta.version),
+            };
+            let shape = cluster::wire::ShapeWire(ship.arrays[i]);
+            let mut arrays = ship.arrays.clone();
+            arrays[i] = &shape;
+            let ship = Shipment {
+                name: ship.name,
+                captured: ship.captured.clone(),
+                space: ship.space.clone(),
+                arrays,
+                parts: ship.parts,
+                values: ship.values,
+                blocks: Some(&by_blocks),
+            };
+            return across(&self.call.side, base, &ship, f);
+        }
+        across(&self.call.side, base, ship, f)
+    }
+}
+
+/// Runs `base` across processes when the program is a cluster job: as the driver (when
+/// the call can cross), or as a worker serving the driver's call, each process running
+/// its workers of the schedule with the hooks that meet the others. `false`: run it in
+/// this process alone.
+pub(crate) fn across<S, F>(side: &Side, base: &Execution<'_, S>, ship: &Shipment<'_>, f: &F) -> bool
+where
+    S: Space,
+    F: Fn(&mut Block<'_, S>) + Sync,
+{
+    let (state, schedule) = (base.state, base.schedule);
+    let mut go = |peers: &dyn crate::sync::Peers| {
+        let exec = Execution {
+            peers: Some(peers),
+            serialized: false,
+            tracing: false,
+            ..*base
+        };
+        threads::execute(&exec, f);
+    };
+    let s = match side {
+        Side::Worker(served) => {
+            cluster::call::work(served, schedule, ship, &mut go);
+            return true;
+        }
+        Side::Driver(s) => *s,
+        Side::Local | Side::Replay(_) => return false,
+    };
+    if schedule.workers != s.workers() {
+        return false;
+    }
+    let crossing = match cluster::call::plan_call(state.spec(), schedule, ship, s) {
+        Ok(c) => c,
+        Err(why) => {
+            explain_local(side, state, &why);
+            return false;
+        }
+    };
+    let (sent, received) = s.bytes();
+    cluster::call::drive(
+        s,
+        ship.name,
+        state.spec(),
+        schedule,
+        ship,
+        crossing,
+        &mut go,
+    );
+    let (sent2, received2) = s.bytes();
+    state.explain_cluster(|| {
+        format!(
+            "{} processes x {} threads; the driver sent {} and received {} bytes in the first call",
+            s.size(),
+            s.threads,
+            sent2 - sent,
+            received2 - received
+        )
+    });
+    true
+}
+
+/// In a cluster job, says (once, under `STRADS_EXPLAIN`) that the loop runs on the
+/// driver's threads alone, as many workers as the job has, and why.
+pub(crate) fn explain_local(side: &Side, state: &LoopState, why: &str) {
+    if let Side::Driver(s) = side {
+        state.explain_cluster(|| {
+            format!(
+                "runs on the driver's threads as the job's {} workers ({why})",
+                s.workers()
+            )
+        });
+    }
+}
+
+/// The driver's side: a call's space and its blocks.
+pub(crate) struct SpaceBlocks<'s, S: Space> {
+    pub(crate) space: &'s S,
+    pub(crate) blocks: &'s S::Blocks,
+    /// The space array's id and version.
+    pub(crate) key: (u64, u64),
+}
+
+impl<S: Space> cluster::call::BlocksWire for SpaceBlocks<'_, S> {
+    fn bytes(&self, ids: &[usize]) -> Vec<u8> {
+        self.space
+            .blocks_bytes(self.blocks, ids)
+            .expect("checked before the blocks were shipped")
+    }
+
+    fn key(&self) -> (u64, u64) {
+        self.key
+    }
+}
+
+/// On a worker rank serving a call whose space crosses by blocks: the driver's schedule
+/// with this rank's blocks (received with this call, or kept from the loop's last one).
+/// `None` otherwise: the call plans here.
+pub(crate) fn by_blocks<S: Space>(call: &Call<'_>, space: &S) -> Option<StaticPlan<S::Blocks>> {
+    let served = call.side.served()?;
+    let (msg, s) = (served.msg(), served.session());
+    if msg.blocks == 0 || call.ship.is_none() {
+        return None;
+    }
+    let schedule = served.schedule();
+    let fail = |e: String| -> ! { s.fail(format!("loop `{}`: {e}", msg.name)) };
+    // Blocks only: no lists of iterations, no ownership windows.
+    if let Err(e) = schedule.check_against(msg.arrays.len(), 0, 0) {
+        fail(format!("the driver's schedule does not fit here ({e})"));
+    }
+    let space_id = call
+        .state
+        .spec()
+        .space_array()
+        .and_then(|i| msg.arrays.get(i))
+        .map_or(0, |m| m.id);
+    let blocks: Arc<S::Blocks> = if msg.blocks_sent {
+        let bytes = s.wait(|core| core.take_values(msg.seq, 0));
+        let ids = cluster::call::rank_blocks(&schedule, s.rank, msg.threads);
+        let at_least = schedule
+            .steps
+            .iter()
+            .flat_map(|st| st.tasks.iter().flatten())
+            .filter_map(|t| match t.unit {
+                Unit::Block(id) => Some(id + 1),
+                Unit::Ids(_) => None,
+            })
+            .max()
+            .unwrap_or(0);
+        let blocks = match space.blocks_from_bytes(at_least, &ids, &bytes) {
+            Some(Ok(b)) => Arc::new(b),
+            Some(Err(e)) => fail(format!("the driver's blocks of its space: {e}")),
+            None => fail("the driver sent blocks of a space that does not cross by blocks".into()),
+        };
+        cluster::store::keep_blocks(&msg.name, msg.blocks, space_id, blocks.clone(), bytes.len());
+        blocks
+    } else {
+        match cluster::store::kept_blocks(&msg.name, msg.blocks).map(|b| b.downcast()) {
+            Some(Ok(b)) => b,
+            _ => fail("the driver sent no blocks and this rank keeps none under their key".into()),
+        }
+    };
+    Some(StaticPlan {
+        schedule: (*schedule).clone(),
+        blocks,
+        summary: String::new(),
+        // A worker rank runs the driver's decision.
+        timed: false,
+        alone: None,
+    })
+}
