@@ -198,14 +198,14 @@ pub(crate) fn ring_epoch(
                     && let Some(&(pu, pi, _)) = block.get(n + ahead)
                 {
                     let (pu, pi) = (pu as usize - u0, pi as usize - i0);
-                    crate::sgd::prefetch_row(&wu_rows[pu * k..(pu + 1) * k]);
-                    crate::sgd::prefetch_row(&h_rows[pi * k..(pi + 1) * k]);
+                    super::sgd::prefetch_row(&wu_rows[pu * k..(pu + 1) * k]);
+                    super::sgd::prefetch_row(&h_rows[pi * k..(pi + 1) * k]);
                 }
                 let (u, i) = (u as usize - u0, i as usize - i0);
                 let wu = &mut wu_rows[u * k..(u + 1) * k];
                 let hi = &mut h_rows[i * k..(i + 1) * k];
                 let err = r - dot(wu, hi);
-                crate::sgd::update(wu, hi, err, lr, reg);
+                super::sgd::update(wu, hi, err, lr, reg);
             }
             if t + split < times {
                 let _ = to_prev.send(held);

@@ -179,7 +179,7 @@ pub(crate) fn prefetch_row(row: &[f32]) {
             // SAFETY: `prefetch` only hints the cache: it never faults and reads nothing
             // the program sees, whatever the address; SSE, which it needs, is part of every
             // x86_64 CPU. The address is inside `row` anyway. Exercised by
-            // `tests/bench_loops.rs` (and the sgd_mf bench's `--only variants`), which
+            // `tests/it/models/bench_loops.rs` (and the sgd_mf bench's `--only variants`), which
             // check the prefetching loop's factors equal the plain loop's bit for bit.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(at) };
             off += 64;

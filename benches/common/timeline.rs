@@ -77,7 +77,7 @@ pub(crate) fn timed_epoch(
                 n += 1;
                 let (wu, hi) = (w.row_mut(u), h.row_mut(i));
                 let err = r - dot(wu, hi);
-                crate::sgd::update(wu, hi, err, lr, reg);
+                super::sgd::update(wu, hi, err, lr, reg);
             });
             let end = t0.elapsed().as_nanos() as u64;
             let (step, worker) = blk.seq();

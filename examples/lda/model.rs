@@ -1,5 +1,5 @@
 //! The sweep of the `lda` example, annotated, and `ln Γ`: also compiled into
-//! `tests/lda.rs` and `benches/lda.rs` (through `#[path]`), so the test and the benchmark
+//! `tests/it/models/lda.rs` and `benches/lda.rs` (through `#[path]`), so the test and the benchmark
 //! run exactly the example's loop.
 
 use std::f64::consts::PI;

@@ -1,5 +1,5 @@
 //! The loops of the `sparse_lr` example, annotated: also compiled into
-//! `tests/sparse_lr.rs` and `benches/sparse_lr.rs` (through `#[path]`), so the test and
+//! `tests/it/models/sparse_lr.rs` and `benches/sparse_lr.rs` (through `#[path]`), so the test and
 //! the benchmark run exactly the example's loops.
 
 use strads::prelude::*;

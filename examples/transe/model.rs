@@ -1,5 +1,5 @@
 //! The loops of the `transe` example, annotated, and what they read: also compiled into
-//! `tests/transe.rs` (through `#[path]`), so the test runs exactly the example's loops.
+//! `tests/it/models/transe.rs` (through `#[path]`), so the test runs exactly the example's loops.
 
 #![allow(dead_code)] // the test uses some of these
 

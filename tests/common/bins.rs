@@ -21,7 +21,7 @@ fn newest_source(path: &Path) -> std::time::SystemTime {
 }
 
 /// `target/<profile>/examples/<name>`, next to this test's `deps` directory; it must exist
-/// and be newer than the sources (`cargo test --test malformed` alone does not build the
+/// and be newer than the sources (`cargo test --test it` alone does not build the
 /// examples; `cargo test` does).
 pub(crate) fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -42,7 +42,7 @@ pub(crate) fn example(name: &str) -> PathBuf {
     assert!(
         built >= newest_source(&path),
         "the example binary {} is older than the sources: run `cargo build --examples` (or \
-         the whole `cargo test`) first; `cargo test --test malformed` does not rebuild examples",
+         the whole `cargo test`) first; `cargo test --test it` does not rebuild examples",
         path.display()
     );
     path

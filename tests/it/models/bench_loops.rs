@@ -7,10 +7,10 @@
 //! and the replay of its recorded order at more.
 //! No timing here.
 
-#[path = "../benches/common/sgd.rs"]
+#[path = "../../../benches/common/sgd.rs"]
 mod sgd;
 
-#[path = "../benches/common/ring.rs"]
+#[path = "../../../benches/common/ring.rs"]
 mod ring;
 
 use ring::{RingPlan, Start, ring_epoch};

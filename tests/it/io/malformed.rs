@@ -547,8 +547,7 @@ fn loaders_name_file_line_and_problem() {
 
 // ---- the example binaries ----
 
-#[path = "common/bins.rs"]
-mod bins;
+use crate::bins;
 use bins::example;
 
 /// The longest an example may take on bad input before it counts as hung.
@@ -707,7 +706,11 @@ fn a_loop_meeting_a_bad_setting_exits_cleanly() {
     let out = Command::new(std::env::current_exe().unwrap())
         // Output captured by the test harness, as in any test: the message must still
         // reach stderr, though the process ends inside the test.
-        .args(["--exact", "loop_child", "--ignored"])
+        .args([
+            "--exact",
+            &crate::test_name(module_path!(), "loop_child"),
+            "--ignored",
+        ])
         .env("STRADS_SERIAL", "maybe")
         .output()
         .unwrap();

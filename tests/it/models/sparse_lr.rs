@@ -7,7 +7,7 @@ use strads::load::LibSvm;
 use strads::prelude::*;
 
 /// The example's loops, compiled here as they are there.
-#[path = "../examples/sparse_lr/model.rs"]
+#[path = "../../../examples/sparse_lr/model.rs"]
 mod model;
 use model::{evaluate, lr_epoch};
 use strads::testing::{assert_replay_equal, bits, record, replay, serial};

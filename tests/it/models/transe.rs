@@ -11,7 +11,7 @@ use strads::prelude::*;
 use strads::testing::{bits, plan_always, record, replay, serial};
 
 /// The example's loops, compiled here as they are there.
-#[path = "../examples/transe/model.rs"]
+#[path = "../../../examples/transe/model.rs"]
 mod model;
 use model::{
     bern, filter_keys, normalize, query_distance, rank_test, train_adversarial, train_margin,

@@ -10,7 +10,7 @@ use strads::prelude::*;
 use strads::testing::{record, replay, serial};
 
 /// The example's loops, compiled here as they are there.
-#[path = "../examples/lda/model.rs"]
+#[path = "../../../examples/lda/model.rs"]
 mod model;
 use model::{gibbs, ln_gamma};
 

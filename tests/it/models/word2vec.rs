@@ -9,7 +9,7 @@ use strads::prelude::*;
 use strads::testing::{bits, plan_always, record, replay, serial};
 
 /// The example's loops, compiled here as they are there.
-#[path = "../examples/word2vec/model.rs"]
+#[path = "../../../examples/word2vec/model.rs"]
 #[allow(dead_code)]
 mod model;
 use model::{analogies, sigmoid_table, skipgram_epoch};

@@ -5,9 +5,7 @@
 
 use std::path::PathBuf;
 
-mod common;
-
-use common::{model, rmse, sgd_epoch};
+use crate::common::{model, rmse, sgd_epoch};
 use strads::testing::bits;
 use strads::testing::{record, replay, serial};
 

@@ -9,8 +9,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "common/bins.rs"]
-mod bins;
+use crate::bins;
 use bins::example;
 
 /// The longest a run may take.

@@ -4,9 +4,7 @@
 //! gives; and a parallel run on randomized ids equals the serial replay of its recorded
 //! order, like any other run.
 
-mod common;
-
-use common::{model, sgd_epoch};
+use crate::common::{model, sgd_epoch};
 use strads::config::Partitioning;
 use strads::permute::{inverse, permute_rows, randomize, sort_by_count, unpermute_rows};
 use strads::prelude::*;
@@ -168,7 +166,11 @@ fn partition_setting_is_honoured() {
     let child = |value: &str| {
         std::process::Command::new(std::env::current_exe().unwrap())
             .env("STRADS_PARTITION", value)
-            .args(["--exact", "partition_setting_child", "--ignored"])
+            .args([
+                "--exact",
+                &crate::test_name(module_path!(), "partition_setting_child"),
+                "--ignored",
+            ])
             .output()
             .unwrap()
     };
@@ -195,7 +197,11 @@ fn partition_setting_is_honoured() {
     // A misspelled name is ignored (histogram partitions) with one warning naming it.
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .env("STRADS_PARTITON", "uniform")
-        .args(["--exact", "partition_setting_child", "--ignored"])
+        .args([
+            "--exact",
+            &crate::test_name(module_path!(), "partition_setting_child"),
+            "--ignored",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

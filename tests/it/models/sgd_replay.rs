@@ -1,9 +1,7 @@
 //! End to end: the SGD-MF loop of docs/design.md runs 2D-parallel, and every run equals the
 //! serial replay of the order its workers recorded, bit for bit.
 
-mod common;
-
-use common::sgd_epoch;
+use crate::common::sgd_epoch;
 use strads::prelude::*;
 use strads::testing::{assert_replay_equal, bits, serial};
 
