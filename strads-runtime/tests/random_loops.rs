@@ -3,19 +3,22 @@
 //! spaces. The loop body interprets a random spec's accesses, so what runs is exactly what
 //! the analysis saw.
 
-use std::borrow::Cow;
-
 use proptest::prelude::*;
-use strads_analysis::{
-    Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, SpaceKind, Subscript, analyze,
-};
+use strads_analysis::{AccessKind, LoopSpec, SpaceKind, Subscript};
 use strads_runtime::cluster::proto::region;
 use strads_runtime::cluster::proto::verify::verify;
 use strads_runtime::cluster::proto::{CallPlan, PlanArray};
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{
-    ArrayMut, Call, DistArray, GridSpace, LoopState, Parts, RangeDim, RangeSpace, SharedMut, Space,
-    SparseArray, Terms, with_threads,
+    Call, DistArray, GridSpace, LoopState, Parts, RangeSpace, SharedMut, Space, SparseArray, Terms,
+    with_threads,
+};
+
+#[path = "common/random.rs"]
+mod random;
+use random::{
+    RawAccess, SIDE, body, build, coords, fresh, space_kind, sparse_points, spec_strategy,
+    static_plan, stencil_strategy, stepped, structured_strategy, wavefront,
 };
 
 /// The parallel run's arrays, the replay's, the plain serial order's, and how many
@@ -26,159 +29,6 @@ type Outcome = (
     Vec<DistArray<f64, 2>>,
     usize,
 );
-
-/// A generated access: (array, is write, per axis (dim, coeff, constant, full)).
-type RawAccess = (usize, bool, Vec<(u8, i64, i64, bool)>);
-
-/// Array side: every subscript the generator makes of small iterations stays inside.
-const SIDE: usize = 24;
-const SHIFT: i64 = 8;
-
-/// Runs the spec's accesses for iteration `p`: reads feed an accumulator, writes mix it in.
-fn body<A: ArrayMut<f64, 2>>(spec: &LoopSpec, p: &[usize], arrays: &mut [A]) {
-    let mut acc = p
-        .iter()
-        .enumerate()
-        .map(|(d, &x)| (x * (d + 3)) as f64)
-        .sum::<f64>();
-    for a in spec.accesses.iter() {
-        let axes: Vec<Vec<usize>> = a
-            .subscripts
-            .iter()
-            .map(|s| match s {
-                Subscript::Affine(f) => {
-                    let pv: Vec<i64> = p.iter().map(|&x| x as i64).collect();
-                    vec![f.eval(&pv) as usize]
-                }
-                _ => (0..SIDE).collect(),
-            })
-            .collect();
-        let arr = &mut arrays[a.array];
-        // A whole row after an affine index goes through a row view, as `w.row_mut(u)`
-        // does in user code (the same operations in the same order as element by element).
-        if let (Subscript::Affine(_), Subscript::Full) = (&a.subscripts[0], &a.subscripts[1]) {
-            let i = axes[0][0];
-            match a.kind {
-                AccessKind::Read => {
-                    for &x in arr.row(i) {
-                        acc = acc * 0.75 + x;
-                    }
-                }
-                AccessKind::Write => {
-                    for x in arr.row_mut(i) {
-                        *x = *x * 0.5 + acc;
-                        acc += 1.0;
-                    }
-                }
-            }
-            continue;
-        }
-        for &i in &axes[0] {
-            for &j in &axes[1] {
-                match a.kind {
-                    AccessKind::Read => acc = acc * 0.75 + arr[[i, j]],
-                    AccessKind::Write => {
-                        arr[[i, j]] = arr[[i, j]] * 0.5 + acc;
-                        acc += 1.0;
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn subscript() -> impl Strategy<Value = (u8, i64, i64, bool)> {
-    // (dim, coeff, constant, full)
-    (
-        0u8..3,
-        prop_oneof![3 => Just(1i64), 1 => Just(-1i64), 1 => Just(2i64), 1 => Just(0i64)],
-        -2i64..=2,
-        prop::bool::weighted(0.15),
-    )
-}
-
-fn spec_strategy() -> impl Strategy<Value = (usize, Vec<RawAccess>)> {
-    (1usize..=3).prop_flat_map(|n_dims| {
-        let access = (
-            0usize..3,
-            any::<bool>(),
-            prop::collection::vec(subscript(), 2),
-        );
-        (Just(n_dims), prop::collection::vec(access, 1..5))
-    })
-}
-
-fn build(n_dims: usize, raw: &[RawAccess], space: SpaceKind, ordered: bool) -> LoopSpec {
-    const DIMS: [&str; 3] = ["i", "j", "k"];
-    let accesses: Vec<Access> = raw
-        .iter()
-        .map(|(array, write, subs)| Access {
-            array: *array,
-            kind: if *write {
-                AccessKind::Write
-            } else {
-                AccessKind::Read
-            },
-            subscripts: subs
-                .iter()
-                .map(|&(d, c, k, full)| {
-                    if full {
-                        Subscript::Full
-                    } else {
-                        let mut coeffs = vec![0i64; n_dims];
-                        coeffs[d as usize % n_dims] = c;
-                        // Shifted so every index is non-negative.
-                        Subscript::Affine(Affine {
-                            coeffs: coeffs.into(),
-                            constant: k + SHIFT,
-                        })
-                    }
-                })
-                .collect::<Vec<_>>()
-                .into(),
-            line: 0,
-        })
-        .collect();
-    let mut arrays: Vec<ArraySpec> = ["a", "b", "c"]
-        .iter()
-        .map(|n| ArraySpec {
-            name: Cow::Borrowed(n),
-            rank: 2,
-            mutable: true,
-            additive: false,
-            steers: false,
-        })
-        .collect();
-    if let SpaceKind::Array { .. } = space {
-        arrays.push(ArraySpec {
-            name: Cow::Borrowed("space"),
-            rank: n_dims,
-            mutable: false,
-            additive: false,
-            steers: false,
-        });
-    }
-    LoopSpec {
-        name: Cow::Borrowed("random_loop"),
-        dims: (0..n_dims)
-            .map(|d| Name::Borrowed(DIMS[d]))
-            .collect::<Vec<_>>()
-            .into(),
-        space,
-        arrays: arrays.into(),
-        accesses: accesses.into(),
-        ordered,
-        buffers: Default::default(),
-        max_delay: None,
-        reductions: Default::default(),
-    }
-}
-
-fn fresh() -> Vec<DistArray<f64, 2>> {
-    (0..3)
-        .map(|s| DistArray::from_fn([SIDE, SIDE], |[i, j]| (i * SIDE + j + s * 7) as f64 / 10.0))
-        .collect()
-}
 
 /// Runs the loop in parallel (recording) and in replay; returns both results.
 fn run_both<S: Space>(
@@ -370,13 +220,9 @@ fn check_schedule<S: Space>(
     let before = |(t1, w1): (usize, usize), (t2, w2): (usize, usize)| {
         clocks[t2][w2][w1].is_some_and(|c| c >= t1)
     };
-    let wavefront = matches!(
-        analyze(spec).candidates[0].strategy,
-        strads_analysis::Strategy::Wavefront { .. }
-    );
     // Ids are positions in the serial order: an ordered loop keeps it whatever the
     // indices; an unordered wavefront keeps index order.
-    let keeps_order = spec.ordered || (wavefront && space.in_index_order());
+    let keeps_order = spec.ordered || (wavefront(spec) && space.in_index_order());
     // Pairs of iterations that touch a common element, one of them writing it.
     type Users = Vec<(usize, bool)>;
     let mut by_element: std::collections::HashMap<(usize, [usize; 2]), Users> =
@@ -499,22 +345,6 @@ fn bits(v: &[DistArray<f64, 2>]) -> Vec<u64> {
     v.iter().flat_map(strads_runtime::testing::bits).collect()
 }
 
-/// Loops shaped like factor-model updates: each array has a home dim that its first
-/// subscript follows, as `w[u, *]` and `h[i, *]` do; most of them are 2D.
-fn structured_strategy() -> impl Strategy<Value = (usize, Vec<RawAccess>)> {
-    (
-        2usize..=3,
-        [0u8..3, 0u8..3, 0u8..3],
-        [-1i64..=1, -1i64..=1, -1i64..=1],
-    )
-        .prop_flat_map(|(n_dims, home, shift)| {
-            let access = (0usize..3, prop::bool::weighted(0.8)).prop_map(move |(a, w)| {
-                (a, w, vec![(home[a], 1, shift[a], false), (0, 1, 0, true)])
-            });
-            (Just(n_dims), prop::collection::vec(access, 2..6))
-        })
-}
-
 fn check(
     ordered: bool,
     n_dims: usize,
@@ -524,40 +354,15 @@ fn check(
     sparse_seed: u64,
     kind: u8,
 ) -> Result<(), TestCaseError> {
-    let space_kind = match (kind, n_dims) {
-        (0, 1) | (3, _) => SpaceKind::Range,
-        (1, _) => SpaceKind::Array {
-            array: 3,
-            sparse: true,
-        },
-        _ => SpaceKind::Array {
-            array: 3,
-            sparse: false,
-        },
-    };
+    let space_kind = space_kind(kind, n_dims);
     let spec = build(n_dims, raw, space_kind, ordered);
-    // Static plans only: a loop without one falls back to reconnaissance, which
-    // `recon.rs` and the end-to-end tests cover.
-    prop_assume!(
-        analyze(&spec)
-            .candidates
-            .first()
-            .is_some_and(|c| c.strategy != strads_analysis::Strategy::Reconnaissance)
-    );
+    prop_assume!(static_plan(&spec));
     let state: &'static LoopState = Box::leak(Box::new(LoopState::new(spec)));
     let mut in_index_order = true;
     let (par, rep, nat, ran) = match space_kind {
-        // A nest of stepped ranges (`(1..).step_by(2)`, `(0..).step_by(3)`, ..): the body
-        // sees each dim's coordinate, as the macro's `_step` dims do.
+        // A nest of stepped ranges: the body sees each dim's coordinate.
         SpaceKind::Range if kind == 3 => {
-            let dim =
-                |d: usize| RangeDim::stepped(1 - d % 2, 1 - d % 2 + (d + 2) * (extent + 1), d + 2);
-            let coords = |v: &[usize]| -> Vec<usize> {
-                v.iter()
-                    .enumerate()
-                    .map(|(d, &x)| (x - (1 - d % 2)) / (d + 2))
-                    .collect()
-            };
+            let dim = |d: usize| stepped(d, extent);
             let n = (extent + 1).pow(n_dims as u32);
             let out = match n_dims {
                 1 => run_both(state, &GridSpace::new([dim(0)]), |p| coords(p), threads),
@@ -584,28 +389,9 @@ fn check(
             out
         }
         SpaceKind::Array { sparse: true, .. } => {
-            // Random entries of an extent^n box, in random order.
-            let mut x = sparse_seed | 1;
-            let mut next = move || {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x
-            };
-            let mut pts = Vec::new();
-            for _ in 0..extent * 4 {
-                let p: Vec<usize> = (0..n_dims)
-                    .map(|_| (next() % extent as u64) as usize)
-                    .collect();
-                if !pts.contains(&p) {
-                    pts.push(p);
-                }
-            }
-            // Half the time in index order; else in the generator's order, which an
-            // ordered loop keeps too.
-            if sparse_seed % 2 == 0 {
-                pts.sort();
-            }
+            // Random entries of an extent^n box, half the time in index order; else in
+            // the generator's order, which an ordered loop keeps too.
+            let pts = sparse_points(extent, n_dims, sparse_seed);
             in_index_order = pts.is_sorted();
             match n_dims {
                 1 => {
@@ -662,12 +448,8 @@ fn check(
     prop_assert_eq!(bits(&par), bits(&rep));
     // Unordered wavefronts keep every dependence's order by index: when the space is in
     // index order, the plain serial order gives the same result.
-    let wavefront = matches!(
-        analyze(state.spec()).candidates[0].strategy,
-        strads_analysis::Strategy::Wavefront { .. }
-    );
     // Ordered loops keep the space's own order, in index order or not.
-    if ordered || (wavefront && in_index_order) {
+    if ordered || (wavefront(state.spec()) && in_index_order) {
         prop_assert_eq!(bits(&par), bits(&nat));
     }
     Ok(())
@@ -690,14 +472,4 @@ proptest! {
     fn stencils_equal_replay_and_keep_order((n_dims, raw) in stencil_strategy(), ordered in any::<bool>(), extent in 2usize..7, threads in 1usize..=4, sparse_seed in any::<u64>(), kind in 1u8..4) {
         check(ordered, n_dims, &raw, extent, threads, sparse_seed, kind)?;
     }
-}
-
-/// Stencils and dynamic-programming tables: axis k of every access is `p[k] + c`; most
-/// have no 1D or 2D plan and run as wavefronts.
-fn stencil_strategy() -> impl Strategy<Value = (usize, Vec<RawAccess>)> {
-    (2usize..=3).prop_flat_map(|n_dims| {
-        let access = (0usize..2, prop::bool::weighted(0.4), -1i64..=1, -1i64..=1)
-            .prop_map(|(a, w, c0, c1)| (a, w, vec![(0, 1, c0, false), (1, 1, c1, false)]));
-        (Just(n_dims), prop::collection::vec(access, 2..6))
-    })
 }

@@ -174,6 +174,15 @@ where
         Side::Local | Side::Replay(_) => return false,
     };
     if schedule.workers != s.workers() {
+        explain_local(
+            side,
+            state,
+            &format!(
+                "its plan runs on {} of the job's {} workers (see its plan line)",
+                schedule.workers,
+                s.workers()
+            ),
+        );
         return false;
     }
     let crossing = match cluster::call::plan_call(state.spec(), schedule, ship, s) {
