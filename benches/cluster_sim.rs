@@ -12,7 +12,7 @@
 //! Model: one worker per rank (a machine), equal blocks (100 M / P^2 ratings each: the
 //! histogram partitions balance rows and columns, not blocks), links of the given
 //! bandwidth and `--latency` one way, each directed link carrying one frame at a time;
-//! the schedule, the transfers (`CallPlan`) and every message are the real ones. Three
+//! the schedule, the transfers (`Itinerary`) and every message are the real ones. Three
 //! placements, each in the steady state of consecutive epochs: `home` (every written
 //! element comes back to the driver after each call and goes out again at the next),
 //! `copies` (written elements come home after each call, and the next call sends a rank
@@ -24,7 +24,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use clap::Parser;
-use strads::cluster::proto::CallPlan;
+use strads::cluster::proto::Itinerary;
 use strads::cluster::proto::sim::{Link, Sim, sgd_mf_2d};
 
 #[path = "common/sgd.rs"]
@@ -115,16 +115,16 @@ fn main() {
             let cost_us = (block * c * 1e6).round() as u64;
             for placing in ["home", "copies", "in place"] {
                 let plan = if placing == "home" {
-                    CallPlan::new(&sched, p, 1, &arrays, true).expect("2D ships")
+                    Itinerary::new(&sched, p, 1, &arrays, true).expect("2D ships")
                 } else if placing == "copies" {
-                    let first = CallPlan::new(&sched, p, 1, &arrays, true).expect("2D ships");
-                    CallPlan::new(&sched, p, 1, &first.next_arrays(&arrays), true)
+                    let first = Itinerary::new(&sched, p, 1, &arrays, true).expect("2D ships");
+                    Itinerary::new(&sched, p, 1, &first.next_arrays(&arrays), true)
                         .expect("2D ships")
                 } else {
                     // The steady state, what the runtime does: start where the previous
                     // epoch left the parts (and the copies it left).
-                    let first = CallPlan::new(&sched, p, 1, &arrays, false).expect("2D ships");
-                    CallPlan::new(&sched, p, 1, &first.next_arrays(&arrays), false)
+                    let first = Itinerary::new(&sched, p, 1, &arrays, false).expect("2D ships");
+                    Itinerary::new(&sched, p, 1, &first.next_arrays(&arrays), false)
                         .expect("2D ships")
                 };
                 let mut sim = Sim::new(p, link, u64::MAX / 4, u64::MAX / 4);

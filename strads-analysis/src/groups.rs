@@ -217,12 +217,12 @@ struct Cut {
 }
 
 /// Cuts component `g` (iterations in serial order) into `workers` chunks of `ROUNDS`
-/// rounds, links every piece to the last earlier piece touching each of its elements, and
+/// rounds, makes every piece wait for the last earlier piece touching each of its elements, and
 /// simulates the run from the workers' clocks `clock`. "Earlier" is `(round, worker)`
 /// order, one serial order of the component's iterations among many; with `ordered`, it
 /// is `(worker, round)` order, the serial order itself (chunks are consecutive), so every
 /// conflicting pair of pieces runs in the order of its iterations. Only elements written in the batch
-/// (`written[e] == stamp`) link pieces; `last` is scratch indexed by element, `stamp` tells
+/// (`written[e] == stamp`) make pieces wait; `last` is scratch indexed by element, `stamp` tells
 /// this batch's entries from stale ones.
 #[allow(clippy::too_many_arguments)]
 fn split_component(

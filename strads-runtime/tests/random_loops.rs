@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use strads_analysis::{AccessKind, LoopSpec, SpaceKind, Subscript};
 use strads_runtime::cluster::proto::region;
 use strads_runtime::cluster::proto::verify::verify;
-use strads_runtime::cluster::proto::{CallPlan, PlanArray};
+use strads_runtime::cluster::proto::{Itinerary, PlanArray};
 use strads_runtime::testing::{record, replay};
 use strads_runtime::{
     Call, DistArray, GridSpace, LoopState, Parts, RangeSpace, SharedMut, Space, SparseArray, Terms,
@@ -278,7 +278,7 @@ fn check_schedule<S: Space>(
             // a chain of calls that leave the written parts where they were written, each
             // starting from where the last left them.
             let threads = sched.workers / ranks;
-            if let Ok(plan) = CallPlan::new(sched, ranks, threads, &arrays, true) {
+            if let Ok(plan) = Itinerary::new(sched, ranks, threads, &arrays, true) {
                 verify(sched, &plan.next_arrays(&arrays), ranks, true).unwrap_or_else(|e| {
                     panic!("plan {} on {ranks} ranks, again: {e}", planned.summary)
                 });
@@ -290,7 +290,7 @@ fn check_schedule<S: Space>(
                             planned.summary
                         )
                     });
-                    let plan = CallPlan::new(sched, ranks, threads, &placed, false)
+                    let plan = Itinerary::new(sched, ranks, threads, &placed, false)
                         .expect("a plan that verified");
                     placed = plan.next_arrays(&placed);
                 }

@@ -9,7 +9,7 @@ use strads_analysis::LoopSpec;
 
 use super::peers::{RankPeers, record_wait, since};
 use super::proto::directory::{Parts, Use, plan_arrays};
-use super::proto::{ArrayMeta, CallMsg, CallPlan};
+use super::proto::{ArrayMeta, CallMsg, Itinerary};
 pub(crate) use super::rankdata::rank_blocks;
 pub use super::rankdata::{BlocksWire, ValuesWire};
 pub(crate) use super::schedules::their_schedule;
@@ -123,7 +123,7 @@ pub(crate) fn read_by_parts(schedule: &Schedule, arrays: usize) -> Vec<bool> {
 #[derive(Debug)]
 pub struct Crossing {
     metas: Vec<ArrayMeta>,
-    plan: Arc<CallPlan>,
+    plan: Arc<Itinerary>,
     /// The schedule, postcard.
     schedule: Vec<u8>,
 }
@@ -171,7 +171,7 @@ pub fn plan_call(
         ids.push(m.id);
     }
     let metas = metas(schedule, ship, session);
-    let plan = CallPlan::new(
+    let plan = Itinerary::new(
         schedule,
         session.size,
         session.threads,
@@ -243,8 +243,8 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
 /// After a call: the directory learns what other ranks hold of the arrays it wrote, and
 /// the arrays left partly away are told so: they fetch those parts before anything on
 /// this process reads them, unless the next call across processes takes them first.
-fn remember_copies(
-    plan: &CallPlan,
+fn remember_parts(
+    plan: &Itinerary,
     metas: &[ArrayMeta],
     ship: &Shipment<'_>,
     session: &'static Session,
@@ -362,7 +362,7 @@ pub(crate) fn drive(
     session.wait(|core| core.all_finished().then_some(()));
     let waited = peers.waited.load(std::sync::atomic::Ordering::Relaxed) + since(t0);
     record_wait(&spec.name, waited);
-    remember_copies(&plan, &metas, ship, session);
+    remember_parts(&plan, &metas, ship, session);
     let parts = session.with(|core| {
         let parts = core.take_parts();
         core.end();
@@ -391,7 +391,7 @@ pub struct ServedCall {
     pub(crate) session: &'static Session,
     pub(crate) msg: CallMsg,
     /// The call plan, made once per call (`Serve` may need it before `work`).
-    plan: std::sync::OnceLock<Arc<CallPlan>>,
+    plan: std::sync::OnceLock<Arc<Itinerary>>,
 }
 
 /// A served call, shared by the serve function and its `Call`.
@@ -439,11 +439,11 @@ impl ServedCall {
     }
 
     /// The call plan on `schedule` (the same on every rank), made once per call.
-    pub(crate) fn plan(&self, schedule: &Schedule) -> Arc<CallPlan> {
+    pub(crate) fn plan(&self, schedule: &Schedule) -> Arc<Itinerary> {
         self.plan
             .get_or_init(|| {
                 let arrays = plan_arrays(&self.msg.arrays);
-                match CallPlan::new(
+                match Itinerary::new(
                     schedule,
                     self.session.size,
                     self.msg.threads,

@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::proto::{Arrival, CallPlan};
+use super::proto::{Arrival, Itinerary};
 use super::session::Session;
 use super::wire::{SEAL, WireArray};
 use crate::sync::Peers;
@@ -54,7 +54,7 @@ pub(super) fn since(t0: std::time::Instant) -> u64 {
 /// The hooks of one rank in one call.
 pub(super) struct RankPeers<'a> {
     pub(super) session: &'static Session,
-    pub(super) plan: Arc<CallPlan>,
+    pub(super) plan: Arc<Itinerary>,
     pub(super) arrays: &'a [&'a dyn WireArray],
     pub(super) local: Range<usize>,
     /// Nanoseconds this rank's workers waited in this call.

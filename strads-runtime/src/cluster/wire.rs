@@ -118,7 +118,7 @@ fn meta_of<T: 'static>(
         shipped: written,
         sent: false,
         holders: Vec::new(),
-        copies: Vec::new(),
+        held: Vec::new(),
         away: Vec::new(),
     })
 }
@@ -376,7 +376,7 @@ impl<T: Sync + 'static, const N: usize> WireArray for KeysWire<'_, T, N> {
             shipped: false,
             sent: false,
             holders: Vec::new(),
-            copies: Vec::new(),
+            held: Vec::new(),
             away: Vec::new(),
         })
     }

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use super::callplan::CallPlan;
+use super::itinerary::Itinerary;
 use super::msg::{CallMsg, Msg};
 use super::region::Region;
 
@@ -49,7 +49,7 @@ pub struct Failure {
 #[derive(Debug)]
 struct CallState {
     seq: u64,
-    plan: Arc<CallPlan>,
+    plan: Arc<Itinerary>,
     /// `done[t * p + w]`: remote task done.
     done: Vec<bool>,
     arrivals: Vec<Arrival>,
@@ -409,7 +409,7 @@ impl Core {
     /// Begins call `seq` with its plan; frames that came early are taken in. Beginning the
     /// call that has begun already changes nothing (a worker begins it early to apply the
     /// transfers of arrays it lends read-only).
-    pub fn begin(&mut self, seq: u64, plan: Arc<CallPlan>) {
+    pub fn begin(&mut self, seq: u64, plan: Arc<Itinerary>) {
         if self.call.as_ref().is_some_and(|c| c.seq == seq) {
             return;
         }

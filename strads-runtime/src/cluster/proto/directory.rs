@@ -1,6 +1,6 @@
 //! The driver's directory of parts, sans I/O: for each array the driver has sent to other
 //! ranks, which ranks hold it whole at which version, which regions other ranks still
-//! hold current (copies), and which regions only another rank holds (parts away, left
+//! hold current (held), and which regions only another rank holds (parts away, left
 //! there by the last call that wrote them).
 //!
 //! It decides how an array travels in a call ([`Directory::describe`]) and learns what a
@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use super::callplan::{CallPlan, PlanArray};
+use super::itinerary::{Itinerary, PlanArray};
 use super::msg::ArrayMeta;
 use super::region::Region;
 
@@ -28,7 +28,7 @@ pub struct Directory {
     holders: HashMap<u64, (u64, Vec<usize>)>,
     /// `id → (version, parts)`: of arrays written across processes, the regions other
     /// ranks still hold current after the last such call.
-    copies: HashMap<u64, (u64, Parts)>,
+    held: HashMap<u64, (u64, Parts)>,
     /// `id → (version, parts)`: of arrays written across processes, the regions only
     /// another rank holds after the last such call; the next call takes them from there,
     /// unless something fetched them home first.
@@ -59,7 +59,7 @@ impl Directory {
     }
 
     /// Fills in how array `m` travels in a call: who holds it whole, whether it travels by
-    /// regions (`shipped`), and the copies other ranks hold of it. `away` is what
+    /// regions (`shipped`), and the regions other ranks hold of it (`held`). `away` is what
     /// [`away_at`](Self::away_at) answered and the driver left away (empty: the array is
     /// home).
     pub fn describe(&self, m: &mut ArrayMeta, away: Parts, u: Use) {
@@ -78,7 +78,7 @@ impl Directory {
             && !m.sparse
             && partial
             && self
-                .copies
+                .held
                 .get(&m.id)
                 .is_some_and(|(v, c)| *v == m.version && !c.is_empty())
         {
@@ -93,12 +93,12 @@ impl Directory {
             // What other ranks still hold of the array as it is now: the parts an earlier
             // written call left there, or the whole array a read-only call sent, while
             // nothing changed the array since.
-            if let Some((_, regions)) = self.copies.get(&m.id).filter(|(v, _)| *v == u.now) {
-                m.copies = regions.clone();
+            if let Some((_, regions)) = self.held.get(&m.id).filter(|(v, _)| *v == u.now) {
+                m.held = regions.clone();
             }
             if let Some((_, ranks)) = self.holders.get(&m.id).filter(|(v, _)| *v == u.now) {
                 let len: u64 = m.shape.iter().map(|&d| d as u64).product();
-                m.copies.extend(
+                m.held.extend(
                     ranks
                         .iter()
                         .filter(|&&r| r != 0)
@@ -119,11 +119,10 @@ impl Directory {
     /// After a call: what other ranks now hold of the arrays it shipped by regions, at
     /// their version now. Returns, per array of the call left partly away, the parts only
     /// other ranks hold: the array must fetch them before anything on the driver reads it.
-    pub fn after_call(&mut self, plan: &CallPlan, metas: &[ArrayMeta]) -> Vec<(usize, Parts)> {
+    pub fn after_call(&mut self, plan: &Itinerary, metas: &[ArrayMeta]) -> Vec<(usize, Parts)> {
         let mut left = Vec::new();
         for (a, m) in metas.iter().enumerate().filter(|(_, m)| m.shipped) {
-            self.copies
-                .insert(m.id, (m.version, plan.copies[a].clone()));
+            self.held.insert(m.id, (m.version, plan.held[a].clone()));
             let parts = plan.away(a);
             if parts.is_empty() {
                 self.away.remove(&m.id);
@@ -144,15 +143,13 @@ impl Directory {
     /// The driver dropped array `id`: the ranks drop theirs, and the directory forgets it.
     pub fn forget(&mut self, id: u64) {
         self.holders.remove(&id);
-        self.copies.remove(&id);
+        self.held.remove(&id);
         self.away.remove(&id);
     }
 
     /// Whether the directory knows anything of array `id`.
     pub fn knows(&self, id: u64) -> bool {
-        self.holders.contains_key(&id)
-            || self.copies.contains_key(&id)
-            || self.away.contains_key(&id)
+        self.holders.contains_key(&id) || self.held.contains_key(&id) || self.away.contains_key(&id)
     }
 }
 
@@ -165,7 +162,7 @@ pub fn plan_arrays(metas: &[ArrayMeta]) -> Vec<PlanArray> {
             shipped: m.shipped,
             holders: m.holders.clone(),
             away: m.away.clone(),
-            copies: m.copies.clone(),
+            held: m.held.clone(),
         })
         .collect()
 }

@@ -22,7 +22,7 @@ fn meta(id: u64, version: u64, shape: &[usize], shipped: bool) -> ArrayMeta {
         shipped,
         sent: false,
         holders: Vec::new(),
-        copies: Vec::new(),
+        held: Vec::new(),
         away: Vec::new(),
     }
 }
@@ -61,7 +61,7 @@ fn call(
         .collect();
     let arrays = plan_arrays(&metas);
     assert_eq!(verify(&sched, &arrays, 2, false), Ok(true), "{metas:?}");
-    let plan = CallPlan::new(&sched, 2, 1, &arrays, false).expect("a plan that verified");
+    let plan = Itinerary::new(&sched, 2, 1, &arrays, false).expect("a plan that verified");
     let link = Link {
         latency: 10,
         bandwidth: 125.0,
@@ -83,11 +83,7 @@ fn parts_stay_where_the_last_call_left_them_until_the_driver_reads_them() {
     // The first call starts with everything on the driver and leaves w's rows 2..4 and h's
     // partition 0 on rank 1 alone.
     let (first, left) = call(&mut dir, [1, 1], [false; 2]);
-    assert!(
-        first
-            .iter()
-            .all(|m| m.away.is_empty() && m.copies.is_empty())
-    );
+    assert!(first.iter().all(|m| m.away.is_empty() && m.held.is_empty()));
     assert_eq!(
         left,
         vec![
@@ -102,12 +98,12 @@ fn parts_stay_where_the_last_call_left_them_until_the_driver_reads_them() {
     // The driver read w between calls: it came home, and rank 1's copy is still current.
     let (third, _) = call(&mut dir, [3, 3], [true, false]);
     assert!(third[0].away.is_empty());
-    assert!(third[0].copies.contains(&(Region(vec![(6, 12)]), 1)));
+    assert!(third[0].held.contains(&(Region(vec![(6, 12)]), 1)));
     assert!(!third[1].away.is_empty());
     // The driver wrote w serially (its version moved on): nothing of the directory's w
     // holds for it, and the call sends it from the driver.
     let (fourth, _) = call(&mut dir, [5, 4], [true, false]);
-    assert!(fourth[0].away.is_empty() && fourth[0].copies.is_empty());
+    assert!(fourth[0].away.is_empty() && fourth[0].held.is_empty());
     assert!(!fourth[1].away.is_empty());
 }
 
@@ -137,7 +133,7 @@ fn arrays_only_read_travel_whole_once_or_by_regions_after_a_write() {
     dir.describe(&mut w, dir.away_at(W, 1).unwrap_or_default(), u(1));
     assert!(w.shipped);
     assert_eq!(w.away, vec![(Region(vec![(6, 12)]), 1)]);
-    assert!(!w.copies.is_empty());
+    assert!(!w.held.is_empty());
     // Read by parts (windows that are not the whole array): by regions too.
     let mut parts = meta(10, 1, &[8, 2], false);
     let by_parts = Use {
@@ -145,7 +141,7 @@ fn arrays_only_read_travel_whole_once_or_by_regions_after_a_write() {
         ..u(1)
     };
     dir.describe(&mut parts, Vec::new(), by_parts);
-    assert!(parts.shipped && parts.copies.is_empty());
+    assert!(parts.shipped && parts.held.is_empty());
     // Dropped by the driver: forgotten.
     for id in [W, H, 9] {
         assert!(dir.knows(id));

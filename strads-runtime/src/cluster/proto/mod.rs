@@ -2,7 +2,7 @@
 //! during a call, as data and state machines, with no sockets, threads or clocks.
 //!
 //! - `region`: regions of arrays as flat element ranges; the region a window covers.
-//! - `callplan`: [`CallPlan`], every transfer, remote wait and barrier of a call, computed
+//! - `itinerary`: [`Itinerary`], every transfer, remote wait and barrier of a call, computed
 //!   alike on every rank from the [`Schedule`](crate::plan::Schedule).
 //! - `msg`: the messages and their checked decoding.
 //! - `core`: [`Core`], one rank's protocol state: fed frames and time, it returns frames
@@ -12,9 +12,9 @@
 //! - `sim`: the simulated network that runs many ranks' cores in virtual time.
 //! - `verify`: a call plan run on tags of last writers, for tests.
 
-pub mod callplan;
 pub mod core;
 pub mod directory;
+pub mod itinerary;
 pub mod msg;
 pub mod region;
 pub mod sim;
@@ -23,8 +23,8 @@ pub mod verify;
 #[cfg(test)]
 mod tests;
 
-pub use callplan::{CallPlan, NotShippable, PlanArray, TaskId, Transfer};
 pub use core::{Arrival, Core, Failure, Micros, Outgoing};
 pub use directory::Directory;
+pub use itinerary::{Itinerary, NotShippable, PlanArray, TaskId, Transfer};
 pub use msg::{ArrayMeta, CallMsg, Elem, Msg};
 pub use region::Region;

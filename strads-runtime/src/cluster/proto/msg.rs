@@ -46,15 +46,15 @@ pub struct ArrayMeta {
     /// values of its tasks with the call, [`Msg::Values`]): only its indices travel.
     pub keys_only: bool,
     pub elem: Elem,
-    /// Written by the loop: travels by regions ([`CallPlan`](super::CallPlan)); read-only
+    /// Written by the loop: travels by regions ([`Itinerary`](super::Itinerary)); read-only
     /// arrays are sent whole when the worker lacks this version (`sent`).
     pub shipped: bool,
     pub sent: bool,
     /// Ranks that hold this version before the call.
     pub holders: Vec<usize>,
     /// Of a written array: regions other ranks hold current from earlier calls
-    /// ([`PlanArray::copies`](super::PlanArray::copies)).
-    pub copies: Vec<(super::Region, usize)>,
+    /// ([`PlanArray::held`](super::PlanArray::held)).
+    pub held: Vec<(super::Region, usize)>,
     /// Of a written array: regions current only on another rank, left there by earlier
     /// calls ([`PlanArray::away`](super::PlanArray::away)).
     pub away: Vec<(super::Region, usize)>,
@@ -241,7 +241,7 @@ mod tests {
                 arrays: vec![ArrayMeta {
                     id: 1, version: 2, sparse: false, shape: vec![3, 4], entries: 0, keys_only: false,
                     elem: Elem::F32, shipped: true, sent: false, holders: vec![0],
-                    copies: vec![(crate::cluster::proto::Region(vec![(0, 4), (6, 9)]), 1)],
+                    held: vec![(crate::cluster::proto::Region(vec![(0, 4), (6, 9)]), 1)],
                     away: vec![(crate::cluster::proto::Region(vec![(4, 6)]), 1)],
                 }],
                 schedule: vec![9; 20],

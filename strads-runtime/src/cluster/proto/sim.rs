@@ -8,8 +8,8 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use super::callplan::{CallPlan, PlanArray};
 use super::core::{Core, Micros, Outgoing};
+use super::itinerary::{Itinerary, PlanArray};
 use super::msg::Msg;
 use crate::plan::Schedule;
 
@@ -132,7 +132,7 @@ impl Sim {
     pub fn run_call(
         &mut self,
         schedule: &Schedule,
-        plan: &CallPlan,
+        plan: &Itinerary,
         cost: &dyn Fn(usize, usize) -> Micros,
         elem: &[usize],
         limit: Micros,

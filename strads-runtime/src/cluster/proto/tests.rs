@@ -49,7 +49,7 @@ fn tr(
 #[test]
 fn two_ranks_of_a_2d_ring_exchange_exactly_the_rotated_blocks() {
     let (sched, arrays) = sgd_2d();
-    let plan = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
+    let plan = Itinerary::new(&sched, 2, 1, &arrays, true).unwrap();
     assert_eq!(
         plan.transfers,
         vec![
@@ -71,7 +71,7 @@ fn two_ranks_of_a_2d_ring_exchange_exactly_the_rotated_blocks() {
     assert_eq!(plan.notify[0], vec![vec![1], vec![0]]);
     assert_eq!(plan.bytes_moved(&[4, 4]), (6 + 9 + 9 + 9 + 6 + 9) * 4);
     // On one rank nothing moves.
-    let one = CallPlan::new(&sched, 1, 2, &arrays, true).unwrap();
+    let one = Itinerary::new(&sched, 1, 2, &arrays, true).unwrap();
     assert!(one.transfers.is_empty());
     assert!(one.remote_after.iter().flatten().all(Vec::is_empty));
 }
@@ -82,7 +82,7 @@ fn cached_arrays_are_not_sent_again() {
     for a in &mut arrays {
         a.holders = vec![0, 1];
     }
-    let plan = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
+    let plan = Itinerary::new(&sched, 2, 1, &arrays, true).unwrap();
     assert_eq!(plan.initial().count(), 0);
     assert_eq!(plan.transfers.len(), 4);
 }
@@ -90,7 +90,7 @@ fn cached_arrays_are_not_sent_again() {
 #[test]
 fn the_simulated_ring_runs_the_call_with_exact_timing() {
     let (sched, arrays) = sgd_2d();
-    let plan = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
+    let plan = Itinerary::new(&sched, 2, 1, &arrays, true).unwrap();
     let link = Link {
         latency: 10,
         bandwidth: 125.0,
@@ -108,7 +108,7 @@ fn the_simulated_ring_runs_the_call_with_exact_timing() {
 #[test]
 fn a_killed_rank_is_named_by_the_others_within_the_idle_time() {
     let (sched, arrays) = sgd_2d();
-    let plan = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
+    let plan = Itinerary::new(&sched, 2, 1, &arrays, true).unwrap();
     let link = Link {
         latency: 10,
         bandwidth: 125.0,
@@ -125,7 +125,7 @@ fn a_killed_rank_is_named_by_the_others_within_the_idle_time() {
 #[test]
 fn parts_left_in_place_are_not_sent_home_and_start_the_next_call_there() {
     let (sched, arrays) = sgd_2d();
-    let first = CallPlan::new(&sched, 2, 1, &arrays, false).unwrap();
+    let first = Itinerary::new(&sched, 2, 1, &arrays, false).unwrap();
     // Nothing comes home; rank 1 keeps its rows of w and the h partition it had last.
     assert!(first.homecoming().next().is_none());
     assert_eq!(first.end[0], vec![((0, 6), 0), ((6, 12), 1)]);
@@ -143,7 +143,7 @@ fn parts_left_in_place_are_not_sent_home_and_start_the_next_call_there() {
             ..a.clone()
         })
         .collect();
-    let second = CallPlan::new(&sched, 2, 1, &next, false).unwrap();
+    let second = Itinerary::new(&sched, 2, 1, &next, false).unwrap();
     // At the start each rank sends the other the h partition it needs first (the ring
     // turned P - 1 times in the last call), then the ring turns as before.
     let initial: Vec<&Transfer> = second.initial().map(|t| &second.transfers[t]).collect();
@@ -209,19 +209,19 @@ fn every_task_starts_with_the_serial_values_of_its_window() {
 /// its rows of `w` and the `h` partition it wrote last, so nothing of them is sent again,
 /// and the plan still gives every task the serial values.
 #[test]
-fn copies_left_by_a_call_are_not_sent_again_and_stay_exact() {
+fn parts_held_after_a_call_are_not_sent_again_and_stay_exact() {
     let (sched, arrays) = sgd_2d();
-    let first = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
+    let first = Itinerary::new(&sched, 2, 1, &arrays, true).unwrap();
     // Rank 1 wrote w rows 2..4 (elements 6..12) and h partition 0 (0..9) last.
     assert_eq!(
-        first.copies,
+        first.held,
         vec![
             vec![(Region(vec![(6, 12)]), 1)],
             vec![(Region(vec![(0, 9)]), 1)]
         ]
     );
     let next = first.next_arrays(&arrays);
-    let second = CallPlan::new(&sched, 2, 1, &next, true).unwrap();
+    let second = Itinerary::new(&sched, 2, 1, &next, true).unwrap();
     let initial: Vec<&Transfer> = second.initial().map(|t| &second.transfers[t]).collect();
     // Only the h partition rank 1 starts with but does not hold (9..18) goes out.
     assert_eq!(initial, vec![&tr(1, &[(9, 18)], 0, None, 1, vec![(0, 1)])]);
@@ -230,8 +230,8 @@ fn copies_left_by_a_call_are_not_sent_again_and_stay_exact() {
     // The plan trusts what `copies` lists (the driver lists only copies of the array as
     // it is now): with all of w listed on rank 1, no part of w goes out.
     let mut wrong = next.clone();
-    wrong[0].copies = vec![(Region(vec![(0, 12)]), 1)];
-    let lied = CallPlan::new(&sched, 2, 1, &wrong, true).unwrap();
+    wrong[0].held = vec![(Region(vec![(0, 12)]), 1)];
+    let lied = Itinerary::new(&sched, 2, 1, &wrong, true).unwrap();
     assert!(lied.initial().all(|t| lied.transfers[t].array != 0));
 }
 
@@ -241,7 +241,7 @@ fn copies_left_by_a_call_are_not_sent_again_and_stay_exact() {
 fn inputs_that_do_not_fit_are_errors() {
     let (sched, arrays) = sgd_2d();
     let err = |arrays: &[PlanArray], ranks: usize, threads: usize| {
-        CallPlan::new(&sched, ranks, threads, arrays, true)
+        Itinerary::new(&sched, ranks, threads, arrays, true)
             .err()
             .map(|e| e.0)
     };
@@ -250,7 +250,7 @@ fn inputs_that_do_not_fit_are_errors() {
         Some("2 workers are not 2 ranks of 2 threads".into())
     );
     let mut a = arrays.clone();
-    a[0].copies = vec![(Region(vec![(6, 13)]), 1)];
+    a[0].held = vec![(Region(vec![(6, 13)]), 1)];
     assert_eq!(
         err(&a, 2, 1),
         Some(
@@ -258,9 +258,9 @@ fn inputs_that_do_not_fit_are_errors() {
                 .into()
         )
     );
-    a[0].copies = vec![(Region(vec![(4, 6), (5, 8)]), 1)];
+    a[0].held = vec![(Region(vec![(4, 6), (5, 8)]), 1)];
     assert!(err(&a, 2, 1).is_some_and(|e| e.contains("[5, 8)")));
-    a[0].copies = vec![(Region(vec![(0, 2)]), 2)];
+    a[0].held = vec![(Region(vec![(0, 2)]), 2)];
     assert_eq!(
         err(&a, 2, 1),
         Some("array 0: a part on rank 2 of a job of 2".into())
@@ -279,7 +279,7 @@ fn inputs_that_do_not_fit_are_errors() {
 fn parts_left_in_place_are_taken_from_where_they_are() {
     let (sched, arrays) = sgd_2d();
     assert_eq!(verify(&sched, &arrays, 2, false), Ok(true));
-    let first = CallPlan::new(&sched, 2, 1, &arrays, false).unwrap();
+    let first = Itinerary::new(&sched, 2, 1, &arrays, false).unwrap();
     assert_eq!(first.homecoming().count(), 0);
     // Rank 1 is the only holder of its rows of w (6..12) and of h's partition 0 (0..9).
     assert_eq!(first.away(0), vec![(Region(vec![(6, 12)]), 1)]);
@@ -287,14 +287,14 @@ fn parts_left_in_place_are_taken_from_where_they_are() {
     let next = first.next_arrays(&arrays);
     assert_eq!(verify(&sched, &next, 2, false), Ok(true));
     assert_eq!(verify(&sched, &next, 2, true), Ok(true));
-    let second = CallPlan::new(&sched, 2, 1, &next, false).unwrap();
+    let second = Itinerary::new(&sched, 2, 1, &next, false).unwrap();
     // Only h's blocks move (the ring, and the partition each rank starts with from the
     // rank that wrote it last); w's rows stay where they are, and nothing comes home: less
     // than the same call that brings its parts home, started from its copies.
     assert!(second.transfers.iter().all(|t| t.array == 1));
     assert_eq!(second.homecoming().count(), 0);
-    let home = CallPlan::new(&sched, 2, 1, &arrays, true).unwrap();
-    let home_next = CallPlan::new(&sched, 2, 1, &home.next_arrays(&arrays), true).unwrap();
+    let home = Itinerary::new(&sched, 2, 1, &arrays, true).unwrap();
+    let home_next = Itinerary::new(&sched, 2, 1, &home.next_arrays(&arrays), true).unwrap();
     assert!(second.bytes_moved(&[4, 4]) < home_next.bytes_moved(&[4, 4]));
     // Wavefront tiles, chained in place over 3 calls on 2 and 3 ranks.
     let dtw = crate::plan::tests::dtw_spec();
@@ -311,7 +311,7 @@ fn parts_left_in_place_are_taken_from_where_they_are() {
         let mut placed = PlanArray::on_driver(&shapes);
         for _ in 0..3 {
             assert_eq!(verify(&t.schedule, &placed, ranks, false), Ok(true));
-            let plan = CallPlan::new(&t.schedule, ranks, 1, &placed, false).unwrap();
+            let plan = Itinerary::new(&t.schedule, ranks, 1, &placed, false).unwrap();
             placed = plan.next_arrays(&placed);
         }
         assert!(!placed[0].away.is_empty());
@@ -340,7 +340,7 @@ fn buffer_copies_meet_by_exchange_in_rank_order() {
         3,
     );
     let arrays = PlanArray::on_driver(&shapes);
-    let plan = std::sync::Arc::new(CallPlan::new(&sched, 3, 1, &arrays, false).unwrap());
+    let plan = std::sync::Arc::new(Itinerary::new(&sched, 3, 1, &arrays, false).unwrap());
     let mut cores: Vec<Core> = (0..3).map(|r| Core::new(r, 3, 1000, 10_000, 0)).collect();
     // Rank 2 runs ahead: its exchanges 0 and 1 reach rank 0 before the call begins there.
     cores[2].begin(1, plan.clone());

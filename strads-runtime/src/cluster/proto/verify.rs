@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::callplan::{CallPlan, PlanArray};
+use super::itinerary::{Itinerary, PlanArray};
 use super::region::{Claims, Region};
 use crate::plan::Schedule;
 
@@ -19,8 +19,8 @@ type Memory = Vec<Vec<Vec<Option<u32>>>>;
 /// - a transfer is sent by the rank that holds its elements, before a task waits for it;
 /// - after the transfers home, the rank the plan's `end` names holds every element's final
 ///   value (the driver, with `home`), and every other rank holds the final value of what
-///   the plan lists as its copies (which the next call may rely on); ranks start with the
-///   `copies` the arrays list, and the `away` parts on their rank alone.
+///   the plan lists as held (which the next call may rely on); ranks start with the
+///   regions the arrays list as `held`, and the `away` parts on their rank alone.
 ///
 /// Tasks that may run at once never overlap a write (`Schedule::overlap`), so the serial
 /// order stands for every order the executors may take. `Ok(false)`: the schedule does not
@@ -37,7 +37,7 @@ pub fn verify(
     }
     let threads = p / ranks;
     let claims = Claims::of(schedule);
-    let plan = match CallPlan::new(schedule, ranks, threads, arrays, home) {
+    let plan = match Itinerary::new(schedule, ranks, threads, arrays, home) {
         Ok(plan) => plan,
         Err(_) => return Ok(false),
     };
@@ -51,7 +51,7 @@ pub fn verify(
         })
         .collect();
     for (a, arr) in arrays.iter().enumerate() {
-        for (region, r) in &arr.copies {
+        for (region, r) in &arr.held {
             for &(lo, hi) in &region.0 {
                 mem[*r][a][lo as usize..hi as usize].fill(Some(0));
             }
@@ -177,8 +177,8 @@ pub fn verify(
         }
     }
     // What the plan says other ranks hold after the call is what they hold.
-    for (a, copies) in plan.copies.iter().enumerate() {
-        for (region, r) in copies {
+    for (a, held) in plan.held.iter().enumerate() {
+        for (region, r) in held {
             for e in elems(region) {
                 if mem[*r][a][e] != Some(truth[a][e]) {
                     return Err(format!(

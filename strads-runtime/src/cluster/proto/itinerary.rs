@@ -56,12 +56,12 @@ pub struct PlanArray {
     pub away: Vec<(Region, usize)>,
     /// Regions whose current value another rank also holds (its copy from an earlier call
     /// of an array the driver has not changed since): `(region, rank)`; sent it no more.
-    pub copies: Vec<(Region, usize)>,
+    pub held: Vec<(Region, usize)>,
 }
 
 /// Everything a call moves between ranks.
 #[derive(Clone, Debug, Default)]
-pub struct CallPlan {
+pub struct Itinerary {
     pub ranks: usize,
     pub threads: usize,
     pub transfers: Vec<Transfer>,
@@ -79,8 +79,8 @@ pub struct CallPlan {
     /// `((lo, hi), rank)` (a rank that wrote it last; the driver when `home`).
     pub end: Vec<Vec<((u64, u64), usize)>>,
     /// After the call, per array, the regions ranks other than the driver hold current:
-    /// `(region, rank)`, sorted by rank (what the next call may list as `copies`).
-    pub copies: Vec<Vec<(Region, usize)>>,
+    /// `(region, rank)`, sorted by rank (what the next call may list as `held`).
+    pub held: Vec<Vec<(Region, usize)>>,
 }
 
 impl PlanArray {
@@ -94,7 +94,7 @@ impl PlanArray {
                 shipped: true,
                 holders: vec![0],
                 away: Vec::new(),
-                copies: Vec::new(),
+                held: Vec::new(),
             })
             .collect()
     }
@@ -150,7 +150,7 @@ fn check_inputs(
         if let Some(r) = arr.holders.iter().find(|&&r| r >= ranks) {
             return bad(format!("array {a}: held by rank {r} of a job of {ranks}"));
         }
-        for (region, r) in arr.copies.iter().chain(&arr.away) {
+        for (region, r) in arr.held.iter().chain(&arr.away) {
             if *r >= ranks {
                 return bad(format!("array {a}: a part on rank {r} of a job of {ranks}"));
             }
@@ -169,12 +169,12 @@ fn check_inputs(
     Ok(())
 }
 
-impl CallPlan {
+impl Itinerary {
     /// The plan of `schedule` on `ranks` ranks of `threads` workers each (worker `w` on
     /// rank `w / threads`).
     ///
     /// With `home`, every element the driver does not hold at the end comes home;
-    /// without, it stays where it was written (see [`CallPlan::end`]). Inputs that do not
+    /// without, it stays where it was written (see [`Itinerary::end`]). Inputs that do not
     /// fit (a worker count that is not ranks x threads, a rank or a part outside the job or
     /// the array) are an error.
     pub fn new(
@@ -183,13 +183,13 @@ impl CallPlan {
         threads: usize,
         arrays: &[PlanArray],
         home: bool,
-    ) -> Result<CallPlan, NotShippable> {
+    ) -> Result<Itinerary, NotShippable> {
         let p = schedule.workers;
         check_inputs(schedule, ranks, threads, arrays)?;
         let rank_of = |w: usize| w / threads;
         let steps = schedule.steps.len();
         let grid = || vec![vec![Vec::new(); p]; steps];
-        let mut plan = CallPlan {
+        let mut plan = Itinerary {
             ranks,
             threads,
             transfers: Vec::new(),
@@ -201,7 +201,7 @@ impl CallPlan {
                 .map(|t| ranks > 1 && schedule.barrier_between(t))
                 .collect(),
             end: Vec::new(),
-            copies: Vec::new(),
+            held: Vec::new(),
         };
         let claims = Claims::of(schedule);
         let mut maps: Vec<BTreeMap<u64, Seg>> = arrays
@@ -221,7 +221,7 @@ impl CallPlan {
                             held,
                         },
                     );
-                    for (region, r) in &a.copies {
+                    for (region, r) in &a.held {
                         for &(lo, hi) in &region.0 {
                             split_at(&mut m, lo);
                             split_at(&mut m, hi);
@@ -363,16 +363,16 @@ impl CallPlan {
                 }
             }
             plan.end.push(end);
-            let mut copies: BTreeMap<usize, Region> = BTreeMap::new();
+            let mut held: BTreeMap<usize, Region> = BTreeMap::new();
             for (&k, seg) in map {
                 for &(r, _) in &seg.held {
                     if r != 0 {
-                        copies.entry(r).or_default().push(k, seg.end);
+                        held.entry(r).or_default().push(k, seg.end);
                     }
                 }
             }
-            plan.copies
-                .push(copies.into_iter().map(|(r, region)| (region, r)).collect());
+            plan.held
+                .push(held.into_iter().map(|(r, region)| (region, r)).collect());
         }
         for (a, map) in maps.iter().enumerate() {
             for (&k, seg) in map {
@@ -417,9 +417,9 @@ impl CallPlan {
         arrays
             .iter()
             .enumerate()
-            .zip(&self.copies)
+            .zip(&self.held)
             .map(|((i, a), c)| PlanArray {
-                copies: c.clone(),
+                held: c.clone(),
                 away: self.away(i),
                 ..a.clone()
             })
