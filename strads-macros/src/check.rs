@@ -10,8 +10,9 @@ use strads_analysis::{Analysis, LoopSpec, StrategyKind, Subscript, describe, for
 
 use crate::attr::{Args, Expect};
 use crate::ctxt::Ctxt;
-use crate::front::{ArrayKind, LoopFn, SpaceSrc, for_span};
+use crate::front::{ArrayKind, LoopFn, SpaceSrc};
 use crate::patterns::Fix;
+use crate::syntax::for_span;
 use crate::walk::{Fact, ReduceOp, Walked};
 
 /// What the analysis rules judge: the function, what the walker found, the spec built from

@@ -1,7 +1,5 @@
 //! Front end: the annotated function as a model strads can reason about.
 
-use proc_macro2::Span;
-use syn::spanned::Spanned;
 use syn::{
     Expr, ExprForLoop, ExprRange, FnArg, GenericArgument, ItemFn, Pat, PathArguments, RangeLimits,
     Stmt, Type,
@@ -9,6 +7,7 @@ use syn::{
 
 use crate::ctxt::Ctxt;
 use crate::patterns::{self, Fix};
+use crate::syntax::{NUMBER_TYPES, collect_idents, for_span, int_literal, strip_group};
 
 /// Which array type a variable holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -73,17 +72,6 @@ impl RangeDim {
     /// The start when it is an integer literal.
     pub(crate) fn literal_start(&self) -> Option<i64> {
         int_literal(&self.start)
-    }
-}
-
-/// The value of an integer literal, maybe parenthesized or with a suffix (`2`, `(4usize)`).
-fn int_literal(e: &Expr) -> Option<i64> {
-    match strip_group(e) {
-        Expr::Lit(l) => match &l.lit {
-            syn::Lit::Int(i) => i.base10_parse::<i64>().ok(),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
@@ -636,21 +624,6 @@ fn array_type(cx: &Ctxt, ty: &Type) -> Option<(ArrayKind, Type, usize, bool, boo
     Some((kind, elem.clone(), rank, mutable, owned))
 }
 
-/// `e` without the parentheses (and invisible groups) around it.
-pub(crate) fn strip_group(e: &Expr) -> &Expr {
-    match e {
-        Expr::Paren(p) => strip_group(&p.expr),
-        Expr::Group(g) => strip_group(&g.expr),
-        e => e,
-    }
-}
-
-/// Number types whose name is a path's first segment in `f64::MIN`, `u64::from(x)`.
-pub(crate) const NUMBER_TYPES: &[&str] = &[
-    "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128",
-    "usize",
-];
-
 fn number_type(name: &str) -> Option<Type> {
     NUMBER_TYPES
         .contains(&name)
@@ -789,31 +762,6 @@ pub(crate) fn settled(t: &Type) -> bool {
         Type::Array(a) => settled(&a.elem),
         Type::Paren(p) => settled(&p.elem),
         _ => false,
-    }
-}
-
-/// Every ident a pattern binds, with whether it is bound `mut`.
-pub(crate) fn collect_idents(pat: &Pat, out: &mut Vec<(syn::Ident, bool)>) {
-    match pat {
-        Pat::Ident(pi) => {
-            out.push((pi.ident.clone(), pi.mutability.is_some()));
-            if let Some((_, sub)) = &pi.subpat {
-                collect_idents(sub, out);
-            }
-        }
-        Pat::Tuple(t) => t.elems.iter().for_each(|p| collect_idents(p, out)),
-        Pat::TupleStruct(t) => t.elems.iter().for_each(|p| collect_idents(p, out)),
-        Pat::Slice(s) => s.elems.iter().for_each(|p| collect_idents(p, out)),
-        Pat::Struct(s) => s.fields.iter().for_each(|f| collect_idents(&f.pat, out)),
-        Pat::Reference(r) => collect_idents(&r.pat, out),
-        Pat::Type(t) => collect_idents(&t.pat, out),
-        Pat::Or(o) => {
-            if let Some(first) = o.cases.first() {
-                collect_idents(first, out);
-            }
-        }
-        Pat::Paren(p) => collect_idents(&p.pat, out),
-        _ => {}
     }
 }
 
@@ -969,9 +917,4 @@ fn dim_idents(rank: usize) -> String {
         .map(|d| NAMES.get(d).copied().unwrap_or("_"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The span of the `for` token, for errors about the loop as a whole.
-pub(crate) fn for_span(l: &ExprForLoop) -> Span {
-    l.for_token.span()
 }

@@ -11,6 +11,7 @@ mod front;
 mod main_attr;
 mod patterns;
 mod plankey;
+mod syntax;
 #[cfg(test)]
 mod tests;
 mod walk;

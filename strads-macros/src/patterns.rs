@@ -14,7 +14,8 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Local, Member, Pat, PatIdent, Type};
 
-use crate::front::{OuterVar, collect_idents, evident_type, settled, strip_group};
+use crate::front::{OuterVar, evident_type, settled};
+use crate::syntax::{collect_idents, strip_group};
 
 /// A name a `let` binds.
 pub(crate) struct Binding {

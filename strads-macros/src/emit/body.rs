@@ -11,7 +11,8 @@ use super::spec::camel;
 use syn::Expr;
 use syn::visit_mut::{self, VisitMut};
 
-use crate::front::{LoopFn, collect_idents};
+use crate::front::LoopFn;
+use crate::syntax::collect_idents;
 use crate::walk::{FoundReduction, ReduceOp, Walked};
 
 /// The body's statements and the reductions' code.

@@ -14,9 +14,8 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 
 use strads_analysis::{AccessKind, Affine, Subscript};
 
-use crate::front::{
-    ArrayKind, KeyPat, LoopFn, NUMBER_TYPES, SpaceSrc, collect_idents, strip_group,
-};
+use crate::front::{ArrayKind, KeyPat, LoopFn, SpaceSrc};
+use crate::syntax::{NUMBER_TYPES, collect_idents, strip_group};
 
 mod mutated;
 mod visitor;
