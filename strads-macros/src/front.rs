@@ -335,7 +335,14 @@ fn bind_local(
     let init = local.init.as_ref().map(|i| strip_group(&i.expr));
     let closure = matches!(pat, Pat::Ident(_)) && matches!(init, Some(Expr::Closure(_)));
     // Typed against the variables before this `let`: `let n = n * 2;` reads the earlier `n`.
-    for b in patterns::bindings(local, outer) {
+    let known = |name: &str| {
+        outer
+            .iter()
+            .rev()
+            .find(|v| v.ident == name)
+            .and_then(|v| v.ty.clone())
+    };
+    for b in patterns::bindings(local, &known) {
         shadow(&b.ident, arrays, outer);
         outer.push(OuterVar {
             ident: b.ident,

@@ -4,7 +4,7 @@
 
 use syn::{Expr, Type};
 
-use crate::front::OuterVar;
+use super::Known;
 use crate::syntax::{NUMBER_TYPES, int_literal, strip_group};
 
 fn number_type(name: &str) -> Option<Type> {
@@ -20,7 +20,7 @@ fn number_type(name: &str) -> Option<Type> {
 /// methods (`abs`, `sqrt`, `max`, ..) of those, and tuples and arrays of them
 /// (`(1u8, n)`, `[0.5f32, 2.0]`, `[0u64; 4]`). `None` otherwise (`0.0` alone could be
 /// `f32` or `f64`).
-pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
+pub(crate) fn evident_type(e: &Expr, known: Known) -> Option<Type> {
     use syn::{BinOp, Lit, UnOp};
     match e {
         Expr::Lit(l) => match &l.lit {
@@ -45,11 +45,7 @@ pub(crate) fn evident_type(e: &Expr, known: &[OuterVar]) -> Option<Type> {
                 .map(|s| s.ident.to_string())
                 .collect();
             match segs.as_slice() {
-                [one] => known
-                    .iter()
-                    .rev()
-                    .find(|v| v.ident == one)
-                    .and_then(|v| v.ty.clone()),
+                [one] => known(one),
                 // `f64::MIN`, `core::f64::MAX`, `std::f64::consts::PI`.
                 [.., ty, _] if number_type(ty).is_some() => number_type(ty),
                 [.., ty, consts, _] if consts == "consts" => number_type(ty),

@@ -15,8 +15,6 @@
 
 use syn::{Expr, Ident, Local, Pat, Type};
 
-use crate::front::OuterVar;
-
 mod evident;
 mod fix;
 mod parts;
@@ -27,6 +25,10 @@ mod tests;
 pub(crate) use fix::Fix;
 use fix::fix;
 use parts::written;
+
+/// The type of a variable bound before the `let` (the name's last binding), when known: a
+/// value that names the variable has that type.
+pub(crate) type Known<'k> = &'k dyn Fn(&str) -> Option<Type>;
 
 /// A name a `let` binds.
 pub(crate) struct Binding {
@@ -40,7 +42,7 @@ pub(crate) struct Binding {
 }
 
 /// The names `local` binds, with their types; `known` are the variables before it.
-pub(crate) fn bindings(local: &Local, known: &[OuterVar]) -> Vec<Binding> {
+pub(crate) fn bindings(local: &Local, known: Known) -> Vec<Binding> {
     let (pat, declared) = match &local.pat {
         Pat::Type(pt) => (&*pt.pat, written(&pt.ty)),
         p => (p, None),
@@ -118,6 +120,6 @@ struct Found {
 }
 
 struct Walk<'k> {
-    known: &'k [OuterVar],
+    known: Known<'k>,
     found: Vec<Found>,
 }

@@ -2,19 +2,26 @@
 
 use super::show::show;
 use super::{Fix, bindings};
-use crate::front::OuterVar;
 
 /// Each name the last `let` of `src` binds, as `name: type`, or `name: ?` and its fix;
 /// the `let`s before it are the known variables.
 fn typed(src: &str) -> Vec<String> {
     let block: syn::Block = syn::parse_str(&format!("{{ {src} }}")).expect("statements");
-    let mut known: Vec<OuterVar> = Vec::new();
+    // The variables before: each name's type, when known.
+    let mut known: Vec<(syn::Ident, Option<syn::Type>)> = Vec::new();
     let mut last = Vec::new();
     for stmt in &block.stmts {
         let syn::Stmt::Local(local) = stmt else {
             panic!("only `let`s");
         };
-        last = bindings(local, &known)
+        let lookup = |name: &str| {
+            known
+                .iter()
+                .rev()
+                .find(|(i, _)| i == name)
+                .and_then(|(_, t)| t.clone())
+        };
+        last = bindings(local, &lookup)
             .into_iter()
             .map(|b| {
                 let m = if b.mutable { "mut " } else { "" };
@@ -26,14 +33,8 @@ fn typed(src: &str) -> Vec<String> {
                     (None, Fix::Array { decl }) => format!("? array {decl}"),
                 };
                 let line = format!("{m}{}: {ty}", b.ident);
-                known.retain(|o| o.ident != b.ident);
-                known.push(OuterVar {
-                    ident: b.ident,
-                    ty: b.ty,
-                    mutable: b.mutable,
-                    closure: false,
-                    fix: b.fix,
-                });
+                known.retain(|(i, _)| *i != b.ident);
+                known.push((b.ident, b.ty));
                 line
             })
             .collect();
