@@ -8,9 +8,10 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use strads_analysis::{Analysis, LoopSpec, StrategyKind, Subscript, describe, format_dist};
 
+use crate::arrays::ArrayKind;
 use crate::attr::{Args, Expect};
 use crate::ctxt::Ctxt;
-use crate::front::{ArrayKind, LoopFn, SpaceSrc};
+use crate::front::{LoopFn, SpaceSrc};
 use crate::patterns::Fix;
 use crate::syntax::for_span;
 use crate::walk::{Fact, ReduceOp, Walked};

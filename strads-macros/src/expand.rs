@@ -10,11 +10,12 @@ use strads_analysis::{
     analyze, report,
 };
 
+use crate::arrays::ArrayKind;
 use crate::attr::Args;
 use crate::check;
 use crate::ctxt::Ctxt;
 use crate::emit;
-use crate::front::{ArrayKind, LoopFn, SpaceSrc};
+use crate::front::{LoopFn, SpaceSrc};
 use crate::walk::{Walked, walk};
 
 pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream {

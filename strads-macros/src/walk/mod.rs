@@ -14,7 +14,8 @@ use syn::{BinOp, Expr, ExprLit, Lit, Pat, Token, UnOp};
 
 use strads_analysis::{AccessKind, Affine, Subscript};
 
-use crate::front::{ArrayKind, KeyPat, LoopFn, SpaceSrc};
+use crate::arrays::ArrayKind;
+use crate::front::{KeyPat, LoopFn, SpaceSrc};
 use crate::syntax::{NUMBER_TYPES, collect_idents, strip_group};
 
 mod mutated;
