@@ -9,7 +9,7 @@ use quote::quote;
 use strads_analysis::{Analysis, LoopSpec, StrategyKind, Subscript, describe, format_dist};
 
 use crate::arrays::ArrayKind;
-use crate::attr::{Args, Expect};
+use crate::attr::Expect;
 use crate::ctxt::Ctxt;
 use crate::front::{LoopFn, SpaceSrc};
 use crate::patterns::Fix;
@@ -21,7 +21,6 @@ use crate::walk::{Fact, ReduceOp, Walked};
 pub(crate) struct Model<'a> {
     pub(crate) f: &'a LoopFn,
     pub(crate) walked: &'a Walked,
-    pub(crate) args: &'a Args,
     pub(crate) spec: &'a LoopSpec,
     pub(crate) analysis: &'a Analysis,
 }
@@ -498,7 +497,7 @@ fn check_has_strategy(cx: &Ctxt, m: &Model) -> bool {
 /// `expect = ".."` pins the strategy, so a change to the accesses that loses it fails the
 /// build instead of slowing the program down.
 fn check_expect(cx: &Ctxt, m: &Model) {
-    let Some((expect, span)) = m.args.expect else {
+    let Some((expect, span)) = m.f.attrs.expect else {
         return;
     };
     let kind = m.analysis.kind();

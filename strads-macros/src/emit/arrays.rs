@@ -49,6 +49,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
     let mut shared = Vec::new();
     let mut lent = Vec::new();
     let apply_targets: HashSet<usize> = f
+        .attrs
         .applies
         .iter()
         .flat_map(|(_, _, t)| t.iter().copied())
@@ -67,7 +68,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
             }
         });
         let idx = lit(a as i128);
-        if f.buffered.contains(&a) {
+        if f.attrs.buffered.contains(&a) {
             // A write-back buffer: each worker runs on its own copy (see `Buffered`).
             generics.push(quote!(#tp: #private::ArrayMut<#elem, #rank> #one_d));
             params.push(quote!(#ident: &mut #tp));

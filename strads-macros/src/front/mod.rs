@@ -1,14 +1,18 @@
 //! Front end: the annotated function as a model strads can reason about.
 //!
 //! This file builds `LoopFn` from the function: its arrays and outer variables (the
-//! parameters and the `let`s before the loop, typed through `patterns`) and its one loop;
-//! `space.rs` reads the iteration space and key pattern, `nest.rs` the perfect nests of
-//! range loops that become dims. A `LoopFn` exists only for a function the later stages can
-//! handle: every problem found here is reported, and `from_syn` then gives `None`.
+//! parameters and the `let`s before the loop, typed through `patterns`), its one loop, and
+//! the attribute's options resolved against those arrays (`attr::Attrs`), so no later
+//! stage reads the attribute again; `space.rs` reads the iteration space and key pattern,
+//! `nest.rs` the perfect nests of range loops that become dims. A `LoopFn` exists only for
+//! a function the later stages can handle: every problem found here is reported, and
+//! `from_syn` then gives `None`.
 
+use proc_macro2::TokenStream;
 use syn::{Expr, ExprForLoop, FnArg, ItemFn, Pat, Stmt, Type};
 
 use crate::arrays::{ArrayKind, ArrayVar, array_type};
+use crate::attr::{Args, Attrs};
 use crate::ctxt::Ctxt;
 use crate::patterns::{self, Fix};
 use crate::syntax::{for_span, strip_group};
@@ -48,25 +52,20 @@ pub(crate) struct LoopFn {
     pub(crate) space: SpaceSrc,
     pub(crate) key: KeyPat,
     pub(crate) n_dims: usize,
-    /// Arrays given to `buffer(..)`: write-back buffers, exempt from the analysis.
-    pub(crate) buffered: Vec<usize>,
     /// `for (k, v) in a.iter_mut()`: each iteration owns its entry's value.
     pub(crate) values_mut: bool,
-    /// `buffer(g, apply = f(w, s))`: (buffered array, function, target arrays).
-    pub(crate) applies: Vec<(usize, syn::Path, Vec<usize>)>,
-    /// `buffer(.., max_delay = n)`, or a `sync` loop's iterations between merges.
-    pub(crate) max_delay: Option<usize>,
-    /// `sync = ".."`: every `&mut` array is a replica (buffered, averaged), written freely.
-    pub(crate) sync: bool,
-    /// `sync = "..", merge = f`: how replicas merge, instead of averaging.
-    pub(crate) merge: Option<syn::Path>,
-    /// `sync = "hybrid"`: the workers of a process share one replica.
-    pub(crate) hybrid: bool,
+    /// The attribute's options, resolved against the arrays above.
+    pub(crate) attrs: Attrs,
 }
 
 impl LoopFn {
-    /// Parses the function; `None` after reporting errors when it cannot be modelled.
-    pub(crate) fn from_syn(cx: &Ctxt, item: &ItemFn) -> Option<LoopFn> {
+    /// Parses the function and the attribute's arguments `args`, resolved against the
+    /// function's arrays (as serde_derive's `Container::from_ast` takes
+    /// `attr::Container::from_ast`); `None` after reporting errors when it cannot be
+    /// modelled.
+    pub(crate) fn from_syn(cx: &Ctxt, item: &ItemFn, args: TokenStream) -> Option<LoopFn> {
+        // The arguments first: their errors come before the function's.
+        let args = Args::from_tokens(cx, args);
         check_signature(cx, item);
         let mut arrays = Vec::new();
         let mut outer = Vec::new();
@@ -184,6 +183,7 @@ impl LoopFn {
                 (KeyPat::Range(keys), dims.len())
             }
         };
+        let attrs = Attrs::from_args(cx, &args, &arrays);
         Some(LoopFn {
             item: item.clone(),
             arrays,
@@ -194,13 +194,8 @@ impl LoopFn {
             space,
             key,
             n_dims,
-            buffered: Vec::new(),
             values_mut,
-            applies: Vec::new(),
-            max_delay: None,
-            sync: false,
-            merge: None,
-            hybrid: false,
+            attrs,
         })
     }
 

@@ -457,9 +457,9 @@ impl Walker<'_> {
         self.use_array(array, at);
         // Write-back buffers take no part in the dependence analysis; they only take
         // updates that can be merged.
-        if self.f.buffered.contains(&array) {
+        if self.f.attrs.buffered.contains(&array) {
             // A `sync` replica takes any write: replicas merge by their differences.
-            if kind == AccessKind::Write && !self.additive && !self.f.sync {
+            if kind == AccessKind::Write && !self.additive && !self.f.attrs.sync {
                 self.found.facts.push(Fact::BufferWrite {
                     array,
                     at: at.to_token_stream(),
@@ -485,7 +485,7 @@ impl Walker<'_> {
     fn buffer_row_mut(&self, e: &Expr) -> Option<usize> {
         let Expr::MethodCall(m) = e else { return None };
         let a = self.array_of(&m.receiver)?;
-        (m.method == "row_mut" && self.f.buffered.contains(&a)).then_some(a)
+        (m.method == "row_mut" && self.f.attrs.buffered.contains(&a)).then_some(a)
     }
 
     /// The buffer whose row the local `e` names (`let g = buf.row_mut(..)`).
