@@ -1,4 +1,4 @@
-use super::inline_format_args;
+use super::macros::inline_format_args;
 use proc_macro2::TokenStream;
 use quote::quote;
 use strads_analysis::Subscript;
