@@ -7,7 +7,7 @@ use syn::ItemFn;
 
 use strads_analysis::{
     Access, ApplySpec, ArraySpec, BufferSpec, LoopSpec, ReductionSpec, SpaceKind, StrategyKind,
-    analyze, report,
+    SyncReport, analyze, buffers_report, reductions_report, report,
 };
 
 use crate::arrays::ArrayKind;
@@ -63,66 +63,20 @@ fn expand(cx: &Ctxt, f: &LoopFn) -> Option<TokenStream> {
         return None;
     }
     let kind = analysis.kind();
+    // The report: the analysis's, then the buffers' or replicas' line, then the reductions'.
+    let merge = f.attrs.merge.as_ref().map(path_text);
+    let sync = f.attrs.sync.then(|| SyncReport {
+        hybrid: f.attrs.hybrid,
+        merge: merge.as_deref(),
+    });
+    let kept: Vec<bool> = walked
+        .reductions
+        .iter()
+        .map(|r| emit::logged(r, f.attrs.ordered))
+        .collect();
     let mut text = report(&spec, &analysis);
-    if f.attrs.sync {
-        let names: Vec<String> = f
-            .attrs
-            .buffered
-            .iter()
-            .map(|&a| format!("`{}`", f.arrays[a].ident))
-            .collect();
-        let how = match &f.attrs.merge {
-            None => "averaged".to_owned(),
-            Some(m) => format!(
-                "summed and merged by `{}`",
-                quote::ToTokens::to_token_stream(m)
-                    .to_string()
-                    .replace(' ', "")
-            ),
-        };
-        text.push_str(&if f.attrs.hybrid {
-            format!(
-                "sync = \"hybrid\" (data-parallel): the threads of each process share one \
-                 replica of {} without locks (an iteration reads each row it touches once and \
-                 adds its changes at its end); every {} iterations of each worker and at the \
-                 end of every step and of the loop, the processes' differences are {} in rank \
-                 order. Not reproducible: the result depends on the threads' timing, and is \
-                 not that of a serial order (one thread runs the serial loop).\n",
-                names.join(", "),
-                f.attrs.max_delay.unwrap_or(0),
-                how
-            )
-        } else {
-            format!(
-                "sync (data-parallel): each worker updates its replica of {}; every {} \
-                 iterations of each worker and at the end of every step and of the loop, the \
-                 replicas' differences are {} in a fixed order into every replica. \
-                 Deterministic for a worker count, and one worker runs the serial loop, but \
-                 with more the result is no longer that of a serial order.\n",
-                names.join(", "),
-                f.attrs.max_delay.unwrap_or(0),
-                how
-            )
-        });
-    } else if !f.attrs.buffered.is_empty() {
-        let names: Vec<String> = f
-            .attrs
-            .buffered
-            .iter()
-            .map(|&a| format!("`{}`", f.arrays[a].ident))
-            .collect();
-        let every = f
-            .attrs
-            .max_delay
-            .map(|n| format!(", every {n} iterations of each worker"))
-            .unwrap_or_default();
-        text.push_str(&format!(
-            "buffered: {} (exempt from the analysis: each worker updates its own copy with \
-             `+=`/`-=`; the copies' differences are applied in worker order at the end of \
-             every step{every} and of the loop)\n",
-            names.join(", ")
-        ));
-    }
+    text.push_str(&buffers_report(&spec, sync));
+    text.push_str(&reductions_report(&spec, &kept));
     Some(emit::emit(
         f,
         &walked,
@@ -189,18 +143,10 @@ fn build_spec(f: &LoopFn, walked: &Walked) -> LoopSpec {
                 array,
                 average: f.attrs.sync,
                 shared: f.attrs.hybrid,
-                merge: f.attrs.merge.as_ref().map(|m| {
-                    quote::ToTokens::to_token_stream(m)
-                        .to_string()
-                        .replace(' ', "")
-                        .into()
-                }),
+                merge: f.attrs.merge.as_ref().map(|m| path_text(m).into()),
                 apply: f.attrs.applies.iter().find(|(b, _, _)| *b == array).map(
                     |(_, func, targets)| ApplySpec {
-                        function: quote::ToTokens::to_token_stream(func)
-                            .to_string()
-                            .replace(' ', "")
-                            .into(),
+                        function: path_text(func).into(),
                         targets: targets.clone().into(),
                     },
                 ),
@@ -219,4 +165,12 @@ fn build_spec(f: &LoopFn, walked: &Walked) -> LoopSpec {
             .collect::<Vec<_>>()
             .into(),
     }
+}
+
+/// A path as written, without spaces (`strads::merge::sum`): how the spec and the report
+/// name a function.
+fn path_text(p: &syn::Path) -> String {
+    quote::ToTokens::to_token_stream(p)
+        .to_string()
+        .replace(' ', "")
 }
