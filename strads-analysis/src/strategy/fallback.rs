@@ -1,6 +1,7 @@
 //! The fallback's explanation: why a loop planned by reconnaissance has no static plan
 //! (`fallback_note`), and which write-back buffers would give it one (`buffer_hint`, found
-//! by analysing the loop again without them).
+//! by analysing the loop again without them). Both are `None` for a loop with a static
+//! plan, and a hint names buffers only when the loop with them is proved static.
 
 use super::{Analysis, Strategy, analyze, describe};
 use crate::ir::{ArrayId, LoopSpec};

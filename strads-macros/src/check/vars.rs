@@ -1,6 +1,7 @@
 //! The rules on the variables the loop uses: reductions (one operator, never read in the
 //! loop, `mut`, a type), captures (a type, no closure, no `&mut`) and arrays (a sparse array
-//! only iterated, the iterated array never written).
+//! only iterated, the iterated array never written); each error at the declaration, the
+//! update or the use it is about.
 
 use quote::quote;
 

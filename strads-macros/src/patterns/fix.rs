@@ -1,7 +1,8 @@
 //! What a user writes to type a name the macro could not type (`Fix`), for the pattern's
 //! shape: the pattern's type with `Type` at the name, a `let` of its own after the
-//! pattern's, or an array's own `let`. The advice always names a declaration that compiles
-//! for that shape.
+//! pattern's, or an array's own `let`. A fix keeps the pattern as written and the types of
+//! its known parts; a shape no type can be written around (a struct, `..`, a binding by a
+//! default binding mode) gets a `let` of its own instead.
 
 use syn::{Ident, Local, Pat};
 

@@ -1,6 +1,7 @@
 //! Array accesses: each index, `row`, `row_mut`, `get` or `get_mut` of an array becomes a
 //! `FoundAccess` with one subscript per dim, except on write-back buffers, which take no
-//! part in the analysis and only updates that merge (checked here, judged in `check`).
+//! part in the analysis and take only updates that merge (another write is a `Fact` for
+//! `check`).
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
