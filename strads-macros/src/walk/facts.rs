@@ -10,7 +10,7 @@ use super::Walker;
 use super::reductions::ReduceOp;
 use crate::syntax::strip_group;
 
-/// Something the body does that a rule in `check.rs` judges.
+/// Something the body does that a rule in `check` judges.
 pub(crate) enum Fact {
     /// A `break` that leaves the parallel loop.
     Break(TokenStream),

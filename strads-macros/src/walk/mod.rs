@@ -34,7 +34,7 @@ pub(crate) use reductions::{FoundReduction, ReduceOp};
 /// What the walk found.
 pub(crate) struct Walked {
     pub(crate) accesses: Vec<FoundAccess>,
-    /// What the body does that the rules in `check.rs` judge, in source order.
+    /// What the body does that the rules in `check` judge, in source order.
     pub(crate) facts: Vec<Fact>,
     /// Reduction updates of outer variables by name: the operator and where it is.
     pub(crate) updates: BTreeMap<String, Vec<(ReduceOp, TokenStream)>>,
@@ -57,7 +57,7 @@ pub(crate) struct Walked {
 }
 
 /// Walks the loop body: its accesses, captures, reductions and the [`Fact`]s the rules in
-/// `check.rs` judge. Reports nothing itself.
+/// `check` judge. Reports nothing itself.
 pub(crate) fn walk(f: &LoopFn) -> Walked {
     let mut mutated = Mutated::default();
     mutated.visit_block(&f.for_loop.body);

@@ -72,7 +72,7 @@ impl Walker<'_> {
     }
 
     /// Turns the updates into reductions: the variables updated in the body with a declared
-    /// type, by their first operator (`check::check_reductions` judges the rest).
+    /// type, by their first operator (`check_reductions` in `check/vars.rs` judges the rest).
     /// Reductions are not captures.
     pub(super) fn finish_reductions(&mut self) {
         for var in &self.f.outer {
