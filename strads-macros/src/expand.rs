@@ -65,7 +65,7 @@ fn expand(cx: &Ctxt, f: &LoopFn) -> Option<TokenStream> {
     let kind = analysis.kind();
     // The report: the analysis's, then the buffers' or replicas' line, then the reductions'.
     let merge = f.attrs.merge.as_ref().map(path_text);
-    let sync = f.attrs.sync.then(|| SyncReport {
+    let sync = f.attrs.sync.then_some(SyncReport {
         hybrid: f.attrs.hybrid,
         merge: merge.as_deref(),
     });
