@@ -18,7 +18,7 @@ pub use ir::{
     Access, AccessKind, Affine, ApplySpec, ArrayId, ArraySpec, BufferSpec, DimId, List, LoopSpec,
     Name, ReduceOp, ReductionSpec, SpaceKind, Subscript,
 };
-pub use report::report;
+pub use report::{SyncReport, buffers_report, reductions_report, report};
 pub use schedule::{Partition, Unordered2d};
 pub use strategy::{
     Align, Analysis, Candidate, Placement, Strategy, StrategyKind, alignments, analyze,

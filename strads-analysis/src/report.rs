@@ -1,9 +1,12 @@
-//! The human-readable analysis report: the generated struct's doc comment.
+//! The human-readable analysis report: the generated struct's doc comment. Every line of it
+//! is written here, from the spec and the analysis (and what the spec does not record: a
+//! `sync` loop's mode, which reductions keep their terms), so the text is stable: it is
+//! shown to users and kept in snapshots.
 
 use std::fmt::Write;
 
 use crate::dep::format_dist;
-use crate::ir::{LoopSpec, SpaceKind};
+use crate::ir::{LoopSpec, ReduceOp, SpaceKind};
 use crate::strategy::{Analysis, Placement, Strategy, describe};
 
 /// The skew as the new dims in terms of the old: `j' = j + i`.
@@ -128,6 +131,117 @@ pub fn report(spec: &LoopSpec, analysis: &Analysis) -> String {
     s
 }
 
+/// A `sync = ".."` loop, as its report tells it. The spec's buffers say the same (`average`,
+/// `shared`, `merge`), but a loop that writes no array has none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyncReport<'a> {
+    /// `sync = "hybrid"`: the threads of each process share one replica.
+    pub hybrid: bool,
+    /// `merge = f`: the function merging the replicas' differences, as written (without
+    /// spaces); `None`: they are averaged.
+    pub merge: Option<&'a str>,
+}
+
+/// The report's line on the loop's write-back buffers (`buffer(..)`) or, for a `sync` loop
+/// (`sync`), its replicas: which arrays, and how and when their copies merge. Empty for a
+/// loop with neither.
+pub fn buffers_report(spec: &LoopSpec, sync: Option<SyncReport<'_>>) -> String {
+    let names: Vec<String> = spec
+        .buffers
+        .iter()
+        .map(|b| format!("`{}`", spec.arrays[b.array].name))
+        .collect();
+    match sync {
+        Some(sync) => {
+            let how = match sync.merge {
+                None => "averaged".to_owned(),
+                Some(m) => format!("summed and merged by `{m}`"),
+            };
+            if sync.hybrid {
+                format!(
+                    "sync = \"hybrid\" (data-parallel): the threads of each process share one \
+                     replica of {} without locks (an iteration reads each row it touches once \
+                     and adds its changes at its end); every {} iterations of each worker and at \
+                     the end of every step and of the loop, the processes' differences are {} in \
+                     rank order. Not reproducible: the result depends on the threads' timing, \
+                     and is not that of a serial order (one thread runs the serial loop).\n",
+                    names.join(", "),
+                    spec.max_delay.unwrap_or(0),
+                    how
+                )
+            } else {
+                format!(
+                    "sync (data-parallel): each worker updates its replica of {}; every {} \
+                     iterations of each worker and at the end of every step and of the loop, the \
+                     replicas' differences are {} in a fixed order into every replica. \
+                     Deterministic for a worker count, and one worker runs the serial loop, but \
+                     with more the result is no longer that of a serial order.\n",
+                    names.join(", "),
+                    spec.max_delay.unwrap_or(0),
+                    how
+                )
+            }
+        }
+        None if !spec.buffers.is_empty() => {
+            let every = spec
+                .max_delay
+                .map(|n| format!(", every {n} iterations of each worker"))
+                .unwrap_or_default();
+            format!(
+                "buffered: {} (exempt from the analysis: each worker updates its own copy with \
+                 `+=`/`-=`; the copies' differences are applied in worker order at the end of \
+                 every step{every} and of the loop)\n",
+                names.join(", ")
+            )
+        }
+        None => String::new(),
+    }
+}
+
+/// The report's lines on the loop's reductions: each variable with its operator, and the
+/// ones that keep each iteration's terms (`kept[r]` for `spec.reductions[r]`: an `ordered`
+/// loop's float `+=`/`*=`). Empty for a loop without reductions.
+pub fn reductions_report(spec: &LoopSpec, kept: &[bool]) -> String {
+    if spec.reductions.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = spec
+        .reductions
+        .iter()
+        .map(|r| format!("{} {}", r.name, op_text(r.op)))
+        .collect();
+    let mut s = format!(
+        "reductions (per-block accumulators, folded in schedule order): {}\n",
+        list.join(", ")
+    );
+    let logged: Vec<&str> = spec
+        .reductions
+        .iter()
+        .zip(kept)
+        .filter(|(_, kept)| **kept)
+        .map(|(r, _)| r.name.as_ref())
+        .collect();
+    if !logged.is_empty() {
+        let _ = writeln!(
+            s,
+            "exact in the serial order (ordered): {} keep each iteration's terms, added onto \
+             the value before the loop in the serial order after the call",
+            logged.join(", ")
+        );
+    }
+    s
+}
+
+/// A reduction's operator as the user writes it.
+fn op_text(op: ReduceOp) -> &'static str {
+    match op {
+        ReduceOp::Add => "+=",
+        ReduceOp::Mul => "*=",
+        ReduceOp::Max => "max",
+        ReduceOp::Min => "min",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +313,86 @@ candidate:
   dependence vectors of the tiled nest: (1, 0), (0, 1) (all non-negative: tiles run as a wavefront, each after the tiles above and before it)
   unimodular wavefront (tiles of skewed dims i x j): `a` tiled
 "
+        );
+    }
+}
+
+#[cfg(test)]
+mod buffers_and_reductions {
+    use super::*;
+    use crate::ir::{BufferSpec, ReductionSpec};
+    use crate::testutil::spec;
+
+    #[test]
+    fn buffers() {
+        let mut s = spec(1, &[1, 1], vec![]);
+        assert_eq!(buffers_report(&s, None), "");
+        s.buffers = vec![BufferSpec::new(0), BufferSpec::new(1)].into();
+        assert_eq!(
+            buffers_report(&s, None),
+            "buffered: `a`, `b` (exempt from the analysis: each worker updates its own copy \
+             with `+=`/`-=`; the copies' differences are applied in worker order at the end of \
+             every step and of the loop)\n"
+        );
+        s.max_delay = Some(64);
+        assert!(
+            buffers_report(&s, None).contains("every step, every 64 iterations of each worker and")
+        );
+    }
+
+    /// A `sync` loop names its replicas (none when it writes no array) and how they merge.
+    #[test]
+    fn sync() {
+        let mut s = spec(1, &[1], vec![]);
+        s.max_delay = Some(1024);
+        let averaged = SyncReport {
+            hybrid: false,
+            merge: None,
+        };
+        assert_eq!(
+            buffers_report(&s, Some(averaged)),
+            "sync (data-parallel): each worker updates its replica of ; every 1024 iterations \
+             of each worker and at the end of every step and of the loop, the replicas' \
+             differences are averaged in a fixed order into every replica. Deterministic for a \
+             worker count, and one worker runs the serial loop, but with more the result is no \
+             longer that of a serial order.\n"
+        );
+        s.buffers = vec![BufferSpec::new(0).averaged()].into();
+        let hybrid = SyncReport {
+            hybrid: true,
+            merge: Some("strads::merge::sum"),
+        };
+        assert_eq!(
+            buffers_report(&s, Some(hybrid)),
+            "sync = \"hybrid\" (data-parallel): the threads of each process share one replica \
+             of `a` without locks (an iteration reads each row it touches once and adds its \
+             changes at its end); every 1024 iterations of each worker and at the end of every \
+             step and of the loop, the processes' differences are summed and merged by \
+             `strads::merge::sum` in rank order. Not reproducible: the result depends on the \
+             threads' timing, and is not that of a serial order (one thread runs the serial \
+             loop).\n"
+        );
+    }
+
+    #[test]
+    fn reductions() {
+        let mut s = spec(1, &[1], vec![]);
+        assert_eq!(reductions_report(&s, &[]), "");
+        s.reductions = vec![
+            ReductionSpec::new("t", ReduceOp::Add),
+            ReductionSpec::new("p", ReduceOp::Mul),
+            ReductionSpec::new("m", ReduceOp::Max),
+        ]
+        .into();
+        assert_eq!(
+            reductions_report(&s, &[false, false, false]),
+            "reductions (per-block accumulators, folded in schedule order): t +=, p *=, m max\n"
+        );
+        assert_eq!(
+            reductions_report(&s, &[true, true, false]),
+            "reductions (per-block accumulators, folded in schedule order): t +=, p *=, m max\n\
+             exact in the serial order (ordered): t, p keep each iteration's terms, added onto \
+             the value before the loop in the serial order after the call\n"
         );
     }
 }

@@ -1,4 +1,7 @@
-//! The attribute's arguments: `#[parallel_for(expect = "2d", repeated)]`.
+//! The attribute's arguments: `#[parallel_for(expect = "2d", repeated)]`, parsed (`Args`,
+//! names as written) and then resolved against the function's arrays (`Attrs`, what
+//! `LoopFn` holds; serde_derive's `attr::Container`). The resolution rules are one function
+//! each, every name that is no array the option can take an error at the name.
 
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
@@ -7,6 +10,7 @@ use syn::{Expr, ExprLit, Lit, Meta, Token};
 
 use strads_analysis::StrategyKind;
 
+use crate::arrays::{ArrayKind, ArrayVar};
 use crate::ctxt::Ctxt;
 
 const EXPECT: &str = "expect";
@@ -375,4 +379,134 @@ impl Args {
         }
         args
     }
+}
+
+/// The options resolved against the function's arrays: what the later stages read.
+pub(crate) struct Attrs {
+    /// `expect = ".."`, at its string.
+    pub(crate) expect: Option<(Expect, proc_macro2::Span)>,
+    /// `ordered`.
+    pub(crate) ordered: bool,
+    /// Arrays given to `buffer(..)`: write-back buffers, exempt from the analysis (with
+    /// `sync`, every `&mut DistArray`: the replicas).
+    pub(crate) buffered: Vec<usize>,
+    /// `buffer(g, apply = f(w, s))`: (buffered array, function, target arrays).
+    pub(crate) applies: Vec<(usize, syn::Path, Vec<usize>)>,
+    /// `buffer(.., max_delay = n)`, or a `sync` loop's iterations between merges.
+    pub(crate) max_delay: Option<usize>,
+    /// `sync = ".."`: every `&mut` array is a replica (buffered, averaged), written freely.
+    pub(crate) sync: bool,
+    /// `sync = "..", merge = f`: how replicas merge, instead of averaging.
+    pub(crate) merge: Option<syn::Path>,
+    /// `sync = "hybrid"`: the workers of a process share one replica.
+    pub(crate) hybrid: bool,
+}
+
+impl Attrs {
+    /// `args` resolved against `arrays`, the function's arrays; errors at the names that
+    /// are not arrays an option can take.
+    pub(crate) fn from_args(cx: &Ctxt, args: &Args, arrays: &[ArrayVar]) -> Attrs {
+        let buffered = buffered_arrays(cx, args, arrays);
+        let applies = apply_targets(cx, args, arrays, &buffered);
+        let mut attrs = Attrs {
+            expect: args.expect,
+            ordered: args.ordered,
+            buffered,
+            applies,
+            max_delay: args.max_delay.map(|(n, _)| n),
+            sync: false,
+            merge: None,
+            hybrid: false,
+        };
+        if let Some((mode, span)) = args.sync {
+            attrs.buffered = replicated_arrays(cx, span, arrays);
+            attrs.max_delay = args.sync_every();
+            attrs.sync = true;
+            attrs.hybrid = mode == Sync::Hybrid;
+            attrs.merge = args.merge.clone();
+        }
+        attrs
+    }
+}
+
+/// Index of the array named `name`.
+fn array_index(arrays: &[ArrayVar], name: &str) -> Option<usize> {
+    arrays.iter().position(|a| a.ident == name)
+}
+
+/// The arrays named in `buffer(..)`, each a `&mut DistArray` parameter of the function.
+fn buffered_arrays(cx: &Ctxt, args: &Args, arrays: &[ArrayVar]) -> Vec<usize> {
+    let mut out = Vec::new();
+    for name in &args.buffers {
+        match array_index(arrays, &name.to_string()) {
+            Some(a) if arrays[a].mutable && arrays[a].kind == ArrayKind::Dense => out.push(a),
+            _ => cx.error_spanned_by(
+                name,
+                format!(
+                    "`buffer({name})` names no array the loop may write: buffers are \
+                     `&mut DistArray` parameters"
+                ),
+            ),
+        }
+    }
+    out
+}
+
+/// `sync = ".."`: every `&mut DistArray` parameter becomes a per-worker replica; a loop
+/// that writes a `SparseArray` (its values through `iter_mut()`) cannot be replicated.
+fn replicated_arrays(cx: &Ctxt, span: proc_macro2::Span, arrays: &[ArrayVar]) -> Vec<usize> {
+    if let Some(a) = arrays
+        .iter()
+        .find(|a| a.mutable && a.kind != ArrayKind::Dense)
+    {
+        cx.syn_error(syn::Error::new(
+            span,
+            format!(
+                "`sync` replicates the dense arrays the loop writes, and `{}` is a \
+                 `&mut SparseArray`: update its values in a loop without `sync`",
+                a.ident
+            ),
+        ));
+    }
+    (0..arrays.len())
+        .filter(|&a| arrays[a].mutable && arrays[a].kind == ArrayKind::Dense)
+        .collect()
+}
+
+/// `buffer(g, apply = f(w, ..))`: the targets are `&mut DistArray` parameters other than
+/// the buffer itself (and other than the `buffered` arrays).
+fn apply_targets(
+    cx: &Ctxt,
+    args: &Args,
+    arrays: &[ArrayVar],
+    buffered: &[usize],
+) -> Vec<(usize, syn::Path, Vec<usize>)> {
+    let mut out = Vec::new();
+    for (buf, func, targets) in &args.applies {
+        let Some(b) = array_index(arrays, &buf.to_string()) else {
+            continue; // reported by `buffered_arrays`
+        };
+        let mut ids = Vec::new();
+        for t in targets {
+            match array_index(arrays, &t.to_string()) {
+                Some(a)
+                    if a != b
+                        && arrays[a].mutable
+                        && arrays[a].kind == ArrayKind::Dense
+                        && !buffered.contains(&a) =>
+                {
+                    ids.push(a)
+                }
+                _ => cx.error_spanned_by(
+                    t,
+                    format!(
+                        "`{t}` is not an array the apply function can update: name `&mut \
+                         DistArray` parameters other than the buffer `{buf}`"
+                    ),
+                ),
+            }
+        }
+        out.push((b, func.clone(), ids));
+    }
+    out
 }

@@ -7,14 +7,14 @@ use syn::ItemFn;
 
 use strads_analysis::{
     Access, ApplySpec, ArraySpec, BufferSpec, LoopSpec, ReductionSpec, SpaceKind, StrategyKind,
-    analyze, report,
+    SyncReport, analyze, buffers_report, reductions_report, report,
 };
 
-use crate::attr::Args;
+use crate::arrays::ArrayKind;
 use crate::check;
 use crate::ctxt::Ctxt;
 use crate::emit;
-use crate::front::{ArrayKind, LoopFn, SpaceSrc};
+use crate::front::{LoopFn, SpaceSrc};
 use crate::walk::{Walked, walk};
 
 pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -32,20 +32,7 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
         }
     };
     let cx = Ctxt::new();
-    let args = Args::from_tokens(&cx, args);
-    let out = LoopFn::from_syn(&cx, &item).and_then(|mut f| {
-        f.buffered = buffered_arrays(&cx, &args, &f);
-        f.applies = apply_targets(&cx, &args, &f);
-        f.max_delay = args.max_delay.map(|(n, _)| n);
-        if let Some((mode, span)) = args.sync {
-            f.buffered = replicated_arrays(&cx, span, &f);
-            f.max_delay = args.sync_every();
-            f.sync = true;
-            f.hybrid = mode == crate::attr::Sync::Hybrid;
-            f.merge = args.merge.clone();
-        }
-        expand(&cx, &args, &f)
-    });
+    let out = LoopFn::from_syn(&cx, &item, args).and_then(|f| expand(&cx, &f));
     match cx.check() {
         Ok(()) => out.unwrap_or_else(|| quote!(#item)),
         Err(e) => {
@@ -55,10 +42,10 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
     }
 }
 
-fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
+fn expand(cx: &Ctxt, f: &LoopFn) -> Option<TokenStream> {
     let walked = walk(f);
     check::check(cx, f, &walked);
-    let spec = build_spec(f, &walked, args);
+    let spec = build_spec(f, &walked);
     if cx.has_errors() {
         return None;
     }
@@ -68,7 +55,6 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
         &check::Model {
             f,
             walked: &walked,
-            args,
             spec: &spec,
             analysis: &analysis,
         },
@@ -77,63 +63,20 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
         return None;
     }
     let kind = analysis.kind();
+    // The report: the analysis's, then the buffers' or replicas' line, then the reductions'.
+    let merge = f.attrs.merge.as_ref().map(path_text);
+    let sync = f.attrs.sync.then_some(SyncReport {
+        hybrid: f.attrs.hybrid,
+        merge: merge.as_deref(),
+    });
+    let kept: Vec<bool> = walked
+        .reductions
+        .iter()
+        .map(|r| emit::logged(r, f.attrs.ordered))
+        .collect();
     let mut text = report(&spec, &analysis);
-    if f.sync {
-        let names: Vec<String> = f
-            .buffered
-            .iter()
-            .map(|&a| format!("`{}`", f.arrays[a].ident))
-            .collect();
-        let how = match &f.merge {
-            None => "averaged".to_owned(),
-            Some(m) => format!(
-                "summed and merged by `{}`",
-                quote::ToTokens::to_token_stream(m)
-                    .to_string()
-                    .replace(' ', "")
-            ),
-        };
-        text.push_str(&if f.hybrid {
-            format!(
-                "sync = \"hybrid\" (data-parallel): the threads of each process share one \
-                 replica of {} without locks (an iteration reads each row it touches once and \
-                 adds its changes at its end); every {} iterations of each worker and at the \
-                 end of every step and of the loop, the processes' differences are {} in rank \
-                 order. Not reproducible: the result depends on the threads' timing, and is \
-                 not that of a serial order (one thread runs the serial loop).\n",
-                names.join(", "),
-                f.max_delay.unwrap_or(0),
-                how
-            )
-        } else {
-            format!(
-                "sync (data-parallel): each worker updates its replica of {}; every {} \
-                 iterations of each worker and at the end of every step and of the loop, the \
-                 replicas' differences are {} in a fixed order into every replica. \
-                 Deterministic for a worker count, and one worker runs the serial loop, but \
-                 with more the result is no longer that of a serial order.\n",
-                names.join(", "),
-                f.max_delay.unwrap_or(0),
-                how
-            )
-        });
-    } else if !f.buffered.is_empty() {
-        let names: Vec<String> = f
-            .buffered
-            .iter()
-            .map(|&a| format!("`{}`", f.arrays[a].ident))
-            .collect();
-        let every = f
-            .max_delay
-            .map(|n| format!(", every {n} iterations of each worker"))
-            .unwrap_or_default();
-        text.push_str(&format!(
-            "buffered: {} (exempt from the analysis: each worker updates its own copy with \
-             `+=`/`-=`; the copies' differences are applied in worker order at the end of \
-             every step{every} and of the loop)\n",
-            names.join(", ")
-        ));
-    }
+    text.push_str(&buffers_report(&spec, sync));
+    text.push_str(&reductions_report(&spec, &kept));
     Some(emit::emit(
         f,
         &walked,
@@ -143,80 +86,7 @@ fn expand(cx: &Ctxt, args: &Args, f: &LoopFn) -> Option<TokenStream> {
     ))
 }
 
-/// The arrays named in `buffer(..)`, each a `&mut DistArray` parameter of the function.
-fn buffered_arrays(cx: &Ctxt, args: &Args, f: &LoopFn) -> Vec<usize> {
-    let mut out = Vec::new();
-    for name in &args.buffers {
-        match f.array_index(&name.to_string()) {
-            Some(a) if f.arrays[a].mutable && f.arrays[a].kind == ArrayKind::Dense => out.push(a),
-            _ => cx.error_spanned_by(
-                name,
-                format!(
-                    "`buffer({name})` names no array the loop may write: buffers are \
-                     `&mut DistArray` parameters"
-                ),
-            ),
-        }
-    }
-    out
-}
-
-/// `sync = ".."`: every `&mut DistArray` parameter becomes a per-worker replica; a loop
-/// that writes a `SparseArray` (its values through `iter_mut()`) cannot be replicated.
-fn replicated_arrays(cx: &Ctxt, span: proc_macro2::Span, f: &LoopFn) -> Vec<usize> {
-    if let Some(a) = f
-        .arrays
-        .iter()
-        .find(|a| a.mutable && a.kind != ArrayKind::Dense)
-    {
-        cx.syn_error(syn::Error::new(
-            span,
-            format!(
-                "`sync` replicates the dense arrays the loop writes, and `{}` is a \
-                 `&mut SparseArray`: update its values in a loop without `sync`",
-                a.ident
-            ),
-        ));
-    }
-    (0..f.arrays.len())
-        .filter(|&a| f.arrays[a].mutable && f.arrays[a].kind == ArrayKind::Dense)
-        .collect()
-}
-
-/// `buffer(g, apply = f(w, ..))`: the targets are `&mut DistArray` parameters other than
-/// the buffer itself.
-fn apply_targets(cx: &Ctxt, args: &Args, f: &LoopFn) -> Vec<(usize, syn::Path, Vec<usize>)> {
-    let mut out = Vec::new();
-    for (buf, func, targets) in &args.applies {
-        let Some(b) = f.array_index(&buf.to_string()) else {
-            continue; // reported by `buffered_arrays`
-        };
-        let mut ids = Vec::new();
-        for t in targets {
-            match f.array_index(&t.to_string()) {
-                Some(a)
-                    if a != b
-                        && f.arrays[a].mutable
-                        && f.arrays[a].kind == ArrayKind::Dense
-                        && !f.buffered.contains(&a) =>
-                {
-                    ids.push(a)
-                }
-                _ => cx.error_spanned_by(
-                    t,
-                    format!(
-                        "`{t}` is not an array the apply function can update: name `&mut \
-                         DistArray` parameters other than the buffer `{buf}`"
-                    ),
-                ),
-            }
-        }
-        out.push((b, func.clone(), ids));
-    }
-    out
-}
-
-fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
+fn build_spec(f: &LoopFn, walked: &Walked) -> LoopSpec {
     let dims: Vec<_> = f.dim_names().into_iter().map(Into::into).collect();
     let space = match f.space {
         SpaceSrc::Array(array) => SpaceKind::Array {
@@ -231,7 +101,7 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
         .enumerate()
         .map(|(id, a)| {
             // A buffer's updates go to per-worker copies: to the analysis it is read-only.
-            let mutable = a.mutable && !f.buffered.contains(&id);
+            let mutable = a.mutable && !f.attrs.buffered.contains(&id);
             let written = walked
                 .accesses
                 .iter()
@@ -264,44 +134,43 @@ fn build_spec(f: &LoopFn, walked: &Walked, args: &Args) -> LoopSpec {
         space,
         arrays: arrays.into(),
         accesses: accesses.into(),
-        ordered: args.ordered,
+        ordered: f.attrs.ordered,
         buffers: f
+            .attrs
             .buffered
             .iter()
             .map(|&array| BufferSpec {
                 array,
-                average: f.sync,
-                shared: f.hybrid,
-                merge: f.merge.as_ref().map(|m| {
-                    quote::ToTokens::to_token_stream(m)
-                        .to_string()
-                        .replace(' ', "")
-                        .into()
-                }),
-                apply: f
-                    .applies
-                    .iter()
-                    .find(|(b, _, _)| *b == array)
-                    .map(|(_, func, targets)| ApplySpec {
-                        function: quote::ToTokens::to_token_stream(func)
-                            .to_string()
-                            .replace(' ', "")
-                            .into(),
+                average: f.attrs.sync,
+                shared: f.attrs.hybrid,
+                merge: f.attrs.merge.as_ref().map(|m| path_text(m).into()),
+                apply: f.attrs.applies.iter().find(|(b, _, _)| *b == array).map(
+                    |(_, func, targets)| ApplySpec {
+                        function: path_text(func).into(),
                         targets: targets.clone().into(),
-                    }),
+                    },
+                ),
             })
             .collect::<Vec<_>>()
             .into(),
-        max_delay: f.max_delay,
+        max_delay: f.attrs.max_delay,
         reductions: walked
             .reductions
             .iter()
             .map(|r| ReductionSpec {
                 name: r.ident.to_string().into(),
                 op: r.op.ir(),
-                exact: crate::emit::exact_reduction(r, args.ordered),
+                exact: crate::emit::exact_reduction(r, f.attrs.ordered),
             })
             .collect::<Vec<_>>()
             .into(),
     }
+}
+
+/// A path as written, without spaces (`strads::merge::sum`): how the spec and the report
+/// name a function.
+fn path_text(p: &syn::Path) -> String {
+    quote::ToTokens::to_token_stream(p)
+        .to_string()
+        .replace(' ', "")
 }

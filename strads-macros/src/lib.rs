@@ -2,6 +2,7 @@
 //! this crate is a thin shim around `expand::parallel_for`, and all reasoning about
 //! dependences lives in `strads-analysis`.
 
+mod arrays;
 mod attr;
 mod check;
 mod ctxt;
@@ -11,6 +12,7 @@ mod front;
 mod main_attr;
 mod patterns;
 mod plankey;
+mod syntax;
 #[cfg(test)]
 mod tests;
 mod walk;

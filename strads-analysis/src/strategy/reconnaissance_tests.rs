@@ -1,4 +1,5 @@
 use super::*;
+use crate::ir::Subscript;
 use crate::testutil::{access, spec, sub};
 
 #[test]

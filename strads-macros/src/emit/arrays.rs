@@ -49,6 +49,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
     let mut shared = Vec::new();
     let mut lent = Vec::new();
     let apply_targets: HashSet<usize> = f
+        .attrs
         .applies
         .iter()
         .flat_map(|(_, _, t)| t.iter().copied())
@@ -67,7 +68,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
             }
         });
         let idx = lit(a as i128);
-        if f.buffered.contains(&a) {
+        if f.attrs.buffered.contains(&a) {
             // A write-back buffer: each worker runs on its own copy (see `Buffered`).
             generics.push(quote!(#tp: #private::ArrayMut<#elem, #rank> #one_d));
             params.push(quote!(#ident: &mut #tp));
@@ -111,7 +112,7 @@ pub(super) fn arrays(f: &LoopFn, walked: &Walked, spec: &LoopSpec) -> Arrays {
             } else {
                 quote!(&*#ident)
             };
-            if matches!(arr.kind, crate::front::ArrayKind::Dense) {
+            if matches!(arr.kind, crate::arrays::ArrayKind::Dense) {
                 // Workers read it through its name: an index outside it names the array.
                 let name = ident.to_string();
                 let named = quote!(let #ident = #private::Named::new(#r, #name););
@@ -172,8 +173,8 @@ pub(super) fn space(f: &LoopFn) -> (TokenStream, TokenStream, TokenStream) {
             let arr = &f.arrays[*a];
             let (elem, rank, ident) = (&arr.elem, lit(arr.rank as i128), &arr.ident);
             let ty = match arr.kind {
-                crate::front::ArrayKind::Sparse => quote!(#private::SparseArray<#elem, #rank>),
-                crate::front::ArrayKind::Dense => quote!(#private::DistArray<#elem, #rank>),
+                crate::arrays::ArrayKind::Sparse => quote!(#private::SparseArray<#elem, #rank>),
+                crate::arrays::ArrayKind::Dense => quote!(#private::DistArray<#elem, #rank>),
             };
             if f.values_mut {
                 // `iter_mut()`: the values travel with `run_mut`; no shared space.

@@ -11,7 +11,8 @@ use super::spec::camel;
 use syn::Expr;
 use syn::visit_mut::{self, VisitMut};
 
-use crate::front::{LoopFn, collect_idents};
+use crate::front::LoopFn;
+use crate::syntax::collect_idents;
 use crate::walk::{FoundReduction, ReduceOp, Walked};
 
 /// The body's statements and the reductions' code.
@@ -48,7 +49,7 @@ pub(super) fn body(f: &LoopFn, walked: &Walked, ordered: bool) -> (syn::Block, R
 /// Whether an `ordered` loop keeps reduction `r`'s terms to fold them in the serial order:
 /// a `+=` or `*=` of a type that is not an integer (floats round, so the order of the
 /// terms shows in the bits; integer sums and products do not).
-pub(super) fn logged(r: &FoundReduction, ordered: bool) -> bool {
+pub(crate) fn logged(r: &FoundReduction, ordered: bool) -> bool {
     ordered && matches!(r.op, ReduceOp::Add | ReduceOp::Mul) && !integer(r)
 }
 

@@ -87,7 +87,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
     let buffer_views: Vec<TokenStream> = buffers
         .iter()
         .map(|(ident, buf, _)| {
-            if f.hybrid {
+            if f.attrs.hybrid {
                 quote!(let mut #ident = #buf.shared_view_in(&*__blk);)
             } else {
                 quote!(let mut #ident = #buf.view_in(&*__blk);)
@@ -96,7 +96,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         .collect();
     let commits: Vec<TokenStream> = buffers
         .iter()
-        .filter(|_| f.hybrid)
+        .filter(|_| f.attrs.hybrid)
         .map(|(ident, _, _)| quote!(#ident.commit();))
         .collect();
     let space_ident = match f.space {
@@ -133,12 +133,12 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         .iter()
         .map(|(ident, buf, src)| {
             let name = ident.to_string();
-            let averaged = match (&f.merge, f.sync) {
+            let averaged = match (&f.attrs.merge, f.attrs.sync) {
                 (Some(m), true) => Some(quote!(.merged(#m))),
                 (None, true) => Some(quote!(.averaged())),
                 _ => None,
             };
-            let averaged = if f.hybrid {
+            let averaged = if f.attrs.hybrid {
                 quote!(#averaged .hybrid())
             } else {
                 quote!(#averaged)
@@ -148,7 +148,8 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         .collect();
     // Buffers with `apply = f(..)` hand their updates to `f`; the others are merged.
     let apply_fn = |ident: &syn::Ident| {
-        f.applies
+        f.attrs
+            .applies
             .iter()
             .find(|(b, _, _)| &f.arrays[*b].ident == ident)
             .map(|(_, func, targets)| (func, targets))
@@ -203,7 +204,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             serial_post.push(quote!(#private::Buffered::apply_serial(#src, &#before, #apply);));
         }
     }
-    let original_loop = match f.max_delay {
+    let original_loop = match f.attrs.max_delay {
         Some(n) if !serial_every.is_empty() => {
             let n = lit(n as i128);
             let mut counted = f.for_loop.clone();

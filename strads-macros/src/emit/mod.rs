@@ -10,7 +10,7 @@
 
 mod arrays;
 mod body;
-pub(crate) use body::exact_reduction;
+pub(crate) use body::{exact_reduction, logged};
 mod call;
 mod captures;
 mod serve;
@@ -49,29 +49,7 @@ pub(crate) fn emit(
     let integers: Vec<bool> = walked.reductions.iter().map(body::integer).collect();
     let spec_tokens = spec::spec_tokens(spec, &integers);
     let doc_intro = format!(" The `#[strads::parallel_for]` loop of [`{fn_name}`].");
-    let mut doc_lines: Vec<String> = report.lines().map(|l| format!(" {l}")).collect();
-    if !reds.is_empty() {
-        let list: Vec<String> = reds
-            .iter()
-            .map(|r| format!("{} {}", r.ident, r.op.as_str()))
-            .collect();
-        doc_lines.push(format!(
-            " reductions (per-block accumulators, folded in schedule order): {}",
-            list.join(", ")
-        ));
-        let logged: Vec<String> = reds
-            .iter()
-            .filter(|r| body::logged(r, spec.ordered))
-            .map(|r| r.ident.to_string())
-            .collect();
-        if !logged.is_empty() {
-            doc_lines.push(format!(
-                " exact in the serial order (ordered): {} keep each iteration's terms, \
-                 added onto the value before the loop in the serial order after the call",
-                logged.join(", ")
-            ));
-        }
-    }
+    let doc_lines: Vec<String> = report.lines().map(|l| format!(" {l}")).collect();
     let fields = &caps.fields;
     let inits = &caps.inits;
     let fields_block = if fields.is_empty() {

@@ -7,7 +7,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::spec::lit;
-use crate::front::{ArrayKind, LoopFn};
+use crate::arrays::ArrayKind;
+use crate::front::LoopFn;
 
 /// The serve function of loop `f` (statements `run` after the arrays are bound) and its
 /// registration.

@@ -1,7 +1,15 @@
 //! What the loop body may change: names it assigns, borrows mutably or hands to macros
 //! strads cannot read (`Mutated`), and `#[parallel_for]` nested in an item of the body.
 
-use super::*;
+use std::collections::HashSet;
+
+use proc_macro2::{TokenStream, TokenTree};
+use syn::punctuated::Punctuated;
+use syn::visit::{self, Visit};
+use syn::{Expr, Token};
+
+use super::Walker;
+use super::facts::{is_compound, place_root};
 
 /// Names the loop body may change after binding them: the root of every place it assigns
 /// (`j = ..`, `j += ..`, `j.0 = ..`), borrows mutably (`&mut j`), calls a method on (which

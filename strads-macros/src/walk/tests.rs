@@ -1,4 +1,4 @@
-use super::inline_format_args;
+use super::macros::inline_format_args;
 use proc_macro2::TokenStream;
 use quote::quote;
 use strads_analysis::Subscript;
@@ -7,7 +7,7 @@ use strads_analysis::Subscript;
 fn walked(item: TokenStream) -> (super::Walked, Vec<String>) {
     let item: syn::ItemFn = syn::parse2(item).expect("a function");
     let cx = crate::ctxt::Ctxt::new();
-    let f = crate::front::LoopFn::from_syn(&cx, &item).expect("a loop");
+    let f = crate::front::LoopFn::from_syn(&cx, &item, TokenStream::new()).expect("a loop");
     let walked = super::walk(&f);
     crate::check::check(&cx, &f, &walked);
     cx.check().expect("no errors");

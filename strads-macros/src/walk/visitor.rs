@@ -1,7 +1,20 @@
 //! The walk itself: `syn`'s visitor over the loop body, handing each expression, pattern
-//! and macro to the walker's evaluation (`mod.rs`).
+//! and macro to the walker's concerns (its evaluation, accesses, reductions, facts).
 
-use super::*;
+use quote::{ToTokens, quote};
+use syn::spanned::Spanned;
+use syn::visit::{self, Visit};
+use syn::{BinOp, Expr, Pat};
+
+use strads_analysis::{AccessKind, Subscript};
+
+use super::Walker;
+use super::accesses::META_METHODS;
+use super::eval::Sym;
+use super::facts::{Fact, is_compound};
+use super::mutated::NestedParallelFor;
+use super::reductions::{ReduceOp, max_min};
+use crate::arrays::ArrayKind;
 
 impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_block(&mut self, b: &'ast syn::Block) {
