@@ -347,6 +347,21 @@ pub fn check() -> Result<()> {
     }
 }
 
+/// Set once this process became a cluster job's worker rank (`cluster::job`).
+static WORKER_RANK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// This process is a cluster job's worker rank from now on: it prints no plan, cost or
+/// cluster lines under `STRADS_EXPLAIN` (the driver prints them for the job).
+pub(crate) fn set_worker_rank() {
+    WORKER_RANK.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether this process prints the explain lines of its loops: `STRADS_EXPLAIN` is on and
+/// the process is not a worker rank.
+pub(crate) fn explains() -> bool {
+    get().explain && !WORKER_RANK.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// The settings of this process. With a bad setting (see [`check`]) this prints
 /// `error: <the error>` to stderr once and exits with status 2.
 pub fn get() -> &'static Config {

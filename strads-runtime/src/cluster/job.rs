@@ -22,7 +22,6 @@ pub fn rank_and_size() -> (usize, usize) {
 }
 
 static SESSION: OnceLock<Option<&'static Session>> = OnceLock::new();
-static WORKER: OnceLock<&'static Session> = OnceLock::new();
 
 /// The session of this process, started on first use: `None` for a program run as one
 /// process. A worker rank never returns from its first call: it serves until the driver
@@ -43,7 +42,7 @@ pub fn get() -> Option<&'static Session> {
                     nix::libc::atexit(at_exit);
                 }
             } else {
-                let _ = WORKER.set(s);
+                crate::config::set_worker_rank();
                 super::registry::serve_forever(s);
             }
             Some(s)
@@ -73,11 +72,6 @@ extern "C" fn at_exit() {
     if let Some(s) = current() {
         s.shut_down_saying(explain_end);
     }
-}
-
-/// A worker rank's session, while it serves.
-pub fn worker() -> Option<&'static Session> {
-    WORKER.get().copied()
 }
 
 /// The session if one was started (does not start one).

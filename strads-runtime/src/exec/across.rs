@@ -95,12 +95,6 @@ impl Side {
     }
 }
 
-/// Whether this process is a cluster job's worker rank (which says nothing under
-/// `STRADS_EXPLAIN`: the driver says it).
-pub(crate) fn worker_rank() -> bool {
-    cluster::job::worker().is_some()
-}
-
 impl<B: Send + Sync + 'static> Job<'_, B> {
     /// Runs the call across processes when the program is a cluster job: as the driver,
     /// or as a worker serving the driver's call. `false`: run it in this process alone.

@@ -400,7 +400,7 @@ impl super::LoopState {
     /// Under `STRADS_EXPLAIN`, a decision line (when it changes; a few per loop); `line` is
     /// made only then.
     fn say(&self, line: impl FnOnce() -> String) {
-        if !crate::config::get().explain || super::across::worker_rank() {
+        if !crate::config::explains() {
             return;
         }
         let line = line();

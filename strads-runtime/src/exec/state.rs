@@ -87,10 +87,7 @@ impl LoopState {
     /// Under `STRADS_EXPLAIN=1`, prints the loop's plan line once (on the driver: a
     /// cluster's worker ranks run the driver's plans and say nothing).
     pub(crate) fn explain_once(&self, line: impl FnOnce() -> String) {
-        if crate::config::get().explain
-            && !super::across::worker_rank()
-            && !self.explained.swap(true, Ordering::Relaxed)
-        {
+        if crate::config::explains() && !self.explained.swap(true, Ordering::Relaxed) {
             eprintln!("strads plan {}: {}", self.spec.name, line());
         }
     }
@@ -98,10 +95,7 @@ impl LoopState {
     /// Under `STRADS_EXPLAIN=1` in a cluster job, says once how the loop's calls use the
     /// processes: `strads cluster <fn>: <line>`.
     pub(crate) fn explain_cluster(&self, line: impl FnOnce() -> String) {
-        if crate::config::get().explain
-            && !super::across::worker_rank()
-            && !self.cluster_explained.swap(true, Ordering::Relaxed)
-        {
+        if crate::config::explains() && !self.cluster_explained.swap(true, Ordering::Relaxed) {
             eprintln!("strads cluster {}: {}", self.spec.name, line());
         }
     }
