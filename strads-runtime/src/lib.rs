@@ -9,6 +9,7 @@ mod data;
 mod error;
 mod exec;
 mod itermut;
+mod memory;
 pub mod plan;
 mod plankey;
 mod pool;

@@ -221,7 +221,7 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
             })
         })
         .collect();
-    let directory = session.directory();
+    let mut directory = session.directory();
     ship.arrays
         .iter()
         .zip(parts)

@@ -5,6 +5,7 @@
 use std::sync::OnceLock;
 
 use super::session::Session;
+use crate::memory::mib;
 
 /// Joins the cluster job this process belongs to, if any (`STRADS_PROCESSES`, `strads
 /// run`, Slurm, Open MPI, PMI, or `STRADS_RANK`/`STRADS_SIZE`): the driver (rank 0) starts
@@ -101,6 +102,20 @@ fn explain_end(s: &Session) {
     }
     let (sent, received) = s.bytes();
     eprintln!("strads cluster: the driver sent {sent} and received {received} bytes in all");
+    let sizes = s.directory().sizes();
+    let total: u64 = sizes.iter().map(|&(_, _, b)| b).sum();
+    let each: Vec<String> = sizes
+        .into_iter()
+        .map(|(id, what, b)| format!("array {id} {what}: {}", mib(b)))
+        .collect();
+    eprintln!(
+        "strads memory rank 0: {}; holds every array whole: the {} its calls used, {}{}{}",
+        crate::memory::peak_phrase(),
+        each.len(),
+        mib(total),
+        if each.is_empty() { "" } else { ": " },
+        each.join("; ")
+    );
 }
 
 /// Stops the job with `message` when this process is in one (values from another rank

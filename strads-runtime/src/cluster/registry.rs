@@ -8,6 +8,7 @@ use super::proto::{ArrayMeta, CallMsg};
 use super::session::Session;
 use super::store::Store;
 use crate::array::{DistArray, SparseArray};
+use crate::memory::mib;
 
 /// A loop a worker can run: its struct's name, its spec and the function that runs one
 /// call of it from the driver's message.
@@ -206,6 +207,20 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                         "strads cluster: this rank holds {n} arrays ({bytes} bytes) of the \
                          driver's at the end, and {sets} sets of blocks of sparse spaces \
                          ({block_bytes} bytes as sent)"
+                    );
+                    let (seen, peak) = store.seen();
+                    let each: Vec<String> = seen
+                        .into_iter()
+                        .map(|(id, what, b)| format!("array {id} {what}: {}", mib(b)))
+                        .collect();
+                    eprintln!(
+                        "strads memory rank {}: {}; at most {} of the driver's arrays held \
+                         at once{}{}",
+                        session.rank,
+                        crate::memory::peak_phrase(),
+                        mib(peak),
+                        if each.is_empty() { "" } else { ": " },
+                        each.join("; ")
                     );
                 }
                 session.shut_down();

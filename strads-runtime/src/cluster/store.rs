@@ -19,6 +19,14 @@ pub trait Stored: Any + Send {
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
     /// Bytes of its elements (and a sparse array's indices).
     fn bytes(&self) -> u64;
+    /// What it is, for explain lines: `dense [4, 3] of f32`, `sparse [9, 9], 12 entries of u8`.
+    fn describe(&self) -> String;
+}
+
+/// The last segment of an element type's name (`f32`, `Topic`).
+fn short_type<T>() -> &'static str {
+    let name = std::any::type_name::<T>();
+    name.rsplit("::").next().unwrap_or(name)
 }
 
 impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
@@ -45,6 +53,10 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
     fn bytes(&self) -> u64 {
         (self.len() * std::mem::size_of::<T>()) as u64
     }
+
+    fn describe(&self) -> String {
+        format!("dense {:?} of {}", self.shape(), short_type::<T>())
+    }
 }
 
 impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
@@ -58,6 +70,15 @@ impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
 
     fn bytes(&self) -> u64 {
         (self.nnz() * (std::mem::size_of::<T>() + 4 * N)) as u64
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "sparse {:?}, {} entries of {}",
+            self.shape(),
+            self.nnz(),
+            short_type::<T>()
+        )
     }
 }
 
@@ -112,6 +133,10 @@ pub(crate) fn forget_blocks(id: u64) {
 #[derive(Default)]
 pub struct Store {
     arrays: HashMap<u64, (u64, Box<dyn Stored>)>,
+    /// Every array kept at some point, by id: what it is and its largest bytes; and the
+    /// most bytes kept at once (after a call put its arrays back), for the memory line.
+    seen: std::collections::BTreeMap<u64, (String, u64)>,
+    peak: u64,
 }
 
 impl std::fmt::Debug for Store {
@@ -168,7 +193,11 @@ impl Store {
 
     /// Puts an array back, as version `version` of the driver's array `id`.
     pub fn put<A: Stored>(&mut self, id: u64, version: u64, array: A) {
+        let (what, bytes) = (array.describe(), array.bytes());
+        let seen = self.seen.entry(id).or_insert((what, 0));
+        seen.1 = seen.1.max(bytes);
         self.arrays.insert(id, (version, Box::new(array)));
+        self.peak = self.peak.max(self.held().1);
     }
 
     /// Drops the copy of the driver's array `id` (the driver dropped it).
@@ -182,6 +211,17 @@ impl Store {
             self.arrays.len(),
             self.arrays.values().map(|(_, a)| a.bytes()).sum(),
         )
+    }
+
+    /// Every array kept at some point, by the driver's id: what it is and its largest
+    /// bytes; and the most bytes kept at once.
+    pub fn seen(&self) -> (Vec<(u64, String, u64)>, u64) {
+        let each = self
+            .seen
+            .iter()
+            .map(|(&id, (what, bytes))| (id, what.clone(), *bytes))
+            .collect();
+        (each, self.peak)
     }
 
     /// The elements of `region` of the driver's array `id` (a fetch of parts left here).

@@ -33,6 +33,9 @@ pub struct Directory {
     /// another rank holds after the last such call; the next call takes them from there,
     /// unless something fetched them home first.
     away: HashMap<u64, (u64, Parts)>,
+    /// `id → (what it is, bytes)`: every array a call described, kept after the driver
+    /// drops it, for the memory lines of `STRADS_EXPLAIN`.
+    sizes: HashMap<u64, (String, u64)>,
 }
 
 /// What [`Directory::describe`] needs to know of one array in a call, besides its meta.
@@ -62,7 +65,8 @@ impl Directory {
     /// regions (`shipped`), and the regions other ranks hold of it (`held`). `away` is what
     /// [`away_at`](Self::away_at) answered and the driver left away (empty: the array is
     /// home).
-    pub fn describe(&self, m: &mut ArrayMeta, away: Parts, u: Use) {
+    pub fn describe(&mut self, m: &mut ArrayMeta, away: Parts, u: Use) {
+        self.sizes.insert(m.id, size_of(m));
         m.away = away;
         m.holders = match self.holders.get(&m.id) {
             Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
@@ -140,6 +144,18 @@ impl Directory {
         self.away.remove(&id);
     }
 
+    /// Every array a call described (dropped since or not), by id: what it is and its
+    /// bytes.
+    pub fn sizes(&self) -> Vec<(u64, String, u64)> {
+        let mut out: Vec<(u64, String, u64)> = self
+            .sizes
+            .iter()
+            .map(|(&id, (what, bytes))| (id, what.clone(), *bytes))
+            .collect();
+        out.sort_by_key(|&(id, ..)| id);
+        out
+    }
+
     /// The driver dropped array `id`: the ranks drop theirs, and the directory forgets it.
     pub fn forget(&mut self, id: u64) {
         self.holders.remove(&id);
@@ -150,6 +166,22 @@ impl Directory {
     /// Whether the directory knows anything of array `id`.
     pub fn knows(&self, id: u64) -> bool {
         self.holders.contains_key(&id) || self.held.contains_key(&id) || self.away.contains_key(&id)
+    }
+}
+
+/// What array `m` is and its bytes (a sparse array's indices counted, 4 bytes each).
+fn size_of(m: &ArrayMeta) -> (String, u64) {
+    let elem = m.elem.size() as u64;
+    if m.sparse {
+        let index = 4 * m.shape.len() as u64;
+        let what = format!(
+            "sparse {:?}, {} entries of {:?}",
+            m.shape, m.entries, m.elem
+        );
+        (what, m.entries * (elem + index))
+    } else {
+        let len: u64 = m.shape.iter().map(|&d| d as u64).product();
+        (format!("dense {:?} of {:?}", m.shape, m.elem), len * elem)
     }
 }
 

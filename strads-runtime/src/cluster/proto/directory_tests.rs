@@ -142,10 +142,19 @@ fn arrays_only_read_travel_whole_once_or_by_regions_after_a_write() {
     };
     dir.describe(&mut parts, Vec::new(), by_parts);
     assert!(parts.shipped && parts.held.is_empty());
+    // What each array is and its bytes, for the memory lines (f32: 4 bytes an element).
+    let sizes = dir.sizes();
+    assert_eq!(
+        sizes.iter().find(|s| s.0 == W),
+        Some(&(W, "dense [4, 3] of F32".to_string(), 48))
+    );
+    assert_eq!(sizes.iter().find(|s| s.0 == 9).map(|s| s.2), Some(80));
     // Dropped by the driver: forgotten.
     for id in [W, H, 9] {
         assert!(dir.knows(id));
         dir.forget(id);
         assert!(!dir.knows(id));
     }
+    // Their sizes stay for the memory line at the job's end.
+    assert_eq!(dir.sizes().len(), 4);
 }
