@@ -3,7 +3,7 @@
 use std::fmt;
 use std::ops::{Index, IndexMut};
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::access::{ArrayMut, ArrayRef, offset};
@@ -257,10 +257,19 @@ impl<T: Clone + Default, const N: usize> DistArray<T, N> {
 
 impl<T: RandomValue, const N: usize> DistArray<T, N> {
     /// An array of values uniform in `[0, 1)`, the same for the same `seed` on every
-    /// platform (xoshiro256++).
+    /// platform and in every layout: each row (first index; an element of a 1-D array)
+    /// draws its values in order from its own stream, `IterRng::new(seed, &[row])`
+    /// (xoshiro256++), so any process can make any rows of it without the others.
     pub fn random(shape: [usize; N], seed: u64) -> Self {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        Self::from_fn(shape, |_| T::draw(&mut rng))
+        let len = checked_len(&shape);
+        let row_len = if N == 0 { len } else { len / shape[0].max(1) };
+        let mut data = Vec::with_capacity(len);
+        super::huge::advise(&data);
+        for row in 0..len / row_len.max(1) {
+            let mut rng = super::rng::IterRng::new(seed, &[row as u64]);
+            data.extend((0..row_len).map(|_| T::draw(rng.xoshiro())));
+        }
+        DistArray::made(data, shape)
     }
 }
 
@@ -441,6 +450,17 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         assert!(a.as_slice().iter().all(|&x| (0.0..1.0).contains(&x)));
+        // Row by row, each from its own stream: a row made alone is the same row.
+        for r in [0, 3, 9] {
+            let mut rng = crate::array::rng::IterRng::new(7, &[r as u64]);
+            let row: Vec<f32> = (0..8).map(|_| f32::draw(rng.xoshiro())).collect();
+            assert_eq!(a.row(r), &row[..]);
+        }
+        let one = DistArray::<f64, 1>::random([5], 7);
+        let mut rng = crate::array::rng::IterRng::new(7, &[4]);
+        assert_eq!(one[[4]], f64::draw(rng.xoshiro()));
+        assert_eq!(DistArray::<f64, 2>::random([0, 3], 1).len(), 0);
+        assert_eq!(DistArray::<f64, 2>::random([3, 0], 1).len(), 0);
     }
 
     #[test]

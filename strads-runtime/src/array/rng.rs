@@ -50,6 +50,11 @@ impl IterRng {
         self.0.random()
     }
 
+    /// The generator itself (for `RandomValue::draw`).
+    pub(crate) fn xoshiro(&mut self) -> &mut Xoshiro256PlusPlus {
+        &mut self.0
+    }
+
     /// A uniform integer in `0..n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
         self.0.random_range(0..n)
