@@ -53,16 +53,50 @@ pub(crate) fn run_self(
         .env("STRADS_EXPLAIN", "1")
         .envs(env.iter().copied())
         .stdin(Stdio::null());
-    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run: {e}"))?;
+    // Both streams drain on threads of their own, so a child that fills a pipe never
+    // blocks; the wait is bounded, and a child past it is killed (its worker ranks die
+    // with it: they are started with the parent-death signal).
+    let drain = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as _));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as _));
+    let deadline = std::time::Instant::now() + LIMIT;
+    let status = loop {
+        match child.try_wait().map_err(|e| format!("cannot wait: {e}"))? {
+            Some(status) => break Some(status),
+            None if std::time::Instant::now() >= deadline => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    };
     let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
     );
-    if !out.status.success() {
-        return Err(format!(
-            "{env:?} failed ({}):\n{stdout}\n{stderr}",
-            out.status
-        ));
+    match status {
+        Some(status) if status.success() => Ok((stdout, stderr)),
+        Some(status) => Err(format!("{env:?} failed ({status}):\n{stdout}\n{stderr}")),
+        None => Err(format!(
+            "{env:?} ran past {} s and was killed:\n{stdout}\n{stderr}",
+            LIMIT.as_secs()
+        )),
     }
-    Ok((stdout, stderr))
 }
+
+/// How long one run of the program may take (debug builds on 2 cores take seconds).
+const LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
