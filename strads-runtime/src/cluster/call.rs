@@ -390,7 +390,9 @@ pub(crate) fn drive(
 pub struct ServedCall {
     pub(crate) session: &'static Session,
     pub(crate) msg: CallMsg,
-    /// The call plan, made once per call (`Serve` may need it before `work`).
+    /// The driver's schedule and the call's itinerary, each made once per call (`Serve`
+    /// may need them before `work`).
+    schedule: std::sync::OnceLock<Arc<Schedule>>,
     plan: std::sync::OnceLock<Arc<Itinerary>>,
 }
 
@@ -402,6 +404,7 @@ impl ServedCall {
         Arc::new(ServedCall {
             session,
             msg,
+            schedule: std::sync::OnceLock::new(),
             plan: std::sync::OnceLock::new(),
         })
     }
@@ -419,7 +422,9 @@ impl ServedCall {
     /// The schedule of the call, as the driver made it (a reconnaissance plan, which only
     /// the driver can record).
     pub(crate) fn schedule(&self) -> Arc<Schedule> {
-        their_schedule(self.session, &self.msg)
+        self.schedule
+            .get_or_init(|| their_schedule(self.session, &self.msg))
+            .clone()
     }
 
     /// The values of the `iter_mut()` call that the driver sent.

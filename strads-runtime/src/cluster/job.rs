@@ -23,6 +23,9 @@ pub fn rank_and_size() -> (usize, usize) {
 }
 
 static SESSION: OnceLock<Option<&'static Session>> = OnceLock::new();
+/// The session once made: set before a worker rank starts serving, which happens inside
+/// `SESSION`'s initialisation and never returns, so that `current` finds it there too.
+static MADE: OnceLock<&'static Session> = OnceLock::new();
 
 /// The session of this process, started on first use: `None` for a program run as one
 /// process. A worker rank never returns from its first call: it serves until the driver
@@ -32,6 +35,7 @@ pub fn get() -> Option<&'static Session> {
         Ok(None) => None,
         Ok(Some(s)) => {
             let s: &'static Session = Box::leak(Box::new(s));
+            let _ = MADE.set(s);
             s.spawn_pump();
             if s.rank == 0 {
                 // Arrays the program drops are dropped by the workers too.
@@ -77,7 +81,7 @@ extern "C" fn at_exit() {
 
 /// The session if one was started (does not start one).
 pub fn current() -> Option<&'static Session> {
-    SESSION.get().copied().flatten()
+    MADE.get().copied()
 }
 
 /// The driver's explain lines at the job's end (`STRADS_EXPLAIN`).
@@ -119,7 +123,7 @@ fn explain_end(s: &Session) {
 }
 
 /// Stops the job with `message` when this process is in one (values from another rank
-/// that do not decode); panics with it otherwise.
+/// that do not decode), a worker rank while it serves included; panics with it otherwise.
 pub(crate) fn fail_job(message: String) -> ! {
     match current() {
         Some(s) => s.fail(message),

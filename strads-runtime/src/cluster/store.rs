@@ -193,8 +193,8 @@ impl Store {
 
     /// Puts an array back, as version `version` of the driver's array `id`.
     pub fn put<A: Stored>(&mut self, id: u64, version: u64, array: A) {
-        let (what, bytes) = (array.describe(), array.bytes());
-        let seen = self.seen.entry(id).or_insert((what, 0));
+        let bytes = array.bytes();
+        let seen = self.seen.entry(id).or_insert_with(|| (array.describe(), 0));
         seen.1 = seen.1.max(bytes);
         self.arrays.insert(id, (version, Box::new(array)));
         self.peak = self.peak.max(self.held().1);

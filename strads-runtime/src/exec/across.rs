@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::{Block, Call, Execution, Job, LoopState, StaticPlan, threads};
 use crate::cluster;
-pub(crate) use crate::cluster::call::{PartsWire, Served, ServedCall, Shipment, ValuesWire};
+pub(crate) use crate::cluster::call::{PartsWire, Served, Shipment, ValuesWire};
 use crate::cluster::session::Session;
 pub(crate) use crate::cluster::wire::WireArray;
 use crate::plan::Unit;
@@ -73,17 +73,9 @@ impl Side {
     }
 
     /// The driver's call a worker rank serves.
-    pub(crate) fn served(&self) -> Option<&ServedCall> {
+    pub(crate) fn served(&self) -> Option<&Served> {
         match self {
             Side::Worker(s) => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The driver's call a worker rank serves, shared.
-    pub(crate) fn served_call(&self) -> Option<Served> {
-        match self {
-            Side::Worker(s) => Some(s.clone()),
             _ => None,
         }
     }

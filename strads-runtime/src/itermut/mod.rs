@@ -408,7 +408,7 @@ impl Call<'_> {
         }
         // In a cluster job: a worker serving the driver's call, or the driver of a call
         // that may cross (the values must serialize).
-        let served = job.side().served_call();
+        let served = job.side().served().cloned();
         let serving = served.as_ref().map(|sv| Layout {
             rank: sv.session().rank,
             ranks: sv.session().size(),

@@ -66,7 +66,8 @@ impl Directory {
     /// [`away_at`](Self::away_at) answered and the driver left away (empty: the array is
     /// home).
     pub fn describe(&mut self, m: &mut ArrayMeta, away: Parts, u: Use) {
-        self.sizes.insert(m.id, size_of(m));
+        // Said once per array: the driver's per-call path builds no text.
+        self.sizes.entry(m.id).or_insert_with(|| size_of(m));
         m.away = away;
         m.holders = match self.holders.get(&m.id) {
             Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
