@@ -75,6 +75,17 @@ fn adagrad_epoch(
 /// The model's sum of squared errors on `data`. `sse` is a reduction: every worker adds up
 /// its own block of ratings and the parts are summed in a fixed order, so evaluation runs in
 /// parallel too and gives the same value on every run with the same thread count.
+/// Multiplies every element of `a` by `s`.
+#[strads::parallel_for]
+fn scale_rows(a: &mut DistArray<f32, 2>, s: f32) {
+    for u in 0..a.shape()[0] {
+        let row = a.row_mut(u);
+        for k in 0..row.len() {
+            row[k] *= s;
+        }
+    }
+}
+
 #[strads::parallel_for]
 fn squared_error(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> f64 {
     let mut sse: f64 = 0.0;
@@ -194,8 +205,10 @@ fn train(args: &Args) -> Result<()> {
     // LIBMF's initialisation: uniform in [0, 1/sqrt(k)).
     let scale = 1.0 / (args.k as f32).sqrt();
     let init = |rows: usize, seed: u64| {
-        let r = DistArray::<f32, 2>::random([rows, args.k], seed);
-        DistArray::from_fn([rows, args.k], |idx| r[idx] * scale)
+        // On a cluster, each rank draws and scales only the rows it holds.
+        let mut a = DistArray::<f32, 2>::random([rows, args.k], seed);
+        scale_rows(&mut a, scale);
+        a
     };
     let (mut w, mut h) = (
         init(users, args.seed),

@@ -73,9 +73,22 @@ pub(crate) struct Away {
     fetch: Mutex<Option<Fetch>>,
     /// Whether other processes hold copies (to drop with the array).
     pub(crate) forget: Forget,
+    /// How the array was created in place, if it was: what makes the parts no rank has
+    /// written since (module `made`).
+    recipe: OnceLock<super::made::Recipe>,
 }
 
 impl Away {
+    /// The array was created in place by `recipe`.
+    pub(crate) fn made_by(&self, recipe: super::made::Recipe) {
+        let _ = self.recipe.set(recipe);
+    }
+
+    /// How the array was created in place, if it was.
+    pub(crate) fn recipe(&self) -> Option<super::made::Recipe> {
+        self.recipe.get().copied()
+    }
+
     /// Whether parts are held elsewhere.
     #[inline]
     pub(crate) fn is_away(&self) -> bool {

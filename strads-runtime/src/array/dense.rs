@@ -32,7 +32,7 @@ pub struct DistArray<T, const N: usize> {
 }
 
 /// Element types [`DistArray::random`] can draw.
-pub trait RandomValue: Sized {
+pub trait RandomValue: Sized + 'static {
     /// A value uniform in `[0, 1)`.
     fn draw(rng: &mut Xoshiro256PlusPlus) -> Self;
 }
@@ -228,7 +228,7 @@ impl<T, const N: usize> DistArray<T, N> {
     }
 }
 
-impl<T: Clone + Default, const N: usize> DistArray<T, N> {
+impl<T: Clone + Default + 'static, const N: usize> DistArray<T, N> {
     /// [`DistArray::zeros`], or an error when the shape's size overflows or the memory
     /// cannot be reserved (a shape that came from another process, say).
     pub fn try_zeros(shape: [usize; N]) -> Result<Self, String> {
@@ -236,18 +236,38 @@ impl<T: Clone + Default, const N: usize> DistArray<T, N> {
             .iter()
             .try_fold(1usize, |n, &d| n.checked_mul(d))
             .ok_or_else(|| format!("an array of shape {shape:?} has too many elements"))?;
+        let too_large =
+            || format!("an array of shape {shape:?} ({len} elements) does not fit in memory");
+        if std::mem::size_of::<T>() > 0
+            && len.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize)
+        {
+            return Err(too_large());
+        }
+        if let Some(data) = super::pages::zeroed::<T>(len) {
+            super::huge::advise(&data);
+            return Ok(DistArray::made(data, shape));
+        }
         let mut data = Vec::new();
-        data.try_reserve_exact(len).map_err(|_| {
-            format!("an array of shape {shape:?} ({len} elements) does not fit in memory")
-        })?;
+        data.try_reserve_exact(len).map_err(|_| too_large())?;
         super::huge::advise(&data);
         data.resize(len, T::default());
         Ok(DistArray::made(data, shape))
     }
 
     /// An array of `T::default()` (zero for numbers).
+    ///
+    /// For number types the memory is reserved, not written: its pages cost resident
+    /// memory only once something writes them (on a cluster, a rank backs only the parts
+    /// it holds).
     pub fn zeros(shape: [usize; N]) -> Self {
         let len = checked_len(&shape);
+        if let Some(data) = super::pages::zeroed::<T>(len) {
+            if super::made::in_place() {
+                return DistArray::in_place(data, shape, super::made::Recipe::Zeros);
+            }
+            super::huge::advise(&data);
+            return DistArray::made(data, shape);
+        }
         let mut data = Vec::with_capacity(len);
         super::huge::advise(&data);
         data.resize(len, T::default());
@@ -260,8 +280,18 @@ impl<T: RandomValue, const N: usize> DistArray<T, N> {
     /// platform and in every layout: each row (first index; an element of a 1-D array)
     /// draws its values in order from its own stream, `IterRng::new(seed, &[row])`
     /// (xoshiro256++), so any process can make any rows of it without the others.
+    ///
+    /// On the driver of a cluster job (`f32` and `f64`), the array is created in place:
+    /// no value is drawn here; each rank draws the rows its calls give it, and the
+    /// driver draws the rest only when serial code reads them.
     pub fn random(shape: [usize; N], seed: u64) -> Self {
         let len = checked_len(&shape);
+        let recipe = super::made::Recipe::Random { seed };
+        if super::made::in_place()
+            && let Some(data) = super::pages::zeroed::<T>(len)
+        {
+            return DistArray::in_place(data, shape, recipe);
+        }
         let row_len = if N == 0 { len } else { len / shape[0].max(1) };
         let mut data = Vec::with_capacity(len);
         super::huge::advise(&data);
@@ -270,6 +300,33 @@ impl<T: RandomValue, const N: usize> DistArray<T, N> {
             data.extend((0..row_len).map(|_| T::draw(rng.xoshiro())));
         }
         DistArray::made(data, shape)
+    }
+}
+
+impl<T: 'static, const N: usize> DistArray<T, N> {
+    /// An array over `data`, reserved and unwritten, whose elements `recipe` makes where
+    /// they are needed (module `made`): every element is away, made here when read.
+    fn in_place(mut data: Vec<T>, shape: [usize; N], recipe: super::made::Recipe) -> Self {
+        super::huge::advise(&data);
+        let (ptr, len) = (data.as_mut_ptr() as usize, data.len());
+        let a = DistArray::made(data, shape);
+        a.away.made_by(recipe);
+        if recipe != super::made::Recipe::Zeros {
+            let dims = shape.to_vec();
+            a.away.leave(Box::new(move || {
+                // SAFETY: the array's elements (valid for writes while it lives; it drops
+                // this fetch with it); no reference to them exists while they are away
+                // (`array::away`).
+                let d = unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, len) };
+                if let Err(e) = recipe.make(&dims, 0, d) {
+                    panic!("strads: {e}");
+                }
+            }));
+        } else {
+            // Zeros are here already (reserved zero pages): nothing to make.
+            a.away.leave(Box::new(|| {}));
+        }
+        a
     }
 }
 

@@ -11,6 +11,8 @@ mod dense;
 pub(crate) mod huge;
 pub(crate) mod le;
 pub(crate) mod linalg;
+pub(crate) mod made;
+pub(crate) mod pages;
 pub(crate) mod reduce;
 pub(crate) mod rng;
 mod sparse;

@@ -9,7 +9,7 @@ use strads_analysis::LoopSpec;
 
 use super::peers::{RankPeers, record_wait, since};
 use super::proto::directory::{Parts, Use, plan_arrays};
-use super::proto::{ArrayMeta, CallMsg, Itinerary};
+use super::proto::{ArrayMeta, CallMsg, Itinerary, MADE, Region};
 pub(crate) use super::rankdata::rank_blocks;
 pub use super::rankdata::{BlocksWire, ValuesWire};
 pub(crate) use super::schedules::their_schedule;
@@ -212,7 +212,14 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
                 .then(|| {
                     let m = arr.meta(w[a])?;
                     let now = arr.version_before().unwrap_or(m.version);
-                    session.directory().away_at(m.id, now)
+                    let directory = session.directory();
+                    directory.away_at(m.id, now).or_else(|| {
+                        // Created in place and unchanged since: every part is made where
+                        // it is needed.
+                        let fresh = now == 0 && !directory.knows(m.id) && arr.recipe().is_some();
+                        let len: u64 = m.shape.iter().map(|&d| d as u64).product();
+                        fresh.then(|| vec![(Region::all(len), MADE)])
+                    })
                 })
                 .flatten();
             left.unwrap_or_else(|| {
@@ -235,6 +242,9 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
                 ranks: session.size,
             };
             directory.describe(&mut m, away, u);
+            if m.away.iter().any(|(_, r)| *r == MADE) {
+                m.made = arr.recipe();
+            }
             m
         })
         .collect()
@@ -346,6 +356,7 @@ pub(crate) fn drive(
         session,
         plan: plan.clone(),
         arrays: &ship.arrays,
+        recipes: metas.iter().map(|m| m.made).collect(),
         local: 0..session.threads,
         waited: Default::default(),
         merges: Default::default(),
@@ -507,6 +518,7 @@ pub(crate) fn work(
         session,
         plan: plan.clone(),
         arrays: &ship.arrays,
+        recipes: msg.arrays.iter().map(|m| m.made).collect(),
         local: r * msg.threads..(r + 1) * msg.threads,
         waited: Default::default(),
         merges: Default::default(),

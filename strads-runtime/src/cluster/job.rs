@@ -40,6 +40,9 @@ pub fn get() -> Option<&'static Session> {
             if s.rank == 0 {
                 // Arrays the program drops are dropped by the workers too.
                 crate::array::away::on_forget(forget_on_workers);
+                // Arrays the program makes from now on are made on the ranks that hold
+                // their parts (`array::made`).
+                crate::array::made::set_in_place(s.size() > 1);
                 // The program's end (its `main` returning or `exit`) ends the job.
                 // SAFETY: `atexit` with a function that takes no arguments and does not
                 // unwind (`shut_down` catches nothing and panics nowhere on its path).

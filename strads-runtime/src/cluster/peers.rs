@@ -56,6 +56,8 @@ pub(super) struct RankPeers<'a> {
     pub(super) session: &'static Session,
     pub(super) plan: Arc<Itinerary>,
     pub(super) arrays: &'a [&'a dyn WireArray],
+    /// Per array, the recipe of an array created in place (parts this rank makes).
+    pub(super) recipes: Vec<Option<super::proto::Recipe>>,
     pub(super) local: Range<usize>,
     /// Nanoseconds this rank's workers waited in this call.
     pub(super) waited: std::sync::atomic::AtomicU64,
@@ -69,16 +71,25 @@ impl RankPeers<'_> {
     /// Applies transfer `tid` (once per rank; other tasks wait for it).
     fn apply(&self, tid: usize) {
         loop {
+            // `None`: applied (by this task or another of this rank); `Some(None)`: to make
+            // here from the array's recipe.
             let data = self.session.wait(|core| match core.arrival(tid) {
                 Arrival::Applied => Some(None),
-                Arrival::Received(_) => Some(core.take_received(tid)),
+                Arrival::Received(_) => Some(core.take_received(tid).map(Some)),
+                Arrival::Made => Some(core.take_made(tid).then_some(None)),
                 Arrival::Applying | Arrival::Pending => None,
             });
             let Some(data) = data else {
                 return;
             };
             let tr = &self.plan.transfers[tid];
-            if let Err(e) = self.arrays[tr.array].write(SEAL, &tr.region, &data) {
+            let arr = self.arrays[tr.array];
+            let done = match (data, self.recipes.get(tr.array).copied().flatten()) {
+                (Some(data), _) => arr.write(SEAL, &tr.region, &data),
+                (None, Some(recipe)) => arr.make(SEAL, &tr.region, recipe),
+                (None, None) => Err("a part made in place without its recipe".into()),
+            };
+            if let Err(e) = done {
                 self.session.fail(format!(
                     "transfer {tid} from rank {} does not fit array {}: {e}",
                     tr.from, tr.array

@@ -140,11 +140,16 @@ impl Serve<'_> {
                 continue;
             }
             let data = self.session.wait(|core| match core.arrival(tid) {
-                super::proto::Arrival::Received(_) => core.take_received(tid),
+                super::proto::Arrival::Received(_) => core.take_received(tid).map(Some),
+                super::proto::Arrival::Made => core.take_made(tid).then_some(None),
                 _ => None,
             });
-            super::wire::write_dense(array, &tr.region, &data)
-                .map_err(|e| format!("transfer {tid} does not fit array {a}: {e}"))?;
+            match (data, self.served.msg.arrays[a].made) {
+                (Some(data), _) => super::wire::write_dense(array, &tr.region, &data),
+                (None, Some(recipe)) => super::wire::make_dense(array, &tr.region, recipe),
+                (None, None) => Err("a part made in place without its recipe".into()),
+            }
+            .map_err(|e| format!("transfer {tid} does not fit array {a}: {e}"))?;
             self.session.with(|core| core.applied(tid));
         }
         Ok(())

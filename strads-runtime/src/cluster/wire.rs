@@ -3,7 +3,7 @@
 
 use std::any::TypeId;
 
-use super::proto::{ArrayMeta, Elem, Region};
+use super::proto::{ArrayMeta, Elem, MADE, Recipe, Region};
 use super::session::Session;
 use crate::array::buffer::Buffered;
 use crate::array::le::{get, put};
@@ -41,6 +41,15 @@ pub trait WireArray: Sync {
     fn read(&self, seal: Seal, region: &Region) -> Vec<u8>;
     /// Writes `bytes` into `region`; an error when the bytes do not fit it.
     fn write(&self, seal: Seal, region: &Region, bytes: &[u8]) -> Result<(), String>;
+    /// Makes `region` from `recipe` (a part of an array created in place that no rank has
+    /// written); an error for an array this call does not write.
+    fn make(&self, _seal: Seal, _region: &Region, _recipe: Recipe) -> Result<(), String> {
+        Err("only an array the call writes is made in place".into())
+    }
+    /// How the array was created in place, if it was.
+    fn recipe(&self) -> Option<Recipe> {
+        None
+    }
     /// The whole array: elements, or for a sparse array its entries (indices as `u32`,
     /// then the values).
     fn whole(&self, seal: Seal) -> Vec<u8>;
@@ -120,6 +129,7 @@ fn meta_of<T: 'static>(
         holders: Vec::new(),
         held: Vec::new(),
         away: Vec::new(),
+        made: None,
     })
 }
 
@@ -152,6 +162,18 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
         unsafe { write_at(ptr, shape.iter().product(), region, bytes) }
     }
 
+    fn make(&self, _: Seal, region: &Region, recipe: Recipe) -> Result<(), String> {
+        let (ptr, shape) = self.raw();
+        // SAFETY: the lent array's elements; the cluster makes a region where it writes a
+        // transfer's (before the tasks that need it start and while no task that may touch
+        // it runs).
+        unsafe { make_at(ptr, &shape, region, recipe) }
+    }
+
+    fn recipe(&self) -> Option<Recipe> {
+        SharedMut::recipe(self)
+    }
+
     fn bring_home(&self) {
         SharedMut::bring_home(self);
     }
@@ -171,9 +193,35 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
     fn leave(&self, _: Seal, session: &'static Session, id: u64, parts: Vec<(Region, usize)>) {
         let (ptr, shape) = self.raw();
         let (base, len) = (ptr as usize, shape.iter().product::<usize>());
+        // Elements away are not held here: their pages go back to the kernel until they
+        // come home.
+        let releases = crate::array::pages::zero_is_default::<T>();
+        for (region, _) in parts.iter().filter(|_| releases) {
+            for &(lo, hi) in &region.0 {
+                // SAFETY: the lent array's elements (`len` of them at `ptr`); the call's
+                // views are gone, and no reference to the elements exists while parts are
+                // away (`array::away`): the fetch rewrites them before anything reads them.
+                unsafe { crate::array::pages::release(ptr, len, lo as usize, hi as usize) };
+            }
+        }
+        let recipe = self.recipe();
+        let (made, parts): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, r)| *r == MADE);
         SharedMut::leave(
             self,
             Box::new(move || {
+                for (region, _) in &made {
+                    let done = recipe.ok_or_else(|| "no recipe".to_string()).and_then(|recipe| {
+                        // SAFETY: as for the fetched parts below.
+                        unsafe { make_at(base as *mut T, &shape, region, recipe) }
+                    });
+                    if let Err(e) = done {
+                        session.fail(format!("the parts of array {id} made here failed: {e}"));
+                    }
+                }
+                if parts.is_empty() {
+                    session.directory().came_home(id);
+                    return;
+                }
                 let fetched = session.fetch(id, &parts);
                 for ((region, r), bytes) in parts.iter().zip(fetched) {
                     // SAFETY: `base` is the array's elements as the lending took them
@@ -198,6 +246,30 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
     }
 }
 
+/// Makes `region` of the array of `shape` at `ptr` from `recipe`.
+///
+/// # Safety
+/// `ptr` must be valid for writes of the array's elements, and no other thread may access
+/// the elements of `region` meanwhile.
+unsafe fn make_at<T: 'static>(
+    ptr: *mut T,
+    shape: &[usize],
+    region: &Region,
+    recipe: Recipe,
+) -> Result<(), String> {
+    let len: usize = shape.iter().product();
+    for &(lo, hi) in &region.0 {
+        if hi as usize > len || lo > hi {
+            return Err(format!("elements {lo}..{hi} of an array of {len}"));
+        }
+        // SAFETY: inside the array (checked above), valid and unshared (the caller's
+        // contract).
+        let d = unsafe { std::slice::from_raw_parts_mut(ptr.add(lo as usize), (hi - lo) as usize) };
+        recipe.make(shape, lo as usize, d)?;
+    }
+    Ok(())
+}
+
 /// The element size of `T` on the wire, when `bytes` hold exactly `region`'s elements.
 fn fitting<T: 'static>(region: &Region, bytes: &[u8]) -> Result<usize, String> {
     let size = elem_of::<T>().ok_or("an array without a wire type")?.size();
@@ -220,6 +292,18 @@ pub fn write_dense<T: 'static, const N: usize>(
     let slice = array.as_mut_slice();
     // SAFETY: the elements of an array borrowed uniquely for the call.
     unsafe { write_at(slice.as_mut_ptr(), slice.len(), region, bytes) }
+}
+
+/// Makes `region` of an array this process owns from `recipe`.
+pub fn make_dense<T: 'static, const N: usize>(
+    array: &mut DistArray<T, N>,
+    region: &Region,
+    recipe: Recipe,
+) -> Result<(), String> {
+    let shape = array.shape();
+    let slice = array.as_mut_slice();
+    // SAFETY: the elements of an array borrowed uniquely for the call.
+    unsafe { make_at(slice.as_mut_ptr(), &shape, region, recipe) }
 }
 
 impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
@@ -373,6 +457,7 @@ impl<T: Sync + 'static, const N: usize> WireArray for KeysWire<'_, T, N> {
             entries: self.0.raw_keys().len() as u64,
             keys_only: true,
             elem: super::proto::Elem::U8,
+            made: None,
             shipped: false,
             sent: false,
             holders: Vec::new(),

@@ -87,6 +87,11 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
         }
     }
 
+    /// How the array was created in place, if it was (module `made`).
+    pub(crate) fn recipe(&self) -> Option<crate::array::made::Recipe> {
+        self.away.recipe()
+    }
+
     /// Whether parts are held by other processes (not brought home yet).
     pub(crate) fn is_away(&self) -> bool {
         self.away.is_away()

@@ -30,6 +30,9 @@ pub enum Arrival {
     Pending,
     /// Here, not applied.
     Received(Vec<u8>),
+    /// Made on this rank when applied: a part of an array created in place that no rank
+    /// has written yet ([`MADE`](super::itinerary::MADE)), sent by no one.
+    Made,
     /// A worker is applying it.
     Applying,
     /// In the arrays.
@@ -424,6 +427,11 @@ impl Core {
             merges: Vec::new(),
             plan,
         };
+        for (tid, tr) in state.plan.transfers.iter().enumerate() {
+            if tr.from == super::itinerary::MADE && tr.to == self.rank {
+                state.arrivals[tid] = Arrival::Made;
+            }
+        }
         let early = std::mem::take(&mut self.early);
         for (from, m, data) in early {
             let seq_m = match &m {
@@ -484,6 +492,17 @@ impl Core {
                 None
             }
         }
+    }
+
+    /// Takes a transfer this rank makes itself to apply it (then
+    /// [`applied`](Core::applied)): whether it was one.
+    pub fn take_made(&mut self, tid: usize) -> bool {
+        let a = &mut self.call.as_mut().expect("a call has begun").arrivals[tid];
+        if *a == Arrival::Made {
+            *a = Arrival::Applying;
+            return true;
+        }
+        false
     }
 
     /// Transfer `tid` is in the arrays.

@@ -20,6 +20,11 @@ use std::collections::BTreeMap;
 use super::region::{Claims, Region};
 use crate::plan::Schedule;
 
+/// The rank a part of an array created in place comes from while no rank has written
+/// it: none; the rank that needs it makes it from the array's recipe
+/// ([`ArrayMeta::made`](super::ArrayMeta::made)), and the driver when serial code reads it.
+pub const MADE: usize = usize::MAX;
+
 /// A task: `(step, worker)`.
 pub type TaskId = (usize, usize);
 
@@ -150,8 +155,10 @@ fn check_inputs(
         if let Some(r) = arr.holders.iter().find(|&&r| r >= ranks) {
             return bad(format!("array {a}: held by rank {r} of a job of {ranks}"));
         }
-        for (region, r) in arr.held.iter().chain(&arr.away) {
-            if *r >= ranks {
+        // Parts away may also be made where needed (`MADE`); copies are held by ranks.
+        let held = arr.held.iter().map(|p| (p, false));
+        for ((region, r), away) in held.chain(arr.away.iter().map(|p| (p, true))) {
+            if *r >= ranks && !(away && *r == MADE) {
                 return bad(format!("array {a}: a part on rank {r} of a job of {ranks}"));
             }
             let mut end = 0;
@@ -366,7 +373,7 @@ impl Itinerary {
             let mut held: BTreeMap<usize, Region> = BTreeMap::new();
             for (&k, seg) in map {
                 for &(r, _) in &seg.held {
-                    if r != 0 {
+                    if r != 0 && r != MADE {
                         held.entry(r).or_default().push(k, seg.end);
                     }
                 }
@@ -456,10 +463,12 @@ impl Itinerary {
             .map(|(i, _)| i)
     }
 
-    /// Elements each rank receives, in bytes of `elem` bytes each.
+    /// Elements each rank receives, in bytes of `elem` bytes each (parts made where they
+    /// are needed move nothing).
     pub fn bytes_moved(&self, elem: &[usize]) -> u64 {
         self.transfers
             .iter()
+            .filter(|t| t.from != MADE)
             .map(|t| t.region.len() * elem[t.array] as u64)
             .sum()
     }

@@ -25,6 +25,8 @@ mod tests;
 
 pub use core::{Arrival, Core, Failure, Micros, Outgoing};
 pub use directory::Directory;
-pub use itinerary::{Itinerary, NotShippable, PlanArray, TaskId, Transfer};
+pub use itinerary::{Itinerary, MADE, NotShippable, PlanArray, TaskId, Transfer};
 pub use msg::{ArrayMeta, CallMsg, Elem, Msg};
 pub use region::Region;
+
+pub use crate::array::made::Recipe;

@@ -58,6 +58,9 @@ pub struct ArrayMeta {
     /// Of a written array: regions current only on another rank, left there by earlier
     /// calls ([`PlanArray::away`](super::PlanArray::away)).
     pub away: Vec<(super::Region, usize)>,
+    /// Of an array created in place: the recipe that makes its parts no rank has written
+    /// yet (those of `away` on [`MADE`](super::itinerary::MADE)).
+    pub made: Option<super::Recipe>,
 }
 
 /// The driver's request to run one call of a loop.

@@ -1,0 +1,139 @@
+//! Arrays created in place (docs/design.md, "arrays in parts"): on the driver of a
+//! cluster job, [`DistArray::zeros`](super::DistArray::zeros) and
+//! [`DistArray::random`](super::DistArray::random) make no element. They keep the
+//! [`Recipe`] that makes any part of the array, and every rank makes the parts a call
+//! gives it, where it runs them; the driver makes a part only when serial code reads it.
+//! Every layout gets the same bits: a random array draws each row from its own stream
+//! (`IterRng::new(seed, [row])`), which threads use too.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::rng::IterRng;
+
+/// How an array created in place makes its elements: any process can make any part of
+/// it, alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Recipe {
+    /// Every element is zero.
+    Zeros,
+    /// [`DistArray::random`](super::DistArray::random)`(shape, seed)`: row `r` draws its
+    /// values in order from `IterRng::new(seed, [r])`.
+    Random { seed: u64 },
+}
+
+/// Whether arrays made now are created in place: set on a cluster job's driver when the
+/// job starts (`#[strads::main]` starts it before the program's first line).
+static IN_PLACE: AtomicBool = AtomicBool::new(false);
+
+/// Arrays made from now on are created in place (or, `false`, whole here).
+pub(crate) fn set_in_place(on: bool) {
+    IN_PLACE.store(on, Ordering::Relaxed);
+}
+
+/// Whether arrays made now are created in place.
+pub(crate) fn in_place() -> bool {
+    IN_PLACE.load(Ordering::Relaxed)
+}
+
+impl Recipe {
+    /// Makes elements `lo..lo + out.len()` of an array of `shape` into `out`; an error
+    /// when this recipe cannot make elements of `T` (random values are `f32` or `f64`;
+    /// zeros any number type).
+    pub(crate) fn make<T: 'static>(
+        &self,
+        shape: &[usize],
+        lo: usize,
+        out: &mut [T],
+    ) -> Result<(), String> {
+        use std::any::TypeId;
+        match *self {
+            Recipe::Zeros => {
+                if !super::pages::zero_is_default::<T>() {
+                    return Err(format!(
+                        "zeros of {} cannot be made in place",
+                        std::any::type_name::<T>()
+                    ));
+                }
+                // SAFETY: `T` is a number type (checked), for which all-zero bytes are
+                // zero; `out` is valid for writes of its own length.
+                unsafe { std::ptr::write_bytes(out.as_mut_ptr(), 0, out.len()) };
+                Ok(())
+            }
+            Recipe::Random { seed } => {
+                let t = TypeId::of::<T>();
+                if t == TypeId::of::<f32>() {
+                    // SAFETY: `T` is `f32` (the same `TypeId`).
+                    let out = unsafe { &mut *(out as *mut [T] as *mut [f32]) };
+                    random_into(seed, shape, lo, out);
+                    Ok(())
+                } else if t == TypeId::of::<f64>() {
+                    // SAFETY: `T` is `f64` (the same `TypeId`).
+                    let out = unsafe { &mut *(out as *mut [T] as *mut [f64]) };
+                    random_into(seed, shape, lo, out);
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "random values of {} cannot be made in place",
+                        std::any::type_name::<T>()
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// The elements of a row: the product of every dim but the first (one for a 1-D array).
+pub(crate) fn row_len(shape: &[usize]) -> usize {
+    shape.iter().skip(1).product::<usize>()
+}
+
+/// Elements `lo..lo + out.len()` of `DistArray::random(shape, seed)`.
+fn random_into<T: super::RandomValue>(seed: u64, shape: &[usize], lo: usize, out: &mut [T]) {
+    let n = row_len(shape).max(1);
+    let mut at = lo;
+    let mut filled = 0;
+    while filled < out.len() {
+        let row = at / n;
+        let mut rng = IterRng::new(seed, &[row as u64]);
+        for _ in 0..at - row * n {
+            T::draw(rng.xoshiro());
+        }
+        let take = ((row + 1) * n - at).min(out.len() - filled);
+        for x in &mut out[filled..filled + take] {
+            *x = T::draw(rng.xoshiro());
+        }
+        filled += take;
+        at += take;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::DistArray;
+
+    #[test]
+    fn any_part_is_made_as_the_whole_array_has_it() {
+        let a = DistArray::<f32, 2>::random([7, 5], 11);
+        for (lo, hi) in [(0, 35), (3, 4), (4, 13), (10, 10), (34, 35), (1, 34)] {
+            let mut part = vec![0f32; hi - lo];
+            Recipe::Random { seed: 11 }
+                .make(&[7, 5], lo, &mut part)
+                .unwrap();
+            assert_eq!(part, a.as_slice()[lo..hi], "{lo}..{hi}");
+        }
+        let b = DistArray::<f64, 1>::random([9], 3);
+        let mut part = vec![0f64; 4];
+        Recipe::Random { seed: 3 }.make(&[9], 5, &mut part).unwrap();
+        assert_eq!(part, b.as_slice()[5..]);
+        let mut z = vec![7i32; 3];
+        Recipe::Zeros.make(&[3], 0, &mut z).unwrap();
+        assert_eq!(z, [0, 0, 0]);
+        let e = Recipe::Random { seed: 1 }.make(&[3], 0, &mut z).unwrap_err();
+        assert_eq!(e, "random values of i32 cannot be made in place");
+        let mut s = vec![String::new()];
+        assert!(Recipe::Zeros.make(&[1], 0, &mut s).is_err());
+    }
+}
