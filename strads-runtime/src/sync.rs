@@ -313,6 +313,11 @@ pub(crate) trait Peers: Sync {
     fn merge(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)>;
     /// Stops the job with `message` (something another process sent does not fit).
     fn fail(&self, message: String) -> !;
+    /// The lease this call holds on the arrays it reads with parts away (0: none): its
+    /// workers read their home parts without fetching the rest (`array::away`).
+    fn lease(&self) -> u64 {
+        0
+    }
 }
 
 #[cfg(test)]

@@ -18,9 +18,18 @@
 //! neither dropped, which drops the fetch, nor reallocated, which a `DistArray` never is);
 //! the array's own fields are never written through `&self`, so reading them costs what
 //! it did.
+//!
+//! A call across processes that only reads the array takes a *lease* instead of bringing
+//! it home: the parts stay where they are. The call first writes into the array the parts
+//! its own workers read (transfers, under the lease, before any of its tasks starts), and
+//! its workers (the threads that carry the lease's number, `pool::current_lease`) read
+//! the array without fetching; they touch only those parts (the plan's windows). Any
+//! other thread that reads the array meanwhile waits for the lease to end, then fetches
+//! as usual. So no reference to an element that is away exists outside the lease's
+//! workers, and those never reach one, while the fetch can still write it.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
 
 /// Fetches the parts held elsewhere into the array's elements (through the pointer its
 /// lending took), failing the job when it cannot.
@@ -76,6 +85,13 @@ pub(crate) struct Away {
     /// How the array was created in place, if it was: what makes the parts no rank has
     /// written since (module `made`).
     recipe: OnceLock<super::made::Recipe>,
+    /// The lease a call reading the array holds (0: none), and where other readers wait
+    /// for it to end.
+    lease: AtomicU64,
+    leased: Condvar,
+    /// The array's elements, as a pointer taken when it was made (its buffer never moves):
+    /// what a lease writes the parts its workers read through.
+    base: AtomicUsize,
 }
 
 impl Away {
@@ -109,6 +125,9 @@ impl Away {
     #[inline(never)]
     pub(crate) fn bring_home(&self) {
         let mut fetch = self.fetch.lock().unwrap_or_else(|_| failed_fetch());
+        while self.lease.load(Ordering::Acquire) != 0 {
+            fetch = self.leased.wait(fetch).unwrap_or_else(|_| failed_fetch());
+        }
         if let Some(f) = fetch.take() {
             f();
         }
@@ -124,6 +143,30 @@ impl Away {
             f();
         }
         *self.away.get_mut() = false;
+    }
+
+    /// Whether this thread may read the array's home parts as they are: it works for the
+    /// call that holds the array's lease.
+    #[inline]
+    pub(crate) fn leased_here(&self) -> bool {
+        let lease = self.lease.load(Ordering::Acquire);
+        lease != 0 && crate::pool::current_lease() == lease
+    }
+
+    /// The array's elements were made at `base` (see the field).
+    pub(crate) fn set_base(&mut self, base: usize) {
+        *self.base.get_mut() = base;
+    }
+
+    /// A call across processes that reads the array takes lease `id` (not 0) while its
+    /// parts stay away; `None` (nothing to lease) when they are home.
+    pub(crate) fn lease(&self, id: u64) -> Option<Lease<'_>> {
+        let _fetch = self.lock();
+        if !self.away.load(Ordering::Acquire) {
+            return None;
+        }
+        self.lease.store(id, Ordering::Release);
+        Some(Lease { away: self })
     }
 
     /// Whether parts are held elsewhere, with the array borrowed mutably (a plain load).
@@ -145,6 +188,37 @@ impl Away {
         let had = self.lock().take().is_some();
         self.away.store(false, Ordering::Release);
         had
+    }
+}
+
+/// A call's lease on an array whose parts stay away while the call reads it (see the
+/// module docs); it ends when dropped, and readers waiting for it go on.
+pub(crate) struct Lease<'a> {
+    away: &'a Away,
+}
+
+impl Lease<'_> {
+    /// The array's elements, to write the parts this process's workers read before they
+    /// start: no reference to an element that is away exists, and none is made before
+    /// the lease's workers start.
+    pub(crate) fn base(&self) -> usize {
+        self.away.base.load(Ordering::Relaxed)
+    }
+
+    /// After the call: `fetch` brings home what is still away (`None`: nothing is).
+    pub(crate) fn settle(&self, fetch: Option<Fetch>) {
+        let mut cell = self.away.lock();
+        let away = fetch.is_some();
+        *cell = fetch;
+        self.away.away.store(away, Ordering::Release);
+    }
+}
+
+impl Drop for Lease<'_> {
+    fn drop(&mut self) {
+        let _fetch = self.away.lock();
+        self.away.lease.store(0, Ordering::Release);
+        self.away.leased.notify_all();
     }
 }
 

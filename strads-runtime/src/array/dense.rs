@@ -199,23 +199,31 @@ impl<T, const N: usize> DistArray<T, N> {
         self.away.forget.shared(id);
     }
 
-    fn made(data: Vec<T>, shape: [usize; N]) -> Self {
+    fn made(mut data: Vec<T>, shape: [usize; N]) -> Self {
+        let mut away = Away::default();
+        away.set_base(data.as_mut_ptr() as usize);
         DistArray {
             data,
             shape,
             id: fresh_id(),
             version: 0,
-            away: Away::default(),
+            away,
         }
     }
 
-    /// The elements, brought home first when parts are held by other processes.
+    /// The elements, brought home first when parts are held by other processes (unless
+    /// this thread works for a call that leases the array: it reads only parts at home).
     #[inline]
     fn data(&self) -> &Vec<T> {
-        if self.away.is_away() {
+        if self.away.is_away() && !self.away.leased_here() {
             self.away.bring_home();
         }
         &self.data
+    }
+
+    /// The away cell, for a call across processes that leases the array.
+    pub(crate) fn away(&self) -> &Away {
+        &self.away
     }
 
     /// The elements, mutable, brought home first.

@@ -9,7 +9,8 @@ use strads_analysis::LoopSpec;
 
 use super::peers::{RankPeers, record_wait, since};
 use super::proto::directory::{Parts, Use, plan_arrays};
-use super::proto::{ArrayMeta, CallMsg, Itinerary, MADE, Region};
+use super::away::Leased;
+use super::proto::{ArrayMeta, Arrival, CallMsg, Itinerary, MADE, Region};
 pub(crate) use super::rankdata::rank_blocks;
 pub use super::rankdata::{BlocksWire, ValuesWire};
 pub(crate) use super::schedules::their_schedule;
@@ -208,7 +209,10 @@ fn metas(schedule: &Schedule, ship: &Shipment<'_>, session: &Session) -> Vec<Arr
         .iter()
         .enumerate()
         .map(|(a, arr)| {
-            let left = (w[a] && arr.is_away())
+            // A dense array the blocks read by parts stays where it is too (the call
+            // leases it).
+            let by_regions = w[a] || (by_parts[a] && arr.meta(false).is_some_and(|m| !m.sparse));
+            let left = (by_regions && arr.is_away())
                 .then(|| {
                     let m = arr.meta(w[a])?;
                     let now = arr.version_before().unwrap_or(m.version);
@@ -265,6 +269,42 @@ fn remember_parts(
     }
 }
 
+/// Driver: writes into the leased arrays the parts this process's workers read, before
+/// they start (sent by the ranks that hold them, or made here).
+fn lease_parts(
+    session: &Session,
+    plan: &Itinerary,
+    metas: &[ArrayMeta],
+    leases: &[Option<Box<dyn Leased + '_>>],
+) {
+    for tid in plan.initial() {
+        let tr = &plan.transfers[tid];
+        let Some(lease) = leases.get(tr.array).and_then(Option::as_ref) else {
+            continue;
+        };
+        if tr.to != 0 {
+            continue;
+        }
+        let data = session.wait(|core| match core.arrival(tid) {
+            Arrival::Received(_) => core.take_received(tid).map(Some),
+            Arrival::Made => core.take_made(tid).then_some(None),
+            _ => None,
+        });
+        let done = match (data, metas[tr.array].made) {
+            (Some(data), _) => lease.write(&tr.region, &data),
+            (None, Some(recipe)) => lease.make(&tr.region, recipe),
+            (None, None) => Err("a part made in place without its recipe".into()),
+        };
+        if let Err(e) = done {
+            session.fail(format!(
+                "transfer {tid} from rank {} does not fit array {}: {e}",
+                tr.from, tr.array
+            ));
+        }
+        session.with(|core| core.applied(tid));
+    }
+}
+
 /// Driver: runs a call across every rank, as `plan_call` planned it. `run` runs this
 /// process's part on the thread executor with the hooks it is given.
 pub(crate) fn drive(
@@ -285,12 +325,28 @@ pub(crate) fn drive(
         schedule: bytes,
     } = crossing;
     // The plan takes the parts other ranks hold from where they are: the arrays must not
-    // fetch them when the workers view them.
+    // fetch them when the workers view them. An array the call only reads is leased
+    // instead: its parts stay away, and only those this process's workers read come here.
     for (arr, m) in ship.arrays.iter().zip(&metas) {
         if m.shipped {
             arr.claim(SEAL);
         }
     }
+    let written = written(schedule, ship.arrays.len());
+    let lease_id = crate::sync::next_call();
+    let mut leases: Vec<Option<Box<dyn Leased + '_>>> = ship
+        .arrays
+        .iter()
+        .zip(&metas)
+        .enumerate()
+        .map(|(a, (arr, m))| {
+            (!written[a] && m.shipped && !m.away.is_empty())
+                .then(|| arr.lease(SEAL, lease_id))
+                .flatten()
+        })
+        .collect();
+    // This thread reads the leased arrays' home parts too (the transfers it sends).
+    let _lease = crate::pool::enter_lease(lease_id);
     // The schedule goes out unless the workers keep it from one of the loop's last calls.
     let (schedule_hash, kept) = super::schedules::sent_before(session, name, &bytes);
     let mut values: Vec<Vec<u8>> = match ship.values {
@@ -345,6 +401,7 @@ pub(crate) fn drive(
             core.send_transfer(tid, ship.arrays[tr.array].read(SEAL, &tr.region));
         }
     });
+    lease_parts(session, &plan, &metas, &leases);
     // Other ranks hold copies of every array of the call now: they drop them when the
     // driver drops the array.
     for (arr, m) in ship.arrays.iter().zip(&metas) {
@@ -357,6 +414,11 @@ pub(crate) fn drive(
         plan: plan.clone(),
         arrays: &ship.arrays,
         recipes: metas.iter().map(|m| m.made).collect(),
+        lease: if leases.iter().any(Option::is_some) {
+            lease_id
+        } else {
+            0
+        },
         local: 0..session.threads,
         waited: Default::default(),
         merges: Default::default(),
@@ -374,6 +436,12 @@ pub(crate) fn drive(
     let waited = peers.waited.load(std::sync::atomic::Ordering::Relaxed) + since(t0);
     record_wait(&spec.name, waited);
     remember_parts(&plan, &metas, ship, session);
+    // What the leased arrays still have away; their leases end.
+    for (a, lease) in leases.iter_mut().enumerate() {
+        if let Some(lease) = lease.take() {
+            lease.settle(session, metas[a].id, metas[a].made, plan.away(a));
+        }
+    }
     let parts = session.with(|core| {
         let parts = core.take_parts();
         core.end();
@@ -507,9 +575,12 @@ pub(crate) fn work(
     }
     let plan = served.plan(schedule);
     let r = session.rank;
+    // Arrays the call only reads sent theirs before they were lent (`Served::dense`).
+    let written = written(schedule, msg.arrays.len());
     session.with(|core| {
         core.begin(msg.seq, plan.clone());
-        for tid in plan.initial().filter(|&t| plan.transfers[t].from == r) {
+        let mine = |&t: &usize| plan.transfers[t].from == r && written[plan.transfers[t].array];
+        for tid in plan.initial().filter(mine) {
             let tr = &plan.transfers[tid];
             core.send_transfer(tid, ship.arrays[tr.array].read(SEAL, &tr.region));
         }
@@ -519,6 +590,7 @@ pub(crate) fn work(
         plan: plan.clone(),
         arrays: &ship.arrays,
         recipes: msg.arrays.iter().map(|m| m.made).collect(),
+        lease: 0,
         local: r * msg.threads..(r + 1) * msg.threads,
         waited: Default::default(),
         merges: Default::default(),

@@ -11,6 +11,7 @@
 //! - `call`: one loop call across processes (driver and worker sides, the executor's
 //!   hooks); `registry`: the loops linked into the binary, and a worker's serve loop.
 
+pub mod away;
 pub mod call;
 pub mod job;
 pub mod launch;

@@ -58,6 +58,8 @@ pub(super) struct RankPeers<'a> {
     pub(super) arrays: &'a [&'a dyn WireArray],
     /// Per array, the recipe of an array created in place (parts this rank makes).
     pub(super) recipes: Vec<Option<super::proto::Recipe>>,
+    /// The lease the call holds on arrays it reads with parts away (0: none).
+    pub(super) lease: u64,
     pub(super) local: Range<usize>,
     /// Nanoseconds this rank's workers waited in this call.
     pub(super) waited: std::sync::atomic::AtomicU64,
@@ -147,6 +149,10 @@ impl Peers for RankPeers<'_> {
 
     fn fail(&self, message: String) -> ! {
         self.session.fail(message)
+    }
+
+    fn lease(&self) -> u64 {
+        self.lease
     }
 
     fn barrier(&self, t: usize) {

@@ -133,7 +133,21 @@ impl Serve<'_> {
         }
         let plan = self.served.plan(&schedule);
         let (seq, rank) = (self.served.msg.seq, self.session.rank);
-        self.session.with(|core| core.begin(seq, plan.clone()));
+        // First what other ranks need of this rank's parts (a part a call left here),
+        // so that no two ranks wait for each other.
+        self.session.with(|core| {
+            core.begin(seq, plan.clone());
+            for tid in plan.initial() {
+                let tr = &plan.transfers[tid];
+                if tr.from == rank && tr.array == a {
+                    let mut out = Vec::new();
+                    for &(lo, hi) in &tr.region.0 {
+                        crate::array::le::put(&array.as_slice()[lo as usize..hi as usize], &mut out);
+                    }
+                    core.send_transfer(tid, out);
+                }
+            }
+        });
         for tid in plan.initial() {
             let tr = &plan.transfers[tid];
             if tr.to != rank || tr.array != a {

@@ -3,7 +3,7 @@
 
 use std::any::TypeId;
 
-use super::proto::{ArrayMeta, Elem, MADE, Recipe, Region};
+use super::proto::{ArrayMeta, Elem, Recipe, Region};
 use super::session::Session;
 use crate::array::buffer::Buffered;
 use crate::array::le::{get, put};
@@ -50,6 +50,11 @@ pub trait WireArray: Sync {
     fn recipe(&self) -> Option<Recipe> {
         None
     }
+    /// An array the call only reads, with parts away: the call leases it, so that its
+    /// parts stay where they are (`array::away`); `None` when none is away.
+    fn lease(&self, _seal: Seal, _id: u64) -> Option<Box<dyn super::away::Leased + '_>> {
+        None
+    }
     /// The whole array: elements, or for a sparse array its entries (indices as `u32`,
     /// then the values).
     fn whole(&self, seal: Seal) -> Vec<u8>;
@@ -88,7 +93,7 @@ pub trait WireArray: Sync {
 /// # Safety
 /// `ptr` must be valid for writes of `len` elements, and no other thread may access the
 /// elements of `region` meanwhile.
-unsafe fn write_at<T: 'static>(
+pub(super) unsafe fn write_at<T: 'static>(
     ptr: *mut T,
     len: usize,
     region: &Region,
@@ -204,36 +209,8 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
                 unsafe { crate::array::pages::release(ptr, len, lo as usize, hi as usize) };
             }
         }
-        let recipe = self.recipe();
-        let (made, parts): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, r)| *r == MADE);
-        SharedMut::leave(
-            self,
-            Box::new(move || {
-                for (region, _) in &made {
-                    let done = recipe.ok_or_else(|| "no recipe".to_string()).and_then(|recipe| {
-                        // SAFETY: as for the fetched parts below.
-                        unsafe { make_at(base as *mut T, &shape, region, recipe) }
-                    });
-                    if let Err(e) = done {
-                        session.fail(format!("the parts of array {id} made here failed: {e}"));
-                    }
-                }
-                if parts.is_empty() {
-                    session.directory().came_home(id);
-                    return;
-                }
-                let fetched = session.fetch(id, &parts);
-                for ((region, r), bytes) in parts.iter().zip(fetched) {
-                    // SAFETY: `base` is the array's elements as the lending took them
-                    // (valid for writes while the array lives, and the array drops this
-                    // fetch with it); no reference to them exists while parts are away
-                    // (`array::away`).
-                    if let Err(e) = unsafe { write_at(base as *mut T, len, region, &bytes) } {
-                        session.fail(format!("the parts rank {r} sent back do not fit: {e}"));
-                    }
-                }
-            }),
-        );
+        let fetch = super::away::fetch::<T>(base, shape.to_vec(), self.recipe(), session, id, parts);
+        SharedMut::leave(self, fetch);
     }
 
     fn whole(&self, _: Seal) -> Vec<u8> {
@@ -251,7 +228,7 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
 /// # Safety
 /// `ptr` must be valid for writes of the array's elements, and no other thread may access
 /// the elements of `region` meanwhile.
-unsafe fn make_at<T: 'static>(
+pub(super) unsafe fn make_at<T: 'static>(
     ptr: *mut T,
     shape: &[usize],
     region: &Region,
@@ -309,6 +286,19 @@ pub fn make_dense<T: 'static, const N: usize>(
 impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
     fn meta(&self, _: bool) -> Option<ArrayMeta> {
         meta_of::<T>(self.contents_key(), &self.shape(), None, false)
+    }
+
+    fn is_away(&self) -> bool {
+        self.away().is_away()
+    }
+
+    fn recipe(&self) -> Option<Recipe> {
+        self.away().recipe()
+    }
+
+    fn lease(&self, _: Seal, id: u64) -> Option<Box<dyn super::away::Leased + '_>> {
+        let lease = self.away().lease(id)?;
+        Some(Box::new(super::away::LeasedDense::<T>::new(lease, self.shape().to_vec())))
     }
 
     fn bring_home(&self) {

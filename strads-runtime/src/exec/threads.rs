@@ -90,7 +90,7 @@ where
     let worker = |w: usize| -> Vec<(usize, Vec<usize>)> {
         let _guard = BreakOnPanic(&barrier);
         let mut mine = Vec::new();
-        as_worker(|| {
+        as_worker(x.peers.map_or(0, |p| p.lease()), || {
             for (t, step) in sched.steps.iter().enumerate() {
                 if p > 1 && !step.claims.is_empty() {
                     step.claims.iter().filter(|c| c.worker == w).for_each(claim);

@@ -11,6 +11,7 @@ pub(crate) mod prefetch;
 thread_local! {
     static THREADS: Cell<Option<usize>> = const { Cell::new(None) };
     static IN_WORKER: Cell<bool> = const { Cell::new(false) };
+    static LEASE: Cell<u64> = const { Cell::new(0) };
 }
 
 /// The worker count from `STRADS_THREADS`, or the machine's available cores (a bad
@@ -250,11 +251,29 @@ pub(crate) fn in_worker() -> bool {
     IN_WORKER.with(|w| w.get())
 }
 
-/// Marks this thread as a worker while `f` runs.
-pub(crate) fn as_worker<R>(f: impl FnOnce() -> R) -> R {
+/// Marks this thread as a worker of a call holding lease `lease` (0: none) while `f`
+/// runs.
+pub(crate) fn as_worker<R>(lease: u64, f: impl FnOnce() -> R) -> R {
     let prev = IN_WORKER.with(|w| w.replace(true));
-    let _restore = Restore(move || IN_WORKER.with(|w| w.set(prev)));
+    let prev_lease = LEASE.with(|l| l.replace(lease));
+    let _restore = Restore(move || {
+        IN_WORKER.with(|w| w.set(prev));
+        LEASE.with(|l| l.set(prev_lease));
+    });
     f()
+}
+
+/// This thread works for the call holding lease `lease` until the guard drops (the
+/// driver's thread, which sends the parts of leased arrays it holds).
+pub(crate) fn enter_lease(lease: u64) -> Restore<impl FnMut()> {
+    let prev = LEASE.with(|l| l.replace(lease));
+    Restore(move || LEASE.with(|l| l.set(prev)))
+}
+
+/// The lease of the call whose worker this thread is now (0: none): a call across
+/// processes that reads an array with parts away holds one (`array::away`).
+pub(crate) fn current_lease() -> u64 {
+    LEASE.with(|l| l.get())
 }
 
 #[cfg(test)]

@@ -1,0 +1,108 @@
+//! The driver's arrays with parts on other ranks: the fetch that brings them home when
+//! serial code reads them, and the lease of a call that reads them where they are
+//! (`array::away` says why both are sound).
+
+use std::marker::PhantomData;
+
+use super::proto::{MADE, Recipe, Region};
+use super::session::Session;
+use super::wire::{make_at, write_at};
+use crate::array::away::{Fetch, Lease};
+
+/// The fetch of `parts` of array `id` (elements at `base`, of `shape`): parts on another
+/// rank come from it, parts made in place (`MADE`) are made here from `recipe`.
+pub(super) fn fetch<T: 'static>(
+    base: usize,
+    shape: Vec<usize>,
+    recipe: Option<Recipe>,
+    session: &'static Session,
+    id: u64,
+    parts: Vec<(Region, usize)>,
+) -> Fetch {
+    let len: usize = shape.iter().product();
+    let (made, parts): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, r)| *r == MADE);
+    Box::new(move || {
+        for (region, _) in &made {
+            let done = recipe.ok_or_else(|| "no recipe".to_string()).and_then(|recipe| {
+                // SAFETY: as for the fetched parts below.
+                unsafe { make_at(base as *mut T, &shape, region, recipe) }
+            });
+            if let Err(e) = done {
+                session.fail(format!("the parts of array {id} made here failed: {e}"));
+            }
+        }
+        if parts.is_empty() {
+            session.directory().came_home(id);
+            return;
+        }
+        let fetched = session.fetch(id, &parts);
+        for ((region, r), bytes) in parts.iter().zip(fetched) {
+            // SAFETY: `base` is the array's elements (valid for writes while the array
+            // lives, and the array drops this fetch with it); no reference to them exists
+            // while parts are away (`array::away`).
+            if let Err(e) = unsafe { write_at(base as *mut T, len, region, &bytes) } {
+                session.fail(format!("the parts rank {r} sent back do not fit: {e}"));
+            }
+        }
+    })
+}
+
+/// A call's lease on an array it only reads (see `WireArray::lease`): the parts its
+/// workers read are written in before they start, and what stays away is told after.
+pub trait Leased {
+    /// Writes `bytes` (little-endian elements) into `region`.
+    fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String>;
+    /// Makes `region` from `recipe`.
+    fn make(&self, region: &Region, recipe: Recipe) -> Result<(), String>;
+    /// After the call: `parts` are still away (none: the array is home); the lease ends.
+    fn settle(
+        self: Box<Self>,
+        session: &'static Session,
+        id: u64,
+        recipe: Option<Recipe>,
+        parts: Vec<(Region, usize)>,
+    );
+}
+
+/// The lease on a dense array of `T`.
+pub(crate) struct LeasedDense<'a, T> {
+    lease: Lease<'a>,
+    shape: Vec<usize>,
+    _elem: PhantomData<fn() -> T>,
+}
+
+impl<'a, T> LeasedDense<'a, T> {
+    pub(crate) fn new(lease: Lease<'a>, shape: Vec<usize>) -> Self {
+        LeasedDense {
+            lease,
+            shape,
+            _elem: PhantomData,
+        }
+    }
+}
+
+impl<T: 'static> Leased for LeasedDense<'_, T> {
+    fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String> {
+        let len = self.shape.iter().product();
+        // SAFETY: the array's elements, under the lease: the regions written are away, so
+        // no reference reaches them, and the lease's workers have not started.
+        unsafe { write_at(self.lease.base() as *mut T, len, region, bytes) }
+    }
+
+    fn make(&self, region: &Region, recipe: Recipe) -> Result<(), String> {
+        // SAFETY: as in `write`.
+        unsafe { make_at(self.lease.base() as *mut T, &self.shape, region, recipe) }
+    }
+
+    fn settle(
+        self: Box<Self>,
+        session: &'static Session,
+        id: u64,
+        recipe: Option<Recipe>,
+        parts: Vec<(Region, usize)>,
+    ) {
+        let fetch = (!parts.is_empty())
+            .then(|| fetch::<T>(self.lease.base(), self.shape.clone(), recipe, session, id, parts));
+        self.lease.settle(fetch);
+    }
+}
