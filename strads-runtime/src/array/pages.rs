@@ -99,23 +99,39 @@ pub(crate) unsafe fn release<T>(ptr: *mut T, len: usize, lo: usize, hi: usize) -
     0
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Pages of `v` the kernel backs now (`mincore`).
+/// Bytes of `v`'s pages the kernel backs now (`mincore`), counted in whole pages; `None`
+/// where the kernel does not say (off Linux).
+pub(crate) fn resident_bytes<T>(v: &[T]) -> Option<u64> {
+    if std::mem::size_of_val(v) == 0 {
+        return Some(0);
+    }
     #[cfg(target_os = "linux")]
-    fn resident_pages<T>(v: &[T]) -> usize {
+    {
         let start = v.as_ptr() as usize / PAGE * PAGE;
         let end = (v.as_ptr() as usize + std::mem::size_of_val(v)).next_multiple_of(PAGE);
         let mut map = vec![0u8; (end - start) / PAGE];
         // SAFETY: `[start, end)` covers `v`'s pages, all mapped (its allocation); `map` has
-        // one byte per page, as `mincore` writes.
+        // one byte per page, as `mincore` writes; nothing is read or written in `v`.
         let r = unsafe {
             nix::libc::mincore(start as *mut nix::libc::c_void, end - start, map.as_mut_ptr())
         };
-        assert_eq!(r, 0, "mincore failed");
-        map.iter().filter(|&&b| b & 1 == 1).count()
+        if r != 0 {
+            return None;
+        }
+        let pages = map.iter().filter(|&&b| b & 1 == 1).count() as u64;
+        Some(pages * PAGE as u64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resident_pages<T>(v: &[T]) -> usize {
+        let pages = resident_bytes(v).expect("mincore answers on Linux") / PAGE as u64;
+        pages as usize
     }
 
     #[test]

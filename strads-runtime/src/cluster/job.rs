@@ -109,17 +109,30 @@ fn explain_end(s: &Session) {
     }
     let (sent, received) = s.bytes();
     eprintln!("strads cluster: the driver sent {sent} and received {received} bytes in all");
-    let sizes = s.directory().sizes();
+    let directory = s.directory();
+    let sizes = directory.sizes();
     let total: u64 = sizes.iter().map(|&(_, _, b)| b).sum();
+    let mut away_total = 0;
     let each: Vec<String> = sizes
         .into_iter()
-        .map(|(id, what, b)| format!("array {id} {what}: {}", mib(b)))
+        .map(|(id, what, b)| {
+            let away = directory.away_bytes(id);
+            away_total += away;
+            if away == 0 {
+                format!("array {id} {what}: {}", mib(b))
+            } else {
+                format!("array {id} {what}: {}, {} of it on other ranks", mib(b), mib(away))
+            }
+        })
         .collect();
+    drop(directory);
     eprintln!(
-        "strads memory rank 0: {}; holds every array whole: the {} its calls used, {}{}{}",
+        "strads memory rank 0: {}; the {} arrays its calls used, {} whole, {} of it on other \
+         ranks at the end{}{}",
         crate::memory::peak_phrase(),
         each.len(),
         mib(total),
+        mib(away_total),
         if each.is_empty() { "" } else { ": " },
         each.join("; ")
     );

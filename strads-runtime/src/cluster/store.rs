@@ -51,7 +51,14 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
     }
 
     fn bytes(&self) -> u64 {
-        (self.len() * std::mem::size_of::<T>()) as u64
+        let whole = (self.len() * std::mem::size_of::<T>()) as u64;
+        // What this rank holds in memory of it: the pages its parts filled (asked only
+        // for the explain lines: one system call per array).
+        if crate::config::explains() {
+            crate::array::pages::resident_bytes(self.as_slice()).map_or(whole, |b| b.min(whole))
+        } else {
+            whole
+        }
     }
 
     fn describe(&self) -> String {

@@ -427,7 +427,7 @@ fn a_rank_running_another_program_stops_the_job_naming_both() {
         example("dtw").display().to_string(),
     );
     let said = format!(
-        "rank 1 runs {dtw}, which has no loop `sgd_mf::SgdEpochLoop` that the driver's {sgd} \
+        "rank 1 runs {dtw}, which has no loop `sgd_mf::ScaleRowsLoop` that the driver's {sgd} \
          calls: run the same program on every rank"
     );
     assert_ne!(code, Some(0), "driver: {err}");

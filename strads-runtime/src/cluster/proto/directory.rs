@@ -36,6 +36,8 @@ pub struct Directory {
     /// `id → (what it is, bytes)`: every array a call described, kept after the driver
     /// drops it, for the memory lines of `STRADS_EXPLAIN`.
     sizes: HashMap<u64, (String, u64)>,
+    /// `id → elements` of the dense arrays a call described.
+    lens: HashMap<u64, u64>,
 }
 
 /// What [`Directory::describe`] needs to know of one array in a call, besides its meta.
@@ -68,6 +70,11 @@ impl Directory {
     pub fn describe(&mut self, m: &mut ArrayMeta, away: Parts, u: Use) {
         // Said once per array: the driver's per-call path builds no text.
         self.sizes.entry(m.id).or_insert_with(|| size_of(m));
+        if !m.sparse {
+            self.lens
+                .entry(m.id)
+                .or_insert_with(|| m.shape.iter().map(|&d| d as u64).product());
+        }
         m.away = away;
         m.holders = match self.holders.get(&m.id) {
             Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
@@ -155,6 +162,20 @@ impl Directory {
             .collect();
         out.sort_by_key(|&(id, ..)| id);
         out
+    }
+
+    /// Bytes of array `id` that only other ranks hold now (parts away; parts created in
+    /// place that no rank has made count as away too: nothing holds them).
+    pub fn away_bytes(&self, id: u64) -> u64 {
+        let Some((_, bytes)) = self.sizes.get(&id) else {
+            return 0;
+        };
+        let Some((_, parts)) = self.away.get(&id) else {
+            return 0;
+        };
+        let away: u64 = parts.iter().map(|(r, _)| r.len()).sum();
+        let len = self.lens.get(&id).copied().unwrap_or(0);
+        if len == 0 { 0 } else { (*bytes as u128 * away as u128 / len as u128) as u64 }
     }
 
     /// The driver dropped array `id`: the ranks drop theirs, and the directory forgets it.

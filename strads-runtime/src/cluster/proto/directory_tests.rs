@@ -24,6 +24,7 @@ fn meta(id: u64, version: u64, shape: &[usize], shipped: bool) -> ArrayMeta {
         holders: Vec::new(),
         held: Vec::new(),
         away: Vec::new(),
+        made: None,
     }
 }
 

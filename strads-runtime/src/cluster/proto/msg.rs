@@ -246,6 +246,7 @@ mod tests {
                     elem: Elem::F32, shipped: true, sent: false, holders: vec![0],
                     held: vec![(crate::cluster::proto::Region(vec![(0, 4), (6, 9)]), 1)],
                     away: vec![(crate::cluster::proto::Region(vec![(4, 6)]), 1)],
+                    made: Some(crate::cluster::proto::Recipe::Random { seed: 3 }),
                 }],
                 schedule: vec![9; 20],
                 schedule_hash: 17,

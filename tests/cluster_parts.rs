@@ -1,0 +1,207 @@
+//! Arrays in parts on the ranks (issue 25; docs/design.md, "Arrays live in parts on the
+//! ranks"):
+//! - arrays created in place (`zeros`, `random`, 1-D and 2-D, `f32` and `f64`) give the
+//!   bits they give on threads, through 1D and 2D loops that write them, loops that only
+//!   read them (before any loop wrote them, too), serial reads and writes of single
+//!   elements, and whole-array reads, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and
+//!   3 threads;
+//! - a loop that only reads parts other ranks hold brings nothing home: the parts come
+//!   home only when serial code reads the arrays;
+//! - memory per rank falls with the ranks: a 64 MiB array made, written and read across 2
+//!   processes costs each rank at most 0.75 of what one process holds.
+//!
+//! A test without libtest's harness (`harness = false` in Cargo.toml): its `main` carries
+//! `#[strads::main]`, so the copies of this binary that `STRADS_PROCESSES` starts go
+//! straight to serving. It runs itself as the program under test.
+
+use std::process::ExitCode;
+
+#[path = "common/self_run.rs"]
+mod self_run;
+use self_run::{digest, run_self};
+
+use strads::prelude::*;
+
+/// A 1D loop that writes every row of `w` from `v`'s rows.
+#[strads::parallel_for(expect = "1d")]
+fn grow(w: &mut DistArray<f32, 2>, v: &DistArray<f64, 1>, n: usize) {
+    for u in 0..n {
+        let row = w.row_mut(u);
+        for k in 0..row.len() {
+            row[k] = row[k] * 0.5 + (v[u] as f32) * (k as f32 + 1.0);
+        }
+    }
+}
+
+/// A 2D loop over ratings that writes `w` by users and `h` by items.
+#[strads::parallel_for]
+fn step(r: &SparseArray<f32, 2>, w: &mut DistArray<f32, 2>, h: &mut DistArray<f32, 2>) {
+    for ([u, i], &x) in r {
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        for k in 0..wu.len() {
+            let a = wu[k];
+            wu[k] += 0.01 * (x * hi[k] - a);
+            hi[k] += 0.01 * (x * a - hi[k]);
+        }
+    }
+}
+
+/// A loop that only reads `w` and `h` by parts.
+#[strads::parallel_for]
+fn error(r: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> f64 {
+    let mut s: f64 = 0.0;
+    for ([u, i], &x) in r {
+        let e = (x - dot(w.row(u), h.row(i))) as f64;
+        s += e * e;
+    }
+    s
+}
+
+/// A 1-D array read by parts, written into a zeros array created in place.
+#[strads::parallel_for(expect = "1d")]
+fn copy(v: &DistArray<f64, 1>, out: &mut DistArray<f64, 1>, n: usize) {
+    for u in 0..n {
+        out[u] += v[u] * 2.0;
+    }
+}
+
+/// A loop that only reads `w`, by rows.
+#[strads::parallel_for(expect = "1d")]
+fn firsts(w: &DistArray<f32, 2>, n: usize) -> f64 {
+    let mut s: f64 = 0.0;
+    for u in 0..n {
+        s += w.row(u)[0] as f64;
+    }
+    s
+}
+
+/// The bits of `a`.
+fn bits<T: Copy + Into<f64>, const N: usize>(a: &DistArray<T, N>) -> Vec<u64> {
+    a.as_slice().iter().map(|&x| x.into().to_bits()).collect()
+}
+
+/// The program under test: arrays made in place, loops and serial code in turn; one
+/// line per point where serial code looks.
+fn program() {
+    let cfg = strads::generate::LowRankConfig {
+        ratings: 3000,
+        users: 150,
+        items: 70,
+        ..Default::default()
+    };
+    let r = strads::generate::low_rank_ratings(&cfg);
+    let mut w = DistArray::<f32, 2>::random([150, 5], 3);
+    let mut h = DistArray::<f32, 2>::random([70, 5], 4);
+    let v = DistArray::<f64, 1>::random([150], 5);
+    let mut out = DistArray::<f64, 1>::zeros([150]);
+    let mut g = DistArray::<f32, 2>::zeros([150, 5]);
+    // Read before any loop wrote them: every rank makes the parts it reads.
+    println!("fresh error {:016x}", error(&r, &w, &h).to_bits());
+    copy(&v, &mut out, 150);
+    grow(&mut g, &v, 150);
+    for round in 0..3 {
+        grow(&mut w, &v, 150);
+        step(&r, &mut w, &mut h);
+        // Only reads: the parts stay where they are.
+        let e = error(&r, &w, &h);
+        println!("round {round}: error {:016x}", e.to_bits());
+        if round == 1 {
+            // One element read, one written, from serial code.
+            println!("w[7][2] {:08x}", w[[7, 2]].to_bits());
+            h[[3, 1]] += 1.0;
+        }
+    }
+    copy(&v, &mut out, 150);
+    println!(
+        "arrays {:016x}",
+        digest(&[bits(&w), bits(&h), bits(&v), bits(&out), bits(&g)])
+    );
+}
+
+/// The memory program: a 64 MiB array made in place, written by a 1D loop and read by
+/// another; prints this process's peak resident set. (Serial code reading an element
+/// would bring the whole array home: that is not built yet.)
+fn memory() {
+    let rows = 1 << 20;
+    let mut w = DistArray::<f32, 2>::random([rows, 16], 1);
+    let v = DistArray::<f64, 1>::zeros([rows]);
+    grow(&mut w, &v, rows);
+    println!("memory {:016x}", firsts(&w, rows).to_bits());
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let peak = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("0");
+    eprintln!("program peak {peak} kB");
+}
+
+/// The number after `prefix` on a line of `text`, if any.
+fn figure(text: &str, prefix: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}
+
+fn check() -> Result<(), String> {
+    for (procs, threads) in [("2", "1"), ("2", "2"), ("3", "1")] {
+        let workers = (procs.parse::<usize>().unwrap() * threads.parse::<usize>().unwrap())
+            .to_string();
+        let (one, _) = run_self("CLUSTER_PARTS_ROLE", "program", &[("STRADS_THREADS", &workers)])?;
+        let env = [("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)];
+        let (many, explain) = run_self("CLUSTER_PARTS_ROLE", "program", &env)?;
+        if one.lines().count() != 6 || many != one {
+            return Err(format!(
+                "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
+            ));
+        }
+        // Parts come home only for serial code: the element read (w) and written (h),
+        // and the arrays read whole at the end (w, h, v, out, g): at most 7 times. The
+        // four `error` calls and the two `copy` calls, which only read `w`, `h` and `v`,
+        // bring nothing home (when they did, 8 more).
+        let homes = figure(&explain, "parts left on other ranks came home ");
+        if !matches!(homes, Some(n) if n <= 7.0) {
+            return Err(format!(
+                "{procs} x {threads}: parts came home {homes:?} times:\n{explain}"
+            ));
+        }
+    }
+    // Memory: each of 2 ranks holds about half of what one process holds.
+    let peak = |err: &str| figure(err, "program peak ").unwrap_or(0.0) / 1024.0;
+    let (one, err) = run_self("CLUSTER_PARTS_ROLE", "memory", &[("STRADS_THREADS", "2")])?;
+    let alone = peak(&err);
+    let env = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
+    let (many, explain) = run_self("CLUSTER_PARTS_ROLE", "memory", &env)?;
+    if many != one {
+        return Err(format!("memory: 2 processes print\n{many}\n2 threads print\n{one}"));
+    }
+    let driver = peak(&explain);
+    let worker = figure(&explain, "strads memory rank 1: peak resident ").unwrap_or(f64::MAX);
+    if !(alone > 64.0 && driver < 0.75 * alone && worker < 0.75 * alone) {
+        return Err(format!(
+            "memory: one process peaks at {alone:.1} MiB; as 2 processes the driver at \
+             {driver:.1} MiB and rank 1 at {worker:.1} MiB, not below 0.75 of it:\n{explain}"
+        ));
+    }
+    println!(
+        "cluster_parts: same bits as threads at 2 x 1, 2 x 2, 3 x 1; peak {alone:.1} MiB \
+         alone, {driver:.1} / {worker:.1} MiB as 2 processes"
+    );
+    Ok(())
+}
+
+#[strads::main]
+fn main() -> ExitCode {
+    match std::env::var("CLUSTER_PARTS_ROLE").as_deref() {
+        Ok("program") => program(),
+        Ok("memory") => memory(),
+        _ => {
+            if let Err(e) = check() {
+                eprintln!("cluster_parts: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
