@@ -79,9 +79,8 @@ fn adagrad_epoch(
 #[strads::parallel_for]
 fn scale_rows(a: &mut DistArray<f32, 2>, s: f32) {
     for u in 0..a.shape()[0] {
-        let row = a.row_mut(u);
-        for k in 0..row.len() {
-            row[k] *= s;
+        for x in a.row_mut(u) {
+            *x *= s;
         }
     }
 }

@@ -26,9 +26,9 @@ use strads::prelude::*;
 #[strads::parallel_for(expect = "1d")]
 fn grow(w: &mut DistArray<f32, 2>, v: &DistArray<f64, 1>, n: usize) {
     for u in 0..n {
-        let row = w.row_mut(u);
-        for k in 0..row.len() {
-            row[k] = row[k] * 0.5 + (v[u] as f32) * (k as f32 + 1.0);
+        let vu = v[u] as f32;
+        for (k, x) in w.row_mut(u).iter_mut().enumerate() {
+            *x = *x * 0.5 + vu * (k as f32 + 1.0);
         }
     }
 }
@@ -146,9 +146,13 @@ fn figure(text: &str, prefix: &str) -> Option<f64> {
 
 fn check() -> Result<(), String> {
     for (procs, threads) in [("2", "1"), ("2", "2"), ("3", "1")] {
-        let workers = (procs.parse::<usize>().unwrap() * threads.parse::<usize>().unwrap())
-            .to_string();
-        let (one, _) = run_self("CLUSTER_PARTS_ROLE", "program", &[("STRADS_THREADS", &workers)])?;
+        let workers =
+            (procs.parse::<usize>().unwrap() * threads.parse::<usize>().unwrap()).to_string();
+        let (one, _) = run_self(
+            "CLUSTER_PARTS_ROLE",
+            "program",
+            &[("STRADS_THREADS", &workers)],
+        )?;
         let env = [("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)];
         let (many, explain) = run_self("CLUSTER_PARTS_ROLE", "program", &env)?;
         if one.lines().count() != 6 || many != one {
@@ -174,7 +178,9 @@ fn check() -> Result<(), String> {
     let env = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
     let (many, explain) = run_self("CLUSTER_PARTS_ROLE", "memory", &env)?;
     if many != one {
-        return Err(format!("memory: 2 processes print\n{many}\n2 threads print\n{one}"));
+        return Err(format!(
+            "memory: 2 processes print\n{many}\n2 threads print\n{one}"
+        ));
     }
     let driver = peak(&explain);
     let worker = figure(&explain, "strads memory rank 1: peak resident ").unwrap_or(f64::MAX);

@@ -307,4 +307,53 @@ mod tests {
         assert_eq!(a[3], 5.0);
         assert_eq!(runs.load(Ordering::SeqCst), 3);
     }
+
+    /// A lease: its threads read the home parts without fetching; another reader waits
+    /// for the lease to end, then fetches once; a part written under the lease is there.
+    #[test]
+    fn a_lease_keeps_parts_away_for_its_threads_and_others_wait_for_it() {
+        let runs = Arc::new(AtomicUsize::new(0));
+        let mut a = DistArray::<f32, 1>::zeros([6]);
+        leave(&mut a, 4.0, &runs);
+        let lease = a.away().lease(42).expect("parts are away");
+        // Under the lease, the part a worker reads is written in first.
+        // SAFETY: element 0 is not referenced (the array is away and no lease thread runs).
+        unsafe { *(lease.base() as *mut f32) = 1.0 };
+        let waited = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let _mine = crate::pool::enter_lease(42);
+                assert_eq!(a[0], 1.0);
+                assert_eq!(runs.load(Ordering::SeqCst), 0, "a lease thread fetched");
+            })
+            .join()
+            .unwrap();
+            let other = s.spawn(|| {
+                let v = a[3];
+                assert!(waited.load(Ordering::SeqCst), "read before the lease ended");
+                v
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            waited.store(true, Ordering::SeqCst);
+            lease.settle(None);
+            drop(lease);
+            // The lease settled with nothing away: the other reader reads what is here.
+            assert_eq!(other.join().unwrap(), 0.0);
+        });
+        assert_eq!(runs.load(Ordering::SeqCst), 0);
+        assert!(a.away().lease(43).is_none(), "nothing is away to lease");
+        leave(&mut a, 6.0, &runs);
+        let lease = a.away().lease(44).unwrap();
+        let fetch_runs = runs.clone();
+        lease.settle(Some(Box::new(move || {
+            fetch_runs.fetch_add(10, Ordering::SeqCst);
+        })));
+        drop(lease);
+        assert_eq!(a[2], 0.0);
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            10,
+            "the settled fetch ran once"
+        );
+    }
 }

@@ -247,7 +247,9 @@ impl<T: Clone + Default + 'static, const N: usize> DistArray<T, N> {
         let too_large =
             || format!("an array of shape {shape:?} ({len} elements) does not fit in memory");
         if std::mem::size_of::<T>() > 0
-            && len.checked_mul(std::mem::size_of::<T>()).is_none_or(|b| b > isize::MAX as usize)
+            && len
+                .checked_mul(std::mem::size_of::<T>())
+                .is_none_or(|b| b > isize::MAX as usize)
         {
             return Err(too_large());
         }

@@ -131,7 +131,9 @@ mod tests {
         let mut z = vec![7i32; 3];
         Recipe::Zeros.make(&[3], 0, &mut z).unwrap();
         assert_eq!(z, [0, 0, 0]);
-        let e = Recipe::Random { seed: 1 }.make(&[3], 0, &mut z).unwrap_err();
+        let e = Recipe::Random { seed: 1 }
+            .make(&[3], 0, &mut z)
+            .unwrap_err();
         assert_eq!(e, "random values of i32 cannot be made in place");
         let mut s = vec![String::new()];
         assert!(Recipe::Zeros.make(&[1], 0, &mut s).is_err());

@@ -113,7 +113,11 @@ pub(crate) fn resident_bytes<T>(v: &[T]) -> Option<u64> {
         // SAFETY: `[start, end)` covers `v`'s pages, all mapped (its allocation); `map` has
         // one byte per page, as `mincore` writes; nothing is read or written in `v`.
         let r = unsafe {
-            nix::libc::mincore(start as *mut nix::libc::c_void, end - start, map.as_mut_ptr())
+            nix::libc::mincore(
+                start as *mut nix::libc::c_void,
+                end - start,
+                map.as_mut_ptr(),
+            )
         };
         if r != 0 {
             return None;
@@ -151,7 +155,11 @@ mod tests {
     fn untouched_and_released_pages_are_not_resident() {
         let n = 16 << 20; // 64 MiB of f32: 16,384 pages
         let mut v = zeroed::<f32>(n).unwrap();
-        assert!(resident_pages(&v) < 64, "reserving touched {} pages", resident_pages(&v));
+        assert!(
+            resident_pages(&v) < 64,
+            "reserving touched {} pages",
+            resident_pages(&v)
+        );
         let quarter = n / 4;
         for x in &mut v[..quarter] {
             *x = 1.5;
@@ -161,7 +169,10 @@ mod tests {
         // SAFETY: `v`'s own elements; no reference to them is alive across the call.
         let freed = unsafe { release(v.as_mut_ptr(), n, 1, quarter - 1) };
         assert!(freed >= (quarter - 2) * 4 - 2 * PAGE, "{freed}");
-        assert!(resident_pages(&v) <= written - (quarter * 4 / PAGE - 2), "nothing freed");
+        assert!(
+            resident_pages(&v) <= written - (quarter * 4 / PAGE - 2),
+            "nothing freed"
+        );
         assert_eq!(v[0], 1.5);
         assert_eq!(v[quarter - 1], 1.5);
         // A whole released page reads as zero until written again.
@@ -171,6 +182,7 @@ mod tests {
         // Nothing outside the buffer's elements is released.
         // SAFETY: as above; an empty or inverted range releases nothing.
         assert_eq!(unsafe { release(v.as_mut_ptr(), n, 5, 5) }, 0);
+        // SAFETY: as above; 100 elements span no whole page.
         assert_eq!(unsafe { release(v.as_mut_ptr(), n, 0, 100) }, 0);
     }
 }

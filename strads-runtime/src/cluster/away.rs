@@ -4,10 +4,11 @@
 
 use std::marker::PhantomData;
 
-use super::proto::{MADE, Recipe, Region};
+use super::proto::msg::elem_of;
+use super::proto::{ArrayMeta, Arrival, Itinerary, MADE, Recipe, Region};
 use super::session::Session;
-use super::wire::{make_at, write_at};
 use crate::array::away::{Fetch, Lease};
+use crate::array::le::get;
 
 /// The fetch of `parts` of array `id` (elements at `base`, of `shape`): parts on another
 /// rank come from it, parts made in place (`MADE`) are made here from `recipe`.
@@ -23,10 +24,12 @@ pub(super) fn fetch<T: 'static>(
     let (made, parts): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, r)| *r == MADE);
     Box::new(move || {
         for (region, _) in &made {
-            let done = recipe.ok_or_else(|| "no recipe".to_string()).and_then(|recipe| {
-                // SAFETY: as for the fetched parts below.
-                unsafe { make_at(base as *mut T, &shape, region, recipe) }
-            });
+            let done = recipe
+                .ok_or_else(|| "no recipe".to_string())
+                .and_then(|recipe| {
+                    // SAFETY: as for the fetched parts below.
+                    unsafe { make_at(base as *mut T, &shape, region, recipe) }
+                });
             if let Err(e) = done {
                 session.fail(format!("the parts of array {id} made here failed: {e}"));
             }
@@ -101,8 +104,116 @@ impl<T: 'static> Leased for LeasedDense<'_, T> {
         recipe: Option<Recipe>,
         parts: Vec<(Region, usize)>,
     ) {
-        let fetch = (!parts.is_empty())
-            .then(|| fetch::<T>(self.lease.base(), self.shape.clone(), recipe, session, id, parts));
+        let fetch = (!parts.is_empty()).then(|| {
+            fetch::<T>(
+                self.lease.base(),
+                self.shape.clone(),
+                recipe,
+                session,
+                id,
+                parts,
+            )
+        });
         self.lease.settle(fetch);
     }
+}
+
+/// Driver: writes into the leased arrays the parts this process's workers read, before
+/// they start (sent by the ranks that hold them, or made here).
+pub(super) fn lease_parts(
+    session: &Session,
+    plan: &Itinerary,
+    metas: &[ArrayMeta],
+    leases: &[Option<Box<dyn Leased + '_>>],
+) {
+    for tid in plan.initial() {
+        let tr = &plan.transfers[tid];
+        let Some(lease) = leases.get(tr.array).and_then(Option::as_ref) else {
+            continue;
+        };
+        if tr.to != 0 {
+            continue;
+        }
+        let data = session.wait(|core| match core.arrival(tid) {
+            Arrival::Received(_) => core.take_received(tid).map(Some),
+            Arrival::Made => core.take_made(tid).then_some(None),
+            _ => None,
+        });
+        let done = match (data, metas[tr.array].made) {
+            (Some(data), _) => lease.write(&tr.region, &data),
+            (None, Some(recipe)) => lease.make(&tr.region, recipe),
+            (None, None) => Err("a part made in place without its recipe".into()),
+        };
+        if let Err(e) = done {
+            session.fail(format!(
+                "transfer {tid} from rank {} does not fit array {}: {e}",
+                tr.from, tr.array
+            ));
+        }
+        session.with(|core| core.applied(tid));
+    }
+}
+
+/// Writes `bytes` (little-endian elements) into `region` of the `len` elements at `ptr`.
+///
+/// # Safety
+/// `ptr` must be valid for writes of `len` elements, and no other thread may access the
+/// elements of `region` meanwhile.
+pub(super) unsafe fn write_at<T: 'static>(
+    ptr: *mut T,
+    len: usize,
+    region: &Region,
+    bytes: &[u8],
+) -> Result<(), String> {
+    let size = fitting::<T>(region, bytes)?;
+    let mut at = 0;
+    for &(lo, hi) in &region.0 {
+        if hi as usize > len || lo > hi {
+            return Err(format!("elements {lo}..{hi} of an array of {len}"));
+        }
+        let n = (hi - lo) as usize;
+        // SAFETY: inside the array (checked above), valid and unshared (the caller's
+        // contract).
+        let d = unsafe { std::slice::from_raw_parts_mut(ptr.add(lo as usize), n) };
+        get(&bytes[at..at + n * size], d);
+        at += n * size;
+    }
+    Ok(())
+}
+
+/// Makes `region` of the array of `shape` at `ptr` from `recipe`.
+///
+/// # Safety
+/// `ptr` must be valid for writes of the array's elements, and no other thread may access
+/// the elements of `region` meanwhile.
+pub(super) unsafe fn make_at<T: 'static>(
+    ptr: *mut T,
+    shape: &[usize],
+    region: &Region,
+    recipe: Recipe,
+) -> Result<(), String> {
+    let len: usize = shape.iter().product();
+    for &(lo, hi) in &region.0 {
+        if hi as usize > len || lo > hi {
+            return Err(format!("elements {lo}..{hi} of an array of {len}"));
+        }
+        // SAFETY: inside the array (checked above), valid and unshared (the caller's
+        // contract).
+        let d = unsafe { std::slice::from_raw_parts_mut(ptr.add(lo as usize), (hi - lo) as usize) };
+        recipe.make(shape, lo as usize, d)?;
+    }
+    Ok(())
+}
+
+/// The element size of `T` on the wire, when `bytes` hold exactly `region`'s elements.
+fn fitting<T: 'static>(region: &Region, bytes: &[u8]) -> Result<usize, String> {
+    let size = elem_of::<T>().ok_or("an array without a wire type")?.size();
+    if region.len() as usize * size != bytes.len() {
+        return Err(format!(
+            "{} bytes for {} elements of {size} bytes",
+            bytes.len(),
+            region.len()
+        ));
+    }
+    Ok(size)
 }

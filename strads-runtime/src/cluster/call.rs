@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use strads_analysis::LoopSpec;
 
+use super::away::{Leased, lease_parts};
 use super::peers::{RankPeers, record_wait, since};
 use super::proto::directory::{Parts, Use, plan_arrays};
-use super::away::Leased;
-use super::proto::{ArrayMeta, Arrival, CallMsg, Itinerary, MADE, Region};
+use super::proto::{ArrayMeta, CallMsg, Itinerary, MADE, Region};
 pub(crate) use super::rankdata::rank_blocks;
 pub use super::rankdata::{BlocksWire, ValuesWire};
 pub(crate) use super::schedules::their_schedule;
@@ -266,42 +266,6 @@ fn remember_parts(
     let left = session.directory().after_call(plan, metas);
     for (a, parts) in left {
         ship.arrays[a].leave(SEAL, session, metas[a].id, parts);
-    }
-}
-
-/// Driver: writes into the leased arrays the parts this process's workers read, before
-/// they start (sent by the ranks that hold them, or made here).
-fn lease_parts(
-    session: &Session,
-    plan: &Itinerary,
-    metas: &[ArrayMeta],
-    leases: &[Option<Box<dyn Leased + '_>>],
-) {
-    for tid in plan.initial() {
-        let tr = &plan.transfers[tid];
-        let Some(lease) = leases.get(tr.array).and_then(Option::as_ref) else {
-            continue;
-        };
-        if tr.to != 0 {
-            continue;
-        }
-        let data = session.wait(|core| match core.arrival(tid) {
-            Arrival::Received(_) => core.take_received(tid).map(Some),
-            Arrival::Made => core.take_made(tid).then_some(None),
-            _ => None,
-        });
-        let done = match (data, metas[tr.array].made) {
-            (Some(data), _) => lease.write(&tr.region, &data),
-            (None, Some(recipe)) => lease.make(&tr.region, recipe),
-            (None, None) => Err("a part made in place without its recipe".into()),
-        };
-        if let Err(e) = done {
-            session.fail(format!(
-                "transfer {tid} from rank {} does not fit array {}: {e}",
-                tr.from, tr.array
-            ));
-        }
-        session.with(|core| core.applied(tid));
     }
 }
 

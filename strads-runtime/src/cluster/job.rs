@@ -121,7 +121,11 @@ fn explain_end(s: &Session) {
             if away == 0 {
                 format!("array {id} {what}: {}", mib(b))
             } else {
-                format!("array {id} {what}: {}, {} of it on other ranks", mib(b), mib(away))
+                format!(
+                    "array {id} {what}: {}, {} of it on other ranks",
+                    mib(b),
+                    mib(away)
+                )
             }
         })
         .collect();

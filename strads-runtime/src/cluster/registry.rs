@@ -142,7 +142,10 @@ impl Serve<'_> {
                 if tr.from == rank && tr.array == a {
                     let mut out = Vec::new();
                     for &(lo, hi) in &tr.region.0 {
-                        crate::array::le::put(&array.as_slice()[lo as usize..hi as usize], &mut out);
+                        crate::array::le::put(
+                            &array.as_slice()[lo as usize..hi as usize],
+                            &mut out,
+                        );
                     }
                     core.send_transfer(tid, out);
                 }

@@ -1,27 +1,15 @@
 //! Arrays as bytes: how the elements of a call's arrays cross processes (raw
 //! little-endian). A worker's copies between calls are in [`super::store`].
 
-use std::any::TypeId;
-
-use super::proto::{ArrayMeta, Elem, Recipe, Region};
+use super::away::{make_at, write_at};
+use super::proto::{ArrayMeta, Recipe, Region};
 use super::session::Session;
 use crate::array::buffer::Buffered;
-use crate::array::le::{get, put};
+use crate::array::le::put;
 use crate::array::view::SharedMut;
 use crate::array::{DistArray, SparseArray};
 
-/// The wire type of `T`, when its values can cross processes.
-pub fn elem_of<T: 'static>() -> Option<Elem> {
-    let t = TypeId::of::<T>();
-    macro_rules! pick {
-        ($($ty:ty => $e:ident),*) => {
-            $(if t == TypeId::of::<$ty>() { return Some(Elem::$e); })*
-        };
-    }
-    pick!(f32 => F32, f64 => F64, u8 => U8, u16 => U16, u32 => U32, u64 => U64,
-          i8 => I8, i16 => I16, i32 => I32, i64 => I64, usize => Usize, isize => Isize);
-    None
-}
+pub use super::proto::msg::elem_of;
 
 /// A value only this crate can make: the methods of [`WireArray`] that reach a lent
 /// array's elements without its views' checks, or change where its parts are, take one,
@@ -86,33 +74,6 @@ pub trait WireArray: Sync {
     /// Other ranks now hold a copy (known to them as `id`): they drop it when this array is
     /// dropped.
     fn shared(&self, _seal: Seal, _id: u64) {}
-}
-
-/// Writes `bytes` (little-endian elements) into `region` of the `len` elements at `ptr`.
-///
-/// # Safety
-/// `ptr` must be valid for writes of `len` elements, and no other thread may access the
-/// elements of `region` meanwhile.
-pub(super) unsafe fn write_at<T: 'static>(
-    ptr: *mut T,
-    len: usize,
-    region: &Region,
-    bytes: &[u8],
-) -> Result<(), String> {
-    let size = fitting::<T>(region, bytes)?;
-    let mut at = 0;
-    for &(lo, hi) in &region.0 {
-        if hi as usize > len || lo > hi {
-            return Err(format!("elements {lo}..{hi} of an array of {len}"));
-        }
-        let n = (hi - lo) as usize;
-        // SAFETY: inside the array (checked above), valid and unshared (the caller's
-        // contract).
-        let d = unsafe { std::slice::from_raw_parts_mut(ptr.add(lo as usize), n) };
-        get(&bytes[at..at + n * size], d);
-        at += n * size;
-    }
-    Ok(())
 }
 
 fn meta_of<T: 'static>(
@@ -209,7 +170,8 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
                 unsafe { crate::array::pages::release(ptr, len, lo as usize, hi as usize) };
             }
         }
-        let fetch = super::away::fetch::<T>(base, shape.to_vec(), self.recipe(), session, id, parts);
+        let fetch =
+            super::away::fetch::<T>(base, shape.to_vec(), self.recipe(), session, id, parts);
         SharedMut::leave(self, fetch);
     }
 
@@ -221,43 +183,6 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
         put(unsafe { std::slice::from_raw_parts(ptr, len) }, &mut out);
         out
     }
-}
-
-/// Makes `region` of the array of `shape` at `ptr` from `recipe`.
-///
-/// # Safety
-/// `ptr` must be valid for writes of the array's elements, and no other thread may access
-/// the elements of `region` meanwhile.
-pub(super) unsafe fn make_at<T: 'static>(
-    ptr: *mut T,
-    shape: &[usize],
-    region: &Region,
-    recipe: Recipe,
-) -> Result<(), String> {
-    let len: usize = shape.iter().product();
-    for &(lo, hi) in &region.0 {
-        if hi as usize > len || lo > hi {
-            return Err(format!("elements {lo}..{hi} of an array of {len}"));
-        }
-        // SAFETY: inside the array (checked above), valid and unshared (the caller's
-        // contract).
-        let d = unsafe { std::slice::from_raw_parts_mut(ptr.add(lo as usize), (hi - lo) as usize) };
-        recipe.make(shape, lo as usize, d)?;
-    }
-    Ok(())
-}
-
-/// The element size of `T` on the wire, when `bytes` hold exactly `region`'s elements.
-fn fitting<T: 'static>(region: &Region, bytes: &[u8]) -> Result<usize, String> {
-    let size = elem_of::<T>().ok_or("an array without a wire type")?.size();
-    if region.len() as usize * size != bytes.len() {
-        return Err(format!(
-            "{} bytes for {} elements of {size} bytes",
-            bytes.len(),
-            region.len()
-        ));
-    }
-    Ok(size)
 }
 
 /// Writes `bytes` (little-endian elements) into `region` of an array this process owns.
@@ -298,7 +223,10 @@ impl<T: Sync + 'static, const N: usize> WireArray for DistArray<T, N> {
 
     fn lease(&self, _: Seal, id: u64) -> Option<Box<dyn super::away::Leased + '_>> {
         let lease = self.away().lease(id)?;
-        Some(Box::new(super::away::LeasedDense::<T>::new(lease, self.shape().to_vec())))
+        Some(Box::new(super::away::LeasedDense::<T>::new(
+            lease,
+            self.shape().to_vec(),
+        )))
     }
 
     fn bring_home(&self) {
@@ -505,6 +433,7 @@ impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::array::le::get;
     use crate::cluster::store::Store;
 
     #[test]

@@ -9,44 +9,11 @@ use std::sync::Arc;
 
 use super::itinerary::Itinerary;
 use super::msg::{CallMsg, Msg};
+pub use super::outputs::{Arrival, Failure, Outgoing};
 use super::region::Region;
 
 /// Time in microseconds since an origin the driver of the core chooses.
 pub type Micros = u64;
-
-/// A frame to send.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Outgoing {
-    /// A control message.
-    Control { to: usize, msg: Msg },
-    /// A block: a header message and its elements.
-    Block { to: usize, msg: Msg, data: Vec<u8> },
-}
-
-/// Where a transfer is on the receiving rank.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Arrival {
-    /// Not here yet.
-    Pending,
-    /// Here, not applied.
-    Received(Vec<u8>),
-    /// Made on this rank when applied: a part of an array created in place that no rank
-    /// has written yet ([`MADE`](super::itinerary::MADE)), sent by no one.
-    Made,
-    /// A worker is applying it.
-    Applying,
-    /// In the arrays.
-    Applied,
-}
-
-/// Why the job stops.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
-    /// The rank that failed or was lost.
-    pub rank: usize,
-    /// What happened.
-    pub message: String,
-}
 
 /// A call in progress on this rank.
 #[derive(Debug)]

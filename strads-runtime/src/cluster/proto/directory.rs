@@ -175,7 +175,11 @@ impl Directory {
         };
         let away: u64 = parts.iter().map(|(r, _)| r.len()).sum();
         let len = self.lens.get(&id).copied().unwrap_or(0);
-        if len == 0 { 0 } else { (*bytes as u128 * away as u128 / len as u128) as u64 }
+        if len == 0 {
+            0
+        } else {
+            (*bytes as u128 * away as u128 / len as u128) as u64
+        }
     }
 
     /// The driver dropped array `id`: the ranks drop theirs, and the directory forgets it.

@@ -16,6 +16,7 @@ pub mod core;
 pub mod directory;
 pub mod itinerary;
 pub mod msg;
+pub mod outputs;
 pub mod region;
 pub mod sim;
 pub mod verify;

@@ -166,6 +166,19 @@ pub fn decode(bytes: &[u8]) -> Result<Msg, String> {
     }
 }
 
+/// The wire type of `T`, when its values can cross processes.
+pub fn elem_of<T: 'static>() -> Option<Elem> {
+    let t = std::any::TypeId::of::<T>();
+    macro_rules! pick {
+        ($($ty:ty => $e:ident),*) => {
+            $(if t == std::any::TypeId::of::<$ty>() { return Some(Elem::$e); })*
+        };
+    }
+    pick!(f32 => F32, f64 => F64, u8 => U8, u16 => U16, u32 => U32, u64 => U64,
+          i8 => I8, i16 => I16, i32 => I32, i64 => I64, usize => Usize, isize => Isize);
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
