@@ -18,23 +18,14 @@
 
 use std::process::ExitCode;
 
+#[path = "common/factors.rs"]
+mod factors;
 #[path = "common/self_run.rs"]
 mod self_run;
+use factors::step;
 use self_run::run_self;
 
 use strads::prelude::*;
-
-#[strads::parallel_for]
-fn step(r: &SparseArray<f32, 2>, w: &mut DistArray<f32, 2>, h: &mut DistArray<f32, 2>) {
-    for ([u, i], &x) in r {
-        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        for k in 0..wu.len() {
-            let a = wu[k];
-            wu[k] += 0.01 * (x * hi[k] - a);
-            hi[k] += 0.01 * (x * a - hi[k]);
-        }
-    }
-}
 
 /// A loop that only reads the arrays `step` writes: what other ranks hold of them travels
 /// no more (the parts they lack go by regions, applied before the loop lends them).

@@ -16,8 +16,11 @@
 
 use std::process::ExitCode;
 
+#[path = "common/factors.rs"]
+mod factors;
 #[path = "common/self_run.rs"]
 mod self_run;
+use factors::step;
 use self_run::{digest, run_self};
 
 use strads::prelude::*;
@@ -29,19 +32,6 @@ fn grow(w: &mut DistArray<f32, 2>, v: &DistArray<f64, 1>, n: usize) {
         let vu = v[u] as f32;
         for (k, x) in w.row_mut(u).iter_mut().enumerate() {
             *x = *x * 0.5 + vu * (k as f32 + 1.0);
-        }
-    }
-}
-
-/// A 2D loop over ratings that writes `w` by users and `h` by items.
-#[strads::parallel_for]
-fn step(r: &SparseArray<f32, 2>, w: &mut DistArray<f32, 2>, h: &mut DistArray<f32, 2>) {
-    for ([u, i], &x) in r {
-        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        for k in 0..wu.len() {
-            let a = wu[k];
-            wu[k] += 0.01 * (x * hi[k] - a);
-            hi[k] += 0.01 * (x * a - hi[k]);
         }
     }
 }
