@@ -302,13 +302,9 @@ impl<T: RandomValue, const N: usize> DistArray<T, N> {
         {
             return DistArray::in_place(data, shape, recipe);
         }
-        let row_len = if N == 0 { len } else { len / shape[0].max(1) };
         let mut data = Vec::with_capacity(len);
         super::huge::advise(&data);
-        for row in 0..len / row_len.max(1) {
-            let mut rng = super::rng::IterRng::new(seed, &[row as u64]);
-            data.extend((0..row_len).map(|_| T::draw(rng.xoshiro())));
-        }
+        data.extend(super::made::random_values(seed, &shape, 0).take(len));
         DistArray::made(data, shape)
     }
 }

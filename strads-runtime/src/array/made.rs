@@ -47,66 +47,62 @@ impl Recipe {
         lo: usize,
         out: &mut [T],
     ) -> Result<(), String> {
-        use std::any::TypeId;
+        use super::le::as_slice_mut;
+        let cannot = |what: &str| {
+            Err(format!(
+                "{what} of {} cannot be made in place",
+                std::any::type_name::<T>()
+            ))
+        };
         match *self {
             Recipe::Zeros => {
                 if !super::pages::zero_is_default::<T>() {
-                    return Err(format!(
-                        "zeros of {} cannot be made in place",
-                        std::any::type_name::<T>()
-                    ));
+                    return cannot("zeros");
                 }
-                // SAFETY: `T` is a number type (checked), for which all-zero bytes are
-                // zero; `out` is valid for writes of its own length.
+                // SAFETY: `T` is a primitive number type (checked), for which all-zero
+                // bytes are zero; `out` is valid for writes of its own length.
                 unsafe { std::ptr::write_bytes(out.as_mut_ptr(), 0, out.len()) };
                 Ok(())
             }
             Recipe::Random { seed } => {
-                let t = TypeId::of::<T>();
-                if t == TypeId::of::<f32>() {
-                    // SAFETY: `T` is `f32` (the same `TypeId`).
-                    let out = unsafe { &mut *(out as *mut [T] as *mut [f32]) };
-                    random_into(seed, shape, lo, out);
-                    Ok(())
-                } else if t == TypeId::of::<f64>() {
-                    // SAFETY: `T` is `f64` (the same `TypeId`).
-                    let out = unsafe { &mut *(out as *mut [T] as *mut [f64]) };
-                    random_into(seed, shape, lo, out);
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "random values of {} cannot be made in place",
-                        std::any::type_name::<T>()
-                    ))
+                fn fill<V: super::RandomValue>(
+                    seed: u64,
+                    shape: &[usize],
+                    lo: usize,
+                    out: &mut [V],
+                ) {
+                    for (x, v) in out.iter_mut().zip(random_values(seed, shape, lo)) {
+                        *x = v;
+                    }
                 }
+                if let Some(out) = as_slice_mut::<T, f32>(out) {
+                    fill(seed, shape, lo, out);
+                } else if let Some(out) = as_slice_mut::<T, f64>(out) {
+                    fill(seed, shape, lo, out);
+                } else {
+                    return cannot("random values");
+                }
+                Ok(())
             }
         }
     }
 }
 
-/// The elements of a row: the product of every dim but the first (one for a 1-D array).
-pub(crate) fn row_len(shape: &[usize]) -> usize {
-    shape.iter().skip(1).product::<usize>()
-}
-
-/// Elements `lo..lo + out.len()` of `DistArray::random(shape, seed)`.
-fn random_into<T: super::RandomValue>(seed: u64, shape: &[usize], lo: usize, out: &mut [T]) {
-    let n = row_len(shape).max(1);
-    let mut at = lo;
-    let mut filled = 0;
-    while filled < out.len() {
-        let row = at / n;
+/// The values of `DistArray::random(shape, seed)` from element `lo` on, in row-major
+/// order: row `r` draws its values in order from `IterRng::new(seed, [r])` (a row is
+/// every element with the same first index; an element of a 1-D array).
+pub(crate) fn random_values<T: super::RandomValue>(
+    seed: u64,
+    shape: &[usize],
+    lo: usize,
+) -> impl Iterator<Item = T> {
+    let n = shape.iter().skip(1).product::<usize>().max(1);
+    let first = lo / n;
+    (first..).flat_map(move |row| {
         let mut rng = IterRng::new(seed, &[row as u64]);
-        for _ in 0..at - row * n {
-            T::draw(rng.xoshiro());
-        }
-        let take = ((row + 1) * n - at).min(out.len() - filled);
-        for x in &mut out[filled..filled + take] {
-            *x = T::draw(rng.xoshiro());
-        }
-        filled += take;
-        at += take;
-    }
+        let skip = if row == first { lo - row * n } else { 0 };
+        (0..n).map(move |_| T::draw(rng.xoshiro())).skip(skip)
+    })
 }
 
 #[cfg(test)]

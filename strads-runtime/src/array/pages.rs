@@ -37,25 +37,10 @@ pub(crate) fn zeroed<T: 'static>(len: usize) -> Option<Vec<T>> {
     }
 }
 
-/// Whether `T` is a number type whose `Default` is all-zero bytes.
+/// Whether `T` is a primitive number type (those with a wire type), whose zero is
+/// all-zero bytes.
 pub(crate) fn zero_is_default<T: 'static>() -> bool {
-    use std::any::TypeId;
-    let t = TypeId::of::<T>();
-    [
-        TypeId::of::<f32>(),
-        TypeId::of::<f64>(),
-        TypeId::of::<u8>(),
-        TypeId::of::<u16>(),
-        TypeId::of::<u32>(),
-        TypeId::of::<u64>(),
-        TypeId::of::<usize>(),
-        TypeId::of::<i8>(),
-        TypeId::of::<i16>(),
-        TypeId::of::<i32>(),
-        TypeId::of::<i64>(),
-        TypeId::of::<isize>(),
-    ]
-    .contains(&t)
+    super::le::wire_size::<T>().is_some()
 }
 
 /// The page size the release rounds to.

@@ -5,7 +5,7 @@
 use std::marker::PhantomData;
 
 use super::proto::msg::elem_of;
-use super::proto::{ArrayMeta, Arrival, Itinerary, MADE, Recipe, Region};
+use super::proto::{ArrayMeta, Itinerary, MADE, Recipe, Region};
 use super::session::Session;
 use crate::array::away::{Fetch, Lease};
 use crate::array::le::get;
@@ -134,16 +134,13 @@ pub(super) fn lease_parts(
         if tr.to != 0 {
             continue;
         }
-        let data = session.wait(|core| match core.arrival(tid) {
-            Arrival::Received(_) => core.take_received(tid).map(Some),
-            Arrival::Made => core.take_made(tid).then_some(None),
-            _ => None,
-        });
-        let done = match (data, metas[tr.array].made) {
-            (Some(data), _) => lease.write(&tr.region, &data),
-            (None, Some(recipe)) => lease.make(&tr.region, recipe),
-            (None, None) => Err("a part made in place without its recipe".into()),
-        };
+        let part = session.wait(|core| core.take_part(tid));
+        let done = part.apply(
+            metas[tr.array].made,
+            lease,
+            |lease, bytes| lease.write(&tr.region, bytes),
+            |lease, recipe| lease.make(&tr.region, recipe),
+        );
         if let Err(e) = done {
             session.fail(format!(
                 "transfer {tid} from rank {} does not fit array {}: {e}",

@@ -73,24 +73,23 @@ impl RankPeers<'_> {
     /// Applies transfer `tid` (once per rank; other tasks wait for it).
     fn apply(&self, tid: usize) {
         loop {
-            // `None`: applied (by this task or another of this rank); `Some(None)`: to make
-            // here from the array's recipe.
-            let data = self.session.wait(|core| match core.arrival(tid) {
+            // `None`: applied (by this task or another of this rank).
+            let part = self.session.wait(|core| match core.arrival(tid) {
                 Arrival::Applied => Some(None),
-                Arrival::Received(_) => Some(core.take_received(tid).map(Some)),
-                Arrival::Made => Some(core.take_made(tid).then_some(None)),
+                Arrival::Received(_) | Arrival::Made => Some(core.take_part(tid)),
                 Arrival::Applying | Arrival::Pending => None,
             });
-            let Some(data) = data else {
+            let Some(part) = part else {
                 return;
             };
             let tr = &self.plan.transfers[tid];
             let arr = self.arrays[tr.array];
-            let done = match (data, self.recipes.get(tr.array).copied().flatten()) {
-                (Some(data), _) => arr.write(SEAL, &tr.region, &data),
-                (None, Some(recipe)) => arr.make(SEAL, &tr.region, recipe),
-                (None, None) => Err("a part made in place without its recipe".into()),
-            };
+            let done = part.apply(
+                self.recipes.get(tr.array).copied().flatten(),
+                arr,
+                |arr, bytes| arr.write(SEAL, &tr.region, bytes),
+                |arr, recipe| arr.make(SEAL, &tr.region, recipe),
+            );
             if let Err(e) = done {
                 self.session.fail(format!(
                     "transfer {tid} from rank {} does not fit array {}: {e}",

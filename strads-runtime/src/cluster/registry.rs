@@ -135,20 +135,17 @@ impl Serve<'_> {
         let (seq, rank) = (self.served.msg.seq, self.session.rank);
         // First what other ranks need of this rank's parts (a part a call left here),
         // so that no two ranks wait for each other.
+        let mut sends = Vec::new();
+        for tid in plan.initial() {
+            let tr = &plan.transfers[tid];
+            if tr.from == rank && tr.array == a {
+                sends.push((tid, super::store::Stored::read_region(&*array, &tr.region)?));
+            }
+        }
         self.session.with(|core| {
             core.begin(seq, plan.clone());
-            for tid in plan.initial() {
-                let tr = &plan.transfers[tid];
-                if tr.from == rank && tr.array == a {
-                    let mut out = Vec::new();
-                    for &(lo, hi) in &tr.region.0 {
-                        crate::array::le::put(
-                            &array.as_slice()[lo as usize..hi as usize],
-                            &mut out,
-                        );
-                    }
-                    core.send_transfer(tid, out);
-                }
+            for (tid, bytes) in sends {
+                core.send_transfer(tid, bytes);
             }
         });
         for tid in plan.initial() {
@@ -156,16 +153,13 @@ impl Serve<'_> {
             if tr.to != rank || tr.array != a {
                 continue;
             }
-            let data = self.session.wait(|core| match core.arrival(tid) {
-                super::proto::Arrival::Received(_) => core.take_received(tid).map(Some),
-                super::proto::Arrival::Made => core.take_made(tid).then_some(None),
-                _ => None,
-            });
-            match (data, self.served.msg.arrays[a].made) {
-                (Some(data), _) => super::wire::write_dense(array, &tr.region, &data),
-                (None, Some(recipe)) => super::wire::make_dense(array, &tr.region, recipe),
-                (None, None) => Err("a part made in place without its recipe".into()),
-            }
+            let part = self.session.wait(|core| core.take_part(tid));
+            part.apply(
+                self.served.msg.arrays[a].made,
+                &mut *array,
+                |array, bytes| super::wire::write_dense(array, &tr.region, bytes),
+                |array, recipe| super::wire::make_dense(array, &tr.region, recipe),
+            )
             .map_err(|e| format!("transfer {tid} does not fit array {a}: {e}"))?;
             self.session.with(|core| core.applied(tid));
         }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use super::itinerary::Itinerary;
 use super::msg::{CallMsg, Msg};
-pub use super::outputs::{Arrival, Failure, Outgoing};
+pub use super::outputs::{Arrival, Failure, Outgoing, Part};
 use super::region::Region;
 
 /// Time in microseconds since an origin the driver of the core chooses.
@@ -449,27 +449,19 @@ impl Core {
         &self.state().arrivals[tid]
     }
 
-    /// Takes a received transfer to apply it (then [`applied`](Core::applied)).
-    pub fn take_received(&mut self, tid: usize) -> Option<Vec<u8>> {
+    /// Takes a transfer that is here (received, or to make on this rank) to apply it
+    /// (then [`applied`](Core::applied)); `None` while it is pending, or once another
+    /// worker took it.
+    pub fn take_part(&mut self, tid: usize) -> Option<Part> {
         let a = &mut self.call.as_mut().expect("a call has begun").arrivals[tid];
         match std::mem::replace(a, Arrival::Applying) {
-            Arrival::Received(d) => Some(d),
+            Arrival::Received(d) => Some(Part::Sent(d)),
+            Arrival::Made => Some(Part::Made),
             other => {
                 *a = other;
                 None
             }
         }
-    }
-
-    /// Takes a transfer this rank makes itself to apply it (then
-    /// [`applied`](Core::applied)): whether it was one.
-    pub fn take_made(&mut self, tid: usize) -> bool {
-        let a = &mut self.call.as_mut().expect("a call has begun").arrivals[tid];
-        if *a == Arrival::Made {
-            *a = Arrival::Applying;
-            return true;
-        }
-        false
     }
 
     /// Transfer `tid` is in the arrays.

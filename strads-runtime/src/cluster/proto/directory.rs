@@ -33,11 +33,9 @@ pub struct Directory {
     /// another rank holds after the last such call; the next call takes them from there,
     /// unless something fetched them home first.
     away: HashMap<u64, (u64, Parts)>,
-    /// `id → (what it is, bytes)`: every array a call described, kept after the driver
-    /// drops it, for the memory lines of `STRADS_EXPLAIN`.
-    sizes: HashMap<u64, (String, u64)>,
-    /// `id → elements` of the dense arrays a call described.
-    lens: HashMap<u64, u64>,
+    /// `id → (what it is, bytes, bytes per element)`: every array a call described, kept
+    /// after the driver drops it, for the memory lines of `STRADS_EXPLAIN`.
+    sizes: HashMap<u64, (String, u64, u64)>,
 }
 
 /// What [`Directory::describe`] needs to know of one array in a call, besides its meta.
@@ -70,11 +68,6 @@ impl Directory {
     pub fn describe(&mut self, m: &mut ArrayMeta, away: Parts, u: Use) {
         // Said once per array: the driver's per-call path builds no text.
         self.sizes.entry(m.id).or_insert_with(|| size_of(m));
-        if !m.sparse {
-            self.lens
-                .entry(m.id)
-                .or_insert_with(|| m.shape.iter().map(|&d| d as u64).product());
-        }
         m.away = away;
         m.holders = match self.holders.get(&m.id) {
             Some((v, ranks)) if *v == m.version && !m.shipped => ranks.clone(),
@@ -158,7 +151,7 @@ impl Directory {
         let mut out: Vec<(u64, String, u64)> = self
             .sizes
             .iter()
-            .map(|(&id, (what, bytes))| (id, what.clone(), *bytes))
+            .map(|(&id, (what, bytes, _))| (id, what.clone(), *bytes))
             .collect();
         out.sort_by_key(|&(id, ..)| id);
         out
@@ -167,19 +160,11 @@ impl Directory {
     /// Bytes of array `id` that only other ranks hold now (parts away; parts created in
     /// place that no rank has made count as away too: nothing holds them).
     pub fn away_bytes(&self, id: u64) -> u64 {
-        let Some((_, bytes)) = self.sizes.get(&id) else {
+        let (Some((_, _, elem)), Some((_, parts))) = (self.sizes.get(&id), self.away.get(&id))
+        else {
             return 0;
         };
-        let Some((_, parts)) = self.away.get(&id) else {
-            return 0;
-        };
-        let away: u64 = parts.iter().map(|(r, _)| r.len()).sum();
-        let len = self.lens.get(&id).copied().unwrap_or(0);
-        if len == 0 {
-            0
-        } else {
-            (*bytes as u128 * away as u128 / len as u128) as u64
-        }
+        elem * parts.iter().map(|(r, _)| r.len()).sum::<u64>()
     }
 
     /// The driver dropped array `id`: the ranks drop theirs, and the directory forgets it.
@@ -195,8 +180,9 @@ impl Directory {
     }
 }
 
-/// What array `m` is and its bytes (a sparse array's indices counted, 4 bytes each).
-fn size_of(m: &ArrayMeta) -> (String, u64) {
+/// What array `m` is, its bytes (a sparse array's indices counted, 4 bytes each) and
+/// the bytes of one element.
+fn size_of(m: &ArrayMeta) -> (String, u64, u64) {
     let elem = m.elem.size() as u64;
     if m.sparse {
         let index = 4 * m.shape.len() as u64;
@@ -204,10 +190,14 @@ fn size_of(m: &ArrayMeta) -> (String, u64) {
             "sparse {:?}, {} entries of {:?}",
             m.shape, m.entries, m.elem
         );
-        (what, m.entries * (elem + index))
+        (what, m.entries * (elem + index), elem)
     } else {
         let len: u64 = m.shape.iter().map(|&d| d as u64).product();
-        (format!("dense {:?} of {:?}", m.shape, m.elem), len * elem)
+        (
+            format!("dense {:?} of {:?}", m.shape, m.elem),
+            len * elem,
+            elem,
+        )
     }
 }
 

@@ -150,6 +150,9 @@ fn arrays_only_read_travel_whole_once_or_by_regions_after_a_write() {
         Some(&(W, "dense [4, 3] of F32".to_string(), 48))
     );
     assert_eq!(sizes.iter().find(|s| s.0 == 9).map(|s| s.2), Some(80));
+    // Of W, elements 6..12 are on rank 1 alone: 6 elements of 4 bytes.
+    assert_eq!(dir.away_bytes(W), 24);
+    assert_eq!(dir.away_bytes(9), 0);
     // Dropped by the driver: forgotten.
     for id in [W, H, 9] {
         assert!(dir.knows(id));

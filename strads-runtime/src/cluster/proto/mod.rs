@@ -24,7 +24,7 @@ pub mod verify;
 #[cfg(test)]
 mod tests;
 
-pub use core::{Arrival, Core, Failure, Micros, Outgoing};
+pub use core::{Arrival, Core, Failure, Micros, Outgoing, Part};
 pub use directory::Directory;
 pub use itinerary::{Itinerary, MADE, NotShippable, PlanArray, TaskId, Transfer};
 pub use msg::{ArrayMeta, CallMsg, Elem, Msg};

@@ -28,6 +28,34 @@ pub enum Arrival {
     Applied,
 }
 
+/// A transfer a rank applies, once taken ([`Core::take_part`](super::Core::take_part)):
+/// the elements another rank sent, or a part this rank makes itself.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Little-endian elements.
+    Sent(Vec<u8>),
+    /// To make from the array's recipe.
+    Made,
+}
+
+impl Part {
+    /// Puts the part into its array (`into`): `write` the elements sent, or `make` it
+    /// from `recipe` (the array's, when it was created in place).
+    pub fn apply<A>(
+        self,
+        recipe: Option<super::Recipe>,
+        into: A,
+        write: impl FnOnce(A, &[u8]) -> Result<(), String>,
+        make: impl FnOnce(A, super::Recipe) -> Result<(), String>,
+    ) -> Result<(), String> {
+        match (self, recipe) {
+            (Part::Sent(bytes), _) => write(into, &bytes),
+            (Part::Made, Some(recipe)) => make(into, recipe),
+            (Part::Made, None) => Err("a part made in place without its recipe".into()),
+        }
+    }
+}
+
 /// Why the job stops.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {

@@ -217,7 +217,7 @@ impl Sim {
                             break;
                         }
                         for &tid in &plan.waits[t][w] {
-                            if self.cores[r].take_received(tid).is_some() {
+                            if self.cores[r].take_part(tid).is_some() {
                                 self.cores[r].applied(tid);
                             }
                         }
