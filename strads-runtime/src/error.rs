@@ -62,6 +62,10 @@ pub enum Error {
         /// What is accepted.
         expected: String,
     },
+    /// A rank of a cluster job could not do its part of making data in place (the
+    /// message names the rank and says what went wrong there).
+    #[error("{0}")]
+    Rank(String),
 }
 
 /// `Result` with strads' [`Error`].

@@ -16,6 +16,7 @@ pub(crate) mod pages;
 pub(crate) mod reduce;
 pub(crate) mod rng;
 mod sparse;
+pub(crate) mod spread;
 pub(crate) mod view;
 
 use std::sync::atomic::{AtomicU64, Ordering};

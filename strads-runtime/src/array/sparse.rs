@@ -1,9 +1,11 @@
 //! [`SparseArray`]: the coordinate-list array most loops iterate.
 
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use super::cache::PlanCache;
 use super::fresh_id;
+use super::spread::{Spread, SpreadOps};
 use crate::error::{Error, Result};
 
 /// A sparse N-dimensional array in coordinate-list form: the iteration space of most
@@ -19,8 +21,12 @@ use crate::error::{Error, Result};
 /// ```
 pub struct SparseArray<T, const N: usize> {
     shape: [usize; N],
-    keys: Vec<[u32; N]>,
-    values: Vec<T>,
+    nnz: usize,
+    /// The entries: set when the array is made, except for a spread array, whose entries
+    /// are set when serial code first needs them whole (its parts brought home).
+    entries: OnceLock<Entries<T, N>>,
+    /// On a cluster job's driver, the parts of an array made in place on the ranks.
+    spread: Option<Spread<T, N>>,
     id: u64,
     /// Bumped whenever the values may change (`iter_mut`): with `id`, what a cluster
     /// worker's copy is cached under.
@@ -29,7 +35,13 @@ pub struct SparseArray<T, const N: usize> {
     /// Whether cluster workers hold a copy (dropped with this array).
     pub(crate) forget: crate::array::away::Forget,
     /// Whether the entries are in index order, found once (the keys never change).
-    sorted: std::sync::OnceLock<bool>,
+    sorted: OnceLock<bool>,
+}
+
+/// A sparse array's entries: indices and values.
+struct Entries<T, const N: usize> {
+    keys: Vec<[u32; N]>,
+    values: Vec<T>,
 }
 
 impl<T, const N: usize> SparseArray<T, N> {
@@ -55,16 +67,75 @@ impl<T, const N: usize> SparseArray<T, N> {
             keys.push(k.map(|i| i as u32));
             values.push(v);
         }
-        Ok(SparseArray {
+        Ok(Self::from_raw(shape, keys, values))
+    }
+
+    /// A spread array: `nnz` entries in parts on the ranks of a cluster job (`sorted`:
+    /// whether they are in index order), known to the ranks as `id`.
+    pub(crate) fn from_spread(
+        shape: [usize; N],
+        nnz: usize,
+        sorted: bool,
+        id: u64,
+        spread: Spread<T, N>,
+    ) -> Self {
+        let forget = crate::array::away::Forget::default();
+        forget.shared(id);
+        SparseArray {
             shape,
-            keys,
-            values,
-            id: fresh_id(),
+            nnz,
+            entries: OnceLock::new(),
+            spread: Some(spread),
+            id,
             values_version: 0,
             cache: PlanCache::default(),
-            forget: Default::default(),
-            sorted: std::sync::OnceLock::new(),
+            forget,
+            sorted: OnceLock::from(sorted),
+        }
+    }
+
+    /// The parts on the ranks, while the array is spread and not yet brought home.
+    pub(crate) fn spread(&self) -> Option<&Arc<dyn SpreadOps>> {
+        match &self.spread {
+            Some(s) if self.entries.get().is_none() => Some(&s.ops),
+            _ => None,
+        }
+    }
+
+    /// The entries, brought home first when the array is spread: every rank sends its part
+    /// (the cost of a whole copy on this process).
+    fn home(&self) -> &Entries<T, N> {
+        self.entries.get_or_init(|| {
+            let spread = self
+                .spread
+                .as_ref()
+                .expect("an array without entries is spread");
+            let parts = spread.ops.gather();
+            match (spread.decode)(parts, &self.shape) {
+                Ok((keys, values)) => Entries { keys, values },
+                Err(e) => spread.ops.fail(e),
+            }
         })
+    }
+
+    /// The entries to change: a spread array comes home and stops being spread (its parts
+    /// on the ranks would be stale).
+    fn home_mut(&mut self) -> &mut Entries<T, N> {
+        self.home();
+        self.spread = None;
+        self.entries.get_mut().expect("brought home")
+    }
+
+    /// Brings a spread array's entries home now (what serial code reading it does
+    /// anyway): every rank sends this process its part. Nothing happens when the entries
+    /// are here already.
+    pub fn gather(&self) {
+        self.home();
+    }
+
+    /// Whether the entries are in parts on the ranks of a cluster job, not (yet) here.
+    pub fn is_spread(&self) -> bool {
+        self.spread().is_some()
     }
 
     /// The array's shape (the bounds of every index).
@@ -74,38 +145,41 @@ impl<T, const N: usize> SparseArray<T, N> {
 
     /// Number of stored entries.
     pub fn nnz(&self) -> usize {
-        self.keys.len()
+        self.nnz
     }
 
     /// Number of stored entries (same as [`nnz`](Self::nnz)).
     pub fn len(&self) -> usize {
-        self.keys.len()
+        self.nnz
     }
 
     /// Whether no entry is stored.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.nnz == 0
     }
 
     /// Entry `n` (in storage order).
     #[inline]
     pub fn entry(&self, n: usize) -> ([usize; N], &T) {
-        (self.keys[n].map(|i| i as usize), &self.values[n])
+        let e = self.home();
+        (e.keys[n].map(|i| i as usize), &e.values[n])
     }
 
     /// Entry `n` (in storage order), its value mutable.
     #[inline]
     pub fn entry_mut(&mut self, n: usize) -> ([usize; N], &mut T) {
-        (self.keys[n].map(|i| i as usize), &mut self.values[n])
+        let e = self.home_mut();
+        (e.keys[n].map(|i| i as usize), &mut e.values[n])
     }
 
     /// The stored entries in order, values mutable (the indices are fixed). A
     /// `#[parallel_for]` loop over `a.iter_mut()` gives each iteration its own value.
     pub fn iter_mut(&mut self) -> SparseIterMut<'_, T, N> {
         self.values_version += 1;
+        let e = self.home_mut();
         SparseIterMut {
-            keys: self.keys.iter(),
-            values: self.values.iter_mut(),
+            keys: e.keys.iter(),
+            values: e.values.iter_mut(),
         }
     }
 
@@ -113,51 +187,55 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// [`restore_values`](Self::restore_values): how a loop lends them to its workers.
     pub(crate) fn take_values(&mut self) -> Vec<T> {
         self.values_version += 1;
-        std::mem::take(&mut self.values)
+        std::mem::take(&mut self.home_mut().values)
     }
 
     pub(crate) fn restore_values(&mut self, values: Vec<T>) {
-        debug_assert_eq!(values.len(), self.keys.len());
-        self.values = values;
+        let e = self.home_mut();
+        debug_assert_eq!(values.len(), e.keys.len());
+        e.values = values;
     }
 
     /// The stored entries in order.
     pub fn iter(&self) -> SparseIter<'_, T, N> {
+        let e = self.home();
         SparseIter {
-            keys: self.keys.iter(),
-            values: self.values.iter(),
+            keys: e.keys.iter(),
+            values: e.values.iter(),
         }
     }
 
     /// The same entries sorted by index (lexicographically, stable for equal indices).
     /// Ordered loops over a sparse array follow index order, so they need this.
-    pub fn sorted(self) -> Self {
-        let mut order: Vec<usize> = (0..self.keys.len()).collect();
-        order.sort_by_key(|&i| self.keys[i]);
-        let mut values: Vec<Option<T>> = self.values.into_iter().map(Some).collect();
-        SparseArray {
-            shape: self.shape,
-            keys: order.iter().map(|&i| self.keys[i]).collect(),
-            values: order
+    pub fn sorted(mut self) -> Self {
+        let e = std::mem::replace(
+            self.home_mut(),
+            Entries {
+                keys: Vec::new(),
+                values: Vec::new(),
+            },
+        );
+        let mut order: Vec<usize> = (0..e.keys.len()).collect();
+        order.sort_by_key(|&i| e.keys[i]);
+        let mut values: Vec<Option<T>> = e.values.into_iter().map(Some).collect();
+        Self::from_raw(
+            self.shape,
+            order.iter().map(|&i| e.keys[i]).collect(),
+            order
                 .iter()
                 .map(|&i| values[i].take().expect("each entry once"))
                 .collect(),
-            id: fresh_id(),
-            values_version: 0,
-            cache: PlanCache::default(),
-            forget: Default::default(),
-            sorted: std::sync::OnceLock::new(),
-        }
+        )
     }
 
     /// Whether the entries are in index order.
     pub fn is_sorted(&self) -> bool {
-        *self.sorted.get_or_init(|| self.keys.is_sorted())
+        *self.sorted.get_or_init(|| self.home().keys.is_sorted())
     }
 
     /// The stored values in order.
     pub fn values(&self) -> &[T] {
-        &self.values
+        &self.home().values
     }
 
     /// Process-unique identity of this array (a clone gets a new one).
@@ -179,33 +257,27 @@ impl<T, const N: usize> SparseArray<T, N> {
     pub(crate) fn from_raw(shape: [usize; N], keys: Vec<[u32; N]>, values: Vec<T>) -> Self {
         SparseArray {
             shape,
-            keys,
-            values,
+            nnz: keys.len(),
+            entries: OnceLock::from(Entries { keys, values }),
+            spread: None,
             id: fresh_id(),
             values_version: 0,
             cache: PlanCache::default(),
             forget: Default::default(),
-            sorted: std::sync::OnceLock::new(),
+            sorted: OnceLock::new(),
         }
     }
 
     pub(crate) fn raw_keys(&self) -> &[[u32; N]] {
-        &self.keys
+        &self.home().keys
     }
 }
 
 impl<T: Clone, const N: usize> Clone for SparseArray<T, N> {
+    /// A whole copy: a spread array comes home first.
     fn clone(&self) -> Self {
-        SparseArray {
-            shape: self.shape,
-            keys: self.keys.clone(),
-            values: self.values.clone(),
-            id: fresh_id(),
-            values_version: 0,
-            cache: PlanCache::default(),
-            forget: Default::default(),
-            sorted: std::sync::OnceLock::new(),
-        }
+        let e = self.home();
+        Self::from_raw(self.shape, e.keys.clone(), e.values.clone())
     }
 }
 
@@ -213,7 +285,8 @@ impl<T, const N: usize> fmt::Debug for SparseArray<T, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SparseArray")
             .field("shape", &self.shape)
-            .field("nnz", &self.keys.len())
+            .field("nnz", &self.nnz)
+            .field("spread", &self.is_spread())
             .field("id", &self.id)
             .finish_non_exhaustive()
     }

@@ -11,8 +11,8 @@ use super::away::{Leased, lease_parts};
 use super::peers::{RankPeers, record_wait, since};
 use super::proto::directory::{Parts, Use, plan_arrays};
 use super::proto::{ArrayMeta, CallMsg, Itinerary, MADE, Region};
-pub(crate) use super::rankdata::rank_blocks;
 pub use super::rankdata::{BlocksWire, ValuesWire};
+pub(crate) use super::rankdata::{block_ranks, rank_blocks};
 pub(crate) use super::schedules::their_schedule;
 use super::session::Session;
 use super::wire::{SEAL, WireArray};
@@ -320,7 +320,10 @@ pub(crate) fn drive(
     // A sparse space crosses by blocks: each rank gets those it runs, once per contents
     // and schedule.
     let (mut blocks, mut blocks_sent) = (0, false);
-    if let Some(b) = ship.blocks {
+    if let Some(key) = ship.blocks.and_then(|b| b.traded()) {
+        // Traded among the ranks before the call: each rank keeps its own.
+        blocks = key;
+    } else if let Some(b) = ship.blocks {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         (b.key(), schedule_hash).hash(&mut h);
         blocks = h.finish() | 1;

@@ -68,6 +68,7 @@ fn forget_on_workers(id: u64) {
     let Some(s) = current().filter(|s| s.rank == 0) else {
         return;
     };
+    super::spread::forget(id);
     if s.closed() {
         return;
     }

@@ -10,6 +10,8 @@
 //!   transport).
 //! - `call`: one loop call across processes (driver and worker sides, the executor's
 //!   hooks); `registry`: the loops linked into the binary, and a worker's serve loop.
+//! - `spread`: data in parts on the ranks: collective operations that make, count and
+//!   trade the parts of a sparse array.
 
 pub mod away;
 pub mod call;
@@ -22,6 +24,7 @@ mod rankdata;
 pub mod registry;
 mod schedules;
 pub mod session;
+pub mod spread;
 mod start;
 pub mod store;
 pub mod wire;

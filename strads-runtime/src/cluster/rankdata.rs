@@ -19,6 +19,35 @@ pub trait BlocksWire: Sync {
     fn bytes(&self, ids: &[usize]) -> Vec<u8>;
     /// The space array's id and version: with the schedule, what names the blocks.
     fn key(&self) -> (u64, u64);
+    /// The key every rank keeps its blocks under when they were traded among the ranks
+    /// (a spread array's): nothing is sent.
+    fn traded(&self) -> Option<u64> {
+        None
+    }
+}
+
+/// The rank that runs each block of `schedule` (`threads` workers per rank), by block id;
+/// `None` when some block runs on two ranks.
+pub(crate) fn block_ranks(schedule: &Schedule, threads: usize) -> Option<Vec<Option<usize>>> {
+    let mut ranks: Vec<Option<usize>> = Vec::new();
+    for (w, t) in schedule
+        .steps
+        .iter()
+        .flat_map(|s| s.tasks.iter().enumerate())
+    {
+        let Some(Unit::Block(id)) = t.as_ref().map(|t| &t.unit) else {
+            continue;
+        };
+        if ranks.len() <= *id {
+            ranks.resize(id + 1, None);
+        }
+        let r = w / threads.max(1);
+        match ranks[*id] {
+            Some(other) if other != r => return None,
+            _ => ranks[*id] = Some(r),
+        }
+    }
+    Some(ranks)
 }
 
 /// The blocks of `schedule` that rank `rank`'s workers run (`threads` per rank), sorted.

@@ -194,6 +194,7 @@ enum Next {
     Call(CallMsg),
     Fetch(u64, u64, super::proto::Region),
     Forget(u64),
+    Data(u64, String, Vec<u8>),
     Shutdown,
 }
 
@@ -212,6 +213,9 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             if let Some((req, id, region)) = core.next_fetch() {
                 return Some(Next::Fetch(req, id, region));
             }
+            if let Some((req, op, args)) = super::proto::collective::next_op(core) {
+                return Some(Next::Data(req, op, args));
+            }
             core.next_call().map(Next::Call)
         });
         let msg = match next {
@@ -219,10 +223,12 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 if crate::config::get().explain {
                     let (n, bytes) = store.held();
                     let (sets, block_bytes) = super::store::blocks_held();
+                    let (parts, part_bytes) = super::spread::held();
                     eprintln!(
                         "strads cluster: this rank holds {n} arrays ({bytes} bytes) of the \
-                         driver's at the end, and {sets} sets of blocks of sparse spaces \
-                         ({block_bytes} bytes as sent)"
+                         driver's at the end, {sets} sets of blocks of sparse spaces \
+                         ({block_bytes} bytes as sent or traded), and {parts} parts of data \
+                         made in place ({part_bytes} bytes)"
                     );
                     let (seen, peak) = store.seen();
                     let each: Vec<String> = seen
@@ -245,6 +251,12 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             Next::Forget(id) => {
                 store.forget(id);
                 super::store::forget_blocks(id);
+                super::spread::forget(id);
+                continue;
+            }
+            Next::Data(req, op, args) => {
+                // A collective operation on data in parts (made in place, counted, traded).
+                super::spread::serve(session, req, &op, &args);
                 continue;
             }
             Next::Fetch(req, id, region) => {

@@ -365,7 +365,7 @@ pub(crate) struct KeysWire<'a, T, const N: usize>(pub(crate) &'a SparseArray<T, 
 /// count up from 0), so a worker holding the keys never takes them for the whole array.
 const KEYS_ONLY: u64 = u64::MAX - 1;
 
-impl<T: Sync + 'static, const N: usize> WireArray for KeysWire<'_, T, N> {
+impl<T: Send + Sync + 'static, const N: usize> WireArray for KeysWire<'_, T, N> {
     fn meta(&self, _: bool) -> Option<ArrayMeta> {
         Some(ArrayMeta {
             id: self.0.id(),
@@ -401,7 +401,7 @@ impl<T: Sync + 'static, const N: usize> WireArray for KeysWire<'_, T, N> {
     }
 }
 
-impl<T: Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
+impl<T: Send + Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
     fn meta(&self, _: bool) -> Option<ArrayMeta> {
         meta_of::<T>(
             self.wire_key(),

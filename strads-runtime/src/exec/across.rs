@@ -104,6 +104,28 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         // The driver of a call over a sparse space of numbers sends each rank only the
         // blocks it runs; the space array crosses as its shape.
         let index = self.call.state.spec().space_array();
+        // A space whose entries live in parts on the ranks trades them instead, so that
+        // each rank holds the blocks it runs; nothing of it crosses with the call.
+        if let (Side::Driver(s), Some(blocks), Some(i)) = (&self.call.side, self.blocks(), index)
+            && base.schedule.workers == s.workers()
+            && let Some(runs) = cluster::call::block_ranks(base.schedule, s.threads)
+            && let Some(key) = space.spread_blocks(blocks, s.workers(), s.threads, &runs)
+        {
+            let traded = Traded(key);
+            let shape = cluster::wire::ShapeWire(ship.arrays[i]);
+            let mut arrays = ship.arrays.clone();
+            arrays[i] = &shape;
+            let ship = Shipment {
+                name: ship.name,
+                captured: ship.captured.clone(),
+                space: ship.space.clone(),
+                arrays,
+                parts: ship.parts,
+                values: ship.values,
+                blocks: Some(&traded),
+            };
+            return across(&self.call.side, base, &ship, f);
+        }
         if let (Some(blocks), Some(i)) = (self.blocks(), index)
             && self.call.side.served().is_none()
             && space.blocks_bytes(blocks, &[]).is_some()
@@ -234,6 +256,23 @@ impl<S: Space> cluster::call::BlocksWire for SpaceBlocks<'_, S> {
     }
 }
 
+/// The blocks of a spread space, traded among the ranks under a key before the call.
+struct Traded(u64);
+
+impl cluster::call::BlocksWire for Traded {
+    fn bytes(&self, _: &[usize]) -> Vec<u8> {
+        Vec::new()
+    }
+
+    fn key(&self) -> (u64, u64) {
+        (self.0, 0)
+    }
+
+    fn traded(&self) -> Option<u64> {
+        Some(self.0)
+    }
+}
+
 /// On a worker rank serving a call whose space crosses by blocks: the driver's schedule
 /// with this rank's blocks (received with this call, or kept from the loop's last one).
 /// `None` otherwise: the call plans here.
@@ -276,7 +315,10 @@ pub(crate) fn by_blocks<S: Space>(call: &Call<'_>, space: &S) -> Option<StaticPl
         cluster::store::keep_blocks(&msg.name, msg.blocks, space_id, blocks.clone(), bytes.len());
         blocks
     } else {
-        match cluster::store::kept_blocks(&msg.name, msg.blocks).map(|b| b.downcast()) {
+        let kept = cluster::store::kept_blocks(&msg.name, msg.blocks).or_else(|| {
+            cluster::store::kept_blocks(&cluster::spread::traded_name(msg.blocks), msg.blocks)
+        });
+        match kept.map(|b| b.downcast()) {
             Some(Ok(b)) => b,
             _ => fail("the driver sent no blocks and this rank keeps none under their key".into()),
         }

@@ -16,6 +16,7 @@ use strads_analysis::Partition;
 pub use dense::BoxBlocks;
 pub use grid::{GridSpace, RangeDim, RangeSpace};
 pub use sparse::Buckets;
+pub(crate) use sparse::{Filled, grid_block, owner};
 
 /// What a `#[parallel_for]` loop can iterate over.
 pub trait Space: Sync {
@@ -107,6 +108,21 @@ pub trait Space: Sync {
         _ids: &[usize],
         _bytes: &[u8],
     ) -> Option<Result<Self::Blocks, String>> {
+        None
+    }
+    /// On a cluster's driver, for a space whose entries live in parts on the ranks: trades
+    /// the entries so that each rank holds the blocks its workers run (`workers` in all,
+    /// `threads` a rank) and returns the key the ranks keep them under. `runs[b]` is the
+    /// rank the schedule runs block `b` on: `None` when the blocks would not be where it
+    /// runs them. `None` for any other space (its blocks cross from the driver, or it has
+    /// none).
+    fn spread_blocks(
+        &self,
+        _blocks: &Self::Blocks,
+        _workers: usize,
+        _threads: usize,
+        _runs: &[Option<usize>],
+    ) -> Option<u64> {
         None
     }
 }

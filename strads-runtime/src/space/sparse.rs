@@ -1,6 +1,6 @@
 //! Sparse spaces: a [`SparseArray`]'s entries bucketed block by block.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use strads_analysis::Partition;
 
@@ -8,9 +8,21 @@ use super::Space;
 use crate::array::SparseArray;
 use crate::config::Partitioning;
 
-/// Entries of a sparse space copied block by block.
+/// A sparse space's blocks: its entries copied block by block (stable, so each block keeps
+/// the entries' order), or for an array spread over a cluster's ranks, the blocks this
+/// rank holds after the entries were traded, with every block's length.
 #[derive(Debug)]
 pub struct Buckets<T, const N: usize> {
+    /// Every block (or, on a worker rank, the blocks it runs): a whole array's, or a spread
+    /// array's once brought home because this process ran blocks it does not hold.
+    whole: OnceLock<Filled<T, N>>,
+    /// A spread array's grid, and the blocks this rank holds once traded.
+    spread: Option<SpreadGrid<T, N>>,
+}
+
+/// Entries copied block by block.
+#[derive(Debug)]
+pub(crate) struct Filled<T, const N: usize> {
     keys: Vec<[u32; N]>,
     values: Vec<T>,
     ids: Vec<u32>,
@@ -20,22 +32,103 @@ pub struct Buckets<T, const N: usize> {
     lens: Vec<usize>,
 }
 
+/// The grid of a spread array's blocks.
+#[derive(Debug)]
+struct SpreadGrid<T, const N: usize> {
+    dims: Vec<usize>,
+    bounds: Vec<Vec<usize>>,
+    /// Every block's length, over all ranks.
+    lens: Vec<usize>,
+    /// This rank's blocks once traded: which blocks it holds, and their entries.
+    mine: OnceLock<(u64, Vec<bool>, Arc<Buckets<T, N>>)>,
+}
+
+impl<T, const N: usize> Filled<T, N> {
+    /// A rank's blocks: the entries of the blocks it holds, block after block (`counts`,
+    /// 0 for the others), and every block's length over all ranks.
+    pub(crate) fn from_parts(
+        keys: Vec<[u32; N]>,
+        values: Vec<T>,
+        counts: &[usize],
+        lens: Vec<usize>,
+    ) -> Self {
+        let mut offsets = Vec::with_capacity(counts.len() + 1);
+        offsets.push(0);
+        for c in counts {
+            offsets.push(offsets.last().copied().unwrap_or(0) + c);
+        }
+        Filled {
+            ids: vec![u32::MAX; keys.len()],
+            keys,
+            values,
+            offsets,
+            lens,
+        }
+    }
+}
+
 impl<T, const N: usize> Buckets<T, N> {
+    fn filled(f: Filled<T, N>) -> Self {
+        Buckets {
+            whole: OnceLock::from(f),
+            spread: None,
+        }
+    }
+
+    /// A rank's blocks of a spread array (what the trade of entries makes).
+    pub(crate) fn traded(f: Filled<T, N>) -> Self {
+        Self::filled(f)
+    }
+
     /// Number of iterations in each block.
     pub fn block_sizes(&self) -> Vec<usize> {
-        self.offsets.windows(2).map(|w| w[1] - w[0]).collect()
+        match (&self.spread, self.whole.get()) {
+            (Some(g), _) => g.lens.clone(),
+            (None, Some(f)) if !f.lens.is_empty() => f.lens.clone(),
+            (None, Some(f)) => f.offsets.windows(2).map(|w| w[1] - w[0]).collect(),
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
+impl<T: Clone + Send + Sync + 'static, const N: usize> Buckets<T, N> {
+    /// The entries of block `block`: this rank's traded blocks when it holds it, else the
+    /// array's own, brought home and bucketed (a spread array run on this process alone).
+    fn block<'s>(&'s self, space: &SparseArray<T, N>, block: usize) -> &'s Filled<T, N> {
+        if let Some(g) = &self.spread
+            && let Some((_, held, mine)) = g.mine.get()
+            && held.get(block).copied().unwrap_or(false)
+        {
+            return mine.block(space, block);
+        }
+        self.whole.get_or_init(|| {
+            let g = self
+                .spread
+                .as_ref()
+                .expect("buckets without entries are spread");
+            let parts: Vec<Partition> = g
+                .bounds
+                .iter()
+                .map(|b| Partition { bounds: b.clone() })
+                .collect();
+            let counts: Vec<usize> = parts.iter().map(Partition::len).collect();
+            let tables: Vec<Vec<u32>> = parts.iter().map(Partition::lookup_table).collect();
+            space.bucket(counts.iter().product(), |k| {
+                grid_block(&g.dims, &tables, &counts, k)
+            })
+        })
     }
 }
 
 impl<T: Clone, const N: usize> SparseArray<T, N> {
     /// The entries copied block by block: a stable counting sort, so each block keeps the
     /// original order.
-    fn bucket(&self, n_blocks: usize, block_of: impl Fn(&[u32; N]) -> usize) -> Buckets<T, N> {
+    fn bucket(&self, n_blocks: usize, block_of: impl Fn(&[u32; N]) -> usize) -> Filled<T, N> {
         let keys = self.raw_keys();
         let block_of: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
         let (order, offsets) = crate::bucket::bucket_order(&block_of, n_blocks);
         let values = self.values();
-        Buckets {
+        Filled {
             keys: order.iter().map(|&i| keys[i as usize]).collect(),
             values: order.iter().map(|&i| values[i as usize].clone()).collect(),
             ids: order,
@@ -53,7 +146,12 @@ fn sparse_partitioning() -> Partitioning {
 }
 
 /// The block of `key` in the grid of partitions: row-major over the partitioned dims.
-fn grid_block(dims: &[usize], tables: &[Vec<u32>], counts: &[usize], key: &[u32]) -> usize {
+pub(crate) fn grid_block(
+    dims: &[usize],
+    tables: &[Vec<u32>],
+    counts: &[usize],
+    key: &[u32],
+) -> usize {
     let mut b = 0usize;
     for (k, &d) in dims.iter().enumerate() {
         b = b * counts[k] + tables[k][key[d] as usize] as usize;
@@ -81,10 +179,23 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         if sparse_partitioning() == Partitioning::Uniform {
             return Partition::uniform(self.shape()[dim], p);
         }
-        let mut hist = vec![0u64; self.shape()[dim]];
-        for k in self.raw_keys() {
-            hist[k[dim] as usize] += 1;
-        }
+        let hist = match self.spread() {
+            // Each rank counts its part; the histograms are summed, once per dim and count.
+            Some(ops) => {
+                let key = format!("partition:{dim}:{p}");
+                let part = self.cache.get_or_insert(&key, || {
+                    Partition::balanced(&ops.histogram(dim, self.shape()[dim]), p)
+                });
+                return (*part).clone();
+            }
+            None => {
+                let mut hist = vec![0u64; self.shape()[dim]];
+                for k in self.raw_keys() {
+                    hist[k[dim] as usize] += 1;
+                }
+                hist
+            }
+        };
         Partition::balanced(&hist, p)
     }
     fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<Buckets<T, N>> {
@@ -93,10 +204,27 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
             parts.iter().map(|p| &p.bounds).collect::<Vec<_>>()
         );
         let counts: Vec<usize> = parts.iter().map(|x| x.len()).collect();
+        if let Some(ops) = self.spread() {
+            // The entries stay on their ranks until a call across processes trades them
+            // (`spread_blocks`); every block's length is known now.
+            let bounds: Vec<Vec<usize>> = parts.iter().map(|p| p.bounds.clone()).collect();
+            return self.cache.get_or_insert(&format!("spread:{key}"), || {
+                let lens = ops.block_counts(dims, &bounds);
+                Buckets {
+                    whole: OnceLock::new(),
+                    spread: Some(SpreadGrid {
+                        dims: dims.to_vec(),
+                        bounds,
+                        lens: lens.into_iter().map(|n| n as usize).collect(),
+                        mine: OnceLock::new(),
+                    }),
+                }
+            });
+        }
         let tables: Vec<Vec<u32>> = parts.iter().map(|x| x.lookup_table()).collect();
         self.cache.get_or_insert(&key, || {
             let block_of = |k: &[u32; N]| grid_block(dims, &tables, &counts, k);
-            self.bucket(counts.iter().product(), block_of)
+            Buckets::filled(self.bucket(counts.iter().product(), block_of))
         })
     }
     fn blocks_by(
@@ -106,7 +234,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         block_of: &(dyn Fn(&[usize]) -> usize + Sync),
     ) -> Arc<Buckets<T, N>> {
         self.cache.get_or_insert(&format!("by:{key}"), || {
-            self.bucket(n_blocks, |k: &[u32; N]| block_of(&k.map(|i| i as usize)))
+            Buckets::filled(self.bucket(n_blocks, |k: &[u32; N]| block_of(&k.map(|i| i as usize))))
         })
     }
     #[inline]
@@ -117,6 +245,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         trace: Option<&mut Vec<usize>>,
         mut f: F,
     ) {
+        let blocks = blocks.block(self, block);
         let (lo, hi) = (blocks.offsets[block], blocks.offsets[block + 1]);
         if let Some(t) = trace {
             t.extend(blocks.ids[lo..hi].iter().map(|&i| i as usize));
@@ -126,6 +255,10 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         }
     }
     fn block_len(&self, blocks: &Buckets<T, N>, block: usize) -> usize {
+        if let Some(g) = &blocks.spread {
+            return g.lens[block];
+        }
+        let blocks = blocks.block(self, block);
         match blocks.lens.get(block) {
             Some(&n) => n,
             None => blocks.offsets[block + 1] - blocks.offsets[block],
@@ -145,6 +278,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         blocks: &'s Buckets<T, N>,
         block: usize,
     ) -> Option<(&'s [u32], usize)> {
+        let blocks = blocks.block(self, block);
         let (lo, hi) = (blocks.offsets[block], blocks.offsets[block + 1]);
         Some((blocks.keys[lo..hi].as_flattened(), N))
     }
@@ -153,14 +287,14 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
     }
     fn blocks_bytes(&self, blocks: &Buckets<T, N>, ids: &[usize]) -> Option<Vec<u8>> {
         crate::array::le::wire_size::<T>()?;
-        let n_blocks = blocks.offsets.len() - 1;
+        let lens = blocks.block_sizes();
         let mut out = Vec::new();
-        out.extend_from_slice(&(n_blocks as u64).to_le_bytes());
-        for b in 0..n_blocks {
-            let n = blocks.offsets[b + 1] - blocks.offsets[b];
+        out.extend_from_slice(&(lens.len() as u64).to_le_bytes());
+        for n in lens {
             out.extend_from_slice(&(n as u64).to_le_bytes());
         }
         for &b in ids {
+            let blocks = blocks.block(self, b);
             let (lo, hi) = (blocks.offsets[b], blocks.offsets[b + 1]);
             for k in &blocks.keys[lo..hi] {
                 for &i in k {
@@ -178,8 +312,44 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         bytes: &[u8],
     ) -> Option<Result<Buckets<T, N>, String>> {
         let size = crate::array::le::wire_size::<T>()?;
-        Some(buckets_from_bytes(self.shape(), at_least, ids, bytes, size))
+        Some(buckets_from_bytes(self.shape(), at_least, ids, bytes, size).map(Buckets::filled))
     }
+    fn spread_blocks(
+        &self,
+        blocks: &Buckets<T, N>,
+        workers: usize,
+        threads: usize,
+        runs: &[Option<usize>],
+    ) -> Option<u64> {
+        let (ops, g) = (self.spread()?, blocks.spread.as_ref()?);
+        let placed = |b: usize| owner(b, &g.bounds, workers, threads);
+        if runs
+            .iter()
+            .enumerate()
+            .any(|(b, r)| b >= g.lens.len() || r.is_some_and(|r| r != placed(b)))
+        {
+            return None;
+        }
+        let (key, ..) = g.mine.get_or_init(|| {
+            let (key, mine) = ops.exchange(&g.dims, &g.bounds, workers, threads);
+            let mine: Arc<Buckets<T, N>> = mine
+                .downcast()
+                .unwrap_or_else(|_| ops.fail("a spread array's blocks of another type".into()));
+            let held = (0..g.lens.len()).map(|b| placed(b) == 0).collect();
+            (key, held, mine)
+        });
+        Some(*key)
+    }
+}
+
+/// The rank whose workers run block `b` of the grid of `bounds`: its first coordinate `c`
+/// of `parts` runs on worker `c * workers / parts` (a plan's blocks of dim 0 are its
+/// workers'), of rank `worker / threads`.
+pub(crate) fn owner(b: usize, bounds: &[Vec<usize>], workers: usize, threads: usize) -> usize {
+    let parts = |k: usize| bounds[k].len().saturating_sub(1).max(1);
+    let rest: usize = (1..bounds.len()).map(parts).product();
+    let c = b / rest.max(1);
+    (c * workers / parts(0)) / threads.max(1)
 }
 
 /// A worker's buckets from the driver's bytes: the number of blocks and every block's
@@ -193,7 +363,7 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
     ids: &[usize],
     bytes: &[u8],
     size: usize,
-) -> Result<Buckets<T, N>, String> {
+) -> Result<Filled<T, N>, String> {
     let mut cur = Cursor { bytes, at: 0 };
     let n_blocks = cur.number()?;
     // Each length takes 8 bytes: a count beyond the bytes is refused before allocating.
@@ -231,7 +401,7 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
     for c in counts {
         offsets.push(offsets.last().copied().unwrap_or(0) + c);
     }
-    Ok(Buckets {
+    Ok(Filled {
         ids: vec![u32::MAX; keys.len()],
         keys,
         values,

@@ -62,6 +62,8 @@ pub struct Core {
     /// Bytes of elements sent and received.
     pub sent_bytes: u64,
     pub received_bytes: u64,
+    /// Collective data operations between calls.
+    pub(super) data: super::collective::Collectives,
 }
 
 impl Core {
@@ -89,12 +91,23 @@ impl Core {
             shutdown: false,
             sent_bytes: 0,
             received_bytes: 0,
+            data: Default::default(),
         }
     }
 
     /// This rank.
     pub fn rank(&self) -> usize {
         self.rank
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Queues a frame (the collective operations' requests, rounds and answers).
+    pub(super) fn send_frame(&mut self, o: Outgoing) {
+        self.send(o)
     }
 
     fn send(&mut self, o: Outgoing) {
@@ -218,6 +231,13 @@ impl Core {
             | Msg::Finished { seq, .. } => Some(*seq),
             _ => None,
         };
+        if matches!(
+            msg,
+            Msg::Data { .. } | Msg::DataReply { .. } | Msg::Exchange { .. }
+        ) {
+            self.data.handle(from, &msg, data);
+            return;
+        }
         match msg {
             Msg::Ping => {}
             Msg::Shutdown => self.shutdown = true,

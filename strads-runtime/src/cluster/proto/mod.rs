@@ -9,9 +9,12 @@
 //!   to send and its next timeout.
 //! - `directory`: [`Directory`], the driver's record of which rank holds which part of
 //!   which array at which version, and how an array travels in a call.
+//! - `collective`: data operations between calls that every rank runs at once (a data
+//!   set made in parts, histograms, entries traded), their rounds and answers.
 //! - `sim`: the simulated network that runs many ranks' cores in virtual time.
 //! - `verify`: a call plan run on tags of last writers, for tests.
 
+pub mod collective;
 pub mod core;
 pub mod directory;
 pub mod itinerary;

@@ -137,6 +137,14 @@ pub enum Msg {
     /// The sender's workers' copies of a write-back buffer at the `key`-th exchange of call
     /// `seq` (a block frame).
     Merge { seq: u64, key: u64 },
+    /// Driver → workers, between calls: run collective data operation `op` (a data set's
+    /// parts made in place, a histogram, entries traded) with `args` (postcard).
+    Data { req: u64, op: String, args: Vec<u8> },
+    /// Worker → driver: the answer to data operation `req` (a block frame).
+    DataReply { req: u64 },
+    /// Rank → rank: the sender's bytes for round `round` of data operation `req` (a block
+    /// frame).
+    Exchange { req: u64, round: u64 },
 }
 
 /// The largest control message accepted.
@@ -209,6 +217,13 @@ mod tests {
             Msg::Merge { seq: 2, key: 11 },
             Msg::Values { seq: 3 },
             Msg::Forget { id: 7 },
+            Msg::Data {
+                req: 2,
+                op: "strads::gather".into(),
+                args: vec![1, 2],
+            },
+            Msg::DataReply { req: 2 },
+            Msg::Exchange { req: 2, round: 5 },
             Msg::Ping,
         ] {
             assert_eq!(decode(&encode(&m)).unwrap(), m);

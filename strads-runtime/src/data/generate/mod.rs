@@ -150,6 +150,7 @@ pub fn grid_edges(side: usize) -> (Vec<u32>, Vec<u32>) {
     (src, dst)
 }
 
+mod in_place;
 mod kg;
 mod libsvm;
 mod ratings;

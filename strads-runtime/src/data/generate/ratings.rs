@@ -114,7 +114,7 @@ pub fn try_low_rank_ratings(cfg: &LowRankConfig) -> Result<SparseArray<f32, 2>> 
         rank,
         noise,
         zipf_exponent,
-        seed,
+        seed: _,
     } = *cfg;
     if !(noise.is_finite() && noise >= 0.0) {
         return Err(bad_parameter(
@@ -145,16 +145,51 @@ pub fn try_low_rank_ratings(cfg: &LowRankConfig) -> Result<SparseArray<f32, 2>> 
     let shape = [users, items];
     let space = (users as u128 * items as u128) / 2;
     let target = usize::try_from(space).map_or(ratings, |space| ratings.min(space));
+    if let Some(s) = crate::cluster::spread::driver() {
+        return super::in_place::ratings(s, cfg, target);
+    }
     // Factors and permutations, then the entries and the deduplication sets.
-    let bytes = (users as u64)
-        .checked_add(items as u64)
-        .and_then(|n| n.checked_mul((rank as u64).checked_mul(4)?.checked_add(4)?))
-        .and_then(|b| b.checked_add((target as u64).checked_mul(48)?));
     check_memory(
         &format!("{users} x {items} generated ratings of rank {rank} ({target} ratings)"),
-        bytes,
+        bytes_needed(cfg, target, 1),
     )?;
+    let mut dedupe = Dedupe::new(target);
+    let entries = draw(cfg, target, 0..target, |chunk| {
+        dedupe.first_occurrences(chunk).to_vec()
+    });
+    drop(dedupe);
+    Ok(SparseArray::from_entries(shape, entries).expect("generated indices lie within the shape"))
+}
 
+/// Bytes the factors, the permutations and a `1 / ranks` share of the entries and their
+/// deduplication sets take.
+pub(super) fn bytes_needed(cfg: &LowRankConfig, target: usize, ranks: usize) -> Option<u64> {
+    (cfg.users as u64)
+        .checked_add(cfg.items as u64)
+        .and_then(|n| n.checked_mul((cfg.rank as u64).checked_mul(4)?.checked_add(4)?))
+        .and_then(|b| b.checked_add((target as u64).checked_mul(48)? / ranks.max(1) as u64))
+}
+
+/// The ratings of positions `keep` of the `target` distinct pairs of `cfg`'s draw sequence,
+/// each with its value: `fresh(chunk)` says which draws of a chunk are first occurrences
+/// (in that chunk and every earlier one). Every process that draws with the same `fresh`
+/// answers gets the same ratings at the same positions: one process keeps them all, each
+/// rank of a cluster its range.
+pub(super) fn draw(
+    cfg: &LowRankConfig,
+    target: usize,
+    keep: std::ops::Range<usize>,
+    mut fresh: impl FnMut(&[u64]) -> Vec<bool>,
+) -> Vec<([usize; 2], f32)> {
+    let LowRankConfig {
+        users,
+        items,
+        rank,
+        noise,
+        zipf_exponent,
+        seed,
+        ..
+    } = *cfg;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     // Entries ~ N(0, rank^-1/2): the dot product of a user and an item has variance 1.
     let scale = (rank.max(1) as f32).powf(-0.25);
@@ -173,7 +208,9 @@ pub fn try_low_rank_ratings(cfg: &LowRankConfig) -> Result<SparseArray<f32, 2>> 
     let user_of_rank = permutation(users);
     let item_of_rank = permutation(items);
 
-    let mut entries = Vec::with_capacity(target);
+    let mut entries = Vec::with_capacity(keep.len());
+    // Distinct pairs found so far (kept here or not).
+    let mut found = 0;
     if target > 0 {
         let user_zipf = Zipf::new(users as f64, zipf_exponent).expect("valid Zipf parameters");
         let item_zipf = Zipf::new(items as f64, zipf_exponent).expect("valid Zipf parameters");
@@ -186,12 +223,11 @@ pub fn try_low_rank_ratings(cfg: &LowRankConfig) -> Result<SparseArray<f32, 2>> 
         let mut noise_rng = rng.clone();
         noise_rng.jump();
         let mut skewed_draws = target.saturating_mul(SKEWED_DRAWS_PER_RATING);
-        let mut dedupe = Dedupe::new(target);
         let mut chunk = Vec::new();
-        while entries.len() < target {
+        while found < target {
             // Pairs are drawn in chunks and deduplicated chunk by chunk; the result is
             // the first `target` distinct pairs of the draw sequence, as with one set.
-            let len = ((target - entries.len()) * 2).clamp(1 << 10, 1 << 18);
+            let len = ((target - found) * 2).clamp(1 << 10, 1 << 18);
             chunk.clear();
             chunk.extend((0..len).map(|_| {
                 let (u, i) = if skewed_draws > 0 {
@@ -204,19 +240,23 @@ pub fn try_low_rank_ratings(cfg: &LowRankConfig) -> Result<SparseArray<f32, 2>> 
                 };
                 (u << 32) | i
             }));
-            let fresh = dedupe.first_occurrences(&chunk);
-            for (&key, _) in chunk.iter().zip(fresh).filter(|&(_, &f)| f) {
-                if entries.len() == target {
+            let first = fresh(&chunk);
+            for (&key, _) in chunk.iter().zip(first).filter(|&(_, f)| f) {
+                if found == target {
                     break;
                 }
-                let (u, i) = ((key >> 32) as usize, (key & u64::from(u32::MAX)) as usize);
-                let uf = &user_factors[u * rank..(u + 1) * rank];
-                let vf = &item_factors[i * rank..(i + 1) * rank];
-                let dot: f32 = uf.iter().zip(vf).map(|(a, b)| a * b).sum();
+                // Every process draws every pair's noise, to keep the stream in step.
                 let eps = noise_rng.sample::<f32, _>(StandardNormal) * noise;
-                entries.push(([u, i], (MEAN_RATING + dot + eps).clamp(1.0, 5.0)));
+                if keep.contains(&found) {
+                    let (u, i) = ((key >> 32) as usize, (key & u64::from(u32::MAX)) as usize);
+                    let uf = &user_factors[u * rank..(u + 1) * rank];
+                    let vf = &item_factors[i * rank..(i + 1) * rank];
+                    let dot: f32 = uf.iter().zip(vf).map(|(a, b)| a * b).sum();
+                    entries.push(([u, i], (MEAN_RATING + dot + eps).clamp(1.0, 5.0)));
+                }
+                found += 1;
             }
         }
     }
-    Ok(SparseArray::from_entries(shape, entries).expect("generated indices lie within the shape"))
+    entries
 }

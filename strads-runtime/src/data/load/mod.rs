@@ -23,9 +23,6 @@
 
 use std::path::Path;
 
-use rand::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
-
 use crate::array::SparseArray;
 pub use crate::data::text::{ID_FLOOR, IDS_PER_ENTRY, MAX_LINE};
 use crate::error::Result;
@@ -153,66 +150,16 @@ pub fn ratings_with_shape(
     SparseArray::from_entries(shape, entries)
 }
 
-/// Splits ratings into a training and a test set: exactly `round(test_fraction * nnz)`
-/// entries, chosen uniformly at random, go to the test set, the others to the training
-/// set.
-///
-/// The choice is deterministic for a `seed` (xoshiro256++); both halves keep the
-/// original shape and the entries' relative order.
-///
-/// # Panics
-/// When `test_fraction` is not within `[0, 1]`.
-///
-/// ```
-/// use strads_runtime::SparseArray;
-/// let entries = (0..100).map(|n| ([n / 10, n % 10], n as f32)).collect();
-/// let all = SparseArray::from_entries([10, 10], entries).unwrap();
-/// let (train, test) = strads_runtime::load::split(&all, 0.2, 42);
-/// assert_eq!((train.nnz(), test.nnz()), (80, 20));
-/// assert_eq!(test.shape(), [10, 10]);
-/// ```
-pub fn split(
-    data: &SparseArray<f32, 2>,
-    test_fraction: f64,
-    seed: u64,
-) -> (SparseArray<f32, 2>, SparseArray<f32, 2>) {
-    assert!(
-        (0.0..=1.0).contains(&test_fraction),
-        "split: test_fraction must be within [0, 1], got {test_fraction}"
-    );
-    let n = data.nnz();
-    let mut wanted = ((n as f64) * test_fraction).round() as usize;
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut train = Vec::with_capacity(n - wanted);
-    let mut test = Vec::with_capacity(wanted);
-    // Selection sampling (Knuth's algorithm S): entry `k` goes to the test set with
-    // probability (test entries still wanted) / (entries left), which picks a uniformly
-    // random subset of exactly the wanted size in one pass, keeping the order.
-    for (k, (idx, &v)) in data.iter().enumerate() {
-        let left = (n - k) as f64;
-        if wanted > 0 && rng.random::<f64>() * left < wanted as f64 {
-            wanted -= 1;
-            test.push((idx, v));
-        } else {
-            train.push((idx, v));
-        }
-    }
-    let shape = data.shape();
-    let build = |entries| {
-        SparseArray::from_entries(shape, entries)
-            .expect("entries of an array fit that array's shape")
-    };
-    (build(train), build(test))
-}
-
 mod libsvm;
 mod ratings;
+mod split;
 mod triples;
 mod words;
 
 pub use libsvm::{LibSvm, libsvm, libsvm_pair};
 use ratings::Loader;
 pub(crate) use ratings::U64BuildHasher;
+pub use split::split;
 pub use triples::{KnowledgeGraph, knowledge_graph};
 pub(crate) use words::frequent;
 pub use words::{MAX_WORD, Words, words};

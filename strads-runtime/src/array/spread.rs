@@ -1,0 +1,108 @@
+//! A [`SparseArray`](super::SparseArray) whose entries live in parts on the ranks of a
+//! cluster job: a data set generated or loaded in place. The driver holds its own part and
+//! the facts (shape, entry count, index order); each rank holds a contiguous range of the
+//! entries, in rank order, so the parts one after the other are the array's entries in
+//! their order.
+//!
+//! The cluster runtime implements [`SpreadOps`]; the array only asks it for what it needs:
+//! the parts brought home (serial code reads the array whole), a histogram of one dim
+//! (balanced partitions), the entries of each block (a plan's blocks), and the entries
+//! traded so that each rank holds the blocks its workers run.
+
+use std::any::Any;
+use std::sync::Arc;
+
+/// What a spread array asks of the cluster runtime. Every call is a collective operation:
+/// it runs on every rank between calls, from the driver.
+pub(crate) trait SpreadOps: Send + Sync {
+    /// Every rank's part as bytes (`count` as `u64`, the indices, the values, little-endian),
+    /// in rank order.
+    fn gather(&self) -> Vec<Vec<u8>>;
+    /// How many entries have each index of dim `dim` (below `extent`), over all ranks.
+    fn histogram(&self, dim: usize, extent: usize) -> Vec<u64>;
+    /// How many entries each block of the grid of `bounds` over `dims` holds, over all ranks
+    /// (blocks row-major, as [`Space::blocks`](crate::space::Space::blocks) numbers them).
+    fn block_counts(&self, dims: &[usize], bounds: &[Vec<usize>]) -> Vec<u64>;
+    /// Trades entries so that each rank holds the blocks of the grid its workers run
+    /// (block `b`'s first grid coordinate `c` runs on worker `c * workers / parts`, of rank
+    /// `worker / threads`): returns the key every rank keeps its blocks under and the
+    /// driver's blocks (a [`Buckets`](crate::space::Buckets)).
+    fn exchange(
+        &self,
+        dims: &[usize],
+        bounds: &[Vec<usize>],
+        workers: usize,
+        threads: usize,
+    ) -> (u64, Arc<dyn Any + Send + Sync>);
+    /// Stops the job with `message` (parts that came home and do not decode).
+    fn fail(&self, message: String) -> !;
+}
+
+/// How the parts that came home become entries.
+pub(crate) type Decode<T, const N: usize> =
+    fn(Vec<Vec<u8>>, &[usize; N]) -> Result<(Vec<[u32; N]>, Vec<T>), String>;
+
+/// The parts of a spread array: the runtime's operations on them, and how the array
+/// decodes its parts when they come home (made where the element type is known).
+pub(crate) struct Spread<T, const N: usize> {
+    pub(crate) ops: Arc<dyn SpreadOps>,
+    pub(crate) decode: Decode<T, N>,
+}
+
+impl<T, const N: usize> Clone for Spread<T, N> {
+    fn clone(&self) -> Self {
+        Spread {
+            ops: self.ops.clone(),
+            decode: self.decode,
+        }
+    }
+}
+
+/// The entries of parts as [`SpreadOps::gather`] gives them, one after the other; an error
+/// names the part that does not decode.
+pub(crate) fn decode_parts<T: 'static, const N: usize>(
+    parts: Vec<Vec<u8>>,
+    shape: &[usize; N],
+) -> Result<(Vec<[u32; N]>, Vec<T>), String> {
+    let size = super::le::wire_size::<T>().ok_or("a spread array of a type without bytes")?;
+    let count = |p: &[u8]| {
+        p.get(..8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8")))
+    };
+    let total: u64 = parts.iter().filter_map(|p| count(p)).sum();
+    let mut keys = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+    let mut values = Vec::with_capacity(keys.capacity());
+    for (rank, p) in parts.into_iter().enumerate() {
+        let n = count(&p).ok_or(format!("rank {rank}'s part of a spread array is empty"))?;
+        let n = usize::try_from(n).map_err(|_| format!("rank {rank}'s part is too large"))?;
+        let key_end = n
+            .checked_mul(4 * N)
+            .and_then(|k| k.checked_add(8))
+            .filter(|&e| e <= p.len() && Some(p.len() - e) == n.checked_mul(size))
+            .ok_or(format!(
+                "rank {rank}'s part of a spread array, of {n} entries, holds {} bytes",
+                p.len()
+            ))?;
+        super::le::get_keys(&p[8..key_end], shape, &mut keys).map_err(|e| {
+            format!("entry {e} of rank {rank}'s part lies outside the shape {shape:?}")
+        })?;
+        let v = super::le::get_vec::<T>(&p[key_end..])
+            .ok_or(format!("the values of rank {rank}'s part do not decode"))?;
+        values.extend(v);
+    }
+    Ok((keys, values))
+}
+
+/// A part as [`SpreadOps::gather`] sends it: the count, the indices, the values.
+pub(crate) fn encode_part<T: 'static, const N: usize>(keys: &[[u32; N]], values: &[T]) -> Vec<u8> {
+    let size = super::le::wire_size::<T>().unwrap_or(0);
+    let mut out = Vec::with_capacity(8 + keys.len() * (4 * N + size));
+    out.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+    for k in keys {
+        for &i in k {
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+    }
+    super::le::put(values, &mut out);
+    out
+}

@@ -1,0 +1,329 @@
+//! Data in parts on the ranks (docs/design.md, "Arrays"): a sparse array made in place, each
+//! rank holding a contiguous range of its entries, in rank order, so that the parts one
+//! after the other are the array's entries in their order.
+//!
+//! Everything here is a collective operation ([`DataOp`]): the driver asks every worker to
+//! run it (`proto::collective`), runs it itself as rank 0, and each rank trades bytes with
+//! the others in rounds ([`Ctx`]). The operations are registered by name at link time, as
+//! loops are: the built-in ones here (bring the parts home, count a histogram or the
+//! entries of each block, trade entries so that each rank holds the blocks its workers
+//! run) and the data sets made in place (`data::generate`, `data::load`).
+//!
+//! - `share`: a rank's part of an array ([`Share`]) and the parts kept on this process.
+
+mod share;
+
+use std::any::Any;
+use std::sync::Arc;
+
+use super::proto::collective;
+use super::session::Session;
+use crate::array::SparseArray;
+use crate::array::spread::{Spread, SpreadOps};
+pub(crate) use share::{Facts, forget, held, keep, part, with_part};
+
+/// A collective operation every rank runs between calls, by name: `run(ctx, args)` gives
+/// this rank's answer, or an error the driver's caller gets.
+#[derive(Debug)]
+pub struct DataOp {
+    pub name: &'static str,
+    pub run: fn(&mut Ctx, &[u8]) -> Result<Vec<u8>, String>,
+}
+
+/// Every collective data operation linked into this binary.
+#[linkme::distributed_slice]
+pub static DATA_OPS: [DataOp];
+
+/// One rank's side of a collective operation: who it is, and the rounds in which it trades
+/// bytes with the others.
+#[derive(Debug)]
+pub struct Ctx {
+    pub rank: usize,
+    pub size: usize,
+    session: &'static Session,
+    req: u64,
+    round: u64,
+}
+
+impl Ctx {
+    /// Sends rank `r` the bytes `out[r]` and returns what every rank sent this one, by
+    /// rank (this rank's own `out[rank]` in its place). Every rank calls it the same number
+    /// of times.
+    pub fn all_to_all(&mut self, mut out: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        assert_eq!(out.len(), self.size, "one message per rank");
+        self.round += 1;
+        let (req, round, me) = (self.req, self.round, self.rank);
+        let mine = std::mem::take(&mut out[me]);
+        self.session.with(|core| {
+            for (to, data) in out.into_iter().enumerate().filter(|&(to, _)| to != me) {
+                collective::send_round(core, req, round, to, data);
+            }
+        });
+        let got = self
+            .session
+            .wait(|core| collective::take_round(core, req, round));
+        let mut all: Vec<Vec<u8>> = Vec::with_capacity(self.size);
+        let mut got = got.into_iter();
+        for r in 0..self.size {
+            if r == me {
+                all.push(Vec::new());
+            } else {
+                all.push(got.next().map(|(_, d)| d).unwrap_or_default());
+            }
+        }
+        all[me] = mine;
+        all
+    }
+
+    /// Sends every rank `mine` and returns what each sent, by rank.
+    pub fn all_gather(&mut self, mine: Vec<u8>) -> Vec<Vec<u8>> {
+        self.all_to_all(vec![mine; self.size])
+    }
+
+    /// Whether every rank got this far without an error: the first rank's error (by rank)
+    /// when one did not, on every rank, so that all stop the operation together.
+    pub fn agree<T>(&mut self, r: Result<T, String>) -> Result<T, String> {
+        let mine = match &r {
+            Ok(_) => Vec::new(),
+            Err(e) => {
+                let mut b = vec![1];
+                b.extend_from_slice(e.as_bytes());
+                b
+            }
+        };
+        let all = self.all_gather(mine);
+        if let Some((rank, e)) = all.iter().enumerate().find(|(_, b)| !b.is_empty()) {
+            let text = String::from_utf8_lossy(&e[1..]).into_owned();
+            return Err(format!("rank {rank} of the job: {text}"));
+        }
+        r
+    }
+}
+
+/// An answer on the wire: `0` then the bytes, or `1` then the error.
+fn encode_answer(r: Result<Vec<u8>, String>) -> Vec<u8> {
+    match r {
+        Ok(mut b) => {
+            b.insert(0, 0);
+            b
+        }
+        Err(e) => {
+            let mut b = vec![1];
+            b.extend_from_slice(e.as_bytes());
+            b
+        }
+    }
+}
+
+fn decode_answer(mut b: Vec<u8>, rank: usize) -> Result<Vec<u8>, String> {
+    match b.first() {
+        Some(0) => {
+            b.remove(0);
+            Ok(b)
+        }
+        Some(1) => Err(String::from_utf8_lossy(&b[1..]).into_owned()),
+        _ => Err(format!(
+            "rank {rank} answered a data operation with nothing"
+        )),
+    }
+}
+
+fn find(name: &str) -> Option<&'static DataOp> {
+    DATA_OPS.iter().find(|o| o.name == name)
+}
+
+/// The job's session when this process is the driver of a job of several ranks, where
+/// data are made in place.
+pub(crate) fn driver() -> Option<&'static Session> {
+    if crate::pool::in_worker() {
+        return None;
+    }
+    super::job::get().filter(|s| s.rank == 0 && s.size() > 1 && !s.closed())
+}
+
+/// Driver: runs operation `op` with `args` on every rank; every rank's answer, by rank,
+/// or the first error (the driver's own first, then by rank).
+pub(crate) fn run(s: &'static Session, op: &str, args: Vec<u8>) -> Result<Vec<Vec<u8>>, String> {
+    let f = find(op).unwrap_or_else(|| panic!("strads: no data operation `{op}` is linked in"));
+    let req = s.with(|core| collective::request(core, op, &args));
+    let mut ctx = Ctx {
+        rank: 0,
+        size: s.size(),
+        session: s,
+        req,
+        round: 0,
+    };
+    let mine = (f.run)(&mut ctx, &args);
+    let others = s.wait(|core| collective::take_replies(core, req));
+    let mut all = vec![mine?];
+    for (i, b) in others.into_iter().enumerate() {
+        all.push(decode_answer(b, i + 1)?);
+    }
+    Ok(all)
+}
+
+/// Worker: runs operation `req` the driver asked for and answers it.
+pub(crate) fn serve(s: &'static Session, req: u64, op: &str, args: &[u8]) {
+    let Some(f) = find(op) else {
+        s.fail(format!(
+            "rank {} runs {}, which has no data operation `{op}`: run the same program on \
+             every rank",
+            s.rank,
+            super::call::this_program()
+        ));
+    };
+    let mut ctx = Ctx {
+        rank: s.rank,
+        size: s.size(),
+        session: s,
+        req,
+        round: 0,
+    };
+    let answer = encode_answer((f.run)(&mut ctx, args));
+    s.with(|core| collective::reply(core, req, answer));
+}
+
+/// Each rank's answer decoded (postcard).
+pub(crate) fn decode_each<A: serde::de::DeserializeOwned>(
+    answers: &[Vec<u8>],
+) -> Result<Vec<A>, String> {
+    answers
+        .iter()
+        .enumerate()
+        .map(|(r, b)| {
+            postcard::from_bytes(b).map_err(|e| format!("rank {r}'s answer does not decode ({e})"))
+        })
+        .collect()
+}
+
+/// Driver: a sparse array made in place, each rank keeping its part under `id`, with the
+/// [`Facts`] of each rank's part.
+pub(crate) fn made<T, const N: usize>(
+    s: &'static Session,
+    id: u64,
+    shape: [usize; N],
+    facts: &[Facts],
+) -> Result<SparseArray<T, N>, String>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    let nnz: u64 = facts.iter().map(|f| f.count).sum();
+    let nnz = usize::try_from(nnz).map_err(|_| format!("{nnz} entries"))?;
+    let sorted = Facts::in_order(facts);
+    let ops: Arc<dyn SpreadOps> = Arc::new(Handle { s, id });
+    Ok(SparseArray::from_spread(
+        shape,
+        nnz,
+        sorted,
+        id,
+        Spread {
+            ops,
+            decode: crate::array::spread::decode_parts::<T, N>,
+        },
+    ))
+}
+
+/// The driver's side of a spread array: the collective operations on its parts.
+struct Handle {
+    s: &'static Session,
+    id: u64,
+}
+
+impl Handle {
+    fn run(&self, op: &str, args: Vec<u8>) -> Vec<Vec<u8>> {
+        run(self.s, op, args).unwrap_or_else(|e| {
+            self.s
+                .fail(format!("a spread array's parts on the ranks ({op}): {e}"))
+        })
+    }
+
+    fn sums(&self, op: &str, args: Vec<u8>) -> Vec<u64> {
+        let mut sum: Vec<u64> = Vec::new();
+        for (r, b) in self.run(op, args).into_iter().enumerate() {
+            let v: Vec<u64> = crate::array::le::get_vec(&b).unwrap_or_default();
+            if sum.is_empty() {
+                sum = vec![0; v.len()];
+            }
+            if v.len() != sum.len() {
+                self.s
+                    .fail(format!("rank {r} counted {} entries of {op}", v.len()));
+            }
+            for (a, b) in sum.iter_mut().zip(v) {
+                *a += b;
+            }
+        }
+        sum
+    }
+}
+
+impl SpreadOps for Handle {
+    fn gather(&self) -> Vec<Vec<u8>> {
+        self.run("strads::gather", postcard_args(&self.id))
+    }
+
+    fn histogram(&self, dim: usize, extent: usize) -> Vec<u64> {
+        let mut sum = vec![0u64; extent];
+        let answers = self.run("strads::histogram", postcard_args(&(self.id, dim, extent)));
+        for (r, b) in answers.iter().enumerate() {
+            if !builtin::add_counts(b, &mut sum) {
+                self.s
+                    .fail(format!("rank {r}'s histogram of dim {dim} does not decode"));
+            }
+        }
+        sum
+    }
+
+    fn block_counts(&self, dims: &[usize], bounds: &[Vec<usize>]) -> Vec<u64> {
+        self.sums(
+            "strads::block_counts",
+            postcard_args(&(self.id, dims, bounds)),
+        )
+    }
+
+    fn exchange(
+        &self,
+        dims: &[usize],
+        bounds: &[Vec<usize>],
+        workers: usize,
+        threads: usize,
+    ) -> (u64, Arc<dyn Any + Send + Sync>) {
+        let key = grid_key(dims, bounds, workers, threads);
+        let args = postcard_args(&(self.id, key, dims, bounds, workers, threads));
+        self.run("strads::exchange", args);
+        let blocks = super::store::kept_blocks(&traded_name(key), key).unwrap_or_else(|| {
+            self.s
+                .fail("the driver kept none of its blocks of a spread array".into())
+        });
+        (key, blocks)
+    }
+
+    fn fail(&self, message: String) -> ! {
+        self.s.fail(message)
+    }
+}
+
+/// The arguments of an operation, postcard.
+pub(crate) fn postcard_args<A: serde::Serialize>(a: &A) -> Vec<u8> {
+    postcard::to_allocvec(a).expect("arguments encode")
+}
+
+/// The key a grid of blocks and a layout of ranks are traded and kept under: the same on
+/// every rank of the same build.
+fn grid_key(dims: &[usize], bounds: &[Vec<usize>], workers: usize, threads: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    (dims, bounds, workers, threads).hash(&mut h);
+    h.finish() | 1
+}
+
+/// The name traded blocks are kept under in the store of blocks (one set per grid).
+pub(crate) fn traded_name(key: u64) -> String {
+    format!("traded:{key:x}")
+}
+
+/// Keeps this rank's traded blocks of array `id` under `key`.
+fn keep_traded(id: u64, key: u64, blocks: Arc<dyn Any + Send + Sync>, bytes: usize) {
+    super::store::keep_blocks(&traded_name(key), key, id, blocks, bytes);
+}
+
+mod builtin;

@@ -1,0 +1,248 @@
+//! A rank's part of a spread array ([`Share`]), and the parts this process keeps, by the
+//! driver's array id.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+
+use crate::array::le;
+use crate::space::{Buckets, Filled};
+
+/// What the driver learns of the part each rank made: enough for the array's facts (its
+/// entry count, and whether the entries are in index order).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Facts {
+    pub count: u64,
+    /// Whether the part's own entries are in index order.
+    pub sorted: bool,
+    pub first: Vec<u32>,
+    pub last: Vec<u32>,
+}
+
+impl Facts {
+    /// Whether the parts one after the other are in index order.
+    pub(crate) fn in_order(parts: &[Facts]) -> bool {
+        let mut last: Option<&Vec<u32>> = None;
+        for f in parts.iter().filter(|f| f.count > 0) {
+            if !f.sorted || last.is_some_and(|l| *l > f.first) {
+                return false;
+            }
+            last = Some(&f.last);
+        }
+        true
+    }
+}
+
+/// A rank's part of a spread array: a contiguous range of its entries.
+pub(crate) trait Share: Any + Send {
+    fn facts(&self) -> Facts;
+    /// Bytes of its entries.
+    fn bytes(&self) -> u64;
+    /// The part as [`SpreadOps::gather`](crate::array::spread::SpreadOps::gather) sends it.
+    fn encode(&self) -> Vec<u8>;
+    /// How many of its entries have each index of `dim` (below `extent`).
+    fn histogram(&self, dim: usize, extent: usize) -> Result<Vec<u64>, String>;
+    /// How many of its entries fall in each of `n_blocks` blocks.
+    fn block_counts(&self, block_of: &dyn Fn(&[u32]) -> usize, n_blocks: usize) -> Vec<u64>;
+    /// Its entries by destination rank (`owner(block)`): each message holds this part's
+    /// count of every block, then the entries of each block the destination owns, in order.
+    fn bucket_out(
+        &self,
+        block_of: &dyn Fn(&[u32]) -> usize,
+        n_blocks: usize,
+        owner: &dyn Fn(usize) -> usize,
+        ranks: usize,
+    ) -> Vec<Vec<u8>>;
+    /// This rank's blocks from every rank's messages ([`bucket_out`](Share::bucket_out)),
+    /// each block's entries in rank order: a [`Buckets`] of the array's type.
+    fn assemble(
+        &self,
+        messages: Vec<Vec<u8>>,
+        n_blocks: usize,
+        mine: &dyn Fn(usize) -> bool,
+    ) -> Result<(Arc<dyn Any + Send + Sync>, usize), String>;
+    /// The entries whose positions in this part `keep` says, as a new part.
+    fn select(&self, keep: &dyn Fn(usize) -> bool) -> Box<dyn Share>;
+}
+
+/// A part of entries of `T` with `N` indices each.
+pub(crate) struct Part<T, const N: usize> {
+    pub keys: Vec<[u32; N]>,
+    pub values: Vec<T>,
+}
+
+/// A part to keep.
+pub(crate) fn part<T, const N: usize>(keys: Vec<[u32; N]>, values: Vec<T>) -> Box<dyn Share>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    Box::new(Part { keys, values })
+}
+
+fn u64_at(b: &[u8], i: usize) -> Option<u64> {
+    let s = b.get(i * 8..i * 8 + 8)?;
+    Some(u64::from_le_bytes(s.try_into().ok()?))
+}
+
+impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
+    fn facts(&self) -> Facts {
+        Facts {
+            count: self.keys.len() as u64,
+            sorted: self.keys.is_sorted(),
+            first: self.keys.first().map_or(Vec::new(), |k| k.to_vec()),
+            last: self.keys.last().map_or(Vec::new(), |k| k.to_vec()),
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.keys.len() * (4 * N + std::mem::size_of::<T>())) as u64
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        crate::array::spread::encode_part(&self.keys, &self.values)
+    }
+
+    fn histogram(&self, dim: usize, extent: usize) -> Result<Vec<u64>, String> {
+        if dim >= N {
+            return Err(format!("dim {dim} of an array of {N}"));
+        }
+        let mut h = vec![0u64; extent];
+        for k in &self.keys {
+            *h.get_mut(k[dim] as usize)
+                .ok_or_else(|| format!("index {} beyond {extent}", k[dim]))? += 1;
+        }
+        Ok(h)
+    }
+
+    fn block_counts(&self, block_of: &dyn Fn(&[u32]) -> usize, n_blocks: usize) -> Vec<u64> {
+        let mut c = vec![0u64; n_blocks];
+        for k in &self.keys {
+            c[block_of(k)] += 1;
+        }
+        c
+    }
+
+    fn bucket_out(
+        &self,
+        block_of: &dyn Fn(&[u32]) -> usize,
+        n_blocks: usize,
+        owner: &dyn Fn(usize) -> usize,
+        ranks: usize,
+    ) -> Vec<Vec<u8>> {
+        let blocks: Vec<u32> = self.keys.iter().map(|k| block_of(k) as u32).collect();
+        let (order, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
+        drop(blocks);
+        let mut header = Vec::with_capacity(8 * n_blocks);
+        for b in 0..n_blocks {
+            header.extend_from_slice(&((offsets[b + 1] - offsets[b]) as u64).to_le_bytes());
+        }
+        let mut out = vec![header; ranks];
+        let mut values = Vec::new();
+        for b in 0..n_blocks {
+            let to = &mut out[owner(b)];
+            let ids = &order[offsets[b]..offsets[b + 1]];
+            for &i in ids {
+                for &x in &self.keys[i as usize] {
+                    to.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+            values.clear();
+            values.extend(ids.iter().map(|&i| self.values[i as usize].clone()));
+            le::put(&values, to);
+        }
+        out
+    }
+
+    fn assemble(
+        &self,
+        messages: Vec<Vec<u8>>,
+        n_blocks: usize,
+        mine: &dyn Fn(usize) -> bool,
+    ) -> Result<(Arc<dyn Any + Send + Sync>, usize), String> {
+        let size = le::wire_size::<T>().ok_or("a part of a type without bytes")?;
+        let head = 8 * n_blocks;
+        let mut lens = vec![0usize; n_blocks];
+        for (r, m) in messages.iter().enumerate() {
+            for (b, len) in lens.iter_mut().enumerate() {
+                *len += u64_at(m, b).ok_or(format!("rank {r}'s counts are cut short"))? as usize;
+            }
+        }
+        let held: usize = (0..n_blocks).filter(|&b| mine(b)).map(|b| lens[b]).sum();
+        let (mut keys, mut values) = (Vec::with_capacity(held), Vec::with_capacity(held));
+        let mut counts = vec![0usize; n_blocks];
+        // Where each rank's next block starts in its message.
+        let mut at: Vec<usize> = vec![head; messages.len()];
+        let shape = [u32::MAX as usize + 1; N];
+        for b in (0..n_blocks).filter(|&b| mine(b)) {
+            for (r, m) in messages.iter().enumerate() {
+                let n = u64_at(m, b).unwrap_or(0) as usize;
+                let k_end = at[r] + n * 4 * N;
+                let v_end = k_end + n * size;
+                let (Some(kb), Some(vb)) = (m.get(at[r]..k_end), m.get(k_end..v_end)) else {
+                    return Err(format!("rank {r}'s entries of block {b} are cut short"));
+                };
+                le::get_keys(kb, &shape, &mut keys).map_err(|_| "an index beyond u32")?;
+                values.extend(
+                    le::get_vec::<T>(vb).ok_or(format!("rank {r}'s values do not decode"))?,
+                );
+                at[r] = v_end;
+                counts[b] += n;
+            }
+        }
+        for (r, m) in messages.iter().enumerate() {
+            if at[r] != m.len() {
+                return Err(format!(
+                    "{} bytes after rank {r}'s entries",
+                    m.len() - at[r]
+                ));
+            }
+        }
+        let bytes = keys.len() * (4 * N + size);
+        let filled = Filled::from_parts(keys, values, &counts, lens);
+        Ok((Arc::new(Buckets::traded(filled)), bytes))
+    }
+
+    fn select(&self, keep: &dyn Fn(usize) -> bool) -> Box<dyn Share> {
+        let (mut keys, mut values) = (Vec::new(), Vec::new());
+        for (i, (k, v)) in self.keys.iter().zip(&self.values).enumerate() {
+            if keep(i) {
+                keys.push(*k);
+                values.push(v.clone());
+            }
+        }
+        part(keys, values)
+    }
+}
+
+/// The parts this process keeps, by the driver's array id.
+static PARTS: Mutex<BTreeMap<u64, Box<dyn Share>>> = Mutex::new(BTreeMap::new());
+
+/// Keeps `part` of the driver's array `id`.
+pub(crate) fn keep(id: u64, part: Box<dyn Share>) {
+    PARTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(id, part);
+}
+
+/// Runs `f` on this process's part of array `id`.
+pub(crate) fn with_part<R>(id: u64, f: impl FnOnce(&dyn Share) -> R) -> Result<R, String> {
+    let parts = PARTS.lock().unwrap_or_else(|e| e.into_inner());
+    let p = parts
+        .get(&id)
+        .ok_or_else(|| format!("this rank holds no part of array {id}"))?;
+    Ok(f(p.as_ref()))
+}
+
+/// Drops this process's part of array `id` (the driver dropped the array).
+pub(crate) fn forget(id: u64) {
+    PARTS.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+}
+
+/// The parts kept, and their bytes.
+pub(crate) fn held() -> (usize, u64) {
+    let parts = PARTS.lock().unwrap_or_else(|e| e.into_inner());
+    (parts.len(), parts.values().map(|p| p.bytes()).sum())
+}
