@@ -83,6 +83,15 @@ extern "C" fn at_exit() {
     }
 }
 
+/// The job's session when this process is the driver of a job of several ranks, outside
+/// any loop's task: where data sets are made in place (`spread`).
+pub(crate) fn data_driver() -> Option<&'static Session> {
+    if crate::pool::in_worker() {
+        return None;
+    }
+    get().filter(|s| s.rank == 0 && s.size() > 1 && !s.closed())
+}
+
 /// The session if one was started (does not start one).
 pub fn current() -> Option<&'static Session> {
     MADE.get().copied()

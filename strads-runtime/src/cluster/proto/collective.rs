@@ -7,40 +7,9 @@
 //! the facts the ranks agree on (shapes, histograms), and entries sent to the rank whose
 //! blocks hold them.
 
-use std::collections::VecDeque;
-
 use super::core::Core;
 use super::msg::Msg;
 use super::outputs::Outgoing;
-
-/// One rank's collective operations in progress: what it was asked, what it received.
-#[derive(Debug, Default)]
-pub struct Collectives {
-    /// Worker: operations the driver asked for, `(req, op, args)`.
-    ops: VecDeque<(u64, String, Vec<u8>)>,
-    /// Driver: the workers' answers, `(req, from, bytes)`.
-    replies: Vec<(u64, usize, Vec<u8>)>,
-    /// Bytes other ranks sent in a round of an operation, `(req, round, from, bytes)`.
-    rounds: Vec<(u64, u64, usize, Vec<u8>)>,
-    /// Driver: the next operation's number.
-    next_req: u64,
-}
-
-impl Collectives {
-    /// Takes in a frame of a collective operation; `false` when it is not one.
-    pub(super) fn handle(&mut self, from: usize, msg: &Msg, data: Option<Vec<u8>>) -> bool {
-        match msg {
-            Msg::Data { req, op, args } => self.ops.push_back((*req, op.clone(), args.clone())),
-            Msg::DataReply { req } => self.replies.push((*req, from, data.unwrap_or_default())),
-            Msg::Exchange { req, round } => {
-                self.rounds
-                    .push((*req, *round, from, data.unwrap_or_default()))
-            }
-            _ => return false,
-        }
-        true
-    }
-}
 
 /// Driver: asks every worker to run operation `op` with `args`; returns its number.
 pub fn request(core: &mut Core, op: &str, args: &[u8]) -> u64 {

@@ -63,7 +63,7 @@ pub struct Core {
     pub sent_bytes: u64,
     pub received_bytes: u64,
     /// Collective data operations between calls.
-    pub(super) data: super::collective::Collectives,
+    pub(super) data: super::collected::Collectives,
 }
 
 impl Core {

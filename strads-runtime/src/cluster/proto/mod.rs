@@ -14,6 +14,7 @@
 //! - `sim`: the simulated network that runs many ranks' cores in virtual time.
 //! - `verify`: a call plan run on tags of last writers, for tests.
 
+pub mod collected;
 pub mod collective;
 pub mod core;
 pub mod directory;

@@ -132,15 +132,6 @@ fn find(name: &str) -> Option<&'static DataOp> {
     DATA_OPS.iter().find(|o| o.name == name)
 }
 
-/// The job's session when this process is the driver of a job of several ranks, where
-/// data are made in place.
-pub(crate) fn driver() -> Option<&'static Session> {
-    if crate::pool::in_worker() {
-        return None;
-    }
-    super::job::get().filter(|s| s.rank == 0 && s.size() > 1 && !s.closed())
-}
-
 /// Driver: runs operation `op` with `args` on every rank; every rank's answer, by rank,
 /// or the first error (the driver's own first, then by rank).
 pub(crate) fn run(s: &'static Session, op: &str, args: Vec<u8>) -> Result<Vec<Vec<u8>>, String> {
@@ -287,7 +278,7 @@ impl SpreadOps for Handle {
         workers: usize,
         threads: usize,
     ) -> (u64, Arc<dyn Any + Send + Sync>) {
-        let key = grid_key(dims, bounds, workers, threads);
+        let key = grid_key(self.id, dims, bounds, workers, threads);
         let args = postcard_args(&(self.id, key, dims, bounds, workers, threads));
         self.run("strads::exchange", args);
         let blocks = super::store::kept_blocks(&traded_name(key), key).unwrap_or_else(|| {
@@ -307,12 +298,12 @@ pub(crate) fn postcard_args<A: serde::Serialize>(a: &A) -> Vec<u8> {
     postcard::to_allocvec(a).expect("arguments encode")
 }
 
-/// The key a grid of blocks and a layout of ranks are traded and kept under: the same on
-/// every rank of the same build.
-fn grid_key(dims: &[usize], bounds: &[Vec<usize>], workers: usize, threads: usize) -> u64 {
+/// The key array `id`'s blocks of a grid, for a layout of ranks, are traded and kept under:
+/// the same on every rank of the same build.
+fn grid_key(id: u64, dims: &[usize], bounds: &[Vec<usize>], workers: usize, threads: usize) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::hash::DefaultHasher::new();
-    (dims, bounds, workers, threads).hash(&mut h);
+    (id, dims, bounds, workers, threads).hash(&mut h);
     h.finish() | 1
 }
 

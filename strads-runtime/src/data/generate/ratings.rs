@@ -8,7 +8,11 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::array::SparseArray;
 use crate::error::Result;
 
+use super::in_place::{first_occurrences, range};
 use super::{Dedupe, MAX_DIM, bad_parameter, check_memory};
+use crate::cluster::session::Session;
+use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, Facts};
+use crate::error::Error;
 
 /// The mean rating around which the synthetic ratings spread.
 pub(super) const MEAN_RATING: f32 = 3.5;
@@ -145,8 +149,8 @@ pub fn try_low_rank_ratings(cfg: &LowRankConfig) -> Result<SparseArray<f32, 2>> 
     let shape = [users, items];
     let space = (users as u128 * items as u128) / 2;
     let target = usize::try_from(space).map_or(ratings, |space| ratings.min(space));
-    if let Some(s) = crate::cluster::spread::driver() {
-        return super::in_place::ratings(s, cfg, target);
+    if let Some(s) = crate::cluster::job::data_driver() {
+        return in_place(s, cfg, target);
     }
     // Factors and permutations, then the entries and the deduplication sets.
     check_memory(
@@ -259,4 +263,73 @@ pub(super) fn draw(
         }
     }
     entries
+}
+
+/// The arguments of a generated rating set made in place: the array's id, the config's
+/// fields and the number of ratings.
+type RatingArgs = (u64, usize, usize, usize, usize, f32, f64, u64, usize);
+
+/// Driver: `cfg`'s `target` ratings made in place on the job's ranks.
+fn in_place(
+    s: &'static Session,
+    cfg: &LowRankConfig,
+    target: usize,
+) -> Result<SparseArray<f32, 2>> {
+    let id = crate::array::fresh_id();
+    let c = cfg;
+    let args: RatingArgs = (
+        id,
+        c.users,
+        c.items,
+        c.ratings,
+        c.rank,
+        c.noise,
+        c.zipf_exponent,
+        c.seed,
+        target,
+    );
+    let answers =
+        spread::run(s, RATINGS.name, spread::postcard_args(&args)).map_err(Error::Rank)?;
+    let facts: Vec<Facts> = spread::decode_each(&answers).map_err(Error::Rank)?;
+    spread::made(s, id, [cfg.users, cfg.items], &facts).map_err(Error::Rank)
+}
+
+#[linkme::distributed_slice(DATA_OPS)]
+static RATINGS: DataOp = DataOp {
+    name: "strads::low_rank_ratings",
+    run: ratings_part,
+};
+
+/// One rank's part of a generated rating set.
+fn ratings_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let (id, users, items, ratings, rank, noise, zipf_exponent, seed, target): RatingArgs =
+        postcard::from_bytes(args).map_err(|e| format!("ratings' arguments ({e})"))?;
+    let cfg = LowRankConfig {
+        users,
+        items,
+        ratings,
+        rank,
+        noise,
+        zipf_exponent,
+        seed,
+    };
+    let (me, size) = (ctx.rank, ctx.size);
+    let fits = check_memory(
+        &format!("a {size}th of {users} x {items} generated ratings ({target} ratings)"),
+        bytes_needed(&cfg, target, size),
+    );
+    ctx.agree(fits.map_err(|e| e.to_string()))?;
+    let mut dedupe = Dedupe::new(target / size + 1);
+    let entries = draw(&cfg, target, range(target, me, size), |chunk| {
+        first_occurrences(ctx, &mut dedupe, chunk)
+    });
+    drop(dedupe);
+    let (keys, values): (Vec<[u32; 2]>, Vec<f32>) = entries
+        .into_iter()
+        .map(|([u, i], v)| ([u as u32, i as u32], v))
+        .unzip();
+    let part = spread::part(keys, values);
+    let facts = part.facts();
+    spread::keep(id, part);
+    Ok(spread::postcard_args(&facts))
 }
