@@ -19,13 +19,25 @@
 //! only what it does not still hold), and `in place`, today's runtime between consecutive
 //! calls (the written parts stay where they were last written, and the next call takes
 //! them from there).
+//!
+//! Memory per rank (issue 25), for `in place`, the runtime's placement: the ratings (each
+//! rank's part as made in place, 12 bytes an entry, and its blocks after the trade, as
+//! many again), the factor rows the itinerary leaves it or sends it over an epoch (the
+//! union of the parts it holds at the start and the regions it receives: what a rank
+//! holds today, since a worker keeps the pages of rotated blocks after handing them on),
+//! and what it would hold if it released a rotated block after its hand-off (its own rows
+//! plus two blocks in flight). The largest rank is printed. The ten times larger set:
+//!
+//! ```text
+//! cargo bench --bench cluster_sim -- --ratings 1000000000 --users 10000000 --items 1000000 --k 128
+//! ```
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use clap::Parser;
-use strads::cluster::proto::Itinerary;
 use strads::cluster::proto::sim::{Link, Sim, sgd_mf_2d};
+use strads::cluster::proto::{Itinerary, PlanArray, Region};
 
 #[path = "common/sgd.rs"]
 #[allow(dead_code)]
@@ -98,8 +110,16 @@ fn main() {
         serial
     );
     println!(
-        "{:>8} {:>9} {:>9} {:>11} {:>10} {:>10} {:>11}",
-        "link", "workers", "placing", "epoch_s", "speedup", "effic", "ring_wait"
+        "{:>8} {:>9} {:>9} {:>11} {:>10} {:>10} {:>11} {:>12} {:>12}",
+        "link",
+        "workers",
+        "placing",
+        "epoch_s",
+        "speedup",
+        "effic",
+        "ring_wait",
+        "rank_MiB",
+        "released"
     );
     let mut rows: Vec<(f64, usize, &str, f64)> = Vec::new();
     for gbps in [10.0f64, 40.0] {
@@ -132,15 +152,28 @@ fn main() {
                 let epoch = r.makespan as f64 / 1e6;
                 let eff = serial / (p as f64 * epoch);
                 let wait = r.waiting as f64 / (p as f64 * r.makespan as f64);
+                let (held, released) = if placing == "in place" {
+                    let start = Itinerary::new(&sched, p, 1, &arrays, false).expect("2D ships");
+                    let data = 24.0 * args.ratings as f64 / p as f64;
+                    let (h, r) = memory(&plan, &start.next_arrays(&arrays), p, sched.steps.len());
+                    (
+                        format!("{:.0}", (data + h) / MIB),
+                        format!("{:.0}", (data + r) / MIB),
+                    )
+                } else {
+                    ("-".into(), "-".into())
+                };
                 println!(
-                    "{:>6}Gb {:>9} {:>9} {:>11.4} {:>10.1} {:>9.1}% {:>10.1}%",
+                    "{:>6}Gb {:>9} {:>9} {:>11.4} {:>10.1} {:>9.1}% {:>10.1}% {:>12} {:>12}",
                     gbps,
                     p,
                     placing,
                     epoch,
                     serial / epoch,
                     eff * 100.0,
-                    wait * 100.0
+                    wait * 100.0,
+                    held,
+                    released
                 );
                 rows.push((gbps, p, placing, eff));
             }
@@ -150,6 +183,62 @@ fn main() {
     if let Some(dir) = &args.plot {
         plot(dir, &rows).expect("the plot is written");
     }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The elements of `0..len` outside `r`.
+fn complement(r: &Region, len: u64) -> Region {
+    let mut out = Region::default();
+    let mut at = 0;
+    for &(lo, hi) in &r.0 {
+        out.push(at, lo);
+        at = hi;
+    }
+    out.push(at, len);
+    out
+}
+
+/// Bytes of `f32` factor elements the largest rank holds over one call of `plan` that
+/// starts from `arrays` (the parts left by the previous call): the union of what it holds
+/// at the start and what it receives; and what it would hold releasing each rotated block
+/// after handing it on (the rows it keeps, plus two rotated blocks of `time_parts`).
+fn memory(plan: &Itinerary, arrays: &[PlanArray], ranks: usize, time_parts: usize) -> (f64, f64) {
+    let mut most: (f64, f64) = (0.0, 0.0);
+    for r in 0..ranks {
+        let (mut held, mut kept) = (0u64, 0u64);
+        for (a, pa) in arrays.iter().enumerate() {
+            let len: u64 = pa.shape.iter().product::<usize>() as u64;
+            let mut have = Region::default();
+            // The driver holds what no other rank does.
+            let away: Region = pa
+                .away
+                .iter()
+                .fold(Region::default(), |u, (g, _)| u.union(g));
+            let mut start: Region = pa
+                .away
+                .iter()
+                .filter(|(_, o)| *o == r)
+                .fold(Region::default(), |u, (g, _)| u.union(g));
+            if r == 0 {
+                start = start.union(&complement(&away, len));
+            }
+            have = have.union(&start);
+            for t in plan.transfers.iter().filter(|t| t.to == r && t.array == a) {
+                have = have.union(&t.region);
+            }
+            held += have.len();
+            // Array 0 keeps its rows on their rank; array 1 rotates.
+            kept += if a == 0 {
+                start.len()
+            } else {
+                2 * (len / time_parts.max(1) as u64)
+            };
+        }
+        most.0 = most.0.max(held as f64 * 4.0);
+        most.1 = most.1.max(kept as f64 * 4.0);
+    }
+    most
 }
 
 fn plot(dir: &std::path::Path, rows: &[(f64, usize, &str, f64)]) -> std::io::Result<()> {

@@ -177,10 +177,11 @@ fn check() -> Result<(), String> {
             ));
         }
         sent.push(figure(&explain, "strads cluster: the driver sent ").unwrap_or(0));
-        // The ratings reach rank 1 block by block, only those its worker runs (of `step`
-        // and of `total`): at the end it holds the ratings as an array of no entries (its
-        // shape) and as its two loops' blocks, not whole (4,000 entries of 12 bytes, 48,000
-        // bytes, for either loop).
+        // The ratings are generated in place: rank 1 makes its half of the entries, and
+        // the first call of each loop trades them so that it holds the blocks its worker
+        // runs (of `step` and of `total`): at the end it holds the ratings as an array of
+        // no entries (its shape), as its part (under 48,000 bytes: 4,000 entries of 12
+        // bytes are the whole) and as its two loops' blocks, not whole.
         let line = explain
             .lines()
             .find_map(|l| l.strip_prefix("[rank 1] strads cluster: this rank holds "))
@@ -189,7 +190,7 @@ fn check() -> Result<(), String> {
             .split(|c: char| !c.is_ascii_digit())
             .filter_map(|w| w.parse().ok())
             .collect();
-        if !matches!(numbers[..], [1, 0, 2, b] if b > 0 && b < 2 * 48_000) {
+        if !matches!(numbers[..], [1, 0, 2, b, 1, p] if b > 0 && b < 2 * 48_000 && p < 48_000) {
             return Err(format!("{role}: rank 1 holds {line:?}:\n{explain}"));
         }
     }
