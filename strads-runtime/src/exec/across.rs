@@ -111,19 +111,8 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             && let Some(runs) = cluster::call::block_ranks(base.schedule, s.threads)
             && let Some(key) = space.spread_blocks(blocks, s.workers(), s.threads, &runs)
         {
-            let traded = Traded(key);
-            let shape = cluster::wire::ShapeWire(ship.arrays[i]);
-            let mut arrays = ship.arrays.clone();
-            arrays[i] = &shape;
-            let ship = Shipment {
-                name: ship.name,
-                captured: ship.captured.clone(),
-                space: ship.space.clone(),
-                arrays,
-                parts: ship.parts,
-                values: ship.values,
-                blocks: Some(&traded),
-            };
+            let (shape, traded) = (cluster::wire::ShapeWire(ship.arrays[i]), Traded(key));
+            let ship = by_shape(ship, i, &shape, &traded);
             return across(&self.call.side, base, &ship, f);
         }
         if let (Some(blocks), Some(i)) = (self.blocks(), index)
@@ -137,20 +126,31 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
                 key: (meta.id, meta.version),
             };
             let shape = cluster::wire::ShapeWire(ship.arrays[i]);
-            let mut arrays = ship.arrays.clone();
-            arrays[i] = &shape;
-            let ship = Shipment {
-                name: ship.name,
-                captured: ship.captured.clone(),
-                space: ship.space.clone(),
-                arrays,
-                parts: ship.parts,
-                values: ship.values,
-                blocks: Some(&by_blocks),
-            };
+            let ship = by_shape(ship, i, &shape, &by_blocks);
             return across(&self.call.side, base, &ship, f);
         }
         across(&self.call.side, base, ship, f)
+    }
+}
+
+/// `ship` with its space array `i` crossing as its shape, and its blocks crossing as
+/// `blocks` say.
+fn by_shape<'a>(
+    ship: &Shipment<'a>,
+    i: usize,
+    shape: &'a dyn WireArray,
+    blocks: &'a dyn cluster::call::BlocksWire,
+) -> Shipment<'a> {
+    let mut arrays = ship.arrays.clone();
+    arrays[i] = shape;
+    Shipment {
+        name: ship.name,
+        captured: ship.captured.clone(),
+        space: ship.space.clone(),
+        arrays,
+        parts: ship.parts,
+        values: ship.values,
+        blocks: Some(blocks),
     }
 }
 
