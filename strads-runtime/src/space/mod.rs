@@ -16,7 +16,7 @@ use strads_analysis::Partition;
 pub use dense::BoxBlocks;
 pub use grid::{GridSpace, RangeDim, RangeSpace};
 pub use sparse::Buckets;
-pub(crate) use sparse::{Filled, grid_block, owner};
+pub(crate) use sparse::{Filled, grid, owner};
 
 /// What a `#[parallel_for]` loop can iterate over.
 pub trait Space: Sync {

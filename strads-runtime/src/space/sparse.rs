@@ -68,16 +68,12 @@ impl<T, const N: usize> Filled<T, N> {
 }
 
 impl<T, const N: usize> Buckets<T, N> {
-    fn filled(f: Filled<T, N>) -> Self {
+    /// Blocks whose entries are all here (a whole array's, a worker's, a rank's traded).
+    pub(crate) fn filled(f: Filled<T, N>) -> Self {
         Buckets {
             whole: OnceLock::from(f),
             spread: None,
         }
-    }
-
-    /// A rank's blocks of a spread array (what the trade of entries makes).
-    pub(crate) fn traded(f: Filled<T, N>) -> Self {
-        Self::filled(f)
     }
 
     /// Number of iterations in each block.
@@ -106,16 +102,8 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Buckets<T, N> {
                 .spread
                 .as_ref()
                 .expect("buckets without entries are spread");
-            let parts: Vec<Partition> = g
-                .bounds
-                .iter()
-                .map(|b| Partition { bounds: b.clone() })
-                .collect();
-            let counts: Vec<usize> = parts.iter().map(Partition::len).collect();
-            let tables: Vec<Vec<u32>> = parts.iter().map(Partition::lookup_table).collect();
-            space.bucket(counts.iter().product(), |k| {
-                grid_block(&g.dims, &tables, &counts, k)
-            })
+            let (block_of, n) = grid(&g.dims, &g.bounds);
+            space.bucket(n, |k| block_of(k))
         })
     }
 }
@@ -145,13 +133,23 @@ fn sparse_partitioning() -> Partitioning {
     crate::config::get().partition
 }
 
+/// The block of a key in the grid of partition `bounds` over `dims` (row-major, as
+/// [`grid_block`]), and the number of blocks: how every rank places a spread array's
+/// entries.
+pub(crate) fn grid(dims: &[usize], bounds: &[Vec<usize>]) -> (impl Fn(&[u32]) -> usize, usize) {
+    let parts: Vec<Partition> = bounds
+        .iter()
+        .map(|b| Partition { bounds: b.clone() })
+        .collect();
+    let counts: Vec<usize> = parts.iter().map(Partition::len).collect();
+    let tables: Vec<Vec<u32>> = parts.iter().map(Partition::lookup_table).collect();
+    let n = counts.iter().product();
+    let dims = dims.to_vec();
+    (move |k: &[u32]| grid_block(&dims, &tables, &counts, k), n)
+}
+
 /// The block of `key` in the grid of partitions: row-major over the partitioned dims.
-pub(crate) fn grid_block(
-    dims: &[usize],
-    tables: &[Vec<u32>],
-    counts: &[usize],
-    key: &[u32],
-) -> usize {
+fn grid_block(dims: &[usize], tables: &[Vec<u32>], counts: &[usize], key: &[u32]) -> usize {
     let mut b = 0usize;
     for (k, &d) in dims.iter().enumerate() {
         b = b * counts[k] + tables[k][key[d] as usize] as usize;
@@ -179,23 +177,19 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         if sparse_partitioning() == Partitioning::Uniform {
             return Partition::uniform(self.shape()[dim], p);
         }
-        let hist = match self.spread() {
+        if let Some(ops) = self.spread() {
             // Each rank counts its part; the histograms are summed, once per dim and count.
-            Some(ops) => {
-                let key = format!("partition:{dim}:{p}");
-                let part = self.cache.get_or_insert(&key, || {
+            let part = self
+                .cache
+                .get_or_insert(&format!("partition:{dim}:{p}"), || {
                     Partition::balanced(&ops.histogram(dim, self.shape()[dim]), p)
                 });
-                return (*part).clone();
-            }
-            None => {
-                let mut hist = vec![0u64; self.shape()[dim]];
-                for k in self.raw_keys() {
-                    hist[k[dim] as usize] += 1;
-                }
-                hist
-            }
-        };
+            return (*part).clone();
+        }
+        let mut hist = vec![0u64; self.shape()[dim]];
+        for k in self.raw_keys() {
+            hist[k[dim] as usize] += 1;
+        }
         Partition::balanced(&hist, p)
     }
     fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<Buckets<T, N>> {
@@ -396,18 +390,7 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
     if cur.at != bytes.len() {
         return Err(format!("{} bytes after the blocks", bytes.len() - cur.at));
     }
-    let mut offsets = Vec::with_capacity(n_blocks + 1);
-    offsets.push(0);
-    for c in counts {
-        offsets.push(offsets.last().copied().unwrap_or(0) + c);
-    }
-    Ok(Filled {
-        ids: vec![u32::MAX; keys.len()],
-        keys,
-        values,
-        offsets,
-        lens,
-    })
+    Ok(Filled::from_parts(keys, values, &counts, lens))
 }
 
 /// Bytes read front to back.

@@ -2,28 +2,11 @@
 //! histogram or each block's entries, and trade entries so that each rank holds the blocks
 //! its workers run.
 
-use strads_analysis::Partition;
-
 use super::{Ctx, DATA_OPS, DataOp, keep_traded, with_part};
+use crate::space::grid;
 
 fn decode<'a, A: serde::Deserialize<'a>>(args: &'a [u8], op: &str) -> Result<A, String> {
     postcard::from_bytes(args).map_err(|e| format!("the arguments of {op} do not decode ({e})"))
-}
-
-/// The block of a key in the grid of `bounds` over `dims`, and the number of blocks.
-fn grid(dims: &[usize], bounds: &[Vec<usize>]) -> (impl Fn(&[u32]) -> usize, usize) {
-    let parts: Vec<Partition> = bounds
-        .iter()
-        .map(|b| Partition { bounds: b.clone() })
-        .collect();
-    let counts: Vec<usize> = parts.iter().map(Partition::len).collect();
-    let tables: Vec<Vec<u32>> = parts.iter().map(Partition::lookup_table).collect();
-    let n = counts.iter().product();
-    let dims = dims.to_vec();
-    (
-        move |k: &[u32]| crate::space::grid_block(&dims, &tables, &counts, k),
-        n,
-    )
 }
 
 /// Counts by index, dense (`0`, then a `u64` each) or, when fewer bytes, as the indices
@@ -65,12 +48,6 @@ pub(super) fn add_counts(bytes: &[u8], sum: &mut [u64]) -> bool {
     }
 }
 
-fn numbers(v: Vec<u64>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(8 * v.len());
-    crate::array::le::put(&v, &mut out);
-    out
-}
-
 #[linkme::distributed_slice(DATA_OPS)]
 static GATHER: DataOp = DataOp {
     name: "strads::gather",
@@ -96,7 +73,7 @@ static BLOCK_COUNTS: DataOp = DataOp {
         let (id, dims, bounds): (u64, Vec<usize>, Vec<Vec<usize>>) = decode(args, "block_counts")?;
         check_grid(&dims, &bounds)?;
         let (block_of, n) = grid(&dims, &bounds);
-        with_part(id, |p| numbers(p.block_counts(&block_of, n)))
+        with_part(id, |p| encode_counts(&p.block_counts(&block_of, n)))
     },
 };
 

@@ -228,19 +228,13 @@ impl Handle {
         })
     }
 
-    fn sums(&self, op: &str, args: Vec<u8>) -> Vec<u64> {
-        let mut sum: Vec<u64> = Vec::new();
-        for (r, b) in self.run(op, args).into_iter().enumerate() {
-            let v: Vec<u64> = crate::array::le::get_vec(&b).unwrap_or_default();
-            if sum.is_empty() {
-                sum = vec![0; v.len()];
-            }
-            if v.len() != sum.len() {
+    /// Every rank's counts of `len` slots (`builtin::encode_counts`), summed.
+    fn sums(&self, op: &str, args: Vec<u8>, len: usize) -> Vec<u64> {
+        let mut sum = vec![0u64; len];
+        for (r, b) in self.run(op, args).iter().enumerate() {
+            if !builtin::add_counts(b, &mut sum) {
                 self.s
-                    .fail(format!("rank {r} counted {} entries of {op}", v.len()));
-            }
-            for (a, b) in sum.iter_mut().zip(v) {
-                *a += b;
+                    .fail(format!("rank {r}'s counts of {op} do not decode"));
             }
         }
         sum
@@ -253,22 +247,14 @@ impl SpreadOps for Handle {
     }
 
     fn histogram(&self, dim: usize, extent: usize) -> Vec<u64> {
-        let mut sum = vec![0u64; extent];
-        let answers = self.run("strads::histogram", postcard_args(&(self.id, dim, extent)));
-        for (r, b) in answers.iter().enumerate() {
-            if !builtin::add_counts(b, &mut sum) {
-                self.s
-                    .fail(format!("rank {r}'s histogram of dim {dim} does not decode"));
-            }
-        }
-        sum
+        let args = postcard_args(&(self.id, dim, extent));
+        self.sums("strads::histogram", args, extent)
     }
 
     fn block_counts(&self, dims: &[usize], bounds: &[Vec<usize>]) -> Vec<u64> {
-        self.sums(
-            "strads::block_counts",
-            postcard_args(&(self.id, dims, bounds)),
-        )
+        let n = bounds.iter().map(|b| b.len().saturating_sub(1)).product();
+        let args = postcard_args(&(self.id, dims, bounds));
+        self.sums("strads::block_counts", args, n)
     }
 
     fn exchange(

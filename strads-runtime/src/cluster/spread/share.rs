@@ -201,7 +201,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
         }
         let bytes = keys.len() * (4 * N + size);
         let filled = Filled::from_parts(keys, values, &counts, lens);
-        Ok((Arc::new(Buckets::traded(filled)), bytes))
+        Ok((Arc::new(Buckets::filled(filled)), bytes))
     }
 
     fn select(&self, keep: &dyn Fn(usize) -> bool) -> Box<dyn Share> {

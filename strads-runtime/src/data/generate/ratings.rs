@@ -30,7 +30,7 @@ const SKEWED_DRAWS_PER_RATING: usize = 8;
 /// let big = LowRankConfig { users: 100_000, items: 20_000, ratings: 10_000_000, ..Default::default() };
 /// assert_eq!(big.rank, 10);
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LowRankConfig {
     /// Number of users (rows).
     pub users: usize,
@@ -265,9 +265,9 @@ pub(super) fn draw(
     entries
 }
 
-/// The arguments of a generated rating set made in place: the array's id, the config's
-/// fields and the number of ratings.
-type RatingArgs = (u64, usize, usize, usize, usize, f32, f64, u64, usize);
+/// The arguments of a generated rating set made in place: the array's id, the config
+/// and the number of ratings.
+type RatingArgs = (u64, LowRankConfig, usize);
 
 /// Driver: `cfg`'s `target` ratings made in place on the job's ranks.
 fn in_place(
@@ -276,18 +276,7 @@ fn in_place(
     target: usize,
 ) -> Result<SparseArray<f32, 2>> {
     let id = crate::array::fresh_id();
-    let c = cfg;
-    let args: RatingArgs = (
-        id,
-        c.users,
-        c.items,
-        c.ratings,
-        c.rank,
-        c.noise,
-        c.zipf_exponent,
-        c.seed,
-        target,
-    );
+    let args: RatingArgs = (id, cfg.clone(), target);
     let answers =
         spread::run(s, RATINGS.name, spread::postcard_args(&args)).map_err(Error::Rank)?;
     let facts: Vec<Facts> = spread::decode_each(&answers).map_err(Error::Rank)?;
@@ -302,20 +291,14 @@ static RATINGS: DataOp = DataOp {
 
 /// One rank's part of a generated rating set.
 fn ratings_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
-    let (id, users, items, ratings, rank, noise, zipf_exponent, seed, target): RatingArgs =
+    let (id, cfg, target): RatingArgs =
         postcard::from_bytes(args).map_err(|e| format!("ratings' arguments ({e})"))?;
-    let cfg = LowRankConfig {
-        users,
-        items,
-        ratings,
-        rank,
-        noise,
-        zipf_exponent,
-        seed,
-    };
     let (me, size) = (ctx.rank, ctx.size);
     let fits = check_memory(
-        &format!("a {size}th of {users} x {items} generated ratings ({target} ratings)"),
+        &format!(
+            "a {size}th of {} x {} generated ratings ({target} ratings)",
+            cfg.users, cfg.items
+        ),
         bytes_needed(&cfg, target, size),
     );
     ctx.agree(fits.map_err(|e| e.to_string()))?;
