@@ -3,7 +3,7 @@
 //! in error messages.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -50,45 +50,128 @@ fn for_each_line_max(
     max: usize,
     f: &mut impl FnMut(usize, &[u8]) -> Result<()>,
 ) -> Result<usize> {
-    let io_error = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = File::open(path).map_err(io_error)?;
-    let mut reader = BufReader::with_capacity(1 << 17, file);
-    let mut buf = Vec::with_capacity(4096);
-    let mut line_no = 0usize;
-    loop {
-        buf.clear();
-        // At most `max` bytes and the `\n`: a longer line stops here.
-        let read = (&mut reader)
-            .take(max as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .map_err(io_error)?;
-        if read == 0 {
-            return Ok(line_no);
-        }
-        line_no += 1;
-        let mut line = match buf.strip_suffix(b"\n") {
-            Some(line) => line,
-            None if buf.len() > max => {
-                return Err(Error::Parse {
-                    path: path.to_path_buf(),
-                    line: line_no,
-                    message: format!(
-                        "the line is longer than {max} bytes (the loaders' limit), starting {}: \
-                         not a text file of this format",
-                        quote(&buf[..buf.len().min(MAX_QUOTE)])
-                    ),
-                    expected: expected.to_owned(),
-                });
-            }
-            None => &buf,
+    let mut lines = Lines::open(path, 0..u64::MAX, expected, max)?;
+    while let Some((line_no, _)) = lines.advance()? {
+        f(line_no, lines.line())?;
+    }
+    Ok(lines.count())
+}
+
+/// The lines of a file that start within a byte range, read one at a time: what one rank
+/// of a cluster job reads of a file every rank sees (`load`'s data in place). The ranges
+/// `[lo, hi)` of the ranks, one after the other, cover the file, so every line is read by
+/// exactly one rank: the one whose range holds its first byte.
+///
+/// Lines are numbered from 1 within the range; a UTF-8 byte order mark is stripped from
+/// the file's first line. A line longer than `max` bytes is an [`Error::Parse`] expecting
+/// `expected`, read no further.
+pub(crate) struct Lines<'p> {
+    path: &'p Path,
+    expected: &'p str,
+    max: usize,
+    reader: BufReader<File>,
+    buf: Vec<u8>,
+    /// Offset of the next line's first byte.
+    at: u64,
+    hi: u64,
+    line_no: usize,
+}
+
+impl<'p> Lines<'p> {
+    /// Opens `path` at the first line that starts at or after `range.start`.
+    pub(crate) fn open(
+        path: &'p Path,
+        range: std::ops::Range<u64>,
+        expected: &'p str,
+        max: usize,
+    ) -> Result<Self> {
+        let io_error = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
         };
-        if line_no == 1 {
-            line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+        let file = File::open(path).map_err(io_error)?;
+        let mut reader = BufReader::with_capacity(1 << 17, file);
+        let mut at = 0;
+        let mut hi = range.end;
+        if range.start > 0 {
+            // The line holding byte `start - 1` belongs to the range before this one.
+            reader
+                .seek(SeekFrom::Start(range.start - 1))
+                .map_err(io_error)?;
+            let mut skipped = Vec::new();
+            let n = (&mut reader)
+                .take(max as u64 + 2)
+                .read_until(b'\n', &mut skipped)
+                .map_err(io_error)?;
+            at = range.start - 1 + n as u64;
+            if skipped.last() != Some(&b'\n') {
+                // The file ends in that line, or the line is longer than `max`: the
+                // range before reads it (and refuses it); nothing starts in this one.
+                hi = 0;
+            }
         }
-        f(line_no, line)?;
+        Ok(Lines {
+            path,
+            expected,
+            max,
+            reader,
+            buf: Vec::with_capacity(4096),
+            at,
+            hi,
+            line_no: 0,
+        })
+    }
+
+    /// Reads the next line of the range: its number and its first byte's offset, or
+    /// `None` after the last.
+    pub(crate) fn advance(&mut self) -> Result<Option<(usize, u64)>> {
+        if self.at >= self.hi {
+            return Ok(None);
+        }
+        self.buf.clear();
+        // At most `max` bytes and the `\n`: a longer line stops here.
+        let read = (&mut self.reader)
+            .take(self.max as u64 + 1)
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|source| Error::Io {
+                path: self.path.to_path_buf(),
+                source,
+            })?;
+        if read == 0 {
+            return Ok(None);
+        }
+        let start = self.at;
+        self.at += read as u64;
+        self.line_no += 1;
+        if self.buf.last() == Some(&b'\n') {
+            self.buf.pop();
+        } else if self.buf.len() > self.max {
+            return Err(Error::Parse {
+                path: self.path.to_path_buf(),
+                line: self.line_no,
+                message: format!(
+                    "the line is longer than {} bytes (the loaders' limit), starting {}: \
+                     not a text file of this format",
+                    self.max,
+                    quote(&self.buf[..self.buf.len().min(MAX_QUOTE)])
+                ),
+                expected: self.expected.to_owned(),
+            });
+        }
+        if start == 0 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+            self.buf.drain(..3);
+        }
+        Ok(Some((self.line_no, start)))
+    }
+
+    /// The line [`advance`](Lines::advance) read last, without its `\n`.
+    pub(crate) fn line(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// How many lines were read.
+    pub(crate) fn count(&self) -> usize {
+        self.line_no
     }
 }
 
@@ -230,6 +313,46 @@ mod tests {
             .unwrap(),
             1
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Ranges that cover a file, cut anywhere, read every line exactly once, in order and
+    /// with its offset; a range inside a line reads nothing.
+    #[test]
+    fn ranges_read_every_line_once() {
+        let dir = std::env::temp_dir().join(format!("strads-text-ranges-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("ranges.txt");
+        let text = b"\xEF\xBB\xBFab\n\ncd\r\nefg\nh";
+        std::fs::write(&path, text).unwrap();
+        let whole = |lo: u64, hi: u64| {
+            let mut lines = Lines::open(&path, lo..hi, "lines", 8).unwrap();
+            let mut seen = Vec::new();
+            while let Some((_, at)) = lines.advance().unwrap() {
+                seen.push((at, lines.line().to_vec()));
+            }
+            seen
+        };
+        let all = whole(0, u64::MAX);
+        assert_eq!(
+            all,
+            vec![
+                (0, b"ab".to_vec()),
+                (6, Vec::new()),
+                (7, b"cd\r".to_vec()),
+                (11, b"efg".to_vec()),
+                (15, b"h".to_vec())
+            ]
+        );
+        let n = text.len() as u64;
+        for a in 0..=n {
+            for b in a..=n {
+                let mut parts = whole(0, a);
+                parts.extend(whole(a, b));
+                parts.extend(whole(b, n));
+                assert_eq!(parts, all, "cut at {a} and {b}");
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -73,6 +73,10 @@ pub const MAX_RATING: f32 = 1e9;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn ratings(path: impl AsRef<Path>) -> Result<SparseArray<f32, 2>> {
+    if let Some(s) = crate::cluster::job::data_driver() {
+        let [r] = one_each(in_place::ratings(s, &[path.as_ref()], None)?);
+        return Ok(r);
+    }
     let mut loader = Loader::new(None);
     let entries = loader.load(path.as_ref())?;
     loader.check_ids(entries.len())?;
@@ -109,6 +113,14 @@ pub fn ratings_pair(
     train: impl AsRef<Path>,
     test: impl AsRef<Path>,
 ) -> Result<(SparseArray<f32, 2>, SparseArray<f32, 2>)> {
+    if let Some(s) = crate::cluster::job::data_driver() {
+        let [train, test] = one_each(in_place::ratings(
+            s,
+            &[train.as_ref(), test.as_ref()],
+            None,
+        )?);
+        return Ok((train, test));
+    }
     let mut loader = Loader::new(None);
     let train_entries = loader.load(train.as_ref())?;
     let test_entries = loader.load(test.as_ref())?;
@@ -145,11 +157,24 @@ pub fn ratings_with_shape(
     path: impl AsRef<Path>,
     shape: [usize; 2],
 ) -> Result<SparseArray<f32, 2>> {
+    if let Some(s) = crate::cluster::job::data_driver() {
+        let [r] = one_each(in_place::ratings(s, &[path.as_ref()], Some(shape))?);
+        return Ok(r);
+    }
     let mut loader = Loader::new(Some(shape));
     let entries = loader.load(path.as_ref())?;
     SparseArray::from_entries(shape, entries)
 }
 
+/// The arrays loaded in place, one per file asked for.
+fn one_each<const F: usize>(arrays: Vec<SparseArray<f32, 2>>) -> [SparseArray<f32, 2>; F] {
+    arrays
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("one array per file"))
+}
+
+mod dense;
+mod in_place;
 mod libsvm;
 mod ratings;
 mod split;

@@ -6,14 +6,15 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 
 use crate::data::text::{ID_FLOOR, IDS_PER_ENTRY};
-use crate::data::text::{IntError, for_each_line, id_limit, parse_uint, quote, size_hint, trim};
+use crate::data::text::{IntError, Lines, MAX_LINE, for_each_line, id_limit, parse_uint, quote};
+use crate::data::text::{size_hint, trim};
 use crate::error::{Error, Result};
 
 use super::{CSV_FORMAT, MAX_RATING, WHITESPACE_FORMAT};
 
 /// The two file formats.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(super) enum Format {
     /// `user item rating [timestamp]`, 1-based ids.
     Whitespace,
     /// `user,item,rating[,...]`, arbitrary ids mapped densely.
@@ -29,7 +30,7 @@ impl Format {
         }
     }
 
-    fn describe(self) -> &'static str {
+    pub(super) fn describe(self) -> &'static str {
         match self {
             Format::Whitespace => WHITESPACE_FORMAT,
             Format::Csv => CSV_FORMAT,
@@ -89,6 +90,69 @@ impl IdMap {
     fn len(&self) -> usize {
         self.map.len()
     }
+
+    /// The ids, by their index.
+    fn in_order(&self) -> Vec<u64> {
+        let mut ids = vec![0; self.map.len()];
+        for (&id, &i) in &self.map {
+            ids[i] = id;
+        }
+        ids
+    }
+}
+
+/// A rating: its indices and value.
+pub(super) type Rating = ([usize; 2], f32);
+
+/// Where a file's ratings start, as every rank of a job finds it alike: the format, and
+/// the offset of a CSV header line to skip.
+pub(super) struct Start {
+    pub(super) format: Format,
+    pub(super) header: Option<u64>,
+}
+
+/// The error for a file without ratings: `line` is one past its last.
+pub(super) fn no_ratings(path: &Path, line: usize, format: Option<Format>) -> Error {
+    Error::Parse {
+        path: path.to_path_buf(),
+        line,
+        message: "the file has no ratings".to_owned(),
+        expected: match format {
+            Some(f) => f.describe().to_owned(),
+            None => format!("{WHITESPACE_FORMAT}, or {CSV_FORMAT}"),
+        },
+    }
+}
+
+/// Checks the largest 1-based ids, each with the file and line where it is first seen,
+/// against the number of ratings loaded (see [`ratings`](super::ratings)).
+/// The error names the dimension too.
+pub(super) fn check_max_ids(
+    max: [(usize, &Path, usize); 2],
+    ratings: usize,
+) -> std::result::Result<(), (usize, Error)> {
+    let limit = id_limit(ratings);
+    for (d, name) in ["user", "item"].into_iter().enumerate() {
+        let (id, path, line) = max[d];
+        if id as u64 > limit {
+            return Err((
+                d,
+                Error::Parse {
+                    path: path.to_path_buf(),
+                    line,
+                    message: format!(
+                        "{name} id {id} is too large for {ratings} {}: 1-based ids may be at \
+                     most {limit} (the larger of {ID_FLOOR} and {IDS_PER_ENTRY} per rating), \
+                     since they size the model; re-index the ids densely, or use the CSV \
+                     format, which does",
+                        if ratings == 1 { "rating" } else { "ratings" }
+                    ),
+                    expected: WHITESPACE_FORMAT.to_owned(),
+                },
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `field` is an integer (optional sign, then digits).
@@ -181,26 +245,16 @@ impl Loader {
         if self.bounds.is_some() || !matches!(self.first, Some((Format::Whitespace, _))) {
             return Ok(());
         }
-        let limit = id_limit(ratings);
-        for (d, name) in ["user", "item"].into_iter().enumerate() {
-            let id = self.max_ids[d] as u64;
-            if id > limit {
-                let (file, line) = self.max_at[d];
-                return Err(Error::Parse {
-                    path: self.files[file].clone(),
-                    line,
-                    message: format!(
-                        "{name} id {id} is too large for {ratings} {}: 1-based ids may be at \
-                         most {limit} (the larger of {ID_FLOOR} and {IDS_PER_ENTRY} per rating), \
-                         since they size the model; re-index the ids densely, or use the CSV \
-                         format, which does",
-                        if ratings == 1 { "rating" } else { "ratings" }
-                    ),
-                    expected: WHITESPACE_FORMAT.to_owned(),
-                });
-            }
-        }
-        Ok(())
+        let at = |d: usize| {
+            let (file, line) = self.max_at[d];
+            (self.max_ids[d], self.files[file].as_path(), line)
+        };
+        check_max_ids([at(0), at(1)], ratings).map_err(|(_, e)| e)
+    }
+
+    /// Whether the shape is fixed (`ratings_with_shape`).
+    pub(super) fn has_bounds(&self) -> bool {
+        self.bounds.is_some()
     }
 
     /// Reads every rating of `path`, extending the id mappings and the shape.
@@ -230,21 +284,91 @@ impl Loader {
             Ok(())
         })?;
         if entries.is_empty() {
-            let expected = match format.or(self.first.as_ref().map(|(f, _)| *f)) {
-                Some(f) => f.describe().to_owned(),
-                None => format!("{WHITESPACE_FORMAT}, or {CSV_FORMAT}"),
-            };
-            return Err(Error::Parse {
-                path: path.to_path_buf(),
-                line: line_no + 1,
-                message: "the file has no ratings".to_owned(),
-                expected,
-            });
+            let format = format.or(self.first.as_ref().map(|(f, _)| *f));
+            return Err(no_ratings(path, line_no + 1, format));
         }
         if self.first.is_none() {
             self.first = format.map(|f| (f, path.to_path_buf()));
         }
         Ok(entries)
+    }
+
+    /// The format of the first file (its first non-empty line), once known.
+    pub(super) fn first_format(&self) -> Option<Format> {
+        self.first.as_ref().map(|(f, _)| *f)
+    }
+
+    /// Finds where the ratings of `path` start, as [`load`](Loader::load) would, and
+    /// checks the format against the files before (their format set by `detect` too);
+    /// `None` when the file has no non-empty line. The error's line is the file's own.
+    /// `shown` is the path as the caller named it, for messages about later files.
+    pub(super) fn detect(&mut self, path: &Path, shown: &Path) -> Result<Option<Start>> {
+        let any_format = format!("{WHITESPACE_FORMAT}, or {CSV_FORMAT}");
+        let mut lines = Lines::open(path, 0..u64::MAX, &any_format, MAX_LINE)?;
+        while let Some((line_no, at)) = lines.advance()? {
+            let line = trim(lines.line());
+            if line.is_empty() {
+                continue;
+            }
+            let format = self.start_file(path, line_no, line)?;
+            if self.first.is_none() {
+                self.first = Some((format, shown.to_path_buf()));
+            }
+            let header = (format == Format::Csv && is_csv_header(line)).then_some(at);
+            return Ok(Some(Start { format, header }));
+        }
+        Ok(None)
+    }
+
+    /// Reads the ratings on the lines of `path` that start within `range` (a file
+    /// [`detect`](Loader::detect) started; `None` when it found no ratings), extending the
+    /// id mappings; each file's largest ids start from 0. Gives the entries, the number of
+    /// lines read, and the first error, whose line (counted within the range) is the last.
+    pub(super) fn load_range(
+        &mut self,
+        path: &Path,
+        range: std::ops::Range<u64>,
+        start: Option<&Start>,
+    ) -> (Vec<Rating>, usize, Option<Error>) {
+        self.files.push(path.to_path_buf());
+        self.max_ids = [0; 2];
+        let mut entries = Vec::new();
+        let any_format = format!("{WHITESPACE_FORMAT}, or {CSV_FORMAT}");
+        let mut lines = match Lines::open(path, range, &any_format, MAX_LINE) {
+            Ok(lines) => lines,
+            Err(e) => return (entries, 0, Some(e)),
+        };
+        loop {
+            let at = match lines.advance() {
+                Ok(Some((_, at))) => at,
+                Ok(None) => return (entries, lines.count(), None),
+                Err(e) => return (entries, lines.count(), Some(e)),
+            };
+            let line = trim(lines.line());
+            let Some(start) = start.filter(|s| !line.is_empty() && s.header != Some(at)) else {
+                continue;
+            };
+            match self.parse_line(path, lines.count(), line, start.format) {
+                Ok(entry) => entries.push(entry),
+                Err(e) => return (entries, lines.count(), Some(e)),
+            }
+        }
+    }
+
+    /// The largest 1-based ids of the file loaded last, each with the line (within its
+    /// range) where it is first seen.
+    pub(super) fn file_max(&self) -> [(usize, usize); 2] {
+        [0, 1].map(|d| (self.max_ids[d], self.max_at[d].1))
+    }
+
+    /// The CSV ids met so far (users, then items), by their dense index here.
+    pub(super) fn ids_in_order(&self) -> [Vec<u64>; 2] {
+        [self.users.in_order(), self.items.in_order()]
+    }
+
+    /// How many distinct CSV users and items were met so far.
+    pub(super) fn ids_met(&self) -> [usize; 2] {
+        [self.users.len(), self.items.len()]
     }
 
     /// Detects the format of a file from its first non-empty line and checks it agrees

@@ -1,0 +1,194 @@
+//! Dense indices agreed by a cluster job's ranks for ids each met in its own ranges of the
+//! files: every id gets its index in order of first appearance across the files, one after
+//! the other, as one process reading them would give it (CSV ratings' users and items).
+//!
+//! No rank holds every id. Each id has an owner rank (a hash of the id); the owner learns
+//! where the id first appears, the ranks count their ids that appear first with them, and
+//! the owner hands every rank the indices of the ids it met: five rounds of messages of a
+//! rank's own ids.
+
+use std::collections::HashMap;
+
+use crate::cluster::spread::Ctx;
+use crate::data::load::U64BuildHasher;
+
+/// The rank that owns `id`'s index.
+fn owner(id: u64, size: usize) -> usize {
+    let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    ((z ^ (z >> 31)) % size as u64) as usize
+}
+
+fn put_u64s(xs: impl IntoIterator<Item = u64>, out: &mut Vec<u8>) {
+    for x in xs {
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+}
+
+fn u64s(b: &[u8], from: usize) -> Result<Vec<u64>, String> {
+    if b.len() % 8 != 0 {
+        return Err(format!("a message of ids from rank {from} is cut short"));
+    }
+    Ok(b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
+
+/// Where an id appears first: the file, then the rank (files one after the other, each
+/// read by the ranks in order).
+type Source = (u32, u32);
+
+/// The dense index of each id this rank met, and how many distinct ids all ranks met.
+///
+/// `ids` are the ids this rank met, in order of first appearance within its ranges;
+/// `ends[f]` is how many of them it had met by the end of its range of file `f` (so the
+/// ids `ends[f - 1]..ends[f]` appear first, here, in file `f`). Every rank calls this
+/// together, with its own ids.
+pub(super) fn agree(
+    ctx: &mut Ctx,
+    ids: &[u64],
+    ends: &[usize],
+) -> Result<(Vec<u32>, usize), String> {
+    let (me, size) = (ctx.rank, ctx.size);
+    let file_of = |i: usize| ends.partition_point(|&e| e <= i) as u32;
+    // Round 1: each id, with the file it first appears in here, to its owner.
+    let mut sent: Vec<Vec<usize>> = vec![Vec::new(); size];
+    for (i, &id) in ids.iter().enumerate() {
+        sent[owner(id, size)].push(i);
+    }
+    let out = sent
+        .iter()
+        .map(|is| {
+            let mut b = Vec::with_capacity(12 * is.len());
+            put_u64s(is.iter().map(|&i| ids[i]), &mut b);
+            for &i in is {
+                b.extend_from_slice(&file_of(i).to_le_bytes());
+            }
+            b
+        })
+        .collect();
+    let got = ctx.all_to_all(out);
+    // The owner's side: each of its ids' first source, and what each rank sent it.
+    let mut first: HashMap<u64, (Source, u32), U64BuildHasher> = HashMap::default();
+    let mut asked: Vec<Vec<u64>> = Vec::with_capacity(size);
+    for (r, b) in got.iter().enumerate() {
+        let n = b.len() / 12;
+        if b.len() != n * 12 {
+            return Err(format!("a message of ids from rank {r} is cut short"));
+        }
+        let these = u64s(&b[..8 * n], r)?;
+        for (k, &id) in these.iter().enumerate() {
+            let f = u32::from_le_bytes(b[8 * n + 4 * k..8 * n + 4 * k + 4].try_into().expect("4"));
+            let source = (f, r as u32);
+            let e = first.entry(id).or_insert((source, u32::MAX));
+            e.0 = e.0.min(source);
+        }
+        asked.push(these);
+    }
+    // Round 2: to each rank, one bit per id it sent: whether it appears first there.
+    let out = asked
+        .iter()
+        .enumerate()
+        .map(|(r, these)| {
+            let mut bits = vec![0u8; these.len().div_ceil(8)];
+            for (k, id) in these.iter().enumerate() {
+                if first[id].0.1 == r as u32 {
+                    bits[k / 8] |= 1 << (k % 8);
+                }
+            }
+            bits
+        })
+        .collect();
+    let got = ctx.all_to_all(out);
+    let mut new = vec![false; ids.len()];
+    for (o, bits) in got.iter().enumerate() {
+        for (k, &i) in sent[o].iter().enumerate() {
+            let bit = bits
+                .get(k / 8)
+                .ok_or_else(|| format!("rank {o}'s answer about ids is cut short"))?;
+            new[i] = bit & (1 << (k % 8)) != 0;
+        }
+    }
+    // Round 3: how many ids appear first here, per file; the offsets of every source.
+    let mut counts = vec![0u64; ends.len()];
+    for (i, _) in new.iter().enumerate().filter(|&(_, &n)| n) {
+        counts[file_of(i) as usize] += 1;
+    }
+    let mut b = Vec::new();
+    put_u64s(counts.iter().copied(), &mut b);
+    let all: Vec<Vec<u64>> = ctx
+        .all_gather(b)
+        .iter()
+        .enumerate()
+        .map(|(r, b)| u64s(b, r))
+        .collect::<Result<_, _>>()?;
+    if all.iter().any(|c| c.len() != ends.len()) {
+        return Err("ranks counted ids of different numbers of files".into());
+    }
+    let mut next = vec![0u64; ends.len()];
+    let mut total = 0u64;
+    for (f, slot) in next.iter_mut().enumerate() {
+        for (r, c) in all.iter().enumerate() {
+            if r == me {
+                *slot = total;
+            }
+            total += c[f];
+        }
+    }
+    let total = usize::try_from(total)
+        .ok()
+        .filter(|&t| t <= u32::MAX as usize + 1)
+        .ok_or_else(|| format!("{total} distinct ids: at most 2^32 fit an index"))?;
+    let mut index = vec![u32::MAX; ids.len()];
+    for (i, _) in new.iter().enumerate().filter(|&(_, &n)| n) {
+        let f = file_of(i) as usize;
+        index[i] = next[f] as u32;
+        next[f] += 1;
+    }
+    // Round 4: the indices of the ids that appear first here, to their owners.
+    let out = sent
+        .iter()
+        .map(|is| {
+            let mut b = Vec::new();
+            for &i in is.iter().filter(|&&i| new[i]) {
+                b.extend_from_slice(&index[i].to_le_bytes());
+            }
+            b
+        })
+        .collect();
+    let got = ctx.all_to_all(out);
+    for (r, b) in got.iter().enumerate() {
+        let mut at = b.chunks_exact(4);
+        for id in &asked[r] {
+            let e = first.get_mut(id).expect("asked ids are known");
+            if e.0.1 == r as u32 {
+                let x = at
+                    .next()
+                    .ok_or_else(|| format!("rank {r}'s indices are cut short"))?;
+                e.1 = u32::from_le_bytes(x.try_into().expect("4"));
+            }
+        }
+    }
+    // Round 5: every rank gets the index of each id it sent.
+    let out = asked
+        .iter()
+        .map(|these| {
+            let mut b = Vec::with_capacity(4 * these.len());
+            for id in these {
+                b.extend_from_slice(&first[id].1.to_le_bytes());
+            }
+            b
+        })
+        .collect();
+    let got = ctx.all_to_all(out);
+    for (o, b) in got.iter().enumerate() {
+        if b.len() != 4 * sent[o].len() {
+            return Err(format!("rank {o}'s indices are cut short"));
+        }
+        for (&i, x) in sent[o].iter().zip(b.chunks_exact(4)) {
+            index[i] = u32::from_le_bytes(x.try_into().expect("4"));
+        }
+    }
+    Ok((index, total))
+}
