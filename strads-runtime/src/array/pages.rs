@@ -27,15 +27,28 @@ pub(crate) fn zeroed<T: 'static>(len: usize) -> Option<Vec<T>> {
     // for the number types `zero_is_default` admits, all-zero bytes are a valid value
     // (their `Default`, zero). `Vec::from_raw_parts` takes a pointer the global allocator
     // gave for `Layout::array::<T>(len)`, with length and capacity `len`: what `Vec`
-    // itself would allocate and later free.
+    // itself would allocate and later free. `release` is called on that whole, live
+    // allocation, which nothing references yet; the pages it gives back read as zero,
+    // the value they had.
     unsafe {
         let ptr = std::alloc::alloc_zeroed(layout) as *mut T;
         if ptr.is_null() {
             return None;
         }
+        if layout.size() >= UNTOUCHED {
+            // The allocator may have cleared reused memory by writing it (glibc's calloc
+            // on its heap does, once its mmap threshold has grown): those pages would be
+            // resident, as 4 KiB pages, before anyone wrote a value. Give them back, so
+            // they cost nothing until written and can come back as huge pages.
+            release(ptr, len, 0, len);
+        }
         Some(Vec::from_raw_parts(ptr, len, len))
     }
 }
+
+/// Buffers of at least this many bytes are given back to the kernel after the allocator
+/// zeroed them (see [`zeroed`]).
+const UNTOUCHED: usize = 1 << 21;
 
 /// Whether `T` is a primitive number type (those with a wire type), whose zero is
 /// all-zero bytes.
@@ -131,6 +144,25 @@ mod tests {
         assert_eq!(zeroed::<i64>(0).unwrap().len(), 0);
         assert!(zeroed::<String>(3).is_none());
         assert!(zeroed::<(f32, f32)>(3).is_none());
+    }
+
+    /// A zeroed buffer the allocator takes from memory it used before (glibc's heap,
+    /// once freeing a large block raised its mmap threshold) is not resident either, and
+    /// reads as zeros.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn reused_memory_is_given_back() {
+        let big = std::hint::black_box(vec![1u8; 30 << 20]);
+        drop(big);
+        let dirty = std::hint::black_box(vec![7u8; 12 << 20]);
+        drop(dirty);
+        let v = zeroed::<f32>(2 << 20).unwrap(); // 8 MiB
+        assert!(
+            resident_pages(&v) < 64,
+            "a reused buffer kept {} pages",
+            resident_pages(&v)
+        );
+        assert!(v.iter().step_by(1000).all(|&x| x == 0.0));
     }
 
     /// Untouched pages of a zeroed buffer are not backed; written ones are, and a release
