@@ -104,6 +104,11 @@ fn program() {
             h[[3, 1]] += 1.0;
         }
     }
+    // An element read while the other parts stay away, its reference kept across a loop
+    // that only reads the array (whose parts come to this process's workers around it).
+    let held = &w[[140, 4]];
+    let e = error(&r, &w, &h);
+    println!("held {:08x} error {:016x}", held.to_bits(), e.to_bits());
     copy(&v, &mut out, 150);
     println!(
         "arrays {:016x}",
@@ -146,6 +151,9 @@ fn memory() {
     let v = DistArray::<f64, 1>::zeros([rows]);
     grow(&mut w, &v, rows);
     println!("memory {:016x}", firsts(&w, rows).to_bits());
+    // Serial code reads a few elements: only the windows around them come home.
+    let picks = [w[[7, 3]], w[[rows / 2 + 11, 0]], w.row(rows - 2)[15]];
+    println!("picks {:?}", picks.map(f32::to_bits));
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let peak = status
         .lines()
@@ -174,7 +182,7 @@ fn check() -> Result<(), String> {
         )?;
         let env = [("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)];
         let (many, explain) = run_self("CLUSTER_PARTS_ROLE", "program", &env)?;
-        if one.lines().count() != 11 || many != one {
+        if one.lines().count() != 12 || many != one {
             return Err(format!(
                 "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
             ));
@@ -208,6 +216,20 @@ fn check() -> Result<(), String> {
     if many != one {
         return Err(format!(
             "memory: 2 processes print\n{many}\n2 threads print\n{one}"
+        ));
+    }
+    // The three reads brought at most three windows of 64 KiB home (before windows, half
+    // of the 64 MiB array came home for the first).
+    let fetched = figure(&explain, "came home ").zip(
+        explain
+            .lines()
+            .find_map(|l| l.split_once(" times (").map(|(_, r)| r))
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|b| b.parse::<f64>().ok()),
+    );
+    if !matches!(fetched, Some((n, bytes)) if n <= 3.0 && bytes <= 3.0 * 65536.0) {
+        return Err(format!(
+            "memory: serial reads of three elements brought home (times, bytes) {fetched:?}:\n{explain}"
         ));
     }
     let driver = peak(&explain);

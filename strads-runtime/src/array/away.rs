@@ -19,6 +19,14 @@
 //! the array's own fields are never written through `&self`, so reading them costs what
 //! it did.
 //!
+//! Serial code that reads single elements or rows (`a[[i, j]]`, `get`, `row`) brings home
+//! only a window of whole rows around them (about 64 KiB, `Fetcher::around`); the rest
+//! stays away. What it read home is recorded (`Cell::read`): a reference may point there,
+//! so no fetch or lease writes those elements again while the parts are away (they are
+//! current: their owners change them only in a call that lends the array mutably, which
+//! forgets the record first). Whole-array access (`as_slice`, iteration, a clone) and every
+//! write bring the rest home.
+//!
 //! A call across processes that only reads the array takes a *lease* instead of bringing
 //! it home: the parts stay where they are. The call first writes into the array the parts
 //! its own workers read (transfers, under the lease, before any of its tasks starts), and
@@ -31,9 +39,55 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 
+use super::spans::Spans;
+
 /// Fetches the parts held elsewhere into the array's elements (through the pointer its
-/// lending took), failing the job when it cannot.
-pub(crate) type Fetch = Box<dyn FnOnce() + Send>;
+/// lending took), failing the job when it cannot: all of them, or those around elements
+/// serial code reads.
+///
+/// `read` is what serial code has read home since the parts left: elements a reference may
+/// point to, which a fetcher never writes (they are current: the parts' owners did not
+/// change them, or the array would have been lent mutably and `read` emptied).
+pub(crate) trait Fetcher: Send {
+    /// Brings home every element that is away, but those in `read`.
+    fn all(self: Box<Self>, read: &Spans);
+    /// Brings home the elements of `lo..hi` that are away and not in `read`, with some
+    /// around them: the range now readable (holding `lo..hi`), or `None` when this fetch
+    /// brings only the whole array.
+    fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)>;
+}
+
+/// A [`Fetcher`], boxed.
+pub(crate) type Fetch = Box<dyn Fetcher>;
+
+/// A fetch that brings only the whole array, by a function that writes every element
+/// that is away: for arrays serial code has read nothing of since the parts left.
+#[cfg(test)]
+pub(crate) struct Whole<F>(pub F);
+
+#[cfg(test)]
+impl<F: FnOnce() + Send> Fetcher for Whole<F> {
+    fn all(self: Box<Self>, read: &Spans) {
+        // A whole fetch would rewrite what serial code may be reading: the fetches that
+        // let serial code read parts (`around`) are those that skip them.
+        assert!(
+            read.is_empty(),
+            "strads: a whole fetch over parts serial code has read"
+        );
+        (self.0)()
+    }
+
+    fn around(&mut self, _: usize, _: usize, _: &Spans) -> Option<(usize, usize)> {
+        None
+    }
+}
+
+/// The fetch of an array with parts away, and what serial code has read home since.
+#[derive(Default)]
+struct Cell {
+    fetch: Option<Fetch>,
+    read: Spans,
+}
 
 /// What the cluster runtime does when an array other processes hold copies of is dropped
 /// (tells them to drop theirs); set once, when a driver's session starts.
@@ -79,7 +133,7 @@ impl std::fmt::Debug for Forget {
 #[derive(Default)]
 pub(crate) struct Away {
     away: AtomicBool,
-    fetch: Mutex<Option<Fetch>>,
+    fetch: Mutex<Cell>,
     /// Whether other processes hold copies (to drop with the array).
     pub(crate) forget: Forget,
     /// How the array was created in place, if it was: what makes the parts no rank has
@@ -111,37 +165,69 @@ impl Away {
         self.away.load(Ordering::Acquire)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Fetch>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Cell> {
         self.fetch.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Brings the parts home (the first caller; later ones wait for it and find them
-    /// home).
+    /// The cell, once no lease is held (a fetch waits for the lease's call to end).
     ///
     /// # Panics
     /// When an earlier fetch panicked part way (its lock is poisoned): the elements are
     /// not current, and saying so beats returning them.
+    fn unleased(&self) -> std::sync::MutexGuard<'_, Cell> {
+        let mut cell = self.fetch.lock().unwrap_or_else(|_| failed_fetch());
+        while self.lease.load(Ordering::Acquire) != 0 {
+            cell = self.leased.wait(cell).unwrap_or_else(|_| failed_fetch());
+        }
+        cell
+    }
+
+    /// Brings the parts home (the first caller; later ones wait for it and find them
+    /// home).
     #[cold]
     #[inline(never)]
     pub(crate) fn bring_home(&self) {
-        let mut fetch = self.fetch.lock().unwrap_or_else(|_| failed_fetch());
-        while self.lease.load(Ordering::Acquire) != 0 {
-            fetch = self.leased.wait(fetch).unwrap_or_else(|_| failed_fetch());
-        }
+        let mut cell = self.unleased();
+        let Cell { fetch, read } = &mut *cell;
         if let Some(f) = fetch.take() {
-            f();
+            f.all(read);
         }
+        read.clear();
         self.away.store(false, Ordering::Release);
+    }
+
+    /// Makes elements `lo..hi` readable while the rest may stay away: they are home
+    /// already, or come home with some around them (the fetch's choice), or, when the
+    /// fetch brings only the whole array, everything comes home.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn bring_range(&self, lo: usize, hi: usize) {
+        let mut cell = self.unleased();
+        if !self.away.load(Ordering::Acquire) || cell.read.covers(lo, hi) {
+            return;
+        }
+        let Cell { fetch, read } = &mut *cell;
+        match fetch.as_mut().and_then(|f| f.around(lo, hi, read)) {
+            Some((a, b)) => read.insert(a, b),
+            None => {
+                if let Some(f) = fetch.take() {
+                    f.all(read);
+                }
+                read.clear();
+                self.away.store(false, Ordering::Release);
+            }
+        }
     }
 
     /// [`bring_home`](Away::bring_home) with the array borrowed mutably.
     #[cold]
     #[inline(never)]
     pub(crate) fn bring_home_mut(&mut self) {
-        let fetch = self.fetch.get_mut().unwrap_or_else(|_| failed_fetch());
-        if let Some(f) = fetch.take() {
-            f();
+        let cell = self.fetch.get_mut().unwrap_or_else(|_| failed_fetch());
+        if let Some(f) = cell.fetch.take() {
+            f.all(&cell.read);
         }
+        cell.read.clear();
         *self.away.get_mut() = false;
     }
 
@@ -161,12 +247,15 @@ impl Away {
     /// A call across processes that reads the array takes lease `id` (not 0) while its
     /// parts stay away; `None` (nothing to lease) when they are home.
     pub(crate) fn lease(&self, id: u64) -> Option<Lease<'_>> {
-        let _fetch = self.lock();
+        let cell = self.lock();
         if !self.away.load(Ordering::Acquire) {
             return None;
         }
         self.lease.store(id, Ordering::Release);
-        Some(Lease { away: self })
+        Some(Lease {
+            away: self,
+            read: cell.read.clone(),
+        })
     }
 
     /// Whether parts are held elsewhere, with the array borrowed mutably (a plain load).
@@ -176,16 +265,22 @@ impl Away {
     }
 
     /// Parts are held elsewhere from now on; `fetch` brings them home. Called only while
-    /// the array is lent mutably and no view of it is alive.
+    /// the array is lent mutably and no view of it is alive (so no reference to what
+    /// serial code read before exists either).
     pub(crate) fn leave(&self, fetch: Fetch) {
-        *self.lock() = Some(fetch);
+        let mut cell = self.lock();
+        cell.fetch = Some(fetch);
+        cell.read.clear();
         self.away.store(true, Ordering::Release);
     }
 
     /// A call across processes takes the parts from where they are: the cell is cleared
-    /// without fetching. Returns whether parts were away.
+    /// without fetching (the array is lent mutably: what serial code read is forgotten).
+    /// Returns whether parts were away.
     pub(crate) fn claim(&self) -> bool {
-        let had = self.lock().take().is_some();
+        let mut cell = self.lock();
+        let had = cell.fetch.take().is_some();
+        cell.read.clear();
         self.away.store(false, Ordering::Release);
         had
     }
@@ -195,9 +290,17 @@ impl Away {
 /// module docs); it ends when dropped, and readers waiting for it go on.
 pub(crate) struct Lease<'a> {
     away: &'a Away,
+    /// What serial code had read home when the lease began: current, and maybe
+    /// referenced, so the lease writes none of it.
+    read: Spans,
 }
 
 impl Lease<'_> {
+    /// Elements serial code had read home when the lease began, which it must not write.
+    pub(crate) fn read(&self) -> &Spans {
+        &self.read
+    }
+
     /// The array's elements, to write the parts this process's workers read before they
     /// start: no reference to an element that is away exists, and none is made before
     /// the lease's workers start.
@@ -209,7 +312,10 @@ impl Lease<'_> {
     pub(crate) fn settle(&self, fetch: Option<Fetch>) {
         let mut cell = self.away.lock();
         let away = fetch.is_some();
-        *cell = fetch;
+        cell.fetch = fetch;
+        if !away {
+            cell.read.clear();
+        }
         self.away.away.store(away, Ordering::Release);
     }
 }
@@ -242,6 +348,7 @@ impl std::fmt::Debug for Away {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+    use std::sync::Mutex;
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
@@ -254,13 +361,13 @@ mod tests {
         let runs = runs.clone();
         let s = SharedMut::new(a);
         let base = s.raw().0 as usize;
-        s.leave(Box::new(move || {
+        s.leave(Box::new(super::Whole(move || {
             runs.fetch_add(1, Ordering::SeqCst);
             // SAFETY: the lent array's 6 elements; no reference to them exists while they
             // are away.
             let d = unsafe { std::slice::from_raw_parts_mut(base as *mut f32, 6) };
             d[2..4].fill(value);
-        }));
+        })));
     }
 
     #[test]
@@ -308,6 +415,80 @@ mod tests {
         assert_eq!(runs.load(Ordering::SeqCst), 3);
     }
 
+    /// A fetch by windows: what it wrote, and where (element ranges).
+    struct Windows {
+        base: usize,
+        len: usize,
+        value: f32,
+        wrote: Arc<Mutex<Vec<(usize, usize)>>>,
+    }
+
+    impl Windows {
+        fn write(&self, ranges: &[(u64, u64)]) {
+            for &(lo, hi) in ranges {
+                let (lo, hi) = (lo as usize, hi as usize);
+                self.wrote.lock().unwrap().push((lo, hi));
+                // SAFETY: elements `lo..hi` of the test's array (`base`, `len`); they are
+                // away and not read home, so no reference to them exists.
+                let d = unsafe { std::slice::from_raw_parts_mut(self.base as *mut f32, self.len) };
+                d[lo..hi].fill(self.value);
+            }
+        }
+    }
+
+    impl Fetcher for Windows {
+        fn all(self: Box<Self>, read: &Spans) {
+            self.write(&read.outside(&[(0, self.len as u64)]));
+        }
+
+        fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
+            let (a, b) = crate::array::spans::window(&[self.len / 64, 64], 4, lo, hi);
+            self.write(&read.outside(&[(a as u64, b as u64)]));
+            Some((a, b))
+        }
+    }
+
+    /// Serial reads bring home only the windows around them, and references to what they
+    /// read stay valid while the rest comes home: no later fetch writes a window read.
+    #[test]
+    fn reads_bring_windows_and_a_whole_fetch_skips_them() {
+        let mut a = DistArray::<f32, 2>::zeros([1000, 64]);
+        let wrote = Arc::new(Mutex::new(Vec::new()));
+        {
+            let s = SharedMut::new(&mut a);
+            let base = s.raw().0 as usize;
+            s.leave(Box::new(Windows {
+                base,
+                len: 64_000,
+                value: 7.0,
+                wrote: wrote.clone(),
+            }));
+        }
+        let first = &a[[3, 5]];
+        assert_eq!(*first, 7.0);
+        assert_eq!(*wrote.lock().unwrap(), vec![(0, 256 * 64)]);
+        let row = a.row(600);
+        assert_eq!(row, &[7.0; 64][..]);
+        assert_eq!(a.get([2, 1]), Some(&7.0));
+        assert_eq!(
+            wrote.lock().unwrap().len(),
+            2,
+            "a read of a window home fetched"
+        );
+        // The rest comes home around the two windows read, which stay as they were.
+        assert!(a.as_slice().iter().all(|&x| x == 7.0));
+        assert_eq!(
+            *wrote.lock().unwrap(),
+            vec![
+                (0, 16_384),
+                (32_768, 49_152),
+                (16_384, 32_768),
+                (49_152, 64_000)
+            ]
+        );
+        assert_eq!((*first, row[63]), (7.0, 7.0));
+    }
+
     /// A lease: its threads read the home parts without fetching; another reader waits
     /// for the lease to end, then fetches once; a part written under the lease is there.
     #[test]
@@ -345,9 +526,9 @@ mod tests {
         leave(&mut a, 6.0, &runs);
         let lease = a.away().lease(44).unwrap();
         let fetch_runs = runs.clone();
-        lease.settle(Some(Box::new(move || {
+        lease.settle(Some(Box::new(super::Whole(move || {
             fetch_runs.fetch_add(10, Ordering::SeqCst);
-        })));
+        }))));
         drop(lease);
         assert_eq!(a[2], 0.0);
         assert_eq!(

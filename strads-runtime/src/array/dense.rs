@@ -118,7 +118,7 @@ impl<T, const N: usize> DistArray<T, N> {
             index_panic(&[i], &self.shape[..N.min(1)]);
         }
         let n = self.row_len();
-        &self.data()[i * n..(i + 1) * n]
+        self.span(i * n, (i + 1) * n)
     }
 
     /// Row `i`, mutable.
@@ -138,7 +138,7 @@ impl<T, const N: usize> DistArray<T, N> {
     /// The element at `idx`, or `None` when outside the shape.
     #[inline]
     pub fn get(&self, idx: [usize; N]) -> Option<&T> {
-        offset(&self.shape, &idx).map(|o| &self.data()[o])
+        offset(&self.shape, &idx).map(|o| &self.span(o, o + 1)[0])
     }
 
     /// The element at `idx`, mutable, or `None` when outside the shape.
@@ -219,6 +219,17 @@ impl<T, const N: usize> DistArray<T, N> {
             self.away.bring_home();
         }
         &self.data
+    }
+
+    /// Elements `lo..hi`, readable: when parts are held by other processes, only those
+    /// elements (and some around them) come home, the rest stays away (unless this thread
+    /// works for a call that leases the array: it reads only parts at home).
+    #[inline]
+    fn span(&self, lo: usize, hi: usize) -> &[T] {
+        if self.away.is_away() && !self.away.leased_here() {
+            self.away.bring_range(lo, hi);
+        }
+        &self.data[lo..hi]
     }
 
     /// The away cell, for a call across processes that leases the array.
@@ -317,22 +328,64 @@ impl<T: 'static, const N: usize> DistArray<T, N> {
         let (ptr, len) = (data.as_mut_ptr() as usize, data.len());
         let a = DistArray::made(data, shape);
         a.away.made_by(recipe);
-        if recipe != super::made::Recipe::Zeros {
-            let dims = shape.to_vec();
-            a.away.leave(Box::new(move || {
-                // SAFETY: the array's elements (valid for writes while it lives; it drops
-                // this fetch with it); no reference to them exists while they are away
-                // (`array::away`).
-                let d = unsafe { std::slice::from_raw_parts_mut(ptr as *mut T, len) };
-                if let Err(e) = recipe.make(&dims, 0, d) {
-                    panic!("strads: {e}");
-                }
-            }));
-        } else {
-            // Zeros are here already (reserved zero pages): nothing to make.
-            a.away.leave(Box::new(|| {}));
-        }
+        a.away.leave(Box::new(MadeHere::<T> {
+            ptr,
+            len,
+            shape: shape.to_vec(),
+            recipe,
+            _elem: std::marker::PhantomData,
+        }));
         a
+    }
+}
+
+/// The fetch of an array created in place that no call has used yet: its elements are made
+/// here from the recipe, all of them or those around what serial code reads.
+struct MadeHere<T> {
+    /// The array's elements (`len` of them): valid for writes while it lives, and it
+    /// drops this fetch with it.
+    ptr: usize,
+    len: usize,
+    shape: Vec<usize>,
+    recipe: super::made::Recipe,
+    _elem: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: 'static> MadeHere<T> {
+    /// Makes `ranges` (inside the array, none referenced).
+    fn make(&self, ranges: &[(u64, u64)]) {
+        if self.recipe == super::made::Recipe::Zeros {
+            // Zeros are here already (reserved zero pages): nothing to make.
+            return;
+        }
+        for &(lo, hi) in ranges {
+            let (lo, hi) = (lo as usize, (hi as usize).min(self.len));
+            // SAFETY: elements `lo..hi` of the array (`ptr`, `len`), valid for writes
+            // (see the field); they are away, and not among those serial code read, so
+            // no reference to them exists (`array::away`).
+            let d =
+                unsafe { std::slice::from_raw_parts_mut((self.ptr as *mut T).add(lo), hi - lo) };
+            if let Err(e) = self.recipe.make(&self.shape, lo, d) {
+                panic!("strads: {e}");
+            }
+        }
+    }
+}
+
+impl<T: 'static> super::away::Fetcher for MadeHere<T> {
+    fn all(self: Box<Self>, read: &super::spans::Spans) {
+        self.make(&read.outside(&[(0, self.len as u64)]));
+    }
+
+    fn around(
+        &mut self,
+        lo: usize,
+        hi: usize,
+        read: &super::spans::Spans,
+    ) -> Option<(usize, usize)> {
+        let (a, b) = super::spans::window(&self.shape, std::mem::size_of::<T>(), lo, hi);
+        self.make(&read.outside(&[(a as u64, b as u64)]));
+        Some((a, b))
     }
 }
 
@@ -366,7 +419,7 @@ impl<T, const N: usize> Index<[usize; N]> for DistArray<T, N> {
     #[inline]
     fn index(&self, idx: [usize; N]) -> &T {
         match offset(&self.shape, &idx) {
-            Some(o) => &self.data()[o],
+            Some(o) => &self.span(o, o + 1)[0],
             None => index_panic(&idx, &self.shape),
         }
     }
@@ -387,10 +440,10 @@ impl<T> Index<usize> for DistArray<T, 1> {
     type Output = T;
     #[inline]
     fn index(&self, i: usize) -> &T {
-        match self.data().get(i) {
-            Some(v) => v,
-            None => index_panic(&[i], &self.shape),
+        if i >= self.data.len() {
+            index_panic(&[i], &self.shape);
         }
+        &self.span(i, i + 1)[0]
     }
 }
 

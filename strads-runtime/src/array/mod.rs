@@ -15,6 +15,7 @@ pub(crate) mod made;
 pub(crate) mod pages;
 pub(crate) mod reduce;
 pub(crate) mod rng;
+pub(crate) mod spans;
 mod sparse;
 pub(crate) mod spread;
 pub(crate) mod view;

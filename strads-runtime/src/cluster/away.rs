@@ -7,11 +7,13 @@ use std::marker::PhantomData;
 use super::proto::msg::elem_of;
 use super::proto::{ArrayMeta, Itinerary, MADE, Recipe, Region};
 use super::session::Session;
-use crate::array::away::{Fetch, Lease};
+use crate::array::away::{Fetch, Fetcher, Lease};
 use crate::array::le::get;
+use crate::array::spans::{Spans, window};
 
 /// The fetch of `parts` of array `id` (elements at `base`, of `shape`): parts on another
-/// rank come from it, parts made in place (`MADE`) are made here from `recipe`.
+/// rank come from it, parts made in place (`MADE`) are made here from `recipe`; all of
+/// them, or those around elements serial code reads.
 pub(super) fn fetch<T: 'static>(
     base: usize,
     shape: Vec<usize>,
@@ -20,34 +22,95 @@ pub(super) fn fetch<T: 'static>(
     id: u64,
     parts: Vec<(Region, usize)>,
 ) -> Fetch {
-    let len: usize = shape.iter().product();
-    let (made, parts): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, r)| *r == MADE);
-    Box::new(move || {
+    Box::new(Parts::<T> {
+        base,
+        shape,
+        recipe,
+        session,
+        id,
+        parts,
+        _elem: PhantomData,
+    })
+}
+
+/// The parts of an array away, and how to bring them (see [`fetch`]).
+struct Parts<T> {
+    base: usize,
+    shape: Vec<usize>,
+    recipe: Option<Recipe>,
+    session: &'static Session,
+    id: u64,
+    parts: Vec<(Region, usize)>,
+    _elem: PhantomData<fn() -> T>,
+}
+
+impl<T: 'static> Parts<T> {
+    /// Brings `parts` here; `whole`: they are every element away (the array is home after).
+    fn bring(&self, parts: Vec<(Region, usize)>, whole: bool) {
+        let (base, id, session) = (self.base, self.id, self.session);
+        let len: usize = self.shape.iter().product();
+        let (made, parts): (Vec<_>, Vec<_>) = parts.into_iter().partition(|(_, r)| *r == MADE);
         for (region, _) in &made {
-            let done = recipe
+            let done = self
+                .recipe
                 .ok_or_else(|| "no recipe".to_string())
                 .and_then(|recipe| {
                     // SAFETY: as for the fetched parts below.
-                    unsafe { make_at(base as *mut T, &shape, region, recipe) }
+                    unsafe { make_at(base as *mut T, &self.shape, region, recipe) }
                 });
             if let Err(e) = done {
                 session.fail(format!("the parts of array {id} made here failed: {e}"));
             }
         }
         if parts.is_empty() {
-            session.directory().came_home(id);
+            if whole {
+                session.directory().came_home(id);
+            }
             return;
         }
-        let fetched = session.fetch(id, &parts);
+        let fetched = session.fetch(id, &parts, whole);
         for ((region, r), bytes) in parts.iter().zip(fetched) {
             // SAFETY: `base` is the array's elements (valid for writes while the array
-            // lives, and the array drops this fetch with it); no reference to them exists
-            // while parts are away (`array::away`).
+            // lives, and the array drops this fetch with it); no reference to the elements
+            // away exists (`array::away`), and the regions brought leave out what serial
+            // code read (`read`), which may be referenced.
             if let Err(e) = unsafe { write_at(base as *mut T, len, region, &bytes) } {
                 session.fail(format!("the parts rank {r} sent back do not fit: {e}"));
             }
         }
-    })
+    }
+
+    /// `parts` cut to elements `lo..hi`, without those in `read`; the empty ones dropped.
+    fn cut(&self, lo: usize, hi: usize, read: &Spans) -> Vec<(Region, usize)> {
+        self.parts
+            .iter()
+            .filter_map(|(region, r)| {
+                let inside: Vec<(u64, u64)> = region
+                    .0
+                    .iter()
+                    .map(|&(a, b)| (a.max(lo as u64), b.min(hi as u64)))
+                    .filter(|&(a, b)| a < b)
+                    .collect();
+                let left = Region(read.outside(&inside));
+                (!left.is_empty()).then_some((left, *r))
+            })
+            .collect()
+    }
+}
+
+impl<T: 'static> Fetcher for Parts<T> {
+    fn all(self: Box<Self>, read: &Spans) {
+        let parts = self.cut(0, usize::MAX, read);
+        self.bring(parts, true);
+    }
+
+    fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
+        let size = elem_of::<T>().map_or(std::mem::size_of::<T>(), |e| e.size());
+        let (a, b) = window(&self.shape, size, lo, hi);
+        let parts = self.cut(a, b, read);
+        self.bring(parts, false);
+        Some((a, b))
+    }
 }
 
 /// A call's lease on an array it only reads (see `WireArray::lease`): the parts its
@@ -87,14 +150,33 @@ impl<'a, T> LeasedDense<'a, T> {
 impl<T: 'static> Leased for LeasedDense<'_, T> {
     fn write(&self, region: &Region, bytes: &[u8]) -> Result<(), String> {
         let len = self.shape.iter().product();
-        // SAFETY: the array's elements, under the lease: the regions written are away, so
-        // no reference reaches them, and the lease's workers have not started.
-        unsafe { write_at(self.lease.base() as *mut T, len, region, bytes) }
+        let read = self.lease.read();
+        if read.is_empty() {
+            // SAFETY: the array's elements, under the lease: the regions written are away,
+            // so no reference reaches them, and the lease's workers have not started.
+            return unsafe { write_at(self.lease.base() as *mut T, len, region, bytes) };
+        }
+        // What serial code read home is current and may be referenced: only the rest of
+        // the region is written, from its place in `bytes`.
+        let size = fitting::<T>(region, bytes)?;
+        let mut at = 0;
+        for &(lo, hi) in &region.0 {
+            for (a, b) in read.outside(&[(lo, hi)]) {
+                let from = at + (a - lo) as usize * size;
+                let part = Region(vec![(a, b)]);
+                let to = from + (b - a) as usize * size;
+                // SAFETY: as above, for elements away and not read home.
+                unsafe { write_at(self.lease.base() as *mut T, len, &part, &bytes[from..to])? };
+            }
+            at += (hi - lo) as usize * size;
+        }
+        Ok(())
     }
 
     fn make(&self, region: &Region, recipe: Recipe) -> Result<(), String> {
-        // SAFETY: as in `write`.
-        unsafe { make_at(self.lease.base() as *mut T, &self.shape, region, recipe) }
+        let region = Region(self.lease.read().outside(&region.0));
+        // SAFETY: as in `write`: the elements away and not read home.
+        unsafe { make_at(self.lease.base() as *mut T, &self.shape, &region, recipe) }
     }
 
     fn settle(

@@ -280,7 +280,7 @@ impl Session {
     /// Driver: fetches from other ranks the parts of array `id` that calls left there
     /// (`(region, rank)`, in that order); the elements of each, little-endian. The array
     /// is home afterwards: its directory entry goes (the ranks keep their copies).
-    pub(crate) fn fetch(&self, id: u64, parts: &[(Region, usize)]) -> Vec<Vec<u8>> {
+    pub(crate) fn fetch(&self, id: u64, parts: &[(Region, usize)], whole: bool) -> Vec<Vec<u8>> {
         use std::sync::atomic::Ordering::Relaxed;
         // Workers answer between calls only: a fetch from inside a call (a loop body on
         // the driver reaching an array an earlier call left away) or after the job ended
@@ -308,7 +308,9 @@ impl Session {
             .iter()
             .map(|&req| self.wait(|core| core.take_fetched(req)))
             .collect();
-        self.directory().came_home(id);
+        if whole {
+            self.directory().came_home(id);
+        }
         self.fetches.fetch_add(1, Relaxed);
         self.fetched_bytes
             .fetch_add(data.iter().map(|d| d.len() as u64).sum(), Relaxed);
