@@ -154,6 +154,16 @@ fn memory() {
     // Serial code reads a few elements: only the windows around them come home.
     let picks = [w[[7, 3]], w[[rows / 2 + 11, 0]], w.row(rows - 2)[15]];
     println!("picks {:?}", picks.map(f32::to_bits));
+    // Serial code writes an element held by the other rank: its window comes home and
+    // stays; the next loop takes the rest from where it is.
+    w[[rows - 3, 0]] += 1.0;
+    println!("after a write {:016x}", firsts(&w, rows).to_bits());
+    // And an array created in place that no loop has used: only the written window is
+    // made here, the rest where the loop needs it.
+    let mut z = DistArray::<f32, 2>::random([rows, 16], 9);
+    z[[rows - 7, 0]] = 2.0;
+    z.row_mut(3)[0] -= 1.0;
+    println!("fresh {:016x}", firsts(&z, rows).to_bits());
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let peak = status
         .lines()
@@ -218,8 +228,9 @@ fn check() -> Result<(), String> {
             "memory: 2 processes print\n{many}\n2 threads print\n{one}"
         ));
     }
-    // The three reads brought at most three windows of 64 KiB home (before windows, half
-    // of the 64 MiB array came home for the first).
+    // The three reads and the write brought at most three windows of 64 KiB home (the
+    // first read is of the driver's own rows; before windows, half of the 64 MiB array
+    // came home for the first read); the fresh array's windows are made here.
     let fetched = figure(&explain, "came home ").zip(
         explain
             .lines()

@@ -24,8 +24,11 @@
 //! stays away. What it read home is recorded (`Cell::read`): a reference may point there,
 //! so no fetch or lease writes those elements again while the parts are away (they are
 //! current: their owners change them only in a call that lends the array mutably, which
-//! forgets the record first). Whole-array access (`as_slice`, iteration, a clone) and every
-//! write bring the rest home.
+//! forgets the record first). A write from serial code (`a[[i, j]] = x`, `get_mut`,
+//! `row_mut`; the array borrowed mutably) brings the window around it home for good
+//! (`Fetcher::take`): the fetch and the cluster's directory drop it from the parts away,
+//! so the next call takes it from the driver. Whole-array access (`as_slice`,
+//! `as_mut_slice`, iteration, a clone) brings the rest home.
 //!
 //! A call across processes that only reads the array takes a *lease* instead of bringing
 //! it home: the parts stay where they are. The call first writes into the array the parts
@@ -55,6 +58,35 @@ pub(crate) trait Fetcher: Send {
     /// around them: the range now readable (holding `lo..hi`), or `None` when this fetch
     /// brings only the whole array.
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)>;
+    /// Serial code is about to write elements `lo..hi` (the array borrowed mutably, now
+    /// at `version`): brings home the window [`around`](Fetcher::around) would, which
+    /// lives here from now on (its owners' copies are stale: the fetch and the directory
+    /// drop it); the window, or `None` when this fetch brings only the whole array.
+    fn take(&mut self, lo: usize, hi: usize, read: &Spans, version: u64) -> Option<(usize, usize)> {
+        let _ = (lo, hi, read, version);
+        None
+    }
+}
+
+/// Tells the cluster that serial code wrote a window of an array created in place that no
+/// call has used yet: `(id, version, regions still to be made)`. Set once, when a driver's
+/// session starts.
+static MADE_WRITTEN: OnceLock<MadeWritten> = OnceLock::new();
+
+/// What [`made_written`] calls: `(id, version, regions still to be made)`.
+pub(crate) type MadeWritten = fn(u64, u64, Vec<(u64, u64)>);
+
+/// Sets what [`made_written`] calls.
+pub(crate) fn on_made_written(f: MadeWritten) {
+    let _ = MADE_WRITTEN.set(f);
+}
+
+/// Serial code wrote a window of array `id` (created in place, now at `version`): the
+/// regions `left` are still to be made where they are needed.
+pub(crate) fn made_written(id: u64, version: u64, left: Vec<(u64, u64)>) {
+    if let Some(f) = MADE_WRITTEN.get() {
+        f(id, version, left);
+    }
 }
 
 /// A [`Fetcher`], boxed.
@@ -216,6 +248,27 @@ impl Away {
                 read.clear();
                 self.away.store(false, Ordering::Release);
             }
+        }
+    }
+
+    /// Serial code is about to write elements `lo..hi` (the array borrowed mutably, now at
+    /// `version`): they come home with a window around them, which stays home; the rest
+    /// stays away. When the fetch brings only the whole array, everything comes home.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn take_range(&mut self, lo: usize, hi: usize, version: u64) {
+        let cell = self.fetch.get_mut().unwrap_or_else(|_| failed_fetch());
+        let Cell { fetch, read } = cell;
+        if fetch
+            .as_mut()
+            .and_then(|f| f.take(lo, hi, read, version))
+            .is_none()
+        {
+            if let Some(f) = fetch.take() {
+                f.all(read);
+            }
+            read.clear();
+            *self.away.get_mut() = false;
         }
     }
 

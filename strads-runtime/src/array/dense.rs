@@ -132,7 +132,7 @@ impl<T, const N: usize> DistArray<T, N> {
         }
         self.version += 1;
         let n = self.row_len();
-        &mut self.data_mut()[i * n..(i + 1) * n]
+        self.span_mut(i * n, (i + 1) * n)
     }
 
     /// The element at `idx`, or `None` when outside the shape.
@@ -146,7 +146,7 @@ impl<T, const N: usize> DistArray<T, N> {
     pub fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
         self.version += 1;
         let o = offset(&self.shape, &idx)?;
-        Some(&mut self.data_mut()[o])
+        Some(&mut self.span_mut(o, o + 1)[0])
     }
 
     /// All elements in row-major order.
@@ -230,6 +230,17 @@ impl<T, const N: usize> DistArray<T, N> {
             self.away.bring_range(lo, hi);
         }
         &self.data[lo..hi]
+    }
+
+    /// Elements `lo..hi`, writable: when parts are held by other processes, only those
+    /// elements (and a window around them) come home and stay home; the rest stays away.
+    /// The caller bumped the version.
+    #[inline]
+    fn span_mut(&mut self, lo: usize, hi: usize) -> &mut [T] {
+        if self.away.is_away_mut() {
+            self.away.take_range(lo, hi, self.version);
+        }
+        &mut self.data[lo..hi]
     }
 
     /// The away cell, for a call across processes that leases the array.
@@ -331,6 +342,8 @@ impl<T: 'static, const N: usize> DistArray<T, N> {
         a.away.leave(Box::new(MadeHere::<T> {
             ptr,
             len,
+            id: a.id,
+            left: vec![(0, len as u64)],
             shape: shape.to_vec(),
             recipe,
             _elem: std::marker::PhantomData,
@@ -346,6 +359,9 @@ struct MadeHere<T> {
     /// drops this fetch with it.
     ptr: usize,
     len: usize,
+    /// The array's id, and the regions not made yet (serial code's writes took the rest).
+    id: u64,
+    left: Vec<(u64, u64)>,
     shape: Vec<usize>,
     recipe: super::made::Recipe,
     _elem: std::marker::PhantomData<fn() -> T>,
@@ -372,9 +388,24 @@ impl<T: 'static> MadeHere<T> {
     }
 }
 
+impl<T: 'static> MadeHere<T> {
+    /// The regions not made yet within `a..b`.
+    fn left_in(&self, a: usize, b: usize) -> Vec<(u64, u64)> {
+        self.left
+            .iter()
+            .map(|&(lo, hi)| (lo.max(a as u64), hi.min(b as u64)))
+            .filter(|&(lo, hi)| lo < hi)
+            .collect()
+    }
+
+    fn window(&self, lo: usize, hi: usize) -> (usize, usize) {
+        super::spans::window(&self.shape, std::mem::size_of::<T>(), lo, hi)
+    }
+}
+
 impl<T: 'static> super::away::Fetcher for MadeHere<T> {
     fn all(self: Box<Self>, read: &super::spans::Spans) {
-        self.make(&read.outside(&[(0, self.len as u64)]));
+        self.make(&read.outside(&self.left));
     }
 
     fn around(
@@ -383,9 +414,33 @@ impl<T: 'static> super::away::Fetcher for MadeHere<T> {
         hi: usize,
         read: &super::spans::Spans,
     ) -> Option<(usize, usize)> {
-        let (a, b) = super::spans::window(&self.shape, std::mem::size_of::<T>(), lo, hi);
-        self.make(&read.outside(&[(a as u64, b as u64)]));
+        let (a, b) = self.window(lo, hi);
+        self.make(&read.outside(&self.left_in(a, b)));
         Some((a, b))
+    }
+
+    fn take(
+        &mut self,
+        lo: usize,
+        hi: usize,
+        read: &super::spans::Spans,
+        version: u64,
+    ) -> Option<(usize, usize)> {
+        let (a, b) = self.window(lo, hi);
+        self.make(&read.outside(&self.left_in(a, b)));
+        let mut left = Vec::with_capacity(self.left.len() + 1);
+        for &(lo, hi) in &self.left {
+            if lo < a as u64 {
+                left.push((lo, hi.min(a as u64)));
+            }
+            if hi > b as u64 {
+                left.push((lo.max(b as u64), hi));
+            }
+        }
+        self.left = left;
+        super::away::made_written(self.id, version, self.left.clone());
+        // Everything made or written here: the array is home (an empty fetch ends it).
+        (!self.left.is_empty()).then_some((a, b))
     }
 }
 
@@ -430,7 +485,7 @@ impl<T, const N: usize> IndexMut<[usize; N]> for DistArray<T, N> {
     fn index_mut(&mut self, idx: [usize; N]) -> &mut T {
         self.version += 1;
         match offset(&self.shape, &idx) {
-            Some(o) => &mut self.data_mut()[o],
+            Some(o) => &mut self.span_mut(o, o + 1)[0],
             None => index_panic(&idx, &self.shape),
         }
     }
@@ -451,11 +506,10 @@ impl<T> IndexMut<usize> for DistArray<T, 1> {
     #[inline]
     fn index_mut(&mut self, i: usize) -> &mut T {
         self.version += 1;
-        let shape = self.shape;
-        match self.data_mut().get_mut(i) {
-            Some(v) => v,
-            None => index_panic(&[i], &shape),
+        if i >= self.data.len() {
+            index_panic(&[i], &self.shape);
         }
+        &mut self.span_mut(i, i + 1)[0]
     }
 }
 

@@ -98,6 +98,13 @@ impl<T: 'static> Parts<T> {
     }
 }
 
+impl<T: 'static> Parts<T> {
+    fn window(&self, lo: usize, hi: usize) -> (usize, usize) {
+        let size = elem_of::<T>().map_or(std::mem::size_of::<T>(), |e| e.size());
+        window(&self.shape, size, lo, hi)
+    }
+}
+
 impl<T: 'static> Fetcher for Parts<T> {
     fn all(self: Box<Self>, read: &Spans) {
         let parts = self.cut(0, usize::MAX, read);
@@ -105,11 +112,41 @@ impl<T: 'static> Fetcher for Parts<T> {
     }
 
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
-        let size = elem_of::<T>().map_or(std::mem::size_of::<T>(), |e| e.size());
-        let (a, b) = window(&self.shape, size, lo, hi);
+        let (a, b) = self.window(lo, hi);
         let parts = self.cut(a, b, read);
         self.bring(parts, false);
         Some((a, b))
+    }
+
+    fn take(&mut self, lo: usize, hi: usize, read: &Spans, version: u64) -> Option<(usize, usize)> {
+        let (a, b) = self.window(lo, hi);
+        let parts = self.cut(a, b, read);
+        self.bring(parts, false);
+        // The window lives here now: neither this fetch nor the next call takes it from
+        // the ranks, whose copies are stale once serial code writes it.
+        let outside = |region: &Region| {
+            let mut out = Vec::new();
+            for &(lo, hi) in &region.0 {
+                if lo < a as u64 {
+                    out.push((lo, hi.min(a as u64)));
+                }
+                if hi > b as u64 {
+                    out.push((lo.max(b as u64), hi));
+                }
+            }
+            Region(out)
+        };
+        self.parts = self
+            .parts
+            .iter()
+            .map(|(region, r)| (outside(region), *r))
+            .filter(|(region, _)| !region.is_empty())
+            .collect();
+        self.session
+            .directory()
+            .set_away(self.id, version, self.parts.clone());
+        // Nothing away any more: the array is home (an empty fetch ends it).
+        (!self.parts.is_empty()).then_some((a, b))
     }
 }
 

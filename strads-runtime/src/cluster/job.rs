@@ -40,6 +40,8 @@ pub fn get() -> Option<&'static Session> {
             if s.rank == 0 {
                 // Arrays the program drops are dropped by the workers too.
                 crate::array::away::on_forget(forget_on_workers);
+                // Serial code's writes to arrays created in place leave the rest to make.
+                crate::array::away::on_made_written(made_written_on_driver);
                 // Arrays the program makes from now on are made on the ranks that hold
                 // their parts (`array::made`).
                 crate::array::made::set_in_place(s.size() > 1);
@@ -74,6 +76,20 @@ fn forget_on_workers(id: u64) {
     }
     s.directory().forget(id);
     s.with(|core| core.forget(id));
+}
+
+/// Serial code wrote a window of array `id`, created in place and used by no call yet (now
+/// at `version`): the regions `left` are still to be made where they are needed.
+fn made_written_on_driver(id: u64, version: u64, left: Vec<(u64, u64)>) {
+    let Some(s) = current().filter(|s| s.rank == 0) else {
+        return;
+    };
+    let parts = if left.is_empty() {
+        Vec::new()
+    } else {
+        vec![(super::proto::Region(left), super::proto::MADE)]
+    };
+    s.directory().set_away(id, version, parts);
 }
 
 /// Runs when the driver's program exits: tells the workers, waits for them, closes.

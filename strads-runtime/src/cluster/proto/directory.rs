@@ -139,6 +139,19 @@ impl Directory {
         left
     }
 
+    /// Serial code wrote part of array `id` on the driver, which holds it now: at `version`,
+    /// only `parts` are away (none: the array is home). What other ranks held of it as
+    /// copies is forgotten (some of it is stale now).
+    pub fn set_away(&mut self, id: u64, version: u64, parts: Parts) {
+        self.held.remove(&id);
+        self.holders.remove(&id);
+        if parts.is_empty() {
+            self.away.remove(&id);
+        } else {
+            self.away.insert(id, (version, parts));
+        }
+    }
+
     /// Array `id`'s parts came home (fetched): nothing of it is away any more. The other
     /// ranks keep their copies.
     pub fn came_home(&mut self, id: u64) {

@@ -162,3 +162,22 @@ fn arrays_only_read_travel_whole_once_or_by_regions_after_a_write() {
     // Their sizes stay for the memory line at the job's end.
     assert_eq!(dir.sizes().len(), 4);
 }
+
+/// Serial code on the driver wrote part of what a call left away (`set_away`, the array at
+/// its new version): the next call takes that part from the driver, the rest from the
+/// rank that still holds it; the copies other ranks held are forgotten.
+#[test]
+fn a_window_written_on_the_driver_is_taken_from_it() {
+    let mut dir = Directory::default();
+    let (_, left) = call(&mut dir, [1, 1], [false; 2]);
+    assert_eq!(left[0].1, vec![(Region(vec![(6, 12)]), 1)]);
+    // The driver wrote w's row 2 (elements 6..9), bringing it home: w is at version 2.
+    dir.set_away(W, 2, vec![(Region(vec![(9, 12)]), 1)]);
+    assert_eq!(dir.away_at(W, 1), None);
+    let (next, _) = call(&mut dir, [3, 2], [false; 2]);
+    assert_eq!(next[0].away, vec![(Region(vec![(9, 12)]), 1)]);
+    assert!(next[0].held.is_empty());
+    // Everything written home: nothing is away.
+    dir.set_away(W, 7, Vec::new());
+    assert_eq!(dir.away_at(W, 7), None);
+}
