@@ -339,7 +339,7 @@ impl<T: 'static, const N: usize> DistArray<T, N> {
         let (ptr, len) = (data.as_mut_ptr() as usize, data.len());
         let a = DistArray::made(data, shape);
         a.away.made_by(recipe);
-        a.away.leave(Box::new(MadeHere::<T> {
+        a.away.leave(Box::new(super::fresh::MadeHere::<T> {
             ptr,
             len,
             id: a.id,
@@ -349,98 +349,6 @@ impl<T: 'static, const N: usize> DistArray<T, N> {
             _elem: std::marker::PhantomData,
         }));
         a
-    }
-}
-
-/// The fetch of an array created in place that no call has used yet: its elements are made
-/// here from the recipe, all of them or those around what serial code reads.
-struct MadeHere<T> {
-    /// The array's elements (`len` of them): valid for writes while it lives, and it
-    /// drops this fetch with it.
-    ptr: usize,
-    len: usize,
-    /// The array's id, and the regions not made yet (serial code's writes took the rest).
-    id: u64,
-    left: Vec<(u64, u64)>,
-    shape: Vec<usize>,
-    recipe: super::made::Recipe,
-    _elem: std::marker::PhantomData<fn() -> T>,
-}
-
-impl<T: 'static> MadeHere<T> {
-    /// Makes `ranges` (inside the array, none referenced).
-    fn make(&self, ranges: &[(u64, u64)]) {
-        if self.recipe == super::made::Recipe::Zeros {
-            // Zeros are here already (reserved zero pages): nothing to make.
-            return;
-        }
-        for &(lo, hi) in ranges {
-            let (lo, hi) = (lo as usize, (hi as usize).min(self.len));
-            // SAFETY: elements `lo..hi` of the array (`ptr`, `len`), valid for writes
-            // (see the field); they are away, and not among those serial code read, so
-            // no reference to them exists (`array::away`).
-            let d =
-                unsafe { std::slice::from_raw_parts_mut((self.ptr as *mut T).add(lo), hi - lo) };
-            if let Err(e) = self.recipe.make(&self.shape, lo, d) {
-                panic!("strads: {e}");
-            }
-        }
-    }
-}
-
-impl<T: 'static> MadeHere<T> {
-    /// The regions not made yet within `a..b`.
-    fn left_in(&self, a: usize, b: usize) -> Vec<(u64, u64)> {
-        self.left
-            .iter()
-            .map(|&(lo, hi)| (lo.max(a as u64), hi.min(b as u64)))
-            .filter(|&(lo, hi)| lo < hi)
-            .collect()
-    }
-
-    fn window(&self, lo: usize, hi: usize) -> (usize, usize) {
-        super::spans::window(&self.shape, std::mem::size_of::<T>(), lo, hi)
-    }
-}
-
-impl<T: 'static> super::away::Fetcher for MadeHere<T> {
-    fn all(self: Box<Self>, read: &super::spans::Spans) {
-        self.make(&read.outside(&self.left));
-    }
-
-    fn around(
-        &mut self,
-        lo: usize,
-        hi: usize,
-        read: &super::spans::Spans,
-    ) -> Option<(usize, usize)> {
-        let (a, b) = self.window(lo, hi);
-        self.make(&read.outside(&self.left_in(a, b)));
-        Some((a, b))
-    }
-
-    fn take(
-        &mut self,
-        lo: usize,
-        hi: usize,
-        read: &super::spans::Spans,
-        version: u64,
-    ) -> Option<(usize, usize)> {
-        let (a, b) = self.window(lo, hi);
-        self.make(&read.outside(&self.left_in(a, b)));
-        let mut left = Vec::with_capacity(self.left.len() + 1);
-        for &(lo, hi) in &self.left {
-            if lo < a as u64 {
-                left.push((lo, hi.min(a as u64)));
-            }
-            if hi > b as u64 {
-                left.push((lo.max(b as u64), hi));
-            }
-        }
-        self.left = left;
-        super::away::made_written(self.id, version, self.left.clone());
-        // Everything made or written here: the array is home (an empty fetch ends it).
-        (!self.left.is_empty()).then_some((a, b))
     }
 }
 

@@ -8,6 +8,7 @@ pub(crate) mod buffer;
 pub(crate) mod cache;
 pub(crate) mod capture;
 mod dense;
+mod fresh;
 pub(crate) mod huge;
 pub(crate) mod le;
 pub(crate) mod linalg;

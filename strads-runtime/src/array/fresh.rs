@@ -1,0 +1,88 @@
+//! The fetch of an array created in place on a cluster job's driver that no call has used
+//! yet ([`MadeHere`]): serial code that reads it makes its elements here from the recipe,
+//! a window around what it reads, or all of them; a write takes its window for good.
+
+use super::away::{Fetcher, made_written};
+use super::made::Recipe;
+use super::spans::{Spans, window};
+
+/// The fetch of an array created in place that no call has used yet: its elements are made
+/// here from the recipe, all of them or those around what serial code reads.
+pub(crate) struct MadeHere<T> {
+    /// The array's elements (`len` of them): valid for writes while it lives, and it
+    /// drops this fetch with it.
+    pub(crate) ptr: usize,
+    pub(crate) len: usize,
+    /// The array's id, and the regions not made yet (serial code's writes took the rest).
+    pub(crate) id: u64,
+    pub(crate) left: Vec<(u64, u64)>,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) recipe: Recipe,
+    pub(crate) _elem: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: 'static> MadeHere<T> {
+    /// Makes `ranges` (inside the array, none referenced).
+    fn make(&self, ranges: &[(u64, u64)]) {
+        if self.recipe == Recipe::Zeros {
+            // Zeros are here already (reserved zero pages): nothing to make.
+            return;
+        }
+        for &(lo, hi) in ranges {
+            let (lo, hi) = (lo as usize, (hi as usize).min(self.len));
+            // SAFETY: elements `lo..hi` of the array (`ptr`, `len`), valid for writes
+            // (see the field); they are away, and not among those serial code read, so
+            // no reference to them exists (`array::away`).
+            let d =
+                unsafe { std::slice::from_raw_parts_mut((self.ptr as *mut T).add(lo), hi - lo) };
+            if let Err(e) = self.recipe.make(&self.shape, lo, d) {
+                panic!("strads: {e}");
+            }
+        }
+    }
+}
+
+impl<T: 'static> MadeHere<T> {
+    /// The regions not made yet within `a..b`.
+    fn left_in(&self, a: usize, b: usize) -> Vec<(u64, u64)> {
+        self.left
+            .iter()
+            .map(|&(lo, hi)| (lo.max(a as u64), hi.min(b as u64)))
+            .filter(|&(lo, hi)| lo < hi)
+            .collect()
+    }
+
+    fn window(&self, lo: usize, hi: usize) -> (usize, usize) {
+        window(&self.shape, std::mem::size_of::<T>(), lo, hi)
+    }
+}
+
+impl<T: 'static> Fetcher for MadeHere<T> {
+    fn all(self: Box<Self>, read: &Spans) {
+        self.make(&read.outside(&self.left));
+    }
+
+    fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
+        let (a, b) = self.window(lo, hi);
+        self.make(&read.outside(&self.left_in(a, b)));
+        Some((a, b))
+    }
+
+    fn take(&mut self, lo: usize, hi: usize, read: &Spans, version: u64) -> Option<(usize, usize)> {
+        let (a, b) = self.window(lo, hi);
+        self.make(&read.outside(&self.left_in(a, b)));
+        let mut left = Vec::with_capacity(self.left.len() + 1);
+        for &(lo, hi) in &self.left {
+            if lo < a as u64 {
+                left.push((lo, hi.min(a as u64)));
+            }
+            if hi > b as u64 {
+                left.push((lo.max(b as u64), hi));
+            }
+        }
+        self.left = left;
+        made_written(self.id, version, self.left.clone());
+        // Everything made or written here: the array is home (an empty fetch ends it).
+        (!self.left.is_empty()).then_some((a, b))
+    }
+}
