@@ -22,6 +22,6 @@ pub use report::{SyncReport, buffers_report, reductions_report, report};
 pub use schedule::{Partition, Unordered2d};
 pub use strategy::{
     Align, Analysis, Candidate, Placement, Strategy, StrategyKind, alignments, analyze,
-    buffer_hint, choose, describe, fallback_note, place, tile_axes, tile_bounded,
+    buffer_hint, choose, choose_for, describe, fallback_note, place, tile_axes, tile_bounded,
 };
 pub use unimodular::{apply as apply_skew, is_identity, skew, skewed};

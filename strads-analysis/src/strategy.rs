@@ -427,6 +427,36 @@ pub fn choose<'a>(
     })
 }
 
+/// [`choose`], knowing the loop: a shared (read-only) array whose every access follows a
+/// candidate's space dim by one subscript is read by parts, each worker its own range,
+/// and moves nothing, like a local one. So a read-only loop over ratings partitions the
+/// dim of the larger factor array: the other one, smaller, is the one read whole.
+pub fn choose_for<'a>(
+    spec: &LoopSpec,
+    analysis: &'a Analysis,
+    sizes: &[usize],
+    n_workers: usize,
+) -> Option<&'a Candidate> {
+    let p = n_workers.saturating_sub(1) as u128;
+    let read_along: Vec<Vec<DimId>> = (0..spec.arrays.len())
+        .map(|id| alignments(spec, id).iter().map(|a| a.dim).collect())
+        .collect();
+    analysis.candidates.iter().min_by_key(|c| {
+        // Reconnaissance partitions no dim.
+        let space = (c.strategy != Strategy::Reconnaissance).then(|| c.strategy.space_dim());
+        c.placements
+            .iter()
+            .zip(sizes)
+            .enumerate()
+            .map(|(id, (pl, &n))| match pl {
+                Placement::Shared if space.is_some_and(|d| read_along[id].contains(&d)) => 0,
+                Placement::Rotated(_) | Placement::Shared => p * n as u128,
+                _ => 0,
+            })
+            .sum::<u128>()
+    })
+}
+
 #[cfg(test)]
 mod tests;
 

@@ -124,6 +124,15 @@ impl Peers for RankPeers<'_> {
                 (tid, self.arrays[tr.array].read(SEAL, &tr.region))
             })
             .collect();
+        // A block passed on that this rank neither reads again nor keeps (the plan's
+        // `release`): its pages go back to the kernel once read for sending.
+        for &tid in self.plan.sends[t][w]
+            .iter()
+            .filter(|&&tid| self.plan.release[tid])
+        {
+            let tr = &self.plan.transfers[tid];
+            self.arrays[tr.array].release(SEAL, &tr.region);
+        }
         self.session.with(|core| {
             for (tid, data) in sends {
                 core.send_transfer(tid, data);

@@ -38,6 +38,9 @@ pub trait WireArray: Sync {
     fn recipe(&self) -> Option<Recipe> {
         None
     }
+    /// Gives back the pages of `region`, which this rank passed on and will not read again
+    /// in the call (the plan's `release`): they read as zero until written again.
+    fn release(&self, _seal: Seal, _region: &Region) {}
     /// An array the call only reads, with parts away: the call leases it, so that its
     /// parts stay where they are (`array::away`); `None` when none is away.
     fn lease(&self, _seal: Seal, _id: u64) -> Option<Box<dyn super::away::Leased + '_>> {
@@ -134,6 +137,22 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SharedMut<'_, T, N>
         // transfer's (before the tasks that need it start and while no task that may touch
         // it runs).
         unsafe { make_at(ptr, &shape, region, recipe) }
+    }
+
+    fn release(&self, _: Seal, region: &Region) {
+        if !crate::array::pages::zero_is_default::<T>() {
+            return;
+        }
+        let (ptr, shape) = self.raw();
+        let len = shape.iter().product();
+        for &(lo, hi) in &region.0 {
+            // SAFETY: the lent array's elements (`len` of them at `ptr`). The plan releases
+            // a region right after the task that wrote it last here, once its bytes are
+            // read for sending: no task of this rank reads or writes it again unless a
+            // transfer writes it first (`Itinerary::release`, checked by `verify`), and
+            // no other task touches what a running task wrote (`Schedule::overlap`).
+            unsafe { crate::array::pages::release(ptr, len, lo as usize, hi as usize) };
+        }
     }
 
     fn recipe(&self) -> Option<Recipe> {

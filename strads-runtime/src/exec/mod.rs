@@ -170,7 +170,7 @@ impl<'a> Call<'a> {
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let (state, len) = (self.state, space.len());
-        let decides = cost::decides(&self.side);
+        let decides = self.decides();
         if decides && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
@@ -189,6 +189,19 @@ impl<'a> Call<'a> {
             state.ran_plan(len, t.elapsed().as_nanos() as u64, None);
         }
         Ran::plan()
+    }
+
+    /// Whether the cost model decides this call (`cost::decides`): not on a cluster job's
+    /// driver when an array of the call has parts on other ranks (or is created in place
+    /// and not made yet). The serial loop would bring each such array home whole, which
+    /// is what parts are for not to do; the plan runs where the parts are instead (with
+    /// the serial loop's bits: the model times only plans that give them).
+    pub(crate) fn decides(&self) -> bool {
+        cost::decides(&self.side)
+            && !self
+                .ship
+                .as_ref()
+                .is_some_and(|s| s.arrays.iter().any(|a| a.is_away()))
     }
 
     /// The static plan's key for `space`.

@@ -75,7 +75,7 @@ impl Call<'_> {
         let state = self.state;
         let spec = state.spec();
         // Measured calls: a loop whose serial body was found cheaper records nothing.
-        let decides = cost::decides(&self.side);
+        let decides = self.decides();
         if decides && let Some(serial) = state.serial_before_plan(space.len()) {
             return Ran::handed_back(serial);
         }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use strads_analysis::{LoopSpec, Partition, Strategy, choose};
+use strads_analysis::{LoopSpec, Partition, Strategy, choose_for};
 
 use super::{LoopState, apply_points};
 use crate::plan::{self, Schedule};
@@ -85,7 +85,7 @@ impl<B: Send + Sync + 'static> StaticPlan<B> {
         let spec: &LoopSpec = state.spec();
         let analysis = state.analysis();
         let sizes: Vec<usize> = shapes.iter().map(|s| s.iter().product()).collect();
-        let candidate = choose(analysis, &sizes, p).unwrap_or_else(|| {
+        let candidate = choose_for(spec, analysis, &sizes, p).unwrap_or_else(|| {
             panic!(
                 "strads: loop `{}` has no parallel strategy at run time ({}); the macro should \
                  have refused it (please report it)",

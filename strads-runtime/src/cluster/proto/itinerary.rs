@@ -86,6 +86,10 @@ pub struct Itinerary {
     /// After the call, per array, the regions ranks other than the driver hold current:
     /// `(region, rank)`, sorted by rank (what the next call may list as `held`).
     pub held: Vec<Vec<(Region, usize)>>,
+    /// Per transfer: whether its sender may give back the pages of its region once sent
+    /// (a block that rotates on): no later task of the sender reads its copy, which is
+    /// not current at the end either. Only transfers sent after a task.
+    pub release: Vec<bool>,
 }
 
 impl PlanArray {
@@ -116,6 +120,10 @@ struct Seg {
     src: usize,
     /// Ranks holding this value, with the transfer that brought it (`None`: made there).
     held: Vec<(usize, Option<usize>)>,
+    /// Transfers of this value sent after its writer ran (their sender is `src`).
+    sent: Vec<usize>,
+    /// Whether `src` read its own copy of this value after writing it: it keeps it.
+    kept: bool,
 }
 
 /// Splits the segment holding `x` so that one starts at `x`.
@@ -209,6 +217,7 @@ impl Itinerary {
                 .collect(),
             end: Vec::new(),
             held: Vec::new(),
+            release: Vec::new(),
         };
         let claims = Claims::of(schedule);
         let mut maps: Vec<BTreeMap<u64, Seg>> = arrays
@@ -226,6 +235,8 @@ impl Itinerary {
                             writer: None,
                             src: 0,
                             held,
+                            sent: Vec::new(),
+                            kept: false,
                         },
                     );
                     for (region, r) in &a.held {
@@ -292,7 +303,16 @@ impl Itinerary {
                         for k in keys {
                             let seg = map.get_mut(&k).expect("present");
                             match seg.held.iter().find(|(h, _)| *h == r) {
-                                Some((_, None)) => {}
+                                Some((_, None)) => {
+                                    // The rank reads its own copy again: it keeps it
+                                    // (sends of it, before or after, give nothing back).
+                                    if seg.src == r {
+                                        seg.kept = true;
+                                        for &tid in &seg.sent {
+                                            plan.release[tid] = false;
+                                        }
+                                    }
+                                }
                                 Some(&(_, Some(tid))) => {
                                     let tr = &mut plan.transfers[tid];
                                     if !tr.needed_by.contains(&(t, w)) {
@@ -314,11 +334,18 @@ impl Itinerary {
                                             needed_by: Vec::new(),
                                         });
                                         let tid = plan.transfers.len() - 1;
+                                        plan.release.push(seg.writer.is_some());
                                         if let Some((u, v)) = seg.writer {
                                             plan.sends[u][v].push(tid);
                                         }
                                         tid
                                     });
+                                    if seg.writer.is_some() && !seg.sent.contains(&tid) {
+                                        seg.sent.push(tid);
+                                    }
+                                    if seg.kept {
+                                        plan.release[tid] = false;
+                                    }
                                     let tr = &mut plan.transfers[tid];
                                     // Sorted and merged once, at the end (segments
                                     // of several tasks arrive in no order).
@@ -349,7 +376,21 @@ impl Itinerary {
                             seg.writer = Some((t, w));
                             seg.src = r;
                             seg.held = vec![(r, None)];
+                            seg.sent.clear();
+                            seg.kept = false;
                         }
+                    }
+                }
+            }
+        }
+        // A sender whose copy is current at the end keeps it (the next call may rely on it,
+        // or it is the value's place).
+        for map in &maps {
+            for seg in map.values() {
+                for &tid in &seg.sent {
+                    let from = plan.transfers[tid].from;
+                    if seg.held.iter().any(|&(h, _)| h == from) {
+                        plan.release[tid] = false;
                     }
                 }
             }
@@ -396,6 +437,7 @@ impl Itinerary {
                         to: 0,
                         needed_by: Vec::new(),
                     });
+                    plan.release.push(false);
                     let tid = plan.transfers.len() - 1;
                     if let Some((u, v)) = seg.writer {
                         plan.sends[u][v].push(tid);

@@ -66,6 +66,10 @@ fn two_ranks_of_a_2d_ring_exchange_exactly_the_rotated_blocks() {
     );
     assert_eq!(plan.sends[0], vec![vec![3], vec![2]]);
     assert_eq!(plan.sends[1], vec![vec![], vec![4, 5]]);
+    // Each rank gives back the pages of the h partition it passed on (neither reads it
+    // again nor holds it current at the end); nothing else is released: the initial
+    // transfers leave the driver's array whole, and the homecoming ends on the driver.
+    assert_eq!(plan.release, vec![false, false, true, true, false, false]);
     assert_eq!(plan.waits[1], vec![vec![2], vec![3]]);
     assert_eq!(plan.remote_after[1], vec![vec![(0, 1)], vec![(0, 0)]]);
     assert_eq!(plan.notify[0], vec![vec![1], vec![0]]);
@@ -156,6 +160,19 @@ fn parts_left_in_place_are_not_sent_home_and_start_the_next_call_there() {
     );
     assert_eq!(second.bytes_moved(&[4, 4]), 4 * 9 * 4);
     assert_eq!(second.end, first.end);
+    // A partition passed on in the ring is given back by its sender, which is not where
+    // it ends: rank 0 passes partition 0 on (it ends on rank 1), rank 1 partition 1.
+    let released: Vec<(usize, usize, Region)> = (0..second.transfers.len())
+        .filter(|&t| second.release[t])
+        .map(|t| {
+            let tr = &second.transfers[t];
+            (tr.from, tr.to, tr.region.clone())
+        })
+        .collect();
+    assert_eq!(
+        released,
+        vec![(1, 0, Region(vec![(9, 18)])), (0, 1, Region(vec![(0, 9)]))]
+    );
 }
 
 #[test]

@@ -17,6 +17,8 @@ type Memory = Vec<Vec<Vec<Option<u32>>>>;
 ///   task starts, after the transfers it waits for (the first task of a rank that needs a
 ///   transfer applies it), each taken from its sender right after its writer ran;
 /// - a transfer is sent by the rank that holds its elements, before a task waits for it;
+///   a sender that gives back its region's pages once sent (`release`) holds nothing
+///   there afterwards, so a later read of its own copy, or a later send of it, fails;
 /// - after the transfers home, the rank the plan's `end` names holds every element's final
 ///   value (the driver, with `home`), and every other rank holds the final value of what
 ///   the plan lists as held (which the next call may rely on); ranks start with the
@@ -145,6 +147,14 @@ pub fn verify(
                     ));
                 }
                 sent.insert(tid, snapshot(&mem, tid));
+            }
+            // Once all are read, the sender gives back the pages of the regions it
+            // releases: it holds nothing there.
+            for &tid in plan.sends[t][w].iter().filter(|&&tid| plan.release[tid]) {
+                let tr = &plan.transfers[tid];
+                for e in elems(&tr.region) {
+                    mem[r][tr.array][e] = None;
+                }
             }
         }
     }
