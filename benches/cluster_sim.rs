@@ -22,11 +22,12 @@
 //!
 //! Memory per rank (issue 25), for `in place`, the runtime's placement: the ratings (each
 //! rank's part as made in place, 12 bytes an entry, and its blocks after the trade, as
-//! many again), the factor rows the itinerary leaves it or sends it over an epoch (the
-//! union of the parts it holds at the start and the regions it receives: what a rank
-//! holds today, since a worker keeps the pages of rotated blocks after handing them on),
-//! and what it would hold if it released a rotated block after its hand-off (its own rows
-//! plus two blocks in flight). The largest rank is printed. The ten times larger set:
+//! many again) and the factor rows it holds at its peak over an epoch, walking the
+//! itinerary step by step: the parts it holds at the start, each transfer added when its
+//! task needs it, and each block it passes on given back when the plan releases it
+//! (`rank_MiB`, what the runtime does); `kept_all` is the same without releases (every
+//! block a rank ever saw, what it held before the runtime released them). The largest
+//! rank is printed. The ten times larger set:
 //!
 //! ```text
 //! cargo bench --bench cluster_sim -- --ratings 1000000000 --users 10000000 --items 1000000 --k 128
@@ -119,7 +120,7 @@ fn main() {
         "effic",
         "ring_wait",
         "rank_MiB",
-        "released"
+        "kept_all"
     );
     let mut rows: Vec<(f64, usize, &str, f64)> = Vec::new();
     for gbps in [10.0f64, 40.0] {
@@ -152,13 +153,15 @@ fn main() {
                 let epoch = r.makespan as f64 / 1e6;
                 let eff = serial / (p as f64 * epoch);
                 let wait = r.waiting as f64 / (p as f64 * r.makespan as f64);
-                let (held, released) = if placing == "in place" {
+                let (held, kept_all) = if placing == "in place" {
                     let start = Itinerary::new(&sched, p, 1, &arrays, false).expect("2D ships");
                     let data = 24.0 * args.ratings as f64 / p as f64;
-                    let (h, r) = memory(&plan, &start.next_arrays(&arrays), p, sched.steps.len());
+                    let before = start.next_arrays(&arrays);
+                    let now = memory(&plan, &before, p, true);
+                    let all = memory(&plan, &before, p, false);
                     (
-                        format!("{:.0}", (data + h) / MIB),
-                        format!("{:.0}", (data + r) / MIB),
+                        format!("{:.0}", (data + now) / MIB),
+                        format!("{:.0}", (data + all) / MIB),
                     )
                 } else {
                     ("-".into(), "-".into())
@@ -173,7 +176,7 @@ fn main() {
                     eff * 100.0,
                     wait * 100.0,
                     held,
-                    released
+                    kept_all
                 );
                 rows.push((gbps, p, placing, eff));
             }
@@ -199,46 +202,71 @@ fn complement(r: &Region, len: u64) -> Region {
     out
 }
 
-/// Bytes of `f32` factor elements the largest rank holds over one call of `plan` that
-/// starts from `arrays` (the parts left by the previous call): the union of what it holds
-/// at the start and what it receives; and what it would hold releasing each rotated block
-/// after handing it on (the rows it keeps, plus two rotated blocks of `time_parts`).
-fn memory(plan: &Itinerary, arrays: &[PlanArray], ranks: usize, time_parts: usize) -> (f64, f64) {
-    let mut most: (f64, f64) = (0.0, 0.0);
+/// The largest rank's factor bytes over the call: for each rank, what it holds at the
+/// start (the parts the previous epoch left it; the driver, what no other rank holds),
+/// plus each transfer it receives when its task needs it; with `release`, less each block
+/// it passes on that the plan releases (`Itinerary::release`, what the runtime does);
+/// without, every block it ever saw (what a rank held before the runtime released them).
+fn memory(plan: &Itinerary, arrays: &[PlanArray], ranks: usize, release: bool) -> f64 {
+    let mut most: u64 = 0;
     for r in 0..ranks {
-        let (mut held, mut kept) = (0u64, 0u64);
-        for (a, pa) in arrays.iter().enumerate() {
-            let len: u64 = pa.shape.iter().product::<usize>() as u64;
-            let mut have = Region::default();
-            // The driver holds what no other rank does.
-            let away: Region = pa
-                .away
-                .iter()
-                .fold(Region::default(), |u, (g, _)| u.union(g));
-            let mut start: Region = pa
-                .away
-                .iter()
-                .filter(|(_, o)| *o == r)
-                .fold(Region::default(), |u, (g, _)| u.union(g));
-            if r == 0 {
-                start = start.union(&complement(&away, len));
+        let mut have: Vec<Region> = arrays
+            .iter()
+            .map(|pa| {
+                let len: u64 = pa.shape.iter().product::<usize>() as u64;
+                let away: Region = pa
+                    .away
+                    .iter()
+                    .fold(Region::default(), |u, (g, _)| u.union(g));
+                let mut start: Region = pa
+                    .away
+                    .iter()
+                    .filter(|(_, o)| *o == r)
+                    .fold(Region::default(), |u, (g, _)| u.union(g));
+                if r == 0 {
+                    start = start.union(&complement(&away, len));
+                }
+                start
+            })
+            .collect();
+        let total = |have: &[Region]| have.iter().map(Region::len).sum::<u64>();
+        let mut peak = total(&have);
+        // One worker a rank (the simulator's layout): worker `r`'s tasks, step by step.
+        for t in 0..plan.waits.len() {
+            for &tid in &plan.waits[t][r] {
+                let tr = &plan.transfers[tid];
+                have[tr.array] = have[tr.array].union(&tr.region);
             }
-            have = have.union(&start);
-            for t in plan.transfers.iter().filter(|t| t.to == r && t.array == a) {
-                have = have.union(&t.region);
+            peak = peak.max(total(&have));
+            for &tid in plan.sends[t][r]
+                .iter()
+                .filter(|&&tid| release && plan.release[tid])
+            {
+                let tr = &plan.transfers[tid];
+                have[tr.array] = minus(&have[tr.array], &tr.region);
             }
-            held += have.len();
-            // Array 0 keeps its rows on their rank; array 1 rotates.
-            kept += if a == 0 {
-                start.len()
-            } else {
-                2 * (len / time_parts.max(1) as u64)
-            };
         }
-        most.0 = most.0.max(held as f64 * 4.0);
-        most.1 = most.1.max(kept as f64 * 4.0);
+        most = most.max(peak);
     }
-    most
+    most as f64 * 4.0
+}
+
+/// The elements of `a` outside `b`.
+fn minus(a: &Region, b: &Region) -> Region {
+    let mut out = Region::default();
+    for &(lo, hi) in &a.0 {
+        let mut at = lo;
+        for &(x, y) in b.0.iter().filter(|&&(x, y)| y > lo && x < hi) {
+            if x > at {
+                out.push(at, x);
+            }
+            at = at.max(y);
+        }
+        if at < hi {
+            out.push(at, hi);
+        }
+    }
+    out
 }
 
 fn plot(dir: &std::path::Path, rows: &[(f64, usize, &str, f64)]) -> std::io::Result<()> {
