@@ -58,6 +58,12 @@ fn checked_len<const N: usize>(shape: &[usize; N]) -> usize {
 
 impl<T, const N: usize> DistArray<T, N> {
     /// An array whose element at `idx` is `f(idx)`, filled in row-major order.
+    ///
+    /// The closure runs here, in this process, over the whole array: on a cluster job's
+    /// driver, too (a closure cannot run on other ranks). To create a large array in parts
+    /// on the ranks, start from [`zeros`](DistArray::zeros) or
+    /// [`random`](DistArray::random), which every rank makes where it needs them, and set
+    /// the values with a `#[strads::parallel_for]` loop (each rank then writes its rows).
     pub fn from_fn(shape: [usize; N], mut f: impl FnMut([usize; N]) -> T) -> Self {
         let len = checked_len(&shape);
         let mut data = Vec::with_capacity(len);
