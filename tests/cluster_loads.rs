@@ -218,6 +218,7 @@ fn program() {
         pair("late_bad.csv", "early_bad.csv")
     );
     println!("train.csv, blank.data: {}", pair("train.csv", "blank.data"));
+    println!("blank.data, test.csv: {}", pair("blank.data", "test.csv"));
     println!(
         "train.csv, missing.csv: {}",
         pair("train.csv", "missing.csv")
@@ -245,7 +246,7 @@ fn check() -> Result<(), String> {
                 ("CLUSTER_LOADS_DIR", &dir_s),
             ];
             let (many, explain) = run_self("CLUSTER_LOADS_ROLE", "program", &env)?;
-            if one.lines().count() != 20 || many != one {
+            if one.lines().count() != 21 || many != one {
                 return Err(format!(
                     "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
                 ));

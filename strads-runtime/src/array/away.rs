@@ -69,12 +69,12 @@ pub(crate) trait Fetcher: Send {
 }
 
 /// Tells the cluster that serial code wrote a window of an array created in place that no
-/// call has used yet: `(id, version, regions still to be made)`. Set once, when a driver's
-/// session starts.
+/// call has used yet: `(id, version, regions still to be made)`, the regions `None` when
+/// they did not change. Set once, when a driver's session starts.
 static MADE_WRITTEN: OnceLock<MadeWritten> = OnceLock::new();
 
 /// What [`made_written`] calls: `(id, version, regions still to be made)`.
-pub(crate) type MadeWritten = fn(u64, u64, Vec<(u64, u64)>);
+pub(crate) type MadeWritten = fn(u64, u64, Option<Vec<(u64, u64)>>);
 
 /// Sets what [`made_written`] calls.
 pub(crate) fn on_made_written(f: MadeWritten) {
@@ -82,8 +82,8 @@ pub(crate) fn on_made_written(f: MadeWritten) {
 }
 
 /// Serial code wrote a window of array `id` (created in place, now at `version`): the
-/// regions `left` are still to be made where they are needed.
-pub(crate) fn made_written(id: u64, version: u64, left: Vec<(u64, u64)>) {
+/// regions `left` are still to be made where they are needed (`None`: as before).
+pub(crate) fn made_written(id: u64, version: u64, left: Option<Vec<(u64, u64)>>) {
     if let Some(f) = MADE_WRITTEN.get() {
         f(id, version, left);
     }

@@ -150,8 +150,8 @@ impl<T, const N: usize> DistArray<T, N> {
     /// The element at `idx`, mutable, or `None` when outside the shape.
     #[inline]
     pub fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
-        self.version += 1;
         let o = offset(&self.shape, &idx)?;
+        self.version += 1;
         Some(&mut self.span_mut(o, o + 1)[0])
     }
 
@@ -232,10 +232,15 @@ impl<T, const N: usize> DistArray<T, N> {
     /// works for a call that leases the array: it reads only parts at home).
     #[inline]
     fn span(&self, lo: usize, hi: usize) -> &[T] {
+        assert!(lo <= hi && hi <= self.data.len(), "a span inside the array");
         if self.away.is_away() && !self.away.leased_here() {
             self.away.bring_range(lo, hi);
         }
-        &self.data[lo..hi]
+        // SAFETY: `lo..hi` lies inside the buffer (asserted). The slice is made from the
+        // raw pointer, so no reference to the rest of the buffer exists, which another
+        // thread's fetch may be writing meanwhile (`array::away`); these elements are home
+        // or read home, and nothing writes them while the borrow of `self` lasts.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr().add(lo), hi - lo) }
     }
 
     /// Elements `lo..hi`, writable: when parts are held by other processes, only those
@@ -243,10 +248,15 @@ impl<T, const N: usize> DistArray<T, N> {
     /// The caller bumped the version.
     #[inline]
     fn span_mut(&mut self, lo: usize, hi: usize) -> &mut [T] {
+        assert!(lo <= hi && hi <= self.data.len(), "a span inside the array");
         if self.away.is_away_mut() {
             self.away.take_range(lo, hi, self.version);
         }
-        &mut self.data[lo..hi]
+        // SAFETY: `lo..hi` lies inside the buffer (asserted), and `self` is borrowed
+        // mutably, so nothing else reaches these elements. Made from the raw pointer, the
+        // slice leaves the pointer the fetch of the parts still away writes through valid
+        // (a `&mut` to the whole buffer could invalidate it).
+        unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr().add(lo), hi - lo) }
     }
 
     /// The away cell, for a call across processes that leases the array.

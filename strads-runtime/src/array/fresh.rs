@@ -60,6 +60,11 @@ impl<T: 'static> MadeHere<T> {
 impl<T: 'static> Fetcher for MadeHere<T> {
     fn all(self: Box<Self>, read: &Spans) {
         self.make(&read.outside(&self.left));
+        if self.left != [(0, self.len as u64)] {
+            // A write took a window first: the cluster's directory knows the array, which
+            // is home now.
+            made_written(self.id, 0, Some(Vec::new()));
+        }
     }
 
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
@@ -70,7 +75,13 @@ impl<T: 'static> Fetcher for MadeHere<T> {
 
     fn take(&mut self, lo: usize, hi: usize, read: &Spans, version: u64) -> Option<(usize, usize)> {
         let (a, b) = self.window(lo, hi);
-        self.make(&read.outside(&self.left_in(a, b)));
+        let inside = self.left_in(a, b);
+        if inside.is_empty() {
+            // Written before: only the array's version moved on.
+            made_written(self.id, version, None);
+            return (!self.left.is_empty()).then_some((a, b));
+        }
+        self.make(&read.outside(&inside));
         let mut left = Vec::with_capacity(self.left.len() + 1);
         for &(lo, hi) in &self.left {
             if lo < a as u64 {
@@ -81,7 +92,7 @@ impl<T: 'static> Fetcher for MadeHere<T> {
             }
         }
         self.left = left;
-        made_written(self.id, version, self.left.clone());
+        made_written(self.id, version, Some(self.left.clone()));
         // Everything made or written here: the array is home (an empty fetch ends it).
         (!self.left.is_empty()).then_some((a, b))
     }

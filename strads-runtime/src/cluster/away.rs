@@ -120,6 +120,13 @@ impl<T: 'static> Fetcher for Parts<T> {
 
     fn take(&mut self, lo: usize, hi: usize, read: &Spans, version: u64) -> Option<(usize, usize)> {
         let (a, b) = self.window(lo, hi);
+        let inside = |region: &Region| region.0.iter().any(|&(x, y)| x < b as u64 && y > a as u64);
+        if !self.parts.iter().any(|(region, _)| inside(region)) {
+            // The window is here already (taken before, or never away): the parts away
+            // are the same, at the array's new version.
+            self.session.directory().rekey(self.id, version);
+            return (!self.parts.is_empty()).then_some((a, b));
+        }
         let parts = self.cut(a, b, read);
         self.bring(parts, false);
         // The window lives here now: neither this fetch nor the next call takes it from

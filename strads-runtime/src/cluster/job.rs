@@ -80,16 +80,19 @@ fn forget_on_workers(id: u64) {
 
 /// Serial code wrote a window of array `id`, created in place and used by no call yet (now
 /// at `version`): the regions `left` are still to be made where they are needed.
-fn made_written_on_driver(id: u64, version: u64, left: Vec<(u64, u64)>) {
+fn made_written_on_driver(id: u64, version: u64, left: Option<Vec<(u64, u64)>>) {
     let Some(s) = current().filter(|s| s.rank == 0) else {
         return;
     };
-    let parts = if left.is_empty() {
-        Vec::new()
-    } else {
-        vec![(super::proto::Region(left), super::proto::MADE)]
-    };
-    s.directory().set_away(id, version, parts);
+    match left {
+        None => s.directory().rekey(id, version),
+        Some(left) if left.is_empty() => s.directory().set_away(id, version, Vec::new()),
+        Some(left) => s.directory().set_away(
+            id,
+            version,
+            vec![(super::proto::Region(left), super::proto::MADE)],
+        ),
+    }
 }
 
 /// Runs when the driver's program exits: tells the workers, waits for them, closes.

@@ -170,38 +170,40 @@ impl<'a> Call<'a> {
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let (state, len) = (self.state, space.len());
-        let decides = self.decides();
-        if decides && let Some(serial) = state.serial_before_plan(len) {
+        let decides = cost::decides(&self.side);
+        let times = decides && self.may_time();
+        if times && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
-        if decides && let Some(serial) = self.serial_before_setup(space) {
+        if times && let Some(serial) = self.serial_before_setup(space) {
             return Ran::handed_back(serial);
         }
         let job = self.prepare(space);
-        if decides && let Some(serial) = state.serial_with_plan(&job.shape(space)) {
+        if decides && let Some(serial) = state.serial_with_plan(&job.shape(space, times)) {
             return Ran::handed_back(serial);
         }
         // A static plan is made once per space and shapes: its planning (bucketing a
         // sparse space, say) is not a cost of later calls, so the run alone is timed.
         let t = std::time::Instant::now();
         job.run(space, &f);
-        if decides {
+        if times {
             state.ran_plan(len, t.elapsed().as_nanos() as u64, None);
         }
         Ran::plan()
     }
 
-    /// Whether the cost model decides this call (`cost::decides`): not on a cluster job's
-    /// driver when an array of the call has parts on other ranks (or is created in place
-    /// and not made yet). The serial loop would bring each such array home whole, which
-    /// is what parts are for not to do; the plan runs where the parts are instead (with
-    /// the serial loop's bits: the model times only plans that give them).
-    pub(crate) fn decides(&self) -> bool {
-        cost::decides(&self.side)
-            && !self
-                .ship
-                .as_ref()
-                .is_some_and(|s| s.arrays.iter().any(|a| a.is_away()))
+    /// Whether the cost model may choose this call's way by timings and set-up costs
+    /// (the rules under which both ways give the same bits): not on a cluster job's driver
+    /// when an array of the call has parts on other ranks (or is created in place and not
+    /// made yet). The serial loop would bring each such array home whole, which is what
+    /// parts are for not to do; the plan runs where the parts are instead. The rules from
+    /// the plan's shape, whose ways differ in bits, still apply (`cost::decides`), so a
+    /// call prints what the same worker count prints on threads.
+    pub(crate) fn may_time(&self) -> bool {
+        !self
+            .ship
+            .as_ref()
+            .is_some_and(|s| s.arrays.iter().any(|a| a.is_away()))
     }
 
     /// The static plan's key for `space`.
@@ -444,7 +446,8 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
     }
 
     /// What the cost model weighs of the plan.
-    pub(crate) fn shape<S: Space<Blocks = B>>(&self, space: &S) -> cost::Shape {
+    /// `times`: whether the cost model may time the call (`Call::may_time`).
+    pub(crate) fn shape<S: Space<Blocks = B>>(&self, space: &S, times: bool) -> cost::Shape {
         let schedule = self.schedule();
         cost::Shape {
             len: space.len(),
@@ -452,7 +455,7 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             chain: cost::chain(schedule, |id| {
                 self.blocks().map_or(0, |b| space.block_len(b, id))
             }),
-            timed: self.plan.as_ref().is_some_and(|p| p.timed),
+            timed: times && self.plan.as_ref().is_some_and(|p| p.timed),
             alone: self.plan.as_ref().and_then(|p| p.alone),
         }
     }

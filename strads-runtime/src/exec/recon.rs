@@ -75,8 +75,9 @@ impl Call<'_> {
         let state = self.state;
         let spec = state.spec();
         // Measured calls: a loop whose serial body was found cheaper records nothing.
-        let decides = self.decides();
-        if decides && let Some(serial) = state.serial_before_plan(space.len()) {
+        let decides = cost::decides(&self.side);
+        let times = decides && self.may_time();
+        if times && let Some(serial) = state.serial_before_plan(space.len()) {
             return Ran::handed_back(serial);
         }
         let t = std::time::Instant::now();
@@ -106,7 +107,7 @@ impl Call<'_> {
         // buffer, exact merges): whether a call ran serially must not show in what the
         // program prints.
         let exact = spec.buffers.is_empty() && super::staticplan::merges_exactly(spec);
-        if decides && exact && !state.cached(&key, accept) {
+        if times && exact && !state.cached(&key, accept) {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             key.contents.hash(&mut h);
             if let Some(serial) =
@@ -137,7 +138,7 @@ impl Call<'_> {
                 len: space.len(),
                 workers: schedule.workers,
                 chain: cost::chain(schedule, |_| 0),
-                timed: plan.timed,
+                timed: times && plan.timed,
                 alone: None,
             };
             if let Some(serial) = state.serial_with_plan(&shape) {
@@ -174,7 +175,7 @@ impl Call<'_> {
                 ..exec
             };
             if super::across::across(&self.side, &strict, ship, &f) {
-                if decides {
+                if times {
                     state.ran_plan(space.len(), t.elapsed().as_nanos() as u64, planned.get());
                 }
                 return Ran::plan();
@@ -182,7 +183,7 @@ impl Call<'_> {
         }
         let steps = threads::execute(&exec, &f);
         self.push_trace(&plan.summary, schedule, steps);
-        if decides {
+        if times {
             state.ran_plan(space.len(), t.elapsed().as_nanos() as u64, planned.get());
         }
         Ran::plan()

@@ -374,16 +374,17 @@ impl Call<'_> {
         let state = self.state;
         let len = array.len();
         let decides = crate::exec::cost::decides(&self.side);
-        if decides && let Some(serial) = state.serial_before_plan(len) {
+        let times = decides && self.may_time();
+        if times && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
-        if decides && let Some(serial) = self.serial_before_setup(&Keys(&*array)) {
+        if times && let Some(serial) = self.serial_before_setup(&Keys(&*array)) {
             return Ran::handed_back(serial);
         }
         // Planning may panic (an ordered loop over unsorted entries): plan before any value
         // moves out of the array, so that the array keeps its values then.
         let mut job = self.prepare(&Keys(&*array));
-        if decides && let Some(serial) = state.serial_with_plan(&job.shape(&Keys(&*array))) {
+        if decides && let Some(serial) = state.serial_with_plan(&job.shape(&Keys(&*array), times)) {
             return Ran::handed_back(serial);
         }
         // As `Call::run`: the run alone is timed.
@@ -541,7 +542,7 @@ impl Call<'_> {
         if let Err(panic) = outcome {
             std::panic::resume_unwind(panic);
         }
-        if decides {
+        if times {
             state.ran_plan(len, t.elapsed().as_nanos() as u64, None);
         }
         Ran::plan()

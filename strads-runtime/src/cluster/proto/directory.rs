@@ -152,6 +152,16 @@ impl Directory {
         }
     }
 
+    /// Serial code wrote array `id` on the driver again where it holds it: the parts away
+    /// are the same, now at `version` (what other ranks held as copies is forgotten).
+    pub fn rekey(&mut self, id: u64, version: u64) {
+        self.held.remove(&id);
+        self.holders.remove(&id);
+        if let Some((v, _)) = self.away.get_mut(&id) {
+            *v = version;
+        }
+    }
+
     /// Array `id`'s parts came home (fetched): nothing of it is away any more. The other
     /// ranks keep their copies.
     pub fn came_home(&mut self, id: u64) {

@@ -80,6 +80,15 @@ impl Ctx {
         self.all_to_all(vec![mine; self.size])
     }
 
+    /// Stops the job: a message from another rank does not fit the operation (the ranks
+    /// would no longer take part in the same rounds, so none may go on alone).
+    pub fn fail(&self, message: String) -> ! {
+        self.session.fail(format!(
+            "rank {} in a collective data operation: {message}",
+            self.rank
+        ))
+    }
+
     /// Whether every rank got this far without an error: the first rank's error (by rank)
     /// when one did not, on every rank, so that all stop the operation together.
     pub fn agree<T>(&mut self, r: Result<T, String>) -> Result<T, String> {

@@ -45,11 +45,28 @@ type Source = (u32, u32);
 /// `ends[f]` is how many of them it had met by the end of its range of file `f` (so the
 /// ids `ends[f - 1]..ends[f]` appear first, here, in file `f`). Every rank calls this
 /// together, with its own ids.
+///
+/// A message that does not fit (cut short) stops the job: the ranks would no longer take
+/// part in the same rounds. Too many distinct ids is an error every rank gives alike.
 pub(super) fn agree(
     ctx: &mut Ctx,
     ids: &[u64],
     ends: &[usize],
 ) -> Result<(Vec<u32>, usize), String> {
+    match rounds(ctx, ids, ends) {
+        Ok(Ok(done)) => Ok(done),
+        Ok(Err(too_many)) => Err(too_many),
+        Err(garbled) => ctx.fail(garbled),
+    }
+}
+
+/// [`agree`]'s rounds: `Err` for a message that does not fit, `Ok(Err)` for too many ids.
+#[allow(clippy::type_complexity)]
+fn rounds(
+    ctx: &mut Ctx,
+    ids: &[u64],
+    ends: &[usize],
+) -> Result<Result<(Vec<u32>, usize), String>, String> {
     let (me, size) = (ctx.rank, ctx.size);
     let file_of = |i: usize| ends.partition_point(|&e| e <= i) as u32;
     // Round 1: each id, with the file it first appears in here, to its owner.
@@ -136,10 +153,14 @@ pub(super) fn agree(
             total += c[f];
         }
     }
-    let total = usize::try_from(total)
+    let Some(total) = usize::try_from(total)
         .ok()
         .filter(|&t| t <= u32::MAX as usize + 1)
-        .ok_or_else(|| format!("{total} distinct ids: at most 2^32 fit an index"))?;
+    else {
+        return Ok(Err(format!(
+            "{total} distinct ids: at most 2^32 fit an index"
+        )));
+    };
     let mut index = vec![u32::MAX; ids.len()];
     for (i, _) in new.iter().enumerate().filter(|&(_, &n)| n) {
         let f = file_of(i) as usize;
@@ -190,5 +211,5 @@ pub(super) fn agree(
             index[i] = u32::from_le_bytes(x.try_into().expect("4"));
         }
     }
-    Ok((index, total))
+    Ok(Ok((index, total)))
 }

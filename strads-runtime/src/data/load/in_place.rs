@@ -238,12 +238,14 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
             break;
         }
     }
+    // A summary that does not decode stops the job: the ranks would part ways.
     let all: Vec<Summary> = ctx
         .all_gather(spread::postcard_args(&read))
         .iter()
         .enumerate()
-        .map(|(r, b)| postcard::from_bytes(b).map_err(|e| other(format!("rank {r}: {e}"))))
-        .collect::<std::result::Result<_, _>>()?;
+        .map(|(r, b)| postcard::from_bytes(b).map_err(|e| format!("rank {r}'s summary: {e}")))
+        .collect::<std::result::Result<_, _>>()
+        .unwrap_or_else(|e| ctx.fail(e));
     first_fault(&all, &args.open, &starts, &loader)?;
 
     let files = args.open.len();
@@ -349,10 +351,12 @@ fn first_fault(
         total += n;
         if n == 0 {
             let lines = before(f, all.len());
-            let format = starts
-                .get(f)
-                .and_then(|s| s.as_ref().map(|s| s.format))
-                .or(loader.first_format());
+            // As one process says it: this file's format, else the first earlier file's
+            // (a later file's format is not known to it yet).
+            let format = starts[..starts.len().min(f + 1)]
+                .iter()
+                .rev()
+                .find_map(|s| s.as_ref().map(|s| s.format));
             let e = no_ratings(path, lines + 1, format);
             faults.push(Fault::of(f, lines + 1, true, e, 0));
         }
