@@ -8,10 +8,9 @@ use super::launch::{self, Children, Role, SecretFile, Workers};
 use super::net::{self, NetConfig};
 use super::session::Session;
 
-/// The workers of `STRADS_PROCESSES` and their secret file (removed when they are).
+/// The workers of `STRADS_PROCESSES`.
 struct Spawned {
     workers: Workers,
-    _secret: SecretFile,
 }
 
 impl Children for Spawned {
@@ -74,10 +73,10 @@ pub(crate) fn start() -> Result<Option<Session>, String> {
                     });
                 }
             };
-            let children = Spawned {
-                workers,
-                _secret: secret_file,
-            };
+            // Every worker has read the secret and connected with it: the file goes now
+            // (the session lives until the process exits, and would never drop it).
+            drop(secret_file);
+            let children = Spawned { workers };
             Ok(Some(Session::new(
                 0,
                 processes,

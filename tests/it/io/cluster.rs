@@ -192,6 +192,28 @@ fn every_example_gives_the_same_bits_as_processes_and_as_threads() {
     }
 }
 
+/// A job of `STRADS_PROCESSES` leaves nothing in the temp dir: the job secret's file and
+/// directory go once every worker has connected, whatever the program does after.
+#[test]
+fn a_job_leaves_no_secret_file_behind() {
+    let tmp = std::env::temp_dir().join(format!("strads-it-tmp-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut cmd = command(
+        "sgd_mf",
+        &["--epochs", "2"],
+        &[("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")],
+    );
+    cmd.env("TMPDIR", &tmp);
+    let out = cmd.output().expect("sgd_mf runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(left.is_empty(), "left in the temp dir: {left:?}");
+}
+
 /// Runs sgd_mf as 3 processes, sends rank `rank` `signal` mid-run, and checks that the job
 /// stops within 30 s naming that rank, leaving no process behind.
 fn lose_a_rank(signal: &str, rank: usize) {
