@@ -205,7 +205,11 @@ fn a_job_leaves_no_secret_file_behind() {
     );
     cmd.env("TMPDIR", &tmp);
     let out = cmd.output().expect("sgd_mf runs");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let left: Vec<_> = std::fs::read_dir(&tmp)
         .unwrap()
         .map(|e| e.unwrap().file_name())

@@ -86,6 +86,43 @@ pub fn remote_script(
     ))
 }
 
+/// A spawn request: the command, and where its child goes back.
+type SpawnRequest = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
+
+/// Starts `cmd` from a thread that lives as long as this process. A child's death signal
+/// (`PR_SET_PDEATHSIG`) fires when the *thread* that forked it ends, not the process: a
+/// program whose first call runs on a thread it spawned would lose its workers when that
+/// thread ended.
+fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
+    use std::sync::{Mutex, OnceLock, mpsc};
+    static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        // The sender stays in the static, so the loop never ends: the thread lives until
+        // the process exits.
+        let started = std::thread::Builder::new()
+            .name("strads-spawner".into())
+            .spawn(move || {
+                for (mut cmd, back) in rx {
+                    let _ = back.send(cmd.spawn());
+                }
+            });
+        if let Err(e) = started {
+            eprintln!("strads: cannot start the thread that starts workers: {e}");
+        }
+        Mutex::new(tx)
+    });
+    let (back, answer) = mpsc::channel();
+    spawner
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send((cmd, back))
+        .map_err(|_| std::io::Error::other("the thread that starts workers is gone"))?;
+    answer
+        .recv()
+        .map_err(|_| std::io::Error::other("the thread that starts workers is gone"))?
+}
+
 /// Starts one rank; returns the child and the thread relaying its standard error.
 pub fn spawn_rank(c: &RankCommand<'_>) -> Result<(Child, Option<JoinHandle<()>>), String> {
     let mut cmd;
@@ -133,9 +170,8 @@ pub fn spawn_rank(c: &RankCommand<'_>) -> Result<(Child, Option<JoinHandle<()>>)
         ),
         None => Path::new(c.program).display().to_string(),
     };
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start rank {} ({what}): {e}", c.rank))?;
+    let mut child =
+        spawn_kept(cmd).map_err(|e| format!("cannot start rank {} ({what}): {e}", c.rank))?;
     if let (Some(bytes), Some(mut stdin)) = (secret, child.stdin.take()) {
         // The secret goes through ssh's encrypted channel; a rank that does not get it
         // fails to join, which the launcher reports.
