@@ -301,10 +301,30 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             store: &mut store,
             written: None,
         };
-        let r = (l.serve)(&mut serve);
-        if let Err(e) = r {
-            session.fail(format!("loop `{}`: {e}", msg.name));
+        // A panic in the loop's body (or anywhere in serving it) ends the job at once,
+        // naming this rank, the loop and the panic's message, instead of leaving the
+        // other ranks to find this one silent.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (l.serve)(&mut serve)));
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => session.fail(format!("loop `{}`: {e}", msg.name)),
+            Err(panic) => session.fail(format!(
+                "loop `{}` panicked: {}",
+                (l.spec)().name,
+                panic_message(panic.as_ref())
+            )),
         }
+    }
+}
+
+/// The text a panic was raised with, when it was a string.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s
+    } else {
+        "(a panic without a message)"
     }
 }
 
