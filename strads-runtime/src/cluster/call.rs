@@ -137,6 +137,17 @@ pub fn plan_call(
     ship: &Shipment<'_>,
     session: &Session,
 ) -> Result<Crossing, String> {
+    // The captured values travel in the call's control message: values larger than a
+    // quarter of what one carries stay here (the call runs on the driver's threads).
+    if ship.captured.len() > super::proto::msg::MAX_MSG / 4 {
+        return Err(format!(
+            "its captured values take {} bytes, more than a call message carries ({} \
+             bytes); pass large data as a `DistArray` or `SparseArray` argument, which \
+             crosses by parts",
+            ship.captured.len(),
+            super::proto::msg::MAX_MSG / 4
+        ));
+    }
     let w = written(schedule, ship.arrays.len());
     // Buffers are merged, and their apply functions run, on every rank alike (the copies
     // are exchanged at each application point): the arrays they change must not also
