@@ -27,6 +27,17 @@ fn check_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// The address the other ranks reach `host` at: its name without a `user@` ssh logs in
+/// with, an IPv6 address in brackets, with `port`.
+pub(crate) fn coordinator(host: &str, port: u16) -> String {
+    let address = host.rsplit_once('@').map_or(host, |(_, a)| a);
+    if address.contains(':') && !address.starts_with('[') {
+        format!("[{address}]:{port}")
+    } else {
+        format!("{address}:{port}")
+    }
+}
+
 /// `--hosts a,b,c`.
 pub(crate) fn from_list(names: &[String]) -> Result<Vec<Host>, String> {
     names
@@ -164,5 +175,15 @@ mod tests {
                 .unwrap_err()
                 .starts_with("--hosts: `a b`")
         );
+    }
+
+    /// `user@host` logs in as `user` but is reached at `host`; IPv6 addresses get brackets.
+    #[test]
+    fn the_coordinator_is_the_first_hosts_address() {
+        assert_eq!(coordinator("node1", 7000), "node1:7000");
+        assert_eq!(coordinator("alice@node1", 7000), "node1:7000");
+        assert_eq!(coordinator("alice@10.0.0.5", 7000), "10.0.0.5:7000");
+        assert_eq!(coordinator("fe80::1%eth0", 7000), "[fe80::1%eth0]:7000");
+        assert_eq!(coordinator("bob@[::1]", 7000), "[::1]:7000");
     }
 }

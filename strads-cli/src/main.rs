@@ -110,13 +110,8 @@ fn run(r: Run) -> Result<u8, String> {
             let port = r
                 .port
                 .unwrap_or_else(|| launch::port_of(&std::process::id().to_string()));
-            let host = placed[0];
-            // An IPv6 address needs brackets before the port.
-            if host.contains(':') && !host.starts_with('[') {
-                format!("[{host}]:{port}")
-            } else {
-                format!("{host}:{port}")
-            }
+            // `user@host` is ssh's: the other ranks reach the host itself.
+            hosts::coordinator(placed[0], port)
         }
         None => {
             let port = match r.port {
