@@ -1,8 +1,9 @@
 //! Who this process is in a cluster job, and starting the others.
 //!
 //! [`detect`] reads the launch from `STRADS_*` settings ([`crate::config`]) and the
-//! variables of the schedulers clusters have: Slurm (`SLURM_PROCID`, `SLURM_NTASKS`,
-//! `SLURM_STEP_NODELIST`), Open MPI (`OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`) and
+//! variables of the schedulers clusters have: Slurm (`SLURM_PROCID` and the step's
+//! `SLURM_STEP_NUM_TASKS`, or `SLURM_NTASKS` in a step, `SLURM_STEP_NODELIST`; a batch
+//! script's own process is no task of a step), Open MPI (`OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`) and
 //! MPICH's PMI (`PMI_RANK`, `PMI_SIZE`). `STRADS_RANK`, `STRADS_SIZE` and
 //! `STRADS_COORDINATOR` override them.
 //!
@@ -83,13 +84,33 @@ pub fn detect(
                 .map_err(|_| format!("{name}={v:?} is not a whole number")),
         }
     };
-    let scheduler = if let (Some(r), Some(n)) = (
-        num("SLURM_PROCID")?,
-        match num("SLURM_NTASKS")? {
-            Some(n) => Some(n),
-            None => num("SLURM_NPROCS")?,
-        },
-    ) {
+    // Slurm: the tasks of a job step (`srun`) carry the step's size; a batch script that
+    // runs the program itself is task 0 of no step, however many tasks the job has.
+    let slurm_tasks = match num("SLURM_NTASKS")? {
+        Some(n) => Some(n),
+        None => num("SLURM_NPROCS")?,
+    };
+    let slurm_step = match num("SLURM_STEP_NUM_TASKS")? {
+        Some(n) => Some(n),
+        None if env("SLURM_STEP_ID").is_some_and(|v| !v.trim().is_empty()) => slurm_tasks,
+        None => None,
+    };
+    let slurm_procid = num("SLURM_PROCID")?;
+    if slurm_procid.is_some() && slurm_step.is_none() && cfg.rank.is_none() {
+        // Not a task of a step: the batch script's own process. It is one process unless
+        // STRADS_PROCESSES starts the others here; a job of several tasks needs `srun`.
+        return match (cfg.processes, slurm_tasks) {
+            (Some(p), _) if p > 1 => Ok(Role::Spawner { processes: p }),
+            (_, Some(n)) if n > 1 => Err(format!(
+                "this process is task 0 of a Slurm job of {n} tasks (SLURM_NTASKS={n}) but \
+                 no job step started it (SLURM_STEP_NUM_TASKS is unset, as in a batch \
+                 script): start the program with `srun` so that every task runs, or set \
+                 STRADS_PROCESSES={n} to start the ranks on this node"
+            )),
+            _ => Ok(Role::Single),
+        };
+    }
+    let scheduler = if let (Some(r), Some(n)) = (slurm_procid, slurm_step) {
         let list = env("SLURM_STEP_NODELIST")
             .or_else(|| env("SLURM_JOB_NODELIST"))
             .unwrap_or_else(|| "localhost".into());
@@ -131,15 +152,18 @@ pub fn detect(
             });
         }
     };
-    if cfg.processes.is_some_and(|p| p > 1) {
-        return Err(
-            "STRADS_PROCESSES is set in a process that a launcher or scheduler started as one \
-             rank of a job; unset it"
-                .into(),
-        );
-    }
     if size == 1 {
-        return Ok(Role::Single);
+        // A job of one task: STRADS_PROCESSES may start the ranks here.
+        return Ok(match cfg.processes {
+            Some(p) if p > 1 => Role::Spawner { processes: p },
+            _ => Role::Single,
+        });
+    }
+    if cfg.processes.is_some_and(|p| p > 1) {
+        return Err(format!(
+            "STRADS_PROCESSES is set in a process that a launcher or scheduler started as \
+             rank {rank} of a job of {size}; unset it"
+        ));
     }
     let coordinator = coordinator.ok_or_else(|| {
         format!(
@@ -182,6 +206,53 @@ mod tests {
         assert_eq!(
             role(&[("STRADS_PROCESSES", "3")], &[]),
             Ok(Role::Spawner { processes: 3 })
+        );
+    }
+
+    /// A Slurm batch script that runs the program itself is no task of a step: one
+    /// process, or the spawner `STRADS_PROCESSES` asks for; a job of several tasks run that
+    /// way is refused at once, saying to use `srun`. A step of one task may spawn too; a
+    /// step of several may not.
+    #[test]
+    fn slurm_batch_scripts_and_one_task_steps() {
+        let batch = [
+            ("SLURM_PROCID", "0"),
+            ("SLURM_NTASKS", "2"),
+            ("SLURM_JOB_ID", "7"),
+        ];
+        assert_eq!(
+            role(&[], &batch).unwrap_err(),
+            "this process is task 0 of a Slurm job of 2 tasks (SLURM_NTASKS=2) but no job \
+             step started it (SLURM_STEP_NUM_TASKS is unset, as in a batch script): start \
+             the program with `srun` so that every task runs, or set STRADS_PROCESSES=2 to \
+             start the ranks on this node"
+        );
+        assert_eq!(
+            role(&[("STRADS_PROCESSES", "2")], &batch),
+            Ok(Role::Spawner { processes: 2 })
+        );
+        let one = [("SLURM_PROCID", "0"), ("SLURM_NTASKS", "1")];
+        assert_eq!(role(&[], &one), Ok(Role::Single));
+        let step_of_one = [
+            ("SLURM_PROCID", "0"),
+            ("SLURM_NTASKS", "4"),
+            ("SLURM_STEP_NUM_TASKS", "1"),
+            ("SLURM_STEP_ID", "0"),
+        ];
+        assert_eq!(
+            role(&[("STRADS_PROCESSES", "3")], &step_of_one),
+            Ok(Role::Spawner { processes: 3 })
+        );
+        assert_eq!(role(&[], &step_of_one), Ok(Role::Single));
+        let step_of_two = [
+            ("SLURM_PROCID", "1"),
+            ("SLURM_STEP_NUM_TASKS", "2"),
+            ("SLURM_STEP_NODELIST", "n1"),
+        ];
+        assert_eq!(
+            role(&[("STRADS_PROCESSES", "3")], &step_of_two).unwrap_err(),
+            "STRADS_PROCESSES is set in a process that a launcher or scheduler started as \
+             rank 1 of a job of 2; unset it"
         );
     }
 
