@@ -121,6 +121,17 @@ struct Cell {
     read: Spans,
 }
 
+impl Cell {
+    /// Brings every part still away home (skipping what serial code read, which is home
+    /// already); nothing is away afterwards, for the caller to say.
+    fn all_home(&mut self) {
+        if let Some(f) = self.fetch.take() {
+            f.all(&self.read);
+        }
+        self.read.clear();
+    }
+}
+
 /// What the cluster runtime does when an array other processes hold copies of is dropped
 /// (tells them to drop theirs); set once, when a driver's session starts.
 static FORGET: OnceLock<fn(u64)> = OnceLock::new();
@@ -219,12 +230,7 @@ impl Away {
     #[cold]
     #[inline(never)]
     pub(crate) fn bring_home(&self) {
-        let mut cell = self.unleased();
-        let Cell { fetch, read } = &mut *cell;
-        if let Some(f) = fetch.take() {
-            f.all(read);
-        }
-        read.clear();
+        self.unleased().all_home();
         self.away.store(false, Ordering::Release);
     }
 
@@ -242,10 +248,7 @@ impl Away {
         match fetch.as_mut().and_then(|f| f.around(lo, hi, read)) {
             Some((a, b)) => read.insert(a, b),
             None => {
-                if let Some(f) = fetch.take() {
-                    f.all(read);
-                }
-                read.clear();
+                cell.all_home();
                 self.away.store(false, Ordering::Release);
             }
         }
@@ -258,16 +261,13 @@ impl Away {
     #[inline(never)]
     pub(crate) fn take_range(&mut self, lo: usize, hi: usize, version: u64) {
         let cell = self.fetch.get_mut().unwrap_or_else(|_| failed_fetch());
-        let Cell { fetch, read } = cell;
+        let Cell { fetch, read } = &mut *cell;
         if fetch
             .as_mut()
             .and_then(|f| f.take(lo, hi, read, version))
             .is_none()
         {
-            if let Some(f) = fetch.take() {
-                f.all(read);
-            }
-            read.clear();
+            cell.all_home();
             *self.away.get_mut() = false;
         }
     }
@@ -276,11 +276,10 @@ impl Away {
     #[cold]
     #[inline(never)]
     pub(crate) fn bring_home_mut(&mut self) {
-        let cell = self.fetch.get_mut().unwrap_or_else(|_| failed_fetch());
-        if let Some(f) = cell.fetch.take() {
-            f.all(&cell.read);
-        }
-        cell.read.clear();
+        self.fetch
+            .get_mut()
+            .unwrap_or_else(|_| failed_fetch())
+            .all_home();
         *self.away.get_mut() = false;
     }
 
