@@ -219,6 +219,24 @@ pub mod generate {
     pub use strads_runtime::generate::*;
 }
 
+/// Saving named arrays and values in one file and loading them back (a trained model):
+/// `DistArray` and `SparseArray` serialize with serde.
+///
+/// ```
+/// use strads::checkpoint::Checkpoint;
+/// use strads::DistArray;
+/// # let path = std::env::temp_dir().join(format!("strads-facade-ckpt-{}", std::process::id()));
+/// let w = DistArray::<f32, 2>::random([4, 3], 1);
+/// Checkpoint::new().add("w", &w)?.save(&path)?;
+/// let w2: DistArray<f32, 2> = Checkpoint::load(&path)?.get("w")?;
+/// assert_eq!(w, w2);
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub mod checkpoint {
+    pub use strads_runtime::checkpoint::*;
+}
+
 /// The names a training program needs: `use strads::prelude::*;`.
 pub mod prelude {
     pub use strads_runtime::{

@@ -66,6 +66,15 @@ pub enum Error {
     /// message names the rank and says what went wrong there).
     #[error("{0}")]
     Rank(String),
+    /// A checkpoint file that does not read back: cut short, corrupted, of another
+    /// format, or without the array asked for.
+    #[error("{}: {message}", path.display())]
+    Checkpoint {
+        /// The file (`<memory>` for a checkpoint never saved).
+        path: PathBuf,
+        /// What is wrong, naming the array when one is.
+        message: String,
+    },
 }
 
 /// `Result` with strads' [`Error`].

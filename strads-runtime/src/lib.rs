@@ -3,6 +3,7 @@
 
 mod array;
 mod bucket;
+pub mod checkpoint;
 pub mod cluster;
 pub mod config;
 mod data;

@@ -16,6 +16,7 @@ pub(crate) mod made;
 pub(crate) mod pages;
 pub(crate) mod reduce;
 pub(crate) mod rng;
+pub(crate) mod serial;
 pub(crate) mod spans;
 mod sparse;
 pub(crate) mod spread;
