@@ -3,7 +3,10 @@
 //!   error names the rank, the loop and the panic's message;
 //! - d. a call whose captured values are larger than a call message carries runs on the
 //!   driver's threads, as the job's workers, and prints what threads print (it killed the
-//!   job before).
+//!   job before);
+//! - item 4: `testing::record` on a job's driver records every call (a 2D loop over ratings
+//!   generated in place, a 1D loop), and `testing::replay` replays the trace on this
+//!   process with the same bits; both print what 2 threads print.
 //!
 //! A test without libtest's harness: its `main` carries `#[strads::main]`, so the copies of
 //! this binary that `STRADS_PROCESSES` starts go straight to serving.
@@ -30,6 +33,71 @@ fn lookup(w: &mut DistArray<f64, 1>, n: usize, table: Vec<u32>) {
     for u in 0..n {
         w[u] += table[(u * 7919) % table.len()] as f64;
     }
+}
+
+/// One SGD-like pass: `w`'s rows by users, `h`'s by items (a 2D plan).
+#[strads::parallel_for]
+fn step(r: &SparseArray<f32, 2>, w: &mut DistArray<f32, 2>, h: &mut DistArray<f32, 2>) {
+    for ([u, i], &x) in r {
+        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
+        for k in 0..wu.len() {
+            let a = wu[k];
+            wu[k] += 0.01 * (x * hi[k] - a);
+            hi[k] += 0.01 * (x * a - hi[k]);
+        }
+    }
+}
+
+/// A 1D loop that writes every row of `w`.
+#[strads::parallel_for(expect = "1d")]
+fn shrink(w: &mut DistArray<f32, 2>) {
+    for u in 0..w.shape()[0] {
+        for x in w.row_mut(u) {
+            *x *= 0.9;
+        }
+    }
+}
+
+fn records() {
+    let cfg = strads::generate::LowRankConfig {
+        ratings: 3000,
+        users: 150,
+        items: 70,
+        ..Default::default()
+    };
+    let r = strads::generate::low_rank_ratings(&cfg);
+    let start = || {
+        (
+            DistArray::<f32, 2>::random([150, 5], 3),
+            DistArray::<f32, 2>::random([70, 5], 4),
+        )
+    };
+    let (mut w, mut h) = start();
+    let ((), trace) = strads::testing::record(|| {
+        for _ in 0..2 {
+            step(&r, &mut w, &mut h);
+            shrink(&mut w);
+        }
+    });
+    let bits = |w: &DistArray<f32, 2>, h: &DistArray<f32, 2>| {
+        let mut b = strads::testing::bits(w);
+        b.extend(strads::testing::bits(h));
+        b.iter()
+            .fold(0u64, |s, &x| s.wrapping_mul(1_000_003).wrapping_add(x))
+    };
+    println!(
+        "recorded {} calls, arrays {:016x}",
+        trace.runs.len(),
+        bits(&w, &h)
+    );
+    let (mut w2, mut h2) = start();
+    strads::testing::replay(&trace, || {
+        for _ in 0..2 {
+            step(&r, &mut w2, &mut h2);
+            shrink(&mut w2);
+        }
+    });
+    println!("replayed arrays {:016x}", bits(&w2, &h2));
 }
 
 fn panics() {
@@ -97,9 +165,23 @@ fn check() -> Result<(), String> {
             "large captured values: 2 processes print\n{many}\n2 threads print\n{one}\n{err}"
         ));
     }
+    let (ok1, one, _, _) = run("records", &[("STRADS_THREADS", "2")])?;
+    let (ok2, many, err, _) = run("records", &procs)?;
+    let lines: Vec<&str> = one.lines().collect();
+    let replayed_same = lines.len() == 2
+        && lines[0].starts_with("recorded 4 calls, arrays ")
+        && lines[1].ends_with(&lines[0][lines[0].len() - 16..]);
+    let said = err.contains("recorded by `testing::record`");
+    let good = ok1 && ok2 && one == many && replayed_same && said;
+    if !good {
+        return Err(format!(
+            "a recorded run: 2 processes print\n{many}\n2 threads print\n{one}\n{err}"
+        ));
+    }
     println!(
         "cluster_review: a worker's panic stops the job naming the rank, loop and message; \
-         large captured values run on the driver's threads"
+         large captured values run on the driver's threads; a recorded job replays on one \
+         process"
     );
     Ok(())
 }
@@ -109,6 +191,7 @@ fn main() -> ExitCode {
     match std::env::var("CLUSTER_REVIEW_ROLE").as_deref() {
         Ok("panics") => panics(),
         Ok("captures") => captures(),
+        Ok("records") => records(),
         _ => {
             if let Err(e) = check() {
                 eprintln!("cluster_review: {e}");

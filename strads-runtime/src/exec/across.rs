@@ -100,6 +100,11 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         S: Space<Blocks = B>,
         F: Fn(&mut Block<'_, S>) + Sync,
     {
+        // A recorded call runs here (see `RECORDED`), before any block is traded.
+        if crate::trace::recording() && matches!(self.call.side, Side::Driver(_)) {
+            explain_local(&self.call.side, self.call.state, RECORDED);
+            return false;
+        }
         let space = base.space;
         // The driver of a call over a sparse space of numbers sends each rank only the
         // blocks it runs; the space array crosses as its shape.
@@ -181,6 +186,10 @@ where
         Side::Driver(s) => *s,
         Side::Local | Side::Replay(_) => return false,
     };
+    if crate::trace::recording() {
+        explain_local(side, state, RECORDED);
+        return false;
+    }
     if schedule.workers != s.workers() {
         explain_local(
             side,
@@ -222,6 +231,12 @@ where
     });
     true
 }
+
+/// Why a call `testing::record` records runs on the driver's threads: the same plan on
+/// the same workers gives the bits the job gives, and the trace lists every worker's order,
+/// so that `testing::replay` replays it on one process.
+pub(crate) const RECORDED: &str = "recorded by `testing::record`: the job's plan and \
+     workers, on this process, so that the trace replays on one";
 
 /// In a cluster job, says (once, under `STRADS_EXPLAIN`) that the loop runs on the
 /// driver's threads alone, as many workers as the job has, and why.

@@ -35,7 +35,7 @@ pub use survey::{Survey, SurveyView};
 
 use crate::plan::{self, ApplyPoints, Schedule};
 use across::{PartsWire, Served, Shipment, ValuesWire, WireArray};
-pub(crate) use across::{Side, explain_local};
+pub(crate) use across::{RECORDED, Side, explain_local};
 
 /// The application points of a plan for `spec` on `p` workers: `None` without buffers.
 pub(crate) fn apply_points(spec: &LoopSpec, p: usize) -> Option<ApplyPoints> {
