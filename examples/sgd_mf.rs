@@ -85,6 +85,16 @@ fn scale_rows(a: &mut DistArray<f32, 2>, s: f32) {
     }
 }
 
+/// Sets every element of `a` to `x`.
+#[strads::parallel_for]
+fn fill(a: &mut DistArray<f32, 2>, x: f32) {
+    for u in 0..a.shape()[0] {
+        for v in a.row_mut(u) {
+            *v = x;
+        }
+    }
+}
+
 #[strads::parallel_for]
 fn squared_error(data: &SparseArray<f32, 2>, w: &DistArray<f32, 2>, h: &DistArray<f32, 2>) -> f64 {
     let mut sse: f64 = 0.0;
@@ -214,21 +224,23 @@ fn train(args: &Args) -> Result<()> {
         init(items, args.seed.wrapping_add(1)),
     );
     // AdaGrad's squared-gradient sums, two per row (`adagrad_epoch`), start at 1, as
-    // LIBMF's do.
-    let (mut gw, mut gh) = (
-        DistArray::<f32, 2>::from_fn([users, 2], |_| 1.0),
-        DistArray::<f32, 2>::from_fn([items, 2], |_| 1.0),
-    );
+    // LIBMF's do; made only for AdaGrad, in place on a cluster (each rank its rows).
+    let mut sums = args.adagrad.then(|| {
+        let ones = |rows: usize| {
+            let mut a = DistArray::<f32, 2>::zeros([rows, 2]);
+            fill(&mut a, 1.0);
+            a
+        };
+        (ones(users), ones(items))
+    });
     let mut seconds = 0.0;
     let (mut rmse_train, mut rmse_test) = (f64::NAN, f64::NAN);
     for epoch in 1..=args.epochs {
         let t = Instant::now();
-        if args.adagrad {
+        if let Some((gw, gh)) = sums.as_mut() {
             // LIBMF's first epoch updates the first group of factors only.
             let fast = epoch > 1;
-            adagrad_epoch(
-                &train, &mut w, &mut h, &mut gw, &mut gh, args.lr, args.reg, fast,
-            );
+            adagrad_epoch(&train, &mut w, &mut h, gw, gh, args.lr, args.reg, fast);
         } else {
             sgd_epoch(&train, &mut w, &mut h, args.lr, args.reg);
         }
