@@ -147,14 +147,22 @@ fn run(role: &str, env: &[(&str, &str)]) -> Result<(bool, String, String, Durati
 
 fn check() -> Result<(), String> {
     let procs = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
-    let (ok, _, err, took) = run("panics", &procs)?;
-    let said = "rank 1 failed: loop `boom` panicked: bad value at 9999";
-    if ok || !err.contains(said) || err.contains("no packet") {
-        return Err(format!("the job's error does not say \"{said}\":\n{err}"));
-    }
-    // Detection, not speed: the silent-rank timeout it replaces is 10 s.
-    if took > Duration::from_secs(8) {
-        return Err(format!("the job took {took:?} to stop:\n{err}"));
+    // One thread a rank, and two: the panicking thread ends the job itself.
+    for threads in ["1", "2"] {
+        let env = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", threads)];
+        let (ok, _, err, took) = run("panics", &env)?;
+        let said = "rank 1 failed: loop `boom` panicked: bad value at 9999";
+        if ok || !err.contains(said) || err.contains("no packet") {
+            return Err(format!(
+                "2 x {threads}: the job's error does not say \"{said}\":\n{err}"
+            ));
+        }
+        // Detection, not speed: the silent-rank timeout it replaces is 10 s.
+        if took > Duration::from_secs(8) {
+            return Err(format!(
+                "2 x {threads}: the job took {took:?} to stop:\n{err}"
+            ));
+        }
     }
     let (ok1, one, _, _) = run("captures", &[("STRADS_THREADS", "2")])?;
     let (ok2, many, err, _) = run("captures", &procs)?;

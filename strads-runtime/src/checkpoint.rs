@@ -121,6 +121,15 @@ impl Checkpoint {
                 }
             )));
         };
+        // Postcard's encodings of some types agree (`i32` and `u32` are both varints):
+        // a value reads back only as the type it was saved as.
+        if e.kind != std::any::type_name::<A>() {
+            return Err(self.error(format!(
+                "`{name}` was saved as {}, not {}",
+                e.kind,
+                std::any::type_name::<A>()
+            )));
+        }
         match postcard::take_from_bytes::<A>(&e.bytes) {
             Ok((a, [])) => Ok(a),
             Ok((_, rest)) => Err(self.error(format!(
@@ -169,11 +178,32 @@ impl Checkpoint {
             path: path.to_path_buf(),
             source: std::io::Error::other("not a file name"),
         })?;
-        let mut tmp_name = name.to_os_string();
-        tmp_name.push(format!(".tmp-{}", std::process::id()));
-        let tmp = path.with_file_name(tmp_name);
+        // A name of its own (process, save, a counter against collisions), made afresh:
+        // two saves at once never write one temporary file, nor follow a link left there.
+        static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let (tmp, mut file) = (0..64)
+            .find_map(|_| {
+                let mut tmp_name = name.to_os_string();
+                let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
+                let tmp = path.with_file_name(tmp_name);
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&tmp)
+                {
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                    r => Some(r.map(|f| (tmp.clone(), f)).map_err(io(&tmp))),
+                }
+            })
+            .unwrap_or_else(|| {
+                Err(Error::Io {
+                    path: path.to_path_buf(),
+                    source: std::io::Error::other("no free temporary name beside it"),
+                })
+            })?;
         let written = (|| {
-            let mut f = std::fs::File::create(&tmp).map_err(io(&tmp))?;
+            let f = &mut file;
             f.write_all(&self.encode()).map_err(io(&tmp))?;
             f.sync_all().map_err(io(&tmp))?;
             std::fs::rename(&tmp, path).map_err(io(path))
@@ -377,13 +407,19 @@ mod tests {
         // Read back as another type, or a value not saved.
         std::fs::write(&path, &good).unwrap();
         let c = Checkpoint::load(&path).unwrap();
-        let e = c.get::<DistArray<f32, 2>>("w").unwrap_err().to_string();
-        assert!(
-            e.starts_with(&format!(
-                "{shown}: `w` does not read back as strads_runtime::array::dense::DistArray<f32, 2>: \
-                 it was saved as strads_runtime::array::dense::DistArray<f32, 1>"
-            )),
-            "{e}"
+        assert_eq!(
+            c.get::<DistArray<f32, 2>>("w").unwrap_err().to_string(),
+            format!(
+                "{shown}: `w` was saved as strads_runtime::array::dense::DistArray<f32, 1>, \
+                 not strads_runtime::array::dense::DistArray<f32, 2>"
+            )
+        );
+        // Types whose encodings agree are told apart by name.
+        let mut ints = Checkpoint::new();
+        ints.add("n", &-1i32).unwrap();
+        assert_eq!(
+            ints.get::<u32>("n").unwrap_err().to_string(),
+            "<memory>: `n` was saved as i32, not u32"
         );
         assert_eq!(
             c.get::<u8>("h").unwrap_err().to_string(),

@@ -46,6 +46,15 @@ pub(crate) fn dense_from_raw<T, const N: usize>(
     data: Vec<T>,
 ) -> Result<DistArray<T, N>, String> {
     let shape = dims::<N>(shape, "dense array")?;
+    if shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(d))
+        .is_none()
+    {
+        return Err(format!(
+            "a dense array of shape {shape:?} has too many elements"
+        ));
+    }
     DistArray::from_vec(shape, data).map_err(|e| e.to_string())
 }
 
@@ -149,6 +158,11 @@ mod tests {
         assert_eq!(
             e,
             "shape mismatch: shape [2, 2] holds 4 elements but the data has 3"
+        );
+        let e = dense_from_raw::<f32, 2>(&[1 << 40, 1 << 40], vec![]).unwrap_err();
+        assert_eq!(
+            e,
+            "a dense array of shape [1099511627776, 1099511627776] has too many elements"
         );
         let e = dense_from_raw::<f32, 2>(&[2, 3, 4], vec![]).unwrap_err();
         assert_eq!(

@@ -318,7 +318,7 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
 }
 
 /// The text a panic was raised with, when it was a string.
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
     if let Some(s) = payload.downcast_ref::<&str>() {
         s
     } else if let Some(s) = payload.downcast_ref::<String>() {

@@ -180,6 +180,28 @@ where
     };
     let s = match side {
         Side::Worker(served) => {
+            // A panic in a block ends the job from the panicking thread itself: the
+            // rank's other threads may be waiting for other ranks, which wait for this
+            // block, and would never let the panic reach the serve loop.
+            let session = served.session();
+            let name = &state.spec().name;
+            let guarded = |b: &mut Block<'_, S>| {
+                if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(b))) {
+                    session.fail(format!(
+                        "loop `{name}` panicked: {}",
+                        cluster::registry::panic_message(p.as_ref())
+                    ));
+                }
+            };
+            let mut go = |peers: &dyn crate::sync::Peers| {
+                let exec = Execution {
+                    peers: Some(peers),
+                    serialized: false,
+                    tracing: false,
+                    ..*base
+                };
+                threads::execute(&exec, &guarded);
+            };
             cluster::call::work(served, schedule, ship, &mut go);
             return true;
         }
@@ -233,10 +255,12 @@ where
 }
 
 /// Why a call `testing::record` records runs on the driver's threads: the same plan on
-/// the same workers gives the bits the job gives, and the trace lists every worker's order,
-/// so that `testing::replay` replays it on one process.
+/// the same workers gives the bits the job gives with that plan (while recording, every
+/// call runs its plan, as under `STRADS_COST=0`), and the trace lists every worker's
+/// order, so that `testing::replay` replays it on one process.
 pub(crate) const RECORDED: &str = "recorded by `testing::record`: the job's plan and \
-     workers, on this process, so that the trace replays on one";
+     workers, on this process (plans always run while recording), so that the trace \
+     replays on one";
 
 /// In a cluster job, says (once, under `STRADS_EXPLAIN`) that the loop runs on the
 /// driver's threads alone, as many workers as the job has, and why.

@@ -107,7 +107,10 @@ impl Call<'_> {
         // buffer, exact merges): whether a call ran serially must not show in what the
         // program prints.
         let exact = spec.buffers.is_empty() && super::staticplan::merges_exactly(spec);
-        if times && exact && !state.cached(&key, accept) {
+        // The survey rule depends only on the sequence of calls, and a split plan's bits
+        // differ from the serial loop's: it applies wherever the model decides, on a
+        // cluster too (where the serial loop then brings the arrays home).
+        if decides && exact && !state.cached(&key, accept) {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             key.contents.hash(&mut h);
             if let Some(serial) =

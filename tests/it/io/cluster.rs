@@ -201,15 +201,18 @@ fn a_job_leaves_no_secret_file_behind() {
     let mut cmd = command(
         "sgd_mf",
         &["--epochs", "2"],
-        &[("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")],
+        &[
+            ("STRADS_PROCESSES", "2"),
+            ("STRADS_THREADS", "1"),
+            ("STRADS_EXPLAIN", "1"),
+        ],
     );
     cmd.env("TMPDIR", &tmp);
     let out = cmd.output().expect("sgd_mf runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // The job ran as 2 processes (so a secret file was made and used).
+    assert!(err.contains("2 processes x 1 threads"), "{err}");
     let left: Vec<_> = std::fs::read_dir(&tmp)
         .unwrap()
         .map(|e| e.unwrap().file_name())

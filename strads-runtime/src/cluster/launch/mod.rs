@@ -2,8 +2,8 @@
 //!
 //! [`detect`] reads the launch from `STRADS_*` settings ([`crate::config`]) and the
 //! variables of the schedulers clusters have: Slurm (`SLURM_PROCID` and the step's
-//! `SLURM_STEP_NUM_TASKS`, or `SLURM_NTASKS` in a step, `SLURM_STEP_NODELIST`; a batch
-//! script's own process is no task of a step), Open MPI (`OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`) and
+//! `SLURM_STEP_NUM_TASKS`, `SLURM_STEP_NODELIST`; a batch script's own process is no task
+//! of a step), Open MPI (`OMPI_COMM_WORLD_RANK`, `OMPI_COMM_WORLD_SIZE`) and
 //! MPICH's PMI (`PMI_RANK`, `PMI_SIZE`). `STRADS_RANK`, `STRADS_SIZE` and
 //! `STRADS_COORDINATOR` override them.
 //!
@@ -90,13 +90,13 @@ pub fn detect(
         Some(n) => Some(n),
         None => num("SLURM_NPROCS")?,
     };
-    let slurm_step = match num("SLURM_STEP_NUM_TASKS")? {
-        Some(n) => Some(n),
-        None if env("SLURM_STEP_ID").is_some_and(|v| !v.trim().is_empty()) => slurm_tasks,
-        None => None,
-    };
+    let slurm_step = num("SLURM_STEP_NUM_TASKS")?;
     let slurm_procid = num("SLURM_PROCID")?;
-    if slurm_procid.is_some() && slurm_step.is_none() && cfg.rank.is_none() {
+    // An MPI launcher inside a batch script names the ranks itself.
+    let mpi = ["OMPI_COMM_WORLD_RANK", "PMI_RANK"]
+        .iter()
+        .any(|v| env(v).is_some_and(|x| !x.trim().is_empty()));
+    if slurm_procid.is_some() && slurm_step.is_none() && cfg.rank.is_none() && !mpi {
         // Not a task of a step: the batch script's own process. It is one process unless
         // STRADS_PROCESSES starts the others here; a job of several tasks needs `srun`.
         return match (cfg.processes, slurm_tasks) {
@@ -239,6 +239,18 @@ mod tests {
             ("SLURM_STEP_NUM_TASKS", "1"),
             ("SLURM_STEP_ID", "0"),
         ];
+        // mpirun inside a batch script: Open MPI names the ranks.
+        let mpi_in_batch = [
+            ("SLURM_PROCID", "0"),
+            ("SLURM_NTASKS", "4"),
+            ("OMPI_COMM_WORLD_RANK", "3"),
+            ("OMPI_COMM_WORLD_SIZE", "4"),
+            ("OMPI_COMM_WORLD_LOCAL_SIZE", "4"),
+        ];
+        let Ok(Role::Member(l)) = role(&[], &mpi_in_batch) else {
+            panic!("mpirun in a batch script");
+        };
+        assert_eq!((l.rank, l.size, l.source), (3, 4, Source::OpenMpi));
         assert_eq!(
             role(&[("STRADS_PROCESSES", "3")], &step_of_one),
             Ok(Role::Spawner { processes: 3 })
@@ -260,7 +272,7 @@ mod tests {
     fn schedulers_give_rank_size_and_coordinator() {
         let slurm = [
             ("SLURM_PROCID", "2"),
-            ("SLURM_NTASKS", "4"),
+            ("SLURM_STEP_NUM_TASKS", "4"),
             ("SLURM_STEP_NODELIST", "node[07-08],gpu1"),
             ("SLURM_JOB_ID", "1234"),
             ("SLURM_STEP_ID", "0"),
