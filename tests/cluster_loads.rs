@@ -23,7 +23,7 @@ mod factors;
 #[path = "common/self_run.rs"]
 mod self_run;
 use factors::step;
-use self_run::run_self;
+use self_run::{main_of, run_self};
 
 use strads::prelude::*;
 
@@ -269,13 +269,5 @@ fn check() -> Result<(), String> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    if std::env::var("CLUSTER_LOADS_ROLE").as_deref() == Ok("program") {
-        program();
-        return ExitCode::SUCCESS;
-    }
-    if let Err(e) = check() {
-        eprintln!("cluster_loads: {e}");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    main_of("CLUSTER_LOADS_ROLE", "cluster_loads", program, check)
 }

@@ -14,6 +14,10 @@
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/factors.rs"]
+mod factors;
+use factors::step;
+
 use strads::prelude::*;
 
 /// A 1D loop whose body panics at the last element, which rank 1 of 2 runs.
@@ -32,19 +36,6 @@ fn boom(w: &mut DistArray<f64, 1>, n: usize) {
 fn lookup(w: &mut DistArray<f64, 1>, n: usize, table: Vec<u32>) {
     for u in 0..n {
         w[u] += table[(u * 7919) % table.len()] as f64;
-    }
-}
-
-/// One SGD-like pass: `w`'s rows by users, `h`'s by items (a 2D plan).
-#[strads::parallel_for]
-fn step(r: &SparseArray<f32, 2>, w: &mut DistArray<f32, 2>, h: &mut DistArray<f32, 2>) {
-    for ([u, i], &x) in r {
-        let (wu, hi) = (w.row_mut(u), h.row_mut(i));
-        for k in 0..wu.len() {
-            let a = wu[k];
-            wu[k] += 0.01 * (x * hi[k] - a);
-            hi[k] += 0.01 * (x * a - hi[k]);
-        }
     }
 }
 

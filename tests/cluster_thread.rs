@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 #[path = "common/self_run.rs"]
 mod self_run;
-use self_run::run_self;
+use self_run::{main_of, run_self};
 
 use strads::prelude::*;
 
@@ -70,13 +70,5 @@ fn check() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    if std::env::var("CLUSTER_THREAD_ROLE").as_deref() == Ok("program") {
-        program();
-        return ExitCode::SUCCESS;
-    }
-    if let Err(e) = check() {
-        eprintln!("cluster_thread: {e}");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+    main_of("CLUSTER_THREAD_ROLE", "cluster_thread", program, check)
 }

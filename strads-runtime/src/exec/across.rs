@@ -169,15 +169,7 @@ where
     F: Fn(&mut Block<'_, S>) + Sync,
 {
     let (state, schedule) = (base.state, base.schedule);
-    let mut go = |peers: &dyn crate::sync::Peers| {
-        let exec = Execution {
-            peers: Some(peers),
-            serialized: false,
-            tracing: false,
-            ..*base
-        };
-        threads::execute(&exec, f);
-    };
+    let mut go = |peers: &dyn crate::sync::Peers| with_peers(base, peers, f);
     let s = match side {
         Side::Worker(served) => {
             // A panic in a block ends the job from the panicking thread itself: the
@@ -193,15 +185,7 @@ where
                     ));
                 }
             };
-            let mut go = |peers: &dyn crate::sync::Peers| {
-                let exec = Execution {
-                    peers: Some(peers),
-                    serialized: false,
-                    tracing: false,
-                    ..*base
-                };
-                threads::execute(&exec, &guarded);
-            };
+            let mut go = |peers: &dyn crate::sync::Peers| with_peers(base, peers, &guarded);
             cluster::call::work(served, schedule, ship, &mut go);
             return true;
         }
@@ -252,6 +236,21 @@ where
         )
     });
     true
+}
+
+/// Runs this process's workers of `base` with the hooks that meet the other ranks.
+fn with_peers<S, G>(base: &Execution<'_, S>, peers: &dyn crate::sync::Peers, g: &G)
+where
+    S: Space,
+    G: Fn(&mut Block<'_, S>) + Sync,
+{
+    let exec = Execution {
+        peers: Some(peers),
+        serialized: false,
+        tracing: false,
+        ..*base
+    };
+    threads::execute(&exec, g);
 }
 
 /// Why a call `testing::record` records runs on the driver's threads: the same plan on
