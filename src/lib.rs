@@ -259,6 +259,7 @@ pub mod __private {
     };
     pub use strads_runtime::cluster::wire::{Iterated, WireArray};
     pub use strads_runtime::linkme;
+    pub use strads_runtime::resume;
     pub use strads_runtime::{
         ArrayMut, ArrayRef, Block, Buffered, Call, Capture, CaptureByCopy, CaptureByRef, DistArray,
         GridSpace, LoopState, Named, Parked, Parts, ProbeValuesNone, ProbeValuesSerde, Ran,

@@ -56,7 +56,7 @@ pub struct Checkpoint {
 }
 
 /// FNV-1a, 64 bits: a checksum of a value's bytes.
-fn checksum(bytes: &[u8]) -> u64 {
+pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
@@ -169,57 +169,7 @@ impl Checkpoint {
     /// # Errors
     /// [`Error::Io`] naming the file when it cannot be written.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        let path = path.as_ref();
-        let io = |p: &Path| {
-            let p = p.to_path_buf();
-            move |source| Error::Io { path: p, source }
-        };
-        let name = path.file_name().ok_or_else(|| Error::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::other("not a file name"),
-        })?;
-        // A name of its own (process, save, a counter against collisions), made afresh:
-        // two saves at once never write one temporary file, nor follow a link left there.
-        static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let (tmp, mut file) = (0..64)
-            .find_map(|_| {
-                let mut tmp_name = name.to_os_string();
-                let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
-                let tmp = path.with_file_name(tmp_name);
-                match std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&tmp)
-                {
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
-                    r => Some(r.map(|f| (tmp.clone(), f)).map_err(io(&tmp))),
-                }
-            })
-            .unwrap_or_else(|| {
-                Err(Error::Io {
-                    path: path.to_path_buf(),
-                    source: std::io::Error::other("no free temporary name beside it"),
-                })
-            })?;
-        let written = (|| {
-            let f = &mut file;
-            f.write_all(&self.encode()).map_err(io(&tmp))?;
-            f.sync_all().map_err(io(&tmp))?;
-            std::fs::rename(&tmp, path).map_err(io(path))
-        })();
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written?;
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        write_atomic(path.as_ref(), &self.encode())
     }
 
     /// Reads a checkpoint [`save`](Checkpoint::save) wrote.
@@ -314,6 +264,64 @@ impl<'a> Reader<'a> {
         let n = self.u32()?;
         String::from_utf8(self.take(u64::from(n))?.to_vec()).ok()
     }
+}
+
+/// Writes `bytes` to `path`, whole or not at all: to a temporary file beside it of a name
+/// of its own, synced to disk, then renamed over `path` (and the directory synced).
+///
+/// # Errors
+/// [`Error::Io`] naming the file when it cannot be written.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let io = |p: &Path| {
+        let p = p.to_path_buf();
+        move |source| Error::Io { path: p, source }
+    };
+    let name = path.file_name().ok_or_else(|| Error::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other("not a file name"),
+    })?;
+    // A name of its own (process, save, a counter against collisions), made afresh:
+    // two saves at once never write one temporary file, nor follow a link left there.
+    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let (tmp, mut file) = (0..64)
+        .find_map(|_| {
+            let mut tmp_name = name.to_os_string();
+            let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
+            let tmp = path.with_file_name(tmp_name);
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+            {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                r => Some(r.map(|f| (tmp.clone(), f)).map_err(io(&tmp))),
+            }
+        })
+        .unwrap_or_else(|| {
+            Err(Error::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::other("no free temporary name beside it"),
+            })
+        })?;
+    let written = (|| {
+        let f = &mut file;
+        f.write_all(bytes).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        std::fs::rename(&tmp, path).map_err(io(path))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -13,6 +13,10 @@
 //! | `STRADS_RANK`, `STRADS_SIZE` | this process's rank in a cluster job, and the job's size (both or neither) | from the launcher |
 //! | `STRADS_COORDINATOR` | `host:port` where rank 0 listens | from the launcher |
 //! | `STRADS_JOB_SECRET_FILE` | a file only the user can read, holding the job's secret | made by the launcher |
+//! | `STRADS_CHECKPOINT` | a directory: checkpoints after calls go there ([`crate::resume`]) | none |
+//! | `STRADS_CHECKPOINT_SECONDS` | seconds (a number, 0 or more) at least between two checkpoints | 60 |
+//! | `STRADS_RESUME` | a boolean: resume from the newest complete checkpoint in `STRADS_CHECKPOINT` | off |
+//! | `STRADS_RESTARTS` | a whole number from 0 to [`MAX_RESTARTS`]: how often a job whose rank died restarts from its checkpoint | 3 |
 //!
 //! A boolean is one of `1`, `true`, `yes`, `on` (on) or `0`, `false`, `no`, `off` (off),
 //! in any case. Surrounding whitespace is ignored, and an unset or empty variable means
@@ -46,6 +50,9 @@ pub const MAX_THREADS: usize = 1024;
 
 /// The most processes `STRADS_PROCESSES` (and `strads run -n`) may ask for.
 pub const MAX_PROCESSES: usize = 4096;
+
+/// The most restarts `STRADS_RESTARTS` may allow.
+pub const MAX_RESTARTS: usize = 1000;
 
 /// What a boolean setting accepts, for error messages.
 pub const BOOLEAN: &str = "1, true, yes, on (on) or 0, false, no, off (off), in any case; \
@@ -86,6 +93,14 @@ pub struct Config {
     pub coordinator: Option<String>,
     /// `STRADS_JOB_SECRET_FILE`: the job's secret.
     pub job_secret_file: Option<std::path::PathBuf>,
+    /// `STRADS_CHECKPOINT`: where checkpoints go (none: no checkpoints).
+    pub checkpoint: Option<std::path::PathBuf>,
+    /// `STRADS_CHECKPOINT_SECONDS`: the least time between two checkpoints.
+    pub checkpoint_every: std::time::Duration,
+    /// `STRADS_RESUME`: resume from the newest complete checkpoint.
+    pub resume: bool,
+    /// `STRADS_RESTARTS`: restarts of a job whose rank died, with checkpoints on.
+    pub restarts: usize,
 }
 
 impl Default for Config {
@@ -102,6 +117,10 @@ impl Default for Config {
             rank: None,
             coordinator: None,
             job_secret_file: None,
+            checkpoint: None,
+            checkpoint_every: std::time::Duration::from_secs(60),
+            resume: false,
+            restarts: 3,
         }
     }
 }
@@ -247,6 +266,31 @@ impl Config {
             }
         };
         let job_secret_file = value("STRADS_JOB_SECRET_FILE").map(|(_, v)| v.into());
+        let checkpoint = value("STRADS_CHECKPOINT").map(|(_, v)| v.into());
+        let checkpoint_every = match value("STRADS_CHECKPOINT_SECONDS") {
+            None => d.checkpoint_every,
+            Some((text, v)) => match v.parse::<f64>() {
+                Ok(s) if s.is_finite() && (0.0..=1e9).contains(&s) => {
+                    std::time::Duration::from_secs_f64(s)
+                }
+                _ => {
+                    return Err(bad(
+                        "STRADS_CHECKPOINT_SECONDS",
+                        text,
+                        "the least seconds between two checkpoints, a number from 0 (after \
+                         every call that changed arrays) to 1e9; empty or unset for 60",
+                    ));
+                }
+            },
+        };
+        let resume = boolean("STRADS_RESUME", d.resume)?;
+        let restarts = whole(
+            "STRADS_RESTARTS",
+            0,
+            MAX_RESTARTS,
+            &format!("a whole number of restarts from 0 to {MAX_RESTARTS}; empty or unset for 3"),
+        )?
+        .unwrap_or(d.restarts);
         Ok(Config {
             threads,
             serial,
@@ -259,12 +303,16 @@ impl Config {
             rank,
             coordinator,
             job_secret_file,
+            checkpoint,
+            checkpoint_every,
+            resume,
+            restarts,
         })
     }
 }
 
 /// Every `STRADS_*` variable strads reads.
-pub const KNOWN: [&str; 12] = [
+pub const KNOWN: [&str; 16] = [
     "STRADS_THREADS",
     "STRADS_SERIAL",
     "STRADS_EXPLAIN",
@@ -277,6 +325,10 @@ pub const KNOWN: [&str; 12] = [
     "STRADS_SIZE",
     "STRADS_COORDINATOR",
     "STRADS_JOB_SECRET_FILE",
+    "STRADS_CHECKPOINT",
+    "STRADS_CHECKPOINT_SECONDS",
+    "STRADS_RESUME",
+    "STRADS_RESTARTS",
 ];
 
 /// The warning for the variables among `names` that start with `STRADS_` but are not in

@@ -14,6 +14,7 @@ mod memory;
 pub mod plan;
 mod plankey;
 mod pool;
+pub mod resume;
 mod space;
 mod sync;
 pub mod testing;

@@ -409,22 +409,50 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
             __serial.finish();
         }
     };
+    // Checkpoints (`STRADS_CHECKPOINT`): after the call, the arrays it names and its
+    // reduction variables; a call skipped by fast re-execution gets them back instead.
+    let held = f.arrays.iter().map(|a| {
+        let i = &a.ident;
+        match (a.mutable, a.owned) {
+            (true, true) => quote!(#private::resume::Held::Written(&mut #i)),
+            (true, false) => quote!(#private::resume::Held::Written(&mut *#i)),
+            (false, true) => quote!(#private::resume::Held::Read(&#i)),
+            (false, false) => quote!(#private::resume::Held::Read(&*#i)),
+        }
+    });
+    let logged = walked.reductions.iter().map(|r| {
+        let x = &r.ident;
+        quote!(__log.value(&mut #x);)
+    });
+    let end = quote! {
+        #private::resume::end(&__STRADS_LOOP, __begun, &mut [#(#held),*], |__log| {
+            let _ = &__log;
+            #(#logged)*
+        });
+    };
     let body = if restore.is_empty() {
         quote! {
             #state
-            let __serial = if #private::serial_run(&__STRADS_LOOP) {
+            let __begun = #private::resume::begin(&__STRADS_LOOP);
+            let __serial = if __begun.skipped() {
+                ::core::option::Option::None
+            } else if #private::serial_run(&__STRADS_LOOP) {
                 ::core::option::Option::Some(#private::SerialRun::requested())
             } else {
                 #run
                 __serial
             };
             #serial
+            #end
         }
     } else {
         quote! {
             #state
+            let __begun = #private::resume::begin(&__STRADS_LOOP);
             #[allow(unused_variables, unused_mut)]
-            let (__serial, #(#restore_pats,)*) = if #private::serial_run(&__STRADS_LOOP) {
+            let (__serial, #(#restore_pats,)*) = if __begun.skipped() {
+                (::core::option::Option::None, #(#restore_idents,)*)
+            } else if #private::serial_run(&__STRADS_LOOP) {
                 (
                     ::core::option::Option::Some(#private::SerialRun::requested()),
                     #(#restore_idents,)*
@@ -434,6 +462,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
                 (__serial, #(#restore_idents,)*)
             };
             #serial
+            #end
         }
     };
     (body, serve)

@@ -144,13 +144,30 @@ pub(crate) fn on_forget(f: fn(u64)) {
 /// Whether other processes hold a copy of an array (its cluster id, or 0): when the array
 /// is dropped they are told to drop theirs, so a worker keeps only arrays the driver still
 /// has.
+///
+/// It also says whether checkpoints track the array (its id, or 0), so that they stop
+/// waiting for it when it is dropped (module `resume`).
 #[derive(Default)]
-pub(crate) struct Forget(AtomicU64);
+pub(crate) struct Forget(AtomicU64, AtomicU64);
+
+/// What module `resume` does when an array it tracks is dropped; set once, when
+/// checkpoints start.
+static UNTRACK: OnceLock<fn(u64)> = OnceLock::new();
+
+/// Sets what a tracked array's drop calls.
+pub(crate) fn on_untrack(f: fn(u64)) {
+    let _ = UNTRACK.set(f);
+}
 
 impl Forget {
     /// Other processes now hold a copy of the array, known to them as `id`.
     pub(crate) fn shared(&self, id: u64) {
         self.0.store(id, Ordering::Relaxed);
+    }
+
+    /// Checkpoints track the array, of id `id`.
+    pub(crate) fn tracked(&self, id: u64) {
+        self.1.store(id, Ordering::Relaxed);
     }
 }
 
@@ -161,6 +178,12 @@ impl Drop for Forget {
             && let Some(f) = FORGET.get()
         {
             f(id);
+        }
+        let kept = *self.1.get_mut();
+        if kept != 0
+            && let Some(f) = UNTRACK.get()
+        {
+            f(kept);
         }
     }
 }

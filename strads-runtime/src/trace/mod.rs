@@ -111,6 +111,10 @@ pub(crate) fn recording() -> bool {
     RECORDING.with(|r| r.borrow().is_some())
 }
 
+pub(crate) fn replaying() -> bool {
+    REPLAYING.with(|r| r.borrow().is_some())
+}
+
 pub(crate) fn push_run(run: LoopRun) {
     RECORDING.with(|r| {
         if let Some(runs) = r.borrow_mut().as_mut() {

@@ -1,0 +1,173 @@
+//! [`Kept`]: what a checkpoint needs of an array a call names.
+
+use crate::array::le::{get, put, wire_size};
+use crate::array::{DistArray, SparseArray};
+use crate::checkpoint::checksum;
+
+/// An array a checkpoint can write and fast re-execution can restore: every
+/// [`DistArray`] and [`SparseArray`] (generated code names them as `&dyn Kept` or
+/// `&mut dyn Kept` after each call).
+pub trait Kept {
+    /// `(id, version)`: the array, and whether its contents changed.
+    fn kept_key(&self) -> (u64, u64);
+    /// Its type and shape, for the manifest and for errors.
+    fn kept_kind(&self) -> String;
+    /// Its contents as little-endian bytes (a sparse array's indices as `u32`, then its
+    /// values); an error for elements a checkpoint cannot write.
+    fn kept_bytes(&self) -> Result<Vec<u8>, String>;
+    /// A checksum of [`kept_bytes`](Kept::kept_bytes), `None` when the contents are not
+    /// on this process (a sparse array spread over a cluster job's ranks).
+    fn kept_checksum(&self) -> Option<u64>;
+    /// Sets the contents from `bytes` (what `kept_bytes` gave): an error when they do not
+    /// fit (another length; for a sparse array, other indices).
+    fn kept_restore(&mut self, bytes: &[u8]) -> Result<(), String>;
+    /// Checkpoints track the array: its drop tells them.
+    fn kept_track(&self);
+}
+
+fn unsupported<T>() -> String {
+    format!(
+        "its elements, of type `{}`, are not numbers a checkpoint can write",
+        std::any::type_name::<T>()
+    )
+}
+
+impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
+    fn kept_key(&self) -> (u64, u64) {
+        self.contents_key()
+    }
+
+    fn kept_kind(&self) -> String {
+        format!(
+            "DistArray<{}, {N}> {:?}",
+            std::any::type_name::<T>(),
+            self.shape()
+        )
+    }
+
+    fn kept_bytes(&self) -> Result<Vec<u8>, String> {
+        let size = wire_size::<T>().ok_or_else(unsupported::<T>)?;
+        let mut out = Vec::with_capacity(self.len() * size);
+        put(self.as_slice(), &mut out);
+        Ok(out)
+    }
+
+    fn kept_checksum(&self) -> Option<u64> {
+        self.kept_bytes().ok().map(|b| checksum(&b))
+    }
+
+    fn kept_restore(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let size = wire_size::<T>().ok_or_else(unsupported::<T>)?;
+        let len = self.len();
+        if bytes.len() != len * size || !get(bytes, self.as_mut_slice()) {
+            return Err(format!(
+                "{} bytes do not hold the {len} elements of {}",
+                bytes.len(),
+                self.kept_kind()
+            ));
+        }
+        Ok(())
+    }
+
+    fn kept_track(&self) {
+        self.away().forget.tracked(self.id());
+    }
+}
+
+impl<T: Send + Sync + 'static, const N: usize> SparseArray<T, N> {
+    fn key_bytes(&self) -> Vec<u8> {
+        let keys = self.raw_keys();
+        let mut out = Vec::with_capacity(keys.len() * N * 4);
+        for k in keys {
+            for &i in k {
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+        }
+        out
+    }
+}
+
+impl<T: Send + Sync + 'static, const N: usize> Kept for SparseArray<T, N> {
+    fn kept_key(&self) -> (u64, u64) {
+        self.wire_key()
+    }
+
+    fn kept_kind(&self) -> String {
+        format!(
+            "SparseArray<{}, {N}> {:?} with {} entries",
+            std::any::type_name::<T>(),
+            self.shape(),
+            self.nnz()
+        )
+    }
+
+    fn kept_bytes(&self) -> Result<Vec<u8>, String> {
+        wire_size::<T>().ok_or_else(unsupported::<T>)?;
+        let mut out = self.key_bytes();
+        put(self.values(), &mut out);
+        Ok(out)
+    }
+
+    fn kept_checksum(&self) -> Option<u64> {
+        if self.is_spread() {
+            return None;
+        }
+        self.kept_bytes().ok().map(|b| checksum(&b))
+    }
+
+    fn kept_restore(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let size = wire_size::<T>().ok_or_else(unsupported::<T>)?;
+        let keys = self.key_bytes();
+        if bytes.len() < keys.len() || bytes[..keys.len()] != keys[..] {
+            return Err(format!(
+                "the saved entries' indices are not those of {}",
+                self.kept_kind()
+            ));
+        }
+        let mut values = self.take_values();
+        let rest = &bytes[keys.len()..];
+        let fits = rest.len() == values.len() * size && get(rest, &mut values);
+        self.restore_values(values);
+        if !fits {
+            return Err(format!(
+                "{} bytes do not hold the values of {}",
+                bytes.len() - keys.len(),
+                self.kept_kind()
+            ));
+        }
+        Ok(())
+    }
+
+    fn kept_track(&self) {
+        self.forget.tracked(self.id());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrays_round_trip_and_refuse_what_does_not_fit() {
+        let a = DistArray::<f32, 2>::from_fn([3, 2], |[i, j]| (i * 2 + j) as f32 - 2.5);
+        let mut b = DistArray::<f32, 2>::zeros([3, 2]);
+        b.kept_restore(&a.kept_bytes().unwrap()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.kept_checksum(), b.kept_checksum());
+        assert!(b.kept_restore(&[0u8; 5]).is_err());
+        let s = SparseArray::<f64, 2>::from_entries([4, 4], vec![([1, 2], 0.5), ([3, 0], -1.0)])
+            .unwrap();
+        let mut t = SparseArray::<f64, 2>::from_entries([4, 4], vec![([1, 2], 0.0), ([3, 0], 0.0)])
+            .unwrap();
+        let (_, v0) = t.kept_key();
+        t.kept_restore(&s.kept_bytes().unwrap()).unwrap();
+        assert_eq!(t.values(), s.values());
+        assert_ne!(t.kept_key().1, v0, "a restore changes the version");
+        let mut u = SparseArray::<f64, 2>::from_entries([4, 4], vec![([1, 1], 0.0), ([3, 0], 0.0)])
+            .unwrap();
+        let e = u.kept_restore(&s.kept_bytes().unwrap()).unwrap_err();
+        assert!(e.contains("indices"), "{e}");
+        let odd = DistArray::<(u8, u8), 1>::from_fn([2], |_| (1, 2));
+        assert!(odd.kept_bytes().unwrap_err().contains("not numbers"));
+    }
+}

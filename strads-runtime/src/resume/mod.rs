@@ -1,0 +1,633 @@
+//! Checkpoints after loop calls, and fast re-execution from them (STRADS-AP, seed 000,
+//! sect. 4.3; docs/design.md, "Checkpoints and recovery").
+//!
+//! With `STRADS_CHECKPOINT=DIR`, the program's calls are counted (calls made inside
+//! another call's blocks are not its own). After a call, at most once per
+//! `STRADS_CHECKPOINT_SECONDS`, the arrays the call names that changed since they were
+//! last saved are copied (the call's thread) and written (a thread of their own, while the
+//! program goes on): each to a file of its own, whole or not at all. When every array the
+//! calls have named is saved as it was after the last call that wrote it, a manifest
+//! makes the checkpoint complete: the program's build, arguments and worker count, the
+//! call number, each call's loop and reduction values, and each array's file and checksum.
+//! An array no call writes (the data) is not written: re-execution makes it again, and
+//! its checksum is compared where the program last named it.
+//!
+//! With `STRADS_RESUME=1`, `main` runs again. Calls up to the newest complete checkpoint
+//! are *skipped*: the loop does not run; its reduction variables get the values the
+//! checkpoint logged; and at the call that last wrote an array before the checkpoint, the
+//! array gets the saved contents. So when the last skipped call returns, every array and
+//! every value calls made is as it was after that call in the run that wrote the
+//! checkpoint, and the calls after it give the same bits. Serial code runs again
+//! throughout: what it computes from values calls return is the same; what it reads of
+//! an array between skipped calls is the array as re-execution left it, not yet the
+//! checkpoint's (print what calls return, or what serial code reads after the last
+//! skipped call).
+
+mod kept;
+mod manifest;
+mod writer;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use kept::Kept;
+use manifest::{CallEntry, Identity, Manifest, SavedArray};
+use writer::{Job, Writer, array_file};
+
+use crate::checkpoint::checksum;
+use crate::exec::LoopState;
+
+/// The exit status of a run that cannot resume (another run's checkpoint, one that fails
+/// its checksums with none before it) or cannot write checkpoints.
+pub const EXIT_REFUSED: i32 = 2;
+
+/// How a call began: without checkpoints, run (counted), or skipped (re-executed from a
+/// checkpoint).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Begun {
+    /// No checkpoints (or a call inside another call, a recording or a replay).
+    Off,
+    /// Call number `n` (from 1), run.
+    Ran(u64),
+    /// Call number `n`, covered by the checkpoint resumed from: not run.
+    Skipped(u64),
+}
+
+impl Begun {
+    /// Whether the call is skipped: the loop must not run.
+    pub fn skipped(&self) -> bool {
+        matches!(self, Begun::Skipped(_))
+    }
+}
+
+/// An array a call names, as the call names it.
+pub enum Held<'a> {
+    /// Read (`&`): never restored.
+    Read(&'a dyn Kept),
+    /// Lent mutably (`&mut`).
+    Written(&'a mut dyn Kept),
+}
+
+impl std::fmt::Debug for Held<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (how, a) = match self {
+            Held::Read(a) => ("Read", *a),
+            Held::Written(a) => ("Written", &**a),
+        };
+        f.debug_tuple(how).field(&a.kept_kind()).finish()
+    }
+}
+
+impl std::fmt::Debug for Log<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match self.inner {
+            LogInner::Write(_) => "writing",
+            LogInner::Read { .. } => "reading",
+        };
+        f.debug_struct("Log")
+            .field("mode", &how)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Held<'_> {
+    fn kept(&self) -> &dyn Kept {
+        match self {
+            Held::Read(a) => *a,
+            Held::Written(a) => &**a,
+        }
+    }
+}
+
+/// The reduction variables' values after a call: written to the checkpoint's log after a
+/// call that ran, read back from it into the variables after a skipped one.
+pub struct Log<'a> {
+    inner: LogInner<'a>,
+}
+
+enum LogInner<'a> {
+    Write(Vec<u8>),
+    Read {
+        bytes: &'a [u8],
+        error: Option<String>,
+    },
+}
+
+impl Log<'_> {
+    /// Logs `v` (a call that ran) or sets it (a skipped call).
+    pub fn value<T: Serialize + DeserializeOwned>(&mut self, v: &mut T) {
+        match &mut self.inner {
+            LogInner::Write(out) => {
+                let bytes = postcard::to_allocvec(&*v).unwrap_or_default();
+                out.extend_from_slice(&bytes);
+            }
+            LogInner::Read { bytes, error } => match postcard::take_from_bytes::<T>(bytes) {
+                Ok((x, rest)) => {
+                    *v = x;
+                    *bytes = rest;
+                }
+                Err(e) => {
+                    if error.is_none() {
+                        *error = Some(format!(
+                            "a `{}` does not read back ({e})",
+                            std::any::type_name::<T>()
+                        ));
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// An array the calls have named, as checkpoints see it.
+struct Tracked {
+    id: u64,
+    kind: String,
+    /// Where and at which version the program last named it.
+    seen: (u64, usize, u64),
+    /// Where the last call that lent it mutably named it, and its version after that call.
+    written: Option<(u64, usize, u64)>,
+    saved: Option<Saved>,
+}
+
+impl Tracked {
+    /// Whether the saved contents are those re-execution needs: after the last call that
+    /// wrote it (an array written by calls), or as last named (one no call writes).
+    fn clean(&self) -> bool {
+        let want = self.written.map_or(self.seen.2, |w| w.2);
+        self.saved
+            .as_ref()
+            .is_some_and(|s| s.version == want && (s.file.is_some() || self.written.is_none()))
+    }
+}
+
+struct Saved {
+    version: u64,
+    file: Option<String>,
+    checksum: Option<u64>,
+    bytes: u64,
+}
+
+/// The checkpoint being resumed from, while its calls are skipped.
+struct Resuming {
+    path: PathBuf,
+    manifest: Manifest,
+    /// `(call, param)` → index in the manifest's arrays.
+    at: HashMap<(u64, usize), usize>,
+    restored: usize,
+    bytes: u64,
+}
+
+/// Checkpoints of this process (the driver's, or a program run as one process).
+struct Recovery {
+    dir: PathBuf,
+    every: Duration,
+    last: Instant,
+    identity: Identity,
+    /// Calls begun.
+    count: u64,
+    calls: Vec<CallEntry>,
+    tracked: HashMap<u64, Tracked>,
+    resume: Option<Resuming>,
+    writer: Writer,
+    /// A checkpoint is under way: some arrays are saved, others wait for the next call
+    /// that names them.
+    under_way: bool,
+}
+
+static STATE: OnceLock<Option<Mutex<Recovery>>> = OnceLock::new();
+
+fn lock(m: &Mutex<Recovery>) -> MutexGuard<'_, Recovery> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Says `message` and ends the process: a checkpoint that cannot be resumed or written
+/// never gives other results.
+fn fatal(message: String) -> ! {
+    eprintln!("strads: {message}");
+    std::process::exit(EXIT_REFUSED)
+}
+
+/// A tracked array was dropped: checkpoints stop waiting for it.
+fn untrack(id: u64) {
+    if let Some(Some(m)) = STATE.get() {
+        lock(m).tracked.remove(&id);
+    }
+}
+
+/// Whether checkpoints are on for this process (started on first use).
+fn recovery() -> Option<&'static Mutex<Recovery>> {
+    STATE
+        .get_or_init(|| Recovery::start().map(Mutex::new))
+        .as_ref()
+}
+
+/// Where checkpoints go, when `STRADS_CHECKPOINT` is set.
+pub fn dir() -> Option<PathBuf> {
+    crate::config::get().checkpoint.clone()
+}
+
+impl Recovery {
+    fn start() -> Option<Recovery> {
+        let config = crate::config::get();
+        let dir = config.checkpoint.clone()?;
+        // A worker rank serves here for ever; the driver meets its workers first.
+        let (workers, processes) = match crate::cluster::job::get() {
+            Some(s) => (s.workers(), s.size()),
+            None => (crate::pool::current_threads(), 1),
+        };
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            fatal(format!(
+                "STRADS_CHECKPOINT: cannot make the directory {}: {e}",
+                dir.display()
+            ));
+        }
+        let identity = Identity::here(workers, processes);
+        let resume = if config.resume {
+            match manifest::newest(&dir, &identity) {
+                Ok(Some((path, manifest))) => {
+                    let at = manifest
+                        .arrays
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| ((a.call, a.param), i))
+                        .collect();
+                    Some(Resuming {
+                        path,
+                        manifest,
+                        at,
+                        restored: 0,
+                        bytes: 0,
+                    })
+                }
+                Ok(None) => {
+                    eprintln!(
+                        "strads: STRADS_RESUME: no checkpoint in {} yet: running every call",
+                        dir.display()
+                    );
+                    None
+                }
+                Err(e) => fatal(e),
+            }
+        } else {
+            let removed = writer::clear(&dir);
+            if removed > 0 {
+                eprintln!(
+                    "strads: STRADS_CHECKPOINT: starting over (STRADS_RESUME is not set): removed \
+                     {removed} files of an earlier run's checkpoints from {}",
+                    dir.display()
+                );
+            }
+            None
+        };
+        // Files a killed run was writing.
+        writer::clear_unfinished(&dir);
+        crate::array::away::on_untrack(untrack);
+        Some(Recovery {
+            writer: Writer::start(dir.clone()),
+            dir,
+            every: config.checkpoint_every,
+            last: Instant::now(),
+            identity,
+            count: 0,
+            calls: Vec::new(),
+            tracked: HashMap::new(),
+            resume,
+            under_way: false,
+        })
+    }
+
+    /// Whether a checkpoint is due after this call: one under way, or a new one when the
+    /// last is written and old enough.
+    fn due(&self) -> bool {
+        !self.writer.failed()
+            && (self.under_way || (!self.writer.busy() && self.last.elapsed() >= self.every))
+    }
+
+    /// Notes array `h` at parameter `pos` of call `k`.
+    fn note(&mut self, k: u64, pos: usize, h: &Held<'_>) -> u64 {
+        let a = h.kept();
+        let (id, version) = a.kept_key();
+        let t = self.tracked.entry(id).or_insert_with(|| {
+            a.kept_track();
+            Tracked {
+                id,
+                kind: a.kept_kind(),
+                seen: (k, pos, version),
+                written: None,
+                saved: None,
+            }
+        });
+        t.seen = (k, pos, version);
+        if matches!(h, Held::Written(_)) {
+            t.written = Some((k, pos, version));
+        }
+        id
+    }
+
+    /// After call `k` ran: its log entry, and a checkpoint when one is due.
+    fn record(&mut self, k: u64, name: &str, arrays: &mut [Held<'_>], values: Vec<u8>) {
+        let i = (k - 1) as usize;
+        if self.calls.len() <= i {
+            self.calls.resize_with(i + 1, || CallEntry {
+                name: String::new(),
+                values: Vec::new(),
+            });
+        }
+        self.calls[i] = CallEntry {
+            name: name.to_owned(),
+            values,
+        };
+        let ids: Vec<u64> = arrays
+            .iter()
+            .enumerate()
+            .map(|(pos, h)| self.note(k, pos, h))
+            .collect();
+        if !self.due() {
+            return;
+        }
+        let mut files = Vec::new();
+        for ((pos, h), id) in arrays.iter().enumerate().zip(ids) {
+            let a = h.kept();
+            let version = a.kept_key().1;
+            let t = self.tracked.get_mut(&id).expect("noted");
+            if t.clean() {
+                continue;
+            }
+            match t.written {
+                // Saved as it was after the call that last wrote it: unchanged since.
+                Some((_, _, v)) if v == version => {
+                    let bytes = a.kept_bytes().unwrap_or_else(|e| {
+                        fatal(format!(
+                            "checkpoint: cannot write array {} of call {k} (`{name}`), {}: {e}",
+                            pos + 1,
+                            t.kind
+                        ))
+                    });
+                    let file = array_file(k, pos);
+                    t.saved = Some(Saved {
+                        version,
+                        file: Some(file.clone()),
+                        checksum: Some(checksum(&bytes)),
+                        bytes: bytes.len() as u64,
+                    });
+                    files.push((file, bytes));
+                }
+                // Serial code changed it since: saved at the next call that writes it.
+                Some(_) => {}
+                None => {
+                    t.saved = Some(Saved {
+                        version,
+                        file: None,
+                        checksum: a.kept_checksum(),
+                        bytes: 0,
+                    })
+                }
+            }
+        }
+        let complete = self.tracked.values().all(Tracked::clean);
+        let manifest = complete.then(|| {
+            let mut arrays: Vec<SavedArray> = self
+                .tracked
+                .values()
+                .map(|t| {
+                    let s = t.saved.as_ref().expect("clean");
+                    let (call, param, version) = t.written.unwrap_or(t.seen);
+                    SavedArray {
+                        call,
+                        param,
+                        id: t.id,
+                        version,
+                        kind: t.kind.clone(),
+                        file: s.file.clone(),
+                        checksum: s.checksum,
+                        bytes: s.bytes,
+                    }
+                })
+                .collect();
+            arrays.sort_by_key(|a| (a.call, a.param));
+            let m = Manifest::new(
+                self.identity.clone(),
+                k,
+                self.calls[..k as usize].to_vec(),
+                arrays,
+            );
+            (k, m.encode())
+        });
+        self.under_way = !complete;
+        if complete {
+            self.last = Instant::now();
+        }
+        if !files.is_empty() || manifest.is_some() {
+            self.writer.send(Job { files, manifest });
+        }
+    }
+
+    /// After skipped call `k`: its reduction values, and the arrays whose last write before
+    /// the checkpoint was this call.
+    fn replay(
+        &mut self,
+        k: u64,
+        name: &str,
+        arrays: &mut [Held<'_>],
+        values: impl FnOnce(&mut Log<'_>),
+    ) {
+        let res = self.resume.as_ref().expect("skipping");
+        let from = res.path.display().to_string();
+        let entry = res.manifest.calls[(k - 1) as usize].clone();
+        if entry.name != name {
+            fatal(format!(
+                "cannot resume from the checkpoint {from}: call {k} is `{}` there but `{name}` \
+                 here; the program does not make the same calls in the same order",
+                entry.name
+            ));
+        }
+        let mut log = Log {
+            inner: LogInner::Read {
+                bytes: &entry.values,
+                error: None,
+            },
+        };
+        values(&mut log);
+        let LogInner::Read { bytes, error } = log.inner else {
+            unreachable!("read")
+        };
+        if let Some(e) = error.or_else(|| (!bytes.is_empty()).then(|| "bytes are left over".into()))
+        {
+            fatal(format!(
+                "cannot resume from the checkpoint {from}: the reductions of call {k} (`{name}`): {e}"
+            ));
+        }
+        let i = (k - 1) as usize;
+        if self.calls.len() <= i {
+            self.calls.resize_with(i + 1, || CallEntry {
+                name: String::new(),
+                values: Vec::new(),
+            });
+        }
+        self.calls[i] = entry;
+        for (pos, held) in arrays.iter_mut().enumerate() {
+            let res = self.resume.as_ref().expect("skipping");
+            let saved = res.at.get(&(k, pos)).map(|&j| res.manifest.arrays[j].clone());
+            let restored = saved.map(|s| self.restore(k, name, pos, held, s));
+            let id = self.note(k, pos, held);
+            if let Some(saved) = restored {
+                self.tracked.get_mut(&id).expect("noted").saved = Some(saved);
+            }
+        }
+        let res = self.resume.as_mut().expect("skipping");
+        if k == res.manifest.call {
+            if res.restored != res.manifest.arrays.len() {
+                fatal(format!(
+                    "cannot resume from the checkpoint {from}: re-execution met {} of its {} \
+                     arrays; the program does not make the same calls",
+                    res.restored,
+                    res.manifest.arrays.len()
+                ));
+            }
+            eprintln!(
+                "strads: resumed from the checkpoint {from}: {k} calls skipped, {} arrays \
+                 ({:.1} MiB) restored",
+                res.restored,
+                res.bytes as f64 / (1024.0 * 1024.0)
+            );
+            self.resume = None;
+            self.last = Instant::now();
+        }
+    }
+
+    /// Gives array `h` (parameter `pos` of skipped call `k`) the checkpoint's contents, or
+    /// checks that an array no call writes is the one saved; what is saved of it now.
+    fn restore(
+        &mut self,
+        k: u64,
+        name: &str,
+        pos: usize,
+        h: &mut Held<'_>,
+        s: SavedArray,
+    ) -> Saved {
+        let res = self.resume.as_mut().expect("skipping");
+        let from = res.path.display().to_string();
+        let what = format!(
+            "array {} of call {k} (`{name}`), {}",
+            pos + 1,
+            h.kept().kept_kind()
+        );
+        res.restored += 1;
+        match (h, &s.file) {
+            (Held::Written(a), Some(file)) => {
+                let path = self.dir.join(file);
+                let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+                    fatal(format!(
+                        "cannot resume: {} cannot be read ({e})",
+                        path.display()
+                    ))
+                });
+                if Some(checksum(&bytes)) != s.checksum {
+                    fatal(format!(
+                        "cannot resume: {} fails its checksum (it changed since the run began)",
+                        path.display()
+                    ));
+                }
+                if let Err(e) = a.kept_restore(&bytes) {
+                    fatal(format!(
+                        "cannot resume from the checkpoint {from}: {what}: {}: {e}",
+                        path.display()
+                    ));
+                }
+                res.bytes += bytes.len() as u64;
+                Saved {
+                    version: a.kept_key().1,
+                    file: Some(file.clone()),
+                    checksum: s.checksum,
+                    bytes: s.bytes,
+                }
+            }
+            (h, None) => {
+                let a = h.kept();
+                if let (Some(want), Some(got)) = (s.checksum, a.kept_checksum())
+                    && want != got
+                {
+                    fatal(format!(
+                        "cannot resume from the checkpoint {from}: {what} is not the one the \
+                         checkpoint saw (its contents differ: did an input file change?)"
+                    ));
+                }
+                Saved {
+                    version: a.kept_key().1,
+                    file: None,
+                    checksum: s.checksum,
+                    bytes: 0,
+                }
+            }
+            (Held::Read(_), Some(_)) => fatal(format!(
+                "cannot resume from the checkpoint {from}: {what} was lent mutably there, and \
+                 is read only here; the program does not make the same calls"
+            )),
+        }
+    }
+}
+
+/// Before a call of `state`'s loop: whether checkpoints count it, and whether it is
+/// skipped (see the [module](self)).
+pub fn begin(_state: &'static LoopState) -> Begun {
+    if crate::config::get().checkpoint.is_none()
+        || crate::pool::in_worker()
+        || crate::trace::recording()
+        || crate::trace::replaying()
+    {
+        return Begun::Off;
+    }
+    let Some(m) = recovery() else {
+        return Begun::Off;
+    };
+    let mut r = lock(m);
+    r.count += 1;
+    let k = r.count;
+    match &r.resume {
+        Some(res) if k <= res.manifest.call => Begun::Skipped(k),
+        _ => Begun::Ran(k),
+    }
+}
+
+/// After a call that [`begin`] counted: `arrays` are the arrays the loop names, in its
+/// function's order, and `values` hands its reduction variables to the [`Log`].
+pub fn end(
+    state: &'static LoopState,
+    begun: Begun,
+    arrays: &mut [Held<'_>],
+    values: impl FnOnce(&mut Log<'_>),
+) {
+    let (Begun::Ran(k) | Begun::Skipped(k)) = begun else {
+        return;
+    };
+    let Some(m) = recovery() else { return };
+    let name = state.spec().name.to_string();
+    let mut r = lock(m);
+    if begun.skipped() {
+        r.replay(k, &name, arrays, values);
+    } else {
+        let mut log = Log {
+            inner: LogInner::Write(Vec::new()),
+        };
+        values(&mut log);
+        let LogInner::Write(bytes) = log.inner else {
+            unreachable!("written")
+        };
+        r.record(k, &name, arrays, bytes);
+    }
+}
+
+/// Waits until the checkpoints sent are written (tests, and a driver about to restart).
+pub fn flush() {
+    if let Some(Some(m)) = STATE.get() {
+        // Not under the lock, which the program's calls need meanwhile.
+        let progress = lock(m).writer.progress();
+        progress.flush();
+    }
+}

@@ -1,0 +1,191 @@
+//! Writing checkpoints from a thread of their own, so that training goes on meanwhile:
+//! the arrays' bytes (copied by the call that made them), then the manifest, each file
+//! whole or not at all; then the files no kept manifest names are removed.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+use super::manifest::{Manifest, manifests};
+use crate::checkpoint::write_atomic;
+
+/// Complete checkpoints kept: the newest, and the one to fall back to.
+const KEPT: usize = 2;
+
+/// One checkpoint's writing: array files, and the manifest when the checkpoint is complete.
+pub(super) struct Job {
+    pub(super) files: Vec<(String, Vec<u8>)>,
+    pub(super) manifest: Option<(u64, Vec<u8>)>,
+}
+
+/// The writing thread, and whether it is busy.
+pub(super) struct Writer {
+    tx: Sender<Job>,
+    progress: Progress,
+}
+
+/// How far the writing thread is: checkpoints sent and not yet written, and whether
+/// writing failed.
+#[derive(Clone)]
+pub(super) struct Progress {
+    pending: Arc<AtomicUsize>,
+    failed: Arc<AtomicBool>,
+}
+
+impl Progress {
+    /// Waits until every checkpoint sent is written (bounded by the writes themselves).
+    pub(super) fn flush(&self) {
+        while self.pending.load(Ordering::Acquire) > 0 && !self.failed.load(Ordering::Acquire) {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
+impl Writer {
+    pub(super) fn start(dir: PathBuf) -> Writer {
+        let (tx, rx) = channel();
+        let pending = Arc::new(AtomicUsize::new(0));
+        let failed = Arc::new(AtomicBool::new(false));
+        let (p, f) = (pending.clone(), failed.clone());
+        std::thread::Builder::new()
+            .name("strads-checkpoint".into())
+            .spawn(move || write_jobs(&dir, &rx, &p, &f))
+            .expect("a thread for checkpoints");
+        Writer {
+            tx,
+            progress: Progress { pending, failed },
+        }
+    }
+
+    /// Whether a checkpoint is still being written.
+    pub(super) fn busy(&self) -> bool {
+        self.progress.pending.load(Ordering::Acquire) > 0
+    }
+
+    /// Whether writing failed (said on stderr once): checkpoints stop.
+    pub(super) fn failed(&self) -> bool {
+        self.progress.failed.load(Ordering::Acquire)
+    }
+
+    /// How far it is.
+    pub(super) fn progress(&self) -> Progress {
+        self.progress.clone()
+    }
+
+    pub(super) fn send(&self, job: Job) {
+        let pending = &self.progress.pending;
+        pending.fetch_add(1, Ordering::AcqRel);
+        if self.tx.send(job).is_err() {
+            pending.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+fn write_jobs(dir: &Path, rx: &Receiver<Job>, pending: &AtomicUsize, failed: &AtomicBool) {
+    for job in rx {
+        if !failed.load(Ordering::Acquire) {
+            let done = write_job(dir, &job);
+            if let Err(e) = done {
+                eprintln!("strads: checkpoint: {e}; no more checkpoints are written");
+                failed.store(true, Ordering::Release);
+            }
+        }
+        pending.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+fn write_job(dir: &Path, job: &Job) -> Result<(), String> {
+    for (name, bytes) in &job.files {
+        write_atomic(&dir.join(name), bytes).map_err(|e| e.to_string())?;
+    }
+    if let Some((call, bytes)) = &job.manifest {
+        write_atomic(&dir.join(Manifest::name(*call)), bytes).map_err(|e| e.to_string())?;
+        collect(dir, *call);
+    }
+    Ok(())
+}
+
+/// After the manifest of `call`: removes older manifests but the one before it, and array
+/// files neither names (but those of calls after `call`, a checkpoint under way).
+pub(super) fn collect(dir: &Path, call: u64) {
+    let found = manifests(dir);
+    let mut named = HashSet::new();
+    for (k, (_, path)) in found.iter().enumerate() {
+        if k < KEPT {
+            match Manifest::read(path) {
+                Ok(m) => named.extend(m.arrays.into_iter().filter_map(|a| a.file)),
+                // A manifest that does not read keeps everything: nothing is lost.
+                Err(_) => return,
+            }
+        } else {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(c) = array_file_call(name)
+            && c <= call
+            && !named.contains(name)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The file name of the contents of the array at parameter `param` of call `call`.
+pub(super) fn array_file(call: u64, param: usize) -> String {
+    format!("c{call:012}-p{param}.bin")
+}
+
+/// The call of an array file's name.
+pub(super) fn array_file_call(name: &str) -> Option<u64> {
+    let rest = name.strip_prefix('c')?.strip_suffix(".bin")?;
+    let (call, param) = rest.split_once("-p")?;
+    param.parse::<usize>().ok()?;
+    call.parse().ok()
+}
+
+/// Whether `name` is a temporary file of a checkpoint's.
+fn unfinished(name: &str) -> bool {
+    name.contains(".tmp-") && (name.starts_with("manifest-") || name.starts_with('c'))
+}
+
+/// Removes the temporary files a run that was killed while writing left in `dir`.
+pub(super) fn clear_unfinished(dir: &Path) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.file_name().to_str().is_some_and(unfinished) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Removes every checkpoint file of an earlier run from `dir` (a run that starts over).
+pub(super) fn clear(dir: &Path) -> usize {
+    let mut removed = 0;
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let ours = Manifest::call_of(name).is_some()
+            || array_file_call(name).is_some()
+            || unfinished(name);
+        if ours && std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back() {
+        assert_eq!(array_file_call(&array_file(42, 3)), Some(42));
+        assert_eq!(array_file_call("c12-px.bin"), None);
+        assert_eq!(Manifest::call_of(&Manifest::name(7)), Some(7));
+    }
+}

@@ -1,0 +1,233 @@
+//! Checkpoints and fast re-execution (issue 26, items 1 and 2): a program killed part way
+//! and run again with `STRADS_RESUME=1` prints what the uninterrupted run prints, bit for
+//! bit, on threads and as 2 processes; a checkpoint of another P is refused naming both; a
+//! damaged file makes the run fall back to the checkpoint before, or stop naming it.
+//!
+//! A test without libtest's harness (`harness = false` in Cargo.toml): it runs its own
+//! binary as the program.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+#[path = "common/self_run.rs"]
+mod self_run;
+use self_run::{digest, main_of, run_self};
+
+use strads::prelude::*;
+
+const ROLE: &str = "RESUME_ROLE";
+const EPOCHS: usize = 12;
+
+/// A 1D loop that writes every element of `w` from the input `x`.
+#[strads::parallel_for(expect = "1d")]
+fn step(w: &mut DistArray<f64, 1>, x: &DistArray<f64, 1>, n: usize, lr: f64) {
+    for u in 0..n {
+        w[u] = w[u] * (1.0 - lr) + lr * x[u] * (u % 7) as f64;
+    }
+}
+
+/// A read-only loop with two reductions.
+#[strads::parallel_for]
+fn eval(w: &DistArray<f64, 1>, x: &DistArray<f64, 1>, n: usize) -> (f64, usize) {
+    let mut loss: f64 = 0.0;
+    let mut big: usize = 0;
+    for u in 0..n {
+        let d = w[u] - x[u];
+        loss += d * d;
+        if w[u] > 1.0 {
+            big += 1;
+        }
+    }
+    (loss, big)
+}
+
+/// `iter_mut()` values: a sparse array whose values every call rewrites.
+#[strads::parallel_for]
+fn relabel(z: &mut SparseArray<u32, 2>, w: &DistArray<f64, 1>) {
+    for ([i, _], v) in z.iter_mut() {
+        *v = (*v + (w[i] * 10.0) as u32) % 13;
+    }
+}
+
+fn program() {
+    let n = 20_000;
+    let x = DistArray::<f64, 1>::from_fn([n], |[u]| ((u * 31 % 101) as f64) / 50.0);
+    let mut w = DistArray::<f64, 1>::zeros([n]);
+    let entries = (0..3000)
+        .map(|e| ([e * 7 % n, e % 5], (e % 13) as u32))
+        .collect();
+    let mut z = SparseArray::<u32, 2>::from_entries([n, 5], entries).expect("entries");
+    let die_after: Option<usize> = std::env::var("DIE_AFTER").ok().and_then(|v| v.parse().ok());
+    for epoch in 0..EPOCHS {
+        step(&mut w, &x, n, 0.1 + epoch as f64 * 0.01);
+        relabel(&mut z, &w);
+        let (loss, big) = eval(&w, &x, n);
+        println!("epoch {epoch}: loss {:016x} big {big}", loss.to_bits());
+        if die_after == Some(epoch) {
+            // Killed here: what was written survives; the rest is lost.
+            strads::__private::resume::flush();
+            std::process::exit(9);
+        }
+    }
+    let bits = |a: &[f64]| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let zs = z.values().iter().map(|&v| u64::from(v)).collect::<Vec<_>>();
+    println!("final {:016x}", digest(&[bits(w.as_slice()), zs]));
+}
+
+/// Runs the program in `dir` with `env`: exit code, stdout, stderr.
+fn run(dir: &Path, env: &[(&str, &str)]) -> Result<(Option<i32>, String, String), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STRADS_") {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd
+        .env(ROLE, "program")
+        .env("STRADS_COST", "0")
+        .env("STRADS_CHECKPOINT", dir)
+        .env("STRADS_CHECKPOINT_SECONDS", "0")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run: {e}"))?;
+    Ok((
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+fn fresh(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("strads-resume-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn expect(what: &str, ok: bool, detail: impl std::fmt::Display) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{what}:\n{detail}"))
+    }
+}
+
+/// Killed after epoch 6, then resumed: the uninterrupted output, in layout `env`.
+fn killed_and_resumed(name: &str, env: &[(&str, &str)], plain: &str) -> Result<PathBuf, String> {
+    let dir = fresh(name);
+    let (code, out, err) = run(&dir, env)?;
+    expect(
+        &format!("{name}: a run with checkpoints"),
+        code == Some(0) && out == plain,
+        format!("{code:?}\n{out}\n{err}"),
+    )?;
+    let mut die = env.to_vec();
+    die.push(("DIE_AFTER", "6"));
+    let (code, out, err) = run(&dir, &die)?;
+    expect(
+        &format!("{name}: the killed run"),
+        code == Some(9) && out.lines().count() == 7,
+        format!("{code:?}\n{out}\n{err}"),
+    )?;
+    let mut again = env.to_vec();
+    again.push(("STRADS_RESUME", "1"));
+    let (code, out, err) = run(&dir, &again)?;
+    expect(
+        &format!("{name}: the resumed run prints the uninterrupted run's output"),
+        code == Some(0) && out == plain,
+        format!("{code:?}\n{out}\n---\n{plain}\n{err}"),
+    )?;
+    // Epoch 6's three calls were the 19th to 21st: the newest checkpoint is one of them.
+    expect(
+        &format!("{name}: it says it resumed"),
+        err.contains("strads: resumed from the checkpoint") && err.contains(" calls skipped"),
+        &err,
+    )?;
+    Ok(dir)
+}
+
+fn check() -> Result<(), String> {
+    let (plain, _) = run_self(ROLE, "program", &[("STRADS_THREADS", "2")])?;
+    if plain.lines().count() != EPOCHS + 1 {
+        return Err(format!("the program's output:\n{plain}"));
+    }
+    let threads = [("STRADS_THREADS", "2")];
+    let dir = killed_and_resumed("threads", &threads, &plain)?;
+
+    // Another P: refused, naming both.
+    let (code, _, err) = run(&dir, &[("STRADS_THREADS", "1"), ("STRADS_RESUME", "1")])?;
+    expect(
+        "a checkpoint of another P is refused",
+        code == Some(2) && err.contains("P = 2 workers") && err.contains("1 workers"),
+        &err,
+    )?;
+
+    // A file only the newest checkpoint names, damaged: the run falls back to the one
+    // before it.
+    let named = |manifest: &Path| -> Vec<String> {
+        let text = std::fs::read_to_string(manifest).unwrap_or_default();
+        text.split("\"file\": \"")
+            .skip(1)
+            .filter_map(|rest| rest.split('"').next().map(str::to_owned))
+            .collect()
+    };
+    let mut manifests: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    manifests.sort();
+    let [.., before, newest] = &manifests[..] else {
+        return Err(format!("two complete checkpoints expected: {manifests:?}"));
+    };
+    let old = named(before);
+    let damaged = named(newest)
+        .into_iter()
+        .find(|f| !old.contains(f))
+        .map(|f| dir.join(f))
+        .ok_or("no file of the newest checkpoint's own")?;
+    let mut bytes = std::fs::read(&damaged).map_err(|e| e.to_string())?;
+    bytes[0] ^= 0x40;
+    std::fs::write(&damaged, &bytes).map_err(|e| e.to_string())?;
+    let resume = [("STRADS_THREADS", "2"), ("STRADS_RESUME", "1")];
+    let (code, out, err) = run(&dir, &resume)?;
+    expect(
+        "a damaged file: the checkpoint before it",
+        code == Some(0) && out == plain && err.contains("fails its checksum: falling back"),
+        format!("{code:?}\n{out}\n{err}"),
+    )?;
+    // Every file damaged: stopped, naming one.
+    for e in std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+    {
+        let p = e.path();
+        if p.extension().is_some_and(|e| e == "bin") {
+            let mut b = std::fs::read(&p).map_err(|e| e.to_string())?;
+            b[0] ^= 0x40;
+            std::fs::write(&p, &b).map_err(|e| e.to_string())?;
+        }
+    }
+    let (code, out, err) = run(&dir, &resume)?;
+    expect(
+        "every file damaged: stopped, naming a file",
+        code == Some(2)
+            && out.is_empty()
+            && err.contains("no complete checkpoint in")
+            && err.contains(".bin fails its checksum"),
+        format!("{code:?}\n{out}\n{err}"),
+    )?;
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // As 2 processes: the same bits as 2 threads, killed and resumed.
+    let procs = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
+    let dir = killed_and_resumed("processes", &procs, &plain)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    main_of(ROLE, "resume", program, check)
+}
