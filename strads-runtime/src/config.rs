@@ -448,10 +448,45 @@ mod tests {
     }
 
     #[test]
+    fn checkpoint_settings_are_read_and_bad_ones_named() {
+        let c = with(&[
+            ("STRADS_CHECKPOINT", "/tmp/ck"),
+            ("STRADS_CHECKPOINT_SECONDS", "0.5"),
+            ("STRADS_RESUME", "yes"),
+            ("STRADS_RESTARTS", "0"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.checkpoint.as_deref(),
+            Some(std::path::Path::new("/tmp/ck"))
+        );
+        assert_eq!(c.checkpoint_every, std::time::Duration::from_millis(500));
+        assert!(c.resume);
+        assert_eq!(c.restarts, 0);
+        let d = with(&[]).unwrap();
+        assert_eq!(
+            (d.checkpoint_every.as_secs(), d.resume, d.restarts),
+            (60, false, 3)
+        );
+        let e = error(&[("STRADS_CHECKPOINT_SECONDS", "-1")]);
+        assert!(
+            e.starts_with("invalid setting STRADS_CHECKPOINT_SECONDS=\"-1\""),
+            "{e}"
+        );
+        let e = error(&[("STRADS_CHECKPOINT_SECONDS", "NaN")]);
+        assert!(e.contains("a number from 0"), "{e}");
+        let e = error(&[("STRADS_RESTARTS", "1001")]);
+        assert!(e.contains("from 0 to 1000"), "{e}");
+        let e = error(&[("STRADS_RESUME", "maybe")]);
+        assert!(e.starts_with("invalid setting STRADS_RESUME"), "{e}");
+    }
+
+    #[test]
     fn unknown_strads_variables_are_named_with_the_known_ones() {
         let known = "the known settings are STRADS_THREADS, STRADS_SERIAL, STRADS_EXPLAIN, \
                      STRADS_SPLIT, STRADS_COST, STRADS_AFFINITY, STRADS_PARTITION, \
-                     STRADS_PROCESSES, STRADS_RANK, STRADS_SIZE, STRADS_COORDINATOR, STRADS_JOB_SECRET_FILE";
+                     STRADS_PROCESSES, STRADS_RANK, STRADS_SIZE, STRADS_COORDINATOR, STRADS_JOB_SECRET_FILE, \
+                     STRADS_CHECKPOINT, STRADS_CHECKPOINT_SECONDS, STRADS_RESUME, STRADS_RESTARTS";
         assert_eq!(
             unknown_warning(["HOME", "STRADS_THREAD", "STRADS_SERIAL"]),
             Some(format!(

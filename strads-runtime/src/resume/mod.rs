@@ -473,7 +473,10 @@ impl Recovery {
         self.calls[i] = entry;
         for (pos, held) in arrays.iter_mut().enumerate() {
             let res = self.resume.as_ref().expect("skipping");
-            let saved = res.at.get(&(k, pos)).map(|&j| res.manifest.arrays[j].clone());
+            let saved = res
+                .at
+                .get(&(k, pos))
+                .map(|&j| res.manifest.arrays[j].clone());
             let restored = saved.map(|s| self.restore(k, name, pos, held, s));
             let id = self.note(k, pos, held);
             if let Some(saved) = restored {
