@@ -58,7 +58,12 @@ fn program() {
         .collect();
     let mut z = SparseArray::<u32, 2>::from_entries([n, 5], entries).expect("entries");
     let die_after: Option<usize> = std::env::var("DIE_AFTER").ok().and_then(|v| v.parse().ok());
+    let pause: u64 = std::env::var("PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     for epoch in 0..EPOCHS {
+        std::thread::sleep(std::time::Duration::from_millis(pause));
         step(&mut w, &x, n, 0.1 + epoch as f64 * 0.01);
         relabel(&mut z, &w);
         let (loss, big) = eval(&w, &x, n);
@@ -147,6 +152,128 @@ fn killed_and_resumed(name: &str, env: &[(&str, &str)], plain: &str) -> Result<P
     Ok(dir)
 }
 
+/// Every process below `pid` (through each of its threads' children).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut todo = vec![pid];
+    while let Some(p) = todo.pop() {
+        for t in std::fs::read_dir(format!("/proc/{p}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            for k in kids.split_whitespace().filter_map(|k| k.parse().ok()) {
+                found.push(k);
+                todo.push(k);
+            }
+        }
+    }
+    found
+}
+
+/// Whether process `pid` is still running (not gone, not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
+    })
+}
+
+/// 3 processes; a worker killed with SIGKILL part way: the job restarts itself and ends
+/// with the uninterrupted output and status 0, leaving no process behind.
+fn worker_killed(plain3: &str, trial: u32) -> Result<(), String> {
+    let dir = fresh(&format!("killed-{trial}"));
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STRADS_") {
+            cmd.env_remove(k);
+        }
+    }
+    let mut child = cmd
+        .env(ROLE, "program")
+        .env("STRADS_COST", "0")
+        .env("STRADS_CHECKPOINT", &dir)
+        .env("STRADS_CHECKPOINT_SECONDS", "0")
+        .env("STRADS_PROCESSES", "3")
+        .env("STRADS_THREADS", "1")
+        .env("PAUSE_MS", "60")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let drain = |r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut r = r;
+            let mut s = String::new();
+            let _ = r.read_to_string(&mut s);
+            s
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    // A moment drawn from the clock, while the epochs run (12 of at least 60 ms).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let at = std::time::Duration::from_millis(250 + u64::from(nanos % 400));
+    let start = std::time::Instant::now();
+    let mut seen = Vec::new();
+    let mut killed = None;
+    let deadline = start + std::time::Duration::from_secs(300);
+    let status = loop {
+        for p in descendants(child.id()) {
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+        if killed.is_none() && start.elapsed() >= at {
+            // A worker of the first run: a child of the driver, not the restarted driver.
+            if let Some(&w) = descendants(child.id()).first() {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &w.to_string()])
+                    .status();
+                killed = Some(w);
+            }
+        }
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            return Err("the killed job ran past 300 s".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let (out, err) = (
+        out.join().unwrap_or_default(),
+        err.join().unwrap_or_default(),
+    );
+    let what = format!("trial {trial}: worker {killed:?} killed at {at:?}");
+    expect(
+        &format!("{what}: exit 0 and the uninterrupted output"),
+        status.success() && out == plain3,
+        format!("{status}\n{out}\n---\n{plain3}\n{err}"),
+    )?;
+    expect(
+        &format!("{what}: it says it restarted"),
+        killed.is_some() && err.contains("restarting every rank from the newest checkpoint"),
+        &err,
+    )?;
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let left: Vec<u32> = seen.into_iter().filter(|&p| alive(p)).collect();
+    expect(
+        &format!("{what}: no process left behind"),
+        left.is_empty(),
+        format!("{left:?}"),
+    )?;
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
 fn check() -> Result<(), String> {
     let (plain, _) = run_self(ROLE, "program", &[("STRADS_THREADS", "2")])?;
     if plain.lines().count() != EPOCHS + 1 {
@@ -225,6 +352,12 @@ fn check() -> Result<(), String> {
     let procs = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
     let dir = killed_and_resumed("processes", &procs, &plain)?;
     let _ = std::fs::remove_dir_all(&dir);
+
+    // A worker killed at a random moment, three times: each run restarts and ends well.
+    let (plain3, _) = run_self(ROLE, "program", &[("STRADS_THREADS", "3")])?;
+    for trial in 0..3 {
+        worker_killed(&plain3, trial)?;
+    }
     Ok(())
 }
 

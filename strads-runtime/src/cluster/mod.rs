@@ -22,6 +22,7 @@ mod peers;
 pub mod proto;
 mod rankdata;
 pub mod registry;
+pub mod restart;
 mod schedules;
 pub mod session;
 pub mod spread;

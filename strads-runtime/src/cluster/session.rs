@@ -173,8 +173,21 @@ impl Session {
         loop {
             let ev = self.link.recv_timeout(Duration::from_millis(50));
             let now = self.now();
+            // A worker this process started that ended: lost now, not after the silence
+            // that tells a remote rank's death.
+            let ended = self
+                .children
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+                .and_then(|c| c.failed());
             let failure = {
                 let mut core = self.lock();
+                if let Some((rank, how)) = ended
+                    && !core.is_shut_down()
+                {
+                    core.lost(rank, how);
+                }
                 match ev {
                     Some(LinkEvent::Frame { from, frame }) => {
                         let (bytes, data) = match frame {
@@ -224,13 +237,17 @@ impl Session {
             self.flush(&mut core);
         }
         self.link.close();
-        if let Some(c) = self
-            .children
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        {
-            c.kill_all();
+        let spawned = {
+            let mut children = self.children.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(c) = children.as_mut() {
+                c.kill_all();
+            }
+            children.is_some()
+        };
+        if self.rank == 0 {
+            // With checkpoints: the job restarts, or says how to resume it. (Not under the
+            // children's lock: the exit's handler ends the job, which takes it.)
+            super::restart::after_loss(spawned);
         }
         std::process::exit(1);
     }

@@ -24,6 +24,12 @@ impl Children for Spawned {
             .iter()
             .all(|(_, s)| s.is_some())
     }
+
+    fn failed(&mut self) -> Option<(usize, String)> {
+        self.workers
+            .try_failed()
+            .map(|(rank, s)| (rank, format!("its process {}", launch::spawn::describe(s))))
+    }
 }
 
 fn resolve(coordinator: &str) -> Result<SocketAddr, String> {
@@ -47,6 +53,10 @@ pub(crate) fn start() -> Result<Option<Session>, String> {
     match role {
         Role::Single => Ok(None),
         Role::Spawner { processes } => {
+            if cfg.checkpoint.is_some() {
+                // A lost rank restarts the job: its output is counted from here on.
+                super::restart::watch_output();
+            }
             let secret_file = SecretFile::create()?;
             let secret = launch::read_secret(secret_file.path())?;
             let coordinator: SocketAddr = "127.0.0.1:0".parse().expect("an address");

@@ -202,6 +202,9 @@ struct Recovery {
 
 static STATE: OnceLock<Option<Mutex<Recovery>>> = OnceLock::new();
 
+/// How far the writing thread is, reachable without `STATE`'s lock.
+static PROGRESS: OnceLock<writer::Progress> = OnceLock::new();
+
 fn lock(m: &Mutex<Recovery>) -> MutexGuard<'_, Recovery> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -288,8 +291,10 @@ impl Recovery {
         // Files a killed run was writing.
         writer::clear_unfinished(&dir);
         crate::array::away::on_untrack(untrack);
+        let writer = Writer::start(dir.clone());
+        let _ = PROGRESS.set(writer.progress());
         Some(Recovery {
-            writer: Writer::start(dir.clone()),
+            writer,
             dir,
             every: config.checkpoint_every,
             last: Instant::now(),
@@ -626,11 +631,18 @@ pub fn end(
     }
 }
 
+/// Writes no more checkpoints, once the one being written is (a driver about to restart
+/// its job: the restarted driver writes them).
+pub fn stop() {
+    // Not under the lock: the thread that holds it may wait for the job that stops.
+    if let Some(p) = PROGRESS.get() {
+        p.stop();
+    }
+}
+
 /// Waits until the checkpoints sent are written (tests, and a driver about to restart).
 pub fn flush() {
-    if let Some(Some(m)) = STATE.get() {
-        // Not under the lock, which the program's calls need meanwhile.
-        let progress = lock(m).writer.progress();
-        progress.flush();
+    if let Some(p) = PROGRESS.get() {
+        p.flush();
     }
 }

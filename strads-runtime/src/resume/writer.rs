@@ -32,9 +32,16 @@ pub(super) struct Writer {
 pub(super) struct Progress {
     pending: Arc<AtomicUsize>,
     failed: Arc<AtomicBool>,
+    stopped: Arc<AtomicBool>,
 }
 
 impl Progress {
+    /// Writes no more checkpoints (those sent are dropped), once the one being written is.
+    pub(super) fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        self.flush();
+    }
+
     /// Waits until every checkpoint sent is written (bounded by the writes themselves).
     pub(super) fn flush(&self) {
         while self.pending.load(Ordering::Acquire) > 0 && !self.failed.load(Ordering::Acquire) {
@@ -46,17 +53,17 @@ impl Progress {
 impl Writer {
     pub(super) fn start(dir: PathBuf) -> Writer {
         let (tx, rx) = channel();
-        let pending = Arc::new(AtomicUsize::new(0));
-        let failed = Arc::new(AtomicBool::new(false));
-        let (p, f) = (pending.clone(), failed.clone());
+        let progress = Progress {
+            pending: Arc::new(AtomicUsize::new(0)),
+            failed: Arc::new(AtomicBool::new(false)),
+            stopped: Arc::new(AtomicBool::new(false)),
+        };
+        let p = progress.clone();
         std::thread::Builder::new()
             .name("strads-checkpoint".into())
-            .spawn(move || write_jobs(&dir, &rx, &p, &f))
+            .spawn(move || write_jobs(&dir, &rx, &p))
             .expect("a thread for checkpoints");
-        Writer {
-            tx,
-            progress: Progress { pending, failed },
-        }
+        Writer { tx, progress }
     }
 
     /// Whether a checkpoint is still being written.
@@ -83,16 +90,16 @@ impl Writer {
     }
 }
 
-fn write_jobs(dir: &Path, rx: &Receiver<Job>, pending: &AtomicUsize, failed: &AtomicBool) {
+fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
     for job in rx {
-        if !failed.load(Ordering::Acquire) {
+        if !p.failed.load(Ordering::Acquire) && !p.stopped.load(Ordering::Acquire) {
             let done = write_job(dir, &job);
             if let Err(e) = done {
                 eprintln!("strads: checkpoint: {e}; no more checkpoints are written");
-                failed.store(true, Ordering::Release);
+                p.failed.store(true, Ordering::Release);
             }
         }
-        pending.fetch_sub(1, Ordering::AcqRel);
+        p.pending.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

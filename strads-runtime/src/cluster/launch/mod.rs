@@ -16,6 +16,7 @@
 //! `STRADS_COORDINATOR=host:port`.
 
 pub mod nodelist;
+pub mod output;
 pub mod secret;
 pub mod spawn;
 
@@ -28,6 +29,10 @@ pub trait Children: Send {
     fn kill_all(&mut self);
     /// Waits for the children to end by themselves (bounded); `false` if some did not.
     fn wait_all(&mut self, timeout: std::time::Duration) -> bool;
+    /// A child that ended with failure, without waiting: its rank and how it ended.
+    fn failed(&mut self) -> Option<(usize, String)> {
+        None
+    }
 }
 
 /// Which scheduler said who we are.

@@ -93,7 +93,7 @@ type SpawnRequest = (Command, std::sync::mpsc::Sender<std::io::Result<Child>>);
 /// (`PR_SET_PDEATHSIG`) fires when the *thread* that forked it ends, not the process: a
 /// program whose first call runs on a thread it spawned would lose its workers when that
 /// thread ended.
-fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
+pub(crate) fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
     use std::sync::{Mutex, OnceLock, mpsc};
     static SPAWNER: OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> = OnceLock::new();
     let spawner = SPAWNER.get_or_init(|| {
