@@ -61,8 +61,8 @@ pub(crate) fn watch_output() {
     }
     let watched = (|| -> std::io::Result<Watched> {
         let original = out.as_fd().try_clone_to_owned()?;
-        let (reader, writer) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
-            .map_err(std::io::Error::from)?;
+        let (reader, writer) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(std::io::Error::from)?;
         let reader = std::fs::File::from(reader);
         // SAFETY: `dup2` replaces descriptor 1 atomically with a copy of the pipe's
         // writer; both descriptors are open (owned here), and every handle to standard
