@@ -26,7 +26,13 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use strads_runtime::cluster::launch::{self, RankCommand, Remote, SecretFile, Workers, spawn};
+use std::os::unix::process::ExitStatusExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use strads_runtime::cluster::launch::{
+    self, RankCommand, Remote, SecretFile, Workers, output, spawn,
+};
+use strads_runtime::cluster::restart::EXIT_RESUMABLE;
 
 mod hosts;
 
@@ -92,6 +98,34 @@ fn main() -> ExitCode {
     }
 }
 
+/// Waits for a job's ranks: all end, or one fails and the others get `grace` seconds to
+/// stop by themselves before they are killed; each rank's status (`None`: killed here).
+fn wait_job(ranks: &mut Workers, grace: u64) -> Vec<(usize, Option<std::process::ExitStatus>)> {
+    let mut failed_at: Option<Instant> = None;
+    loop {
+        let st = ranks.wait_all(Duration::from_millis(100));
+        if st.iter().all(|(_, s)| s.is_some()) {
+            return st;
+        }
+        let failed = st.iter().any(|(_, s)| s.is_some_and(|s| !s.success()));
+        if failed && failed_at.is_none() {
+            failed_at = Some(Instant::now());
+        }
+        if failed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(grace)) {
+            let st = ranks.wait_all(Duration::ZERO);
+            for (rank, s) in &st {
+                if s.is_none() {
+                    eprintln!("strads: rank {rank} did not stop within {grace} s: killed");
+                }
+            }
+            ranks.kill_all();
+            // Those still running at this point were killed by us: the ranks that failed
+            // are the others.
+            return st;
+        }
+    }
+}
+
 fn run(r: Run) -> Result<u8, String> {
     let n = r.n as usize;
     let hosts = match (&r.hostfile, r.hosts.is_empty()) {
@@ -141,53 +175,78 @@ fn run(r: Run) -> Result<u8, String> {
         .collect();
     let cwd = std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?;
     let (program, args) = r.program.split_first().expect("clap requires the program");
-    let mut ranks = Workers::default();
-    for rank in 0..n {
-        let remote = placed.as_ref().map(|p| Remote {
-            ssh: &ssh,
-            host: p[rank],
-            cwd: &cwd,
-            settings: &settings,
-        });
-        let started = launch::spawn_rank(&RankCommand {
-            program,
-            args,
-            rank,
-            size: n,
-            coordinator: &coordinator,
-            secret: secret.path(),
-            threads: r.threads.map(|t| t as usize),
-            inherit: rank == 0,
-            remote,
-        })?;
-        ranks.add(rank, started);
-    }
-    // Wait: all end, or one fails and the others get the grace period.
-    let mut failed_at: Option<Instant> = None;
+    // With checkpoints, a job that loses a rank restarts from its checkpoint (up to
+    // STRADS_RESTARTS times), and the driver's output is passed on without the lines the
+    // lost runs printed already.
+    let config = strads_runtime::config::get();
+    let recover = config.checkpoint.is_some();
+    let mut printed = 0u64;
+    let mut attempt = 0usize;
     let statuses = loop {
-        let st = ranks.wait_all(Duration::from_millis(100));
-        if st.iter().all(|(_, s)| s.is_some()) {
-            break st;
-        }
-        let failed = st.iter().any(|(_, s)| s.is_some_and(|s| !s.success()));
-        if failed && failed_at.is_none() {
-            failed_at = Some(Instant::now());
-        }
-        if failed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(r.grace)) {
-            let st = ranks.wait_all(Duration::ZERO);
-            for (rank, s) in &st {
-                if s.is_none() {
-                    eprintln!(
-                        "strads: rank {rank} did not stop within {} s: killed",
-                        r.grace
-                    );
-                }
+        let coordinator = match (&placed, attempt) {
+            (None, a) if a > 0 && r.port.is_none() => std::net::UdpSocket::bind("127.0.0.1:0")
+                .and_then(|s| s.local_addr())
+                .map(|a| format!("127.0.0.1:{}", a.port()))
+                .map_err(|e| format!("no free loopback port: {e}"))?,
+            _ => coordinator.clone(),
+        };
+        let mut ranks = Workers::default();
+        let mut output = None;
+        for rank in 0..n {
+            let remote = placed.as_ref().map(|p| Remote {
+                ssh: &ssh,
+                host: p[rank],
+                cwd: &cwd,
+                settings: &settings,
+            });
+            let (mut child, relay) = launch::spawn_rank(&RankCommand {
+                program,
+                args,
+                rank,
+                size: n,
+                coordinator: &coordinator,
+                secret: secret.path(),
+                threads: r.threads.map(|t| t as usize),
+                inherit: rank == 0,
+                pipe_stdout: rank == 0 && recover,
+                resume: attempt > 0,
+                remote,
+            })?;
+            if let Some(from) = child.stdout.take() {
+                let skip = printed;
+                output = Some(std::thread::spawn(move || {
+                    let counted = AtomicU64::new(0);
+                    output::forward_after(from, std::io::stdout(), false, skip, &counted);
+                    counted.load(Ordering::Relaxed)
+                }));
             }
-            ranks.kill_all();
-            // Those still running at this point were killed by us: the ranks that failed
-            // are the others.
-            break st;
+            ranks.add(rank, (child, relay));
         }
+        let statuses = wait_job(&mut ranks, r.grace);
+        if let Some(o) = output {
+            printed = printed.max(o.join().unwrap_or(0));
+        }
+        let lost = statuses.iter().any(|(rank, s)| match s {
+            Some(s) if !s.success() => {
+                *rank != 0 || s.signal().is_some() || s.code() == Some(EXIT_RESUMABLE)
+            }
+            _ => false,
+        });
+        if !(recover && lost && attempt < config.restarts) {
+            break statuses;
+        }
+        attempt += 1;
+        for (rank, s) in &statuses {
+            if let Some(s) = s.filter(|s| !s.success()) {
+                eprintln!("strads: rank {rank} {}", spawn::describe(s));
+            }
+        }
+        eprintln!(
+            "strads: restarting every rank from the newest checkpoint in {} (restart {attempt} \
+             of {})",
+            config.checkpoint.as_ref().expect("recover").display(),
+            config.restarts
+        );
     };
     let mut code = 0u8;
     for (rank, s) in &statuses {

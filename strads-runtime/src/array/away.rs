@@ -66,6 +66,14 @@ pub(crate) trait Fetcher: Send {
         let _ = (lo, hi, read, version);
         None
     }
+    /// Copies every element that is away, but those in `read`, into `out` (the array's
+    /// elements as little-endian bytes, `size` bytes each), leaving the parts where they
+    /// are: a checkpoint's copy. `false` when this fetch cannot (the caller then brings
+    /// the array home).
+    fn copy_into(&self, out: &mut [u8], size: usize, read: &Spans) -> bool {
+        let _ = (out, size, read);
+        false
+    }
 }
 
 /// Tells the cluster that serial code wrote a window of an array created in place that no
@@ -347,6 +355,14 @@ impl Away {
         cell.fetch = Some(fetch);
         cell.read.clear();
         self.away.store(true, Ordering::Release);
+    }
+
+    /// Runs `f` with the fetch (`None` when nothing is away) and what serial code read
+    /// home, under the cell's lock once no lease is held: no fetch writes the elements
+    /// meanwhile.
+    pub(crate) fn locked<R>(&self, f: impl FnOnce(Option<&dyn Fetcher>, &Spans) -> R) -> R {
+        let cell = self.unleased();
+        f(cell.fetch.as_deref().map(|b| b as &dyn Fetcher), &cell.read)
     }
 
     /// A call across processes takes the parts from where they are: the cell is cleared

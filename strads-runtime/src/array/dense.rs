@@ -187,6 +187,30 @@ impl<T, const N: usize> DistArray<T, N> {
         (self.id, self.version)
     }
 
+    /// The elements as little-endian bytes (`None` for elements that have no such form),
+    /// without bringing parts other processes hold home: a checkpoint's copy.
+    pub(crate) fn le_bytes(&self) -> Option<Vec<u8>>
+    where
+        T: 'static,
+    {
+        let size = super::le::wire_size::<T>()?;
+        let mut out = Vec::with_capacity(self.data.len() * size);
+        let copied = self.away.locked(|fetch, read| {
+            // SAFETY: under the cell's lock with no lease held, nothing writes the elements:
+            // fetches and leases write them only under that lock, and every other writer
+            // borrows the array mutably, which `&self` excludes. The elements are
+            // initialised (those away hold stale values, overwritten below).
+            let all = unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
+            super::le::put(all, &mut out);
+            fetch.is_none_or(|f| f.copy_into(&mut out, size, read))
+        });
+        if !copied {
+            out.clear();
+            super::le::put(self.as_slice(), &mut out);
+        }
+        Some(out)
+    }
+
     /// The elements' pointer and the away cell, to lend the array to a loop call's
     /// workers (`SharedMut`): parts held elsewhere stay there (the lending decides).
     pub(crate) fn lend_unversioned(&mut self) -> (*mut T, &Away) {

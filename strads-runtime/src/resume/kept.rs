@@ -46,10 +46,8 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
     }
 
     fn kept_bytes(&self) -> Result<Vec<u8>, String> {
-        let size = wire_size::<T>().ok_or_else(unsupported::<T>)?;
-        let mut out = Vec::with_capacity(self.len() * size);
-        put(self.as_slice(), &mut out);
-        Ok(out)
+        // Parts other ranks hold are copied, and stay there.
+        self.le_bytes().ok_or_else(unsupported::<T>)
     }
 
     fn kept_checksum(&self) -> Option<u64> {

@@ -24,6 +24,11 @@ pub struct RankCommand<'a> {
     /// Its standard output and error go to ours unchanged (the driver of `strads run`);
     /// otherwise its output is discarded and its error lines prefixed.
     pub inherit: bool,
+    /// With `inherit`, its standard output comes through a pipe (`Child::stdout`) instead:
+    /// a launcher that may restart the job passes it on without the lines printed already.
+    pub pipe_stdout: bool,
+    /// It resumes from the job's checkpoint (`STRADS_RESUME=1`): a restarted job.
+    pub resume: bool,
     /// Started on another host over ssh instead of here.
     pub remote: Option<Remote<'a>>,
 }
@@ -71,6 +76,9 @@ pub fn remote_script(
     }
     for (k, v) in r.settings {
         env.push(format!("{k}={}", quote(v)));
+    }
+    if c.resume {
+        env.push("STRADS_RESUME=1".into());
     }
     let mut program = vec![text(c.program, "the program")?];
     for a in c.args {
@@ -149,9 +157,14 @@ pub fn spawn_rank(c: &RankCommand<'_>) -> Result<(Child, Option<JoinHandle<()>>)
         if let Some(t) = c.threads {
             cmd.env("STRADS_THREADS", t.to_string());
         }
+        if c.resume {
+            cmd.env("STRADS_RESUME", "1");
+        }
     }
     if !c.inherit {
         cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    } else if c.pipe_stdout {
+        cmd.stdout(Stdio::piped());
     }
     // SAFETY: the closure runs in the child between fork and exec and only calls
     // `prctl(PR_SET_PDEATHSIG)`, which is async-signal-safe; it allocates nothing.
@@ -250,6 +263,8 @@ impl Workers {
                     secret,
                     threads: None,
                     inherit: false,
+                    pipe_stdout: false,
+                    resume: false,
                     remote: None,
                 })?,
             );
