@@ -3,6 +3,10 @@
 //! bit, on threads and as 2 processes; a checkpoint of another P is refused naming both; a
 //! damaged file makes the run fall back to the checkpoint before, or stop naming it.
 //!
+//! The program's output includes a value serial code reads of an array between calls,
+//! which the skipped part of a resumed run cannot compute: the checkpoint's log of the
+//! output stands in for it.
+//!
 //! A test without libtest's harness (`harness = false` in Cargo.toml): it runs its own
 //! binary as the program.
 
@@ -67,7 +71,13 @@ fn program() {
         step(&mut w, &x, n, 0.1 + epoch as f64 * 0.01);
         relabel(&mut z, &w);
         let (loss, big) = eval(&w, &x, n);
-        println!("epoch {epoch}: loss {:016x} big {big}", loss.to_bits());
+        // `w[7]` is read by serial code: in the skipped part of a resumed run it is not yet
+        // the checkpoint's; the checkpoint's log of the output stands in for this line.
+        println!(
+            "epoch {epoch}: loss {:016x} big {big} w7 {:016x}",
+            loss.to_bits(),
+            w[7].to_bits()
+        );
         if die_after == Some(epoch) {
             // Killed here: what was written survives; the rest is lost.
             strads::__private::resume::flush();

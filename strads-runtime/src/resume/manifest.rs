@@ -117,6 +117,14 @@ pub(super) struct SavedArray {
     pub(super) bytes: u64,
 }
 
+/// A piece of what the program printed (its standard output from its first call on).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct SavedOutput {
+    pub(super) file: String,
+    pub(super) checksum: u64,
+    pub(super) bytes: u64,
+}
+
 /// A complete checkpoint.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct Manifest {
@@ -126,6 +134,8 @@ pub(super) struct Manifest {
     pub(super) call: u64,
     pub(super) calls: Vec<CallEntry>,
     pub(super) arrays: Vec<SavedArray>,
+    /// What the program printed from its first call to the end of call `call`, in pieces.
+    pub(super) output: Vec<SavedOutput>,
 }
 
 /// A manifest as written: the manifest and a checksum of its JSON.
@@ -141,6 +151,7 @@ impl Manifest {
         call: u64,
         calls: Vec<CallEntry>,
         arrays: Vec<SavedArray>,
+        output: Vec<SavedOutput>,
     ) -> Self {
         Manifest {
             format: FORMAT,
@@ -148,7 +159,21 @@ impl Manifest {
             call,
             calls,
             arrays,
+            output,
         }
+    }
+
+    /// The files it names: arrays' and output's.
+    pub(super) fn files(&self) -> impl Iterator<Item = (&str, Option<u64>, u64)> {
+        let arrays = self
+            .arrays
+            .iter()
+            .filter_map(|a| a.file.as_deref().map(|f| (f, a.checksum, a.bytes)));
+        let output = self
+            .output
+            .iter()
+            .map(|o| (o.file.as_str(), Some(o.checksum), o.bytes));
+        arrays.chain(output)
     }
 
     /// The file name of the manifest of call `call`.
@@ -197,12 +222,11 @@ impl Manifest {
 
     /// Checks every file it names against its checksum: the first that fails, by path.
     pub(super) fn check_files(&self, dir: &Path) -> Result<(), (PathBuf, String)> {
-        for a in &self.arrays {
-            let Some(file) = &a.file else { continue };
+        for (file, checksum, bytes) in self.files() {
             let path = dir.join(file);
             match file_checksum(&path) {
                 Err(e) => return Err((path, format!("cannot be read ({e})"))),
-                Ok((c, n)) if Some(c) != a.checksum || n != a.bytes => {
+                Ok((c, n)) if Some(c) != checksum || n != bytes => {
                     return Err((path, "fails its checksum".into()));
                 }
                 Ok(_) => {}
@@ -304,7 +328,7 @@ mod tests {
             name: "train".into(),
             values: vec![1, 2],
         }];
-        let m = Manifest::new(here.clone(), 1, calls, vec![saved]);
+        let m = Manifest::new(here.clone(), 1, calls, vec![saved], Vec::new());
         std::fs::write(dir.join(Manifest::name(1)), m.encode()).unwrap();
         let (path, back) = newest(&dir, &here).unwrap().unwrap();
         assert_eq!(path, dir.join("manifest-000000000001.json"));

@@ -25,6 +25,7 @@
 
 mod kept;
 mod manifest;
+mod output;
 mod writer;
 
 use std::collections::HashMap;
@@ -36,8 +37,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use kept::Kept;
-use manifest::{CallEntry, Identity, Manifest, SavedArray};
-use writer::{Job, Writer, array_file};
+use manifest::{CallEntry, Identity, Manifest, SavedArray, SavedOutput};
+use writer::{Job, Writer, array_file, output_file};
 
 use crate::checkpoint::checksum;
 use crate::exec::LoopState;
@@ -198,6 +199,8 @@ struct Recovery {
     /// A checkpoint is under way: some arrays are saved, others wait for the next call
     /// that names them.
     under_way: bool,
+    /// What the program printed up to the last complete checkpoint, in files.
+    output: Vec<SavedOutput>,
 }
 
 static STATE: OnceLock<Option<Mutex<Recovery>>> = OnceLock::new();
@@ -290,6 +293,33 @@ impl Recovery {
         };
         // Files a killed run was writing.
         writer::clear_unfinished(&dir);
+        // What the program prints from now on is logged; a resumed run prints the log of
+        // its checkpoint instead of what its skipped part prints again.
+        let logging = output::start(resume.is_some());
+        let mut printed = Vec::new();
+        if let Some(res) = &resume {
+            for o in &res.manifest.output {
+                let path = dir.join(&o.file);
+                match std::fs::read(&path) {
+                    Ok(b) if checksum(&b) == o.checksum => printed.extend_from_slice(&b),
+                    Ok(_) => fatal(format!(
+                        "cannot resume: {} fails its checksum (it changed since the run began)",
+                        path.display()
+                    )),
+                    Err(e) => fatal(format!(
+                        "cannot resume: {} cannot be read ({e})",
+                        path.display()
+                    )),
+                }
+            }
+            if logging {
+                output::print_logged(&printed);
+            }
+        }
+        let output_files = resume
+            .as_ref()
+            .map(|r| r.manifest.output.clone())
+            .unwrap_or_default();
         crate::array::away::on_untrack(untrack);
         let writer = Writer::start(dir.clone());
         let _ = PROGRESS.set(writer.progress());
@@ -304,6 +334,7 @@ impl Recovery {
             tracked: HashMap::new(),
             resume,
             under_way: false,
+            output: output_files,
         })
     }
 
@@ -416,11 +447,22 @@ impl Recovery {
                 })
                 .collect();
             arrays.sort_by_key(|a| (a.call, a.param));
+            let printed = output::take();
+            if !printed.is_empty() {
+                let file = output_file(k);
+                self.output.push(SavedOutput {
+                    file: file.clone(),
+                    checksum: checksum(&printed),
+                    bytes: printed.len() as u64,
+                });
+                files.push((file, printed));
+            }
             let m = Manifest::new(
                 self.identity.clone(),
                 k,
                 self.calls[..k as usize].to_vec(),
                 arrays,
+                self.output.clone(),
             );
             (k, m.encode())
         });
@@ -506,6 +548,8 @@ impl Recovery {
             );
             self.resume = None;
             self.last = Instant::now();
+            // What the program prints from here on is new.
+            output::resume_passing();
         }
     }
 
@@ -638,6 +682,7 @@ pub fn stop() {
     if let Some(p) = PROGRESS.get() {
         p.stop();
     }
+    output::finish();
 }
 
 /// Waits until the checkpoints sent are written (tests, and a driver about to restart).

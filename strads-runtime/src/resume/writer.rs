@@ -122,7 +122,7 @@ pub(super) fn collect(dir: &Path, call: u64) {
     for (k, (_, path)) in found.iter().enumerate() {
         if k < KEPT {
             match Manifest::read(path) {
-                Ok(m) => named.extend(m.arrays.into_iter().filter_map(|a| a.file)),
+                Ok(m) => named.extend(m.files().map(|(f, _, _)| f.to_owned())),
                 // A manifest that does not read keeps everything: nothing is lost.
                 Err(_) => return,
             }
@@ -133,7 +133,7 @@ pub(super) fn collect(dir: &Path, call: u64) {
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = e.file_name();
         let Some(name) = name.to_str() else { continue };
-        if let Some(c) = array_file_call(name)
+        if let Some(c) = array_file_call(name).or_else(|| output_file_call(name))
             && c <= call
             && !named.contains(name)
         {
@@ -155,9 +155,21 @@ pub(super) fn array_file_call(name: &str) -> Option<u64> {
     call.parse().ok()
 }
 
+/// The file name of what the program printed up to the end of call `call`, since the
+/// checkpoint before.
+pub(super) fn output_file(call: u64) -> String {
+    format!("o{call:012}.out")
+}
+
+/// The call of an output file's name.
+pub(super) fn output_file_call(name: &str) -> Option<u64> {
+    name.strip_prefix('o')?.strip_suffix(".out")?.parse().ok()
+}
+
 /// Whether `name` is a temporary file of a checkpoint's.
 fn unfinished(name: &str) -> bool {
-    name.contains(".tmp-") && (name.starts_with("manifest-") || name.starts_with('c'))
+    name.contains(".tmp-")
+        && (name.starts_with("manifest-") || name.starts_with('c') || name.starts_with('o'))
 }
 
 /// Removes the temporary files a run that was killed while writing left in `dir`.
@@ -194,5 +206,6 @@ mod tests {
         assert_eq!(array_file_call(&array_file(42, 3)), Some(42));
         assert_eq!(array_file_call("c12-px.bin"), None);
         assert_eq!(Manifest::call_of(&Manifest::name(7)), Some(7));
+        assert_eq!(output_file_call(&output_file(9)), Some(9));
     }
 }
