@@ -49,17 +49,12 @@ use strads::prelude::*;
 ///   2D (space `u`, time `i`): `w` local along axis 0, `h` rotated along axis 0
 ///   2D (space `i`, time `u`): `w` rotated along axis 0, `h` local along axis 0
 /// ```
-// (1) The loop's captured values. Serializable so the cluster runtime can ship the loop
-//     to other processes; serde is reached through the facade, so users need no
-//     serde dependency of their own.
 #[derive(::strads::__private::serde::Serialize, ::strads::__private::serde::Deserialize)]
 #[serde(crate = "::strads::__private::serde")]
 struct SgdEpochLoop {
     lr: f32,
 }
 impl SgdEpochLoop {
-    // (2) The loop IR the analysis ran on, as a constant the runtime reads back. Every
-    //     slice is its own `const` so it can be borrowed for `'static`.
     /// The loop as the analysis saw it.
     const SPEC: ::strads::__private::LoopSpec = {
         const DIMS: &[::strads::__private::Cow<'static, str>] = &[
@@ -110,9 +105,6 @@ impl SgdEpochLoop {
             reductions: ::strads::__private::Cow::Borrowed(REDUCTIONS),
         }
     };
-    // (3) The body, unchanged, as a method generic over how arrays are reached: workers'
-    //     windows on them (the run, and its replay in test mode) or recording views
-    //     (reconnaissance's survey pass).
     /// One iteration of the loop body, generic over how arrays are reached.
     #[inline(always)]
     #[allow(unused_variables, clippy::all)]
@@ -135,12 +127,6 @@ impl SgdEpochLoop {
     }
 }
 impl SgdEpochLoop {
-    // (4) A cluster worker's side of a call (docs/design.md "Across processes"): the struct the driver
-    //     sent (decoded through a probe, so a capture that does not serialize gets one
-    //     error, at its type), this rank's copies of the arrays, the same call made
-    //     from the served context (`Call::served`: its side is fixed as a worker's when
-    //     it is made) and run on the blocks of this rank, the arrays put back for the
-    //     next call.
     /// Runs this rank's part of the driver's call (a cluster worker).
     #[doc(hidden)]
     #[allow(unused_variables, unused_mut, unused_braces, clippy::all)]
@@ -206,8 +192,6 @@ impl SgdEpochLoop {
         ::core::result::Result::Ok(())
     }
 }
-// (5) The serve function registered at link time under the struct's path; a worker
-//     finds the loop by that name, and refuses a call whose spec differs (another build).
 #[::strads::__private::linkme::distributed_slice(::strads::__private::LOOPS)]
 #[linkme(crate = ::strads::__private::linkme)]
 #[doc(hidden)]
@@ -222,32 +206,23 @@ fn sgd_epoch(
     h: &mut DistArray<f32, 2>,
     lr: f32,
 ) {
-    // (6) Per-loop state: spec, analysis and cached plans.
     static __STRADS_LOOP: ::strads::__private::LoopState = ::strads::__private::LoopState::new(
         SgdEpochLoop::SPEC,
     );
-    // (7) STRADS_SERIAL=1 or the `serial` feature: the original loop (at the end), verbatim.
-    let __serial = if ::strads::__private::serial_run(&__STRADS_LOOP) {
+    let __begun = ::strads::__private::resume::begin(&__STRADS_LOOP);
+    let __serial = if __begun.skipped() {
+        ::core::option::Option::None
+    } else if ::strads::__private::serial_run(&__STRADS_LOOP) {
         ::core::option::Option::Some(::strads::__private::SerialRun::requested())
     } else {
         let __space: &::strads::__private::SparseArray<f32, 2> = &ratings;
         let __loop = SgdEpochLoop { lr };
         let __shapes: [&[usize]; 3] = [&ratings.shape(), &w.shape(), &h.shape()];
-        // (8) One call: it plans (or takes the cached plan) and runs it on the workers; in
-        //     test mode (`strads::testing::replay`) it replays a recorded order serially
-        //     instead, through the same blocks and the same body.
         let __call = ::strads::__private::Call::new(&__STRADS_LOOP, &__shapes);
-        // (9) Lend the arrays to the workers, in a block of their own; each block's
-        //     closure makes this worker's views (window-checked) and runs the block's
-        //     iterations in order. The call returns `Ran`: the plan ran, or the cost model
-        //     found that it cannot beat the serial loop (one worker, one conflict component
-        //     holding nearly every iteration, or measured times) and hands it back.
         let __serial = ::strads::__private::Ran::serial({
             let __w = ::strads::__private::SharedMut::new(&mut *w);
             let __h = ::strads::__private::SharedMut::new(&mut *h);
             __call
-                // (10) On a cluster: what the call ships (the struct, encoded only when it
-                //      does, the arrays' regions, reduction parts); nothing on one process.
                 .cluster(
                     ::core::concat!(::core::module_path!(), "::", "SgdEpochLoop"),
                     || {
@@ -276,8 +251,6 @@ fn sgd_epoch(
         });
         __serial
     };
-    // (11) The original loop, verbatim, when asked for or handed back; its time teaches
-    //      the loop's cost model.
     if let ::core::option::Option::Some(__serial) = __serial {
         for ([u, i], &r) in ratings {
             let (wu, hi) = (w.row_mut(u), h.row_mut(i));
@@ -290,6 +263,18 @@ fn sgd_epoch(
         }
         __serial.finish();
     }
+    ::strads::__private::resume::end(
+        &__STRADS_LOOP,
+        __begun,
+        &mut [
+            ::strads::__private::resume::Held::Read(&*ratings),
+            ::strads::__private::resume::Held::Written(&mut *w),
+            ::strads::__private::resume::Held::Written(&mut *h),
+        ],
+        |__log| {
+            let _ = &__log;
+        },
+    );
 }
 
 #[strads::main]

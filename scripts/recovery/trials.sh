@@ -18,7 +18,7 @@ trials=${TRIALS:-3}
 out=${OUT:-/tmp/strads-trials}
 mkdir -p "$out"
 # Timings differ between runs; everything else must not.
-norm() { sed -E 's/(epoch_)?seconds=[0-9.]+//g; s/(time|elapsed)=[0-9.]+s?//g' "$1"; }
+norm() { sed -E 's/[a-z_]*seconds=[0-9.]+//g; s/words_per_second=[0-9.]+//g' "$1"; }
 run_env=(STRADS_PROCESSES="$procs" STRADS_THREADS=1 STRADS_CHECKPOINT_SECONDS=0)
 now() { date +%s.%N; }
 children() { for t in /proc/"$1"/task/*; do cat "$t/children" 2>/dev/null; done; }

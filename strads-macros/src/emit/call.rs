@@ -411,8 +411,26 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
     };
     // Checkpoints (`STRADS_CHECKPOINT`): after the call, the arrays it names and its
     // reduction variables; a call skipped by fast re-execution gets them back instead.
-    let held = f.arrays.iter().map(|a| {
+    // An `iter_mut()` loop's values may be other than numbers: they go with their codec.
+    let coded = f.values_mut.then(|| match f.space {
+        SpaceSrc::Array(a) => a,
+        SpaceSrc::Range { .. } => unreachable!("`iter_mut()` iterates an array"),
+    });
+    let codec_stmt = coded.map(|a| {
+        let elem = &f.arrays[a].elem;
+        quote! {
+            let __codec = {
+                use #private::{ProbeValuesNone as _, ProbeValuesSerde as _};
+                (&#private::ValuesProbe::<#elem>::new()).codec()
+            };
+        }
+    });
+    let held = f.arrays.iter().enumerate().map(|(k, a)| {
         let i = &a.ident;
+        if coded == Some(k) {
+            let r = if a.owned { quote!(&mut #i) } else { quote!(&mut *#i) };
+            return quote!(#private::resume::Held::Written(&mut #private::resume::Coded(#r, __codec)));
+        }
         match (a.mutable, a.owned) {
             (true, true) => quote!(#private::resume::Held::Written(&mut #i)),
             (true, false) => quote!(#private::resume::Held::Written(&mut *#i)),
@@ -425,6 +443,7 @@ pub(super) fn run(parts: Parts<'_, '_>) -> (TokenStream, Option<TokenStream>) {
         quote!(__log.value(&mut #x);)
     });
     let end = quote! {
+        #codec_stmt
         #private::resume::end(&__STRADS_LOOP, __begun, &mut [#(#held),*], |__log| {
             let _ = &__log;
             #(#logged)*

@@ -163,8 +163,8 @@ where
 /// they serialize. Decoding goes into the values already there (`deserialize_in_place`),
 /// so a `Vec` value reuses its allocation from one call to the next.
 pub struct ValuesCodec<T> {
-    encode: fn(&[T], &mut Vec<u8>) -> Result<(), String>,
-    decode: fn(&mut &[u8], &mut [T]) -> Result<(), String>,
+    pub(crate) encode: fn(&[T], &mut Vec<u8>) -> Result<(), String>,
+    pub(crate) decode: fn(&mut &[u8], &mut [T]) -> Result<(), String>,
     /// Whether every value decodes from its encoding as it was (`raw.rs`'s codecs), so
     /// the round-trip check before a call is not needed.
     exact: bool,

@@ -141,6 +141,75 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for SparseArray<T, N> {
     }
 }
 
+/// An `iter_mut()` loop's array with the codec of its values (which may be other than
+/// numbers: LDA's lists of topics): what generated code names the loop's space as.
+pub struct Coded<'a, T, const N: usize>(
+    pub &'a mut SparseArray<T, N>,
+    pub Option<crate::itermut::ValuesCodec<T>>,
+);
+
+impl<T, const N: usize> std::fmt::Debug for Coded<'_, T, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Coded").finish_non_exhaustive()
+    }
+}
+
+impl<T: Send + Sync + 'static, const N: usize> Kept for Coded<'_, T, N> {
+    fn kept_key(&self) -> (u64, u64) {
+        self.0.kept_key()
+    }
+
+    fn kept_kind(&self) -> String {
+        self.0.kept_kind()
+    }
+
+    fn kept_bytes(&self) -> Result<Vec<u8>, String> {
+        match &self.1 {
+            _ if wire_size::<T>().is_some() => self.0.kept_bytes(),
+            Some(codec) => {
+                let mut out = self.0.key_bytes();
+                (codec.encode)(self.0.values(), &mut out)
+                    .map_err(|e| format!("its values do not encode ({e})"))?;
+                Ok(out)
+            }
+            None => Err(unsupported::<T>() + " or values that serialize"),
+        }
+    }
+
+    fn kept_checksum(&self) -> Option<u64> {
+        if self.0.is_spread() {
+            return None;
+        }
+        self.kept_bytes().ok().map(|b| checksum(&b))
+    }
+
+    fn kept_restore(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let Some(codec) = self.1.as_ref().filter(|_| wire_size::<T>().is_none()) else {
+            return self.0.kept_restore(bytes);
+        };
+        let keys = self.0.key_bytes();
+        if bytes.len() < keys.len() || bytes[..keys.len()] != keys[..] {
+            return Err(format!(
+                "the saved entries' indices are not those of {}",
+                self.0.kept_kind()
+            ));
+        }
+        let mut values = self.0.take_values();
+        let mut rest = &bytes[keys.len()..];
+        let done = (codec.decode)(&mut rest, &mut values);
+        self.0.restore_values(values);
+        match done {
+            Ok(()) if rest.is_empty() => Ok(()),
+            Ok(()) => Err(format!("{} bytes are left over", rest.len())),
+            Err(e) => Err(format!("the saved values do not decode ({e})")),
+        }
+    }
+
+    fn kept_track(&self) {
+        self.0.kept_track();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +236,20 @@ mod tests {
         assert!(e.contains("indices"), "{e}");
         let odd = DistArray::<(u8, u8), 1>::from_fn([2], |_| (1, 2));
         assert!(odd.kept_bytes().unwrap_err().contains("not numbers"));
+        // Values that are lists, through their codec.
+        use crate::itermut::{ProbeValuesSerde as _, ValuesProbe};
+        let entries = vec![([0, 1], vec![1u16, 2]), ([2, 0], vec![3])];
+        let mut lists = SparseArray::<Vec<u16>, 2>::from_entries([3, 3], entries).unwrap();
+        let bytes = Coded(&mut lists, ValuesProbe::new().codec())
+            .kept_bytes()
+            .unwrap();
+        let entries = vec![([0, 1], vec![0u16, 0]), ([2, 0], vec![0])];
+        let mut other = SparseArray::<Vec<u16>, 2>::from_entries([3, 3], entries).unwrap();
+        Coded(&mut other, ValuesProbe::new().codec())
+            .kept_restore(&bytes)
+            .unwrap();
+        assert_eq!(other.values(), lists.values());
+        let e = Coded(&mut other, None).kept_bytes().unwrap_err();
+        assert!(e.contains("values that serialize"), "{e}");
     }
 }

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-pub use kept::Kept;
+pub use kept::{Coded, Kept};
 use manifest::{CallEntry, Identity, Manifest, SavedArray, SavedOutput};
 use writer::{Job, Writer, array_file, output_file};
 
