@@ -253,3 +253,103 @@ fn hosts_start_over_ssh_with_the_secret_on_stdin() {
     assert!(left.is_empty(), "left in {}: {left:?}", tmp.display());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// With checkpoints on, a job that loses a worker rank restarts every rank from its
+/// checkpoint and ends with status 0 and the output of as many threads.
+#[test]
+fn a_job_that_loses_a_rank_restarts_from_its_checkpoint() {
+    let ex = sgd_mf();
+    let dir = std::env::temp_dir().join(format!("strads-run-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let args = ["--ratings", "20000", "--epochs", "200"];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strads"))
+        .args([&["run", "-n", "3", "--threads", "1", "--", &ex], &args[..]].concat())
+        .env_remove("STRADS_PROCESSES")
+        .env("STRADS_CHECKPOINT", &dir)
+        .env("STRADS_CHECKPOINT_SECONDS", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let launcher = child.id();
+    // Once a checkpoint is complete, rank 2 dies.
+    let start = Instant::now();
+    let manifest = || {
+        std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with("manifest-"))
+            })
+    };
+    while !manifest() && start.elapsed() < Duration::from_secs(120) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let rank2 = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|p| {
+            let env = std::fs::read(format!("/proc/{p}/environ")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            let parent = stat
+                .rsplit(')')
+                .next()
+                .and_then(|s| s.split_whitespace().nth(1));
+            parent == Some(&launcher.to_string())
+                && env.split(|&b| b == 0).any(|v| v == b"STRADS_RANK=2")
+        })
+        .expect("rank 2 of the launcher");
+    assert!(
+        Command::new("kill")
+            .args(["-KILL", &rank2.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "the restarted job runs past 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("strads: restarting every rank from the newest checkpoint"),
+        "{err}"
+    );
+    assert!(err.contains("strads: resumed from the checkpoint"), "{err}");
+    // Every epoch's line once, and the bits of 3 threads.
+    let epochs = stdout.lines().filter(|l| l.starts_with("epoch")).count();
+    assert_eq!(epochs, 200, "{stdout}");
+    let threads = Command::new(&ex)
+        .args(args)
+        .env("STRADS_THREADS", "3")
+        .env_remove("STRADS_PROCESSES")
+        .output()
+        .unwrap();
+    let last = |s: &str| -> String {
+        s.lines()
+            .last()
+            .unwrap_or("")
+            .split_whitespace()
+            .filter(|f| !f.starts_with("seconds=") && !f.starts_with("threads="))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    assert_eq!(
+        last(&stdout),
+        last(&String::from_utf8_lossy(&threads.stdout))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
