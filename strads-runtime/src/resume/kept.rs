@@ -2,7 +2,7 @@
 
 use crate::array::le::{get, put, wire_size};
 use crate::array::{DistArray, SparseArray};
-use crate::checkpoint::checksum;
+use super::manifest::checksum;
 
 /// An array a checkpoint can write and fast re-execution can restore: every
 /// [`DistArray`] and [`SparseArray`] (generated code names them as `&dyn Kept` or

@@ -6,7 +6,70 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::checksum;
+/// A checksum of bytes fed in pieces: a 64-bit word at a time (about 8 bytes per
+/// multiply, so that checkpoints of large arrays cost little), the tail and the length
+/// mixed in at the end. Pieces may end anywhere: the sum is that of their concatenation.
+#[derive(Clone, Debug)]
+pub(super) struct Sum {
+    h: u64,
+    carry: [u8; 8],
+    held: usize,
+    len: u64,
+}
+
+const PRIME: u64 = 0x0000_0100_0000_01b3;
+
+impl Sum {
+    pub(super) fn new() -> Sum {
+        Sum {
+            h: 0xcbf2_9ce4_8422_2325,
+            carry: [0; 8],
+            held: 0,
+            len: 0,
+        }
+    }
+
+    fn word(&mut self, w: u64) {
+        self.h = (self.h ^ w).wrapping_mul(PRIME).rotate_left(27);
+    }
+
+    pub(super) fn update(&mut self, mut bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.held > 0 {
+            let k = (8 - self.held).min(bytes.len());
+            self.carry[self.held..self.held + k].copy_from_slice(&bytes[..k]);
+            self.held += k;
+            bytes = &bytes[k..];
+            if self.held < 8 {
+                return;
+            }
+            self.word(u64::from_le_bytes(self.carry));
+            self.held = 0;
+        }
+        let mut words = bytes.chunks_exact(8);
+        for w in &mut words {
+            self.word(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+        }
+        let rest = words.remainder();
+        self.carry[..rest.len()].copy_from_slice(rest);
+        self.held = rest.len();
+    }
+
+    pub(super) fn finish(&self) -> u64 {
+        let mut h = self.h;
+        for &b in &self.carry[..self.held] {
+            h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+        }
+        (h ^ self.len).wrapping_mul(PRIME)
+    }
+}
+
+/// The [`Sum`] of `bytes`.
+pub(crate) fn checksum(bytes: &[u8]) -> u64 {
+    let mut s = Sum::new();
+    s.update(bytes);
+    s.finish()
+}
 
 /// The manifest format's version.
 const FORMAT: u32 = 1;
@@ -69,22 +132,18 @@ impl Identity {
     }
 }
 
-/// FNV-1a of a file's bytes, and its length, read in pieces.
+/// The [`Sum`] of a file's bytes, and its length, read in pieces.
 pub(super) fn file_checksum(path: &Path) -> std::io::Result<(u64, u64)> {
     use std::io::Read;
     let mut f = std::fs::File::open(path)?;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut n = 0u64;
+    let mut sum = Sum::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let k = f.read(&mut buf)?;
         if k == 0 {
-            return Ok((h, n));
+            return Ok((sum.finish(), sum.len));
         }
-        for &b in &buf[..k] {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        n += k as u64;
+        sum.update(&buf[..k]);
     }
 }
 
@@ -121,7 +180,7 @@ pub(super) struct SavedArray {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct SavedOutput {
     pub(super) file: String,
-    pub(super) checksum: u64,
+    pub(super) checksum: Option<u64>,
     pub(super) bytes: u64,
 }
 
@@ -172,7 +231,7 @@ impl Manifest {
         let output = self
             .output
             .iter()
-            .map(|o| (o.file.as_str(), Some(o.checksum), o.bytes));
+            .map(|o| (o.file.as_str(), o.checksum, o.bytes));
         arrays.chain(output)
     }
 
@@ -304,6 +363,23 @@ mod tests {
             workers,
             processes: 1,
         }
+    }
+
+    #[test]
+    fn sums_of_pieces_are_the_sum_of_the_whole() {
+        let bytes: Vec<u8> = (0..1000u32).map(|i| (i * 7 + i / 13) as u8).collect();
+        let whole = checksum(&bytes);
+        for cut in [0, 1, 7, 8, 9, 500, 999, 1000] {
+            let mut s = Sum::new();
+            s.update(&bytes[..cut]);
+            s.update(&bytes[cut..]);
+            assert_eq!(s.finish(), whole, "cut at {cut}");
+        }
+        let mut other = bytes.clone();
+        other[3] ^= 1;
+        assert_ne!(checksum(&other), whole);
+        assert_ne!(checksum(&bytes[..999]), whole);
+        assert_ne!(checksum(&[0u8; 8]), checksum(&[0u8; 9]));
     }
 
     #[test]

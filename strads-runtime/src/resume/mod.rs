@@ -40,7 +40,7 @@ pub use kept::{Coded, Kept};
 use manifest::{CallEntry, Identity, Manifest, SavedArray, SavedOutput};
 use writer::{Job, Writer, array_file, output_file};
 
-use crate::checkpoint::checksum;
+use manifest::checksum;
 use crate::exec::LoopState;
 
 /// The exit status of a run that cannot resume (another run's checkpoint, one that fails
@@ -301,7 +301,7 @@ impl Recovery {
             for o in &res.manifest.output {
                 let path = dir.join(&o.file);
                 match std::fs::read(&path) {
-                    Ok(b) if checksum(&b) == o.checksum => printed.extend_from_slice(&b),
+                    Ok(b) if Some(checksum(&b)) == o.checksum => printed.extend_from_slice(&b),
                     Ok(_) => fatal(format!(
                         "cannot resume: {} fails its checksum (it changed since the run began)",
                         path.display()
@@ -406,10 +406,11 @@ impl Recovery {
                         ))
                     });
                     let file = array_file(k, pos);
+                    // The checksum is taken by the writing thread.
                     t.saved = Some(Saved {
                         version,
                         file: Some(file.clone()),
-                        checksum: Some(checksum(&bytes)),
+                        checksum: None,
                         bytes: bytes.len() as u64,
                     });
                     files.push((file, bytes));
@@ -452,19 +453,18 @@ impl Recovery {
                 let file = output_file(k);
                 self.output.push(SavedOutput {
                     file: file.clone(),
-                    checksum: checksum(&printed),
+                    checksum: None,
                     bytes: printed.len() as u64,
                 });
                 files.push((file, printed));
             }
-            let m = Manifest::new(
+            Manifest::new(
                 self.identity.clone(),
                 k,
                 self.calls[..k as usize].to_vec(),
                 arrays,
                 self.output.clone(),
-            );
-            (k, m.encode())
+            )
         });
         self.under_way = !complete;
         if complete {

@@ -2,22 +2,24 @@
 //! the arrays' bytes (copied by the call that made them), then the manifest, each file
 //! whole or not at all; then the files no kept manifest names are removed.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use super::manifest::{Manifest, manifests};
+use super::manifest::{Manifest, checksum, manifests};
 use crate::checkpoint::write_atomic;
 
 /// Complete checkpoints kept: the newest, and the one to fall back to.
 const KEPT: usize = 2;
 
-/// One checkpoint's writing: array files, and the manifest when the checkpoint is complete.
+/// One checkpoint's writing: array files, and the manifest when the checkpoint is complete
+/// (its files' checksums are taken here, off the program's thread: those it lacks are
+/// those of files this thread wrote).
 pub(super) struct Job {
     pub(super) files: Vec<(String, Vec<u8>)>,
-    pub(super) manifest: Option<(u64, Vec<u8>)>,
+    pub(super) manifest: Option<Manifest>,
 }
 
 /// The writing thread, and whether it is busy.
@@ -91,9 +93,10 @@ impl Writer {
 }
 
 fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
+    let mut sums = HashMap::new();
     for job in rx {
         if !p.failed.load(Ordering::Acquire) && !p.stopped.load(Ordering::Acquire) {
-            let done = write_job(dir, &job);
+            let done = write_job(dir, job, &mut sums);
             if let Err(e) = done {
                 eprintln!("strads: checkpoint: {e}; no more checkpoints are written");
                 p.failed.store(true, Ordering::Release);
@@ -103,13 +106,29 @@ fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
     }
 }
 
-fn write_job(dir: &Path, job: &Job) -> Result<(), String> {
+fn write_job(dir: &Path, job: Job, sums: &mut HashMap<String, u64>) -> Result<(), String> {
     for (name, bytes) in &job.files {
+        sums.insert(name.clone(), checksum(bytes));
         write_atomic(&dir.join(name), bytes).map_err(|e| e.to_string())?;
     }
-    if let Some((call, bytes)) = &job.manifest {
-        write_atomic(&dir.join(Manifest::name(*call)), bytes).map_err(|e| e.to_string())?;
-        collect(dir, *call);
+    if let Some(mut m) = job.manifest {
+        for a in &mut m.arrays {
+            if let Some(f) = &a.file
+                && let Some(&c) = sums.get(f)
+            {
+                a.checksum = Some(c);
+            }
+        }
+        for o in &mut m.output {
+            if let Some(&c) = sums.get(&o.file) {
+                o.checksum = Some(c);
+            }
+        }
+        let call = m.call;
+        write_atomic(&dir.join(Manifest::name(call)), &m.encode()).map_err(|e| e.to_string())?;
+        collect(dir, call);
+        // Files no kept manifest names are gone: so are their sums.
+        sums.retain(|f, _| dir.join(f).exists());
     }
     Ok(())
 }
