@@ -74,6 +74,30 @@ pub(crate) trait Fetcher: Send {
         let _ = (out, size, read);
         false
     }
+    /// Has the ranks that hold the elements away (but those in `read`) write them to the
+    /// files `path_of(rank, piece)` names, leaving them where they are: a checkpoint's
+    /// pieces. `None` when this fetch cannot (the caller then copies the array).
+    fn save_into(
+        &self,
+        read: &Spans,
+        path_of: &dyn Fn(usize, usize) -> String,
+    ) -> Option<Vec<SavedAway>> {
+        let _ = (read, path_of);
+        None
+    }
+}
+
+/// A piece of an array a rank that holds it wrote for a checkpoint (`resume`).
+#[derive(Clone, Debug)]
+pub struct SavedAway {
+    /// The rank.
+    pub rank: usize,
+    /// The elements it holds, as index ranges, in the file's order.
+    pub region: Vec<(u64, u64)>,
+    /// The file's checksum and length.
+    pub sum: u64,
+    /// The file's length.
+    pub len: u64,
 }
 
 /// Tells the cluster that serial code wrote a window of an array created in place that no

@@ -211,6 +211,47 @@ impl<T, const N: usize> DistArray<T, N> {
         Some(out)
     }
 
+    /// With parts on other ranks: has their holders write them to `path_of(rank, piece)`
+    /// (a checkpoint), and gives the elements at home as little-endian bytes with their
+    /// index ranges; `None` when nothing is away, or parts are made nowhere yet.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn save_parts(
+        &self,
+        path_of: &dyn Fn(usize, usize) -> String,
+    ) -> Option<(Vec<u8>, Vec<(u64, u64)>, Vec<super::away::SavedAway>)>
+    where
+        T: 'static,
+    {
+        super::le::wire_size::<T>()?;
+        self.away.locked(|fetch, read| {
+            let parts = fetch?.save_into(read, path_of)?;
+            let mut away: Vec<(u64, u64)> = parts
+                .iter()
+                .flat_map(|p| p.region.iter().copied())
+                .collect();
+            away.sort_unstable();
+            let len = self.data.len() as u64;
+            let (mut home, mut at) = (Vec::new(), 0u64);
+            for (lo, hi) in away {
+                if lo > at {
+                    home.push((at, lo));
+                }
+                at = at.max(hi);
+            }
+            if at < len {
+                home.push((at, len));
+            }
+            // SAFETY: as in `le_bytes`: under the cell's lock with no lease held, nothing
+            // writes the elements, and those at home are current.
+            let all = unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
+            let mut out = Vec::new();
+            for &(lo, hi) in &home {
+                super::le::put(&all[lo as usize..hi as usize], &mut out);
+            }
+            Some((out, home, parts))
+        })
+    }
+
     /// The elements' pointer and the away cell, to lend the array to a loop call's
     /// workers (`SharedMut`): parts held elsewhere stay there (the lending decides).
     pub(crate) fn lend_unversioned(&mut self) -> (*mut T, &Away) {

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use super::proto::msg::elem_of;
 use super::proto::{ArrayMeta, Itinerary, MADE, Recipe, Region};
 use super::session::Session;
-use crate::array::away::{Fetch, Fetcher, Lease};
+use crate::array::away::{Fetch, Fetcher, Lease, SavedAway};
 use crate::array::le::get;
 use crate::array::spans::{Spans, window};
 
@@ -106,6 +106,36 @@ impl<T: 'static> Parts<T> {
 }
 
 impl<T: 'static> Fetcher for Parts<T> {
+    fn save_into(
+        &self,
+        read: &Spans,
+        path_of: &dyn Fn(usize, usize) -> String,
+    ) -> Option<Vec<SavedAway>> {
+        let parts = self.cut(0, usize::MAX, read);
+        if parts.iter().any(|(_, r)| *r == MADE) {
+            // Parts no rank has made yet: the caller copies the array (they are made here).
+            return None;
+        }
+        let paths: Vec<String> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, (_, r))| path_of(*r, i))
+            .collect();
+        let sums = self.session.save(self.id, &parts, &paths);
+        Some(
+            parts
+                .into_iter()
+                .zip(sums)
+                .map(|((region, rank), (sum, len))| SavedAway {
+                    rank,
+                    region: region.0,
+                    sum,
+                    len,
+                })
+                .collect(),
+        )
+    }
+
     fn copy_into(&self, out: &mut [u8], size: usize, read: &Spans) -> bool {
         let parts = self.cut(0, usize::MAX, read);
         if parts.iter().any(|(_, r)| *r == MADE) {

@@ -192,7 +192,7 @@ impl Serve<'_> {
 /// What a serving worker does next.
 enum Next {
     Call(CallMsg),
-    Fetch(u64, u64, super::proto::Region),
+    Fetch(u64, u64, super::proto::Region, Option<String>),
     Forget(u64),
     Data(u64, String, Vec<u8>),
     Shutdown,
@@ -210,8 +210,8 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             if core.is_shut_down() {
                 return Some(Next::Shutdown);
             }
-            if let Some((req, id, region)) = core.next_fetch() {
-                return Some(Next::Fetch(req, id, region));
+            if let Some((req, id, region, save)) = core.next_fetch() {
+                return Some(Next::Fetch(req, id, region, save));
             }
             if let Some((req, op, args)) = super::proto::collective::next_op(core) {
                 return Some(Next::Data(req, op, args));
@@ -245,6 +245,8 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                         each.join("; ")
                     );
                 }
+                // A checkpoint's files this rank still writes are written first.
+                crate::resume::flush_later();
                 session.shut_down();
                 std::process::exit(0);
             }
@@ -259,11 +261,18 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 super::spread::serve(session, req, &op, &args);
                 continue;
             }
-            Next::Fetch(req, id, region) => {
+            Next::Fetch(req, id, region, save) => {
                 // Parts a call left here, which the driver's serial code (or a call that
-                // runs on the driver alone) is about to read.
+                // runs on the driver alone) is about to read, or a checkpoint saves (written
+                // from a thread of their own; the answer is their checksum and length).
                 match store.read(id, &region) {
-                    Ok(data) => session.with(|core| core.send_fetched(req, data)),
+                    Ok(data) => {
+                        let answer = match save {
+                            Some(path) => crate::resume::write_later(path.into(), data),
+                            None => data,
+                        };
+                        session.with(|core| core.send_fetched(req, answer))
+                    }
                     Err(e) => session.fail(format!(
                         "rank {} cannot send the driver the parts it asked for: {e}",
                         session.rank

@@ -294,6 +294,46 @@ impl Session {
         }
     }
 
+    /// Driver, between calls: has the ranks holding `parts` of array `id` write them to
+    /// `paths` (one each, a checkpoint's files); each file's checksum and length.
+    pub(crate) fn save(
+        &self,
+        id: u64,
+        parts: &[(Region, usize)],
+        paths: &[String],
+    ) -> Vec<(u64, u64)> {
+        if self.closed.load(std::sync::atomic::Ordering::Relaxed)
+            || self.with(|core| core.in_call())
+        {
+            self.fail(format!(
+                "array {id} was saved inside a call or after the job ended"
+            ));
+        }
+        let reqs: Vec<u64> = self.with(|core| {
+            parts
+                .iter()
+                .zip(paths)
+                .map(|((region, r), p)| core.request_fetch(*r, id, region.clone(), Some(p.clone())))
+                .collect()
+        });
+        reqs.iter()
+            .zip(parts)
+            .map(|(&req, (_, r))| {
+                let answer = self.wait(|core| core.take_fetched(req));
+                match answer.get(..16) {
+                    Some(b) if answer.len() == 16 => (
+                        u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
+                        u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
+                    ),
+                    _ => self.fail(format!(
+                        "rank {r} answered the save of array {id} with {} bytes, not 16",
+                        answer.len()
+                    )),
+                }
+            })
+            .collect()
+    }
+
     /// Driver: fetches from other ranks the parts of array `id` that calls left there
     /// (`(region, rank)`, in that order); the elements of each, little-endian. The array
     /// is home afterwards: its directory entry goes (the ranks keep their copies).
@@ -318,7 +358,7 @@ impl Session {
         let reqs: Vec<u64> = self.with(|core| {
             parts
                 .iter()
-                .map(|(region, r)| core.request_fetch(*r, id, region.clone()))
+                .map(|(region, r)| core.request_fetch(*r, id, region.clone(), None))
                 .collect()
         });
         let data: Vec<Vec<u8>> = reqs

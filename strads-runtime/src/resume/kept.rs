@@ -1,8 +1,9 @@
 //! [`Kept`]: what a checkpoint needs of an array a call names.
 
+use super::manifest::checksum;
+use crate::array::away::SavedAway;
 use crate::array::le::{get, put, wire_size};
 use crate::array::{DistArray, SparseArray};
-use super::manifest::checksum;
 
 /// An array a checkpoint can write and fast re-execution can restore: every
 /// [`DistArray`] and [`SparseArray`] (generated code names them as `&dyn Kept` or
@@ -23,6 +24,23 @@ pub trait Kept {
     fn kept_restore(&mut self, bytes: &[u8]) -> Result<(), String>;
     /// Checkpoints track the array: its drop tells them.
     fn kept_track(&self);
+    /// With parts on other ranks: they write them to `path_of(rank, piece)`, and the
+    /// elements at home come back as bytes with their index ranges. `None` when nothing
+    /// is away (or it cannot be done so): [`kept_bytes`](Kept::kept_bytes) then.
+    #[allow(clippy::type_complexity)]
+    fn kept_parts(
+        &self,
+        path_of: &dyn Fn(usize, usize) -> String,
+    ) -> Option<(Vec<u8>, Vec<(u64, u64)>, Vec<SavedAway>)> {
+        let _ = path_of;
+        None
+    }
+    /// Sets the elements of index ranges `region` from `bytes` (their little-endian bytes,
+    /// in order).
+    fn kept_restore_region(&mut self, region: &[(u64, u64)], bytes: &[u8]) -> Result<(), String> {
+        let _ = (region, bytes);
+        Err(format!("{} is not saved in pieces", self.kept_kind()))
+    }
 }
 
 fn unsupported<T>() -> String {
@@ -69,6 +87,37 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
 
     fn kept_track(&self) {
         self.away().forget.tracked(self.id());
+    }
+
+    fn kept_parts(
+        &self,
+        path_of: &dyn Fn(usize, usize) -> String,
+    ) -> Option<(Vec<u8>, Vec<(u64, u64)>, Vec<SavedAway>)> {
+        self.save_parts(path_of)
+    }
+
+    fn kept_restore_region(&mut self, region: &[(u64, u64)], bytes: &[u8]) -> Result<(), String> {
+        let size = wire_size::<T>().ok_or_else(unsupported::<T>)?;
+        let kind = self.kept_kind();
+        let data = self.as_mut_slice();
+        let want: u64 = region.iter().map(|&(lo, hi)| hi.saturating_sub(lo)).sum();
+        if bytes.len() as u64 != want * size as u64
+            || region
+                .iter()
+                .any(|&(lo, hi)| lo > hi || hi > data.len() as u64)
+        {
+            return Err(format!(
+                "{} bytes do not hold the elements {region:?} of {kind}",
+                bytes.len()
+            ));
+        }
+        let mut at = 0;
+        for &(lo, hi) in region {
+            let n = (hi - lo) as usize * size;
+            get(&bytes[at..at + n], &mut data[lo as usize..hi as usize]);
+            at += n;
+        }
+        Ok(())
     }
 }
 
@@ -220,6 +269,14 @@ mod tests {
         let mut b = DistArray::<f32, 2>::zeros([3, 2]);
         b.kept_restore(&a.kept_bytes().unwrap()).unwrap();
         assert_eq!(a, b);
+        // Pieces: elements 1..3 and 4..6 from their bytes.
+        let mut c = DistArray::<f32, 2>::zeros([3, 2]);
+        let bytes = a.kept_bytes().unwrap();
+        c.kept_restore_region(&[(1, 3), (4, 6)], &[&bytes[4..12], &bytes[16..24]].concat())
+            .unwrap();
+        assert_eq!(c.as_slice(), &[0.0, -1.5, -0.5, 0.0, 1.5, 2.5]);
+        assert!(c.kept_restore_region(&[(5, 7)], &[0; 8]).is_err());
+        assert!(c.kept_restore_region(&[(0, 1)], &[0; 5]).is_err());
         assert_eq!(a.kept_checksum(), b.kept_checksum());
         assert!(b.kept_restore(&[0u8; 5]).is_err());
         let s = SparseArray::<f64, 2>::from_entries([4, 4], vec![([1, 2], 0.5), ([3, 0], -1.0)])

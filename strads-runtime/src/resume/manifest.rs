@@ -174,6 +174,22 @@ pub(super) struct SavedArray {
     /// Checksum of its contents (the file's bytes); `None` when not on the driver (spread).
     pub(super) checksum: Option<u64>,
     pub(super) bytes: u64,
+    /// When parts were on other ranks: the elements `file` holds (index ranges), and the
+    /// pieces those ranks wrote.
+    #[serde(default)]
+    pub(super) region: Option<Vec<(u64, u64)>>,
+    #[serde(default)]
+    pub(super) parts: Vec<SavedPart>,
+}
+
+/// A piece of an array the rank that held it wrote.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct SavedPart {
+    pub(super) rank: usize,
+    pub(super) region: Vec<(u64, u64)>,
+    pub(super) file: String,
+    pub(super) checksum: Option<u64>,
+    pub(super) bytes: u64,
 }
 
 /// A piece of what the program printed (its standard output from its first call on).
@@ -224,10 +240,17 @@ impl Manifest {
 
     /// The files it names: arrays' and output's.
     pub(super) fn files(&self) -> impl Iterator<Item = (&str, Option<u64>, u64)> {
-        let arrays = self
-            .arrays
-            .iter()
-            .filter_map(|a| a.file.as_deref().map(|f| (f, a.checksum, a.bytes)));
+        let arrays = self.arrays.iter().flat_map(|a| {
+            let pieces = a
+                .parts
+                .iter()
+                .map(|p| (p.file.as_str(), p.checksum, p.bytes));
+            a.file
+                .as_deref()
+                .map(|f| (f, a.checksum, a.bytes))
+                .into_iter()
+                .chain(pieces)
+        });
         let output = self
             .output
             .iter()
@@ -399,6 +422,8 @@ mod tests {
             file: Some("c1-p0.bin".into()),
             checksum: Some(c),
             bytes: n,
+            region: None,
+            parts: Vec::new(),
         };
         let calls = vec![CallEntry {
             name: "train".into(),

@@ -36,12 +36,13 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use crate::array::away::SavedAway;
 pub use kept::{Coded, Kept};
-use manifest::{CallEntry, Identity, Manifest, SavedArray, SavedOutput};
-use writer::{Job, Writer, array_file, output_file};
+use manifest::{CallEntry, Identity, Manifest, SavedArray, SavedOutput, SavedPart};
+use writer::{Job, Writer, array_file, output_file, part_file};
 
-use manifest::checksum;
 use crate::exec::LoopState;
+use manifest::checksum;
 
 /// The exit status of a run that cannot resume (another run's checkpoint, one that fails
 /// its checksums with none before it) or cannot write checkpoints.
@@ -172,6 +173,9 @@ struct Saved {
     file: Option<String>,
     checksum: Option<u64>,
     bytes: u64,
+    /// Saved in pieces: the elements `file` holds, and the pieces other ranks wrote.
+    region: Option<Vec<(u64, u64)>>,
+    parts: Vec<SavedPart>,
 }
 
 /// The checkpoint being resumed from, while its calls are skipped.
@@ -398,13 +402,40 @@ impl Recovery {
             match t.written {
                 // Saved as it was after the call that last wrote it: unchanged since.
                 Some((_, _, v)) if v == version => {
-                    let bytes = a.kept_bytes().unwrap_or_else(|e| {
-                        fatal(format!(
-                            "checkpoint: cannot write array {} of call {k} (`{name}`), {}: {e}",
-                            pos + 1,
-                            t.kind
-                        ))
-                    });
+                    // Parts other ranks hold are written by them; the rest is copied here.
+                    let dir = &self.dir;
+                    let path_of = |_rank: usize, piece: usize| -> String {
+                        dir.join(part_file(k, pos, piece))
+                            .to_string_lossy()
+                            .into_owned()
+                    };
+                    let (bytes, region, parts) = match a.kept_parts(&path_of) {
+                        Some((home, region, pieces)) => {
+                            let parts = pieces
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, p)| SavedPart {
+                                    rank: p.rank,
+                                    region: p.region,
+                                    file: part_file(k, pos, i),
+                                    checksum: Some(p.sum),
+                                    bytes: p.len,
+                                })
+                                .collect();
+                            (home, Some(region), parts)
+                        }
+                        None => {
+                            let bytes = a.kept_bytes().unwrap_or_else(|e| {
+                                fatal(format!(
+                                    "checkpoint: cannot write array {} of call {k} (`{name}`), \
+                                     {}: {e}",
+                                    pos + 1,
+                                    t.kind
+                                ))
+                            });
+                            (bytes, None, Vec::new())
+                        }
+                    };
                     let file = array_file(k, pos);
                     // The checksum is taken by the writing thread.
                     t.saved = Some(Saved {
@@ -412,6 +443,8 @@ impl Recovery {
                         file: Some(file.clone()),
                         checksum: None,
                         bytes: bytes.len() as u64,
+                        region,
+                        parts,
                     });
                     files.push((file, bytes));
                 }
@@ -423,6 +456,8 @@ impl Recovery {
                         file: None,
                         checksum: a.kept_checksum(),
                         bytes: 0,
+                        region: None,
+                        parts: Vec::new(),
                     })
                 }
             }
@@ -444,6 +479,8 @@ impl Recovery {
                         file: s.file.clone(),
                         checksum: s.checksum,
                         bytes: s.bytes,
+                        region: s.region.clone(),
+                        parts: s.parts.clone(),
                     }
                 })
                 .collect();
@@ -573,31 +610,47 @@ impl Recovery {
         res.restored += 1;
         match (h, &s.file) {
             (Held::Written(a), Some(file)) => {
-                let path = self.dir.join(file);
-                let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+                let read = |file: &str, sum: Option<u64>| -> Vec<u8> {
+                    let path = self.dir.join(file);
+                    let bytes = std::fs::read(&path).unwrap_or_else(|e| {
+                        fatal(format!(
+                            "cannot resume: {} cannot be read ({e})",
+                            path.display()
+                        ))
+                    });
+                    if sum.is_some_and(|c| c != checksum(&bytes)) {
+                        fatal(format!(
+                            "cannot resume: {} fails its checksum (it changed since the run began)",
+                            path.display()
+                        ));
+                    }
+                    bytes
+                };
+                let refused = |e: String| -> ! {
                     fatal(format!(
-                        "cannot resume: {} cannot be read ({e})",
-                        path.display()
+                        "cannot resume from the checkpoint {from}: {what}: {e}"
                     ))
-                });
-                if Some(checksum(&bytes)) != s.checksum {
-                    fatal(format!(
-                        "cannot resume: {} fails its checksum (it changed since the run began)",
-                        path.display()
-                    ));
+                };
+                let bytes = read(file, s.checksum);
+                match &s.region {
+                    None => a.kept_restore(&bytes),
+                    Some(region) => a.kept_restore_region(region, &bytes),
                 }
-                if let Err(e) = a.kept_restore(&bytes) {
-                    fatal(format!(
-                        "cannot resume from the checkpoint {from}: {what}: {}: {e}",
-                        path.display()
-                    ));
-                }
+                .unwrap_or_else(|e| refused(format!("{file}: {e}")));
                 res.bytes += bytes.len() as u64;
+                for p in &s.parts {
+                    let piece = read(&p.file, p.checksum);
+                    a.kept_restore_region(&p.region, &piece)
+                        .unwrap_or_else(|e| refused(format!("{}: {e}", p.file)));
+                    res.bytes += piece.len() as u64;
+                }
                 Saved {
                     version: a.kept_key().1,
                     file: Some(file.clone()),
                     checksum: s.checksum,
                     bytes: s.bytes,
+                    region: s.region.clone(),
+                    parts: s.parts.clone(),
                 }
             }
             (h, None) => {
@@ -615,6 +668,8 @@ impl Recovery {
                     file: None,
                     checksum: s.checksum,
                     bytes: 0,
+                    region: None,
+                    parts: Vec::new(),
                 }
             }
             (Held::Read(_), Some(_)) => fatal(format!(
@@ -683,6 +738,31 @@ pub fn stop() {
         p.stop();
     }
     output::finish();
+}
+
+/// A worker rank's writer of the parts it holds (a checkpoint's files).
+static LATER: OnceLock<Writer> = OnceLock::new();
+
+/// A worker rank saves `bytes` to `path` for a checkpoint, from a thread of its own: the
+/// answer for the driver, the bytes' checksum and length (16 bytes, little-endian).
+pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) -> Vec<u8> {
+    let mut answer = checksum(&bytes).to_le_bytes().to_vec();
+    answer.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    let name = path.to_string_lossy().into_owned();
+    LATER
+        .get_or_init(|| Writer::start(PathBuf::from("/")))
+        .send(Job {
+            files: vec![(name, bytes)],
+            manifest: None,
+        });
+    answer
+}
+
+/// A worker rank at the job's end: its checkpoint files are written first.
+pub(crate) fn flush_later() {
+    if let Some(w) = LATER.get() {
+        w.progress().flush();
+    }
 }
 
 /// Waits until the checkpoints sent are written (tests, and a driver about to restart).

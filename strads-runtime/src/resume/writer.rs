@@ -119,6 +119,7 @@ fn write_job(dir: &Path, job: Job, sums: &mut HashMap<String, u64>) -> Result<()
                 a.checksum = Some(c);
             }
         }
+        // Pieces other ranks wrote: those ranks gave their checksums.
         for o in &mut m.output {
             if let Some(&c) = sums.get(&o.file) {
                 o.checksum = Some(c);
@@ -166,10 +167,20 @@ pub(super) fn array_file(call: u64, param: usize) -> String {
     format!("c{call:012}-p{param}.bin")
 }
 
-/// The call of an array file's name.
+/// The file name of piece `piece` of the array at parameter `param` of call `call`, which
+/// the rank that held it wrote.
+pub(super) fn part_file(call: u64, param: usize, piece: usize) -> String {
+    format!("c{call:012}-p{param}-s{piece}.bin")
+}
+
+/// The call of an array file's name (or of a piece's).
 pub(super) fn array_file_call(name: &str) -> Option<u64> {
     let rest = name.strip_prefix('c')?.strip_suffix(".bin")?;
     let (call, param) = rest.split_once("-p")?;
+    let param = match param.split_once("-s") {
+        Some((p, s)) => s.parse::<usize>().map(|_| p).ok()?,
+        None => param,
+    };
     param.parse::<usize>().ok()?;
     call.parse().ok()
 }
@@ -223,6 +234,7 @@ mod tests {
     #[test]
     fn names_parse_back() {
         assert_eq!(array_file_call(&array_file(42, 3)), Some(42));
+        assert_eq!(array_file_call(&part_file(42, 3, 1)), Some(42));
         assert_eq!(array_file_call("c12-px.bin"), None);
         assert_eq!(Manifest::call_of(&Manifest::name(7)), Some(7));
         assert_eq!(output_file_call(&output_file(9)), Some(9));

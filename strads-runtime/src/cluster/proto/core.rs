@@ -49,8 +49,9 @@ pub struct Core {
     arrays: Vec<(u64, usize, Vec<u8>)>,
     /// `iter_mut()` calls' values that arrived, `(call, from, bytes)`.
     values: Vec<(u64, usize, Vec<u8>)>,
-    /// Worker: the driver's fetches of parts left here, `(req, array id, region)`.
-    fetches: VecDeque<(u64, u64, Region)>,
+    /// Worker: the driver's fetches of parts left here, `(req, array id, region)`, and
+    /// where a checkpoint's save writes them.
+    fetches: VecDeque<(u64, u64, Region, Option<String>)>,
     /// Worker: arrays the driver dropped.
     forgets: VecDeque<u64>,
     /// Driver: fetched elements that arrived, by request; the next request's number.
@@ -247,7 +248,15 @@ impl Core {
                 self.arrays.push((seq, array, data.unwrap_or_default()));
             }
             Msg::Values { seq } => self.values.push((seq, from, data.unwrap_or_default())),
-            Msg::Fetch { req, id, region } => self.fetches.push_back((req, id, region)),
+            Msg::Fetch { req, id, region } => self.fetches.push_back((req, id, region, None)),
+            Msg::Save {
+                req,
+                id,
+                region,
+                path,
+            } => {
+                self.fetches.push_back((req, id, region, Some(path)));
+            }
             Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
             Msg::Forget { id } => self.forgets.push_back(id),
             m => {
@@ -325,15 +334,28 @@ impl Core {
         Some(self.values.swap_remove(i).2)
     }
 
-    /// Driver: asks worker `to` for the elements of `region` of array `id` it holds;
-    /// returns the request, whose answer [`take_fetched`](Core::take_fetched) gives.
-    pub fn request_fetch(&mut self, to: usize, id: u64, region: Region) -> u64 {
+    /// Driver: asks worker `to` for the elements of `region` of array `id` it holds (or,
+    /// with `save`, to write them to that file); returns the request, whose answer
+    /// [`take_fetched`](Core::take_fetched) gives.
+    pub fn request_fetch(
+        &mut self,
+        to: usize,
+        id: u64,
+        region: Region,
+        save: Option<String>,
+    ) -> u64 {
         let req = self.next_req;
         self.next_req += 1;
-        self.send(Outgoing::Control {
-            to,
-            msg: Msg::Fetch { req, id, region },
-        });
+        let msg = match save {
+            None => Msg::Fetch { req, id, region },
+            Some(path) => Msg::Save {
+                req,
+                id,
+                region,
+                path,
+            },
+        };
+        self.send(Outgoing::Control { to, msg });
         req
     }
 
@@ -361,8 +383,9 @@ impl Core {
         self.forgets.pop_front()
     }
 
-    /// Worker: the next fetch the driver asked for, `(req, array id, region)`.
-    pub fn next_fetch(&mut self) -> Option<(u64, u64, Region)> {
+    /// Worker: the next fetch the driver asked for, `(req, array id, region, file to save
+    /// to)`.
+    pub fn next_fetch(&mut self) -> Option<(u64, u64, Region, Option<String>)> {
         self.fetches.pop_front()
     }
 

@@ -145,6 +145,15 @@ pub enum Msg {
     /// Rank → rank: the sender's bytes for round `round` of data operation `req` (a block
     /// frame).
     Exchange { req: u64, round: u64 },
+    /// Driver → worker, between calls: write the elements of `region` of the driver's
+    /// array `id` that this worker holds to the file `path` (a checkpoint); answered as a
+    /// fetch, with the bytes' checksum and length.
+    Save {
+        req: u64,
+        id: u64,
+        region: super::Region,
+        path: String,
+    },
 }
 
 /// The largest control message accepted.
@@ -224,6 +233,12 @@ mod tests {
             },
             Msg::DataReply { req: 2 },
             Msg::Exchange { req: 2, round: 5 },
+            Msg::Save {
+                req: 3,
+                id: 9,
+                region: crate::cluster::proto::Region(vec![(0, 4)]),
+                path: "/ck/c1-p0-r1.bin".into(),
+            },
             Msg::Ping,
         ] {
             assert_eq!(decode(&encode(&m)).unwrap(), m);
