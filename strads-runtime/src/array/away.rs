@@ -76,13 +76,15 @@ pub(crate) trait Fetcher: Send {
     }
     /// Has the ranks that hold the elements away (but those in `read`) write them to the
     /// files `path_of(rank, piece)` names, leaving them where they are: a checkpoint's
-    /// pieces. `None` when this fetch cannot (the caller then copies the array).
+    /// pieces; `meanwhile` runs while they do, with the pieces' index ranges. `None` when
+    /// this fetch cannot (the caller then copies the array).
     fn save_into(
         &self,
         read: &Spans,
         path_of: &dyn Fn(usize, usize) -> String,
+        meanwhile: &mut dyn FnMut(&[&[(u64, u64)]]),
     ) -> Option<Vec<SavedAway>> {
-        let _ = (read, path_of);
+        let _ = (read, path_of, meanwhile);
         None
     }
 }

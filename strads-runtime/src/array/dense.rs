@@ -224,30 +224,32 @@ impl<T, const N: usize> DistArray<T, N> {
     {
         super::le::wire_size::<T>()?;
         self.away.locked(|fetch, read| {
-            let parts = fetch?.save_into(read, path_of)?;
-            let mut away: Vec<(u64, u64)> = parts
-                .iter()
-                .flat_map(|p| p.region.iter().copied())
-                .collect();
-            away.sort_unstable();
-            let len = self.data.len() as u64;
-            let (mut home, mut at) = (Vec::new(), 0u64);
-            for (lo, hi) in away {
-                if lo > at {
-                    home.push((at, lo));
-                }
-                at = at.max(hi);
-            }
-            if at < len {
-                home.push((at, len));
-            }
-            // SAFETY: as in `le_bytes`: under the cell's lock with no lease held, nothing
-            // writes the elements, and those at home are current.
-            let all = unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
+            // The elements at home are copied while the other ranks write theirs.
+            let mut home = Vec::new();
             let mut out = Vec::new();
-            for &(lo, hi) in &home {
-                super::le::put(&all[lo as usize..hi as usize], &mut out);
-            }
+            let parts = fetch?.save_into(read, path_of, &mut |regions: &[&[(u64, u64)]]| {
+                let mut away: Vec<(u64, u64)> =
+                    regions.iter().flat_map(|r| r.iter().copied()).collect();
+                away.sort_unstable();
+                let len = self.data.len() as u64;
+                let mut at = 0u64;
+                for (lo, hi) in away {
+                    if lo > at {
+                        home.push((at, lo));
+                    }
+                    at = at.max(hi);
+                }
+                if at < len {
+                    home.push((at, len));
+                }
+                // SAFETY: as in `le_bytes`: under the cell's lock with no lease held,
+                // nothing writes the elements, and those at home are current.
+                let all =
+                    unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
+                for &(lo, hi) in &home {
+                    super::le::put(&all[lo as usize..hi as usize], &mut out);
+                }
+            })?;
             Some((out, home, parts))
         })
     }

@@ -110,6 +110,7 @@ impl<T: 'static> Fetcher for Parts<T> {
         &self,
         read: &Spans,
         path_of: &dyn Fn(usize, usize) -> String,
+        meanwhile: &mut dyn FnMut(&[&[(u64, u64)]]),
     ) -> Option<Vec<SavedAway>> {
         let parts = self.cut(0, usize::MAX, read);
         if parts.iter().any(|(_, r)| *r == MADE) {
@@ -121,7 +122,10 @@ impl<T: 'static> Fetcher for Parts<T> {
             .enumerate()
             .map(|(i, (_, r))| path_of(*r, i))
             .collect();
-        let sums = self.session.save(self.id, &parts, &paths);
+        let regions: Vec<&[(u64, u64)]> = parts.iter().map(|(r, _)| &r.0[..]).collect();
+        let sums = self
+            .session
+            .save(self.id, &parts, &paths, &mut || meanwhile(&regions));
         Some(
             parts
                 .into_iter()

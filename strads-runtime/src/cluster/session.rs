@@ -295,12 +295,14 @@ impl Session {
     }
 
     /// Driver, between calls: has the ranks holding `parts` of array `id` write them to
-    /// `paths` (one each, a checkpoint's files); each file's checksum and length.
+    /// `paths` (one each, a checkpoint's files), running `meanwhile` while they do; each
+    /// file's checksum and length.
     pub(crate) fn save(
         &self,
         id: u64,
         parts: &[(Region, usize)],
         paths: &[String],
+        meanwhile: &mut dyn FnMut(),
     ) -> Vec<(u64, u64)> {
         if self.closed.load(std::sync::atomic::Ordering::Relaxed)
             || self.with(|core| core.in_call())
@@ -316,6 +318,7 @@ impl Session {
                 .map(|((region, r), p)| core.request_fetch(*r, id, region.clone(), Some(p.clone())))
                 .collect()
         });
+        meanwhile();
         reqs.iter()
             .zip(parts)
             .map(|(&req, (_, r))| {

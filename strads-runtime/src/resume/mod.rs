@@ -418,7 +418,8 @@ impl Recovery {
                                     rank: p.rank,
                                     region: p.region,
                                     file: part_file(k, pos, i),
-                                    checksum: Some(p.sum),
+                                    // The file ends with its checksum.
+                                    checksum: None,
                                     bytes: p.len,
                                 })
                                 .collect();
@@ -508,7 +509,11 @@ impl Recovery {
             self.last = Instant::now();
         }
         if !files.is_empty() || manifest.is_some() {
-            self.writer.send(Job { files, manifest });
+            self.writer.send(Job {
+                files,
+                manifest,
+                trailer: false,
+            });
         }
     }
 
@@ -610,7 +615,7 @@ impl Recovery {
         res.restored += 1;
         match (h, &s.file) {
             (Held::Written(a), Some(file)) => {
-                let read = |file: &str, sum: Option<u64>| -> Vec<u8> {
+                let read = |file: &str, sum: Option<u64>, len: u64| -> Vec<u8> {
                     let path = self.dir.join(file);
                     let bytes = std::fs::read(&path).unwrap_or_else(|e| {
                         fatal(format!(
@@ -618,20 +623,24 @@ impl Recovery {
                             path.display()
                         ))
                     });
-                    if sum.is_some_and(|c| c != checksum(&bytes)) {
+                    let checked = match sum {
+                        Some(c) if c == checksum(&bytes) => Ok(bytes),
+                        Some(_) => Err("fails its checksum".to_string()),
+                        None => manifest::with_trailer(bytes, len),
+                    };
+                    checked.unwrap_or_else(|e| {
                         fatal(format!(
-                            "cannot resume: {} fails its checksum (it changed since the run began)",
+                            "cannot resume: {} {e} (it changed since the run began)",
                             path.display()
-                        ));
-                    }
-                    bytes
+                        ))
+                    })
                 };
                 let refused = |e: String| -> ! {
                     fatal(format!(
                         "cannot resume from the checkpoint {from}: {what}: {e}"
                     ))
                 };
-                let bytes = read(file, s.checksum);
+                let bytes = read(file, s.checksum, s.bytes);
                 match &s.region {
                     None => a.kept_restore(&bytes),
                     Some(region) => a.kept_restore_region(region, &bytes),
@@ -639,7 +648,7 @@ impl Recovery {
                 .unwrap_or_else(|e| refused(format!("{file}: {e}")));
                 res.bytes += bytes.len() as u64;
                 for p in &s.parts {
-                    let piece = read(&p.file, p.checksum);
+                    let piece = read(&p.file, p.checksum, p.bytes);
                     a.kept_restore_region(&p.region, &piece)
                         .unwrap_or_else(|e| refused(format!("{}: {e}", p.file)));
                     res.bytes += piece.len() as u64;
@@ -746,7 +755,9 @@ static LATER: OnceLock<Writer> = OnceLock::new();
 /// A worker rank saves `bytes` to `path` for a checkpoint, from a thread of its own: the
 /// answer for the driver, the bytes' checksum and length (16 bytes, little-endian).
 pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) -> Vec<u8> {
-    let mut answer = checksum(&bytes).to_le_bytes().to_vec();
+    // The file ends with its checksum, taken by the writing thread: the answer need not
+    // wait for it (0 in its place).
+    let mut answer = 0u64.to_le_bytes().to_vec();
     answer.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
     let name = path.to_string_lossy().into_owned();
     LATER
@@ -754,6 +765,7 @@ pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) -> Vec<u8> {
         .send(Job {
             files: vec![(name, bytes)],
             manifest: None,
+            trailer: true,
         });
     answer
 }
