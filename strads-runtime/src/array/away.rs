@@ -82,12 +82,15 @@ pub(crate) trait Fetcher: Send {
         &self,
         read: &Spans,
         path_of: &dyn Fn(usize, usize) -> String,
-        meanwhile: &mut dyn FnMut(&[&[(u64, u64)]]),
+        meanwhile: Meanwhile<'_>,
     ) -> Option<Vec<SavedAway>> {
         let _ = (read, path_of, meanwhile);
         None
     }
 }
+
+/// What runs while other ranks save their pieces, given the pieces' index ranges.
+pub(crate) type Meanwhile<'a> = &'a mut dyn FnMut(&[&[(u64, u64)]]);
 
 /// A piece of an array a rank that holds it wrote for a checkpoint (`resume`).
 #[derive(Clone, Debug)]

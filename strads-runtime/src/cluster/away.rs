@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use super::proto::msg::elem_of;
 use super::proto::{ArrayMeta, Itinerary, MADE, Recipe, Region};
 use super::session::Session;
-use crate::array::away::{Fetch, Fetcher, Lease, SavedAway};
+use crate::array::away::{Fetch, Fetcher, Lease, Meanwhile, SavedAway};
 use crate::array::le::get;
 use crate::array::spans::{Spans, window};
 
@@ -110,7 +110,7 @@ impl<T: 'static> Fetcher for Parts<T> {
         &self,
         read: &Spans,
         path_of: &dyn Fn(usize, usize) -> String,
-        meanwhile: &mut dyn FnMut(&[&[(u64, u64)]]),
+        meanwhile: Meanwhile<'_>,
     ) -> Option<Vec<SavedAway>> {
         let parts = self.cut(0, usize::MAX, read);
         if parts.iter().any(|(_, r)| *r == MADE) {
