@@ -246,7 +246,7 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                     );
                 }
                 // A checkpoint's files this rank still writes are written first.
-                crate::resume::flush_later();
+                super::save::flush_later();
                 session.shut_down();
                 std::process::exit(0);
             }
@@ -268,7 +268,7 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 match store.read(id, &region) {
                     Ok(data) => {
                         let answer = match save {
-                            Some(path) => crate::resume::write_later(path.into(), data),
+                            Some(path) => super::save::write_later(path.into(), data),
                             None => data,
                         };
                         session.with(|core| core.send_fetched(req, answer))

@@ -41,6 +41,14 @@ struct Watched {
 
 static WATCHED: OnceLock<Watched> = OnceLock::new();
 
+/// What stops this process's checkpoints (module `resume` sets it when they start).
+static STOP: OnceLock<fn()> = OnceLock::new();
+
+/// Sets what stops this process's checkpoints before its job restarts.
+pub(crate) fn on_restart(stop: fn()) {
+    let _ = STOP.set(stop);
+}
+
 /// Restarts before this process (0 for the first run).
 fn restarts_before() -> usize {
     std::env::var(RESTARTS)
@@ -123,7 +131,9 @@ pub(crate) fn after_loss(spawned: bool) {
         config.restarts
     );
     // No checkpoint is written from now on: the restarted driver writes them.
-    crate::resume::stop();
+    if let Some(stop) = STOP.get() {
+        stop();
+    }
     // Standard output back to what it was: the pipe closes, and its copier counts the last
     // lines and ends.
     {

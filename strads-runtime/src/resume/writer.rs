@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 
-use super::manifest::{Manifest, add_trailer, checksum, manifests};
+use super::manifest::{Manifest, checksum, manifests};
 use crate::checkpoint::write_atomic;
 
 /// Complete checkpoints kept: the newest, and the one to fall back to.
@@ -20,8 +20,6 @@ const KEPT: usize = 2;
 pub(super) struct Job {
     pub(super) files: Vec<(String, Vec<u8>)>,
     pub(super) manifest: Option<Manifest>,
-    /// The files end with their own checksum (pieces a worker rank writes).
-    pub(super) trailer: bool,
 }
 
 /// The writing thread, and whether it is busy.
@@ -109,13 +107,8 @@ fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
 }
 
 fn write_job(dir: &Path, job: Job, sums: &mut HashMap<String, u64>) -> Result<(), String> {
-    for (name, mut bytes) in job.files {
-        if job.trailer {
-            add_trailer(&mut bytes);
-        } else {
-            sums.insert(name.clone(), checksum(&bytes));
-        }
-        let (name, bytes) = (&name, &bytes);
+    for (name, bytes) in &job.files {
+        sums.insert(name.clone(), checksum(bytes));
         write_atomic(&dir.join(name), bytes).map_err(|e| e.to_string())?;
     }
     if let Some(mut m) = job.manifest {

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use super::itinerary::Itinerary;
 use super::msg::{CallMsg, Msg};
 pub use super::outputs::{Arrival, Failure, Outgoing, Part};
+
+mod between;
 use super::region::Region;
 
 /// Time in microseconds since an origin the driver of the core chooses.
@@ -332,70 +334,6 @@ impl Core {
             .iter()
             .position(|(s, f, _)| *s == seq && *f == from)?;
         Some(self.values.swap_remove(i).2)
-    }
-
-    /// Driver: asks worker `to` for the elements of `region` of array `id` it holds (or,
-    /// with `save`, to write them to that file); returns the request, whose answer
-    /// [`take_fetched`](Core::take_fetched) gives.
-    pub fn request_fetch(
-        &mut self,
-        to: usize,
-        id: u64,
-        region: Region,
-        save: Option<String>,
-    ) -> u64 {
-        let req = self.next_req;
-        self.next_req += 1;
-        let msg = match save {
-            None => Msg::Fetch { req, id, region },
-            Some(path) => Msg::Save {
-                req,
-                id,
-                region,
-                path,
-            },
-        };
-        self.send(Outgoing::Control { to, msg });
-        req
-    }
-
-    /// Driver: the elements fetch `req` brought, once they arrived.
-    pub fn take_fetched(&mut self, req: u64) -> Option<Vec<u8>> {
-        let i = self.fetched.iter().position(|(r, _)| *r == req)?;
-        Some(self.fetched.swap_remove(i).1)
-    }
-
-    /// Driver: tells every worker that array `id` is gone (nothing once the job ends).
-    pub fn forget(&mut self, id: u64) {
-        if self.shutdown || self.failure.is_some() {
-            return;
-        }
-        for r in 1..self.size {
-            self.send(Outgoing::Control {
-                to: r,
-                msg: Msg::Forget { id },
-            });
-        }
-    }
-
-    /// Worker: the next array the driver dropped.
-    pub fn next_forget(&mut self) -> Option<u64> {
-        self.forgets.pop_front()
-    }
-
-    /// Worker: the next fetch the driver asked for, `(req, array id, region, file to save
-    /// to)`.
-    pub fn next_fetch(&mut self) -> Option<(u64, u64, Region, Option<String>)> {
-        self.fetches.pop_front()
-    }
-
-    /// Worker: answers fetch `req` with the elements.
-    pub fn send_fetched(&mut self, req: u64, data: Vec<u8>) {
-        self.send(Outgoing::Block {
-            to: 0,
-            msg: Msg::Fetched { req },
-            data,
-        });
     }
 
     /// Driver: sends call `c` to every worker, with the whole arrays `whole(rank)` lists.

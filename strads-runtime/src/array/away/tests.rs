@@ -1,0 +1,190 @@
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::AtomicUsize;
+
+use super::*;
+use crate::array::DistArray;
+use crate::array::view::SharedMut;
+
+/// Leaves `a` away with a fetch that writes `value` into its elements 2..4 and
+/// counts its runs.
+fn leave(a: &mut DistArray<f32, 1>, value: f32, runs: &Arc<AtomicUsize>) {
+    let runs = runs.clone();
+    let s = SharedMut::new(a);
+    let base = s.raw().0 as usize;
+    s.leave(Box::new(super::Whole(move || {
+        runs.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: the lent array's 6 elements; no reference to them exists while they
+        // are away.
+        let d = unsafe { std::slice::from_raw_parts_mut(base as *mut f32, 6) };
+        d[2..4].fill(value);
+    })));
+}
+
+#[test]
+fn readers_on_many_threads_fetch_once_and_see_the_parts() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut a = DistArray::<f32, 1>::zeros([6]);
+    leave(&mut a, 7.0, &runs);
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| assert_eq!(a.as_slice(), &[0.0, 0.0, 7.0, 7.0, 0.0, 0.0]));
+        }
+    });
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(a[3], 7.0);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn writers_clones_and_views_fetch_first_and_a_claim_does_not() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut a = DistArray::<f32, 1>::zeros([6]);
+    leave(&mut a, 1.0, &runs);
+    a[2] += 1.0;
+    assert_eq!(a.as_slice(), &[0.0, 0.0, 2.0, 1.0, 0.0, 0.0]);
+    leave(&mut a, 3.0, &runs);
+    let b = a.clone();
+    assert_eq!(b.as_slice(), &[0.0, 0.0, 3.0, 3.0, 0.0, 0.0]);
+    leave(&mut a, 5.0, &runs);
+    {
+        // A loop that runs on this process alone: its views see the parts.
+        let s = SharedMut::new(&mut a);
+        let w = crate::array::view::Window::All { writable: false };
+        assert_eq!(s.view("a", &w, None)[3], 5.0);
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+    leave(&mut a, 9.0, &runs);
+    {
+        // A call across processes takes the parts from where they are.
+        let s = SharedMut::new(&mut a);
+        assert!(s.is_away());
+        assert!(s.claim());
+        assert!(!s.is_away());
+    }
+    assert_eq!(a[3], 5.0);
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+}
+
+/// A fetch by windows: what it wrote, and where (element ranges).
+struct Windows {
+    base: usize,
+    len: usize,
+    value: f32,
+    wrote: Arc<Mutex<Vec<(usize, usize)>>>,
+}
+
+impl Windows {
+    fn write(&self, ranges: &[(u64, u64)]) {
+        for &(lo, hi) in ranges {
+            let (lo, hi) = (lo as usize, hi as usize);
+            self.wrote.lock().unwrap().push((lo, hi));
+            // SAFETY: elements `lo..hi` of the test's array (`base`, `len`); they are
+            // away and not read home, so no reference to them exists.
+            let d = unsafe { std::slice::from_raw_parts_mut(self.base as *mut f32, self.len) };
+            d[lo..hi].fill(self.value);
+        }
+    }
+}
+
+impl Fetcher for Windows {
+    fn all(self: Box<Self>, read: &Spans) {
+        self.write(&read.outside(&[(0, self.len as u64)]));
+    }
+
+    fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
+        let (a, b) = crate::array::spans::window(&[self.len / 64, 64], 4, lo, hi);
+        self.write(&read.outside(&[(a as u64, b as u64)]));
+        Some((a, b))
+    }
+}
+
+/// Serial reads bring home only the windows around them, and references to what they
+/// read stay valid while the rest comes home: no later fetch writes a window read.
+#[test]
+fn reads_bring_windows_and_a_whole_fetch_skips_them() {
+    let mut a = DistArray::<f32, 2>::zeros([1000, 64]);
+    let wrote = Arc::new(Mutex::new(Vec::new()));
+    {
+        let s = SharedMut::new(&mut a);
+        let base = s.raw().0 as usize;
+        s.leave(Box::new(Windows {
+            base,
+            len: 64_000,
+            value: 7.0,
+            wrote: wrote.clone(),
+        }));
+    }
+    let first = &a[[3, 5]];
+    assert_eq!(*first, 7.0);
+    assert_eq!(*wrote.lock().unwrap(), vec![(0, 256 * 64)]);
+    let row = a.row(600);
+    assert_eq!(row, &[7.0; 64][..]);
+    assert_eq!(a.get([2, 1]), Some(&7.0));
+    assert_eq!(
+        wrote.lock().unwrap().len(),
+        2,
+        "a read of a window home fetched"
+    );
+    // The rest comes home around the two windows read, which stay as they were.
+    assert!(a.as_slice().iter().all(|&x| x == 7.0));
+    assert_eq!(
+        *wrote.lock().unwrap(),
+        vec![
+            (0, 16_384),
+            (32_768, 49_152),
+            (16_384, 32_768),
+            (49_152, 64_000)
+        ]
+    );
+    assert_eq!((*first, row[63]), (7.0, 7.0));
+}
+
+/// A lease: its threads read the home parts without fetching; another reader waits
+/// for the lease to end, then fetches once; a part written under the lease is there.
+#[test]
+fn a_lease_keeps_parts_away_for_its_threads_and_others_wait_for_it() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut a = DistArray::<f32, 1>::zeros([6]);
+    leave(&mut a, 4.0, &runs);
+    let lease = a.away().lease(42).expect("parts are away");
+    // Under the lease, the part a worker reads is written in first.
+    // SAFETY: element 0 is not referenced (the array is away and no lease thread runs).
+    unsafe { *(lease.base() as *mut f32) = 1.0 };
+    let waited = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let _mine = crate::pool::enter_lease(42);
+            assert_eq!(a[0], 1.0);
+            assert_eq!(runs.load(Ordering::SeqCst), 0, "a lease thread fetched");
+        })
+        .join()
+        .unwrap();
+        let other = s.spawn(|| {
+            let v = a[3];
+            assert!(waited.load(Ordering::SeqCst), "read before the lease ended");
+            v
+        });
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        waited.store(true, Ordering::SeqCst);
+        lease.settle(None);
+        drop(lease);
+        // The lease settled with nothing away: the other reader reads what is here.
+        assert_eq!(other.join().unwrap(), 0.0);
+    });
+    assert_eq!(runs.load(Ordering::SeqCst), 0);
+    assert!(a.away().lease(43).is_none(), "nothing is away to lease");
+    leave(&mut a, 6.0, &runs);
+    let lease = a.away().lease(44).unwrap();
+    let fetch_runs = runs.clone();
+    lease.settle(Some(Box::new(super::Whole(move || {
+        fetch_runs.fetch_add(10, Ordering::SeqCst);
+    }))));
+    drop(lease);
+    assert_eq!(a[2], 0.0);
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        10,
+        "the settled fetch ran once"
+    );
+}

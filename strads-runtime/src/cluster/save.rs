@@ -1,0 +1,68 @@
+//! A worker rank's side of a checkpoint (module `resume`): the parts of the driver's
+//! arrays it holds, written to the files the driver names, from a thread of its own; each
+//! file ends with its own checksum, so that the answer need not wait for it.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Sender, channel};
+use std::sync::{Mutex, OnceLock};
+
+use crate::checkpoint::{add_trailer, write_atomic};
+
+/// The writing thread's queue, and how many files it has still to write.
+struct Later {
+    tx: Mutex<Sender<(PathBuf, Vec<u8>)>>,
+    pending: &'static AtomicUsize,
+}
+
+static LATER: OnceLock<Later> = OnceLock::new();
+
+fn later() -> &'static Later {
+    LATER.get_or_init(|| {
+        let pending: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
+        let (tx, rx) = channel::<(PathBuf, Vec<u8>)>();
+        std::thread::Builder::new()
+            .name("strads-save".into())
+            .spawn(move || {
+                for (path, mut bytes) in rx {
+                    add_trailer(&mut bytes);
+                    if let Err(e) = write_atomic(&path, &bytes) {
+                        // The driver's manifest names the file: a resume falls back past it.
+                        eprintln!("strads: checkpoint: {e}");
+                    }
+                    pending.fetch_sub(1, Ordering::AcqRel);
+                }
+            })
+            .expect("a thread for checkpoints");
+        Later {
+            tx: Mutex::new(tx),
+            pending,
+        }
+    })
+}
+
+/// Saves `bytes` to `path` from the writing thread; the answer for the driver: 0 where a
+/// checksum would stand (the file carries it), then the length (16 bytes, little-endian).
+pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) -> Vec<u8> {
+    let mut answer = 0u64.to_le_bytes().to_vec();
+    answer.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    let l = later();
+    l.pending.fetch_add(1, Ordering::AcqRel);
+    let sent =
+        l.tx.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send((path, bytes));
+    if sent.is_err() {
+        l.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+    answer
+}
+
+/// At the job's end: the files still to write are written first.
+pub(crate) fn flush_later() {
+    if let Some(l) = LATER.get() {
+        while l.pending.load(Ordering::Acquire) > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
