@@ -140,34 +140,6 @@ impl<T: 'static> Fetcher for Parts<T> {
         )
     }
 
-    fn copy_into(&self, out: &mut [u8], size: usize, read: &Spans) -> bool {
-        let parts = self.cut(0, usize::MAX, read);
-        if parts.iter().any(|(_, r)| *r == MADE) {
-            // Parts no rank has made yet: the array comes home (they are made there).
-            return false;
-        }
-        if parts.is_empty() {
-            return true;
-        }
-        let fetched = self.session.fetch(self.id, &parts, false);
-        for ((region, r), bytes) in parts.iter().zip(fetched) {
-            let mut at = 0;
-            for &(lo, hi) in &region.0 {
-                let (lo, hi) = (lo as usize * size, hi as usize * size);
-                let n = hi - lo;
-                let (Some(dst), Some(src)) = (out.get_mut(lo..hi), bytes.get(at..at + n)) else {
-                    self.session.fail(format!(
-                        "the parts rank {r} sent back do not fit array {}",
-                        self.id
-                    ));
-                };
-                dst.copy_from_slice(src);
-                at += n;
-            }
-        }
-        true
-    }
-
     fn all(self: Box<Self>, read: &Spans) {
         let parts = self.cut(0, usize::MAX, read);
         self.bring(parts, true);

@@ -64,11 +64,19 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
     }
 
     fn kept_bytes(&self) -> Result<Vec<u8>, String> {
-        // Parts other ranks hold are copied, and stay there.
-        self.le_bytes().ok_or_else(unsupported::<T>)
+        // Parts other ranks hold are written by them (`kept_parts`); this brings home only
+        // parts made nowhere yet.
+        let size = wire_size::<T>().ok_or_else(unsupported::<T>)?;
+        let mut out = Vec::with_capacity(self.len() * size);
+        put(self.as_slice(), &mut out);
+        Ok(out)
     }
 
     fn kept_checksum(&self) -> Option<u64> {
+        // Not for parts on other ranks: they would come home.
+        if self.away().is_away() {
+            return None;
+        }
         self.kept_bytes().ok().map(|b| checksum(&b))
     }
 

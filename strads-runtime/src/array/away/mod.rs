@@ -66,14 +66,6 @@ pub(crate) trait Fetcher: Send {
         let _ = (lo, hi, read, version);
         None
     }
-    /// Copies every element that is away, but those in `read`, into `out` (the array's
-    /// elements as little-endian bytes, `size` bytes each), leaving the parts where they
-    /// are: a checkpoint's copy. `false` when this fetch cannot (the caller then brings
-    /// the array home).
-    fn copy_into(&self, out: &mut [u8], size: usize, read: &Spans) -> bool {
-        let _ = (out, size, read);
-        false
-    }
     /// Has the ranks that hold the elements away (but those in `read`) write them to the
     /// files `path_of(rank, piece)` names, leaving them where they are: a checkpoint's
     /// pieces; `meanwhile` runs while they do, with the pieces' index ranges. `None` when

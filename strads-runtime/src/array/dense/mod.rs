@@ -187,30 +187,6 @@ impl<T, const N: usize> DistArray<T, N> {
         (self.id, self.version)
     }
 
-    /// The elements as little-endian bytes (`None` for elements that have no such form),
-    /// without bringing parts other processes hold home: a checkpoint's copy.
-    pub(crate) fn le_bytes(&self) -> Option<Vec<u8>>
-    where
-        T: 'static,
-    {
-        let size = super::le::wire_size::<T>()?;
-        let mut out = Vec::with_capacity(self.data.len() * size);
-        let copied = self.away.locked(|fetch, read| {
-            // SAFETY: under the cell's lock with no lease held, nothing writes the elements:
-            // fetches and leases write them only under that lock, and every other writer
-            // borrows the array mutably, which `&self` excludes. The elements are
-            // initialised (those away hold stale values, overwritten below).
-            let all = unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
-            super::le::put(all, &mut out);
-            fetch.is_none_or(|f| f.copy_into(&mut out, size, read))
-        });
-        if !copied {
-            out.clear();
-            super::le::put(self.as_slice(), &mut out);
-        }
-        Some(out)
-    }
-
     /// With parts on other ranks: has their holders write them to `path_of(rank, piece)`
     /// (a checkpoint), and gives the elements at home as little-endian bytes with their
     /// index ranges; `None` when nothing is away, or parts are made nowhere yet.
@@ -242,8 +218,10 @@ impl<T, const N: usize> DistArray<T, N> {
                 if at < len {
                     home.push((at, len));
                 }
-                // SAFETY: as in `le_bytes`: under the cell's lock with no lease held,
-                // nothing writes the elements, and those at home are current.
+                // SAFETY: under the cell's lock with no lease held, nothing writes the
+                // elements: fetches and leases write them only under that lock, and every
+                // other writer borrows the array mutably, which `&self` excludes. Those at
+                // home are current (those away are stale, and not copied).
                 let all =
                     unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
                 for &(lo, hi) in &home {
