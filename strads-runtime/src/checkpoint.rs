@@ -324,6 +324,19 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Lowers the calling thread's priority as far as it goes (nice 19): a thread that writes
+/// checkpoints while training goes on takes the cores only when training leaves them.
+pub(crate) fn lowest_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let tid = nix::unistd::gettid().as_raw();
+        // SAFETY: `setpriority` with a thread id this thread owns; it touches no memory.
+        unsafe {
+            nix::libc::setpriority(nix::libc::PRIO_PROCESS, tid as nix::libc::id_t, 19);
+        }
+    }
+}
+
 /// Checksums of checkpoints' array files (module `resume`): fast enough for a model's
 /// bytes after every call.
 /// A checksum of bytes fed in pieces: a 64-bit word at a time (about 8 bytes per

@@ -24,6 +24,7 @@ fn later() -> &'static Later {
         std::thread::Builder::new()
             .name("strads-save".into())
             .spawn(move || {
+                crate::checkpoint::lowest_priority();
                 for (path, mut bytes) in rx {
                     add_trailer(&mut bytes);
                     if let Err(e) = write_atomic(&path, &bytes) {

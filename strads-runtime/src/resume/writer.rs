@@ -93,6 +93,7 @@ impl Writer {
 }
 
 fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
+    crate::checkpoint::lowest_priority();
     let mut sums = HashMap::new();
     for job in rx {
         if !p.failed.load(Ordering::Acquire) && !p.stopped.load(Ordering::Acquire) {
