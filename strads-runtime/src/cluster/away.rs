@@ -123,18 +123,19 @@ impl<T: 'static> Fetcher for Parts<T> {
             .map(|(i, (_, r))| path_of(*r, i))
             .collect();
         let regions: Vec<&[(u64, u64)]> = parts.iter().map(|(r, _)| &r.0[..]).collect();
-        let sums = self
-            .session
+        self.session
             .save(self.id, &parts, &paths, &mut || meanwhile(&regions));
+        let size = elem_of::<T>().map_or(std::mem::size_of::<T>(), |e| e.size()) as u64;
         Some(
             parts
                 .into_iter()
-                .zip(sums)
-                .map(|((region, rank), (sum, len))| SavedAway {
-                    rank,
-                    region: region.0,
-                    sum,
-                    len,
+                .map(|(region, rank)| {
+                    let len = region.0.iter().map(|&(lo, hi)| hi - lo).sum::<u64>() * size;
+                    SavedAway {
+                        rank,
+                        region: region.0,
+                        len,
+                    }
                 })
                 .collect(),
         )

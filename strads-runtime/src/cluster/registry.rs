@@ -266,13 +266,11 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 // runs on the driver alone) is about to read, or a checkpoint saves (written
                 // from a thread of their own; the answer is their checksum and length).
                 match store.read(id, &region) {
-                    Ok(data) => {
-                        let answer = match save {
-                            Some(path) => super::save::write_later(path.into(), data),
-                            None => data,
-                        };
-                        session.with(|core| core.send_fetched(req, answer))
-                    }
+                    Ok(data) => match save {
+                        // Nothing is answered: the driver does not wait for its checkpoint.
+                        Some(path) => super::save::write_later(path.into(), data),
+                        None => session.with(|core| core.send_fetched(req, data)),
+                    },
                     Err(e) => session.fail(format!(
                         "rank {} cannot send the driver the parts it asked for: {e}",
                         session.rank

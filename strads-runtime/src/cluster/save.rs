@@ -1,6 +1,6 @@
 //! A worker rank's side of a checkpoint (module `resume`): the parts of the driver's
 //! arrays it holds, written to the files the driver names, from a thread of its own; each
-//! file ends with its own checksum, so that the answer need not wait for it.
+//! file ends with its own checksum, and the driver waits for none of it.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,11 +42,8 @@ fn later() -> &'static Later {
     })
 }
 
-/// Saves `bytes` to `path` from the writing thread; the answer for the driver: 0 where a
-/// checksum would stand (the file carries it), then the length (16 bytes, little-endian).
-pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) -> Vec<u8> {
-    let mut answer = 0u64.to_le_bytes().to_vec();
-    answer.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+/// Saves `bytes` to `path` from the writing thread (the file ends with their checksum).
+pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) {
     let l = later();
     l.pending.fetch_add(1, Ordering::AcqRel);
     let sent =
@@ -56,7 +53,6 @@ pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) -> Vec<u8> {
     if sent.is_err() {
         l.pending.fetch_sub(1, Ordering::AcqRel);
     }
-    answer
 }
 
 /// At the job's end: the files still to write are written first.

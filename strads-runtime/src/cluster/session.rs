@@ -295,15 +295,17 @@ impl Session {
     }
 
     /// Driver, between calls: has the ranks holding `parts` of array `id` write them to
-    /// `paths` (one each, a checkpoint's files), running `meanwhile` while they do; each
-    /// file's checksum and length.
+    /// `paths` (one each, a checkpoint's files), and runs `meanwhile`. Nothing waits for
+    /// them: a rank handles the request before the driver's next call (one ordered stream),
+    /// and a piece it could not write fails its checksum when a run resumes, which then
+    /// falls back to the checkpoint before.
     pub(crate) fn save(
         &self,
         id: u64,
         parts: &[(Region, usize)],
         paths: &[String],
         meanwhile: &mut dyn FnMut(),
-    ) -> Vec<(u64, u64)> {
+    ) {
         if self.closed.load(std::sync::atomic::Ordering::Relaxed)
             || self.with(|core| core.in_call())
         {
@@ -311,30 +313,12 @@ impl Session {
                 "array {id} was saved inside a call or after the job ended"
             ));
         }
-        let reqs: Vec<u64> = self.with(|core| {
-            parts
-                .iter()
-                .zip(paths)
-                .map(|((region, r), p)| core.request_fetch(*r, id, region.clone(), Some(p.clone())))
-                .collect()
+        self.with(|core| {
+            for ((region, r), p) in parts.iter().zip(paths) {
+                core.request_fetch(*r, id, region.clone(), Some(p.clone()));
+            }
         });
         meanwhile();
-        reqs.iter()
-            .zip(parts)
-            .map(|(&req, (_, r))| {
-                let answer = self.wait(|core| core.take_fetched(req));
-                match answer.get(..16) {
-                    Some(b) if answer.len() == 16 => (
-                        u64::from_le_bytes(b[..8].try_into().expect("8 bytes")),
-                        u64::from_le_bytes(b[8..].try_into().expect("8 bytes")),
-                    ),
-                    _ => self.fail(format!(
-                        "rank {r} answered the save of array {id} with {} bytes, not 16",
-                        answer.len()
-                    )),
-                }
-            })
-            .collect()
     }
 
     /// Driver: fetches from other ranks the parts of array `id` that calls left there

@@ -91,9 +91,7 @@ pub struct SavedAway {
     pub rank: usize,
     /// The elements it holds, as index ranges, in the file's order.
     pub region: Vec<(u64, u64)>,
-    /// The file's checksum and length.
-    pub sum: u64,
-    /// The file's length.
+    /// The bytes of those elements (the file holds them and then their checksum).
     pub len: u64,
 }
 

@@ -146,8 +146,8 @@ pub enum Msg {
     /// frame).
     Exchange { req: u64, round: u64 },
     /// Driver → worker, between calls: write the elements of `region` of the driver's
-    /// array `id` that this worker holds to the file `path` (a checkpoint); answered as a
-    /// fetch, with the bytes' checksum and length.
+    /// array `id` that this worker holds to the file `path` (a checkpoint), followed by
+    /// their checksum; not answered (the worker takes the elements before the next call).
     Save {
         req: u64,
         id: u64,
