@@ -144,11 +144,11 @@ fn sgd_mf() -> String {
 }
 
 /// sgd_mf's summary line (of `stdout`) without its timing and thread count, and the same
-/// line of a run as 2 threads in one process.
-fn summaries(ex: &str, args: &[&str], stdout: &str) -> (String, String) {
-    let threads = Command::new(ex)
+/// line of a run as `threads` threads in one process.
+fn summaries_as(ex: &str, args: &[&str], stdout: &str, threads: &str) -> (String, String) {
+    let one = Command::new(ex)
         .args(args)
-        .env("STRADS_THREADS", "2")
+        .env("STRADS_THREADS", threads)
         .env_remove("STRADS_PROCESSES")
         .output()
         .unwrap();
@@ -161,10 +161,12 @@ fn summaries(ex: &str, args: &[&str], stdout: &str) -> (String, String) {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    (
-        last(stdout),
-        last(&String::from_utf8_lossy(&threads.stdout)),
-    )
+    (last(stdout), last(&String::from_utf8_lossy(&one.stdout)))
+}
+
+/// [`summaries_as`] 2 threads.
+fn summaries(ex: &str, args: &[&str], stdout: &str) -> (String, String) {
+    summaries_as(ex, args, stdout, "2")
 }
 
 #[test]
@@ -332,24 +334,7 @@ fn a_job_that_loses_a_rank_restarts_from_its_checkpoint() {
     // Every epoch's line once, and the bits of 3 threads.
     let epochs = stdout.lines().filter(|l| l.starts_with("epoch")).count();
     assert_eq!(epochs, 200, "{stdout}");
-    let threads = Command::new(&ex)
-        .args(args)
-        .env("STRADS_THREADS", "3")
-        .env_remove("STRADS_PROCESSES")
-        .output()
-        .unwrap();
-    let last = |s: &str| -> String {
-        s.lines()
-            .last()
-            .unwrap_or("")
-            .split_whitespace()
-            .filter(|f| !f.starts_with("seconds=") && !f.starts_with("threads="))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    assert_eq!(
-        last(&stdout),
-        last(&String::from_utf8_lossy(&threads.stdout))
-    );
+    let (many, one) = summaries_as(&ex, &args, &stdout, "3");
+    assert_eq!(many, one);
     let _ = std::fs::remove_dir_all(&dir);
 }
