@@ -53,10 +53,21 @@ fn relabel(z: &mut SparseArray<u32, 2>, w: &DistArray<f64, 1>) {
     }
 }
 
+/// A loop the program calls once, at the start, over an input no later call names.
+#[strads::parallel_for(expect = "1d")]
+fn start_from(w: &mut DistArray<f64, 1>, raw: &DistArray<f64, 1>, n: usize) {
+    for u in 0..n {
+        w[u] = raw[u] * 0.5;
+    }
+}
+
 fn program() {
     let n = 20_000;
     let x = DistArray::<f64, 1>::from_fn([n], |[u]| ((u * 31 % 101) as f64) / 50.0);
     let mut w = DistArray::<f64, 1>::zeros([n]);
+    // Named by this call only: checkpoints must not wait for it to be named again.
+    let raw = DistArray::<f64, 1>::from_fn([n], |[u]| (u % 3) as f64);
+    start_from(&mut w, &raw, n);
     let entries = (0..3000)
         .map(|e| ([e * 7 % n, e % 5], (e % 13) as u32))
         .collect();
@@ -70,6 +81,11 @@ fn program() {
         std::thread::sleep(std::time::Duration::from_millis(pause));
         step(&mut w, &x, n, 0.1 + epoch as f64 * 0.01);
         relabel(&mut z, &w);
+        // An array written by a call and dropped right after (its parts saved on a cluster
+        // rank as the driver drops it).
+        let mut scratch = DistArray::<f64, 1>::zeros([n]);
+        step(&mut scratch, &x, n, 0.5);
+        drop(scratch);
         let (loss, big) = eval(&w, &x, n);
         // `w[7]` is read by serial code: in the skipped part of a resumed run it is not yet
         // the checkpoint's; the checkpoint's log of the output stands in for this line.
@@ -289,6 +305,15 @@ fn check() -> Result<(), String> {
     if plain.lines().count() != EPOCHS + 1 {
         return Err(format!("the program's output:\n{plain}"));
     }
+    // Checkpoints at most every 0.2 s (epochs of 60 ms): between them the call at the start
+    // writes `w` and names `raw` for the only time.
+    let spaced = [
+        ("STRADS_THREADS", "2"),
+        ("STRADS_CHECKPOINT_SECONDS", "0.2"),
+        ("PAUSE_MS", "60"),
+    ];
+    let dir = killed_and_resumed("spaced", &spaced, &plain)?;
+    let _ = std::fs::remove_dir_all(&dir);
     let threads = [("STRADS_THREADS", "2")];
     let dir = killed_and_resumed("threads", &threads, &plain)?;
 

@@ -203,15 +203,17 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
     let mut store = Store::default();
     loop {
         let next = session.wait(|core| {
-            // Arrays the driver dropped before it ended the job go first.
+            // Fetches and a checkpoint's saves first: the driver sent them before it dropped
+            // the array or ended the job (a save is not awaited, so a drop may follow it).
+            if let Some((req, id, region, save)) = core.next_fetch() {
+                return Some(Next::Fetch(req, id, region, save));
+            }
+            // Arrays the driver dropped before it ended the job go next.
             if let Some(id) = core.next_forget() {
                 return Some(Next::Forget(id));
             }
             if core.is_shut_down() {
                 return Some(Next::Shutdown);
-            }
-            if let Some((req, id, region, save)) = core.next_fetch() {
-                return Some(Next::Fetch(req, id, region, save));
             }
             if let Some((req, op, args)) = super::proto::collective::next_op(core) {
                 return Some(Next::Data(req, op, args));
@@ -264,14 +266,20 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             Next::Fetch(req, id, region, save) => {
                 // Parts a call left here, which the driver's serial code (or a call that
                 // runs on the driver alone) is about to read, or a checkpoint saves (written
-                // from a thread of their own; the answer is their checksum and length).
-                match store.read(id, &region) {
-                    Ok(data) => match save {
-                        // Nothing is answered: the driver does not wait for its checkpoint.
-                        Some(path) => super::save::write_later(path.into(), data),
-                        None => session.with(|core| core.send_fetched(req, data)),
-                    },
-                    Err(e) => session.fail(format!(
+                // by a thread of their own, not answered).
+                match (store.read(id, &region), save) {
+                    // Nothing is answered: the driver does not wait for its checkpoint.
+                    (Ok(data), Some(path)) => super::save::write_later(path.into(), data),
+                    (Ok(data), None) => session.with(|core| core.send_fetched(req, data)),
+                    // A piece this rank cannot give is missing from the checkpoint, which a
+                    // resumed run then passes over; the job goes on.
+                    (Err(e), Some(path)) => {
+                        eprintln!(
+                            "strads: checkpoint: rank {} cannot write {path}: {e}",
+                            session.rank
+                        )
+                    }
+                    (Err(e), None) => session.fail(format!(
                         "rank {} cannot send the driver the parts it asked for: {e}",
                         session.rank
                     )),

@@ -42,9 +42,17 @@ fn later() -> &'static Later {
     })
 }
 
-/// Saves `bytes` to `path` from the writing thread (the file ends with their checksum).
+/// Files a rank may have queued before a save waits: its pieces never lag the driver's
+/// checkpoints by more than this (the driver keeps two), and their copies stay bounded.
+const QUEUED: usize = 2;
+
+/// Saves `bytes` to `path` from the writing thread (the file ends with their checksum),
+/// once fewer than [`QUEUED`] files wait.
 pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) {
     let l = later();
+    while l.pending.load(Ordering::Acquire) >= QUEUED {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
     l.pending.fetch_add(1, Ordering::AcqRel);
     let sent =
         l.tx.lock()

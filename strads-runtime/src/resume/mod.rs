@@ -26,6 +26,7 @@
 mod kept;
 mod manifest;
 mod output;
+mod record;
 mod replay;
 mod writer;
 
@@ -39,8 +40,8 @@ use serde::de::DeserializeOwned;
 
 pub use crate::array::away::SavedAway;
 pub use kept::{Coded, Kept};
-use manifest::{CallEntry, Identity, Manifest, SavedArray, SavedOutput, SavedPart};
-use writer::{Job, Writer, array_file, output_file, part_file};
+use manifest::{CallEntry, Identity, Manifest, SavedOutput, SavedPart};
+use writer::Writer;
 
 use crate::exec::LoopState;
 use manifest::checksum;
@@ -206,7 +207,14 @@ struct Recovery {
     under_way: bool,
     /// What the program printed up to the last complete checkpoint, in files.
     output: Vec<SavedOutput>,
+    /// Calls since the checkpoint under way began.
+    under_way_calls: u64,
+    /// Whether giving up on a checkpoint was said already.
+    gave_up: bool,
 }
+
+/// Calls a checkpoint may stay under way before it is given up (and said why).
+const GIVE_UP: u64 = 64;
 
 static STATE: OnceLock<Option<Mutex<Recovery>>> = OnceLock::new();
 
@@ -341,178 +349,9 @@ impl Recovery {
             resume,
             under_way: false,
             output: output_files,
+            under_way_calls: 0,
+            gave_up: false,
         })
-    }
-
-    /// Whether a checkpoint is due after this call: one under way, or a new one when the
-    /// last is written and old enough.
-    fn due(&self) -> bool {
-        !self.writer.failed()
-            && (self.under_way || (!self.writer.busy() && self.last.elapsed() >= self.every))
-    }
-
-    /// Notes array `h` at parameter `pos` of call `k`.
-    fn note(&mut self, k: u64, pos: usize, h: &Held<'_>) -> u64 {
-        let a = h.kept();
-        let (id, version) = a.kept_key();
-        let t = self.tracked.entry(id).or_insert_with(|| {
-            a.kept_track();
-            Tracked {
-                id,
-                kind: a.kept_kind(),
-                seen: (k, pos, version),
-                written: None,
-                saved: None,
-            }
-        });
-        t.seen = (k, pos, version);
-        if matches!(h, Held::Written(_)) {
-            t.written = Some((k, pos, version));
-        }
-        id
-    }
-
-    /// After call `k` ran: its log entry, and a checkpoint when one is due.
-    fn record(&mut self, k: u64, name: &str, arrays: &mut [Held<'_>], values: Vec<u8>) {
-        let i = (k - 1) as usize;
-        if self.calls.len() <= i {
-            self.calls.resize_with(i + 1, || CallEntry {
-                name: String::new(),
-                values: Vec::new(),
-            });
-        }
-        self.calls[i] = CallEntry {
-            name: name.to_owned(),
-            values,
-        };
-        let ids: Vec<u64> = arrays
-            .iter()
-            .enumerate()
-            .map(|(pos, h)| self.note(k, pos, h))
-            .collect();
-        if !self.due() {
-            return;
-        }
-        let mut files = Vec::new();
-        for ((pos, h), id) in arrays.iter().enumerate().zip(ids) {
-            let a = h.kept();
-            let version = a.kept_key().1;
-            let t = self.tracked.get_mut(&id).expect("noted");
-            if t.clean() {
-                continue;
-            }
-            match t.written {
-                // Saved as it was after the call that last wrote it: unchanged since.
-                Some((_, _, v)) if v == version => {
-                    // Parts other ranks hold are written by them; the rest is copied here.
-                    let dir = &self.dir;
-                    let path_of = |_rank: usize, piece: usize| -> String {
-                        dir.join(part_file(k, pos, piece))
-                            .to_string_lossy()
-                            .into_owned()
-                    };
-                    let (bytes, region, parts) = match a.kept_parts(&path_of) {
-                        Some((home, region, pieces)) => {
-                            let parts = pieces
-                                .into_iter()
-                                .enumerate()
-                                .map(|(i, p)| SavedPart {
-                                    rank: p.rank,
-                                    region: p.region,
-                                    file: part_file(k, pos, i),
-                                    // The file ends with its checksum.
-                                    checksum: None,
-                                    bytes: p.len,
-                                })
-                                .collect();
-                            (home, Some(region), parts)
-                        }
-                        None => {
-                            let bytes = a.kept_bytes().unwrap_or_else(|e| {
-                                fatal(format!(
-                                    "checkpoint: cannot write array {} of call {k} (`{name}`), \
-                                     {}: {e}",
-                                    pos + 1,
-                                    t.kind
-                                ))
-                            });
-                            (bytes, None, Vec::new())
-                        }
-                    };
-                    let file = array_file(k, pos);
-                    // The checksum is taken by the writing thread.
-                    t.saved = Some(Saved {
-                        version,
-                        file: Some(file.clone()),
-                        checksum: None,
-                        bytes: bytes.len() as u64,
-                        region,
-                        parts,
-                    });
-                    files.push((file, bytes));
-                }
-                // Serial code changed it since: saved at the next call that writes it.
-                Some(_) => {}
-                None => {
-                    t.saved = Some(Saved {
-                        version,
-                        file: None,
-                        checksum: a.kept_checksum(),
-                        bytes: 0,
-                        region: None,
-                        parts: Vec::new(),
-                    })
-                }
-            }
-        }
-        let complete = self.tracked.values().all(Tracked::clean);
-        let manifest = complete.then(|| {
-            let mut arrays: Vec<SavedArray> = self
-                .tracked
-                .values()
-                .map(|t| {
-                    let s = t.saved.as_ref().expect("clean");
-                    let (call, param, version) = t.written.unwrap_or(t.seen);
-                    SavedArray {
-                        call,
-                        param,
-                        id: t.id,
-                        version,
-                        kind: t.kind.clone(),
-                        file: s.file.clone(),
-                        checksum: s.checksum,
-                        bytes: s.bytes,
-                        region: s.region.clone(),
-                        parts: s.parts.clone(),
-                    }
-                })
-                .collect();
-            arrays.sort_by_key(|a| (a.call, a.param));
-            let printed = output::take();
-            if !printed.is_empty() {
-                let file = output_file(k);
-                self.output.push(SavedOutput {
-                    file: file.clone(),
-                    checksum: None,
-                    bytes: printed.len() as u64,
-                });
-                files.push((file, printed));
-            }
-            Manifest::new(
-                self.identity.clone(),
-                k,
-                self.calls[..k as usize].to_vec(),
-                arrays,
-                self.output.clone(),
-            )
-        });
-        self.under_way = !complete;
-        if complete {
-            self.last = Instant::now();
-        }
-        if !files.is_empty() || manifest.is_some() {
-            self.writer.send(Job { files, manifest });
-        }
     }
 }
 

@@ -23,7 +23,9 @@ struct Output {
     busy: Arc<AtomicBool>,
     /// Drop what is printed (the skipped part of a resumed run) instead of passing it on.
     discard: Arc<AtomicBool>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    /// The thread that reads and logs, and the one that passes the bytes on (so that a
+    /// slow reader of our output never holds the log back).
+    threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
 static OUTPUT: OnceLock<Output> = OnceLock::new();
@@ -58,16 +60,20 @@ pub(super) fn start(discard: bool) -> bool {
         let raw = reader.as_raw_fd();
         let to = std::fs::File::from(original.try_clone()?);
         let (l, b, d) = (log.clone(), busy.clone(), discard.clone());
-        let thread = std::thread::Builder::new()
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        let reader = std::thread::Builder::new()
             .name("strads-output".into())
-            .spawn(move || pass_on(std::fs::File::from(reader), to, &l, &b, &d))?;
+            .spawn(move || take_in(std::fs::File::from(reader), &tx, &l, &b, &d))?;
+        let writer = std::thread::Builder::new()
+            .name("strads-output-out".into())
+            .spawn(move || pass_on(&rx, to))?;
         Ok(Output {
             reader: raw,
             original: Mutex::new(Some(original)),
             log,
             busy,
             discard,
-            thread: Mutex::new(Some(thread)),
+            threads: Mutex::new(vec![reader, writer]),
         })
     })();
     drop(out);
@@ -88,9 +94,10 @@ pub(super) fn start(discard: bool) -> bool {
     }
 }
 
-fn pass_on(
+/// Reads what the program prints, logs it and hands it to [`pass_on`] (or drops it).
+fn take_in(
     mut from: std::fs::File,
-    mut to: std::fs::File,
+    to: &std::sync::mpsc::Sender<Vec<u8>>,
     log: &Mutex<Vec<u8>>,
     busy: &AtomicBool,
     discard: &AtomicBool,
@@ -117,29 +124,43 @@ fn pass_on(
             log.lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .extend_from_slice(&buf[..n]);
-            let _ = to.write_all(&buf[..n]);
-            let _ = to.flush();
+            let _ = to.send(buf[..n].to_vec());
         }
         busy.store(false, Ordering::SeqCst);
     }
 }
 
-/// Waits (at most a second) until what the program printed so far has passed through.
-fn drain(o: &Output) {
+/// Passes the program's output on to standard output as it was.
+fn pass_on(from: &std::sync::mpsc::Receiver<Vec<u8>>, mut to: std::fs::File) {
+    for bytes in from {
+        let _ = to.write_all(&bytes);
+    }
+}
+
+/// Waits until what the program printed so far is logged (the pipe empty, nothing read and
+/// not yet logged): whether it is, within a minute (another thread printing without end
+/// could keep it from being so).
+fn drain(o: &Output) -> bool {
     let _ = std::io::stdout().flush();
-    let end = Instant::now() + Duration::from_secs(1);
-    while (waiting(o.reader) > 0 || o.busy.load(Ordering::SeqCst)) && Instant::now() < end {
+    let end = Instant::now() + Duration::from_secs(60);
+    loop {
+        if waiting(o.reader) == 0 && !o.busy.load(Ordering::SeqCst) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
         std::thread::sleep(Duration::from_micros(100));
     }
 }
 
-/// What the program printed since the last call of `take`, once it has passed through.
-pub(super) fn take() -> Vec<u8> {
+/// What the program printed since the last call of `take`, once it is logged; `None` when
+/// it could not be (the checkpoint then waits for a later call).
+pub(super) fn take() -> Option<Vec<u8>> {
     let Some(o) = OUTPUT.get() else {
-        return Vec::new();
+        return Some(Vec::new());
     };
-    drain(o);
-    std::mem::take(&mut *o.log.lock().unwrap_or_else(|e| e.into_inner()))
+    drain(o).then(|| std::mem::take(&mut *o.log.lock().unwrap_or_else(|e| e.into_inner())))
 }
 
 /// Prints `bytes` where the program's output stands (a checkpoint's log).
@@ -180,7 +201,13 @@ pub(super) fn finish() {
         // SAFETY: descriptor 1 becomes a copy of the original (open: owned here); the
         // pipe's last writer closes, and the thread ends at its end.
         unsafe { nix::libc::dup2(fd.as_raw_fd(), 1) };
-        if let Some(t) = o.thread.lock().ok().and_then(|mut t| t.take()) {
+        let threads = o
+            .threads
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
+        // The reader ends at the pipe's end and drops its sender; the writer then ends.
+        for t in threads {
             let _ = t.join();
         }
         drop(fd);
