@@ -43,8 +43,9 @@ fn later() -> &'static Later {
 }
 
 /// Files a rank may have queued before a save waits: its pieces never lag the driver's
-/// checkpoints by more than this (the driver keeps two), and their copies stay bounded.
-const QUEUED: usize = 2;
+/// checkpoints by more than about two (the driver keeps three), and their copies stay
+/// bounded.
+const QUEUED: usize = 4;
 
 /// Saves `bytes` to `path` from the writing thread (the file ends with their checksum),
 /// once fewer than [`QUEUED`] files wait.

@@ -11,8 +11,8 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use super::manifest::{Manifest, checksum, manifests};
 use crate::checkpoint::write_atomic;
 
-/// Complete checkpoints kept: the newest, and the one to fall back to.
-const KEPT: usize = 2;
+/// Complete checkpoints kept: the newest, and two to fall back to (a rank's pieces may lag).
+const KEPT: usize = 3;
 
 /// One checkpoint's writing: array files, and the manifest when the checkpoint is complete
 /// (its files' checksums are taken here, off the program's thread: those it lacks are
