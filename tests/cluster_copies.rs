@@ -23,7 +23,7 @@ mod factors;
 #[path = "common/self_run.rs"]
 mod self_run;
 use factors::step;
-use self_run::run_self;
+use self_run::{main_of_roles, run_self};
 
 use strads::prelude::*;
 
@@ -258,18 +258,12 @@ fn check() -> Result<(), String> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    match std::env::var("CLUSTER_COPIES_ROLE").as_deref() {
-        Ok("keep") => program(false),
-        Ok("change") => program(true),
-        Ok("place") => in_place(),
-        Ok("forget") => forget(),
-        Ok("alias") => alias(),
-        _ => {
-            if let Err(e) = check() {
-                eprintln!("cluster_copies: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    ExitCode::SUCCESS
+    let roles: [(&str, fn()); 5] = [
+        ("keep", || program(false)),
+        ("change", || program(true)),
+        ("place", in_place),
+        ("forget", forget),
+        ("alias", alias),
+    ];
+    main_of_roles("CLUSTER_COPIES_ROLE", "cluster_copies", &roles, check)
 }

@@ -24,7 +24,7 @@ mod factors;
 #[path = "common/self_run.rs"]
 mod self_run;
 use factors::step;
-use self_run::{digest, run_self};
+use self_run::{digest, main_of_roles, run_self};
 
 use strads::prelude::*;
 
@@ -260,15 +260,6 @@ fn check() -> Result<(), String> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    match std::env::var("CLUSTER_PARTS_ROLE").as_deref() {
-        Ok("program") => program(),
-        Ok("memory") => memory(),
-        _ => {
-            if let Err(e) = check() {
-                eprintln!("cluster_parts: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    ExitCode::SUCCESS
+    let roles: [(&str, fn()); 2] = [("program", program), ("memory", memory)];
+    main_of_roles("CLUSTER_PARTS_ROLE", "cluster_parts", &roles, check)
 }

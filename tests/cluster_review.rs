@@ -11,12 +11,15 @@
 //! A test without libtest's harness: its `main` carries `#[strads::main]`, so the copies of
 //! this binary that `STRADS_PROCESSES` starts go straight to serving.
 
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 #[path = "common/factors.rs"]
 mod factors;
+#[path = "common/self_run.rs"]
+mod self_run;
 use factors::step;
+use self_run::{main_of_roles, run_self_status};
 
 use strads::prelude::*;
 
@@ -110,30 +113,12 @@ fn captures() {
     println!("sum {:016x}", s.to_bits());
 }
 
-/// Runs this binary as `role` with `env`: its status, output and error, and how long.
+/// Runs this binary as `role` with `env`: whether it succeeded, its output and error, and
+/// how long it took.
 fn run(role: &str, env: &[(&str, &str)]) -> Result<(bool, String, String, Duration), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(exe);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("STRADS_") {
-            cmd.env_remove(k);
-        }
-    }
     let started = Instant::now();
-    let out = cmd
-        .env("CLUSTER_REVIEW_ROLE", role)
-        .env("STRADS_COST", "0")
-        .env("STRADS_EXPLAIN", "1")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run: {e}"))?;
-    Ok((
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        started.elapsed(),
-    ))
+    let (code, out, err) = run_self_status("CLUSTER_REVIEW_ROLE", role, env)?;
+    Ok((code == Some(0), out, err, started.elapsed()))
 }
 
 fn check() -> Result<(), String> {
@@ -187,16 +172,10 @@ fn check() -> Result<(), String> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    match std::env::var("CLUSTER_REVIEW_ROLE").as_deref() {
-        Ok("panics") => panics(),
-        Ok("captures") => captures(),
-        Ok("records") => records(),
-        _ => {
-            if let Err(e) = check() {
-                eprintln!("cluster_review: {e}");
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    ExitCode::SUCCESS
+    let roles: [(&str, fn()); 3] = [
+        ("panics", panics),
+        ("captures", captures),
+        ("records", records),
+    ];
+    main_of_roles("CLUSTER_REVIEW_ROLE", "cluster_review", &roles, check)
 }

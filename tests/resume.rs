@@ -13,9 +13,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+#[path = "common/procs.rs"]
+mod procs;
 #[path = "common/self_run.rs"]
 mod self_run;
-use self_run::{digest, main_of, run_self};
+use procs::{alive, descendants};
+use self_run::{digest, main_of, run_self, run_self_status};
 
 use strads::prelude::*;
 
@@ -105,29 +108,16 @@ fn program() {
     println!("final {:016x}", digest(&[bits(w.as_slice()), zs]));
 }
 
-/// Runs the program in `dir` with `env`: exit code, stdout, stderr.
+/// Runs the program with checkpoints after every call in `dir`, and `env`: exit code,
+/// stdout, stderr.
 fn run(dir: &Path, env: &[(&str, &str)]) -> Result<(Option<i32>, String, String), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(exe);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("STRADS_") {
-            cmd.env_remove(k);
-        }
-    }
-    let out = cmd
-        .env(ROLE, "program")
-        .env("STRADS_COST", "0")
-        .env("STRADS_CHECKPOINT", dir)
-        .env("STRADS_CHECKPOINT_SECONDS", "0")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run: {e}"))?;
-    Ok((
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    ))
+    let dir = dir.to_string_lossy();
+    let mut all = vec![
+        ("STRADS_CHECKPOINT", &*dir),
+        ("STRADS_CHECKPOINT_SECONDS", "0"),
+    ];
+    all.extend_from_slice(env);
+    run_self_status(ROLE, "program", &all)
 }
 
 fn fresh(name: &str) -> PathBuf {
@@ -178,35 +168,6 @@ fn killed_and_resumed(name: &str, env: &[(&str, &str)], plain: &str) -> Result<P
     Ok(dir)
 }
 
-/// Every process below `pid` (through each of its threads' children).
-fn descendants(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    let mut todo = vec![pid];
-    while let Some(p) = todo.pop() {
-        for t in std::fs::read_dir(format!("/proc/{p}/task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-            for k in kids.split_whitespace().filter_map(|k| k.parse().ok()) {
-                found.push(k);
-                todo.push(k);
-            }
-        }
-    }
-    found
-}
-
-/// Whether process `pid` is still running (not gone, not a zombie).
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        s.rsplit(')')
-            .next()
-            .is_some_and(|rest| !rest.trim_start().starts_with('Z'))
-    })
-}
-
 /// 3 processes; a worker killed with SIGKILL part way: the job restarts itself and ends
 /// with the uninterrupted output and status 0, leaving no process behind.
 fn worker_killed(plain3: &str, trial: u32) -> Result<(), String> {
@@ -247,15 +208,11 @@ fn worker_killed(plain3: &str, trial: u32) -> Result<(), String> {
         .map_or(0, |d| d.subsec_nanos());
     let at = std::time::Duration::from_millis(250 + u64::from(nanos % 400));
     let start = std::time::Instant::now();
-    let mut seen = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     let mut killed = None;
     let deadline = start + std::time::Duration::from_secs(300);
     let status = loop {
-        for p in descendants(child.id()) {
-            if !seen.contains(&p) {
-                seen.push(p);
-            }
-        }
+        seen.extend(descendants(child.id()));
         if killed.is_none() && start.elapsed() >= at {
             // A worker of the first run: a child of the driver, not the restarted driver.
             if let Some(&w) = descendants(child.id()).first() {

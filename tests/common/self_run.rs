@@ -14,7 +14,20 @@ pub(crate) fn main_of(
     program: fn(),
     check: fn() -> Result<(), String>,
 ) -> ExitCode {
-    if std::env::var(role_var).as_deref() == Ok("program") {
+    main_of_roles(role_var, name, &[("program", program)], check)
+}
+
+/// A harness-less test's `main` with several programs: the one `role_var` names among
+/// `roles`, else `check`, whose error is printed after `name`.
+#[allow(dead_code)]
+pub(crate) fn main_of_roles(
+    role_var: &str,
+    name: &str,
+    roles: &[(&str, fn())],
+    check: fn() -> Result<(), String>,
+) -> ExitCode {
+    let role = std::env::var(role_var).unwrap_or_default();
+    if let Some((_, program)) = roles.iter().find(|(r, _)| *r == role) {
         program();
         return ExitCode::SUCCESS;
     }
@@ -34,11 +47,15 @@ pub(crate) fn digest(parts: &[Vec<u64>]) -> u64 {
         .fold(0u64, |s, &b| s.wrapping_mul(1_000_003).wrapping_add(b))
 }
 
-pub(crate) fn run_self(
+/// Runs this binary as `role` (see the module docs): its exit code (`None` when a signal
+/// ended it), output and error; an error only when it cannot run or runs past [`LIMIT`]
+/// (it is then killed).
+#[allow(dead_code)]
+pub(crate) fn run_self_status(
     role_var: &str,
     role: &str,
     env: &[(&str, &str)],
-) -> Result<(String, String), String> {
+) -> Result<(Option<i32>, String, String), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
     for (k, _) in std::env::vars() {
@@ -89,12 +106,25 @@ pub(crate) fn run_self(
         err.join().unwrap_or_default(),
     );
     match status {
-        Some(status) if status.success() => Ok((stdout, stderr)),
-        Some(status) => Err(format!("{env:?} failed ({status}):\n{stdout}\n{stderr}")),
+        Some(status) => Ok((status.code(), stdout, stderr)),
         None => Err(format!(
             "{env:?} ran past {} s and was killed:\n{stdout}\n{stderr}",
             LIMIT.as_secs()
         )),
+    }
+}
+
+/// [`run_self_status`], an error naming `env` unless the run succeeds: its output and
+/// error.
+#[allow(dead_code)]
+pub(crate) fn run_self(
+    role_var: &str,
+    role: &str,
+    env: &[(&str, &str)],
+) -> Result<(String, String), String> {
+    match run_self_status(role_var, role, env)? {
+        (Some(0), stdout, stderr) => Ok((stdout, stderr)),
+        (code, stdout, stderr) => Err(format!("{env:?} failed ({code:?}):\n{stdout}\n{stderr}")),
     }
 }
 

@@ -18,6 +18,8 @@ mod io;
 mod r#macro;
 mod models;
 mod plans;
+#[path = "../common/procs.rs"]
+mod procs;
 
 /// The libtest name of test `name` in module `module` (`module_path!()` of the caller):
 /// a test that runs another test of this binary in a child process names it with this.

@@ -9,18 +9,18 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::checkpoint::{add_trailer, write_atomic};
 
-/// The writing thread's queue, and how many files it has still to write.
-struct Later {
-    tx: Mutex<Sender<(PathBuf, Vec<u8>)>>,
-    pending: &'static AtomicUsize,
-}
+/// A file to write: where, and its bytes.
+type Piece = (PathBuf, Vec<u8>);
 
-static LATER: OnceLock<Later> = OnceLock::new();
+/// The writing thread's queue.
+static LATER: OnceLock<Mutex<Sender<Piece>>> = OnceLock::new();
 
-fn later() -> &'static Later {
+/// Files queued and not yet written.
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+
+fn later() -> &'static Mutex<Sender<Piece>> {
     LATER.get_or_init(|| {
-        let pending: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
-        let (tx, rx) = channel::<(PathBuf, Vec<u8>)>();
+        let (tx, rx) = channel::<Piece>();
         std::thread::Builder::new()
             .name("strads-save".into())
             .spawn(move || {
@@ -31,14 +31,11 @@ fn later() -> &'static Later {
                         // The driver's manifest names the file: a resume falls back past it.
                         eprintln!("strads: checkpoint: {e}");
                     }
-                    pending.fetch_sub(1, Ordering::AcqRel);
+                    PENDING.fetch_sub(1, Ordering::AcqRel);
                 }
             })
             .expect("a thread for checkpoints");
-        Later {
-            tx: Mutex::new(tx),
-            pending,
-        }
+        Mutex::new(tx)
     })
 }
 
@@ -50,25 +47,23 @@ const QUEUED: usize = 4;
 /// Saves `bytes` to `path` from the writing thread (the file ends with their checksum),
 /// once fewer than [`QUEUED`] files wait.
 pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) {
-    let l = later();
-    while l.pending.load(Ordering::Acquire) >= QUEUED {
+    let tx = later();
+    while PENDING.load(Ordering::Acquire) >= QUEUED {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    l.pending.fetch_add(1, Ordering::AcqRel);
-    let sent =
-        l.tx.lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .send((path, bytes));
+    PENDING.fetch_add(1, Ordering::AcqRel);
+    let sent = tx
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send((path, bytes));
     if sent.is_err() {
-        l.pending.fetch_sub(1, Ordering::AcqRel);
+        PENDING.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
 /// At the job's end: the files still to write are written first.
 pub(crate) fn flush_later() {
-    if let Some(l) = LATER.get() {
-        while l.pending.load(Ordering::Acquire) > 0 {
-            std::thread::sleep(std::time::Duration::from_millis(2));
-        }
+    while PENDING.load(Ordering::Acquire) > 0 {
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
 }

@@ -246,11 +246,6 @@ fn recovery() -> Option<&'static Mutex<Recovery>> {
         .as_ref()
 }
 
-/// Where checkpoints go, when `STRADS_CHECKPOINT` is set.
-pub fn dir() -> Option<PathBuf> {
-    crate::config::get().checkpoint.clone()
-}
-
 impl Recovery {
     fn start() -> Option<Recovery> {
         let config = crate::config::get();

@@ -3,13 +3,13 @@
 //! an error naming it and leaves no process behind; a process with another job's secret
 //! is refused and nothing runs. Loopback only; every run is bounded in time.
 
-use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::bins;
+use crate::procs::{alive, descendants};
 use bins::example;
 
 /// The longest a run may take.
@@ -28,34 +28,6 @@ fn command(name: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
         cmd.env(k, v);
     }
     cmd
-}
-
-/// Every process id below `pid` (children, grandchildren), from /proc.
-fn descendants(pid: u32) -> BTreeSet<u32> {
-    let mut out = BTreeSet::new();
-    let mut todo = vec![pid];
-    while let Some(p) = todo.pop() {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
-            continue;
-        };
-        for t in tasks.flatten() {
-            let f = t.path().join("children");
-            if let Ok(s) = std::fs::read_to_string(f) {
-                for c in s.split_whitespace().filter_map(|c| c.parse().ok()) {
-                    if out.insert(c) {
-                        todo.push(c);
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-fn alive(pid: u32) -> bool {
-    // A zombie has been reaped by nobody yet but runs nothing.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| !s.split(") ").nth(1).is_some_and(|r| r.starts_with('Z')))
 }
 
 /// Waits for `child` within `bound`, killing it (and its children) after.
