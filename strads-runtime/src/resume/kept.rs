@@ -130,6 +130,19 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
 }
 
 impl<T: Send + Sync + 'static, const N: usize> SparseArray<T, N> {
+    /// The indices' bytes, once `bytes` (a saved array) starts with them: a restore puts
+    /// only the values back.
+    fn saved_keys(&self, bytes: &[u8]) -> Result<Vec<u8>, String> {
+        let keys = self.key_bytes();
+        if bytes.len() < keys.len() || bytes[..keys.len()] != keys[..] {
+            return Err(format!(
+                "the saved entries' indices are not those of {}",
+                self.kept_kind()
+            ));
+        }
+        Ok(keys)
+    }
+
     fn key_bytes(&self) -> Vec<u8> {
         let keys = self.raw_keys();
         let mut out = Vec::with_capacity(keys.len() * N * 4);
@@ -172,13 +185,7 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for SparseArray<T, N> {
 
     fn kept_restore(&mut self, bytes: &[u8]) -> Result<(), String> {
         let size = wire_size::<T>().ok_or_else(unsupported::<T>)?;
-        let keys = self.key_bytes();
-        if bytes.len() < keys.len() || bytes[..keys.len()] != keys[..] {
-            return Err(format!(
-                "the saved entries' indices are not those of {}",
-                self.kept_kind()
-            ));
-        }
+        let keys = self.saved_keys(bytes)?;
         let mut values = self.take_values();
         let rest = &bytes[keys.len()..];
         let fits = rest.len() == values.len() * size && get(rest, &mut values);
@@ -244,13 +251,7 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for Coded<'_, T, N> {
         let Some(codec) = self.1.as_ref().filter(|_| wire_size::<T>().is_none()) else {
             return self.0.kept_restore(bytes);
         };
-        let keys = self.0.key_bytes();
-        if bytes.len() < keys.len() || bytes[..keys.len()] != keys[..] {
-            return Err(format!(
-                "the saved entries' indices are not those of {}",
-                self.0.kept_kind()
-            ));
-        }
+        let keys = self.0.saved_keys(bytes)?;
         let mut values = self.0.take_values();
         let mut rest = &bytes[keys.len()..];
         let done = (codec.decode)(&mut rest, &mut values);
