@@ -23,6 +23,12 @@
 //! 3 x 1 what 3 threads print, 2 x 2 what 4 threads print, and every loop must say it
 //! crossed processes (not that it ran on the driver's threads).
 //!
+//! Recorded (issue 26, "replay across processes"): the same program under
+//! `testing::record` as 2 processes x 1 thread crosses processes as before, prints the
+//! same lines, and its trace (every call's plan and every worker's iterations, rank 1's
+//! sent back with the call's end) equals the trace of 2 threads; `testing::replay` of that
+//! trace on the driver's process alone prints the same lines again.
+//!
 //! A test without libtest's harness (`harness = false` in Cargo.toml): its `main` carries
 //! `#[strads::main]`, so the copies of this binary that `STRADS_PROCESSES` starts go
 //! straight to serving. It runs itself as the program under test.
@@ -452,10 +458,37 @@ fn program() {
     }
 }
 
+/// The program under `testing::record`, a line that names its trace, then the program
+/// again replaying the trace on this process.
+fn recorded() {
+    let ((), trace) = strads::testing::record(program);
+    let iterations: usize = trace.runs.iter().map(|r| r.order().len()).sum();
+    // Everything of every call but the plan line's timings (`survey_ms=`, `plan_ms=`).
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for r in &trace.runs {
+        let plan: Vec<&str> = r.plan.split(' ').filter(|w| !w.contains("_ms=")).collect();
+        std::hash::Hash::hash(
+            &(&r.loop_name, plan, &r.steps, &r.applied, r.max_delay),
+            &mut h,
+        );
+    }
+    println!(
+        "trace: {} calls, {iterations} iterations, {:016x}",
+        trace.runs.len(),
+        std::hash::Hasher::finish(&h)
+    );
+    strads::testing::replay(&trace, program);
+}
+
+/// Runs this binary as `role` with `env`; its output and its explain lines.
+fn run_as(role: &str, env: &[(&str, &str)]) -> Result<(String, String), String> {
+    run_self("CLUSTER_KINDS_ROLE", role, env)
+}
+
 /// Runs this binary as the program under test with `env`; its output and its explain
 /// lines.
 fn run(env: &[(&str, &str)]) -> Result<(String, String), String> {
-    run_self("CLUSTER_KINDS_ROLE", "program", env)
+    run_as("program", env)
 }
 
 fn check() -> Result<(), String> {
@@ -467,6 +500,47 @@ fn check() -> Result<(), String> {
                 "{procs} processes x {threads} threads print\n{many}\n{same} threads print\n{one}"
             ));
         }
+        crossed(&explain, procs, threads, same)?;
+        if procs == "2" && threads == "1" {
+            check_recorded(&one)?;
+        }
+    }
+    println!(
+        "cluster_kinds: buffers, iter_mut() and reconnaissance loops on 2x1, 3x1 and 2x2 processes x threads \
+         give the bits of 2, 3 and 4 threads; recorded as 2x1 they give the trace of 2 threads, \
+         which replays on one process"
+    );
+    Ok(())
+}
+
+/// A recorded run as 2 x 1 prints what 2 threads print (the program's lines `one`, the
+/// trace's line, the same lines replayed), and its calls cross processes.
+fn check_recorded(one: &str) -> Result<(), String> {
+    let (threads, _) = run_as("recorded", &[("STRADS_THREADS", "2")])?;
+    let (procs, explain) = run_as(
+        "recorded",
+        &[("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")],
+    )?;
+    let lines: Vec<&str> = procs.lines().collect();
+    let program: Vec<&str> = one.lines().collect();
+    let n = program.len();
+    let good = procs == threads
+        && lines.len() == 2 * n + 1
+        && lines[..n] == program[..]
+        && lines[n + 1..] == program[..]
+        && lines[n].starts_with("trace: 52 calls, 106692 iterations, ");
+    if !good {
+        return Err(format!(
+            "recorded: 2 processes x 1 thread print\n{procs}\n2 threads print\n{threads}\n\
+             unrecorded, 2 threads print\n{one}"
+        ));
+    }
+    crossed(&explain, "2", "1", "2")
+}
+
+/// Every loop but `bump` and `scale` says it crossed processes; those two say why not.
+fn crossed(explain: &str, procs: &str, threads: &str, same: &str) -> Result<(), String> {
+    {
         for name in [
             "histogram",
             "sgd_bias",
@@ -518,14 +592,15 @@ fn check() -> Result<(), String> {
             ));
         }
     }
-    println!(
-        "cluster_kinds: buffers, iter_mut() and reconnaissance loops on 2x1, 3x1 and 2x2 processes x threads \
-         give the bits of 2, 3 and 4 threads"
-    );
     Ok(())
 }
 
 #[strads::main]
 fn main() -> ExitCode {
-    self_run::main_of("CLUSTER_KINDS_ROLE", "cluster_kinds", program, check)
+    self_run::main_of_roles(
+        "CLUSTER_KINDS_ROLE",
+        "cluster_kinds",
+        &[("program", program), ("recorded", recorded)],
+        check,
+    )
 }

@@ -289,8 +289,9 @@ pub(crate) fn drive(
     schedule: &Schedule,
     ship: &Shipment<'_>,
     crossing: Crossing,
-    run: &mut dyn FnMut(&dyn Peers),
-) {
+    trace: bool,
+    run: &mut dyn FnMut(&dyn Peers) -> Steps,
+) -> Steps {
     let seq = session
         .next_seq
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -336,14 +337,15 @@ pub(crate) fn drive(
         blocks = key;
     } else if let Some(b) = ship.blocks {
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (b.key(), schedule_hash).hash(&mut h);
+        // A recorded call's blocks carry their entries' ids: kept under a key of their own.
+        (b.key(), schedule_hash, trace).hash(&mut h);
         blocks = h.finish() | 1;
         let mut sent = session.blocks.lock().unwrap_or_else(|e| e.into_inner());
         blocks_sent = sent.insert((name.to_string(), b.key().0), blocks) != Some(blocks);
         drop(sent);
         if blocks_sent {
             values = (1..session.size)
-                .map(|r| b.bytes(&rank_blocks(schedule, r, session.threads)))
+                .map(|r| b.bytes(&rank_blocks(schedule, r, session.threads), trace))
                 .collect();
         }
     }
@@ -360,6 +362,7 @@ pub(crate) fn drive(
         blocks,
         blocks_sent,
         program: this_program().to_string(),
+        trace,
     };
     session.with(|core| {
         core.send_call(&msg, |r| {
@@ -405,7 +408,7 @@ pub(crate) fn drive(
     // waiting and the claimed arrays without their parts: the job stops (after the panic's
     // own message), whether or not the program catches the panic.
     let guard = FailOnUnwind(session, name);
-    run(&peers);
+    let mut steps = run(&peers);
     std::mem::forget(guard);
     // Every worker finished (waiting for other ranks too); the written parts stay where
     // they are.
@@ -426,9 +429,18 @@ pub(crate) fn drive(
         parts
     });
     if let Some(p) = ship.parts {
-        for (r, bytes) in parts.iter().enumerate() {
+        for (r, (bytes, _)) in parts.iter().enumerate() {
             if let Err(e) = p.absorb(bytes) {
                 session.fail(format!("rank {}: {e}", r + 1));
+            }
+        }
+    }
+    if trace {
+        for (r, (_, bytes)) in parts.iter().enumerate() {
+            let r = r + 1;
+            let local = r * session.threads..(r + 1) * session.threads;
+            if let Err(e) = merge_trace(&mut steps, local, bytes) {
+                session.fail(format!("loop `{name}`: rank {r} sent {e}"));
             }
         }
     }
@@ -437,6 +449,49 @@ pub(crate) fn drive(
             v.back(r, session.wait(|core| core.take_values(seq, r)));
         }
     }
+    steps
+}
+
+/// What a call's workers ran: `steps[t][w]`, the iteration ids worker `w` ran at step `t`
+/// (`threads::execute`'s trace; only this rank's workers' lists are filled).
+pub(crate) type Steps = Vec<Vec<Vec<usize>>>;
+
+/// A worker rank's trace for the driver: its workers' lists, as `(step, worker, ids)`.
+fn encode_trace(steps: &Steps, local: std::ops::Range<usize>) -> Vec<u8> {
+    let mine: Vec<(usize, usize, &[usize])> = steps
+        .iter()
+        .enumerate()
+        .flat_map(|(t, step)| {
+            let local = local.clone();
+            step.iter()
+                .enumerate()
+                .filter(move |(w, ids)| local.contains(w) && !ids.is_empty())
+                .map(move |(w, ids)| (t, w, ids.as_slice()))
+        })
+        .collect();
+    postcard::to_allocvec(&mine).expect("a trace encodes")
+}
+
+/// Puts a worker rank's trace (`encode_trace`) into the driver's `steps`: each list must
+/// name a step of the call and one of that rank's workers (`local`), once.
+fn merge_trace(
+    steps: &mut Steps,
+    local: std::ops::Range<usize>,
+    bytes: &[u8],
+) -> Result<(), String> {
+    let theirs: Vec<(usize, usize, Vec<usize>)> = postcard::from_bytes(bytes)
+        .map_err(|e| format!("a trace of its workers that does not decode ({e})"))?;
+    for (t, w, ids) in theirs {
+        let slot = steps
+            .get_mut(t)
+            .and_then(|s| s.get_mut(w))
+            .filter(|slot| local.contains(&w) && slot.is_empty())
+            .ok_or_else(|| {
+                format!("a trace naming step {t} of worker {w}, which is not one of its tasks")
+            })?;
+        *slot = ids;
+    }
+    Ok(())
 }
 
 /// A worker rank's call: the driver's message, the session it came on, and the call's
@@ -540,7 +595,7 @@ pub(crate) fn work(
     served: &ServedCall,
     schedule: &Schedule,
     ship: &Shipment<'_>,
-    run: &mut dyn FnMut(&dyn Peers),
+    run: &mut dyn FnMut(&dyn Peers) -> Steps,
 ) {
     let (session, msg) = (served.session, &served.msg);
     let theirs = served.schedule();
@@ -573,10 +628,15 @@ pub(crate) fn work(
         waited: Default::default(),
         merges: Default::default(),
     };
-    run(&peers);
+    let steps = run(&peers);
+    let trace = if msg.trace {
+        encode_trace(&steps, peers.local.clone())
+    } else {
+        Vec::new()
+    };
     let parts = ship.parts.map(|p| p.to_bytes()).unwrap_or_default();
     session.with(|core| {
-        core.finish(parts);
+        core.finish(parts, trace);
         core.end();
     });
 }

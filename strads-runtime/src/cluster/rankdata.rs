@@ -15,8 +15,9 @@ pub trait ValuesWire: Sync {
 
 /// The blocks of a call's sparse iteration space.
 pub trait BlocksWire: Sync {
-    /// The bytes of blocks `ids` (sorted).
-    fn bytes(&self, ids: &[usize]) -> Vec<u8>;
+    /// The bytes of blocks `ids` (sorted); `with_ids`: with their entries' positions in
+    /// the serial order (for a recorded call).
+    fn bytes(&self, ids: &[usize], with_ids: bool) -> Vec<u8>;
     /// The space array's id and version: with the schedule, what names the blocks.
     fn key(&self) -> (u64, u64);
     /// The key every rank keeps its blocks under when they were traded among the ranks

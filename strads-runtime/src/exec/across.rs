@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use super::{Block, Call, Execution, Job, LoopState, StaticPlan, threads};
 use crate::cluster;
-pub(crate) use crate::cluster::call::{PartsWire, Served, Shipment, ValuesWire};
+pub(crate) use crate::cluster::call::{PartsWire, Served, Shipment, Steps, ValuesWire};
 use crate::cluster::session::Session;
 pub(crate) use crate::cluster::wire::WireArray;
 use crate::plan::Unit;
@@ -89,22 +89,18 @@ impl Side {
 
 impl<B: Send + Sync + 'static> Job<'_, B> {
     /// Runs the call across processes when the program is a cluster job: as the driver,
-    /// or as a worker serving the driver's call. `false`: run it in this process alone.
+    /// or as a worker serving the driver's call; what the workers ran when the driver
+    /// records the call (`Crossed::steps`). `None`: run it in this process alone.
     pub(super) fn run_cluster<S, F>(
         &self,
         base: &Execution<'_, S>,
         f: &F,
         ship: &Shipment<'_>,
-    ) -> bool
+    ) -> Option<Steps>
     where
         S: Space<Blocks = B>,
         F: Fn(&mut Block<'_, S>) + Sync,
     {
-        // A recorded call runs here (see `RECORDED`), before any block is traded.
-        if crate::trace::recording() && matches!(self.call.side, Side::Driver(_)) {
-            explain_local(&self.call.side, self.call.state, RECORDED);
-            return false;
-        }
         let space = base.space;
         // The driver of a call over a sparse space of numbers sends each rank only the
         // blocks it runs; the space array crosses as its shape.
@@ -122,7 +118,7 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         }
         if let (Some(blocks), Some(i)) = (self.blocks(), index)
             && self.call.side.served().is_none()
-            && space.blocks_bytes(blocks, &[]).is_some()
+            && space.blocks_bytes(blocks, &[], false).is_some()
             && let Some(meta) = ship.arrays.get(i).and_then(|a| a.meta(false))
         {
             let by_blocks = SpaceBlocks {
@@ -161,15 +157,24 @@ fn by_shape<'a>(
 
 /// Runs `base` across processes when the program is a cluster job: as the driver (when
 /// the call can cross), or as a worker serving the driver's call, each process running
-/// its workers of the schedule with the hooks that meet the others. `false`: run it in
-/// this process alone.
-pub(crate) fn across<S, F>(side: &Side, base: &Execution<'_, S>, ship: &Shipment<'_>, f: &F) -> bool
+/// its workers of the schedule with the hooks that meet the others. `None`: run it in
+/// this process alone. On the driver of a recorded call (`testing::record`), what every
+/// rank's workers ran (each rank records its own and sends it with the call's end);
+/// empty otherwise.
+pub(crate) fn across<S, F>(
+    side: &Side,
+    base: &Execution<'_, S>,
+    ship: &Shipment<'_>,
+    f: &F,
+) -> Option<Steps>
 where
     S: Space,
     F: Fn(&mut Block<'_, S>) + Sync,
 {
     let (state, schedule) = (base.state, base.schedule);
-    let mut go = |peers: &dyn crate::sync::Peers| with_peers(base, peers, f);
+    // On the driver, whether the call is recorded (a worker rank: whether the driver's is).
+    let tracing = base.tracing;
+    let mut go = |peers: &dyn crate::sync::Peers| with_peers(base, peers, f, tracing);
     let s = match side {
         Side::Worker(served) => {
             // A panic in a block ends the job from the panicking thread itself: the
@@ -185,17 +190,15 @@ where
                     ));
                 }
             };
-            let mut go = |peers: &dyn crate::sync::Peers| with_peers(base, peers, &guarded);
+            let tracing = served.msg().trace;
+            let mut go =
+                |peers: &dyn crate::sync::Peers| with_peers(base, peers, &guarded, tracing);
             cluster::call::work(served, schedule, ship, &mut go);
-            return true;
+            return Some(Vec::new());
         }
         Side::Driver(s) => *s,
-        Side::Local | Side::Replay(_) => return false,
+        Side::Local | Side::Replay(_) => return None,
     };
-    if crate::trace::recording() {
-        explain_local(side, state, RECORDED);
-        return false;
-    }
     if schedule.workers != s.workers() {
         explain_local(
             side,
@@ -206,23 +209,24 @@ where
                 s.workers()
             ),
         );
-        return false;
+        return None;
     }
     let crossing = match cluster::call::plan_call(state.spec(), schedule, ship, s) {
         Ok(c) => c,
         Err(why) => {
             explain_local(side, state, &why);
-            return false;
+            return None;
         }
     };
     let (sent, received) = s.bytes();
-    cluster::call::drive(
+    let steps = cluster::call::drive(
         s,
         ship.name,
         state.spec(),
         schedule,
         ship,
         crossing,
+        tracing,
         &mut go,
     );
     let (sent2, received2) = s.bytes();
@@ -235,11 +239,17 @@ where
             received2 - received
         )
     });
-    true
+    Some(steps)
 }
 
-/// Runs this process's workers of `base` with the hooks that meet the other ranks.
-fn with_peers<S, G>(base: &Execution<'_, S>, peers: &dyn crate::sync::Peers, g: &G)
+/// Runs this process's workers of `base` with the hooks that meet the other ranks; when
+/// `tracing`, returns what they ran (`threads::execute`'s trace).
+fn with_peers<S, G>(
+    base: &Execution<'_, S>,
+    peers: &dyn crate::sync::Peers,
+    g: &G,
+    tracing: bool,
+) -> Steps
 where
     S: Space,
     G: Fn(&mut Block<'_, S>) + Sync,
@@ -247,19 +257,11 @@ where
     let exec = Execution {
         peers: Some(peers),
         serialized: false,
-        tracing: false,
+        tracing,
         ..*base
     };
-    threads::execute(&exec, g);
+    threads::execute(&exec, g)
 }
-
-/// Why a call `testing::record` records runs on the driver's threads: the same plan on
-/// the same workers gives the bits the job gives with that plan (while recording, every
-/// call runs its plan, as under `STRADS_COST=0`), and the trace lists every worker's
-/// order, so that `testing::replay` replays it on one process.
-pub(crate) const RECORDED: &str = "recorded by `testing::record`: the job's plan and \
-     workers, on this process (plans always run while recording), so that the trace \
-     replays on one";
 
 /// In a cluster job, says (once, under `STRADS_EXPLAIN`) that the loop runs on the
 /// driver's threads alone, as many workers as the job has, and why.
@@ -283,9 +285,9 @@ pub(crate) struct SpaceBlocks<'s, S: Space> {
 }
 
 impl<S: Space> cluster::call::BlocksWire for SpaceBlocks<'_, S> {
-    fn bytes(&self, ids: &[usize]) -> Vec<u8> {
+    fn bytes(&self, ids: &[usize], with_ids: bool) -> Vec<u8> {
         self.space
-            .blocks_bytes(self.blocks, ids)
+            .blocks_bytes(self.blocks, ids, with_ids)
             .expect("checked before the blocks were shipped")
     }
 
@@ -298,7 +300,7 @@ impl<S: Space> cluster::call::BlocksWire for SpaceBlocks<'_, S> {
 struct Traded(u64);
 
 impl cluster::call::BlocksWire for Traded {
-    fn bytes(&self, _: &[usize]) -> Vec<u8> {
+    fn bytes(&self, _: &[usize], _: bool) -> Vec<u8> {
         Vec::new()
     }
 

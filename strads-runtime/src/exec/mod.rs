@@ -35,7 +35,7 @@ pub use survey::{Survey, SurveyView};
 
 use crate::plan::{self, ApplyPoints, Schedule};
 use across::{PartsWire, Served, Shipment, ValuesWire, WireArray};
-pub(crate) use across::{RECORDED, Side, explain_local};
+pub(crate) use across::{Side, explain_local};
 
 /// The application points of a plan for `spec` on `p` workers: `None` without buffers.
 pub(crate) fn apply_points(spec: &LoopSpec, p: usize) -> Option<ApplyPoints> {
@@ -478,13 +478,14 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             tracing: !replaying && trace::recording(),
             peers: None,
         };
-        if let Some(ship) = &self.call.ship
-            && !replaying
-            && self.run_cluster(&exec, f, ship)
-        {
-            return;
-        }
-        let steps = threads::execute(&exec, f);
+        let crossed = match &self.call.ship {
+            Some(ship) if !replaying => self.run_cluster(&exec, f, ship),
+            _ => None,
+        };
+        let steps = match crossed {
+            Some(steps) => steps,
+            None => threads::execute(&exec, f),
+        };
         if let Some(plan) = &self.plan {
             self.call.push_trace(&plan.summary, &plan.schedule, steps);
         }

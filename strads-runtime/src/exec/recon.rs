@@ -177,7 +177,8 @@ impl Call<'_> {
                 }),
                 ..exec
             };
-            if super::across::across(&self.side, &strict, ship, &f) {
+            if let Some(steps) = super::across::across(&self.side, &strict, ship, &f) {
+                self.push_trace(&plan.summary, schedule, steps);
                 if times {
                     state.ran_plan(space.len(), t.elapsed().as_nanos() as u64, planned.get());
                 }

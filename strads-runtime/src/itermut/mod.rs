@@ -416,11 +416,6 @@ impl Call<'_> {
             threads: sv.msg().threads,
         });
         let driving = match job.side() {
-            crate::exec::Side::Driver(_) if job.ships() && crate::trace::recording() => {
-                job.stay_local();
-                crate::exec::explain_local(job.side(), state, crate::exec::RECORDED);
-                None
-            }
             crate::exec::Side::Driver(s) if job.ships() => {
                 let s = *s;
                 if codec.is_none() {

@@ -94,8 +94,14 @@ pub trait Space: Sync {
     }
     /// The entries of blocks `ids` (sorted) as bytes, when a worker rank may get only the
     /// blocks it runs instead of the whole space (a sparse space of numbers); `None`
-    /// otherwise (the space crosses whole, or has no data).
-    fn blocks_bytes(&self, _blocks: &Self::Blocks, _ids: &[usize]) -> Option<Vec<u8>> {
+    /// otherwise (the space crosses whole, or has no data). `with_ids`: the entries'
+    /// positions in the serial order go too (a recorded call's workers trace them).
+    fn blocks_bytes(
+        &self,
+        _blocks: &Self::Blocks,
+        _ids: &[usize],
+        _with_ids: bool,
+    ) -> Option<Vec<u8>> {
         None
     }
     /// A worker's blocks: those of `ids` (sorted) hold the entries in `bytes`

@@ -45,9 +45,11 @@ struct SpreadGrid<T, const N: usize> {
 
 impl<T, const N: usize> Filled<T, N> {
     /// A rank's blocks: the entries of the blocks it holds, block after block (`counts`,
-    /// 0 for the others), and every block's length over all ranks.
+    /// 0 for the others), with their positions in the array (`ids`), and every block's
+    /// length over all ranks.
     pub(crate) fn from_parts(
         keys: Vec<[u32; N]>,
+        ids: Vec<u32>,
         values: Vec<T>,
         counts: &[usize],
         lens: Vec<usize>,
@@ -58,7 +60,7 @@ impl<T, const N: usize> Filled<T, N> {
             offsets.push(offsets.last().copied().unwrap_or(0) + c);
         }
         Filled {
-            ids: vec![u32::MAX; keys.len()],
+            ids,
             keys,
             values,
             offsets,
@@ -279,7 +281,12 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
     fn in_index_order(&self) -> bool {
         self.is_sorted()
     }
-    fn blocks_bytes(&self, blocks: &Buckets<T, N>, ids: &[usize]) -> Option<Vec<u8>> {
+    fn blocks_bytes(
+        &self,
+        blocks: &Buckets<T, N>,
+        ids: &[usize],
+        with_ids: bool,
+    ) -> Option<Vec<u8>> {
         crate::array::le::wire_size::<T>()?;
         let lens = blocks.block_sizes();
         let mut out = Vec::new();
@@ -287,11 +294,17 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         for n in lens {
             out.extend_from_slice(&(n as u64).to_le_bytes());
         }
+        out.push(u8::from(with_ids));
         for &b in ids {
             let blocks = blocks.block(self, b);
             let (lo, hi) = (blocks.offsets[b], blocks.offsets[b + 1]);
             for k in &blocks.keys[lo..hi] {
                 for &i in k {
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+            }
+            if with_ids {
+                for &i in &blocks.ids[lo..hi] {
                     out.extend_from_slice(&i.to_le_bytes());
                 }
             }
@@ -347,10 +360,10 @@ pub(crate) fn owner(b: usize, bounds: &[Vec<usize>], workers: usize, threads: us
 }
 
 /// A worker's buckets from the driver's bytes: the number of blocks and every block's
-/// length, then for each of blocks `ids` its entries' indices and their values (`size`
-/// bytes each). Every count and index is checked before anything is sized by it. The
-/// entries' ids (positions in the serial order) stay on the driver: tracing never runs
-/// across processes.
+/// length, whether ids follow, then for each of blocks `ids` its entries' indices, their
+/// ids (positions in the serial order, which a recorded call's workers trace) when sent,
+/// and their values (`size` bytes each). Every count and index is checked before anything
+/// is sized by it. Without ids an entry's id is `u32::MAX` (never traced).
 fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
     shape: [usize; N],
     at_least: usize,
@@ -371,8 +384,14 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
     for _ in 0..n_blocks {
         lens.push(cur.number()?);
     }
+    let with_ids = match cur.take(1)? {
+        [0] => false,
+        [1] => true,
+        other => return Err(format!("a flag of ids {other:?}")),
+    };
     let mut counts = vec![0usize; n_blocks];
     let (mut keys, mut values): (Vec<[u32; N]>, Vec<T>) = (Vec::new(), Vec::new());
+    let mut entry_ids: Vec<u32> = Vec::new();
     for &b in ids {
         if b >= n_blocks {
             return Err(format!("block {b} of {n_blocks}"));
@@ -381,6 +400,16 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
         let key_bytes = cur.take(n.checked_mul(4 * N).ok_or("a block too large")?)?;
         crate::array::le::get_keys(key_bytes, &shape, &mut keys)
             .map_err(|_| format!("an entry of block {b} outside the shape {shape:?}"))?;
+        if with_ids {
+            let id_bytes = cur.take(n.checked_mul(4).ok_or("a block too large")?)?;
+            entry_ids.extend(
+                id_bytes
+                    .chunks_exact(4)
+                    .map(|i| u32::from_le_bytes(i.try_into().expect("4 bytes"))),
+            );
+        } else {
+            entry_ids.resize(keys.len(), u32::MAX);
+        }
         let value_bytes = cur.take(n.checked_mul(size).ok_or("a block too large")?)?;
         let vals: Vec<T> = crate::array::le::get_vec(value_bytes)
             .ok_or_else(|| format!("the values of block {b} do not decode"))?;
@@ -390,7 +419,7 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
     if cur.at != bytes.len() {
         return Err(format!("{} bytes after the blocks", bytes.len() - cur.at));
     }
-    Ok(Filled::from_parts(keys, values, &counts, lens))
+    Ok(Filled::from_parts(keys, entry_ids, values, &counts, lens))
 }
 
 /// Bytes read front to back.
@@ -446,7 +475,7 @@ mod tests {
         let parts = vec![s.partition(0, 2), s.partition(1, 2)];
         let all = s.blocks(&[0, 1], &parts);
         let bytes = s
-            .blocks_bytes(&all, &[1, 3])
+            .blocks_bytes(&all, &[1, 3], false)
             .expect("numbers cross by blocks");
         let shape_only = SparseArray::<f32, 2>::from_entries([4, 4], vec![]).unwrap();
         let mine = shape_only
@@ -462,6 +491,29 @@ mod tests {
             shape_only.for_each_in(&mine, b, None, |(k, v)| got.push((k, *v)));
             assert_eq!(got, want);
         }
+        // With ids (a recorded call's): the entries' positions in the serial order too.
+        let traced = s.blocks_bytes(&all, &[1, 3], true).expect("numbers");
+        let mine = shape_only
+            .blocks_from_bytes(4, &[1, 3], &traced)
+            .expect("numbers")
+            .expect("the driver's bytes with ids decode");
+        for b in [1, 3] {
+            let (mut want, mut got) = (Vec::new(), Vec::new());
+            s.for_each_in(&all, b, Some(&mut want), |_| {});
+            shape_only.for_each_in(&mine, b, Some(&mut got), |_| {});
+            assert!(!want.is_empty());
+            assert_eq!(got, want);
+        }
+        let mut flag = bytes.clone();
+        flag[8 * 5] = 2;
+        assert!(
+            shape_only
+                .blocks_from_bytes(4, &[1, 3], &flag)
+                .expect("numbers")
+                .map(|_| ())
+                .unwrap_err()
+                .contains("a flag of ids")
+        );
         // Cut, padded, outside the shape, or fewer blocks than the schedule names: errors.
         let decode = |b: &[u8], at_least| {
             shape_only

@@ -90,6 +90,9 @@ pub struct CallMsg {
     pub blocks_sent: bool,
     /// The driver's program (its file), for errors that name both binaries.
     pub program: String,
+    /// The driver records the call (`testing::record`): each rank sends back the
+    /// iterations its workers ran (`Msg::Finished::trace`).
+    pub trace: bool,
 }
 
 /// A message between ranks. `Array` and `Transfer` head a block frame whose data are the
@@ -111,8 +114,13 @@ pub enum Msg {
     /// The sender passed the barrier after `step`.
     Barrier { seq: u64, step: usize },
     /// Worker → driver: every task of the worker ran and its transfers are sent; the
-    /// reductions' parts (postcard).
-    Finished { seq: u64, parts: Vec<u8> },
+    /// reductions' parts (postcard), and for a recorded call the iterations its workers
+    /// ran (postcard `Vec<(step, worker, ids)>`; empty otherwise).
+    Finished {
+        seq: u64,
+        parts: Vec<u8>,
+        trace: Vec<u8>,
+    },
     /// The sender failed the call (or the job): every rank stops.
     Failed { seq: u64, message: String },
     /// Driver → worker, between calls: send the elements of `region` of the driver's
@@ -212,6 +220,7 @@ mod tests {
             Msg::Finished {
                 seq: 9,
                 parts: vec![1, 2, 3],
+                trace: vec![4],
             },
             Msg::Failed {
                 seq: 0,
@@ -250,6 +259,7 @@ mod tests {
         let bytes = encode(&Msg::Finished {
             seq: 9,
             parts: vec![7; 100],
+            trace: Vec::new(),
         });
         let cut = decode(&bytes[..bytes.len() - 1]).unwrap_err();
         assert!(cut.contains("does not decode"), "{cut}");
@@ -296,6 +306,7 @@ mod tests {
                 blocks: 5,
                 blocks_sent: true,
                 program: "prog".into(),
+                trace: true,
             }));
             let mut bytes = encode(&msg);
             let i = at % bytes.len();

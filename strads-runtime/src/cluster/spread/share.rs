@@ -47,7 +47,8 @@ pub(crate) trait Share: Any + Send {
     /// How many of its entries fall in each of `n_blocks` blocks.
     fn block_counts(&self, block_of: &dyn Fn(&[u32]) -> usize, n_blocks: usize) -> Vec<u64>;
     /// Its entries by destination rank (`owner(block)`): each message holds this part's
-    /// count of every block, then the entries of each block the destination owns, in order.
+    /// count of every block, then the entries of each block the destination owns, in order:
+    /// their indices, their positions in this part, and their values.
     fn bucket_out(
         &self,
         block_of: &dyn Fn(&[u32]) -> usize,
@@ -56,7 +57,9 @@ pub(crate) trait Share: Any + Send {
         ranks: usize,
     ) -> Vec<Vec<u8>>;
     /// This rank's blocks from every rank's messages ([`bucket_out`](Share::bucket_out)),
-    /// each block's entries in rank order: a [`Buckets`] of the array's type.
+    /// each block's entries in rank order: a [`Buckets`] of the array's type. Each entry's
+    /// id is its position in the array: the parts one after the other (every rank's count
+    /// is the sum of the block counts its message starts with).
     fn assemble(
         &self,
         messages: Vec<Vec<u8>>,
@@ -148,6 +151,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
                     to.extend_from_slice(&x.to_le_bytes());
                 }
             }
+            for &i in ids {
+                to.extend_from_slice(&i.to_le_bytes());
+            }
             values.clear();
             values.extend(ids.iter().map(|&i| self.values[i as usize].clone()));
             le::put(&values, to);
@@ -164,13 +170,23 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
         let size = le::wire_size::<T>().ok_or("a part of a type without bytes")?;
         let head = 8 * n_blocks;
         let mut lens = vec![0usize; n_blocks];
+        // Where each rank's part starts in the array.
+        let mut starts = Vec::with_capacity(messages.len());
+        let mut total = 0usize;
         for (r, m) in messages.iter().enumerate() {
+            starts.push(total);
             for (b, len) in lens.iter_mut().enumerate() {
-                *len += u64_at(m, b).ok_or(format!("rank {r}'s counts are cut short"))? as usize;
+                let n = u64_at(m, b).ok_or(format!("rank {r}'s counts are cut short"))? as usize;
+                *len += n;
+                total += n;
             }
+        }
+        if total > u32::MAX as usize {
+            return Err(format!("{total} entries, more than ids of 32 bits number"));
         }
         let held: usize = (0..n_blocks).filter(|&b| mine(b)).map(|b| lens[b]).sum();
         let (mut keys, mut values) = (Vec::with_capacity(held), Vec::with_capacity(held));
+        let mut ids: Vec<u32> = Vec::with_capacity(held);
         let mut counts = vec![0usize; n_blocks];
         // Where each rank's next block starts in its message.
         let mut at: Vec<usize> = vec![head; messages.len()];
@@ -179,11 +195,24 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
             for (r, m) in messages.iter().enumerate() {
                 let n = u64_at(m, b).unwrap_or(0) as usize;
                 let k_end = at[r] + n * 4 * N;
-                let v_end = k_end + n * size;
-                let (Some(kb), Some(vb)) = (m.get(at[r]..k_end), m.get(k_end..v_end)) else {
+                let i_end = k_end + n * 4;
+                let v_end = i_end + n * size;
+                let (Some(kb), Some(ib), Some(vb)) = (
+                    m.get(at[r]..k_end),
+                    m.get(k_end..i_end),
+                    m.get(i_end..v_end),
+                ) else {
                     return Err(format!("rank {r}'s entries of block {b} are cut short"));
                 };
                 le::get_keys(kb, &shape, &mut keys).map_err(|_| "an index beyond u32")?;
+                for i in ib.chunks_exact(4) {
+                    let i = u32::from_le_bytes(i.try_into().expect("4 bytes")) as usize;
+                    let id = starts[r] + i;
+                    if id >= starts.get(r + 1).copied().unwrap_or(total) {
+                        return Err(format!("rank {r} sent an entry beyond its part"));
+                    }
+                    ids.push(id as u32);
+                }
                 values.extend(
                     le::get_vec::<T>(vb).ok_or(format!("rank {r}'s values do not decode"))?,
                 );
@@ -200,7 +229,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
             }
         }
         let bytes = keys.len() * (4 * N + size);
-        let filled = Filled::from_parts(keys, values, &counts, lens);
+        let filled = Filled::from_parts(keys, ids, values, &counts, lens);
         Ok((Arc::new(Buckets::filled(filled)), bytes))
     }
 

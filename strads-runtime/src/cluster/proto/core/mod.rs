@@ -27,8 +27,8 @@ struct CallState {
     arrivals: Vec<Arrival>,
     /// Ranks that passed each step's barrier.
     barriers: Vec<Vec<bool>>,
-    /// Driver: each worker rank's `Finished` parts.
-    finished: Vec<Option<Vec<u8>>>,
+    /// Driver: each worker rank's `Finished` parts and trace.
+    finished: Vec<Option<(Vec<u8>, Vec<u8>)>>,
     /// Buffers' copies from other ranks, `(exchange, rank, bytes)`, until taken.
     merges: Vec<(u64, usize, Vec<u8>)>,
 }
@@ -295,9 +295,9 @@ impl Core {
                     *b = true;
                 }
             }
-            Msg::Finished { parts, .. } => {
+            Msg::Finished { parts, trace, .. } => {
                 if let Some(f) = c.finished.get_mut(from) {
-                    *f = Some(parts);
+                    *f = Some((parts, trace));
                 }
             }
             _ => {}
@@ -528,12 +528,13 @@ impl Core {
         self.state().barriers[t].iter().all(|&b| b)
     }
 
-    /// Worker: all its tasks ran and its transfers are queued.
-    pub fn finish(&mut self, parts: Vec<u8>) {
+    /// Worker: all its tasks ran and its transfers are queued; `trace`: what its workers
+    /// ran, for a recorded call (empty otherwise).
+    pub fn finish(&mut self, parts: Vec<u8>, trace: Vec<u8>) {
         let seq = self.state().seq;
         self.send(Outgoing::Control {
             to: 0,
-            msg: Msg::Finished { seq, parts },
+            msg: Msg::Finished { seq, parts, trace },
         });
     }
 
@@ -546,8 +547,8 @@ impl Core {
                 .all(|tid| c.arrivals[tid] != Arrival::Pending)
     }
 
-    /// Driver: the workers' reduction parts, by rank.
-    pub fn take_parts(&mut self) -> Vec<Vec<u8>> {
+    /// Driver: the workers' reduction parts and traces, by rank.
+    pub fn take_parts(&mut self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let c = self.call.as_mut().expect("begun");
         c.finished
             .iter_mut()
