@@ -281,10 +281,10 @@ fn remember_parts(
 }
 
 /// Driver: runs a call across every rank, as `plan_call` planned it. `run` runs this
-/// process's part on the thread executor with the hooks it is given.
+/// process's part on the thread executor with the hooks it is given. `trace`: the call is
+/// recorded; every worker's list of iterations comes back (`Steps`, empty otherwise).
 pub(crate) fn drive(
     session: &'static Session,
-    name: &str,
     spec: &LoopSpec,
     schedule: &Schedule,
     ship: &Shipment<'_>,
@@ -292,6 +292,7 @@ pub(crate) fn drive(
     trace: bool,
     run: &mut dyn FnMut(&dyn Peers) -> Steps,
 ) -> Steps {
+    let name = ship.name;
     let seq = session
         .next_seq
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -219,16 +219,7 @@ where
         }
     };
     let (sent, received) = s.bytes();
-    let steps = cluster::call::drive(
-        s,
-        ship.name,
-        state.spec(),
-        schedule,
-        ship,
-        crossing,
-        tracing,
-        &mut go,
-    );
+    let steps = cluster::call::drive(s, state.spec(), schedule, ship, crossing, tracing, &mut go);
     let (sent2, received2) = s.bytes();
     state.explain_cluster(|| {
         format!(
