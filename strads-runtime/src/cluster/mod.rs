@@ -23,7 +23,7 @@ pub mod proto;
 mod rankdata;
 pub mod registry;
 pub mod restart;
-mod save;
+pub(crate) mod save;
 mod schedules;
 pub mod session;
 pub mod spread;

@@ -266,18 +266,21 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             Next::Fetch(req, id, region, save) => {
                 // Parts a call left here, which the driver's serial code (or a call that
                 // runs on the driver alone) is about to read, or a checkpoint saves (written
-                // by a thread of their own, not answered).
+                // by a thread of their own, answered once written).
                 match (store.read(id, &region), save) {
-                    // Nothing is answered: the driver does not wait for its checkpoint.
-                    (Ok(data), Some(path)) => super::save::write_later(path.into(), data),
+                    // Answered once written: the driver's next call does not wait for it.
+                    (Ok(data), Some(path)) => {
+                        super::save::write_later(session, path.into(), data);
+                    }
                     (Ok(data), None) => session.with(|core| core.send_fetched(req, data)),
-                    // A piece this rank cannot give is missing from the checkpoint, which a
-                    // resumed run then passes over; the job goes on.
+                    // A piece this rank cannot give: the driver writes no manifest naming
+                    // it (and no more checkpoints); the job goes on.
                     (Err(e), Some(path)) => {
                         eprintln!(
                             "strads: checkpoint: rank {} cannot write {path}: {e}",
                             session.rank
-                        )
+                        );
+                        session.with(|core| core.send_saved(path, false));
                     }
                     (Err(e), None) => session.fail(format!(
                         "rank {} cannot send the driver the parts it asked for: {e}",

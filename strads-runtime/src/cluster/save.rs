@@ -1,12 +1,17 @@
 //! A worker rank's side of a checkpoint (module `resume`): the parts of the driver's
 //! arrays it holds, written to the files the driver names, from a thread of its own; each
-//! file ends with its own checksum, and the driver waits for none of it.
+//! file ends with its own checksum, and the rank tells the driver once it is written
+//! (`Msg::Saved`). The driver's next call waits for none of it: the driver's checkpoint
+//! writer waits for those answers before it writes the manifest that names the files
+//! ([`answers`]), and starts no new checkpoint meanwhile, so a rank holds at most about one
+//! checkpoint's copies and never waits for its disk.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::sync::{Mutex, OnceLock};
 
+use super::session::Session;
 use crate::checkpoint::{add_trailer, write_atomic};
 
 /// A file to write: where, and its bytes.
@@ -18,7 +23,7 @@ static LATER: OnceLock<Mutex<Sender<Piece>>> = OnceLock::new();
 /// Files queued and not yet written.
 static PENDING: AtomicUsize = AtomicUsize::new(0);
 
-fn later() -> &'static Mutex<Sender<Piece>> {
+fn later(session: &'static Session) -> &'static Mutex<Sender<Piece>> {
     LATER.get_or_init(|| {
         let (tx, rx) = channel::<Piece>();
         std::thread::Builder::new()
@@ -27,10 +32,16 @@ fn later() -> &'static Mutex<Sender<Piece>> {
                 crate::checkpoint::lowest_priority();
                 for (path, mut bytes) in rx {
                     add_trailer(&mut bytes);
-                    if let Err(e) = write_atomic(&path, &bytes) {
-                        // The driver's manifest names the file: a resume falls back past it.
-                        eprintln!("strads: checkpoint: {e}");
-                    }
+                    let ok = match write_atomic(&path, &bytes) {
+                        Ok(()) => true,
+                        Err(e) => {
+                            eprintln!("strads: checkpoint: {e}");
+                            false
+                        }
+                    };
+                    drop(bytes);
+                    let path = path.to_string_lossy().into_owned();
+                    session.with(|core| core.send_saved(path, ok));
                     PENDING.fetch_sub(1, Ordering::AcqRel);
                 }
             })
@@ -39,18 +50,10 @@ fn later() -> &'static Mutex<Sender<Piece>> {
     })
 }
 
-/// Files a rank may have queued before a save waits: its pieces never lag the driver's
-/// checkpoints by more than about two (the driver keeps three), and their copies stay
-/// bounded.
-const QUEUED: usize = 4;
-
 /// Saves `bytes` to `path` from the writing thread (the file ends with their checksum),
-/// once fewer than [`QUEUED`] files wait.
-pub(crate) fn write_later(path: PathBuf, bytes: Vec<u8>) {
-    let tx = later();
-    while PENDING.load(Ordering::Acquire) >= QUEUED {
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
+/// then tells the driver.
+pub(crate) fn write_later(session: &'static Session, path: PathBuf, bytes: Vec<u8>) {
+    let tx = later(session);
     PENDING.fetch_add(1, Ordering::AcqRel);
     let sent = tx
         .lock()
@@ -66,4 +69,18 @@ pub(crate) fn flush_later() {
     while PENDING.load(Ordering::Acquire) > 0 {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
+}
+
+/// On a job's driver: the checkpoint files the workers said they wrote (`true`) or could
+/// not write (`false`) since the last time asked. `None` when there is no job of several
+/// ranks, or it failed: no more answers come.
+pub(crate) fn answers() -> Option<Vec<(String, bool)>> {
+    let s = super::job::get().filter(|s| s.size() > 1)?;
+    s.with(|core| {
+        if core.failure().is_some() {
+            None
+        } else {
+            Some(core.take_saved())
+        }
+    })
 }

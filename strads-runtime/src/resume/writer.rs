@@ -1,6 +1,8 @@
 //! Writing checkpoints from a thread of their own, so that training goes on meanwhile:
-//! the arrays' bytes (copied by the call that made them), then the manifest, each file
-//! whole or not at all; then the files no kept manifest names are removed.
+//! the arrays' bytes (copied by the call that made them), then, once every other rank
+//! said it wrote the pieces it holds (`cluster::save::answers`), the manifest, each file
+//! whole or not at all; then the files no kept manifest names are removed. The checkpoint
+//! stays busy until then, so the next one starts only after every rank wrote this one.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -11,8 +13,8 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use super::manifest::{Manifest, checksum, manifests};
 use crate::checkpoint::write_atomic;
 
-/// Complete checkpoints kept: the newest, and two to fall back to (a rank's pieces may lag).
-const KEPT: usize = 3;
+/// Complete checkpoints kept: the newest, and one to fall back to (a file damaged since).
+const KEPT: usize = 2;
 
 /// One checkpoint's writing: array files, and the manifest when the checkpoint is complete
 /// (its files' checksums are taken here, off the program's thread: those it lacks are
@@ -95,9 +97,10 @@ impl Writer {
 fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
     crate::checkpoint::lowest_priority();
     let mut sums = HashMap::new();
+    let mut written = Written::default();
     for job in rx {
         if !p.failed.load(Ordering::Acquire) && !p.stopped.load(Ordering::Acquire) {
-            let done = write_job(dir, job, &mut sums);
+            let done = write_job(dir, job, &mut sums, &mut written, p);
             if let Err(e) = done {
                 eprintln!("strads: checkpoint: {e}; no more checkpoints are written");
                 p.failed.store(true, Ordering::Release);
@@ -107,7 +110,43 @@ fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
     }
 }
 
-fn write_job(dir: &Path, job: Job, sums: &mut HashMap<String, u64>) -> Result<(), String> {
+/// The pieces other ranks said they wrote (`true`) or could not write, by path.
+#[derive(Default)]
+struct Written(HashMap<String, bool>);
+
+impl Written {
+    /// Waits until every rank said it wrote each of `paths`: `Ok(true)`; `Ok(false)` when
+    /// the job failed or checkpoints stopped meanwhile (no answer is coming: no manifest);
+    /// an error naming a piece a rank could not write.
+    fn wait(&mut self, paths: &[String], p: &Progress) -> Result<bool, String> {
+        loop {
+            if let Some(path) = paths.iter().find(|f| self.0.get(*f) == Some(&false)) {
+                return Err(format!("a rank could not write {path}"));
+            }
+            if paths.iter().all(|f| self.0.contains_key(f)) {
+                return Ok(true);
+            }
+            if p.stopped.load(Ordering::Acquire) {
+                return Ok(false);
+            }
+            match crate::cluster::save::answers() {
+                Some(got) if got.is_empty() => {
+                    std::thread::sleep(std::time::Duration::from_millis(2))
+                }
+                Some(got) => self.0.extend(got),
+                None => return Ok(false),
+            }
+        }
+    }
+}
+
+fn write_job(
+    dir: &Path,
+    job: Job,
+    sums: &mut HashMap<String, u64>,
+    written: &mut Written,
+    p: &Progress,
+) -> Result<(), String> {
     for (name, bytes) in &job.files {
         sums.insert(name.clone(), checksum(bytes));
         write_atomic(&dir.join(name), bytes).map_err(|e| e.to_string())?;
@@ -120,7 +159,18 @@ fn write_job(dir: &Path, job: Job, sums: &mut HashMap<String, u64>) -> Result<()
                 a.checksum = Some(c);
             }
         }
-        // Pieces other ranks wrote: those ranks gave their checksums.
+        // Pieces other ranks wrote end with their checksums; the manifest names them once
+        // those ranks said they are written.
+        let pieces: Vec<String> = m
+            .arrays
+            .iter()
+            .flat_map(|a| a.parts.iter())
+            .filter(|piece| piece.rank != 0)
+            .map(|piece| dir.join(&piece.file).to_string_lossy().into_owned())
+            .collect();
+        if !written.wait(&pieces, p)? {
+            return Ok(());
+        }
         for o in &mut m.output {
             if let Some(&c) = sums.get(&o.file) {
                 o.checksum = Some(c);
@@ -129,8 +179,9 @@ fn write_job(dir: &Path, job: Job, sums: &mut HashMap<String, u64>) -> Result<()
         let call = m.call;
         write_atomic(&dir.join(Manifest::name(call)), &m.encode()).map_err(|e| e.to_string())?;
         collect(dir, call);
-        // Files no kept manifest names are gone: so are their sums.
+        // Files no kept manifest names are gone: so are their sums and answers.
         sums.retain(|f, _| dir.join(f).exists());
+        written.0.retain(|f, _| Path::new(f).exists());
     }
     Ok(())
 }

@@ -155,13 +155,16 @@ pub enum Msg {
     Exchange { req: u64, round: u64 },
     /// Driver → worker, between calls: write the elements of `region` of the driver's
     /// array `id` that this worker holds to the file `path` (a checkpoint), followed by
-    /// their checksum; not answered (the worker takes the elements before the next call).
+    /// their checksum; answered by `Saved` once written (the worker takes the elements
+    /// before the next call, and the driver's next call does not wait for the file).
     Save {
         req: u64,
         id: u64,
         region: super::Region,
         path: String,
     },
+    /// Worker → driver: the file `path` a `Save` named is written whole (`ok`), or not.
+    Saved { path: String, ok: bool },
 }
 
 /// The largest control message accepted.
@@ -247,6 +250,10 @@ mod tests {
                 id: 9,
                 region: crate::cluster::proto::Region(vec![(0, 4)]),
                 path: "/ck/c1-p0-r1.bin".into(),
+            },
+            Msg::Saved {
+                path: "/ck/c1-p0-r1.bin".into(),
+                ok: false,
             },
             Msg::Ping,
         ] {

@@ -60,6 +60,21 @@ impl Core {
         self.fetches.pop_front()
     }
 
+    /// Worker: says that the checkpoint file `path` the driver asked for is written
+    /// (`ok`), or could not be.
+    pub fn send_saved(&mut self, path: String, ok: bool) {
+        self.send(Outgoing::Control {
+            to: 0,
+            msg: Msg::Saved { path, ok },
+        });
+    }
+
+    /// Driver: the checkpoint files workers said they wrote (or could not), since the last
+    /// call.
+    pub fn take_saved(&mut self) -> Vec<(String, bool)> {
+        std::mem::take(&mut self.saved)
+    }
+
     /// Worker: answers fetch `req` with the elements.
     pub fn send_fetched(&mut self, req: u64, data: Vec<u8>) {
         self.send(Outgoing::Block {

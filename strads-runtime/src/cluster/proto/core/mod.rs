@@ -58,6 +58,8 @@ pub struct Core {
     forgets: VecDeque<u64>,
     /// Driver: fetched elements that arrived, by request; the next request's number.
     fetched: Vec<(u64, Vec<u8>)>,
+    /// Driver: the checkpoint files workers wrote (or failed to), until taken.
+    saved: Vec<(String, bool)>,
     next_req: u64,
     out: VecDeque<Outgoing>,
     failure: Option<Failure>,
@@ -88,6 +90,7 @@ impl Core {
             fetches: VecDeque::new(),
             forgets: VecDeque::new(),
             fetched: Vec::new(),
+            saved: Vec::new(),
             next_req: 1,
             out: VecDeque::new(),
             failure: None,
@@ -260,6 +263,7 @@ impl Core {
                 self.fetches.push_back((req, id, region, Some(path)));
             }
             Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
+            Msg::Saved { path, ok } => self.saved.push((path, ok)),
             Msg::Forget { id } => self.forgets.push_back(id),
             m => {
                 let seq = seq_of(&m).expect("call messages carry their call");
