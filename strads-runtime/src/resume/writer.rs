@@ -284,6 +284,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_manifest_waits_for_every_rank_s_answer() {
+        let progress = Progress {
+            pending: Arc::new(AtomicUsize::new(0)),
+            failed: Arc::new(AtomicBool::new(false)),
+            stopped: Arc::new(AtomicBool::new(false)),
+        };
+        let mut w = Written::default();
+        let (a, b) = ("/ck/c1-p0-s0.bin".to_string(), "/ck/c1-p1-s0.bin".to_string());
+        // Nothing to wait for, or every piece answered as written: the manifest goes.
+        assert_eq!(w.wait(&[], &progress), Ok(true));
+        w.0.insert(a.clone(), true);
+        assert_eq!(w.wait(std::slice::from_ref(&a), &progress), Ok(true));
+        // A piece not answered, and no job to answer it (it failed, or this test has
+        // none): no manifest, and no error.
+        assert_eq!(w.wait(&[a.clone(), b.clone()], &progress), Ok(false));
+        // A piece a rank could not write: an error naming it.
+        w.0.insert(b.clone(), false);
+        let e = w.wait(&[a.clone(), b.clone()], &progress).unwrap_err();
+        assert_eq!(e, format!("a rank could not write {b}"));
+        // Checkpoints stopped (a driver restarting its job): no manifest.
+        w.0.remove(&b);
+        progress.stopped.store(true, Ordering::Release);
+        assert_eq!(w.wait(&[a, b], &progress), Ok(false));
+    }
+
+    #[test]
     fn names_parse_back() {
         assert_eq!(array_file_call(&array_file(42, 3)), Some(42));
         assert_eq!(array_file_call(&part_file(42, 3, 1)), Some(42));
