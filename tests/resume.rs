@@ -66,7 +66,12 @@ fn start_from(w: &mut DistArray<f64, 1>, raw: &DistArray<f64, 1>, n: usize) {
 
 fn program() {
     let n = 20_000;
-    let x = DistArray::<f64, 1>::from_fn([n], |[u]| ((u * 31 % 101) as f64) / 50.0);
+    // Written by the first call only, then read by every epoch: on a cluster its parts
+    // stay where that call left them, and a resumed run's checkpoints name the pieces the
+    // lost run wrote (which no rank of the resumed run is asked to write again).
+    let x_raw = DistArray::<f64, 1>::from_fn([n], |[u]| ((u * 31 % 101) as f64) / 25.0);
+    let mut x = DistArray::<f64, 1>::zeros([n]);
+    start_from(&mut x, &x_raw, n);
     let mut w = DistArray::<f64, 1>::zeros([n]);
     // Named by this call only: checkpoints must not wait for it to be named again.
     let raw = DistArray::<f64, 1>::from_fn([n], |[u]| (u % 3) as f64);
@@ -159,11 +164,34 @@ fn killed_and_resumed(name: &str, env: &[(&str, &str)], plain: &str) -> Result<P
         code == Some(0) && out == plain,
         format!("{code:?}\n{out}\n---\n{plain}\n{err}"),
     )?;
-    // Epoch 6's three calls were the 19th to 21st: the newest checkpoint is one of them.
     expect(
         &format!("{name}: it says it resumed"),
         err.contains("strads: resumed from the checkpoint") && err.contains(" calls skipped"),
         &err,
+    )?;
+    // Checkpoints go on after a resume: a newer one than the checkpoint it resumed from.
+    let call_of = |name: &str| -> Option<u64> {
+        name.rsplit('/')
+            .next()?
+            .strip_prefix("manifest-")?
+            .strip_suffix(".json")?
+            .parse()
+            .ok()
+    };
+    let from = err
+        .split("resumed from the checkpoint ")
+        .nth(1)
+        .and_then(|rest| rest.split(':').next())
+        .and_then(call_of);
+    let newest = std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .filter_map(|e| call_of(e.file_name().to_str()?))
+        .max();
+    expect(
+        &format!("{name}: the resumed run writes checkpoints after the one it resumed from"),
+        matches!((from, newest), (Some(f), Some(n)) if n > f),
+        format!("resumed from {from:?}, newest {newest:?}\n{err}"),
     )?;
     Ok(dir)
 }

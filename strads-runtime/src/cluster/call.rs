@@ -290,8 +290,8 @@ pub(crate) fn drive(
     ship: &Shipment<'_>,
     crossing: Crossing,
     trace: bool,
-    run: &mut dyn FnMut(&dyn Peers) -> Steps,
-) -> Steps {
+    run: &mut dyn FnMut(&dyn Peers) -> super::traces::Steps,
+) -> super::traces::Steps {
     let name = ship.name;
     let seq = session
         .next_seq
@@ -430,20 +430,14 @@ pub(crate) fn drive(
         parts
     });
     if let Some(p) = ship.parts {
-        for (r, (bytes, _)) in parts.iter().enumerate() {
+        for (r, bytes) in parts.iter().enumerate() {
             if let Err(e) = p.absorb(bytes) {
                 session.fail(format!("rank {}: {e}", r + 1));
             }
         }
     }
     if trace {
-        for (r, (_, bytes)) in parts.iter().enumerate() {
-            let r = r + 1;
-            let local = r * session.threads..(r + 1) * session.threads;
-            if let Err(e) = merge_trace(&mut steps, local, bytes) {
-                session.fail(format!("loop `{name}`: rank {r} sent {e}"));
-            }
-        }
+        super::traces::gather(session, seq, name, &mut steps);
     }
     if let Some(v) = ship.values {
         for r in 1..session.size {
@@ -451,48 +445,6 @@ pub(crate) fn drive(
         }
     }
     steps
-}
-
-/// What a call's workers ran: `steps[t][w]`, the iteration ids worker `w` ran at step `t`
-/// (`threads::execute`'s trace; only this rank's workers' lists are filled).
-pub(crate) type Steps = Vec<Vec<Vec<usize>>>;
-
-/// A worker rank's trace for the driver: its workers' lists, as `(step, worker, ids)`.
-fn encode_trace(steps: &Steps, local: std::ops::Range<usize>) -> Vec<u8> {
-    let mine: Vec<(usize, usize, &[usize])> = steps
-        .iter()
-        .enumerate()
-        .flat_map(|(t, step)| {
-            let local = local.clone();
-            step.iter()
-                .enumerate()
-                .filter(move |(w, ids)| local.contains(w) && !ids.is_empty())
-                .map(move |(w, ids)| (t, w, ids.as_slice()))
-        })
-        .collect();
-    postcard::to_allocvec(&mine).expect("a trace encodes")
-}
-
-/// Puts a worker rank's trace (`encode_trace`) into the driver's `steps`: each list must
-/// name a step of the call and one of that rank's workers (`local`), once.
-fn merge_trace(
-    steps: &mut Steps,
-    local: std::ops::Range<usize>,
-    bytes: &[u8],
-) -> Result<(), String> {
-    let theirs: Vec<(usize, usize, Vec<usize>)> = postcard::from_bytes(bytes)
-        .map_err(|e| format!("a trace of its workers that does not decode ({e})"))?;
-    for (t, w, ids) in theirs {
-        let slot = steps
-            .get_mut(t)
-            .and_then(|s| s.get_mut(w))
-            .filter(|slot| local.contains(&w) && slot.is_empty())
-            .ok_or_else(|| {
-                format!("a trace naming step {t} of worker {w}, which is not one of its tasks")
-            })?;
-        *slot = ids;
-    }
-    Ok(())
 }
 
 /// A worker rank's call: the driver's message, the session it came on, and the call's
@@ -596,7 +548,7 @@ pub(crate) fn work(
     served: &ServedCall,
     schedule: &Schedule,
     ship: &Shipment<'_>,
-    run: &mut dyn FnMut(&dyn Peers) -> Steps,
+    run: &mut dyn FnMut(&dyn Peers) -> super::traces::Steps,
 ) {
     let (session, msg) = (served.session, &served.msg);
     let theirs = served.schedule();
@@ -630,14 +582,15 @@ pub(crate) fn work(
         merges: Default::default(),
     };
     let steps = run(&peers);
-    let trace = if msg.trace {
-        encode_trace(&steps, peers.local.clone())
-    } else {
-        Vec::new()
-    };
+    let trace = msg
+        .trace
+        .then(|| super::traces::encode(&steps, peers.local.clone()));
     let parts = ship.parts.map(|p| p.to_bytes()).unwrap_or_default();
     session.with(|core| {
-        core.finish(parts, trace);
+        if let Some(trace) = trace {
+            core.send_trace(msg.seq, trace);
+        }
+        core.finish(parts);
         core.end();
     });
 }

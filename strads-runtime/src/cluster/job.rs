@@ -111,6 +111,15 @@ pub(crate) fn data_driver() -> Option<&'static Session> {
     get().filter(|s| s.rank == 0 && s.size() > 1 && !s.closed())
 }
 
+/// On a job's driver, of the checkpoint files `paths` the workers were asked to write: one
+/// a worker could not write (`Some(Err)`), or whether some are still being written.
+/// `None` when there is no job of several ranks, or it failed or ended: no more answers
+/// come (a file this process never asked for is not waited for).
+pub(crate) fn saving(paths: &[String]) -> Option<Result<bool, String>> {
+    let s = current().filter(|s| s.rank == 0 && s.size() > 1 && !s.closed())?;
+    s.with(|core| core.failure().is_none().then(|| core.saving(paths)))
+}
+
 /// The session if one was started (does not start one).
 pub fn current() -> Option<&'static Session> {
     MADE.get().copied()

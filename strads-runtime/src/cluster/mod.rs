@@ -29,6 +29,8 @@ pub mod session;
 pub mod spread;
 mod start;
 pub mod store;
+mod traces;
 pub mod wire;
 
 pub use job::{rank_and_size, start};
+pub(crate) use traces::Steps;

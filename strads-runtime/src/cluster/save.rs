@@ -1,10 +1,10 @@
 //! A worker rank's side of a checkpoint (module `resume`): the parts of the driver's
 //! arrays it holds, written to the files the driver names, from a thread of its own; each
 //! file ends with its own checksum, and the rank tells the driver once it is written
-//! (`Msg::Saved`). The driver's next call waits for none of it: the driver's checkpoint
-//! writer waits for those answers before it writes the manifest that names the files
-//! ([`answers`]), and starts no new checkpoint meanwhile, so a rank holds at most about one
-//! checkpoint's copies and never waits for its disk.
+//! (`Msg::Saved`). The driver's next call waits for none of it; the driver's checkpoint
+//! writer waits for those answers before it counts a checkpoint's job done
+//! (`job::saving`), and the driver keeps at most two jobs in flight, so a rank's queue
+//! holds at most about two checkpoints' copies and the rank never waits for its disk.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -69,18 +69,4 @@ pub(crate) fn flush_later() {
     while PENDING.load(Ordering::Acquire) > 0 {
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-}
-
-/// On a job's driver: the checkpoint files the workers said they wrote (`true`) or could
-/// not write (`false`) since the last time asked. `None` when there is no job of several
-/// ranks, or it failed: no more answers come.
-pub(crate) fn answers() -> Option<Vec<(String, bool)>> {
-    let s = super::job::get().filter(|s| s.size() > 1)?;
-    s.with(|core| {
-        if core.failure().is_some() {
-            None
-        } else {
-            Some(core.take_saved())
-        }
-    })
 }

@@ -295,10 +295,10 @@ impl Session {
     }
 
     /// Driver, between calls: has the ranks holding `parts` of array `id` write them to
-    /// `paths` (one each, a checkpoint's files), and runs `meanwhile`. Nothing waits for
-    /// them: a rank handles the request before the driver's next call (one ordered stream),
-    /// and a piece it could not write fails its checksum when a run resumes, which then
-    /// falls back to the checkpoint before.
+    /// `paths` (one each, a checkpoint's files), and runs `meanwhile`. The call does not
+    /// wait for them: a rank takes the elements before the driver's next call (one ordered
+    /// stream) and answers once the file is written (`Msg::Saved`), which only the
+    /// checkpoint's writer waits for (`job::saving`).
     pub(crate) fn save(
         &self,
         id: u64,

@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use super::{Block, Call, Execution, Job, LoopState, StaticPlan, threads};
 use crate::cluster;
-pub(crate) use crate::cluster::call::{PartsWire, Served, Shipment, Steps, ValuesWire};
+pub(crate) use crate::cluster::Steps;
+pub(crate) use crate::cluster::call::{PartsWire, Served, Shipment, ValuesWire};
 use crate::cluster::session::Session;
 pub(crate) use crate::cluster::wire::WireArray;
 use crate::plan::Unit;

@@ -90,7 +90,7 @@ impl Recovery {
                 return;
             }
         }
-        let mut files = Vec::new();
+        let (mut files, mut pieces) = (Vec::new(), Vec::new());
         for ((pos, h), id) in arrays.iter().enumerate().zip(ids) {
             let a = h.kept();
             let version = a.kept_key().1;
@@ -120,8 +120,17 @@ impl Recovery {
                             .into_owned()
                     };
                     let (bytes, region, parts) = match a.kept_parts(&path_of) {
-                        Some((home, region, pieces)) => {
-                            let parts = pieces
+                        Some((home, region, away)) => {
+                            // The pieces other ranks write: a job is done once they are.
+                            pieces.extend((0..away.len()).filter(|&i| away[i].rank != 0).map(
+                                |i| {
+                                    self.dir
+                                        .join(part_file(k, pos, i))
+                                        .to_string_lossy()
+                                        .into_owned()
+                                },
+                            ));
+                            let parts = away
                                 .into_iter()
                                 .enumerate()
                                 .map(|(i, p)| SavedPart {
@@ -174,9 +183,10 @@ impl Recovery {
             }
         }
         if !due {
-            if !files.is_empty() {
+            if !files.is_empty() || !pieces.is_empty() {
                 self.writer.send(Job {
                     files,
+                    pieces,
                     manifest: None,
                 });
             }
@@ -234,8 +244,12 @@ impl Recovery {
             self.last = Instant::now();
             self.under_way_calls = 0;
         }
-        if !files.is_empty() || manifest.is_some() {
-            self.writer.send(Job { files, manifest });
+        if !files.is_empty() || !pieces.is_empty() || manifest.is_some() {
+            self.writer.send(Job {
+                files,
+                pieces,
+                manifest,
+            });
         }
     }
 }

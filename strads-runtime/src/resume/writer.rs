@@ -1,8 +1,9 @@
 //! Writing checkpoints from a thread of their own, so that training goes on meanwhile:
 //! the arrays' bytes (copied by the call that made them), then, once every other rank
-//! said it wrote the pieces it holds (`cluster::save::answers`), the manifest, each file
-//! whole or not at all; then the files no kept manifest names are removed. The checkpoint
-//! stays busy until then, so the next one starts only after every rank wrote this one.
+//! said it wrote the pieces it holds (`cluster::job::saving`), the manifest, each file
+//! whole or not at all; then the files no kept manifest names are removed. A job stays
+//! pending until then: the next checkpoint starts only after every rank wrote this one,
+//! and at most [`IN_FLIGHT`] jobs' copies wait (a call waits when the disks fall behind).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -16,11 +17,16 @@ use crate::checkpoint::write_atomic;
 /// Complete checkpoints kept: the newest, and one to fall back to (a file damaged since).
 const KEPT: usize = 2;
 
-/// One checkpoint's writing: array files, and the manifest when the checkpoint is complete
-/// (its files' checksums are taken here, off the program's thread: those it lacks are
-/// those of files this thread wrote).
+/// Jobs sent and not yet done before [`Writer::send`] waits: the copies waiting to be
+/// written (here and on the ranks) stay bounded.
+const IN_FLIGHT: usize = 2;
+
+/// One checkpoint's writing: array files, the pieces other ranks write (their paths), and
+/// the manifest when the checkpoint is complete (its files' checksums are taken here, off
+/// the program's thread: those it lacks are those of files this thread wrote).
 pub(super) struct Job {
     pub(super) files: Vec<(String, Vec<u8>)>,
+    pub(super) pieces: Vec<String>,
     pub(super) manifest: Option<Manifest>,
 }
 
@@ -85,8 +91,12 @@ impl Writer {
         self.progress.clone()
     }
 
+    /// Sends a job; waits first while [`IN_FLIGHT`] are pending.
     pub(super) fn send(&self, job: Job) {
         let pending = &self.progress.pending;
+        while pending.load(Ordering::Acquire) >= IN_FLIGHT && !self.failed() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         pending.fetch_add(1, Ordering::AcqRel);
         if self.tx.send(job).is_err() {
             pending.fetch_sub(1, Ordering::AcqRel);
@@ -97,10 +107,9 @@ impl Writer {
 fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
     crate::checkpoint::lowest_priority();
     let mut sums = HashMap::new();
-    let mut written = Written::default();
     for job in rx {
         if !p.failed.load(Ordering::Acquire) && !p.stopped.load(Ordering::Acquire) {
-            let done = write_job(dir, job, &mut sums, &mut written, p);
+            let done = write_job(dir, job, &mut sums, p);
             if let Err(e) = done {
                 eprintln!("strads: checkpoint: {e}; no more checkpoints are written");
                 p.failed.store(true, Ordering::Release);
@@ -110,32 +119,22 @@ fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
     }
 }
 
-/// The pieces other ranks said they wrote (`true`) or could not write, by path.
-#[derive(Default)]
-struct Written(HashMap<String, bool>);
-
-impl Written {
-    /// Waits until every rank said it wrote each of `paths`: `Ok(true)`; `Ok(false)` when
-    /// the job failed or checkpoints stopped meanwhile (no answer is coming: no manifest);
-    /// an error naming a piece a rank could not write.
-    fn wait(&mut self, paths: &[String], p: &Progress) -> Result<bool, String> {
-        loop {
-            if let Some(path) = paths.iter().find(|f| self.0.get(*f) == Some(&false)) {
-                return Err(format!("a rank could not write {path}"));
-            }
-            if paths.iter().all(|f| self.0.contains_key(f)) {
-                return Ok(true);
-            }
-            if p.stopped.load(Ordering::Acquire) {
-                return Ok(false);
-            }
-            match crate::cluster::save::answers() {
-                Some(got) if got.is_empty() => {
-                    std::thread::sleep(std::time::Duration::from_millis(2))
-                }
-                Some(got) => self.0.extend(got),
-                None => return Ok(false),
-            }
+/// Waits until the other ranks wrote `pieces`: `Ok(true)`; `Ok(false)` when no answer is
+/// coming (the job failed or ended, or checkpoints stopped: a driver restarting its job);
+/// an error naming a piece a rank could not write.
+fn wait_for_ranks(pieces: &[String], p: &Progress) -> Result<bool, String> {
+    loop {
+        if pieces.is_empty() {
+            return Ok(true);
+        }
+        if p.stopped.load(Ordering::Acquire) {
+            return Ok(false);
+        }
+        match crate::cluster::job::saving(pieces) {
+            None => return Ok(false),
+            Some(Err(path)) => return Err(format!("a rank could not write {path}")),
+            Some(Ok(false)) => return Ok(true),
+            Some(Ok(true)) => std::thread::sleep(std::time::Duration::from_millis(2)),
         }
     }
 }
@@ -144,12 +143,16 @@ fn write_job(
     dir: &Path,
     job: Job,
     sums: &mut HashMap<String, u64>,
-    written: &mut Written,
     p: &Progress,
 ) -> Result<(), String> {
     for (name, bytes) in &job.files {
         sums.insert(name.clone(), checksum(bytes));
         write_atomic(&dir.join(name), bytes).map_err(|e| e.to_string())?;
+    }
+    // Pieces other ranks write end with their checksums; a manifest names them once those
+    // ranks said they are written (and none is written when no answer is coming).
+    if !wait_for_ranks(&job.pieces, p)? {
+        return Ok(());
     }
     if let Some(mut m) = job.manifest {
         for a in &mut m.arrays {
@@ -159,18 +162,6 @@ fn write_job(
                 a.checksum = Some(c);
             }
         }
-        // Pieces other ranks wrote end with their checksums; the manifest names them once
-        // those ranks said they are written.
-        let pieces: Vec<String> = m
-            .arrays
-            .iter()
-            .flat_map(|a| a.parts.iter())
-            .filter(|piece| piece.rank != 0)
-            .map(|piece| dir.join(&piece.file).to_string_lossy().into_owned())
-            .collect();
-        if !written.wait(&pieces, p)? {
-            return Ok(());
-        }
         for o in &mut m.output {
             if let Some(&c) = sums.get(&o.file) {
                 o.checksum = Some(c);
@@ -179,9 +170,8 @@ fn write_job(
         let call = m.call;
         write_atomic(&dir.join(Manifest::name(call)), &m.encode()).map_err(|e| e.to_string())?;
         collect(dir, call);
-        // Files no kept manifest names are gone: so are their sums and answers.
+        // Files no kept manifest names are gone: so are their sums.
         sums.retain(|f, _| dir.join(f).exists());
-        written.0.retain(|f, _| Path::new(f).exists());
     }
     Ok(())
 }
@@ -284,29 +274,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_manifest_waits_for_every_rank_s_answer() {
+    fn without_a_job_no_answer_is_awaited() {
         let progress = Progress {
             pending: Arc::new(AtomicUsize::new(0)),
             failed: Arc::new(AtomicBool::new(false)),
             stopped: Arc::new(AtomicBool::new(false)),
         };
-        let mut w = Written::default();
-        let (a, b) = ("/ck/c1-p0-s0.bin".to_string(), "/ck/c1-p1-s0.bin".to_string());
-        // Nothing to wait for, or every piece answered as written: the manifest goes.
-        assert_eq!(w.wait(&[], &progress), Ok(true));
-        w.0.insert(a.clone(), true);
-        assert_eq!(w.wait(std::slice::from_ref(&a), &progress), Ok(true));
-        // A piece not answered, and no job to answer it (it failed, or this test has
-        // none): no manifest, and no error.
-        assert_eq!(w.wait(&[a.clone(), b.clone()], &progress), Ok(false));
-        // A piece a rank could not write: an error naming it.
-        w.0.insert(b.clone(), false);
-        let e = w.wait(&[a.clone(), b.clone()], &progress).unwrap_err();
-        assert_eq!(e, format!("a rank could not write {b}"));
+        // Nothing to wait for: done. Pieces, and no job to answer for them (one process,
+        // or a job that failed): no manifest, no error.
+        assert_eq!(wait_for_ranks(&[], &progress), Ok(true));
+        let piece = vec!["/ck/c1-p0-s0.bin".to_string()];
+        assert_eq!(wait_for_ranks(&piece, &progress), Ok(false));
         // Checkpoints stopped (a driver restarting its job): no manifest.
-        w.0.remove(&b);
         progress.stopped.store(true, Ordering::Release);
-        assert_eq!(w.wait(&[a, b], &progress), Ok(false));
+        assert_eq!(wait_for_ranks(&piece, &progress), Ok(false));
     }
 
     #[test]

@@ -91,7 +91,7 @@ pub struct CallMsg {
     /// The driver's program (its file), for errors that name both binaries.
     pub program: String,
     /// The driver records the call (`testing::record`): each rank sends back the
-    /// iterations its workers ran (`Msg::Finished::trace`).
+    /// iterations its workers ran (`Msg::Trace`).
     pub trace: bool,
 }
 
@@ -114,13 +114,11 @@ pub enum Msg {
     /// The sender passed the barrier after `step`.
     Barrier { seq: u64, step: usize },
     /// Worker → driver: every task of the worker ran and its transfers are sent; the
-    /// reductions' parts (postcard), and for a recorded call the iterations its workers
-    /// ran (postcard `Vec<(step, worker, ids)>`; empty otherwise).
-    Finished {
-        seq: u64,
-        parts: Vec<u8>,
-        trace: Vec<u8>,
-    },
+    /// reductions' parts (postcard).
+    Finished { seq: u64, parts: Vec<u8> },
+    /// Worker → driver: the iterations its workers ran in recorded call `seq` (a block
+    /// frame: postcard `Vec<(step, worker, ids)>`), sent before `Finished`.
+    Trace { seq: u64 },
     /// The sender failed the call (or the job): every rank stops.
     Failed { seq: u64, message: String },
     /// Driver → worker, between calls: send the elements of `region` of the driver's
@@ -223,8 +221,8 @@ mod tests {
             Msg::Finished {
                 seq: 9,
                 parts: vec![1, 2, 3],
-                trace: vec![4],
             },
+            Msg::Trace { seq: 9 },
             Msg::Failed {
                 seq: 0,
                 message: "x".into(),
@@ -266,7 +264,6 @@ mod tests {
         let bytes = encode(&Msg::Finished {
             seq: 9,
             parts: vec![7; 100],
-            trace: Vec::new(),
         });
         let cut = decode(&bytes[..bytes.len() - 1]).unwrap_err();
         assert!(cut.contains("does not decode"), "{cut}");

@@ -237,7 +237,7 @@ impl Sim {
                         && (r * threads..(r + 1) * threads).all(|v| next[v] >= steps)
                     {
                         *fin = true;
-                        self.cores[r].finish(Vec::new(), Vec::new());
+                        self.cores[r].finish(Vec::new());
                         self.flush(r, &sizes);
                     }
                 }

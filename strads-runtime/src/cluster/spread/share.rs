@@ -181,9 +181,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
                 total += n;
             }
         }
-        if total > u32::MAX as usize {
-            return Err(format!("{total} entries, more than ids of 32 bits number"));
-        }
+        // Ids are 32 bits (as a bucketed array's on one process): an array with more
+        // entries keeps none (its calls cannot be traced), and crosses all the same.
+        let numbered = total <= u32::MAX as usize;
         let held: usize = (0..n_blocks).filter(|&b| mine(b)).map(|b| lens[b]).sum();
         let (mut keys, mut values) = (Vec::with_capacity(held), Vec::with_capacity(held));
         let mut ids: Vec<u32> = Vec::with_capacity(held);
@@ -211,7 +211,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
                     if id >= starts.get(r + 1).copied().unwrap_or(total) {
                         return Err(format!("rank {r} sent an entry beyond its part"));
                     }
-                    ids.push(id as u32);
+                    ids.push(if numbered { id as u32 } else { u32::MAX });
                 }
                 values.extend(
                     le::get_vec::<T>(vb).ok_or(format!("rank {r}'s values do not decode"))?,
@@ -228,7 +228,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
                 ));
             }
         }
-        let bytes = keys.len() * (4 * N + size);
+        let bytes = keys.len() * (4 * N + 4 + size);
         let filled = Filled::from_parts(keys, ids, values, &counts, lens);
         Ok((Arc::new(Buckets::filled(filled)), bytes))
     }

@@ -19,12 +19,15 @@ impl Core {
         self.next_req += 1;
         let msg = match save {
             None => Msg::Fetch { req, id, region },
-            Some(path) => Msg::Save {
-                req,
-                id,
-                region,
-                path,
-            },
+            Some(path) => {
+                self.saving.insert(path.clone());
+                Msg::Save {
+                    req,
+                    id,
+                    region,
+                    path,
+                }
+            }
         };
         self.send(Outgoing::Control { to, msg });
         req
@@ -69,10 +72,14 @@ impl Core {
         });
     }
 
-    /// Driver: the checkpoint files workers said they wrote (or could not), since the last
-    /// call.
-    pub fn take_saved(&mut self) -> Vec<(String, bool)> {
-        std::mem::take(&mut self.saved)
+    /// Driver: of the checkpoint files `paths`, one a worker could not write (`Err`), or
+    /// whether some are still being written (asked for and not answered). A file this
+    /// process never asked for (one a lost run's checkpoint named) is not waited for.
+    pub fn saving(&self, paths: &[String]) -> Result<bool, String> {
+        if let Some(p) = paths.iter().find(|p| self.unsaved.contains(*p)) {
+            return Err(p.clone());
+        }
+        Ok(paths.iter().any(|p| self.saving.contains(p)))
     }
 
     /// Worker: answers fetch `req` with the elements.

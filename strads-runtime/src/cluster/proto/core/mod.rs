@@ -27,8 +27,8 @@ struct CallState {
     arrivals: Vec<Arrival>,
     /// Ranks that passed each step's barrier.
     barriers: Vec<Vec<bool>>,
-    /// Driver: each worker rank's `Finished` parts and trace.
-    finished: Vec<Option<(Vec<u8>, Vec<u8>)>>,
+    /// Driver: each worker rank's `Finished` parts.
+    finished: Vec<Option<Vec<u8>>>,
     /// Buffers' copies from other ranks, `(exchange, rank, bytes)`, until taken.
     merges: Vec<(u64, usize, Vec<u8>)>,
 }
@@ -58,8 +58,12 @@ pub struct Core {
     forgets: VecDeque<u64>,
     /// Driver: fetched elements that arrived, by request; the next request's number.
     fetched: Vec<(u64, Vec<u8>)>,
-    /// Driver: the checkpoint files workers wrote (or failed to), until taken.
-    saved: Vec<(String, bool)>,
+    /// Driver: the checkpoint files workers were asked to write and have not answered
+    /// for, and those they could not write.
+    saving: std::collections::HashSet<String>,
+    unsaved: std::collections::HashSet<String>,
+    /// Driver: the traces of recorded calls, `(call, rank, bytes)`, until taken.
+    traces: Vec<(u64, usize, Vec<u8>)>,
     next_req: u64,
     out: VecDeque<Outgoing>,
     failure: Option<Failure>,
@@ -90,7 +94,9 @@ impl Core {
             fetches: VecDeque::new(),
             forgets: VecDeque::new(),
             fetched: Vec::new(),
-            saved: Vec::new(),
+            saving: Default::default(),
+            unsaved: Default::default(),
+            traces: Vec::new(),
             next_req: 1,
             out: VecDeque::new(),
             failure: None,
@@ -263,7 +269,13 @@ impl Core {
                 self.fetches.push_back((req, id, region, Some(path)));
             }
             Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
-            Msg::Saved { path, ok } => self.saved.push((path, ok)),
+            Msg::Saved { path, ok } => {
+                self.saving.remove(&path);
+                if !ok {
+                    self.unsaved.insert(path);
+                }
+            }
+            Msg::Trace { seq } => self.traces.push((seq, from, data.unwrap_or_default())),
             Msg::Forget { id } => self.forgets.push_back(id),
             m => {
                 let seq = seq_of(&m).expect("call messages carry their call");
@@ -299,9 +311,9 @@ impl Core {
                     *b = true;
                 }
             }
-            Msg::Finished { parts, trace, .. } => {
+            Msg::Finished { parts, .. } => {
                 if let Some(f) = c.finished.get_mut(from) {
-                    *f = Some((parts, trace));
+                    *f = Some(parts);
                 }
             }
             _ => {}
@@ -329,6 +341,24 @@ impl Core {
             msg: Msg::Values { seq },
             data,
         });
+    }
+
+    /// Worker: sends the driver what its workers ran in recorded call `seq`.
+    pub fn send_trace(&mut self, seq: u64, data: Vec<u8>) {
+        self.send(Outgoing::Block {
+            to: 0,
+            msg: Msg::Trace { seq },
+            data,
+        });
+    }
+
+    /// Driver: the trace of recorded call `seq` that rank `from` sent, once here.
+    pub fn take_trace(&mut self, seq: u64, from: usize) -> Option<Vec<u8>> {
+        let i = self
+            .traces
+            .iter()
+            .position(|(s, f, _)| *s == seq && *f == from)?;
+        Some(self.traces.swap_remove(i).2)
     }
 
     /// The values of `iter_mut()` call `seq` that rank `from` sent, once here.
@@ -532,13 +562,12 @@ impl Core {
         self.state().barriers[t].iter().all(|&b| b)
     }
 
-    /// Worker: all its tasks ran and its transfers are queued; `trace`: what its workers
-    /// ran, for a recorded call (empty otherwise).
-    pub fn finish(&mut self, parts: Vec<u8>, trace: Vec<u8>) {
+    /// Worker: all its tasks ran and its transfers are queued.
+    pub fn finish(&mut self, parts: Vec<u8>) {
         let seq = self.state().seq;
         self.send(Outgoing::Control {
             to: 0,
-            msg: Msg::Finished { seq, parts, trace },
+            msg: Msg::Finished { seq, parts },
         });
     }
 
@@ -551,8 +580,8 @@ impl Core {
                 .all(|tid| c.arrivals[tid] != Arrival::Pending)
     }
 
-    /// Driver: the workers' reduction parts and traces, by rank.
-    pub fn take_parts(&mut self) -> Vec<(Vec<u8>, Vec<u8>)> {
+    /// Driver: the workers' reduction parts, by rank.
+    pub fn take_parts(&mut self) -> Vec<Vec<u8>> {
         let c = self.call.as_mut().expect("begun");
         c.finished
             .iter_mut()
