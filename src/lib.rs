@@ -253,6 +253,7 @@ pub mod __private {
         Access, AccessKind, ArraySpec, BufferSpec, LoopSpec, ReduceOp, ReductionSpec, SpaceKind,
         Subscript,
     };
+    pub use strads_runtime::bridge;
     pub use strads_runtime::cluster::call::PartsWire;
     pub use strads_runtime::cluster::registry::{
         LOOPS, Probe, ProbeNone, ProbeSerde, RemoteLoop, Serve,

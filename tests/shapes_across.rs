@@ -3,7 +3,9 @@
 //! README's SGD-MF loop marked `ordered` over ratings in index order and shuffled, an
 //! `ordered` `iter_mut()` chain over shuffled entries, `ordered` float reductions, and
 //! reconnaissance loops of many small groups (a mirrored update, a labelled scatter, a
-//! tournament of `match`-selected updates, a windowed scatter).
+//! tournament of `match`-selected updates, a windowed scatter); and loops over the types
+//! programs already hold (issue 27: a saxpy over `Vec`s, a scale over a slice, a ReLU over
+//! an ndarray matrix), which must cross processes like `DistArray`s.
 //!
 //! Every loop here gives one serial order's result whatever the layout: the ordered ones
 //! the serial loop's own, the others a result the order cannot change (each element is
@@ -22,6 +24,34 @@ use self_run::{digest, run_self};
 
 use strads::prelude::*;
 use strads::testing::bits;
+
+/// saxpy over vectors.
+#[strads::parallel_for(expect = "1d")]
+fn saxpy(a: f32, x: &[f32], y: &mut Vec<f32>) {
+    for i in 0..y.len() {
+        y[i] += a * x[i];
+    }
+}
+
+/// A scale over a slice.
+#[strads::parallel_for(expect = "1d")]
+fn scale(x: &mut [f64], by: f64) {
+    for i in 0..x.len() {
+        x[i] *= by;
+    }
+}
+
+/// ReLU over an ndarray matrix.
+#[strads::parallel_for(expect = "1d")]
+fn relu(m: &mut ndarray::Array2<f32>) {
+    for i in 0..m.nrows() {
+        for j in 0..m.ncols() {
+            if m[[i, j]] < 0.0 {
+                m[[i, j]] = 0.0;
+            }
+        }
+    }
+}
 
 /// Red points of a 1-D red-black sweep: odd `i` from their even neighbours.
 #[strads::parallel_for(expect = "1d")]
@@ -205,7 +235,26 @@ fn program() {
     shuffle(&mut entries, 5);
     let shuffled = SparseArray::from_entries(shape, entries).expect("the same entries");
     let ratings = ratings.sorted();
+    let mut y: Vec<f32> = (0..5000).map(|i| (i % 17) as f32 * 0.25).collect();
+    let mut z: Vec<f64> = (0..4000).map(|i| i as f64 * 0.001).collect();
     for call in 0..3 {
+        // Arrays of the types programs hold.
+        let x: Vec<f32> = (0..5000).map(|i| ((i + call) as f32 * 0.7).sin()).collect();
+        saxpy(0.5, &x, &mut y);
+        scale(&mut z[call * 10..], 1.5);
+        let mut m = ndarray::Array2::from_shape_fn((60, 33), |(i, j)| {
+            ((i * 33 + j + call) as f32 * 0.37).sin()
+        });
+        relu(&mut m);
+        let f32s = |v: &mut dyn Iterator<Item = f32>| v.map(|x| u64::from(x.to_bits())).collect();
+        println!(
+            "bridged {call}: {:016x}",
+            digest(&[
+                f32s(&mut y.iter().copied()),
+                z.iter().map(|v| v.to_bits()).collect(),
+                f32s(&mut m.iter().copied()),
+            ])
+        );
         // Red-black sweeps.
         let n = 301 * (small_groups_size() / 3000).max(1) + call;
         let mut x = DistArray::<f64, 1>::random([n], 1);
@@ -269,6 +318,9 @@ fn run(env: &[(&str, &str)]) -> Result<(String, String), String> {
     run_self("SHAPES_ACROSS_ROLE", "program", env)
 }
 
+/// Loops that must cross processes (not stay on the driver).
+const CROSS: [&str; 3] = ["saxpy", "scale", "relu"];
+
 const LOOPS: [&str; 12] = [
     "red_1d",
     "black_1d",
@@ -286,7 +338,7 @@ const LOOPS: [&str; 12] = [
 
 fn check() -> Result<(), String> {
     let (serial, _) = run(&[("STRADS_SERIAL", "1")])?;
-    if serial.lines().count() != 21 {
+    if serial.lines().count() != 24 {
         return Err(format!("the serial run printed\n{serial}"));
     }
     for (procs, threads, same) in [("2", "1", "2"), ("2", "2", "4")] {
@@ -301,6 +353,14 @@ fn check() -> Result<(), String> {
             return Err(format!(
                 "{procs} processes x {threads} threads print\n{many}\n{same} threads print\n{one}"
             ));
+        }
+        for name in CROSS {
+            let crossed = format!("strads cluster {name}: {procs} processes x {threads} threads;");
+            if !explain.lines().any(|l| l.starts_with(&crossed)) {
+                return Err(format!(
+                    "{name} did not cross processes ({procs} x {threads}):\n{explain}"
+                ));
+            }
         }
         for name in LOOPS {
             let crossed = format!("strads cluster {name}: {procs} processes x {threads} threads;");

@@ -32,7 +32,20 @@ pub(crate) fn parallel_for(args: TokenStream, input: TokenStream) -> TokenStream
         }
     };
     let cx = Ctxt::new();
-    let out = LoopFn::from_syn(&cx, &item, args).and_then(|f| expand(&cx, &f));
+    // Parameters of the types programs hold (`Vec`, slices, ndarray) are `DistArray`s to
+    // the loop, lent by a wrapper with the signature as written.
+    let split = crate::bridge::split(&cx, &item);
+    let loop_fn = split.as_ref().map_or(&item, |s| &s.inner);
+    // A parameter of a type the loop cannot take is its only error.
+    let ok = !cx.has_errors();
+    let out = ok
+        .then(|| LoopFn::from_syn(&cx, loop_fn, args))
+        .flatten()
+        .and_then(|f| expand(&cx, &f))
+        .map(|expanded| match &split {
+            Some(s) => s.wrap(&item, expanded),
+            None => expanded,
+        });
     match cx.check() {
         Ok(()) => out.unwrap_or_else(|| quote!(#item)),
         Err(e) => {

@@ -4,6 +4,7 @@
 
 mod arrays;
 mod attr;
+mod bridge;
 mod check;
 mod ctxt;
 mod emit;

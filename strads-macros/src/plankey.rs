@@ -161,7 +161,7 @@ impl Collect<'_> {
                 };
                 let shape = match m.method.to_string().as_str() {
                     "len" | "is_empty" => of(self.rows) || of(self.arrays),
-                    "shape" | "row_len" => of(self.arrays),
+                    "shape" | "row_len" | "nrows" | "ncols" => of(self.arrays),
                     _ => false,
                 };
                 if !shape {

@@ -86,12 +86,31 @@ fn non_copy_captures() {
         "non_copy_captures",
         quote!(),
         quote! {
-            fn tagged(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>, bias: &[f32], tag: String) -> usize {
+            fn tagged(x: &DistArray<f32, 1>, out: &mut DistArray<f32, 1>, bias: &[f32; 4], tag: String) -> usize {
                 let scale: f32 = 2.0;
                 for i in 0..x.len() {
                     out[i] = scale * x[i] + bias[i % bias.len()] + tag.len() as f32;
                 }
                 tag.len()
+            }
+        },
+    );
+}
+
+/// Parameters of the types programs hold (a `Vec`, a slice, an ndarray array) are lent to
+/// the loop as `DistArray`s by a wrapper with the signature as written; the loop function,
+/// nested inside it, is expanded as over `DistArray`s.
+#[test]
+fn bridged_arrays() {
+    check(
+        "bridged_arrays",
+        quote!(expect = "1d"),
+        quote! {
+            pub fn saxpy(a: f32, x: &[f32], y: &mut Vec<f32>, m: &mut ndarray::Array2<f32>) {
+                for i in 0..y.len() {
+                    y[i] += a * x[i] + m[[i, 0]];
+                    m[[i, 1]] = y[i];
+                }
             }
         },
     );

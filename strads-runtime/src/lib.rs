@@ -25,6 +25,7 @@ pub use data::{corpus, generate, load, permute};
 pub use linkme;
 
 pub use array::access::{ArrayMut, ArrayRef};
+pub use array::bridge;
 pub use array::buffer::{Average, Buffered, CopyView, Relaxed, SharedCopyView, merge};
 pub use array::capture::{Capture, CaptureByCopy, CaptureByRef};
 pub use array::linalg::{axpy, dot, dots};

@@ -170,7 +170,12 @@ fn pure_bound(e: &Expr, arrays: &[ArrayVar], outer: &[OuterVar], bound: &[String
         }
         Expr::Field(f) => pure(&f.base),
         // `a.len()`, `a.shape()[0]` of an array: its shape, which the loop cannot change.
-        Expr::MethodCall(m) if matches!(m.method.to_string().as_str(), "len" | "shape") => {
+        Expr::MethodCall(m)
+            if matches!(
+                m.method.to_string().as_str(),
+                "len" | "shape" | "nrows" | "ncols"
+            ) =>
+        {
             m.args.is_empty()
                 && match &*m.receiver {
                     Expr::Path(p) => p.path.get_ident().is_some_and(|i| {

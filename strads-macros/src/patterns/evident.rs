@@ -80,7 +80,7 @@ pub(crate) fn evident_type(e: &Expr, known: Known) -> Option<Type> {
             _ => None,
         },
         Expr::MethodCall(m) => match m.method.to_string().as_str() {
-            "len" if m.args.is_empty() => Some(syn::parse_quote!(usize)),
+            "len" | "nrows" | "ncols" if m.args.is_empty() => Some(syn::parse_quote!(usize)),
             "abs" | "sqrt" | "ln" | "exp" | "powi" | "powf" | "max" | "min" | "floor" | "ceil"
             | "round" | "recip" | "clamp" => evident_type(&m.receiver, known),
             _ => None,

@@ -29,7 +29,7 @@ pub(crate) struct FoundAccess {
 }
 
 /// Methods that read array metadata, not elements.
-pub(super) const META_METHODS: &[&str] = &["shape", "len", "is_empty", "row_len"];
+pub(super) const META_METHODS: &[&str] = &["shape", "len", "is_empty", "row_len", "nrows", "ncols"];
 
 impl Walker<'_> {
     /// The array a path names, unless a local shadows it.

@@ -21,8 +21,16 @@
 /// assert_eq!(strads_runtime::dot(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]), 32.0);
 /// ```
 #[inline(always)]
+#[track_caller]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len(), "dot of slices of different lengths");
+    if a.len() != b.len() {
+        panic!(
+            "strads::dot of slices of different lengths ({} and {}): pass rows of the \
+             same length, such as `w.row(u)` and `h.row(i)` of two arrays with as many columns",
+            a.len(),
+            b.len()
+        );
+    }
     const W: usize = 8;
     let (ca, cb) = (a.chunks_exact(W), b.chunks_exact(W));
     let mut tail = 0.0f32;
@@ -99,8 +107,16 @@ fn dot_chunks(ca: std::slice::ChunksExact<'_, f32>, cb: std::slice::ChunksExact<
 /// assert_eq!(strads_runtime::dots(&a, &b), [32.0, 14.0, 77.0]);
 /// ```
 #[inline(always)]
+#[track_caller]
 pub fn dots(a: &[f32], b: &[f32]) -> [f32; 3] {
-    assert_eq!(a.len(), b.len(), "dots of slices of different lengths");
+    if a.len() != b.len() {
+        panic!(
+            "strads::dots of slices of different lengths ({} and {}): pass rows of the \
+             same length, such as `w.row(u)` and `h.row(i)` of two arrays with as many columns",
+            a.len(),
+            b.len()
+        );
+    }
     const W: usize = 8;
     let (ca, cb) = (a.chunks_exact(W), b.chunks_exact(W));
     let mut tail = [0.0f32; 3];
@@ -169,8 +185,16 @@ fn dots_chunks(
 /// assert_eq!(y, [3.0, 7.0]);
 /// ```
 #[inline]
+#[track_caller]
 pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
-    assert_eq!(x.len(), y.len(), "axpy of slices of different lengths");
+    if x.len() != y.len() {
+        panic!(
+            "strads::axpy of slices of different lengths ({} and {}): `x` and `y` must be \
+             rows of the same length",
+            x.len(),
+            y.len()
+        );
+    }
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += alpha * xi;
     }

@@ -4,6 +4,7 @@
 
 pub(crate) mod access;
 pub(crate) mod away;
+pub mod bridge;
 pub(crate) mod buffer;
 pub(crate) mod cache;
 pub(crate) mod capture;

@@ -2,6 +2,7 @@
 //! diagnostics, the loop IR, loops once refused, edge cases of spaces, reconnaissance
 //! fallbacks, features combined, and panics that name the user's line.
 
+mod bridged;
 mod combinations;
 mod edge_cases;
 mod fallback;

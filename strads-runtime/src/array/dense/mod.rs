@@ -109,6 +109,17 @@ impl<T, const N: usize> DistArray<T, N> {
         self.data.is_empty()
     }
 
+    /// Number of rows: the first dimension (ndarray's `nrows`; 1 for no dimension).
+    pub fn nrows(&self) -> usize {
+        self.shape.first().copied().unwrap_or(1)
+    }
+
+    /// Number of columns: the second dimension (ndarray's `ncols`; 1 for fewer
+    /// dimensions).
+    pub fn ncols(&self) -> usize {
+        self.shape.get(1).copied().unwrap_or(1)
+    }
+
     /// Number of elements in one row (the product of all dims but the first).
     pub fn row_len(&self) -> usize {
         self.shape[1..].iter().product()
@@ -153,6 +164,13 @@ impl<T, const N: usize> DistArray<T, N> {
         let o = offset(&self.shape, &idx)?;
         self.version += 1;
         Some(&mut self.span_mut(o, o + 1)[0])
+    }
+
+    /// The elements in row-major order, taken out of the array (parts other processes
+    /// hold come home first).
+    pub fn into_vec(mut self) -> Vec<T> {
+        self.version += 1;
+        std::mem::take(self.data_mut())
     }
 
     /// All elements in row-major order.
