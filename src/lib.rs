@@ -279,7 +279,9 @@ pub mod __private {
         label = "captured by the loop: `{Self}` must implement `Serialize` and `Deserialize`",
         note = "the loop's struct holds its captured values and may be sent to other workers",
         note = "derive them (`#[derive(serde::Serialize, serde::Deserialize)]`), or compute \
-                the value inside the loop instead of capturing it"
+                the value inside the loop instead of capturing it",
+        note = "an ndarray array serializes with ndarray's `serde` feature; one the loop only \
+                indexes is an array of the loop instead (strads' `ndarray` feature)"
     )]
     pub trait Captured {}
 
@@ -298,7 +300,9 @@ pub mod __private {
         note = "the loop's struct holds its captured values (a reference as a `Cow`) and may be \
                 sent to other workers",
         note = "derive them (`#[derive(Clone, serde::Serialize, serde::Deserialize)]`), or \
-                compute the value inside the loop instead of capturing it"
+                compute the value inside the loop instead of capturing it",
+        note = "an ndarray array serializes with ndarray's `serde` feature; one the loop only \
+                indexes is an array of the loop instead (strads' `ndarray` feature)"
     )]
     pub trait CapturedRef {}
 
