@@ -29,6 +29,35 @@
 //! }
 //! ```
 //!
+//! A loop may also take the arrays a program already holds: `&[T]`, `&mut [T]`, `&Vec<T>`
+//! and `&mut Vec<T>` are 1-D arrays, and with the feature `ndarray`, ndarray's `&Array`,
+//! `&mut Array` and views are N-D arrays indexed `m[[i, j]]` (bounds from `len()`,
+//! `nrows()`, `ncols()` or `shape()`). They get the same analysis, plans and bits as a
+//! `DistArray`: a wrapper with the signature as written lends each to the loop for the
+//! call (a `Vec`'s buffer and a standard-layout `Array`'s move in and out; slices and views
+//! are copied, and the mutable ones copied back).
+//!
+//! ```
+//! #[strads::parallel_for]
+//! fn saxpy(a: f32, x: &[f32], y: &mut Vec<f32>) {
+//!     for i in 0..y.len() {
+//!         y[i] += a * x[i];
+//!     }
+//! }
+//!
+//! let x = vec![1.0; 1000];
+//! let mut y = vec![2.0; 1000];
+//! saxpy(0.5, &x, &mut y);
+//! assert_eq!(y[999], 2.5);
+//! ```
+//!
+//! # Features
+//! - `cluster` (default): cluster jobs (`STRADS_PROCESSES`, `strads run`, Slurm, MPI) over
+//!   QUIC. `default-features = false` gives a threads-only strads with none of quinn,
+//!   tokio, rustls, ring or rcgen in its tree; a cluster setting then says how to enable it.
+//! - `ndarray`: ndarray's arrays and views as loop arrays.
+//! - `serial`: every loop runs as its original serial loop.
+//!
 //! What the analysis accepts, the options of the attribute and the environment variables
 //! (`STRADS_THREADS`, `STRADS_SERIAL`, `STRADS_EXPLAIN`) are described on [`parallel_for`].
 

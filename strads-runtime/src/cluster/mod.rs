@@ -12,12 +12,26 @@
 //!   hooks); `registry`: the loops linked into the binary, and a worker's serve loop.
 //! - `spread`: data in parts on the ranks: collective operations that make, count and
 //!   trade the parts of a sparse array.
+//!
+//! Without the feature `cluster` (a threads-only build) there is no transport: `start`
+//! refuses a cluster setting, saying how to enable it, and no session is ever made, so the
+//! rest of this module is compiled but never reached.
+
+// The threads-only build never makes a session: what only a session reaches is unused.
+#![cfg_attr(not(feature = "cluster"), allow(dead_code, unused_variables))]
 
 pub mod away;
 pub mod call;
 pub mod job;
 pub mod launch;
+#[cfg(feature = "cluster")]
 pub mod net;
+/// Without the feature `cluster`: the transport as the session sees it, and no transport.
+#[cfg(not(feature = "cluster"))]
+pub mod net {
+    pub mod link;
+    pub use link::{Frame, Link, LinkEvent};
+}
 mod peers;
 pub mod proto;
 mod rankdata;

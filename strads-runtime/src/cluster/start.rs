@@ -1,12 +1,17 @@
 //! Starting this process's part of a cluster job: who it is (`launch`), the job secret,
 //! the transport (`net`), and for `STRADS_PROCESSES` the worker processes.
 
+#[cfg(feature = "cluster")]
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use super::launch::{self, Children, Role, SecretFile, Workers};
-use super::net::{self, NetConfig};
+use super::launch::{self, Children, Role, Workers};
 use super::session::Session;
+#[cfg(feature = "cluster")]
+use super::{
+    launch::SecretFile,
+    net::{self, NetConfig},
+};
 
 /// The workers of `STRADS_PROCESSES`.
 struct Spawned {
@@ -32,6 +37,7 @@ impl Children for Spawned {
     }
 }
 
+#[cfg(feature = "cluster")]
 fn resolve(coordinator: &str) -> Result<SocketAddr, String> {
     coordinator
         .to_socket_addrs()
@@ -52,6 +58,9 @@ pub(crate) fn start() -> Result<Option<Session>, String> {
     let threads = crate::pool::current_threads();
     match role {
         Role::Single => Ok(None),
+        #[cfg(not(feature = "cluster"))]
+        other => Err(without_cluster(&other)),
+        #[cfg(feature = "cluster")]
         Role::Spawner { processes } => {
             if cfg.checkpoint.is_some() {
                 // A lost rank restarts the job: its output is counted from here on.
@@ -95,6 +104,7 @@ pub(crate) fn start() -> Result<Option<Session>, String> {
                 Some(Box::new(children)),
             )))
         }
+        #[cfg(feature = "cluster")]
         Role::Member(layout) => {
             let path = cfg.job_secret_file.as_ref().ok_or(
                 "this process is one rank of a job, but STRADS_JOB_SECRET_FILE is not set: \
@@ -124,7 +134,26 @@ pub(crate) fn start() -> Result<Option<Session>, String> {
     }
 }
 
+/// Built without the feature `cluster`: what asked for a job, and how to enable it.
+#[cfg(not(feature = "cluster"))]
+fn without_cluster(role: &Role) -> String {
+    let what = match role {
+        Role::Spawner { processes } => {
+            format!("STRADS_PROCESSES={processes} asks for a job of {processes} processes")
+        }
+        _ => "this process is one rank of a cluster job (a launcher or scheduler set its rank)"
+            .into(),
+    };
+    format!(
+        "{what}, but this program was built with strads' threads-only build: enable strads' \
+         `cluster` feature (on by default; with `default-features = false`, add \
+         `features = [\"cluster\"]` to strads in Cargo.toml), or unset the cluster settings to \
+         run on this machine's threads"
+    )
+}
+
 /// A worker's standard output is discarded: the program's output is the driver's.
+#[cfg(feature = "cluster")]
 fn discard_stdout() {
     use std::os::fd::AsRawFd;
     if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
@@ -132,5 +161,21 @@ fn discard_stdout() {
         // SAFETY: `dup2` on two descriptors this process owns (its stdout and a file it
         // just opened); it replaces descriptor 1 atomically.
         let _ = unsafe { nix::libc::dup2(null.as_raw_fd(), 1) };
+    }
+}
+
+#[cfg(all(test, not(feature = "cluster")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cluster_setting_in_a_threads_only_build_says_how_to_enable_the_feature() {
+        let e = without_cluster(&Role::Spawner { processes: 2 });
+        assert!(
+            e.starts_with("STRADS_PROCESSES=2 asks for a job of 2 processes"),
+            "{e}"
+        );
+        assert!(e.contains("enable strads' `cluster` feature"), "{e}");
+        assert!(e.contains("features = [\"cluster\"]"), "{e}");
     }
 }

@@ -2,4 +2,5 @@
 //! and the examples run as several processes (the cluster), which print what threads print.
 
 mod cluster;
+mod features;
 mod malformed;

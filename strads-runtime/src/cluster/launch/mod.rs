@@ -17,9 +17,11 @@
 
 pub mod nodelist;
 pub mod output;
+#[cfg(feature = "cluster")]
 pub mod secret;
 pub mod spawn;
 
+#[cfg(feature = "cluster")]
 pub use secret::{JobSecret, SecretFile, read_secret};
 pub use spawn::{RankCommand, Remote, Workers, spawn_rank};
 

@@ -1,0 +1,79 @@
+//! The threads-only build (issue 27, item 2): without the default feature `cluster`, strads'
+//! tree holds none of quinn, tokio, rustls, ring or rcgen, it compiles, and a cluster
+//! setting says how to enable the feature (a unit test of that build, run here).
+
+use std::process::Command;
+
+/// The five crates only the cluster runtime needs.
+const CLUSTER_ONLY: [&str; 5] = ["quinn", "tokio", "rustls", "ring", "rcgen"];
+
+/// The names of the packages in `strads`' normal dependency tree with `features`.
+fn tree(features: &[&str]) -> Vec<String> {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "tree",
+            "-p",
+            "strads",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .args(features)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn the_threads_only_tree_holds_none_of_the_cluster_crates() {
+    let all = tree(&[]);
+    let threads = tree(&["--no-default-features"]);
+    for name in CLUSTER_ONLY {
+        assert!(
+            all.iter().any(|p| p == name),
+            "{name} is in the default tree"
+        );
+        assert!(
+            !threads.iter().any(|p| p == name),
+            "{name} is in the threads-only tree: {threads:?}"
+        );
+    }
+}
+
+#[test]
+fn the_threads_only_build_compiles_and_refuses_cluster_settings_saying_why() {
+    // Its own target directory: this test binary's cargo holds the workspace's.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", format!("{root}/target/threads-only"))
+        .args([
+            "test",
+            "--offline",
+            "-p",
+            "strads-runtime",
+            "--no-default-features",
+            "--lib",
+            "--",
+            "cluster::start::tests",
+        ])
+        .output()
+        .expect("cargo runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
