@@ -7,6 +7,7 @@
 //! cargo run --release --example sgd_mf -- --data ratings.csv  # 10% held out for testing
 //! STRADS_SERIAL=1 cargo run --release --example sgd_mf       # the original serial loop
 //! cargo run --release --example sgd_mf -- --adagrad --lr 0.1  # LIBMF's per-row rates
+//! cargo run --release --example sgd_mf -- --save model.txt   # LIBMF's text model
 //! ```
 //!
 //! Prints each epoch's train and test RMSE, then one line
@@ -25,6 +26,8 @@ mod adagrad;
 mod cli;
 #[path = "common/fmt.rs"]
 mod fmt;
+#[path = "common/save.rs"]
+mod save;
 use fmt::sig9;
 
 /// One epoch of SGD over every rating: the serial loop, annotated.
@@ -150,6 +153,10 @@ struct Args {
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
+    /// Write the trained model to this file in LIBMF's text format (`mf_load_model` reads
+    /// it; user and item ids are the 0-based rows).
+    #[arg(long)]
+    save: Option<PathBuf>,
 }
 
 /// A training run's errors: strads' own, and the program's (as text).
@@ -265,6 +272,12 @@ fn train(args: &Args) -> Result<()> {
             sig9(rmse_train),
             sig9(rmse_test)
         );
+    }
+    if let Some(path) = &args.save {
+        // LIBMF's `b`: what it predicts for an id it has no row for, the mean rating.
+        let values = train.values();
+        let mean = values.iter().map(|&v| f64::from(v)).sum::<f64>() / values.len().max(1) as f64;
+        save::libmf(path, &w, &h, mean as f32)?;
     }
     println!(
         "rmse_train={} rmse_test={} epochs={} seconds={seconds:.3} threads={threads}",

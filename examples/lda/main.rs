@@ -37,6 +37,8 @@ use model::{gibbs, ln_gamma};
 mod cli;
 #[path = "../common/fmt.rs"]
 mod fmt;
+#[path = "../common/save.rs"]
+mod save;
 use fmt::sig9;
 
 /// A training run's errors: strads' own, and the program's (as text).
@@ -178,6 +180,10 @@ struct Args {
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
+    /// Write the topic-word counts to this file as the `lda` package's `nzw_` holds them:
+    /// a topic a line, a count per word (`numpy.loadtxt(FILE, dtype=int)`).
+    #[arg(long)]
+    save: Option<PathBuf>,
     /// Topics whose top words are printed at the end.
     #[arg(long, default_value_t = 5, value_parser = cli::whole)]
     show: usize,
@@ -293,6 +299,9 @@ fn train(args: &Args) -> Result<()> {
             .map(|(w, _)| corpus.word(w).into_owned())
             .collect();
         println!("topic {k:>3} ({} tokens): {}", s.nk[k], words.join(" "));
+    }
+    if let Some(path) = &args.save {
+        save::topic_word(path, &s.nwk)?;
     }
     println!(
         "loglik={} iterations={} seconds={seconds:.4} threads={threads} topics={}",

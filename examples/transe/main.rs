@@ -43,6 +43,8 @@ use model::{
 mod cli;
 #[path = "../common/fmt.rs"]
 mod fmt;
+#[path = "../common/save.rs"]
+mod save;
 use fmt::sig9;
 
 /// A training run's errors: strads' own, and the program's (as text).
@@ -132,6 +134,10 @@ struct Args {
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
+    /// Write the embeddings to this file as OpenKE's `save_parameters` does (JSON with
+    /// `ent_embeddings.weight` and `rel_embeddings.weight`; its `load_parameters` reads it).
+    #[arg(long)]
+    save: Option<PathBuf>,
 }
 
 /// `--loss`.
@@ -362,6 +368,9 @@ fn train(args: &Args) -> Result<()> {
         },
         t.elapsed().as_secs_f64()
     );
+    if let Some(path) = &args.save {
+        save::openke_json(path, &ent, &rel)?;
+    }
     println!(
         "mrr={mrr:.6} hits1={hits1:.6} hits3={hits3:.6} hits10={hits10:.6} loss={} \
          epochs={epochs} seconds={seconds:.4} threads={threads}",

@@ -10,7 +10,15 @@
 //!     --data ../shared/data/text8-prefix/text8_prefix_6877825.txt.gz \
 //!     --questions questions-words.txt                        # gensim's analogy questions
 //! STRADS_SERIAL=1 cargo run --release --example word2vec     # the original serial loop
+//! cargo run --release --example word2vec -- --save vectors.txt  # word2vec text format
 //! ```
+//!
+//! `questions-words.txt` (Mikolov et al.'s analogy questions) is not shipped here: gensim
+//! ships it (`python3 -c "from gensim.test.utils import datapath;
+//! print(datapath('questions-words.txt'))"` prints its path once gensim is installed), and
+//! so does the original word2vec repository. `--save` writes what gensim's
+//! `KeyedVectors.load_word2vec_format(path, binary=False)` reads, so gensim's own
+//! `evaluate_word_analogies` can score the same vectors.
 //!
 //! Prints each epoch's loss and words per second, the nearest neighbours of a few words,
 //! the analogy accuracy, then one line
@@ -33,6 +41,8 @@ use model::{analogies, sigmoid_table, skipgram_epoch};
 mod cli;
 #[path = "../common/fmt.rs"]
 mod fmt;
+#[path = "../common/save.rs"]
+mod save;
 use fmt::sig9;
 
 /// A training run's errors: strads' own, and the program's (as text).
@@ -87,6 +97,10 @@ struct Args {
     /// Worker threads (default: STRADS_THREADS, else every core).
     #[arg(long, value_parser = cli::threads)]
     threads: Option<usize>,
+    /// Write the word vectors to this file in the word2vec text format (gensim:
+    /// `KeyedVectors.load_word2vec_format(FILE, binary=False)`).
+    #[arg(long)]
+    save: Option<PathBuf>,
 }
 
 /// splitmix64: a well-mixed 64-bit value of `x`.
@@ -363,6 +377,9 @@ fn train(args: &Args) -> Result<()> {
             100.0 * accuracy,
             total - asked
         );
+    }
+    if let Some(path) = &args.save {
+        save::word2vec_text(path, &words.vocab, &syn0)?;
     }
     println!(
         "loss={} analogy={accuracy:.6} questions={asked} words_per_second={:.0} vocab={vocab} \
