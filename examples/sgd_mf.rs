@@ -181,11 +181,14 @@ fn load(args: &Args) -> Result<(SparseArray<f32, 2>, SparseArray<f32, 2>)> {
         }
     };
     if args.test.is_none() && (train.nnz() == 0 || test.nnz() == 0) {
-        return Err(format!(
-            "{} ratings are too few to hold 10% out for testing; give more, or a --test file",
-            train.nnz() + test.nnz()
-        )
-        .into());
+        // Too few to hold 10% out: train on all of them, and test on them too.
+        let all = if train.nnz() == 0 { test } else { train };
+        eprintln!(
+            "warning: {} ratings are too few to hold 10% out for testing: training on all of \
+             them, and the test RMSE is the training RMSE (give more, or a --test file)",
+            all.nnz()
+        );
+        return Ok((all.clone(), all));
     }
     Ok((train, test))
 }

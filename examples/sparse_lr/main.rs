@@ -168,11 +168,14 @@ fn load(args: &Args) -> Result<(LibSvm, LibSvm)> {
         })?,
     };
     if args.test.is_none() && (train.samples() == 0 || test.samples() == 0) {
-        return Err(format!(
-            "{} samples are too few to hold 20% out for testing; give more, or a --test file",
-            train.samples() + test.samples()
-        )
-        .into());
+        // Too few to hold 20% out: train on all of them, and test on them too.
+        let all = if train.samples() == 0 { test } else { train };
+        eprintln!(
+            "warning: {} samples are too few to hold 20% out for testing: training on all of \
+             them, and the test figures are the training set's (give more, or a --test file)",
+            all.samples()
+        );
+        return Ok((all.clone(), all));
     }
     Ok((train, test))
 }

@@ -224,10 +224,21 @@ fn vocabulary(path: &Path) -> Result<Vec<String>> {
         message: message.to_owned(),
         expected: VOCAB_FORMAT.to_owned(),
     };
+    // Empty lines at the end (an editor's last newline) are no words; one before a word
+    // would shift the ids of every word after it.
+    let mut blank: Option<usize> = None;
     let last = for_each_line(path, VOCAB_FORMAT, |line_no, line| {
         let word = trim(line);
         if word.is_empty() {
-            return Err(fail(line_no, "the line is empty"));
+            blank.get_or_insert(line_no);
+            return Ok(());
+        }
+        if let Some(at) = blank {
+            return Err(fail(
+                at,
+                "the line is empty, and words follow it: each line is the word of its id \
+                 (line 1 is word 0), so remove the empty line",
+            ));
         }
         let word = std::str::from_utf8(word).map_err(|_| fail(line_no, "the line is not UTF-8"))?;
         words.push(word.to_owned());

@@ -224,7 +224,9 @@ fn bad_vocabularies() {
     );
     check(
         b"a\n\nc\n",
-        "2: the line is empty; expected one word per line, line k naming word id k - 1",
+        "2: the line is empty, and words follow it: each line is the word of its id (line 1 \
+         is word 0), so remove the empty line; expected one word per line, line k naming \
+         word id k - 1",
     );
     check(
         b"a\n\xff\xfe\n",
@@ -361,23 +363,26 @@ fn a_corpus_without_words_is_refused() {
 }
 
 #[test]
-fn a_vocabulary_ending_in_a_blank_line_is_refused() {
+fn a_vocabulary_ending_in_blank_lines_is_read_without_them() {
     let data = TempFile::new("d.dat", b"1 0:1\n");
-    for (contents, line) in [
-        (&b"a\nb\n\n"[..], 3),
-        (b"a\r\nb\r\n \r\n", 3),
-        (b"a\n\n", 2),
+    for (contents, words) in [
+        (&b"a\nb\n\n"[..], &["a", "b"][..]),
+        (b"a\r\nb\r\n \r\n\n", &["a", "b"]),
+        (b"a\n\n", &["a"]),
     ] {
         let vocab = TempFile::new("vocab.txt", contents);
-        let e = lda_c(&data.0, Some(&vocab.0)).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            format!(
-                "{}:{line}: the line is empty; expected {VOCAB_FORMAT}",
-                vocab.shown()
-            )
-        );
+        let c = lda_c(&data.0, Some(&vocab.0)).unwrap();
+        assert_eq!(c.vocab, words);
     }
+    // Only blank lines: no words.
+    let vocab = TempFile::new("vocab.txt", b"\n\n");
+    let e = lda_c(&data.0, Some(&vocab.0)).unwrap_err().to_string();
+    assert!(
+        e.ends_with(
+            "the vocabulary has no words; expected one word per line, line k naming word id k - 1"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
