@@ -5,6 +5,7 @@ mod bench_loops;
 mod lda;
 mod movielens;
 mod permute;
+mod saved;
 mod sgd_replay;
 mod sparse_lr;
 mod transe;
