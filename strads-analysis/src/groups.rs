@@ -337,7 +337,7 @@ pub fn plan_groups(acc: &Accesses, n_elems: u64, workers: usize, batch_size: usi
 /// (an `ordered` loop), every two iterations that conflict run in their serial order:
 /// batches are consecutive and run one after another, a worker runs its task groups'
 /// iterations in serial order, and the pieces of a split component wait for every earlier
-/// piece *in serial order* they share an element with (see [`split_component`]).
+/// piece *in serial order* they share an element with (see `split_component`).
 pub fn plan_groups_with(
     acc: &Accesses,
     n_elems: u64,

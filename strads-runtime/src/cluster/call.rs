@@ -1,5 +1,5 @@
 //! One loop call across processes: what the driver sends and waits for, what a worker
-//! runs, and the [`Peers`] hooks through which the thread executor of each process meets
+//! runs, and the `Peers` hooks through which the thread executor of each process meets
 //! the others.
 
 use std::hash::{Hash, Hasher};

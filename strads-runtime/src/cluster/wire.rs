@@ -319,7 +319,7 @@ fn key_bytes<const N: usize>(keys: &[[u32; N]], value_size: usize) -> Vec<u8> {
 }
 
 /// Where generated code lists the array an `iter_mut()` loop iterates, which the call
-/// borrows mutably: `Call::run_mut` puts the array's indices there ([`KeysWire`]).
+/// borrows mutably: `Call::run_mut` puts the array's indices there (`KeysWire`).
 #[derive(Debug)]
 pub struct Iterated;
 

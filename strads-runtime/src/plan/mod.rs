@@ -4,12 +4,12 @@
 //! [`Schedule`], the serialized replay runs the one rebuilt from a recorded run, and the
 //! cluster will ship one.
 //!
-//! - [`grid`]: 1D blocks and Orion's unordered 2D rotation, from the space's partitions.
-//! - [`wavefront`]: tiles of a (skewed) nest run as a pipeline.
-//! - [`recon`]: reconnaissance's batches of task groups and split pieces.
-//! - [`replay`]: the schedule of a recorded run, to replay it serially.
+//! - `grid`: 1D blocks and Orion's unordered 2D rotation, from the space's partitions.
+//! - `wavefront`: tiles of a (skewed) nest run as a pipeline.
+//! - `recon`: reconnaissance's batches of task groups and split pieces.
+//! - `replay`: the schedule of a recorded run, to replay it serially.
 //! - [`apply`]: where buffers are applied (`max_delay` included), one rule for all.
-//! - [`window`]: what a task may touch of each array, and the check that tasks which may
+//! - `window`: what a task may touch of each array, and the check that tasks which may
 //!   run at once never overlap a write.
 
 pub mod apply;

@@ -48,7 +48,7 @@ pub enum Claimant {
     /// Piece `k` of the batch.
     Piece(usize),
     /// The rows worker `w`'s tasks only read in the batch (nobody writes them in it): all
-    /// readers' claims carry one stamp, [`READERS`], so every reader may read them. How a
+    /// readers' claims carry one stamp, `READERS`, so every reader may read them. How a
     /// rank knows which reads are current there in a call across processes.
     Readers(usize),
 }

@@ -9,7 +9,7 @@
 //! entries of each block, trade entries so that each rank holds the blocks its workers
 //! run) and the data sets made in place (`data::generate`, `data::load`).
 //!
-//! - `share`: a rank's part of an array ([`Share`]) and the parts kept on this process.
+//! - `share`: a rank's part of an array (`Share`) and the parts kept on this process.
 
 mod share;
 

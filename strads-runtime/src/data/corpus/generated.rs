@@ -71,10 +71,10 @@ pub fn generated(docs: usize, words: usize, topics: usize, avg_len: f64, seed: u
 /// [`generated`], with bad parameters as errors.
 ///
 /// # Errors
-/// [`Error::Setting`] naming the parameter when `avg_len` is not finite and positive,
+/// [`Error::Setting`](crate::Error::Setting) naming the parameter when `avg_len` is not finite and positive,
 /// `docs > 0` and `words` or `topics` is 0, `words` exceeds `2^32`, or the expected
 /// tokens `docs * avg_len` exceed half of [`MAX_TOKENS`] (the tokens drawn stay below
-/// it); [`Error::Alloc`] when the corpus would not fit in memory.
+/// it); [`Error::Alloc`](crate::Error::Alloc) when the corpus would not fit in memory.
 ///
 /// ```
 /// let e = strads_runtime::corpus::try_generated(10, 0, 5, 40.0, 1).unwrap_err();

@@ -102,9 +102,9 @@ pub fn libsvm_like(cfg: &LibSvmConfig) -> (LibSvm, LibSvm) {
 /// [`libsvm_like`], with bad parameters as errors.
 ///
 /// # Errors
-/// [`Error::Setting`] naming the parameter when `zipf_exponent` is negative or not
+/// [`Error::Setting`](crate::Error::Setting) naming the parameter when `zipf_exponent` is negative or not
 /// finite, `features` exceeds [`MAX_DIM`], or a set would have more than `u32::MAX`
-/// entries; [`Error::Alloc`] when the data would not fit in memory.
+/// entries; [`Error::Alloc`](crate::Error::Alloc) when the data would not fit in memory.
 ///
 /// ```
 /// use strads_runtime::generate::{try_libsvm_like, LibSvmConfig};

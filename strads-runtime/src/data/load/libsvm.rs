@@ -179,7 +179,7 @@ impl LibSvm {
 /// with [`libsvm_pair`].
 ///
 /// Limits, so that a short or broken file cannot make a program allocate without bound:
-/// a line holds at most [`MAX_LINE`] bytes, and the largest index (which sizes the
+/// a line holds at most `MAX_LINE` bytes, and the largest index (which sizes the
 /// model) may be at most [`ID_FLOOR`] or [`IDS_PER_ENTRY`] times the number of entries
 /// (over both files of a pair), whichever is larger.
 ///

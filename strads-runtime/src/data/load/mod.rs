@@ -9,7 +9,7 @@
 //!   optional header line; ids are arbitrary non-negative integers, re-indexed densely in
 //!   order of first appearance.
 //!
-//! Blank lines are skipped. Every malformed line is an [`Error::Parse`] naming the file,
+//! Blank lines are skipped. Every malformed line is an [`Error::Parse`](crate::Error::Parse) naming the file,
 //! the line, what is wrong and the expected format; nothing is ever returned half-built.
 //!
 //! ```no_run
@@ -59,7 +59,7 @@ pub const MAX_RATING: f32 = 1e9;
 /// the CSV format, which does).
 ///
 /// # Errors
-/// [`Error::Io`] when the file cannot be read; [`Error::Parse`] (with file, line, the
+/// [`Error::Io`](crate::Error::Io) when the file cannot be read; [`Error::Parse`](crate::Error::Parse) (with file, line, the
 /// offending field and the expected format) for a malformed line, a value or id beyond
 /// the limits above, or a file with no ratings.
 ///
@@ -91,7 +91,7 @@ pub fn ratings(path: impl AsRef<Path>) -> Result<SparseArray<f32, 2>> {
 /// for the 1-based format the shape is the largest ids over both files.
 ///
 /// # Errors
-/// As [`ratings`], plus an [`Error::Parse`] when the two files have different formats.
+/// As [`ratings`], plus an [`Error::Parse`](crate::Error::Parse) when the two files have different formats.
 ///
 /// ```
 /// # let dir = std::env::temp_dir();
@@ -140,8 +140,8 @@ pub fn ratings_pair(
 /// while loading, so load CSV training and test files together with [`ratings_pair`].
 ///
 /// # Errors
-/// As [`ratings`]; additionally [`Error::OutOfBounds`] (its context naming file and
-/// line, e.g. `"ua.test:17: "`) for an id outside `shape`, and [`Error::Parse`] for a
+/// As [`ratings`]; additionally [`Error::OutOfBounds`](crate::Error::OutOfBounds) (its context naming file and
+/// line, e.g. `"ua.test:17: "`) for an id outside `shape`, and [`Error::Parse`](crate::Error::Parse) for a
 /// CSV file.
 ///
 /// ```
