@@ -106,9 +106,10 @@ fn run(args: &Args) -> Result<(), String> {
         .all(|(x, y)| x.to_bits() == y.to_bits());
 
     let distance = d[[args.n, args.m]];
+    let processes = cli::processes();
     println!(
         "dtw n={} m={} distance={distance} seconds={seconds:.3} serial_seconds={serial_seconds:.3} \
-         threads={threads} bit_identical_to_serial={identical}",
+         threads={threads} processes={processes} bit_identical_to_serial={identical}",
         args.n, args.m
     );
     if identical {

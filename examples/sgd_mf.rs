@@ -11,7 +11,7 @@
 //! ```
 //!
 //! Prints each epoch's train and test RMSE, then one line
-//! `rmse_train=<f> rmse_test=<f> epochs=<n> seconds=<f> threads=<n>`.
+//! `rmse_train=<f> rmse_test=<f> epochs=<n> seconds=<f> threads=<n> processes=<n>`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -282,8 +282,9 @@ fn train(args: &Args) -> Result<()> {
         let mean = values.iter().map(|&v| f64::from(v)).sum::<f64>() / values.len().max(1) as f64;
         save::libmf(path, &w, &h, mean as f32)?;
     }
+    let processes = cli::processes();
     println!(
-        "rmse_train={} rmse_test={} epochs={} seconds={seconds:.3} threads={threads}",
+        "rmse_train={} rmse_test={} epochs={} seconds={seconds:.3} threads={threads} processes={processes}",
         sig9(rmse_train),
         sig9(rmse_test),
         args.epochs

@@ -17,6 +17,12 @@ pub(crate) fn threads_used() -> usize {
     }
 }
 
+/// The processes the program runs as: the cluster job's ranks, 1 alone (final lines say
+/// it beside `threads=`, which counts each process's threads).
+pub(crate) fn processes() -> usize {
+    strads::cluster::rank_and_size().1
+}
+
 /// A whole number, at least 1.
 pub(crate) fn at_least_one(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {

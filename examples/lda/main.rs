@@ -20,7 +20,7 @@
 //!
 //! Prints the training log-likelihood and time of every sweep, the top 10 words of a few
 //! topics, then one line
-//! `loglik=<f> iterations=<n> seconds=<f> threads=<n> topics=<K>`.
+//! `loglik=<f> iterations=<n> seconds=<f> threads=<n> processes=<n> topics=<K>`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -303,8 +303,9 @@ fn train(args: &Args) -> Result<()> {
     if let Some(path) = &args.save {
         save::topic_word(path, &s.nwk)?;
     }
+    let processes = cli::processes();
     println!(
-        "loglik={} iterations={} seconds={seconds:.4} threads={threads} topics={}",
+        "loglik={} iterations={} seconds={seconds:.4} threads={threads} processes={processes} topics={}",
         sig9(ll),
         args.iterations,
         args.topics

@@ -14,7 +14,7 @@
 //! ```
 //!
 //! Prints each epoch's train and test accuracy and log loss, then one line
-//! `acc_train=<f> acc_test=<f> logloss_test=<f> epochs=<n> seconds=<f> threads=<n>`
+//! `acc_train=<f> acc_test=<f> logloss_test=<f> epochs=<n> seconds=<f> threads=<n> processes=<n>`
 //! (and ` sync=bsp` with `--sync bsp`).
 
 use std::path::PathBuf;
@@ -249,9 +249,10 @@ fn train(args: &Args) -> Result<()> {
             sig9(loss_test)
         );
     }
+    let processes = cli::processes();
     println!(
         "acc_train={acc_train:.6} acc_test={acc_test:.6} logloss_test={} epochs={} seconds={seconds:.4} \
-         threads={threads}{}",
+         threads={threads} processes={processes}{}",
         sig9(loss_test),
         args.epochs,
         if args.sync.is_some() { " sync=bsp" } else { "" }

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! Prints the data and settings, each epoch's mean loss per training triple, then one line
-//! `mrr=<f> hits1=<f> hits3=<f> hits10=<f> loss=<f> epochs=<n> seconds=<f> threads=<n>`
+//! `mrr=<f> hits1=<f> hits3=<f> hits10=<f> loss=<f> epochs=<n> seconds=<f> threads=<n> processes=<n>`
 //! (`seconds`: training time, evaluation excluded; `loss`: the last epoch's).
 
 use std::path::PathBuf;
@@ -371,9 +371,10 @@ fn train(args: &Args) -> Result<()> {
     if let Some(path) = &args.save {
         save::openke_json(path, &ent, &rel)?;
     }
+    let processes = cli::processes();
     println!(
         "mrr={mrr:.6} hits1={hits1:.6} hits3={hits3:.6} hits10={hits10:.6} loss={} \
-         epochs={epochs} seconds={seconds:.4} threads={threads}",
+         epochs={epochs} seconds={seconds:.4} threads={threads} processes={processes}",
         sig9(loss)
     );
     Ok(())

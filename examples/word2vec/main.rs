@@ -23,7 +23,7 @@
 //! Prints each epoch's loss and words per second, the nearest neighbours of a few words,
 //! the analogy accuracy, then one line
 //! `loss=<f> analogy=<f> questions=<n> words_per_second=<f> vocab=<n> epochs=<n>
-//! seconds=<f> threads=<n>` (`analogy=0 questions=0` without `--questions`).
+//! seconds=<f> threads=<n> processes=<n>` (`analogy=0 questions=0` without `--questions`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -381,9 +381,10 @@ fn train(args: &Args) -> Result<()> {
     if let Some(path) = &args.save {
         save::word2vec_text(path, &words.vocab, &syn0)?;
     }
+    let processes = cli::processes();
     println!(
         "loss={} analogy={accuracy:.6} questions={asked} words_per_second={:.0} vocab={vocab} \
-         epochs={} seconds={seconds:.4} threads={threads}",
+         epochs={} seconds={seconds:.4} threads={threads} processes={processes}",
         sig9(loss),
         words.raw_words as f64 * args.epochs as f64 / seconds.max(1e-9),
         args.epochs

@@ -73,7 +73,7 @@ fn finish(
 }
 
 /// The program's output without its timings (`seconds=`, `epoch_seconds=`,
-/// `sweep_seconds=`, ..) and thread counts.
+/// `sweep_seconds=`, ..) and thread and process counts.
 fn results(stdout: &str) -> String {
     stdout
         .lines()
@@ -81,7 +81,10 @@ fn results(stdout: &str) -> String {
             l.split_whitespace()
                 .filter(|f| {
                     let key = f.split('=').next().unwrap_or("");
-                    !(key.ends_with("seconds") || key.ends_with("per_second") || key == "threads")
+                    !(key.ends_with("seconds")
+                        || key.ends_with("per_second")
+                        || key == "threads"
+                        || key == "processes")
                 })
                 .collect::<Vec<_>>()
                 .join(" ")
