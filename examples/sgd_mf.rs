@@ -26,6 +26,8 @@ mod adagrad;
 mod cli;
 #[path = "common/fmt.rs"]
 mod fmt;
+#[path = "common/progress.rs"]
+mod progress;
 #[path = "common/save.rs"]
 mod save;
 use fmt::sig9;
@@ -194,7 +196,10 @@ fn load(args: &Args) -> Result<(SparseArray<f32, 2>, SparseArray<f32, 2>)> {
 }
 
 fn train(args: &Args) -> Result<()> {
+    // A spinner on a terminal when reading or making the data takes over 2 s.
+    let bar = progress::Bar::spinner("reading the data");
     let (train, test) = load(args)?;
+    bar.finish();
     let [users, items] = train.shape();
     // The factors (twice: the random start and the scaled copy) and AdaGrad's sums (two a
     // row).

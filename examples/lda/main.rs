@@ -37,6 +37,8 @@ use model::{gibbs, ln_gamma};
 mod cli;
 #[path = "../common/fmt.rs"]
 mod fmt;
+#[path = "../common/progress.rs"]
+mod progress;
 #[path = "../common/save.rs"]
 mod save;
 use fmt::sig9;
@@ -203,10 +205,13 @@ fn top_words(nwk: &DistArray<i32, 2>, k: usize, n: usize) -> Vec<(usize, i32)> {
 fn train(args: &Args) -> Result<()> {
     let alpha = args.alpha.unwrap_or(50.0 / args.topics as f64);
     let (corpus, source) = match &args.data {
-        Some(path) => (
-            corpus::lda_c(path, args.vocab.as_deref())?,
-            path.display().to_string(),
-        ),
+        Some(path) => {
+            // A spinner on a terminal when reading takes over 2 s.
+            let bar = progress::Bar::spinner(&format!("reading {}", path.display()));
+            let corpus = corpus::lda_c(path, args.vocab.as_deref())?;
+            bar.finish();
+            (corpus, path.display().to_string())
+        }
         None => {
             let cap = corpus::MAX_TOKENS / 2 / args.docs as u64;
             if args.avg_len > cap as f64 {

@@ -32,6 +32,8 @@ use model::{evaluate, lr_epoch, lr_epoch_bsp};
 mod cli;
 #[path = "../common/fmt.rs"]
 mod fmt;
+#[path = "../common/progress.rs"]
+mod progress;
 use fmt::sig9;
 
 /// A training run's errors: strads' own, and the program's (as text).
@@ -181,7 +183,10 @@ fn load(args: &Args) -> Result<(LibSvm, LibSvm)> {
 }
 
 fn train(args: &Args) -> Result<()> {
+    // A spinner on a terminal when reading or making the data takes over 2 s.
+    let bar = progress::Bar::spinner("reading the data");
     let (train, test) = load(args)?;
+    bar.finish();
     cli::check_memory(
         &format!("the weights of {} features", train.n_features),
         Some(train.n_features),

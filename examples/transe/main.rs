@@ -43,6 +43,8 @@ use model::{
 mod cli;
 #[path = "../common/fmt.rs"]
 mod fmt;
+#[path = "../common/progress.rs"]
+mod progress;
 #[path = "../common/save.rs"]
 mod save;
 use fmt::sig9;
@@ -170,7 +172,12 @@ enum EvalSet {
 
 fn load(args: &Args) -> Result<KnowledgeGraph> {
     Ok(match &args.data {
-        Some(dir) => strads::load::knowledge_graph(dir)?,
+        Some(dir) => {
+            let bar = progress::Bar::spinner(&format!("loading {}", dir.display()));
+            let kg = strads::load::knowledge_graph(dir)?;
+            bar.finish();
+            kg
+        }
         None => strads::generate::try_kg_like(&KgConfig {
             entities: args.entities,
             relations: args.relations,
@@ -197,7 +204,18 @@ fn evaluate(
     rel: &DistArray<f32, 2>,
     l1: bool,
 ) -> [f64; 4] {
-    let (rr, h1, h3, h10) = rank_test(&triple_array(set), known, ent, rel, l1);
+    // In pieces, so that a bar shows how far the ranking is (it takes half a minute on
+    // FB15k-237's test set): the sums add up piece by piece, in order.
+    let mut bar = progress::Bar::new(set.len() as u64, "evaluating: triples");
+    let piece = (set.len() / 50).max(1000);
+    let (mut rr, mut h1, mut h3, mut h10) = (0.0, 0, 0, 0);
+    for part in set.chunks(piece) {
+        let (r, a, b, c) = rank_test(&triple_array(part), known, ent, rel, l1);
+        rr += r;
+        (h1, h3, h10) = (h1 + a, h3 + b, h10 + c);
+        bar.inc(part.len() as u64);
+    }
+    bar.finish();
     let ranks = (2 * set.len()).max(1) as f64;
     [
         rr / ranks,
@@ -310,6 +328,7 @@ fn train(args: &Args) -> Result<()> {
         (0..kg.train.len() as u32).collect::<Vec<u32>>(),
     )?;
     let (mut seconds, mut loss) = (0.0, f64::NAN);
+    let mut bar = progress::Bar::new(epochs as u64, "training: epochs");
     for epoch in 0..epochs {
         let progress = epoch as f32 / (epochs - 1).max(1) as f32;
         let rate = lr * (1.0 - progress * (1.0 - args.lr_end));
@@ -350,13 +369,15 @@ fn train(args: &Args) -> Result<()> {
             let advice = format!("lower --lr (it is {lr:?})");
             return Err(cli::diverged(epoch + 1, what, value, &advice).into());
         }
-        println!(
+        bar.println(format!(
             "epoch {:>3}  lr={}  loss={}  epoch_seconds={dt:.4}  seconds={seconds:.4}",
             epoch + 1,
             sig9(f64::from(rate)),
             sig9(loss)
-        );
+        ));
+        bar.inc(1);
     }
+    bar.finish();
     let t = Instant::now();
     let [mrr, hits1, hits3, hits10] = evaluate(set, &known, &ent, &rel, l1);
     println!(

@@ -41,6 +41,8 @@ use model::{analogies, sigmoid_table, skipgram_epoch};
 mod cli;
 #[path = "../common/fmt.rs"]
 mod fmt;
+#[path = "../common/progress.rs"]
+mod progress;
 #[path = "../common/save.rs"]
 mod save;
 use fmt::sig9;
@@ -265,7 +267,10 @@ fn load(args: &Args) -> Result<(Words, String)> {
 }
 
 fn train(args: &Args) -> Result<()> {
+    // A spinner on a terminal when reading or making the data takes over 2 s.
+    let bar = progress::Bar::spinner("reading the data");
     let (words, source) = load(args)?;
+    bar.finish();
     let vocab = words.vocab.len();
     // The questions before the training, so that a bad file costs nothing.
     let restrict = args.restrict.min(vocab);
