@@ -143,7 +143,7 @@ fn sgd_mf() -> String {
     example.to_str().unwrap().to_string()
 }
 
-/// sgd_mf's summary line (of `stdout`) without its timing and thread count, and the same
+/// sgd_mf's summary line (of `stdout`) without its timing, thread and process counts, and the same
 /// line of a run as `threads` threads in one process.
 fn summaries_as(ex: &str, args: &[&str], stdout: &str, threads: &str) -> (String, String) {
     let one = Command::new(ex)
@@ -157,7 +157,11 @@ fn summaries_as(ex: &str, args: &[&str], stdout: &str, threads: &str) -> (String
             .last()
             .unwrap_or("")
             .split_whitespace()
-            .filter(|f| !f.starts_with("seconds=") && !f.starts_with("threads="))
+            .filter(|f| {
+                !f.starts_with("seconds=")
+                    && !f.starts_with("threads=")
+                    && !f.starts_with("processes=")
+            })
             .collect::<Vec<_>>()
             .join(" ")
     };
