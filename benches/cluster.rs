@@ -417,7 +417,11 @@ fn run_once(
         wall_s: started.elapsed().as_secs_f64(),
         summary: summary
             .split_whitespace()
-            .filter(|f| !f.starts_with("seconds=") && !f.starts_with("threads="))
+            .filter(|f| {
+                !f.starts_with("seconds=")
+                    && !f.starts_with("threads=")
+                    && !f.starts_with("processes=")
+            })
             .collect::<Vec<_>>()
             .join(" "),
         ..Measure::default()
