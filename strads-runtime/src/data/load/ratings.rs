@@ -2,7 +2,6 @@
 //! format of a file (whitespace or CSV), dense ids for CSV, and the bounds on ids.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
 
 use crate::data::text::{ID_FLOOR, IDS_PER_ENTRY};
@@ -45,34 +44,10 @@ impl Format {
     }
 }
 
-/// A fast hasher for `u64` keys (the splitmix64 finalizer): ids and packed index pairs
-/// are not adversarial, and SipHash would dominate loading and generation time.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct U64Hasher(u64);
-
-impl Hasher for U64Hasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(self.0 ^ u64::from(b));
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        let mut z = (self.0 ^ n).wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        self.0 = z ^ (z >> 31);
-    }
-}
-
-/// `BuildHasher` for [`U64Hasher`].
-pub(crate) type U64BuildHasher = BuildHasherDefault<U64Hasher>;
+/// The hasher of loading's and generation's maps of ids and packed index pairs: foldhash's
+/// fast hasher with a fixed seed (the same maps in every run); the keys are not
+/// adversarial, and SipHash would dominate loading and generation time.
+pub(crate) type U64BuildHasher = foldhash::fast::FixedState;
 
 /// Dense re-indexing of arbitrary ids in order of first appearance.
 #[derive(Default)]
