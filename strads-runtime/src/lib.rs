@@ -10,6 +10,7 @@ mod data;
 mod error;
 mod exec;
 mod itermut;
+mod log;
 mod memory;
 pub mod plan;
 mod plankey;

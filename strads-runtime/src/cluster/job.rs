@@ -58,7 +58,7 @@ pub fn get() -> Option<&'static Session> {
             Some(s)
         }
         Err(e) => {
-            eprintln!("strads: cannot start the cluster: {e}");
+            crate::log::say!(Error, "strads: cannot start the cluster: {e}");
             std::process::exit(2);
         }
     })
@@ -131,7 +131,8 @@ fn explain_end(s: &Session) {
         return;
     }
     for (name, calls, waited, first) in super::peers::waits() {
-        eprintln!(
+        crate::log::say!(
+            Explain,
             "strads cluster {name}: {calls} calls across processes; the driver's workers \
              waited {:.3} s for other ranks ({:.3} s in the first call)",
             waited.as_secs_f64(),
@@ -140,13 +141,17 @@ fn explain_end(s: &Session) {
     }
     let (n, bytes) = s.fetched();
     if n > 0 {
-        eprintln!(
+        crate::log::say!(
+            Explain,
             "strads cluster: parts left on other ranks came home {n} times ({bytes} bytes), \
              before serial code or a call on this process read them"
         );
     }
     let (sent, received) = s.bytes();
-    eprintln!("strads cluster: the driver sent {sent} and received {received} bytes in all");
+    crate::log::say!(
+        Explain,
+        "strads cluster: the driver sent {sent} and received {received} bytes in all"
+    );
     let directory = s.directory();
     let sizes = directory.sizes();
     let total: u64 = sizes.iter().map(|&(_, _, b)| b).sum();
@@ -168,7 +173,8 @@ fn explain_end(s: &Session) {
         })
         .collect();
     drop(directory);
-    eprintln!(
+    crate::log::say!(
+        Explain,
         "strads memory rank 0: {}; the {} arrays its calls used, {} whole, {} of it on other \
          ranks at the end{}{}",
         crate::memory::peak_phrase(),

@@ -226,7 +226,8 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                     let (n, bytes) = store.held();
                     let (sets, block_bytes) = super::store::blocks_held();
                     let (parts, part_bytes) = super::spread::held();
-                    eprintln!(
+                    crate::log::say!(
+                        Explain,
                         "strads cluster: this rank holds {n} arrays ({bytes} bytes) of the \
                          driver's at the end, {sets} sets of blocks of sparse spaces \
                          ({block_bytes} bytes as sent or traded), and {parts} parts of data \
@@ -237,7 +238,8 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                         .into_iter()
                         .map(|(id, what, b)| format!("array {id} {what}: {}", mib(b)))
                         .collect();
-                    eprintln!(
+                    crate::log::say!(
+                        Explain,
                         "strads memory rank {}: {}; at most {} of the driver's arrays held \
                          at once{}{}",
                         session.rank,
@@ -276,7 +278,8 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                     // A piece this rank cannot give: the driver writes no manifest naming
                     // it (and no more checkpoints); the job goes on.
                     (Err(e), Some(path)) => {
-                        eprintln!(
+                        crate::log::say!(
+                            Warn,
                             "strads: checkpoint: rank {} cannot write {path}: {e}",
                             session.rank
                         );

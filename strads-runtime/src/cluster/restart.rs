@@ -92,7 +92,8 @@ pub(crate) fn watch_output() {
         Ok(w) => {
             let _ = WATCHED.set(w);
         }
-        Err(e) => eprintln!(
+        Err(e) => crate::log::say!(
+            Warn,
             "strads: STRADS_CHECKPOINT: standard output cannot be watched ({e}): a lost rank \
              will stop the job instead of restarting it"
         ),
@@ -111,12 +112,14 @@ pub(crate) fn after_loss(spawned: bool) {
     let watched = WATCHED.get();
     if !spawned || before >= config.restarts || watched.is_none() {
         if before >= config.restarts && spawned {
-            eprintln!(
+            crate::log::say!(
+                Error,
                 "strads: {before} restarts already (STRADS_RESTARTS={}): the job stops",
                 config.restarts
             );
         }
-        eprintln!(
+        crate::log::say!(
+            Info,
             "strads: run the same command with STRADS_RESUME=1 to resume from the newest \
              checkpoint in {}",
             dir.display()
@@ -124,7 +127,8 @@ pub(crate) fn after_loss(spawned: bool) {
         std::process::exit(EXIT_RESUMABLE);
     }
     let watched = watched.expect("watched");
-    eprintln!(
+    crate::log::say!(
+        Warn,
         "strads: restarting every rank from the newest checkpoint in {} (restart {} of {})",
         dir.display(),
         before + 1,
@@ -155,7 +159,7 @@ pub(crate) fn after_loss(spawned: bool) {
     let code = match rerun(before + 1, printed) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("strads: the job cannot restart: {e}");
+            crate::log::say!(Error, "strads: the job cannot restart: {e}");
             EXIT_RESUMABLE
         }
     };

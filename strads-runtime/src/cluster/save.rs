@@ -35,7 +35,7 @@ fn later(session: &'static Session) -> &'static Mutex<Sender<Piece>> {
                     let ok = match write_atomic(&path, &bytes) {
                         Ok(()) => true,
                         Err(e) => {
-                            eprintln!("strads: checkpoint: {e}");
+                            crate::log::say!(Warn, "strads: checkpoint: {e}");
                             false
                         }
                     };

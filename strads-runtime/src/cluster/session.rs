@@ -164,7 +164,7 @@ impl Session {
             .name("strads-cluster".into())
             .spawn(move || self.pump())
             .unwrap_or_else(|e| {
-                eprintln!("strads: cannot start the cluster thread: {e}");
+                crate::log::say!(Error, "strads: cannot start the cluster thread: {e}");
                 std::process::exit(2);
             });
     }
@@ -231,7 +231,7 @@ impl Session {
         } else {
             format!("rank {}", f.rank)
         };
-        eprintln!("strads: the job stops: {who} failed: {}", f.message);
+        crate::log::say!(Error, "strads: the job stops: {who} failed: {}", f.message);
         {
             let mut core = self.lock();
             self.flush(&mut core);

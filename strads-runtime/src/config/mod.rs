@@ -411,7 +411,8 @@ pub(crate) fn set_worker_rank() {
 /// Whether this process prints the explain lines of its loops: `STRADS_EXPLAIN` is on and
 /// the process is not a worker rank.
 pub(crate) fn explains() -> bool {
-    get().explain && !WORKER_RANK.load(std::sync::atomic::Ordering::Relaxed)
+    (get().explain || crate::log::explain_wanted())
+        && !WORKER_RANK.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The settings of this process. With a bad setting (see [`check`]) this prints

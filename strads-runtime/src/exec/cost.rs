@@ -410,6 +410,6 @@ impl super::LoopState {
         }
         m.said += 1;
         m.last_reason = line.clone();
-        eprintln!("strads cost {}: {line}", self.spec().name);
+        crate::log::say!(Explain, "strads cost {}: {line}", self.spec().name);
     }
 }

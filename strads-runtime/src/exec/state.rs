@@ -88,7 +88,7 @@ impl LoopState {
     /// cluster's worker ranks run the driver's plans and say nothing).
     pub(crate) fn explain_once(&self, line: impl FnOnce() -> String) {
         if crate::config::explains() && !self.explained.swap(true, Ordering::Relaxed) {
-            eprintln!("strads plan {}: {}", self.spec.name, line());
+            crate::log::say!(Explain, "strads plan {}: {}", self.spec.name, line());
         }
     }
 
@@ -96,7 +96,7 @@ impl LoopState {
     /// processes: `strads cluster <fn>: <line>`.
     pub(crate) fn explain_cluster(&self, line: impl FnOnce() -> String) {
         if crate::config::explains() && !self.cluster_explained.swap(true, Ordering::Relaxed) {
-            eprintln!("strads cluster {}: {}", self.spec.name, line());
+            crate::log::say!(Explain, "strads cluster {}: {}", self.spec.name, line());
         }
     }
 

@@ -293,7 +293,10 @@ pub(super) fn newest(dir: &Path, here: &Identity) -> Result<Option<(PathBuf, Man
             Ok(m) => m,
             Err(e) => {
                 last_fault = format!("{} {e}", path.display());
-                eprintln!("strads: checkpoint {last_fault}: trying the one before it");
+                crate::log::say!(
+                    Warn,
+                    "strads: checkpoint {last_fault}: trying the one before it"
+                );
                 continue;
             }
         };
@@ -307,7 +310,8 @@ pub(super) fn newest(dir: &Path, here: &Identity) -> Result<Option<(PathBuf, Man
             Ok(()) => return Ok(Some((path, m))),
             Err((file, e)) => {
                 last_fault = format!("file {} {e}", file.display());
-                eprintln!(
+                crate::log::say!(
+                    Warn,
                     "strads: checkpoint {last_fault}: falling back to the checkpoint before {}",
                     path.display()
                 );

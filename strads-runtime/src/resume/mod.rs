@@ -228,7 +228,7 @@ fn lock(m: &Mutex<Recovery>) -> MutexGuard<'_, Recovery> {
 /// Says `message` and ends the process: a checkpoint that cannot be resumed or written
 /// never gives other results.
 fn fatal(message: String) -> ! {
-    eprintln!("strads: {message}");
+    crate::log::say!(Error, "strads: {message}");
     std::process::exit(EXIT_REFUSED)
 }
 
@@ -280,7 +280,8 @@ impl Recovery {
                     })
                 }
                 Ok(None) => {
-                    eprintln!(
+                    crate::log::say!(
+                        Info,
                         "strads: STRADS_RESUME: no checkpoint in {} yet: running every call",
                         dir.display()
                     );
@@ -291,7 +292,8 @@ impl Recovery {
         } else {
             let removed = writer::clear(&dir);
             if removed > 0 {
-                eprintln!(
+                crate::log::say!(
+                    Info,
                     "strads: STRADS_CHECKPOINT: starting over (STRADS_RESUME is not set): removed \
                      {removed} files of an earlier run's checkpoints from {}",
                     dir.display()

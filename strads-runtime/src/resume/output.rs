@@ -85,7 +85,8 @@ pub(super) fn start(discard: bool) -> bool {
             true
         }
         Err(e) => {
-            eprintln!(
+            crate::log::say!(
+                Warn,
                 "strads: STRADS_CHECKPOINT: standard output cannot be logged ({e}): a resumed \
                  run prints what its skipped calls' serial code prints"
             );

@@ -35,7 +35,8 @@ impl Recovery {
                 format!("{} (argument {} of call {call})", t.kind, param + 1)
             })
             .collect();
-        eprintln!(
+        crate::log::say!(
+            Warn,
             "strads: checkpoint: no complete checkpoint after {GIVE_UP} calls: serial code \
              changed {} after the last call that wrote it, and no call names it again; pass \
              it to a loop that writes it after the change, or drop it",

@@ -72,7 +72,8 @@ impl Recovery {
                     res.manifest.arrays.len()
                 ));
             }
-            eprintln!(
+            crate::log::say!(
+                Info,
                 "strads: resumed from the checkpoint {from}: {k} calls skipped, {} arrays \
                  ({:.1} MiB) restored",
                 res.restored,

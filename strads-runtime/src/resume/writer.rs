@@ -111,7 +111,10 @@ fn write_jobs(dir: &Path, rx: &Receiver<Job>, p: &Progress) {
         if !p.failed.load(Ordering::Acquire) && !p.stopped.load(Ordering::Acquire) {
             let done = write_job(dir, job, &mut sums, p);
             if let Err(e) = done {
-                eprintln!("strads: checkpoint: {e}; no more checkpoints are written");
+                crate::log::say!(
+                    Warn,
+                    "strads: checkpoint: {e}; no more checkpoints are written"
+                );
                 p.failed.store(true, Ordering::Release);
             }
         }

@@ -116,7 +116,10 @@ pub(crate) fn spawn_kept(cmd: Command) -> std::io::Result<Child> {
                 }
             });
         if let Err(e) = started {
-            eprintln!("strads: cannot start the thread that starts workers: {e}");
+            crate::log::say!(
+                Error,
+                "strads: cannot start the thread that starts workers: {e}"
+            );
         }
         Mutex::new(tx)
     });

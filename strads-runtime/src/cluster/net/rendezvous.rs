@@ -92,7 +92,8 @@ async fn accept(ep: &Endpoint, cfg: &NetConfig) -> Result<(Peer, Hello), String>
         let conn = match incoming.await {
             Ok(c) => c,
             Err(e) => {
-                eprintln!(
+                crate::log::say!(
+                    Warn,
                     "strads: rank {}: refused a connection from {remote} ({e}): it does not hold \
                      the job's secret",
                     cfg.rank
@@ -111,7 +112,8 @@ async fn accept(ep: &Endpoint, cfg: &NetConfig) -> Result<(Peer, Hello), String>
                 Ok(h) => h,
                 Err(e) => {
                     conn.close(1u32.into(), b"bad hello");
-                    eprintln!(
+                    crate::log::say!(
+                        Warn,
                         "strads: rank {}: a garbled hello from {remote} ({e})",
                         cfg.rank
                     );
