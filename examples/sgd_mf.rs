@@ -32,6 +32,16 @@ mod progress;
 mod save;
 use fmt::sig9;
 
+/// The ratings' sum, where their parts are (LIBMF's `b` is their mean).
+#[strads::parallel_for]
+fn rating_sum(ratings: &SparseArray<f32, 2>) -> f64 {
+    let mut sum: f64 = 0.0;
+    for (_, &r) in ratings {
+        sum += f64::from(r);
+    }
+    sum
+}
+
 /// One epoch of SGD over every rating: the serial loop, annotated.
 #[strads::parallel_for]
 fn sgd_epoch(
@@ -282,9 +292,9 @@ fn train(args: &Args) -> Result<()> {
         );
     }
     if let Some(path) = &args.save {
-        // LIBMF's `b`: what it predicts for an id it has no row for, the mean rating.
-        let values = train.values();
-        let mean = values.iter().map(|&v| f64::from(v)).sum::<f64>() / values.len().max(1) as f64;
+        // LIBMF's `b`: what it predicts for an id it has no row for, the mean rating
+        // (summed where the ratings are: on a cluster the driver does not hold them all).
+        let mean = rating_sum(&train) / train.nnz().max(1) as f64;
         save::libmf(path, &w, &h, mean as f32)?;
     }
     let processes = cli::processes();

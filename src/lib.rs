@@ -65,7 +65,8 @@
 ///
 /// The function's body holds one top-level `for` loop over a `&SparseArray`, a `&DistArray`
 /// or a range `a..b`. Statements before the loop run once; statements after it run once the
-/// loop is done. The macro generates, next to the function:
+/// loop is done. The macro generates, next to the function (inside it, for a function that
+/// takes a `Vec`, a slice or an ndarray array as a loop array: see the crate docs):
 ///
 /// - a struct `<FnName>Loop` holding the outer variables the loop reads (serializable, so
 ///   it can be sent to other processes), whose doc comment is the analysis report;

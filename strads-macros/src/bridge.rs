@@ -5,8 +5,12 @@
 //! user wrote, which lends each such argument as a `DistArray` for the call and gives it
 //! back after.
 //!
-//! A read-only one the loop uses whole (`dot(w.row(u), q)`, `q.iter()`) stays what it was
-//! before: a value the loop captures by reference.
+//! Only a parameter the function uses element by element (`x[i]`, `m[[i, j]]`) and for its
+//! shape (`len()`, `nrows()`, ..) is lent: one it uses whole anywhere in its body
+//! (`dot(w.row(u), q)`, `history.push(loss)`, `x[a..b]`) stays what it was before, and so
+//! does a read-only one whose values are subscripts of another array (`w[ids[k] as usize]`:
+//! as a captured value its bytes key the loop's run-time plan, which a new array each call
+//! would make again).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -58,11 +62,22 @@ pub(crate) fn split(cx: &Ctxt, item: &ItemFn) -> Option<Split> {
         let Pat::Ident(pi) = &mut *pt.pat else {
             continue;
         };
-        let Some(found) = classify(cx, &pt.ty) else {
+        let Some(found) = classify(&pt.ty) else {
             continue;
         };
-        let (how, elem, rank, by_value) = found;
-        if matches!(how, How::ReadSlice | How::NdRead) && !elementwise(&item.block, &pi.ident) {
+        let uses = uses(&item.block, &pi.ident);
+        if !uses.elementwise() {
+            continue;
+        }
+        // Indexed as an array: a type the loop cannot take as one says what to write.
+        let (how, elem, rank, by_value) = match found {
+            Ok(found) => found,
+            Err(message) => {
+                cx.error_spanned_by(&pt.ty, message);
+                continue;
+            }
+        };
+        if matches!(how, How::ReadSlice | How::NdRead) && uses.steering > 0 {
             continue;
         }
         let span = pt.ty.span();
@@ -97,16 +112,23 @@ impl Split {
     /// bridged argument lent for the call.
     pub(crate) fn wrap(&self, item: &ItemFn, expanded: TokenStream) -> TokenStream {
         let mut outer = item.clone();
-        // A view taken by value is lent through `&mut`.
+        let name = &item.sig.ident;
+        // The wrapper only passes its arguments on: a view taken by value is lent through
+        // `&mut`, no other needs `mut`; one named as the function would hide the nested
+        // function, so it is renamed.
+        let renamed = format_ident!("__strads_arg_{}", name);
         for arg in outer.sig.inputs.iter_mut() {
             if let FnArg::Typed(pt) = arg
                 && let Pat::Ident(pi) = &mut *pt.pat
-                && self
+            {
+                let view = self
                     .lent
                     .iter()
-                    .any(|l| l.ident == pi.ident && l.how == How::NdView && l.by_value)
-            {
-                pi.mutability = Some(syn::token::Mut(pi.ident.span()));
+                    .any(|l| l.ident == pi.ident && l.how == How::NdView && l.by_value);
+                pi.mutability = view.then(|| syn::token::Mut(pi.ident.span()));
+                if pi.ident == *name {
+                    pi.ident = renamed.clone();
+                }
             }
         }
         let bridge = quote!(::strads::__private::bridge);
@@ -115,8 +137,12 @@ impl Split {
         for arg in &item.sig.inputs {
             let FnArg::Typed(pt) = arg else { continue };
             let Pat::Ident(pi) = &*pt.pat else { continue };
-            let i = &pi.ident;
-            let Some(l) = self.lent.iter().find(|l| l.ident == *i) else {
+            let i = if pi.ident == *name {
+                &renamed
+            } else {
+                &pi.ident
+            };
+            let Some(l) = self.lent.iter().find(|l| l.ident == pi.ident) else {
                 args.push(quote!(#i));
                 continue;
             };
@@ -154,7 +180,6 @@ impl Split {
                 args.push(quote!(&#name));
             }
         }
-        let name = &item.sig.ident;
         let attrs = &outer.attrs;
         let vis = &outer.vis;
         let sig = &outer.sig;
@@ -171,39 +196,64 @@ impl Split {
     }
 }
 
-/// Whether `block` uses `name` only element by element (`name[..]`) or for its shape
-/// (`len`, `is_empty`, `shape`, `nrows`, `ncols`, `row`, `get`).
-fn elementwise(block: &syn::Block, name: &syn::Ident) -> bool {
-    use syn::visit::Visit;
-    struct Uses<'n> {
-        name: &'n syn::Ident,
-        all: usize,
-        elementwise: usize,
+/// How a function's body uses a name.
+struct Uses {
+    /// Every use.
+    all: usize,
+    /// Uses element by element (`name[i]`, `name[[i, j]]`, not a range) or for the shape
+    /// (`len`, `is_empty`, `shape`, `nrows`, `ncols`).
+    elementwise: usize,
+    /// Uses inside another index expression (`w[name[k] as usize]`).
+    steering: usize,
+}
+
+impl Uses {
+    /// Used, and only element by element or for its shape.
+    fn elementwise(&self) -> bool {
+        self.all > 0 && self.all == self.elementwise
     }
-    impl Uses<'_> {
+}
+
+/// How `block` uses `name`.
+fn uses(block: &syn::Block, name: &syn::Ident) -> Uses {
+    use syn::visit::Visit;
+    struct Walk<'n> {
+        name: &'n syn::Ident,
+        uses: Uses,
+        /// Depth of index expressions being visited.
+        in_index: usize,
+    }
+    impl Walk<'_> {
         fn is_name(&self, e: &syn::Expr) -> bool {
             matches!(e, syn::Expr::Path(p) if p.path.is_ident(self.name))
         }
     }
-    impl<'a> Visit<'a> for Uses<'_> {
+    impl<'a> Visit<'a> for Walk<'_> {
         fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
             if p.path.is_ident(self.name) {
-                self.all += 1;
+                self.uses.all += 1;
+                if self.in_index > 0 {
+                    self.uses.steering += 1;
+                }
             }
         }
         fn visit_expr_index(&mut self, ix: &'a syn::ExprIndex) {
-            if self.is_name(&ix.expr) {
-                self.elementwise += 1;
+            let range = matches!(crate::syntax::strip_group(&ix.index), syn::Expr::Range(_));
+            if self.is_name(&ix.expr) && !range {
+                self.uses.elementwise += 1;
             }
-            syn::visit::visit_expr_index(self, ix);
+            self.visit_expr(&ix.expr);
+            self.in_index += 1;
+            self.visit_expr(&ix.index);
+            self.in_index -= 1;
         }
         fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
             let meta = matches!(
                 m.method.to_string().as_str(),
-                "len" | "is_empty" | "shape" | "nrows" | "ncols" | "row" | "get"
+                "len" | "is_empty" | "shape" | "nrows" | "ncols"
             );
             if meta && self.is_name(&m.receiver) {
-                self.elementwise += 1;
+                self.uses.elementwise += 1;
             }
             syn::visit::visit_expr_method_call(self, m);
         }
@@ -218,21 +268,30 @@ fn elementwise(block: &syn::Block, name: &syn::Ident) -> bool {
                     }
                 }
             }
-            count(m.tokens.clone(), self.name, &mut self.all);
+            count(m.tokens.clone(), self.name, &mut self.uses.all);
         }
     }
-    let mut uses = Uses {
+    let mut walk = Walk {
         name,
-        all: 0,
-        elementwise: 0,
+        uses: Uses {
+            all: 0,
+            elementwise: 0,
+            steering: 0,
+        },
+        in_index: 0,
     };
-    uses.visit_block(block);
-    uses.all == uses.elementwise
+    walk.visit_block(block);
+    walk.uses
 }
 
+/// A parameter's type as a bridged array: how it is lent, its element type, its rank, and
+/// whether the parameter is the view itself (not a reference to it).
+type Found = (How, Type, usize, bool);
+
 /// `(how, element type, rank, by value)` when `ty` is a type the loop takes as a bridged
-/// array; an error (and `None`) for an ndarray type it cannot take.
-fn classify(cx: &Ctxt, ty: &Type) -> Option<(How, Type, usize, bool)> {
+/// array; the error to say when it is an ndarray type the loop cannot take; `None` for any
+/// other type.
+fn classify(ty: &Type) -> Option<Result<Found, &'static str>> {
     let (inner, reference, mutable) = match ty {
         Type::Reference(r) => (&*r.elem, true, r.mutability.is_some()),
         t => (t, false, false),
@@ -240,7 +299,7 @@ fn classify(cx: &Ctxt, ty: &Type) -> Option<(How, Type, usize, bool)> {
     match inner {
         Type::Slice(s) if reference => {
             let how = if mutable { How::Slice } else { How::ReadSlice };
-            Some((how, (*s.elem).clone(), 1, false))
+            Some(Ok((how, (*s.elem).clone(), 1, false)))
         }
         Type::Path(tp) if tp.qself.is_none() => {
             let seg = tp.path.segments.last()?;
@@ -248,7 +307,7 @@ fn classify(cx: &Ctxt, ty: &Type) -> Option<(How, Type, usize, bool)> {
             if name == "Vec" && reference {
                 let elem = first_type(&seg.arguments)?;
                 let how = if mutable { How::Vec } else { How::ReadSlice };
-                return Some((how, elem, 1, false));
+                return Some(Ok((how, elem, 1, false)));
             }
             let nd = ndarray_kind(&name)?;
             let elem = first_type(&seg.arguments)?;
@@ -257,13 +316,11 @@ fn classify(cx: &Ctxt, ty: &Type) -> Option<(How, Type, usize, bool)> {
                 None => dim_rank(&seg.arguments),
             };
             let Some(rank) = rank else {
-                cx.error_spanned_by(
-                    ty,
+                return Some(Err(
                     "a `#[parallel_for]` loop needs the rank of an ndarray array in its type: \
                      write `Array2<f32>`, `ArrayView1<f64>` or `Array<f32, Ix3>`, not a dynamic \
                      dimension",
-                );
-                return None;
+                ));
             };
             let how = match (nd.0, reference, mutable) {
                 (Nd::Owned, true, true) => How::NdOwned,
@@ -272,24 +329,20 @@ fn classify(cx: &Ctxt, ty: &Type) -> Option<(How, Type, usize, bool)> {
                 (Nd::ViewMut, false, _) | (Nd::ViewMut, true, true) => How::NdView,
                 (Nd::ViewMut, true, false) => How::NdRead,
                 (Nd::Owned, false, _) => {
-                    cx.error_spanned_by(
-                        ty,
+                    return Some(Err(
                         "take an ndarray array by reference: `&Array2<f32>` to read it, \
                          `&mut Array2<f32>` to update it",
-                    );
-                    return None;
+                    ));
                 }
                 (Nd::Shared, ..) => {
-                    cx.error_spanned_by(
-                        ty,
+                    return Some(Err(
                         "a `#[parallel_for]` loop takes ndarray's `Array` (by `&` or `&mut`) \
                          and its views (`ArrayView`, `ArrayViewMut`); pass `arr.view()` or \
                          `arr.view_mut()`",
-                    );
-                    return None;
+                    ));
                 }
             };
-            Some((how, elem, rank, !reference))
+            Some(Ok((how, elem, rank, !reference)))
         }
         _ => None,
     }

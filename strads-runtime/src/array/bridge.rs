@@ -12,7 +12,11 @@
 //! - `&[T]`, `&Vec<T>`, `&Array` and views read-only are copied in.
 //!
 //! Each call lends a new array, so a plan made from an array's contents (reconnaissance
-//! over an index array) is made again at every call: keep such arrays in a `DistArray`.
+//! over an index array) is made again at every call: keep such arrays in a `DistArray`
+//! (the macro keeps a read-only one whose values are subscripts a captured value, whose
+//! bytes key the plan). For the same reason checkpoints (`STRADS_CHECKPOINT`), which know
+//! an array by its identity across calls, could not restore a program's own `Vec`: a loop
+//! that writes one is refused under them, saying what to write instead.
 
 use std::ops::{Deref, DerefMut};
 
@@ -63,8 +67,24 @@ impl<T: 'static, const N: usize> std::fmt::Debug for Lent<'_, T, N> {
     }
 }
 
+/// Under `STRADS_CHECKPOINT`, a loop that writes an array the program holds stops the
+/// program (status 2), saying why and what to write instead.
+fn refused_under_checkpoints() {
+    if crate::config::get().checkpoint.is_some() {
+        crate::log::say!(
+            Error,
+            "error: STRADS_CHECKPOINT is set, and a `#[parallel_for]` loop writes a `Vec`, a \
+             slice or an ndarray array of the program, which a resumed run could not restore \
+             (it is a new array to strads at every call): keep the arrays such a loop writes in \
+             `DistArray`s (`DistArray::from_vec`), or unset STRADS_CHECKPOINT"
+        );
+        std::process::exit(2);
+    }
+}
+
 /// A `&mut Vec<T>` lent as a 1-D array: its buffer moves into the array and back.
 pub fn lend_vec<T: 'static>(v: &mut Vec<T>) -> Lent<'_, T, 1> {
+    refused_under_checkpoints();
     let data = std::mem::take(v);
     let array = DistArray::from_vec([data.len()], data).expect("a vector's own length");
     Lent::new(array, move |a| *v = a.into_vec())
@@ -72,6 +92,7 @@ pub fn lend_vec<T: 'static>(v: &mut Vec<T>) -> Lent<'_, T, 1> {
 
 /// A `&mut [T]` lent as a 1-D array: copied in, and back after the call.
 pub fn lend_slice<T: Clone + 'static>(s: &mut [T]) -> Lent<'_, T, 1> {
+    refused_under_checkpoints();
     let array = read_slice(s);
     Lent::new(array, move |a| s.clone_from_slice(a.as_slice()))
 }
@@ -164,6 +185,7 @@ mod nd {
 
             impl<T: Clone + 'static> NdLend<T, $n> for Array<T, $ix> {
                 fn lend_nd(&mut self) -> Lent<'_, T, $n> {
+                    super::refused_under_checkpoints();
                     let shape: [usize; $n] = self.shape().try_into().expect("the rank");
                     if !self.is_standard_layout() {
                         return self.lend_view();
@@ -189,6 +211,7 @@ mod nd {
 
             impl<T: Clone + 'static, S: DataMut<Elem = T>> NdLendView<T, $n> for ArrayBase<S, $ix> {
                 fn lend_view(&mut self) -> Lent<'_, T, $n> {
+                    super::refused_under_checkpoints();
                     let array = self.read_nd();
                     Lent::new(array, move |a| {
                         for (d, s) in self.iter_mut().zip(a.as_slice()) {

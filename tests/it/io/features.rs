@@ -1,5 +1,6 @@
 //! The threads-only build (issue 27, item 2): without the default feature `cluster`, strads'
-//! tree holds none of quinn, tokio, rustls, ring or rcgen, it compiles, and a cluster
+//! tree holds none of quinn, tokio, rustls, ring or rcgen, it compiles (the runtime and the
+//! facade), and a cluster
 //! setting says how to enable the feature (a unit test of that build, run here).
 
 use std::process::Command;
@@ -74,6 +75,25 @@ fn the_threads_only_build_compiles_and_refuses_cluster_settings_saying_why() {
     assert!(
         out.status.success() && stdout.contains("test result: ok. 1 passed"),
         "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The facade too (its `__private` names the cluster's wire types).
+    let out = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .env("CARGO_TARGET_DIR", format!("{root}/target/threads-only"))
+        .args([
+            "check",
+            "--offline",
+            "-p",
+            "strads",
+            "--no-default-features",
+            "--lib",
+        ])
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "{}",
         String::from_utf8_lossy(&out.stderr)
     );
 }

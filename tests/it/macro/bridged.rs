@@ -204,3 +204,103 @@ fn readme_s_sync_loop_over_vectors_replays_its_order() {
     // It learns: every weight near 1.
     assert!(w.iter().all(|&v| (v - 1.0).abs() < 0.2), "{w:?}");
 }
+
+/// Run by [`a_loop_writing_a_vec_refuses_checkpoints`] with `STRADS_CHECKPOINT` set.
+#[test]
+#[ignore = "run in a child process by a_loop_writing_a_vec_refuses_checkpoints"]
+fn checkpointed_child() {
+    let x = vec![1.0f32; 64];
+    let mut y = vec![0.0f32; 64];
+    saxpy(1.0, &x, &mut y);
+    println!("loop ran");
+}
+
+/// Checkpoints know arrays by identity across calls; a lent `Vec` is a new array at every
+/// call, so a resumed run could not restore it: refused with status 2, saying what to do.
+#[test]
+fn a_loop_writing_a_vec_refuses_checkpoints() {
+    let dir = std::env::temp_dir().join(format!("strads-bridged-ck-{}", std::process::id()));
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            // libtest names this module with its raw identifier.
+            "r#macro::bridged::checkpointed_child",
+            "--ignored",
+            // The message is printed with `eprintln!`, which libtest would capture.
+            "--nocapture",
+        ])
+        .env("STRADS_CHECKPOINT", &dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "error: STRADS_CHECKPOINT is set, and a `#[parallel_for]` loop writes a `Vec`"
+        ),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("loop ran"));
+}
+
+/// Code that compiled before loop arrays of these types still does (the review of issue
+/// 27): a `&mut Vec` the function uses whole after the loop stays a parameter as written.
+#[strads::parallel_for]
+fn epoch_with_history(w: &mut strads::DistArray<f32, 1>, history: &mut Vec<f64>) {
+    let mut loss: f64 = 0.0;
+    for i in 0..w.len() {
+        w[i] *= 0.5;
+        loss += f64::from(w[i]);
+    }
+    history.push(loss);
+}
+
+/// A read-only slice reached by ranges stays a captured value.
+#[strads::parallel_for(expect = "1d")]
+fn block_sums(x: &[f32], out: &mut Vec<f32>, d: usize) {
+    for i in 0..out.len() {
+        out[i] = x[i * d..(i + 1) * d].iter().sum();
+    }
+}
+
+/// A read-only slice of subscripts stays a captured value (its bytes key the plan).
+#[strads::parallel_for]
+fn counts(ids: &[u32], c: &mut strads::DistArray<u32, 1>) {
+    for k in 0..ids.len() {
+        c[ids[k] as usize] += 1;
+    }
+}
+
+/// A parameter named as the function.
+#[strads::parallel_for(expect = "1d")]
+fn shrink(x: &mut [f64], shrink: f64) {
+    for i in 0..x.len() {
+        x[i] *= shrink;
+    }
+}
+
+#[test]
+fn functions_that_compiled_before_still_compile_and_run() {
+    let mut w = strads::DistArray::<f32, 1>::from_vec([4], vec![2.0; 4]).unwrap();
+    let mut history = Vec::new();
+    epoch_with_history(&mut w, &mut history);
+    assert_eq!(history, [4.0]);
+    let x: Vec<f32> = (0..12).map(|v| v as f32).collect();
+    let mut out = vec![0.0; 4];
+    block_sums(&x, &mut out, 3);
+    assert_eq!(out, [3.0, 12.0, 21.0, 30.0]);
+    let ids: Vec<u32> = (0..1000).map(|k| (k * 7 % 13) as u32).collect();
+    let mut c = strads::DistArray::<u32, 1>::zeros([13]);
+    let surveys = strads::testing::surveys();
+    strads::testing::plan_always(|| {
+        counts(&ids, &mut c);
+        counts(&ids, &mut c);
+    });
+    assert_eq!(c.as_slice().iter().sum::<u32>(), 2000);
+    // The second call over the same subscripts reuses the first call's plan.
+    assert!(strads::testing::surveys() - surveys <= 1);
+    let mut v = vec![2.0f64; 5];
+    shrink(&mut v, 0.5);
+    assert_eq!(v, [1.0; 5]);
+}
