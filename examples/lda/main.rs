@@ -273,6 +273,7 @@ fn train(args: &Args) -> Result<()> {
     );
     let mut seconds = 0.0;
     let mut ll = ll0;
+    let mut bar = progress::Bar::new(args.iterations as u64, "sampling: sweeps");
     for it in 1..=args.iterations {
         let t = Instant::now();
         gibbs(
@@ -292,12 +293,14 @@ fn train(args: &Args) -> Result<()> {
             let advice = "check --alpha and --beta";
             return Err(cli::diverged(it, "the log-likelihood", ll, advice).into());
         }
-        println!(
+        bar.println(format!(
             "iteration {it:>3}  loglik={}  per_token={:.6}  sweep_seconds={dt:.4}  seconds={seconds:.4}",
             sig9(ll),
             ll / n_tokens.max(1) as f64
-        );
+        ));
+        bar.inc(1);
     }
+    bar.finish();
     for k in 0..args.show.min(args.topics) {
         let words: Vec<String> = top_words(&s.nwk, k, 10)
             .into_iter()

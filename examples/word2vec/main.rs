@@ -305,6 +305,7 @@ fn train(args: &Args) -> Result<()> {
     let (keep, alias) = noise_alias(&words);
     let sigmoid = sigmoid_table();
     let (mut seconds, mut loss) = (0.0, 0.0);
+    let mut bar = progress::Bar::new(args.epochs as u64, "training: epochs");
     for epoch in 0..args.epochs {
         let (tokens, sentence) = subsample(&words, args.sample, args.seed, epoch);
         let (tokens, sentence) = (
@@ -334,15 +335,17 @@ fn train(args: &Args) -> Result<()> {
             let advice = format!("lower --alpha (it is {:?})", args.alpha);
             return Err(cli::diverged(epoch + 1, "the loss", loss, &advice).into());
         }
-        println!(
+        bar.println(format!(
             "epoch {:>3}  loss={}  trained={}  words_per_second={:.0}  epoch_seconds={dt:.4}  \
              seconds={seconds:.4}",
             epoch + 1,
             sig9(loss),
             tokens.len(),
             words.raw_words as f64 / dt
-        );
+        ));
+        bar.inc(1);
     }
+    bar.finish();
     let unit = unit_rows(&syn0);
     let probes: Vec<String> = if !args.neighbours.is_empty() {
         args.neighbours.clone()
