@@ -1,5 +1,6 @@
 //! Progress on stderr for what takes a while (loading, epochs, evaluation), with indicatif:
-//! a bar with its ETA, or a spinner where the amount is not known. Drawn only when stderr is
+//! a bar with its ETA (a file's bytes as strads' loaders read them, epochs, triples), or a
+//! spinner where the amount is not known (data being generated). Drawn only when stderr is
 //! a terminal, and only once the work has taken 2 seconds, so that piped runs, tests and
 //! short runs print exactly what they always did. Lines the program prints meanwhile go
 //! through [`Bar::println`], above the bar. Compiled into each example through `#[path]`.
@@ -40,7 +41,9 @@ impl Bar {
         }
     }
 
-    /// A spinner for `what` ("loading ratings.csv").
+    /// Reading (or making) the data, `what` ("reading ratings.csv"): a bar of the bytes
+    /// strads' loaders read (`strads::load::progress`), with its ETA; a spinner while they
+    /// read nothing (data generated).
     pub(crate) fn spinner(what: &str) -> Bar {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
         bar.set_style(
@@ -70,11 +73,33 @@ impl Bar {
             return;
         }
         let bar = self.bar.clone();
+        let (read0, total0) = strads::load::progress();
         std::thread::spawn(move || {
             std::thread::sleep(AFTER);
-            if !bar.is_finished() {
-                bar.set_draw_target(ProgressDrawTarget::stderr());
-                bar.enable_steady_tick(Duration::from_millis(120));
+            if bar.is_finished() {
+                return;
+            }
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            let mut measured = false;
+            while !bar.is_finished() {
+                let (read, total) = strads::load::progress();
+                let (read, total) = (read - read0, total - total0);
+                if total > 0 {
+                    if !measured {
+                        measured = true;
+                        bar.set_style(
+                            ProgressStyle::with_template(
+                                "{msg} [{bar:30}] {bytes}/{total_bytes} elapsed {elapsed} eta {eta}",
+                            )
+                            .expect("a template")
+                            .progress_chars("=> "),
+                        );
+                    }
+                    bar.set_length(total);
+                    bar.set_position(read.min(total));
+                }
+                std::thread::sleep(Duration::from_millis(200));
             }
         });
         self.shown = true;

@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -65,6 +66,31 @@ fn for_each_line_max(
 /// Lines are numbered from 1 within the range; a UTF-8 byte order mark is stripped from
 /// the file's first line. A line longer than `max` bytes is an [`Error::Parse`] expecting
 /// `expected`, read no further.
+/// How far this process's loaders are: bytes read and bytes to read of the files they
+/// opened, summed since the process started (what [`crate::load::progress`] reports).
+pub(crate) static READ: AtomicU64 = AtomicU64::new(0);
+pub(crate) static TO_READ: AtomicU64 = AtomicU64::new(0);
+
+/// A reader that counts what it reads into [`READ`].
+pub(crate) struct Counted<R>(pub(crate) R);
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        READ.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Counts `path`'s bytes in `[lo, hi)` as to be read.
+pub(crate) fn to_read(file: &File, range: &std::ops::Range<u64>) {
+    let len = file.metadata().map_or(0, |m| m.len());
+    TO_READ.fetch_add(
+        range.end.min(len).saturating_sub(range.start),
+        Ordering::Relaxed,
+    );
+}
+
 pub(crate) struct Lines<'p> {
     path: &'p Path,
     expected: &'p str,
@@ -90,6 +116,7 @@ impl<'p> Lines<'p> {
             source,
         };
         let file = File::open(path).map_err(io_error)?;
+        to_read(&file, &range);
         let mut reader = BufReader::with_capacity(1 << 17, file);
         let mut at = 0;
         let mut hi = range.end;
@@ -140,6 +167,7 @@ impl<'p> Lines<'p> {
         if read == 0 {
             return Ok(None);
         }
+        READ.fetch_add(read as u64, Ordering::Relaxed);
         let start = self.at;
         self.at += read as u64;
         self.line_no += 1;

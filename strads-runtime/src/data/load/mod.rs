@@ -25,6 +25,18 @@ use std::path::Path;
 
 use crate::array::SparseArray;
 pub use crate::data::text::{ID_FLOOR, IDS_PER_ENTRY, MAX_LINE};
+
+/// How far this process's loaders are, for a progress bar: the bytes they have read and
+/// the bytes of the files (or, on a cluster's rank, the byte ranges) they opened, both
+/// summed since the process started. Compare two readings to follow one load; `(0, 0)`
+/// before any.
+pub fn progress() -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (
+        crate::data::text::READ.load(Relaxed),
+        crate::data::text::TO_READ.load(Relaxed),
+    )
+}
 use crate::error::Result;
 
 /// What the whitespace-separated format looks like, for error messages.

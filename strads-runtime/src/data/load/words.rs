@@ -72,7 +72,9 @@ pub fn words(path: impl AsRef<Path>, min_count: u64, max_sentence: usize) -> Res
         path: path.to_path_buf(),
         source,
     };
-    let mut file = BufReader::with_capacity(1 << 18, File::open(path).map_err(io_error)?);
+    let file = File::open(path).map_err(io_error)?;
+    crate::data::text::to_read(&file, &(0..u64::MAX));
+    let mut file = BufReader::with_capacity(1 << 18, crate::data::text::Counted(file));
     let gzip = file
         .fill_buf()
         .map_err(io_error)?
