@@ -19,3 +19,15 @@ mod libsvm;
 mod ratings;
 mod triples;
 mod words;
+
+#[test]
+fn progress_counts_the_bytes_loaders_read() {
+    let body = "1\t1\t5\t0\n2\t3\t4\t0\n".repeat(50);
+    let f = TempFile::new("progress.data", &body);
+    let (read0, total0) = progress();
+    ratings(&f.0).unwrap();
+    let (read, total) = progress();
+    // Other tests load meanwhile: at least this file's bytes, on both counts.
+    assert!(total - total0 >= body.len() as u64, "{total0} -> {total}");
+    assert!(read - read0 >= body.len() as u64, "{read0} -> {read}");
+}
