@@ -135,7 +135,7 @@ pub(crate) fn start() -> Result<Option<Session>, String> {
 }
 
 /// Built without the feature `cluster`: what asked for a job, and how to enable it.
-#[cfg(not(feature = "cluster"))]
+#[cfg_attr(feature = "cluster", allow(dead_code))]
 fn without_cluster(role: &Role) -> String {
     let what = match role {
         Role::Spawner { processes } => {
@@ -164,7 +164,7 @@ fn discard_stdout() {
     }
 }
 
-#[cfg(all(test, not(feature = "cluster")))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

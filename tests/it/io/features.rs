@@ -1,7 +1,7 @@
 //! The threads-only build (issue 27, item 2): without the default feature `cluster`, strads'
-//! tree holds none of quinn, tokio, rustls, ring or rcgen, it compiles (the runtime and the
-//! facade), and a cluster
-//! setting says how to enable the feature (a unit test of that build, run here).
+//! tree holds none of quinn, tokio, rustls, ring or rcgen, and it compiles (the runtime
+//! and the facade). What a cluster setting says in that build is a unit test of
+//! `strads-runtime`'s `cluster::start`, which compiles in every configuration.
 
 use std::process::Command;
 
@@ -53,31 +53,11 @@ fn the_threads_only_tree_holds_none_of_the_cluster_crates() {
 }
 
 #[test]
-fn the_threads_only_build_compiles_and_refuses_cluster_settings_saying_why() {
-    // Its own target directory: this test binary's cargo holds the workspace's.
+fn the_threads_only_build_compiles() {
+    // Its own target directory: this test binary's cargo holds the workspace's. A check
+    // (the runtime and the facade), not a build: what a cluster setting says there is a
+    // unit test of `cluster::start`, which compiles in every configuration.
     let root = env!("CARGO_MANIFEST_DIR");
-    let out = Command::new(env!("CARGO"))
-        .current_dir(root)
-        .env("CARGO_TARGET_DIR", format!("{root}/target/threads-only"))
-        .args([
-            "test",
-            "--offline",
-            "-p",
-            "strads-runtime",
-            "--no-default-features",
-            "--lib",
-            "--",
-            "cluster::start::tests",
-        ])
-        .output()
-        .expect("cargo runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("test result: ok. 1 passed"),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    // The facade too (its `__private` names the cluster's wire types).
     let out = Command::new(env!("CARGO"))
         .current_dir(root)
         .env("CARGO_TARGET_DIR", format!("{root}/target/threads-only"))
