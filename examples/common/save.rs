@@ -1,5 +1,5 @@
 //! `--save FILE`: a trained model in the format its field's own tools read, written whole or
-//! not at all (a temporary file beside it, then renamed). Errors name the file. Compiled
+//! not at all (`strads::checkpoint::write_atomic`). Errors name the file. Compiled
 //! into each example through `#[path]`.
 //!
 //! - [`libmf`]: LIBMF's text model (`mf_save_model`'s layout), which `mf_load_model` reads.
@@ -14,30 +14,21 @@
 
 #![allow(dead_code)] // each example uses one of these
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 
 use strads::prelude::*;
 
-/// Writes `path` through `fill`, whole or not at all.
+/// Writes `path` through `fill`, whole or not at all (`strads::checkpoint::write_atomic`:
+/// a temporary file beside it, synced, then renamed).
 fn write_whole(
     path: &Path,
-    fill: impl FnOnce(&mut BufWriter<std::fs::File>) -> std::io::Result<()>,
+    fill: impl FnOnce(&mut Vec<u8>) -> std::io::Result<()>,
 ) -> Result<(), String> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "model".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let written = (|| {
-        let mut out = BufWriter::new(std::fs::File::create(&tmp)?);
-        fill(&mut out)?;
-        out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    written.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot write the model to {}: {e}", path.display())
-    })
+    let mut bytes = Vec::new();
+    fill(&mut bytes).map_err(|e| format!("cannot save the model to {}: {e}", path.display()))?;
+    strads::checkpoint::write_atomic(path, &bytes)
+        .map_err(|e| format!("cannot save the model: {e}"))
 }
 
 /// Row `r` of `a`, its values separated by spaces, each followed by `end`.

@@ -271,7 +271,7 @@ impl<'a> Reader<'a> {
 ///
 /// # Errors
 /// [`Error::Io`] naming the file when it cannot be written.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let io = |p: &Path| {
         let p = p.to_path_buf();
         move |source| Error::Io { path: p, source }

@@ -1,5 +1,17 @@
 //! Small dense kernels written so the compiler vectorises them.
 
+/// Panics, at the caller's line, when the rows `helper` was given differ in length.
+#[inline(always)]
+#[track_caller]
+fn same_lengths(helper: &str, a: usize, b: usize) {
+    if a != b {
+        panic!(
+            "strads::{helper} of slices of different lengths ({a} and {b}): pass rows of the \
+             same length, such as `w.row(u)` and `h.row(i)` of two arrays with as many columns"
+        );
+    }
+}
+
 /// The dot product of two equally long slices.
 ///
 /// Eight independent partial sums, `acc[j]` over the elements `8c + j`, let the compiler keep
@@ -23,14 +35,7 @@
 #[inline(always)]
 #[track_caller]
 pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    if a.len() != b.len() {
-        panic!(
-            "strads::dot of slices of different lengths ({} and {}): pass rows of the \
-             same length, such as `w.row(u)` and `h.row(i)` of two arrays with as many columns",
-            a.len(),
-            b.len()
-        );
-    }
+    same_lengths("dot", a.len(), b.len());
     const W: usize = 8;
     let (ca, cb) = (a.chunks_exact(W), b.chunks_exact(W));
     let mut tail = 0.0f32;
@@ -109,14 +114,7 @@ fn dot_chunks(ca: std::slice::ChunksExact<'_, f32>, cb: std::slice::ChunksExact<
 #[inline(always)]
 #[track_caller]
 pub fn dots(a: &[f32], b: &[f32]) -> [f32; 3] {
-    if a.len() != b.len() {
-        panic!(
-            "strads::dots of slices of different lengths ({} and {}): pass rows of the \
-             same length, such as `w.row(u)` and `h.row(i)` of two arrays with as many columns",
-            a.len(),
-            b.len()
-        );
-    }
+    same_lengths("dots", a.len(), b.len());
     const W: usize = 8;
     let (ca, cb) = (a.chunks_exact(W), b.chunks_exact(W));
     let mut tail = [0.0f32; 3];
