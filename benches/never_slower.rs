@@ -8,9 +8,16 @@
 //! the cost model may time it against the serial loop). Prints a table of median call
 //! times; record it in BENCHMARKS.md.
 //!
+//! With `--processes 2` the same loops run as a cluster job of 2 processes x 1 thread
+//! (the bench starts its copies through `STRADS_PROCESSES`): each call is the serial
+//! loop on the driver, the call as the cost model places it (across the ranks or on the
+//! driver's threads) and the call always across the ranks (`plan_always`). The last
+//! column, a digest of the first parallel call's result, is the same as on 2 threads.
+//!
 //! ```text
 //! cargo bench --bench never_slower
 //! cargo bench --bench never_slower -- --calls 40
+//! cargo bench --bench never_slower -- --processes 2
 //! ```
 
 use std::time::Instant;
@@ -95,6 +102,12 @@ struct Args {
     /// Timed calls per way (after one first call each).
     #[arg(long, default_value_t = 25)]
     calls: usize,
+    /// Only the loops whose row name contains this text (for profiling one).
+    #[arg(long)]
+    only: Option<String>,
+    /// Run as a cluster job of this many processes x 1 thread instead of 2 threads.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(2..=8))]
+    processes: Option<u16>,
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
@@ -236,6 +249,32 @@ fn tf_idf(
     }
 }
 
+/// A mirrored update: iterations `i` and `n - 1 - i` touch the same two elements, so the
+/// loop is planned by reconnaissance in `n / 2` groups of two.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn mirrored(x: &DistArray<i64, 1>, y: &mut DistArray<i64, 1>, n: usize) {
+    for i in 0..n {
+        y[i] += x[i];
+        y[n - 1 - i] += 3 * x[i];
+    }
+}
+
+/// Times one loop (unless `--only` leaves it out) and prints its row.
+fn row(only: Option<&str>, name: &str, run: impl FnOnce() -> ([f64; 3], u64)) {
+    if only.is_some_and(|o| !name.contains(o)) {
+        return;
+    }
+    let ([s, c, p], digest) = run();
+    println!(
+        "| {name} | {:.3} | {:.3} | {:.2}x | {:.3} | {:.2}x | {digest:016x} |",
+        s * 1e3,
+        c * 1e3,
+        s / c,
+        p * 1e3,
+        s / p
+    );
+}
+
 fn lcg(seed: &mut u64) -> u64 {
     *seed = seed
         .wrapping_mul(6364136223846793005)
@@ -244,67 +283,98 @@ fn lcg(seed: &mut u64) -> u64 {
 }
 
 /// Median seconds of `calls` calls of `f` in each of three ways, alternated: the serial
-/// loop, 2 threads with the cost model, 2 threads always planned. Each way's result bits
-/// must agree with the serial loop's when `same` says the plan keeps them.
-fn time3<R: PartialEq + std::fmt::Debug>(
+/// loop, 2 workers with the cost model, 2 workers always planned (2 threads, or in a
+/// cluster job the job's workers); and a digest of the first parallel call's result. Each
+/// way's result bits must agree with the serial loop's when `same` says the plan keeps
+/// them.
+fn time3<R: PartialEq + std::fmt::Debug + std::hash::Hash>(
     calls: usize,
     same: bool,
     mut f: impl FnMut() -> R,
-) -> [f64; 3] {
+) -> ([f64; 3], u64) {
+    let across = strads::cluster::rank_and_size().1 > 1;
+    let par = |always: bool, f: &mut dyn FnMut() -> R| match (across, always) {
+        (true, false) => f(),
+        (true, true) => plan_always(f),
+        (false, false) => strads::with_threads(2, f),
+        (false, true) => plan_always(|| strads::with_threads(2, &mut *f)),
+    };
     let mut t: [Vec<f64>; 3] = Default::default();
-    let first = [
-        serial(&mut f),
-        strads::with_threads(2, &mut f),
-        plan_always(|| strads::with_threads(2, &mut f)),
-    ];
+    let first = [serial(&mut f), par(false, &mut f), par(true, &mut f)];
     if same {
         assert_eq!(first[0], first[1]);
         assert_eq!(first[0], first[2]);
     }
+    let digest = {
+        use std::hash::Hasher;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        first[1].hash(&mut h);
+        h.finish()
+    };
     for _ in 0..calls {
         for (way, times) in t.iter_mut().enumerate() {
             let s = Instant::now();
             match way {
                 0 => drop(serial(&mut f)),
-                1 => drop(strads::with_threads(2, &mut f)),
-                _ => drop(plan_always(|| strads::with_threads(2, &mut f))),
+                1 => drop(par(false, &mut f)),
+                _ => drop(par(true, &mut f)),
             }
             times.push(s.elapsed().as_secs_f64());
         }
     }
-    t.map(|mut v| median(&mut v))
+    (t.map(|mut v| median(&mut v)), digest)
 }
 
 fn main() {
     let args = Args::parse();
+    if let Some(p) = args.processes
+        && std::env::var_os("STRADS_RANK").is_none()
+        && std::env::var_os("STRADS_PROCESSES").is_none()
+    {
+        // The job: copies of this binary, started by the first call into strads.
+        let status = std::process::Command::new(std::env::current_exe().expect("this binary"))
+            .args(std::env::args_os().skip(1))
+            .env("STRADS_PROCESSES", p.to_string())
+            .env("STRADS_THREADS", "1")
+            .status()
+            .expect("the bench starts itself as a cluster job");
+        std::process::exit(status.code().unwrap_or(1));
+    }
+    strads::cluster::start();
     let mut seed = 7u64;
-    println!(
-        "| loop | serial loop ms | 2 threads ms | x serial | 2 threads, always the plan ms | x serial |"
-    );
-    println!("|---|---|---|---|---|---|");
-    let row = |name: &str, [s, c, p]: [f64; 3]| {
-        println!(
-            "| {name} | {:.3} | {:.3} | {:.2}x | {:.3} | {:.2}x |",
-            s * 1e3,
-            c * 1e3,
-            s / c,
-            p * 1e3,
-            s / p
-        );
+    let way = if args.processes.is_some() {
+        "2 processes"
+    } else {
+        "2 threads"
     };
+    println!(
+        "| loop | serial loop ms | {way} ms | x serial | {way}, always the plan ms | x serial | digest |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let only = args.only.as_deref();
+
+    // A mirrored update over 300,000 elements: 150,000 conflict groups of two.
+    let n = 300_000;
+    let xs = DistArray::from_fn([n], |[i]| (i as i64 * 7) % 13 - 6);
+    row(only, "mirrored update (300k, groups of two)", || {
+        time3(args.calls, true, || {
+            let mut ys = DistArray::<i64, 1>::zeros([n]);
+            mirrored(&xs, &mut ys, n);
+            bits(&ys)
+        })
+    });
 
     // k-means update: 200,000 points of 16 dims, 20 centroids.
     let (n, dims, k) = (200_000, 16, 20);
     let x = DistArray::<f32, 2>::random([n, dims], 1);
     let assign = DistArray::from_fn([n], |_| (lcg(&mut seed) % k as u64) as u32);
-    row(
-        "k-means update (200k x 16, 20 centroids)",
+    row(only, "k-means update (200k x 16, 20 centroids)", || {
         time3(args.calls, true, || {
             let (mut sums, mut counts) = (DistArray::zeros([k, dims]), DistArray::zeros([k]));
             kmeans_update(&x, &assign, &mut sums, &mut counts);
             (bits(&sums), bits(&counts))
-        }),
-    );
+        })
+    });
 
     // PageRank: 500,000 edges over 50,000 nodes, the ranks changing between calls.
     let (nodes, m) = (50_000, 500_000);
@@ -317,8 +387,7 @@ fn main() {
         outdeg[v] = outdeg[v].max(1);
     }
     let mut ranks = DistArray::<f32, 1>::from_fn([nodes], |_| 1.0 / nodes as f32);
-    row(
-        "PageRank push (500k edges, 50k nodes)",
+    row(only, "PageRank push (500k edges, 50k nodes)", || {
         time3(args.calls, false, || {
             let mut next = DistArray::<f32, 1>::zeros([nodes]);
             pagerank_push(&edges, &ranks, &outdeg, &mut next);
@@ -326,34 +395,32 @@ fn main() {
                 ranks[v] = 0.15 / nodes as f32 + next[v];
             }
             bits(&next).len()
-        }),
-    );
+        })
+    });
 
     // bincount: 1,000,000 values in 1,000 bins.
     let data = DistArray::from_fn([1_000_000], |_| (lcg(&mut seed) % 1000) as u32);
-    row(
-        "bincount (1M values, 1000 bins)",
+    row(only, "bincount (1M values, 1000 bins)", || {
         time3(args.calls, true, || {
             let mut counts = DistArray::<u64, 1>::zeros([1000]);
             bincount(&data, &mut counts);
             bits(&counts)
-        }),
-    );
+        })
+    });
 
     // A small wavefront: edit distance of two strings of 300 symbols.
     let len = 300;
     let a = DistArray::from_fn([len], |_| (lcg(&mut seed) % 4) as u8);
     let b = DistArray::from_fn([len], |_| (lcg(&mut seed) % 4) as u8);
-    row(
-        "edit distance (300 x 300 wavefront)",
+    row(only, "edit distance (300 x 300 wavefront)", || {
         time3(args.calls, true, || {
             let mut d = DistArray::<u32, 2>::from_fn([len + 1, len + 1], |[i, j]| {
                 if i == 0 || j == 0 { (i + j) as u32 } else { 0 }
             });
             edit_distance(&a, &b, &mut d);
             bits(&d)
-        }),
-    );
+        })
+    });
 
     // An ordered wavefront of 2,000 x 2,000 cells, without and with an exact f64 sum.
     let side = 2_000;
@@ -366,20 +433,26 @@ fn main() {
         })
     };
     row(
+        only,
         "ordered wavefront (dtw 2,000 x 2,000), no reduction",
-        time3(args.calls.min(5), true, || {
-            let mut d = fresh();
-            dtw_plain(&cost, &mut d);
-            bits(&d)
-        }),
+        || {
+            time3(args.calls.min(5), true, || {
+                let mut d = fresh();
+                dtw_plain(&cost, &mut d);
+                bits(&d)
+            })
+        },
     );
     row(
+        only,
         "the same with an exact f64 `+=` (4M terms kept)",
-        time3(args.calls.min(5), true, || {
-            let mut d = fresh();
-            let total = dtw_summed(&cost, &mut d);
-            (bits(&d), total.to_bits())
-        }),
+        || {
+            time3(args.calls.min(5), true, || {
+                let mut d = fresh();
+                let total = dtw_summed(&cost, &mut d);
+                (bits(&d), total.to_bits())
+            })
+        },
     );
 
     // Connected components by label propagation: 150,000 edges over 100,000 nodes, rounds
@@ -387,15 +460,18 @@ fn main() {
     let (nodes, m) = (100_000, 150_000);
     let edges = DistArray::<u32, 2>::from_fn([m, 2], |_| (lcg(&mut seed) % nodes as u64) as u32);
     row(
+        only,
         "label propagation, rounds to the end (150k edges, 100k nodes)",
-        time3(args.calls.min(5), true, || {
-            let mut label = DistArray::<u32, 1>::from_fn([nodes], |[v]| v as u32);
-            let mut rounds = 0;
-            while hook(&edges, &mut label) > 0 {
-                rounds += 1;
-            }
-            (bits(&label), rounds)
-        }),
+        || {
+            time3(args.calls.min(5), true, || {
+                let mut label = DistArray::<u32, 1>::from_fn([nodes], |[v]| v as u32);
+                let mut rounds = 0;
+                while hook(&edges, &mut label) > 0 {
+                    rounds += 1;
+                }
+                (bits(&label), rounds)
+            })
+        },
     );
 
     // BPR: 200,000 pairs over 5,000 users and 2,000 items, k = 16, fresh negatives.
@@ -408,30 +484,36 @@ fn main() {
         DistArray::<f32, 2>::random([items, kk], 4),
     );
     row(
+        only,
         "BPR epoch, fresh negatives (200k pairs, k = 16)",
-        time3(args.calls, false, || {
-            let neg = DistArray::from_fn([pairs_n], |_| (lcg(&mut seed) % items as u64) as u32);
-            bpr_epoch(&pairs, &neg, &mut bw, &mut bh, 0.05);
-        }),
+        || {
+            time3(args.calls, false, || {
+                let neg = DistArray::from_fn([pairs_n], |_| (lcg(&mut seed) % items as u64) as u32);
+                bpr_epoch(&pairs, &neg, &mut bw, &mut bh, 0.05);
+            })
+        },
     );
 
     // Odd-even transposition sort of 3,000 numbers: 3,000 calls of a cheap 1D loop.
     let sort_n = 3_000;
     let start = DistArray::<i32, 1>::from_fn([sort_n], |_| (lcg(&mut seed) % 100_000) as i32);
     row(
+        only,
         "odd-even transposition sort (3,000 numbers, 3,000 phases)",
-        time3(args.calls.min(5), true, || {
-            let mut x = start.clone();
-            let mut swaps = 0;
-            for phase in 0..sort_n {
-                swaps += if phase % 2 == 0 {
-                    even_phase(&mut x, sort_n)
-                } else {
-                    odd_phase(&mut x, sort_n)
-                };
-            }
-            (bits(&x), swaps)
-        }),
+        || {
+            time3(args.calls.min(5), true, || {
+                let mut x = start.clone();
+                let mut swaps = 0;
+                for phase in 0..sort_n {
+                    swaps += if phase % 2 == 0 {
+                        even_phase(&mut x, sort_n)
+                    } else {
+                        odd_phase(&mut x, sort_n)
+                    };
+                }
+                (bits(&x), swaps)
+            })
+        },
     );
 
     // TF-IDF over 1.4M entries (20,000 documents, 50,000 words), each loop called once
@@ -447,8 +529,7 @@ fn main() {
     e.sort_by_key(|(k, _)| *k);
     e.dedup_by_key(|(k, _)| *k);
     let tf = SparseArray::from_entries([docs, words], e).expect("in the shape");
-    row(
-        "TF-IDF, three loops once each (1.4M entries)",
+    row(only, "TF-IDF, three loops once each (1.4M entries)", || {
         time3(args.calls, true, || {
             let mut t = tf.clone();
             let mut df = DistArray::<u32, 1>::zeros([words]);
@@ -457,8 +538,8 @@ fn main() {
             doc_len(&t, &mut len);
             tf_idf(&mut t, &df, &len, docs as f32);
             t.values().iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-        }),
-    );
+        })
+    });
 
     // Logistic regression: 200,000 samples of 10 features among 20,000 (feature 0 a hub).
     let (samples, nnz, features) = (200_000, 10, 20_000);
@@ -475,12 +556,14 @@ fn main() {
     );
     let mut w = DistArray::<f32, 1>::zeros([features]);
     row(
+        only,
         "logistic regression, sync = \"bsp\" (200k x 10 of 20k features)",
-        time3(args.calls, false, || lr_bsp(&f, &y, &mut w, nnz)),
+        || time3(args.calls, false, || lr_bsp(&f, &y, &mut w, nnz)),
     );
     let mut w = DistArray::<f32, 1>::zeros([features]);
     row(
+        only,
         "logistic regression, sync = \"hybrid\" (the same)",
-        time3(args.calls, false, || lr_hybrid(&f, &y, &mut w, nnz)),
+        || time3(args.calls, false, || lr_hybrid(&f, &y, &mut w, nnz)),
     );
 }

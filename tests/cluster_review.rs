@@ -8,6 +8,10 @@
 //!   generated in place, a 1D loop) as it crosses processes, and `testing::replay`
 //!   replays the trace on this process with the same bits; both print what 2 threads
 //!   print. (`cluster_kinds` records every other kind of loop.)
+//! - issue 28, item 4: with the cost model on, a loop whose data fit the driver runs its
+//!   first call on the driver's threads as the job's workers, crosses on its second, then
+//!   runs where it was measured cheaper, saying each decision; every call prints what 2
+//!   threads print.
 //!
 //! A test without libtest's harness: its `main` carries `#[strads::main]`, so the copies of
 //! this binary that `STRADS_PROCESSES` starts go straight to serving.
@@ -50,6 +54,33 @@ fn shrink(w: &mut DistArray<f32, 2>) {
         for x in w.row_mut(u) {
             *x *= 0.9;
         }
+    }
+}
+
+/// A 1D loop with a float sum: its plan's bits are not the serial loop's, so the cost
+/// model times only where the plan runs.
+#[strads::parallel_for(expect = "1d")]
+fn decay(w: &mut DistArray<f32, 2>) -> f64 {
+    let mut total = 0.0f64;
+    for u in 0..w.shape()[0] {
+        for x in w.row_mut(u) {
+            *x *= 0.9;
+            total += f64::from(*x);
+        }
+    }
+    total
+}
+
+fn placed() {
+    let mut w = DistArray::<f32, 2>::random([3000, 8], 5);
+    for call in 0..4 {
+        let total = decay(&mut w);
+        let bits: Vec<u32> = w.as_slice().iter().map(|x| x.to_bits()).collect();
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        for b in bits {
+            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+        println!("placed {call}: {:016x} {:016x}", total.to_bits(), h);
     }
 }
 
@@ -150,6 +181,23 @@ fn check() -> Result<(), String> {
             "large captured values: 2 processes print\n{many}\n2 threads print\n{one}\n{err}"
         ));
     }
+    let cost = [("STRADS_COST", "1")];
+    let (ok1, one, _, _) = run("placed", &[cost[0], ("STRADS_THREADS", "2")])?;
+    let (ok2, many, err, _) = run("placed", &[cost[0], procs[0], procs[1]])?;
+    let said = [
+        "strads cost decay: runs on the driver's threads as the job's 2 workers: a first call",
+        "strads cluster decay: 2 processes x 1 threads; the driver sent",
+        "strads cost decay: runs ",
+    ];
+    let in_order = said
+        .iter()
+        .try_fold(0, |from, s| err[from..].find(s).map(|i| from + i + s.len()))
+        .is_some();
+    if !(ok1 && ok2) || one != many || one.lines().count() != 4 || !in_order {
+        return Err(format!(
+            "the cost model's place: 2 processes print\n{many}\n2 threads print\n{one}\n{err}"
+        ));
+    }
     let (ok1, one, _, _) = run("records", &[("STRADS_THREADS", "2")])?;
     let (ok2, many, err, _) = run("records", &procs)?;
     let lines: Vec<&str> = one.lines().collect();
@@ -170,17 +218,18 @@ fn check() -> Result<(), String> {
     }
     println!(
         "cluster_review: a worker's panic stops the job naming the rank, loop and message; \
-         large captured values run on the driver's threads; a recorded job replays on one \
-         process"
+         large captured values run on the driver's threads; the cost model places a loop on \
+         the driver, then across, saying so; a recorded job replays on one process"
     );
     Ok(())
 }
 
 #[strads::main]
 fn main() -> ExitCode {
-    let roles: [(&str, fn()); 3] = [
+    let roles: [(&str, fn()); 4] = [
         ("panics", panics),
         ("captures", captures),
+        ("placed", placed),
         ("records", records),
     ];
     main_of_roles("CLUSTER_REVIEW_ROLE", "cluster_review", &roles, check)

@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use super::cost::Where;
 use super::{Block, Call, Execution, Job, LoopState, StaticPlan, threads};
 use crate::cluster;
 pub(crate) use crate::cluster::Steps;
@@ -212,6 +213,21 @@ where
         );
         return None;
     }
+    // Where the cost model runs the plan: across the ranks, or on the driver's threads as
+    // the job's workers (the same schedule, so the same bits). A call crosses whose space
+    // has its entries on the ranks, or whose arrays have more than `HOME_BUDGET` bytes
+    // away (the driver does not hold them: bringing them home for a loop would undo what
+    // keeping them in parts is for).
+    let len = base.space.len();
+    let forced = ship.blocks.is_some_and(|b| b.traded().is_some()) || !may_come_home(ship);
+    let decides = super::cost::decides(side);
+    if decides && !forced && state.place(s.workers()) == Where::Driver {
+        let t = std::time::Instant::now();
+        let steps = threads::execute(base, f);
+        state.ran_at(Where::Driver, len, t.elapsed().as_nanos() as u64);
+        return Some(steps);
+    }
+    let t = std::time::Instant::now();
     let crossing = match cluster::call::plan_call(state.spec(), schedule, ship, s) {
         Ok(c) => c,
         Err(why) => {
@@ -221,6 +237,9 @@ where
     };
     let (sent, received) = s.bytes();
     let steps = cluster::call::drive(s, state.spec(), schedule, ship, crossing, tracing, &mut go);
+    if decides {
+        state.ran_at(Where::Across, len, t.elapsed().as_nanos() as u64);
+    }
     let (sent2, received2) = s.bytes();
     state.explain_cluster(|| {
         format!(
@@ -232,6 +251,29 @@ where
         )
     });
     Some(steps)
+}
+
+/// The bytes of arrays away on other ranks that a call may bring home to run on the
+/// driver's threads (or as its serial loop) when the cost model finds crossing cannot pay:
+/// the bounded cache of parts the driver may read. Arrays with more away run where their
+/// parts are.
+pub(crate) const HOME_BUDGET: u64 = 64 << 20;
+
+/// Whether the arrays of `ship` that have parts away hold at most [`HOME_BUDGET`] bytes
+/// together (none away: `true`).
+pub(crate) fn may_come_home(ship: &Shipment<'_>) -> bool {
+    let away: u64 = ship
+        .arrays
+        .iter()
+        .filter(|a| a.is_away())
+        .map(|a| {
+            a.meta(false).map_or(u64::MAX, |m| {
+                let len: u64 = m.shape.iter().map(|&d| d as u64).product();
+                len.saturating_mul(m.elem.size() as u64)
+            })
+        })
+        .fold(0, u64::saturating_add);
+    away <= HOME_BUDGET
 }
 
 /// Runs this process's workers of `base` with the hooks that meet the other ranks; when

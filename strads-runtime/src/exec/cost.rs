@@ -76,6 +76,88 @@ struct Model {
     seen: std::collections::VecDeque<u64>,
     /// Nanoseconds per iteration of a static plan's set-up, when one was made.
     setup: Option<f64>,
+    /// On a cluster job's driver: where the plan runs (see [`Place`]).
+    place: Place,
+}
+
+/// On a cluster job's driver, where a call's plan runs: across the ranks, or on the
+/// driver's threads as the job's workers (the same schedule, so the same bits). Measured
+/// like the serial loop against the plan: nanoseconds per iteration of each way, the
+/// cheaper chosen, the other tried again after calls that make the trial cost at most
+/// [`TRIAL_BUDGET`] of the time since. Before any measurement a call runs on the driver (a
+/// crossing's first call pays the shipping of everything it reads: it can cost many times
+/// the loop itself); crossing is tried on the next call. Only calls whose arrays fit the
+/// driver are placed (`exec::across::HOME_BUDGET`); others run where their parts are.
+#[derive(Debug, Default)]
+struct Place {
+    cross: Option<f64>,
+    local: Option<f64>,
+    decided: bool,
+    chose_local: bool,
+    since: u64,
+    trial_after: u64,
+}
+
+impl Place {
+    /// Where the next call runs, and the decision line when the decision changes.
+    fn next(&mut self, workers: usize) -> (Where, Option<String>) {
+        let (cross, local) = match (self.cross, self.local) {
+            (Some(c), Some(l)) => (c, l),
+            (None, None) => {
+                let line = format!(
+                    "runs on the driver's threads as the job's {workers} workers: a first \
+                     call, whose arrays fit the driver (crossing would first ship them \
+                     out); crossing is tried on the next call, timed"
+                );
+                return (Where::Driver, Some(line));
+            }
+            // One way measured: try the other once.
+            (Some(_), None) => return (Where::Driver, None),
+            (None, Some(_)) => return (Where::Across, None),
+        };
+        let local_wins = local <= cross;
+        let way = |local: bool| if local { Where::Driver } else { Where::Across };
+        if !self.decided || local_wins != self.chose_local {
+            self.decided = true;
+            self.chose_local = local_wins;
+            self.since = 0;
+            let (lo, hi) = if local_wins {
+                (local, cross)
+            } else {
+                (cross, local)
+            };
+            self.trial_after = ((hi / lo.max(1e-9) - 1.0) / TRIAL_BUDGET)
+                .ceil()
+                .clamp(2.0, 10_000.0) as u64;
+            let line = format!(
+                "{} (measured: across the ranks {cross:.1} ns per iteration, on the driver's \
+                 threads as the job's {workers} workers {local:.1}; the other is tried again \
+                 after {} calls)",
+                if local_wins {
+                    "runs on the driver's threads"
+                } else {
+                    "runs across the ranks"
+                },
+                self.trial_after
+            );
+            return (way(local_wins), Some(line));
+        }
+        self.since += 1;
+        let trial = self.since >= self.trial_after;
+        if trial {
+            self.since = 0;
+        }
+        (way(local_wins != trial), None)
+    }
+}
+
+/// Where the driver runs a call's plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Where {
+    /// Across the job's ranks.
+    Across,
+    /// On the driver's threads, as the job's workers.
+    Driver,
 }
 
 /// Moving average of measurements: recent calls count most.
@@ -99,6 +181,14 @@ impl Cost {
             last_reason: String::new(),
             seen: std::collections::VecDeque::new(),
             setup: None,
+            place: Place {
+                cross: None,
+                local: None,
+                decided: false,
+                chose_local: false,
+                since: 0,
+                trial_after: 0,
+            },
         }))
     }
 
@@ -379,6 +469,31 @@ impl super::LoopState {
         m.plan_calls += 1;
     }
 
+    /// On a cluster job's driver, whose data all live on the driver (nothing forces the
+    /// call across): where this call's plan runs, and why (said under `STRADS_EXPLAIN`
+    /// when the decision changes). See [`Place`].
+    pub(crate) fn place(&self, workers: usize) -> Where {
+        let (at, line) = self.cost().model().place.next(workers);
+        if let Some(line) = line {
+            self.say(|| line);
+        }
+        at
+    }
+
+    /// A call's plan ran `len` iterations in `ns`, where `at` says.
+    pub(crate) fn ran_at(&self, at: Where, len: usize, ns: u64) {
+        if len == 0 {
+            return;
+        }
+        let mut m = self.cost().model();
+        let per = ns as f64 / len as f64;
+        let slot = match at {
+            Where::Across => &mut m.place.cross,
+            Where::Driver => &mut m.place.local,
+        };
+        *slot = Some(average(*slot, per));
+    }
+
     /// The serial loop, for `reason` (made and said only under `STRADS_EXPLAIN`).
     pub(crate) fn serial_for(
         &'static self,
@@ -411,5 +526,36 @@ impl super::LoopState {
         m.said += 1;
         m.last_reason = line.clone();
         crate::log::say!(Explain, "strads cost {}: {line}", self.spec().name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Place, Where};
+
+    /// The first call runs on the driver, the second crosses, then the cheaper way runs,
+    /// the other tried again after the calls its cost allows.
+    #[test]
+    fn the_driver_first_then_a_crossing_then_the_cheaper_with_trials() {
+        let mut p = Place::default();
+        let (at, line) = p.next(2);
+        assert_eq!(at, Where::Driver);
+        assert!(line.unwrap().contains("a first call"));
+        p.local = Some(10.0);
+        assert_eq!(p.next(2), (Where::Across, None));
+        p.cross = Some(30.0);
+        // Crossing costs 3x: the driver wins, crossing tried after (3 - 1) / 2% = 100 calls.
+        let (at, line) = p.next(2);
+        assert_eq!(at, Where::Driver);
+        assert!(line.unwrap().contains("after 100 calls"));
+        let ways: Vec<Where> = (0..100).map(|_| p.next(2).0).collect();
+        assert!(ways[..99].iter().all(|w| *w == Where::Driver));
+        assert_eq!(ways[99], Where::Across);
+        // Crossing measured cheaper now: it wins, said once.
+        p.cross = Some(5.0);
+        let (at, line) = p.next(2);
+        assert_eq!(at, Where::Across);
+        assert!(line.unwrap().starts_with("runs across the ranks"));
+        assert_eq!(p.next(2), (Where::Across, None));
     }
 }

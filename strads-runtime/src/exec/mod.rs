@@ -194,16 +194,14 @@ impl<'a> Call<'a> {
 
     /// Whether the cost model may choose this call's way by timings and set-up costs
     /// (the rules under which both ways give the same bits): not on a cluster job's driver
-    /// when an array of the call has parts on other ranks (or is created in place and not
-    /// made yet). The serial loop would bring each such array home whole, which is what
-    /// parts are for not to do; the plan runs where the parts are instead. The rules from
+    /// when arrays of the call with parts on other ranks (or created in place and not made
+    /// yet) hold more than `across::HOME_BUDGET` bytes. The serial loop would bring each
+    /// such array home whole, which is what parts are for not to do; the plan runs where
+    /// the parts are instead. Smaller ones may come home when that pays. The rules from
     /// the plan's shape, whose ways differ in bits, still apply (`cost::decides`), so a
     /// call prints what the same worker count prints on threads.
     pub(crate) fn may_time(&self) -> bool {
-        !self
-            .ship
-            .as_ref()
-            .is_some_and(|s| s.arrays.iter().any(|a| a.is_away()))
+        self.ship.as_ref().is_none_or(across::may_come_home)
     }
 
     /// The static plan's key for `space`.
