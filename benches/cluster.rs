@@ -1,11 +1,16 @@
 //! The cluster runtime against threads, measured in one run: each example (`sgd_mf` on the
-//! generated 10 M-rating set at k = 32, `lda`, `sparse_lr`) as its serial loop
-//! (`STRADS_SERIAL=1`), as 2 threads in one process, as 2 processes x 1 thread on loopback
-//! and, with `--netns` (root), as 2 processes in two network namespaces joined by a veth
-//! pair shaped to 1 Gbit/s with `tc ... tbf`. Prints one table: the steady epoch time (the
+//! generated 10 M-rating set at k = 32, `lda`, `word2vec`, `transe`, `dtw`, `sparse_lr`;
+//! on `../shared/data`'s AP, text8 prefix and FB15k-237 when that directory exists, else
+//! on generated data of the same shape) as its serial loop (`STRADS_SERIAL=1`), as 2
+//! threads in one process, as 2 processes x 1 thread on loopback as the cost model places
+//! each call (across the ranks or on the driver's threads) and with every call across
+//! (`STRADS_COST=0`), and, with `--netns` (root), the same two in two network namespaces
+//! joined by a veth pair shaped to 1 Gbit/s with `tc ... tbf`. Prints one table: the
+//! steady epoch time (the
 //! median epoch after the first, which carries the data's one-time shipping; the run of
 //! median epoch time among `--runs`, taken A B A B), ratios, the first epoch, the driver's
-//! bytes sent and received over the whole run, the fraction of the training loop's time the
+//! bytes sent and received over the whole run and per epoch, the fraction of the training
+//! loop's time the
 //! driver's worker spent waiting for other ranks (blocks, barriers, the parts coming home),
 //! and each rank's peak memory (`VmHWM`).
 //!
@@ -42,7 +47,8 @@ struct Args {
     /// Also run two processes in network namespaces joined by a 1 Gbit/s veth (root).
     #[arg(long)]
     netns: bool,
-    /// Only these examples (comma-separated: sgd_mf, lda, sparse_lr).
+    /// Only these examples (comma-separated: sgd_mf, lda, word2vec, transe, dtw,
+    /// sparse_lr).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Seconds before a run is killed.
@@ -62,7 +68,10 @@ enum Layout {
     Serial,
     Threads2,
     Loopback2x1,
+    /// Every call across the ranks (`STRADS_COST=0`).
+    LoopbackAcross,
     Netns2x1,
+    NetnsAcross,
 }
 
 impl Layout {
@@ -70,9 +79,23 @@ impl Layout {
         match self {
             Layout::Serial => "serial loop",
             Layout::Threads2 => "2 threads",
-            Layout::Loopback2x1 => "2 proc x 1 (loopback)",
-            Layout::Netns2x1 => "2 proc x 1 (veth 1 Gbit/s)",
+            Layout::Loopback2x1 => "2 proc x 1 (loopback), placed",
+            Layout::LoopbackAcross => "2 proc x 1 (loopback), all across",
+            Layout::Netns2x1 => "2 proc x 1 (veth 1 Gbit/s), placed",
+            Layout::NetnsAcross => "2 proc x 1 (veth 1 Gbit/s), all across",
         }
+    }
+
+    fn processes(self) -> bool {
+        !matches!(self, Layout::Serial | Layout::Threads2)
+    }
+
+    fn netns(self) -> bool {
+        matches!(self, Layout::Netns2x1 | Layout::NetnsAcross)
+    }
+
+    fn across(self) -> bool {
+        matches!(self, Layout::LoopbackAcross | Layout::NetnsAcross)
     }
 }
 
@@ -125,56 +148,99 @@ fn run(args: &Args) -> Result<(), String> {
     let epochs = args.epochs.to_string();
     let ratings = args.ratings.to_string();
     // (example, flags, epochs, its training loop)
-    let workloads: Vec<(&str, Vec<String>, usize, &str)> = vec![
-        (
-            "sgd_mf",
-            [
-                "--ratings",
-                &ratings,
-                "--users",
-                "200000",
-                "--items",
-                "40000",
-                "--k",
-                "32",
-                "--epochs",
-                &epochs,
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-            args.epochs,
-            "sgd_epoch",
-        ),
-        (
-            "lda",
-            ["--iterations", "10"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            10,
-            "gibbs",
-        ),
+    let data = Path::new("../shared/data");
+    let shared = data.join("movielens-100k/u.data").exists();
+    let path = |p: &str| data.join(p).display().to_string();
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
+    let mut workloads: Vec<(&str, Vec<String>, usize, &str)> = vec![(
+        "sgd_mf",
+        owned(&[
+            "--ratings",
+            &ratings,
+            "--users",
+            "200000",
+            "--items",
+            "40000",
+            "--k",
+            "32",
+            "--epochs",
+            &epochs,
+        ]),
+        args.epochs,
+        "sgd_epoch",
+    )];
+    if shared {
+        workloads.extend([
+            (
+                "lda",
+                owned(&[
+                    "--data",
+                    &path("lda-ap/ap.dat"),
+                    "--vocab",
+                    &path("lda-ap/vocab.txt"),
+                    "--iterations",
+                    "20",
+                ]),
+                20,
+                "gibbs",
+            ),
+            (
+                "word2vec",
+                owned(&[
+                    "--data",
+                    &path("text8-prefix/text8_prefix_6877825.txt.gz"),
+                    "--epochs",
+                    "2",
+                ]),
+                2,
+                "skipgram_epoch",
+            ),
+            (
+                "transe",
+                owned(&["--data", &path("kg-fb15k237"), "--epochs", "3"]),
+                3,
+                "train_adversarial",
+            ),
+        ]);
+    } else {
+        workloads.extend([
+            ("lda", owned(&["--iterations", "20"]), 20, "gibbs"),
+            (
+                "word2vec",
+                owned(&["--words", "1170000", "--epochs", "2"]),
+                2,
+                "skipgram_epoch",
+            ),
+            ("transe", owned(&["--epochs", "3"]), 3, "train_adversarial"),
+        ]);
+    }
+    workloads.extend([
+        ("dtw", Vec::new(), 1, "dtw_fill"),
         (
             "sparse_lr",
-            ["--samples", "1000000", "--epochs", "5"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            owned(&["--samples", "1000000", "--epochs", "5"]),
             5,
             "lr_epoch",
         ),
+    ]);
+    let mut layouts = vec![
+        Layout::Serial,
+        Layout::Threads2,
+        Layout::Loopback2x1,
+        Layout::LoopbackAcross,
     ];
-    let mut layouts = vec![Layout::Serial, Layout::Threads2, Layout::Loopback2x1];
     if args.netns {
-        layouts.push(Layout::Netns2x1);
+        layouts.extend([Layout::Netns2x1, Layout::NetnsAcross]);
     }
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "| example | layout | epoch s (median after the first) | x serial | x 2 threads | first epoch s | run wall s | driver sent MiB | received MiB | wait % | wait % after the first | peak MiB (rank 0, 1) |"
+        "| example | layout | epoch s (median after the first) | x serial | x 2 threads | first epoch s | training s | x 2 threads (training) | run wall s | driver sent MiB | received MiB | MiB moved per epoch | wait % | wait % after the first | peak MiB (rank 0, 1) |"
     );
-    let _ = writeln!(table, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(
+        table,
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
     let mut port = 29_100u16;
     for (name, flags, epochs, training) in &workloads {
         if !args.only.is_empty() && !args.only.iter().any(|o| o == name) {
@@ -217,31 +283,24 @@ fn run(args: &Args) -> Result<(), String> {
                 .map(|k| format!("{:.0}", *k as f64 / 1024.0))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let procs = matches!(layout, Layout::Loopback2x1 | Layout::Netns2x1);
+            let procs = layout.processes();
+            let mib = |b: f64| format!("{:.1}", b / 1048576.0);
+            let or_dash = |v: String| if procs { v } else { "-".into() };
             let _ = writeln!(
                 table,
-                "| {name} | {} | {:.4} | {:.2}x | {:.2}x | {:.4} | {:.2} | {} | {} | {} | {} | {peak} |",
+                "| {name} | {} | {:.4} | {:.2}x | {:.2}x | {:.4} | {:.3} | {:.2}x | {:.2} | {} | {} | {} | {} | {} | {peak} |",
                 layout.name(),
                 m.epoch_s,
                 serial / m.epoch_s,
                 threads / m.epoch_s,
                 m.first_s,
+                m.total_s,
+                med[1].total_s / m.total_s,
                 m.wall_s,
-                if procs {
-                    format!("{:.1}", m.sent as f64 / 1048576.0)
-                } else {
-                    "-".into()
-                },
-                if procs {
-                    format!("{:.1}", m.received as f64 / 1048576.0)
-                } else {
-                    "-".into()
-                },
-                if procs {
-                    format!("{:.1}", 100.0 * m.waited_s / m.total_s)
-                } else {
-                    "-".into()
-                },
+                or_dash(mib(m.sent as f64)),
+                or_dash(mib(m.received as f64)),
+                or_dash(mib((m.sent + m.received) as f64 / *epochs as f64)),
+                or_dash(format!("{:.1}", 100.0 * m.waited_s / m.total_s)),
                 if procs && m.total_s > m.first_s {
                     format!(
                         "{:.1}",
@@ -255,7 +314,7 @@ fn run(args: &Args) -> Result<(), String> {
         if !med.is_empty() {
             let _ = writeln!(
                 table,
-                "| {name} | result (serial run) | {} ||||||||||",
+                "| {name} | result (serial run) | {} |||||||||||||",
                 med[0].summary
             );
         }
@@ -317,8 +376,8 @@ fn run_once(
             }
             ranks.push(spawn(c)?);
         }
-        Layout::Loopback2x1 | Layout::Netns2x1 => {
-            let netns = layout == Layout::Netns2x1;
+        _ => {
+            let netns = layout.netns();
             let coordinator = if netns {
                 format!("{IP_A}:{port}")
             } else {
@@ -332,6 +391,9 @@ fn run_once(
                     .env("STRADS_SIZE", "2")
                     .env("STRADS_COORDINATOR", &coordinator)
                     .env("STRADS_JOB_SECRET_FILE", secret);
+                if layout.across() {
+                    c.env("STRADS_COST", "0");
+                }
                 ranks.push(spawn(c)?);
             }
         }

@@ -82,6 +82,11 @@ impl Session {
         }
     }
 
+    /// Whether every rank of the job is on this machine (see `Link::one_host`).
+    pub(crate) fn one_host(&self) -> bool {
+        self.link.one_host()
+    }
+
     /// This process's rank (0: the driver).
     pub fn rank(&self) -> usize {
         self.rank

@@ -219,10 +219,21 @@ where
     // away (the driver does not hold them: bringing them home for a loop would undo what
     // keeping them in parts is for).
     let len = base.space.len();
-    let forced = ship.blocks.is_some_and(|b| b.traded().is_some()) || !may_come_home(ship);
+    // A `hybrid` loop crosses too: on one process its workers share one replica, across
+    // processes each rank has its own, merged at every batch; where it runs would change
+    // how its updates combine.
+    let forced = ship.blocks.is_some_and(|b| b.traded().is_some())
+        || !may_come_home(ship)
+        || super::staticplan::timing_dependent(state.spec());
     let decides = super::cost::decides(side);
-    if decides && !forced && state.place(s.workers()) == Where::Driver {
+    let roomy = std::thread::available_parallelism().map_or(1, |n| n.get()) >= s.workers();
+    if decides && !forced && state.place(s.workers(), s.one_host(), roomy) == Where::Driver {
         let t = std::time::Instant::now();
+        // Parts away come home whole, once each, before the workers start (reading them
+        // window by window from every thread would fetch them a window at a time).
+        for a in ship.arrays.iter().filter(|a| a.is_away()) {
+            a.bring_home();
+        }
         let steps = threads::execute(base, f);
         state.ran_at(Where::Driver, len, t.elapsed().as_nanos() as u64);
         return Some(steps);
@@ -232,6 +243,9 @@ where
         Ok(c) => c,
         Err(why) => {
             explain_local(side, state, &why);
+            if decides {
+                state.refused_crossing();
+            }
             return None;
         }
     };

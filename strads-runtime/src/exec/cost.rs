@@ -84,7 +84,9 @@ struct Model {
 /// driver's threads as the job's workers (the same schedule, so the same bits). Measured
 /// like the serial loop against the plan: nanoseconds per iteration of each way, the
 /// cheaper chosen, the other tried again after calls that make the trial cost at most
-/// [`TRIAL_BUDGET`] of the time since. Before any measurement a call runs on the driver (a
+/// [`TRIAL_BUDGET`] of the time since. When every rank is on the driver's machine the
+/// driver's threads always run it: they share its cores with the other ranks, and do the
+/// same work without the network. Before any measurement a call runs on the driver (a
 /// crossing's first call pays the shipping of everything it reads: it can cost many times
 /// the loop itself); crossing is tried on the next call. Only calls whose arrays fit the
 /// driver are placed (`exec::across::HOME_BUDGET`); others run where their parts are.
@@ -96,24 +98,75 @@ struct Place {
     chose_local: bool,
     since: u64,
     trial_after: u64,
+    /// The way of the last call, and whether it was the first after a switch of way: a
+    /// warm-up (crossing after the driver's threads re-ships what came home; the driver's
+    /// threads after crossing fetch what stayed away), not recorded; the next call then
+    /// runs the same way (`repeat`) and is.
+    last: Option<Where>,
+    warm: bool,
+    repeat: Option<Where>,
+    /// Crossing was refused (captured values too large, ...): the driver's threads run
+    /// every call.
+    refused: bool,
+    /// Whether the one-machine decision was said.
+    said_one_host: bool,
 }
 
+/// With a core for every worker of the job on the driver's machine, crossing is first
+/// tried after this many calls on the driver's threads (a trial of up to twice their time
+/// then costs at most [`TRIAL_BUDGET`] of the time spent).
+const FIRST_TRIAL_ROOMY: u64 = 50;
+
 impl Place {
-    /// Where the next call runs, and the decision line when the decision changes.
-    fn next(&mut self, workers: usize) -> (Where, Option<String>) {
+    /// Where the next call runs, and the decision line when the decision changes. `roomy`:
+    /// the driver's machine has a core for every worker of the job, so its threads run
+    /// the job's workers at full speed and crossing can only gain by other machines'
+    /// memory and caches: it is first tried only after [`FIRST_TRIAL_ROOMY`] calls.
+    fn next(&mut self, workers: usize, roomy: bool) -> (Where, Option<String>) {
+        if self.refused {
+            return (Where::Driver, None);
+        }
+        if let Some(w) = self.repeat.take() {
+            self.last = Some(w);
+            return (w, None);
+        }
+        let (w, line) = self.choose(workers, roomy);
+        if self.last.is_some_and(|l| l != w) {
+            self.warm = true;
+            self.repeat = Some(w);
+        }
+        self.last = Some(w);
+        (w, line)
+    }
+
+    fn choose(&mut self, workers: usize, roomy: bool) -> (Where, Option<String>) {
         let (cross, local) = match (self.cross, self.local) {
             (Some(c), Some(l)) => (c, l),
             (None, None) => {
+                let when = if roomy {
+                    format!(
+                        "after {FIRST_TRIAL_ROOMY} calls (this machine has a core for each \
+                         worker)"
+                    )
+                } else {
+                    "on the next call".to_string()
+                };
                 let line = format!(
                     "runs on the driver's threads as the job's {workers} workers: a first \
                      call, whose arrays fit the driver (crossing would first ship them \
-                     out); crossing is tried on the next call, timed"
+                     out); crossing is tried {when}, timed twice"
                 );
                 return (Where::Driver, Some(line));
             }
-            // One way measured: try the other once.
+            (None, Some(_)) => {
+                self.since += 1;
+                if roomy && self.since < FIRST_TRIAL_ROOMY {
+                    return (Where::Driver, None);
+                }
+                self.since = 0;
+                return (Where::Across, None);
+            }
             (Some(_), None) => return (Where::Driver, None),
-            (None, Some(_)) => return (Where::Across, None),
         };
         let local_wins = local <= cross;
         let way = |local: bool| if local { Where::Driver } else { Where::Across };
@@ -126,7 +179,8 @@ impl Place {
             } else {
                 (cross, local)
             };
-            self.trial_after = ((hi / lo.max(1e-9) - 1.0) / TRIAL_BUDGET)
+            // A trial is two calls (a warm-up and a measured one).
+            self.trial_after = ((2.0 * (hi / lo.max(1e-9) - 1.0)) / TRIAL_BUDGET)
                 .ceil()
                 .clamp(2.0, 10_000.0) as u64;
             let line = format!(
@@ -148,6 +202,24 @@ impl Place {
             self.since = 0;
         }
         (way(local_wins != trial), None)
+    }
+
+    /// A call ran `per` nanoseconds per iteration `at` its place: recorded unless it was a
+    /// warm-up.
+    fn ran(&mut self, at: Where, per: f64) {
+        if std::mem::take(&mut self.warm) {
+            return;
+        }
+        let slot = match at {
+            Where::Across => &mut self.cross,
+            Where::Driver => &mut self.local,
+        };
+        *slot = Some(average(*slot, per));
+    }
+
+    /// The cheaper way measured, per iteration, once both were.
+    fn best(&self) -> Option<f64> {
+        Some(self.cross?.min(self.local?))
     }
 }
 
@@ -188,6 +260,11 @@ impl Cost {
                 chose_local: false,
                 since: 0,
                 trial_after: 0,
+                last: None,
+                warm: false,
+                repeat: None,
+                refused: false,
+                said_one_host: false,
             },
         }))
     }
@@ -458,7 +535,11 @@ impl super::LoopState {
             return;
         }
         let mut m = self.cost().model();
-        m.plan_run = Some(average(m.plan_run, run_ns as f64 / len as f64));
+        // On a cluster's driver, the plan costs what its cheaper place measured: a trial of
+        // the other place says nothing of the plan against the serial loop.
+        let per = run_ns as f64 / len as f64;
+        let per = m.place.best().map_or(per, |b| per.min(b));
+        m.plan_run = Some(average(m.plan_run, per));
         if let Some(p) = planned_ns {
             m.planning = p as f64 / len as f64;
         }
@@ -472,8 +553,21 @@ impl super::LoopState {
     /// On a cluster job's driver, whose data all live on the driver (nothing forces the
     /// call across): where this call's plan runs, and why (said under `STRADS_EXPLAIN`
     /// when the decision changes). See [`Place`].
-    pub(crate) fn place(&self, workers: usize) -> Where {
-        let (at, line) = self.cost().model().place.next(workers);
+    pub(crate) fn place(&self, workers: usize, one_host: bool, roomy: bool) -> Where {
+        if one_host {
+            let first = !std::mem::replace(&mut self.cost().model().place.said_one_host, true);
+            if first {
+                self.say(|| {
+                    format!(
+                        "runs on the driver's threads as the job's {workers} workers: every \
+                         rank is on this machine, whose cores they share, and the driver's \
+                         threads do the same work without the network (STRADS_COST=0 crosses)"
+                    )
+                });
+            }
+            return Where::Driver;
+        }
+        let (at, line) = self.cost().model().place.next(workers, roomy);
         if let Some(line) = line {
             self.say(|| line);
         }
@@ -482,16 +576,15 @@ impl super::LoopState {
 
     /// A call's plan ran `len` iterations in `ns`, where `at` says.
     pub(crate) fn ran_at(&self, at: Where, len: usize, ns: u64) {
-        if len == 0 {
-            return;
+        if len > 0 {
+            self.cost().model().place.ran(at, ns as f64 / len as f64);
         }
-        let mut m = self.cost().model();
-        let per = ns as f64 / len as f64;
-        let slot = match at {
-            Where::Across => &mut m.place.cross,
-            Where::Driver => &mut m.place.local,
-        };
-        *slot = Some(average(*slot, per));
+    }
+
+    /// Crossing was refused for this loop (`cluster::call::plan_call`'s reason, said
+    /// apart): the driver's threads run its calls from now on.
+    pub(crate) fn refused_crossing(&self) {
+        self.cost().model().place.refused = true;
     }
 
     /// The serial loop, for `reason` (made and said only under `STRADS_EXPLAIN`).
@@ -533,29 +626,47 @@ impl super::LoopState {
 mod tests {
     use super::{Place, Where};
 
-    /// The first call runs on the driver, the second crosses, then the cheaper way runs,
-    /// the other tried again after the calls its cost allows.
+    /// The first call runs on the driver, then two crossings (a warm-up, then one
+    /// measured), then the cheaper way, the other tried again (twice) after the calls its
+    /// cost allows; with a core for every worker, crossing waits 50 calls.
     #[test]
-    fn the_driver_first_then_a_crossing_then_the_cheaper_with_trials() {
+    fn the_driver_first_then_two_crossings_then_the_cheaper_with_trials() {
         let mut p = Place::default();
-        let (at, line) = p.next(2);
+        let (at, line) = p.next(2, false);
         assert_eq!(at, Where::Driver);
         assert!(line.unwrap().contains("a first call"));
-        p.local = Some(10.0);
-        assert_eq!(p.next(2), (Where::Across, None));
-        p.cross = Some(30.0);
-        // Crossing costs 3x: the driver wins, crossing tried after (3 - 1) / 2% = 100 calls.
-        let (at, line) = p.next(2);
+        p.ran(Where::Driver, 10.0);
+        assert_eq!(p.next(2, false), (Where::Across, None));
+        p.ran(Where::Across, 1000.0); // the warm-up: not recorded
+        assert_eq!(p.cross, None);
+        assert_eq!(p.next(2, false), (Where::Across, None));
+        p.ran(Where::Across, 30.0);
+        // Crossing costs 3x: the driver wins, crossing tried after 2 (3 - 1) / 2% = 200.
+        let (at, line) = p.next(2, false);
         assert_eq!(at, Where::Driver);
-        assert!(line.unwrap().contains("after 100 calls"));
-        let ways: Vec<Where> = (0..100).map(|_| p.next(2).0).collect();
-        assert!(ways[..99].iter().all(|w| *w == Where::Driver));
-        assert_eq!(ways[99], Where::Across);
+        assert!(line.unwrap().contains("after 200 calls"));
+        p.ran(Where::Driver, 10.0); // the warm-up back on the driver
+        assert_eq!(p.local, Some(10.0));
+        assert_eq!(p.next(2, false), (Where::Driver, None)); // its repeat
+        p.ran(Where::Driver, 10.0);
+        let ways: Vec<Where> = (0..200).map(|_| p.next(2, false).0).collect();
+        assert!(ways[..199].iter().all(|w| *w == Where::Driver));
+        assert_eq!(ways[199], Where::Across);
+        assert_eq!(p.next(2, false), (Where::Across, None)); // the trial's second call
         // Crossing measured cheaper now: it wins, said once.
         p.cross = Some(5.0);
-        let (at, line) = p.next(2);
+        let (at, line) = p.next(2, false);
         assert_eq!(at, Where::Across);
         assert!(line.unwrap().starts_with("runs across the ranks"));
-        assert_eq!(p.next(2), (Where::Across, None));
+        assert_eq!(p.best(), Some(5.0));
+
+        let mut roomy = Place::default();
+        assert!(roomy.next(2, true).1.unwrap().contains("after 50 calls"));
+        roomy.ran(Where::Driver, 10.0);
+        let ways: Vec<Where> = (0..50).map(|_| roomy.next(2, true).0).collect();
+        assert!(ways[..49].iter().all(|w| *w == Where::Driver));
+        assert_eq!(ways[49], Where::Across);
+        roomy.refused = true;
+        assert_eq!(roomy.next(2, true), (Where::Driver, None));
     }
 }

@@ -31,4 +31,10 @@ pub trait Link: Send + Sync {
     fn close(&self);
     /// Bytes sent and received so far.
     fn bytes(&self) -> (u64, u64);
+    /// Whether every other rank is on this machine (reached over loopback): processes
+    /// then share its cores and memory, and a loop run on this process's threads as the
+    /// job's workers does the same work without the network.
+    fn one_host(&self) -> bool {
+        false
+    }
 }

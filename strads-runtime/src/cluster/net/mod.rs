@@ -91,6 +91,8 @@ enum Cmd {
 struct Stats {
     sent: AtomicU64,
     received: AtomicU64,
+    /// Whether some other rank is reached at an address that is not loopback.
+    elsewhere: std::sync::atomic::AtomicBool,
 }
 
 /// A bound endpoint, not yet joined.
@@ -282,6 +284,10 @@ impl Link for Net {
         }
     }
 
+    fn one_host(&self) -> bool {
+        !self.stats.elsewhere.load(Ordering::Relaxed)
+    }
+
     fn bytes(&self) -> (u64, u64) {
         (
             self.stats.sent.load(Ordering::Relaxed),
@@ -378,6 +384,10 @@ async fn run(
             return;
         }
     };
+    stats.elsewhere.store(
+        peers.iter().any(|p| !p.addr.ip().is_loopback()),
+        Ordering::Relaxed,
+    );
     let _ = joined.send(Ok(()));
     let mut writers: Vec<Option<mpsc::UnboundedSender<Vec<u8>>>> =
         (0..cfg.size).map(|_| None).collect();

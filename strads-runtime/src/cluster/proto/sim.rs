@@ -376,3 +376,102 @@ pub fn sgd_mf_2d(
     let schedule = crate::plan::grid::schedule(&spec, c, &parts, &shapes, workers);
     (schedule, PlanArray::on_driver(&shapes))
 }
+
+/// The wavefront schedule of dynamic time warping's fill (`examples/dtw.rs`: `d[i + 1,
+/// j + 1] = cost[i, j] + min(d[i, j + 1], d[i + 1, j], d[i, j])`, `ordered`) over an
+/// `n x m` table on `workers` workers, as the runtime plans it (the unimodular candidate,
+/// `plan::wavefront`: worker `s` runs tile `(s, t)` at step `s + t`); the written table `d`
+/// (`[n + 1, m + 1]`, 4-byte elements) as the one array that travels, all on the driver;
+/// and the cells of each tile, by worker and time tile. One worker a rank (the costs' holders
+/// are the ranks).
+pub fn dtw_wavefront(
+    n: usize,
+    m: usize,
+    workers: usize,
+) -> (Schedule, Vec<PlanArray>, Vec<Vec<u64>>) {
+    use std::borrow::Cow;
+    use strads_analysis::{
+        Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, SpaceKind, Subscript, analyze,
+    };
+    let at = |array: usize, kind: AccessKind, di: i64, dj: i64| Access {
+        array,
+        kind,
+        subscripts: vec![
+            Subscript::Affine(Affine {
+                coeffs: vec![1, 0].into(),
+                constant: di,
+            }),
+            Subscript::Affine(Affine {
+                coeffs: vec![0, 1].into(),
+                constant: dj,
+            }),
+        ]
+        .into(),
+        line: 0,
+    };
+    let spec = LoopSpec {
+        name: Cow::Borrowed("dtw_fill"),
+        dims: vec![Name::Borrowed("i"), Name::Borrowed("j")].into(),
+        space: SpaceKind::Range,
+        arrays: vec![
+            ArraySpec {
+                name: Cow::Borrowed("d"),
+                rank: 2,
+                mutable: true,
+                additive: false,
+                steers: false,
+            },
+            ArraySpec {
+                name: Cow::Borrowed("cost"),
+                rank: 2,
+                mutable: false,
+                additive: false,
+                steers: false,
+            },
+        ]
+        .into(),
+        accesses: vec![
+            at(0, AccessKind::Read, 0, 1),
+            at(0, AccessKind::Read, 1, 0),
+            at(0, AccessKind::Read, 0, 0),
+            at(0, AccessKind::Write, 1, 1),
+            at(1, AccessKind::Read, 0, 0),
+        ]
+        .into(),
+        ordered: true,
+        buffers: Default::default(),
+        max_delay: None,
+        reductions: Default::default(),
+    };
+    let an = analyze(&spec);
+    let c = an
+        .candidates
+        .iter()
+        .find(|c| matches!(c.strategy, strads_analysis::Strategy::Wavefront { .. }))
+        .expect("the DTW fill is a wavefront");
+    let shapes: [&[usize]; 2] = [&[n + 1, m + 1], &[n, m]];
+    let tiles = crate::plan::wavefront::plan(&spec, c, &[n, m], &shapes, workers);
+    let (parts, time_tiles) = (&tiles.tiling.parts, tiles.time_tiles);
+    let cells = (0..tiles.schedule.workers)
+        .map(|s| {
+            (0..time_tiles)
+                .map(|t| {
+                    (parts[0].range(s).1 - parts[0].range(s).0) as u64 * {
+                        let (lo, hi) = parts[1].range(t);
+                        (hi - lo) as u64
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut arrays = PlanArray::on_driver(&shapes[..1]);
+    // The costs are read whole by every rank: not an array the itinerary moves here.
+    arrays.push(PlanArray {
+        shape: shapes[1].to_vec(),
+        shipped: false,
+        holders: (0..workers).collect(),
+        away: Vec::new(),
+        held: Vec::new(),
+    });
+    (tiles.schedule, arrays, cells)
+}
