@@ -30,7 +30,8 @@
 //!   merge is *all-to-all* (today: every rank sends its changed rows to every other) or
 //!   a *collective* (reduce-scatter then all-gather around a ring, or a binomial tree when
 //!   latency dominates, whichever is shorter), each also paying the sum of the
-//!   differences at the measured memory rate.
+//!   differences at the measured memory rate; the collective also at `batch = 65536`
+//!   (the attribute's `batch`: fewer merges of nearly the same rows).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -400,7 +401,23 @@ fn w2v_rows(args: &Args, c: &Costs, link: Link, gbps: f64, p: usize) {
     let noise_raw: Vec<f64> = words.iter().map(|x| x.powf(0.75)).collect();
     let zn: f64 = noise_raw.iter().sum();
     let noise: Vec<f64> = noise_raw.iter().map(|x| x / zn).collect();
-    let batch = 16_384.0;
+    for batch in [16_384.0, 65_536.0] {
+        w2v_batch(args, c, link, gbps, p, batch, &words, &noise);
+    }
+}
+
+/// word2vec's rows at `batch` tokens a worker between merges.
+#[allow(clippy::too_many_arguments)]
+fn w2v_batch(
+    args: &Args,
+    c: &Costs,
+    link: Link,
+    gbps: f64,
+    p: usize,
+    batch: f64,
+    words: &[f64],
+    noise: &[f64],
+) {
     // Pairs a token: contexts within a reach drawn uniformly from 1..=window each side.
     let pairs = (c.window + 1) as f64;
     let rows = |replicas: f64| {
@@ -430,7 +447,12 @@ fn w2v_rows(args: &Args, c: &Costs, link: Link, gbps: f64, p: usize) {
     let tree = 2.0 * levels * (lat + u / bw) + sum(levels * u);
     let collective = ring.min(tree);
     let which = if ring <= tree { "ring" } else { "tree" };
-    for (variant, merge) in [("all-to-all", all_to_all), ("collective", collective)] {
+    let variants: &[(&str, f64)] = if batch > 16_384.0 {
+        &[("collective, batch 65536", collective)]
+    } else {
+        &[("all-to-all", all_to_all), ("collective", collective)]
+    };
+    for &(variant, merge) in variants {
         let epoch = rounds * (compute + merge);
         let note = format!(
             "{rounds:.0} rounds; a round computes {:.1} ms; a replica changes {:.1} MiB, the \
@@ -439,7 +461,7 @@ fn w2v_rows(args: &Args, c: &Costs, link: Link, gbps: f64, p: usize) {
             d / MIB,
             u / MIB,
             merge * 1e3,
-            if variant == "collective" {
+            if variant.starts_with("collective") {
                 format!(" ({which})")
             } else {
                 String::new()

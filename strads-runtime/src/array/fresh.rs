@@ -6,6 +6,11 @@ use super::away::{Fetcher, made_written};
 use super::made::Recipe;
 use super::spans::{Spans, window};
 
+/// An array created in place of at most this many bytes is made here whole at serial
+/// code's first access: window by window, every access of a loop that walks it would take
+/// the slow path of an array still partly away.
+const WHOLE_BELOW: usize = 4 << 20;
+
 /// The fetch of an array created in place that no call has used yet: its elements are made
 /// here from the recipe, all of them or those around what serial code reads.
 pub(crate) struct MadeHere<T> {
@@ -52,7 +57,13 @@ impl<T: 'static> MadeHere<T> {
             .collect()
     }
 
+    /// The elements made or taken around `lo..hi`: a window of about 64 KiB, or the whole
+    /// array when it holds at most [`WHOLE_BELOW`] bytes (serial code over a small array
+    /// then takes it home at its first access, and every later one is a plain access).
     fn window(&self, lo: usize, hi: usize) -> (usize, usize) {
+        if self.len.saturating_mul(std::mem::size_of::<T>()) <= WHOLE_BELOW {
+            return (0, self.len);
+        }
         window(&self.shape, std::mem::size_of::<T>(), lo, hi)
     }
 }
