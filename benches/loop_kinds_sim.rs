@@ -422,9 +422,9 @@ fn w2v_batch(
     let pairs = (c.window + 1) as f64;
     let rows = |replicas: f64| {
         let tokens = batch * replicas;
-        let syn0 = distinct(&words, tokens);
+        let syn0 = distinct(words, tokens);
         let syn1 =
-            distinct(&words, tokens).max(distinct(&noise, tokens * pairs * c.negative as f64));
+            distinct(words, tokens).max(distinct(noise, tokens * pairs * c.negative as f64));
         syn0 + syn1
     };
     let row_bytes = (args.w2v_dim * 4 + 4) as f64;
@@ -453,7 +453,8 @@ fn w2v_batch(
         &[("all-to-all", all_to_all), ("collective", collective)]
     };
     for &(variant, merge) in variants {
-        let epoch = rounds * (compute + merge);
+        // Every token computed once; a merge after each round (the last one partial).
+        let epoch = args.w2v_tokens as f64 / pf * c.token_ns * 1e-9 + rounds * merge;
         let note = format!(
             "{rounds:.0} rounds; a round computes {:.1} ms; a replica changes {:.1} MiB, the \
              union of {p} {:.1} MiB; merge {:.2} ms{}",

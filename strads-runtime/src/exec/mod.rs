@@ -13,12 +13,14 @@
 mod across;
 mod block;
 pub(crate) mod cost;
+mod place;
 mod recon;
 mod rounds;
 mod state;
 mod staticplan;
 mod survey;
 mod threads;
+mod trial;
 
 #[cfg(test)]
 mod tests;
