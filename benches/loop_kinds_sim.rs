@@ -423,8 +423,7 @@ fn w2v_batch(
     let rows = |replicas: f64| {
         let tokens = batch * replicas;
         let syn0 = distinct(words, tokens);
-        let syn1 =
-            distinct(words, tokens).max(distinct(noise, tokens * pairs * c.negative as f64));
+        let syn1 = distinct(words, tokens).max(distinct(noise, tokens * pairs * c.negative as f64));
         syn0 + syn1
     };
     let row_bytes = (args.w2v_dim * 4 + 4) as f64;
