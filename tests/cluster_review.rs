@@ -10,7 +10,8 @@
 //!   print. (`cluster_kinds` records every other kind of loop.)
 //! - issue 28, item 4: with the cost model on, a loop whose data fit the driver, in a job
 //!   whose ranks are all on this machine, runs on the driver's threads as the job's
-//!   workers, and says so once; every call prints what 2 threads print. (Where ranks are
+//!   workers (a 1D loop, a reconnaissance loop, an `iter_mut()` loop), and says so once;
+//!   every call prints what 2 threads print. (Where ranks are
 //!   on other machines, its first call runs there, its second crosses, and then the
 //!   cheaper way measured: `exec::cost`'s unit test.)
 //!
@@ -72,16 +73,47 @@ fn decay(w: &mut DistArray<f32, 2>) -> f64 {
     total
 }
 
+/// A scatter whose targets are read from data: planned by reconnaissance.
+#[strads::parallel_for(expect = "reconnaissance")]
+fn scatter(labels: &DistArray<u32, 1>, counts: &mut DistArray<i64, 1>) {
+    for i in 0..labels.len() {
+        counts[labels[i] as usize] += i as i64 + 1;
+    }
+}
+
+/// An `iter_mut()` loop: each entry's value from its own and its row's weight.
+#[strads::parallel_for(expect = "1d")]
+fn blend(cells: &mut SparseArray<f32, 2>, w: &DistArray<f32, 1>) {
+    for ([u, _], v) in cells.iter_mut() {
+        *v = 0.5 * *v + w[u];
+    }
+}
+
+/// FNV-1a over bit patterns.
+fn fnv(bits: impl Iterator<Item = u64>) -> u64 {
+    bits.fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
 fn placed() {
     let mut w = DistArray::<f32, 2>::random([3000, 8], 5);
+    let labels = DistArray::from_fn([20_000], |[i]| ((i * 31) % 97) as u32);
+    let entries: Vec<([usize; 2], f32)> = (0..4000)
+        .map(|e| ([e / 8, (e * 7) % 50], e as f32 * 0.25))
+        .collect();
+    let mut cells = SparseArray::from_entries([500, 50], entries).expect("in the shape");
+    let weights = DistArray::<f32, 1>::random([500], 3);
     for call in 0..4 {
         let total = decay(&mut w);
-        let bits: Vec<u32> = w.as_slice().iter().map(|x| x.to_bits()).collect();
-        let mut h = 0xcbf2_9ce4_8422_2325u64;
-        for b in bits {
-            h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-        println!("placed {call}: {:016x} {:016x}", total.to_bits(), h);
+        let h = fnv(w.as_slice().iter().map(|x| u64::from(x.to_bits())));
+        println!("placed {call}: {:016x} {h:016x}", total.to_bits());
+        let mut counts = DistArray::<i64, 1>::zeros([97]);
+        scatter(&labels, &mut counts);
+        blend(&mut cells, &weights);
+        let c = fnv(counts.as_slice().iter().map(|&x| x as u64));
+        let v = fnv(cells.iter().map(|(_, x)| u64::from(x.to_bits())));
+        println!("scatter and blend {call}: {c:016x} {v:016x}");
     }
 }
 
@@ -189,8 +221,8 @@ fn check() -> Result<(), String> {
     let said = "strads cost decay: runs on the driver's threads as the job's 2 workers: every \
                 rank is on this machine";
     let placed = err.matches(said).count() == 1
-        && !err.contains("strads cluster decay: 2 processes x 1 threads; the driver sent");
-    if !(ok1 && ok2) || one != many || one.lines().count() != 4 || !placed {
+        && !err.contains(": 2 processes x 1 threads; the driver sent");
+    if !(ok1 && ok2) || one != many || one.lines().count() != 8 || !placed {
         return Err(format!(
             "the cost model's place: 2 processes print\n{many}\n2 threads print\n{one}\n{err}"
         ));
