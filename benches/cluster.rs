@@ -30,6 +30,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+#[path = "common/examples.rs"]
+mod examples;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
@@ -132,17 +134,7 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let dir = match &args.examples {
-        Some(d) => d.clone(),
-        None => {
-            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-            // target/release/deps/cluster-<hash> → target/release/examples
-            exe.parent()
-                .and_then(Path::parent)
-                .map(|p| p.join("examples"))
-                .ok_or("cannot find the target directory")?
-        }
-    };
+    let dir = examples::dir(args.examples.as_deref())?;
     let secret = Secret::new()?;
     let _net = if args.netns { Some(Netns::up()?) } else { None };
     let epochs = args.epochs.to_string();

@@ -37,6 +37,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+#[path = "common/examples.rs"]
+mod examples;
 use clap::Parser;
 use strads::cluster::proto::sim::{Link, Sim, dtw_wavefront, sgd_mf_2d};
 use strads::cluster::proto::{Itinerary, PlanArray, Region};
@@ -94,16 +96,7 @@ fn main() {
 }
 
 fn run(args: &Args) -> Result<(), String> {
-    let dir = match &args.examples {
-        Some(d) => d.clone(),
-        None => {
-            let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-            exe.parent()
-                .and_then(Path::parent)
-                .map(|p| p.join("examples"))
-                .ok_or("cannot find the target directory")?
-        }
-    };
+    let dir = examples::dir(args.examples.as_deref())?;
     let c = measure(&dir)?;
     println!(
         "measured here (serial loops): dtw {:.2} ns a cell; lda {:.1} ns a token at {} topics; \

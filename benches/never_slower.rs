@@ -283,7 +283,7 @@ fn lcg(seed: &mut u64) -> u64 {
 }
 
 /// Median seconds of `calls` calls of `f` in each of three ways, alternated: the serial
-/// loop, 2 workers with the cost model, 2 workers always planned (2 threads, or in a
+/// loop, the parallel call with the cost model and always planned (2 threads, or in a
 /// cluster job the job's workers); and a digest of the first parallel call's result. Each
 /// way's result bits must agree with the serial loop's when `same` says the plan keeps
 /// them.
@@ -342,10 +342,9 @@ fn main() {
     }
     strads::cluster::start();
     let mut seed = 7u64;
-    let way = if args.processes.is_some() {
-        "2 processes"
-    } else {
-        "2 threads"
+    let way = match args.processes {
+        Some(p) => format!("{p} processes"),
+        None => "2 threads".to_string(),
     };
     println!(
         "| loop | serial loop ms | {way} ms | x serial | {way}, always the plan ms | x serial | digest |"

@@ -226,7 +226,7 @@ where
         || !may_come_home(ship)
         || super::staticplan::timing_dependent(state.spec());
     let decides = super::cost::decides(side);
-    let roomy = std::thread::available_parallelism().map_or(1, |n| n.get()) >= s.workers();
+    let roomy = crate::pool::cores() >= s.workers();
     if decides && !forced && state.place(s.workers(), s.one_host(), roomy) == Where::Driver {
         let t = std::time::Instant::now();
         // Parts away come home whole, once each, before the workers start (reading them

@@ -18,7 +18,7 @@
 //!   model keeps, per loop, the nanoseconds per iteration of the plan's runs (planning
 //!   included, weighted by how often the loop is planned again) and of the serial loop's,
 //!   runs the cheaper, and tries the other again after enough calls that the trial costs
-//!   at most [`TRIAL_BUDGET`] of the time spent since. So a timing never changes what a
+//!   at most [`TRIAL_BUDGET`](super::trial::TRIAL_BUDGET) of the time spent since. So a timing never changes what a
 //!   program prints, and a loop that cannot pay (a small wavefront, a call too short for
 //!   its barriers) falls back to its serial loop after one trial.
 //!
@@ -30,7 +30,7 @@ use std::time::Instant;
 
 use super::place::Place;
 pub(crate) use super::place::Where;
-use super::trial::{TRIAL_BUDGET, average};
+use super::trial::{Duel, average};
 use crate::plan::{Schedule, Unit};
 
 /// How many recent spaces or contents a loop remembers having seen.
@@ -56,13 +56,8 @@ struct Model {
     plan_calls: u64,
     /// Nanoseconds per iteration of the serial loop's runs, moving average.
     serial: Option<f64>,
-    /// Whether both ways were measured and compared, and the way chosen then (`true`:
-    /// the serial loop).
-    decided: bool,
-    chose_serial: bool,
-    /// Calls since the way was chosen, and after how many the other is tried again.
-    since: u64,
-    trial_after: u64,
+    /// The plan (first) against the serial loop, once both were measured.
+    duel: Duel,
     /// Decision lines printed (a few at most).
     said: u8,
     /// The last reason given, printed when it changes.
@@ -87,27 +82,12 @@ impl Cost {
             replans: 0.0,
             plan_calls: 0,
             serial: None,
-            decided: false,
-            chose_serial: false,
-            since: 0,
-            trial_after: 0,
+            duel: Duel::new(),
             said: 0,
             last_reason: String::new(),
             seen: std::collections::VecDeque::new(),
             setup: None,
-            place: Place {
-                cross: None,
-                local: None,
-                decided: false,
-                chose_local: false,
-                since: 0,
-                trial_after: 0,
-                last: None,
-                warm: false,
-                repeat: None,
-                refused: false,
-                said_one_host: false,
-            },
+            place: Place::new(),
         }))
     }
 
@@ -225,8 +205,9 @@ impl super::LoopState {
         // One worker is measured like any other count: its plan may beat the serial loop
         // (a 2D plan's block order and prefetch), or not.
         let mut m = self.cost().model();
-        if m.decided && m.chose_serial && m.since + 1 < m.trial_after {
-            m.since += 1;
+        let d = &mut m.duel;
+        if d.chose_first == Some(false) && d.since + 1 < d.trial_after {
+            d.since += 1;
             drop(m);
             return Some(self.measured_serial(len));
         }
@@ -335,39 +316,22 @@ impl super::LoopState {
             };
         };
         let plan = run + m.planning * m.replans;
-        let serial_wins = serial < plan;
-        if !m.decided || serial_wins != m.chose_serial {
-            m.decided = true;
-            m.chose_serial = serial_wins;
-            m.since = 0;
-            let (lo, hi) = if serial_wins {
-                (serial, plan)
-            } else {
-                (plan, serial)
-            };
-            m.trial_after = ((hi / lo - 1.0) / TRIAL_BUDGET).ceil().clamp(2.0, 10_000.0) as u64;
-            let line = format!(
-                "{} (measured: the plan {plan:.1} ns per iteration, the serial loop \
-                 {serial:.1}; the other is tried again after {} calls)",
-                if serial_wins {
-                    "runs its serial loop"
-                } else {
-                    "runs its plan"
-                },
-                m.trial_after
-            );
-            drop(m);
-            self.say(|| line);
-            return serial_wins.then(|| self.measured_serial(shape.len));
-        }
-        m.since += 1;
-        // A trial of the losing way when it is due.
-        let trial = m.since >= m.trial_after;
-        if trial {
-            m.since = 0;
-        }
+        let (plan_runs, changed) = m.duel.pick(plan, serial, 1.0);
         drop(m);
-        (serial_wins != trial).then(|| self.measured_serial(shape.len))
+        if let Some(after) = changed {
+            self.say(|| {
+                format!(
+                    "{} (measured: the plan {plan:.1} ns per iteration, the serial loop \
+                     {serial:.1}; the other is tried again after {after} calls)",
+                    if plan_runs {
+                        "runs its plan"
+                    } else {
+                        "runs its serial loop"
+                    }
+                )
+            });
+        }
+        (!plan_runs).then(|| self.measured_serial(shape.len))
     }
 
     /// The plan ran `len` iterations in `run_ns`, after planning for `planned_ns` (0 when
@@ -392,13 +356,12 @@ impl super::LoopState {
         m.plan_calls += 1;
     }
 
-    /// On a cluster job's driver, whose data all live on the driver (nothing forces the
-    /// call across): where this call's plan runs, and why (said under `STRADS_EXPLAIN`
+    /// On a cluster job's driver, for a call whose arrays fit the driver (nothing forces
+    /// it across): where its plan runs, and why (said under `STRADS_EXPLAIN`
     /// when the decision changes). See [`Place`].
     pub(crate) fn place(&self, workers: usize, one_host: bool, roomy: bool) -> Where {
         if one_host {
-            let first = !std::mem::replace(&mut self.cost().model().place.said_one_host, true);
-            if first {
+            if self.cost().model().place.first_on_one_host() {
                 self.say(|| {
                     format!(
                         "runs on the driver's threads as the job's {workers} workers: every \
@@ -426,7 +389,7 @@ impl super::LoopState {
     /// Crossing was refused for this loop (`cluster::call::plan_call`'s reason, said
     /// apart): the driver's threads run its calls from now on.
     pub(crate) fn refused_crossing(&self) {
-        self.cost().model().place.refused = true;
+        self.cost().model().place.refuse();
     }
 
     /// The serial loop, for `reason` (made and said only under `STRADS_EXPLAIN`).

@@ -1,13 +1,13 @@
 //! On a cluster job's driver, where a call's plan runs (`exec::cost` asks): across the
 //! ranks, or on the driver's threads as the job's workers.
 
-use super::trial::{TRIAL_BUDGET, average};
+use super::trial::{Duel, average};
 
 /// On a cluster job's driver, where a call's plan runs: across the ranks, or on the
 /// driver's threads as the job's workers (the same schedule, so the same bits). Measured
 /// like the serial loop against the plan: nanoseconds per iteration of each way, the
 /// cheaper chosen, the other tried again after calls that make the trial cost at most
-/// [`TRIAL_BUDGET`] of the time since. When every rank is on the driver's machine the
+/// [`TRIAL_BUDGET`](super::trial::TRIAL_BUDGET) of the time since. When every rank is on the driver's machine the
 /// driver's threads always run it: they share its cores with the other ranks, and do the
 /// same work without the network. Before any measurement a call runs on the driver (a
 /// crossing's first call pays the shipping of everything it reads: it can cost many times
@@ -17,32 +17,53 @@ use super::trial::{TRIAL_BUDGET, average};
 /// (`exec::across::HOME_BUDGET`); others run where their parts are.
 #[derive(Debug, Default)]
 pub(crate) struct Place {
-    pub(crate) cross: Option<f64>,
-    pub(crate) local: Option<f64>,
-    pub(crate) decided: bool,
-    pub(crate) chose_local: bool,
-    pub(crate) since: u64,
-    pub(crate) trial_after: u64,
-    /// The way of the last call, and whether it was the first after a switch of way: a
-    /// warm-up (crossing after the driver's threads re-ships what came home; the driver's
-    /// threads after crossing fetch what stayed away), not recorded; the next call then
-    /// runs the same way (`repeat`) and is.
-    pub(crate) last: Option<Where>,
-    pub(crate) warm: bool,
-    pub(crate) repeat: Option<Where>,
+    cross: Option<f64>,
+    local: Option<f64>,
+    /// The driver's threads (first) against crossing, once both were measured; before
+    /// that, with a core for every worker, calls until the first crossing.
+    duel: Duel,
+    /// The way of the last call. While `repeat` is set the call running is the first after
+    /// a switch of way: a warm-up (crossing after the driver's threads re-ships what came
+    /// home; the driver's threads after crossing fetch what stayed away), not recorded;
+    /// the next call then runs the same way, and is.
+    last: Option<Where>,
+    repeat: Option<Where>,
     /// Crossing was refused (captured values too large, ...): the driver's threads run
     /// every call.
-    pub(crate) refused: bool,
+    refused: bool,
     /// Whether the one-machine decision was said.
-    pub(crate) said_one_host: bool,
+    said_one_host: bool,
 }
 
 /// With a core for every worker of the job on the driver's machine, crossing is first
 /// tried after this many calls on the driver's threads (a trial of up to twice their time
-/// then costs at most [`TRIAL_BUDGET`] of the time spent).
+/// then costs at most [`TRIAL_BUDGET`](super::trial::TRIAL_BUDGET) of the time spent).
 const FIRST_TRIAL_ROOMY: u64 = 50;
 
 impl Place {
+    pub(crate) const fn new() -> Place {
+        Place {
+            cross: None,
+            local: None,
+            duel: Duel::new(),
+            last: None,
+            repeat: None,
+            refused: false,
+            said_one_host: false,
+        }
+    }
+
+    /// Crossing was refused: the driver's threads run every call from now on.
+    pub(crate) fn refuse(&mut self) {
+        self.refused = true;
+    }
+
+    /// Whether this is the first call placed because every rank is on this machine (its
+    /// decision is said once).
+    pub(crate) fn first_on_one_host(&mut self) -> bool {
+        !std::mem::replace(&mut self.said_one_host, true)
+    }
+
     /// Where the next call runs, and the decision line when the decision changes. `roomy`:
     /// the driver's machine has a core for every worker of the job, so its threads run
     /// the job's workers at full speed and crossing can only gain by other machines'
@@ -57,7 +78,6 @@ impl Place {
         }
         let (w, line) = self.choose(workers, roomy);
         if self.last.is_some_and(|l| l != w) {
-            self.warm = true;
             self.repeat = Some(w);
         }
         self.last = Some(w);
@@ -84,55 +104,42 @@ impl Place {
                 return (Where::Driver, Some(line));
             }
             (None, Some(_)) => {
-                self.since += 1;
-                if roomy && self.since < FIRST_TRIAL_ROOMY {
+                let d = &mut self.duel;
+                d.since += 1;
+                if roomy && d.since < FIRST_TRIAL_ROOMY {
                     return (Where::Driver, None);
                 }
-                self.since = 0;
+                d.since = 0;
                 return (Where::Across, None);
             }
             (Some(_), None) => return (Where::Driver, None),
         };
-        let local_wins = local <= cross;
-        let way = |local: bool| if local { Where::Driver } else { Where::Across };
-        if !self.decided || local_wins != self.chose_local {
-            self.decided = true;
-            self.chose_local = local_wins;
-            self.since = 0;
-            let (lo, hi) = if local_wins {
-                (local, cross)
-            } else {
-                (cross, local)
-            };
-            // A trial is two calls (a warm-up and a measured one).
-            self.trial_after = ((2.0 * (hi / lo.max(1e-9) - 1.0)) / TRIAL_BUDGET)
-                .ceil()
-                .clamp(2.0, 10_000.0) as u64;
-            let line = format!(
+        // A trial is two calls (a warm-up and a measured one).
+        let (local_runs, changed) = self.duel.pick(local, cross, 2.0);
+        let way = if local_runs {
+            Where::Driver
+        } else {
+            Where::Across
+        };
+        let line = changed.map(|after| {
+            format!(
                 "{} (measured: across the ranks {cross:.1} ns per iteration, on the driver's \
                  threads as the job's {workers} workers {local:.1}; the other is tried again \
-                 after {} calls)",
-                if local_wins {
+                 after {after} calls)",
+                if local_runs {
                     "runs on the driver's threads"
                 } else {
                     "runs across the ranks"
-                },
-                self.trial_after
-            );
-            return (way(local_wins), Some(line));
-        }
-        self.since += 1;
-        let trial = self.since >= self.trial_after;
-        if trial {
-            self.since = 0;
-        }
-        (way(local_wins != trial), None)
+                }
+            )
+        });
+        (way, line)
     }
 
     /// A call ran `per` nanoseconds per iteration `at` its place: recorded unless it was a
     /// warm-up.
     pub(crate) fn ran(&mut self, at: Where, per: f64) {
-        if std::mem::take(&mut self.warm) {
+        if self.repeat.is_some() {
             return;
         }
         let slot = match at {
@@ -201,7 +208,7 @@ mod tests {
         let ways: Vec<Where> = (0..50).map(|_| roomy.next(2, true).0).collect();
         assert!(ways[..49].iter().all(|w| *w == Where::Driver));
         assert_eq!(ways[49], Where::Across);
-        roomy.refused = true;
+        roomy.refuse();
         assert_eq!(roomy.next(2, true), (Where::Driver, None));
     }
 }

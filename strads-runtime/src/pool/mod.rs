@@ -18,11 +18,14 @@ thread_local! {
 /// `STRADS_THREADS` ends the process with its message: see [`crate::config`]).
 pub fn default_threads() -> usize {
     static DEFAULT: OnceLock<usize> = OnceLock::new();
-    *DEFAULT.get_or_init(|| {
-        crate::config::get()
-            .threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-    })
+    *DEFAULT.get_or_init(|| crate::config::get().threads.unwrap_or_else(cores))
+}
+
+/// The cores this process may run on (read once: the standard library asks the kernel and
+/// the cgroup each time).
+pub(crate) fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// The worker count parallel loops started from this thread use now.

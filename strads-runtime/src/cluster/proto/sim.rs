@@ -315,6 +315,17 @@ impl Sim {
     }
 }
 
+/// A 2-D array of a modelled loop's spec.
+fn array_spec(name: &'static str, mutable: bool) -> strads_analysis::ArraySpec {
+    strads_analysis::ArraySpec {
+        name: std::borrow::Cow::Borrowed(name),
+        rank: 2,
+        mutable,
+        additive: false,
+        steers: false,
+    }
+}
+
 /// The 2D schedule of SGD-MF (`w[u, *]` and `h[i, *]` written) on `workers` workers, for
 /// `users x items` factors of rank `k`, with uniform partitions; and its arrays, all on the
 /// driver. For scaling studies on the simulated network.
@@ -326,15 +337,7 @@ pub fn sgd_mf_2d(
 ) -> (Schedule, Vec<PlanArray>) {
     use std::borrow::Cow;
     use strads_analysis::{
-        Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, Partition, SpaceKind, Subscript,
-        analyze,
-    };
-    let array = |name: &'static str| ArraySpec {
-        name: Cow::Borrowed(name),
-        rank: 2,
-        mutable: true,
-        additive: false,
-        steers: false,
+        Access, AccessKind, Affine, LoopSpec, Name, Partition, SpaceKind, Subscript, analyze,
     };
     let row = |array: usize, coeffs: [i64; 2]| Access {
         array,
@@ -353,7 +356,7 @@ pub fn sgd_mf_2d(
         name: Cow::Borrowed("sgd_epoch"),
         dims: vec![Name::Borrowed("u"), Name::Borrowed("i")].into(),
         space: SpaceKind::Range,
-        arrays: vec![array("w"), array("h")].into(),
+        arrays: vec![array_spec("w", true), array_spec("h", true)].into(),
         accesses: vec![row(0, [1, 0]), row(1, [0, 1])].into(),
         ordered: false,
         buffers: Default::default(),
@@ -391,7 +394,7 @@ pub fn dtw_wavefront(
 ) -> (Schedule, Vec<PlanArray>, Vec<Vec<u64>>) {
     use std::borrow::Cow;
     use strads_analysis::{
-        Access, AccessKind, Affine, ArraySpec, LoopSpec, Name, SpaceKind, Subscript, analyze,
+        Access, AccessKind, Affine, LoopSpec, Name, SpaceKind, Subscript, analyze,
     };
     let at = |array: usize, kind: AccessKind, di: i64, dj: i64| Access {
         array,
@@ -413,23 +416,7 @@ pub fn dtw_wavefront(
         name: Cow::Borrowed("dtw_fill"),
         dims: vec![Name::Borrowed("i"), Name::Borrowed("j")].into(),
         space: SpaceKind::Range,
-        arrays: vec![
-            ArraySpec {
-                name: Cow::Borrowed("d"),
-                rank: 2,
-                mutable: true,
-                additive: false,
-                steers: false,
-            },
-            ArraySpec {
-                name: Cow::Borrowed("cost"),
-                rank: 2,
-                mutable: false,
-                additive: false,
-                steers: false,
-            },
-        ]
-        .into(),
+        arrays: vec![array_spec("d", true), array_spec("cost", false)].into(),
         accesses: vec![
             at(0, AccessKind::Read, 0, 1),
             at(0, AccessKind::Read, 1, 0),

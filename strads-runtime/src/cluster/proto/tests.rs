@@ -470,3 +470,31 @@ mod reconnaissance {
         }
     }
 }
+
+/// The simulator's model loops are the runtime's plans: dtw's fill a pipeline of 4 time
+/// tiles a worker whose tiles hold every cell once, SGD-MF's epoch a 2D rotation; both
+/// itineraries are made, and the wavefront's runs on the simulated network.
+#[test]
+fn the_simulators_model_loops_are_the_runtimes_plans() {
+    let (sched, arrays, cells) = super::sim::dtw_wavefront(30, 40, 3);
+    assert_eq!(sched.workers, 3);
+    assert_eq!(cells.len(), 3);
+    assert!(cells.iter().all(|c| c.len() == 12));
+    assert_eq!(cells.iter().flatten().sum::<u64>(), 30 * 40);
+    assert_eq!(sched.steps.len(), 3 + 12 - 1);
+    let plan = Itinerary::new(&sched, 3, 1, &arrays, false).expect("the wavefront ships");
+    let mut sim = Sim::new(
+        3,
+        Link {
+            latency: 10,
+            bandwidth: 125.0,
+        },
+        1 << 40,
+        1 << 40,
+    );
+    let r = sim.run_call(&sched, &plan, &|_, _| 100, &[4, 4], 1 << 40);
+    assert!(r.failures.is_empty() && r.makespan >= 14 * 100);
+    let (sched, arrays) = super::sim::sgd_mf_2d(50, 30, 4, 2);
+    assert_eq!(sched.workers, 2);
+    Itinerary::new(&sched, 2, 1, &arrays, false).expect("the 2D ring ships");
+}
