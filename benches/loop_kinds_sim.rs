@@ -27,11 +27,14 @@
 //!   both replicas; `bsp` cannot overlap them): the rows a replica changes in a round
 //!   and their union over `P` replicas are expected counts of distinct words drawn from
 //!   text8's Zipf law (contexts and centres) and its unigram^0.75 law (negatives); the
-//!   merge is *all-to-all* (today: every rank sends its changed rows to every other) or
-//!   a *collective* (reduce-scatter then all-gather around a ring, or a binomial tree when
-//!   latency dominates, whichever is shorter), each also paying the sum of the
-//!   differences at the measured memory rate; the collective also at `batch = 65536`
-//!   (the attribute's `batch`: fewer merges of nearly the same rows).
+//!   merge is *all-to-all* (below 64 KiB: every rank sends its changed rows to every
+//!   other), a *collective* (reduce-scatter then all-gather around a ring, or a binomial
+//!   tree when latency dominates, whichever is shorter), or the runtime's
+//!   *reduce-scatter* (`array/buffer/collective.rs`: the ring's bytes, each phase one
+//!   round trip to the P - 1 others, each rank merging its segment of the tables), each
+//!   also paying the sum of the differences at the measured memory rate; the collectives
+//!   also at `batch = 65536` (the attribute's `batch`: fewer merges of nearly the same
+//!   rows).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -439,10 +442,22 @@ fn w2v_batch(
     let tree = 2.0 * levels * (lat + u / bw) + sum(levels * u);
     let collective = ring.min(tree);
     let which = if ring <= tree { "ring" } else { "tree" };
+    // The runtime's reduce-scatter and all-gather (`array/buffer/collective.rs`): the
+    // same bytes as the ring, sent to the P - 1 others at once, so a round trip a phase;
+    // a rank merges its segment of the tables (every element of it) from P contributions.
+    let table = 2.0 * (args.w2v_vocab * args.w2v_dim * 4) as f64;
+    let direct = (pf - 1.0) / pf * (d + u) / bw + 2.0 * lat + sum(d.max(table / pf));
     let variants: &[(&str, f64)] = if batch > 16_384.0 {
-        &[("collective, batch 65536", collective)]
+        &[
+            ("collective, batch 65536", collective),
+            ("reduce-scatter, batch 65536", direct),
+        ]
     } else {
-        &[("all-to-all", all_to_all), ("collective", collective)]
+        &[
+            ("all-to-all", all_to_all),
+            ("collective", collective),
+            ("reduce-scatter", direct),
+        ]
     };
     for &(variant, merge) in variants {
         // Every token computed once; a merge after each round (the last one partial).
@@ -462,7 +477,7 @@ fn w2v_batch(
         );
         let sent = if variant == "all-to-all" {
             (pf - 1.0) * d
-        } else if which == "ring" {
+        } else if variant.starts_with("reduce-scatter") || which == "ring" {
             (pf - 1.0) / pf * (d + u)
         } else {
             2.0 * u

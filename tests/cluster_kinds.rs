@@ -12,7 +12,9 @@
 //! The loops: a 1D histogram with two merged buffers (integer counts and a float sum), a
 //! 2D SGD with a buffered bias applied every 16 iterations (`max_delay`, so a step has
 //! several application points), and gradients handed to an AdaGrad apply function that
-//! updates two more arrays on every rank; `sync = "bsp"` and `sync = "hybrid"` replicas; a Gibbs-style reassignment over
+//! updates two more arrays on every rank; `sync = "bsp"` and `sync = "hybrid"` replicas, and
+//! a `sync` table and two buffers large enough to merge by reduce-scatter and all-gather
+//! (issue 28: with 3 processes each sends the others only their segments); a Gibbs-style reassignment over
 //! `tokens.iter_mut()` (a `Vec<u16>` of topics per entry, document counts local, word
 //! counts rotated, topic totals buffered); a scatter through an index array
 //! (reconnaissance), the same with one hot slot that makes a component larger than a
@@ -286,6 +288,48 @@ fn corpus(
     (tokens, ndk, nwk, nk)
 }
 
+/// `sync = "bsp"` over a table large enough (128 KiB) to merge across processes by
+/// reduce-scatter and all-gather: each iteration pulls two rows picked through index
+/// arrays toward each other (word2vec's shape), so a batch changes some rows only.
+#[strads::parallel_for(sync = "bsp", batch = 32)]
+fn sync_rows(
+    a: &DistArray<u32, 1>,
+    b: &DistArray<u32, 1>,
+    emb: &mut DistArray<f32, 2>,
+    dim: usize,
+) {
+    for s in 0..a.len() {
+        let (i, j) = (a[s] as usize, b[s] as usize);
+        let mut dot = 0.0f32;
+        for k in 0..dim {
+            dot += emb[[i, k]] * emb[[j, k]];
+        }
+        let g = 0.05 * (1.0 - dot);
+        for k in 0..dim {
+            let (x, y) = (emb[[i, k]], emb[[j, k]]);
+            emb[[i, k]] += g * y;
+            emb[[j, k]] += g * x;
+        }
+    }
+}
+
+/// Counts and sums over 20,000 slots through write-back buffers large enough to merge by
+/// reduce-scatter and all-gather (a 1-D array, in chunks of 256 elements), several times a
+/// step (`max_delay`).
+#[strads::parallel_for(buffer(counts, sums, max_delay = 500))]
+fn tally(
+    slot: &DistArray<u32, 1>,
+    vals: &DistArray<f32, 1>,
+    counts: &mut DistArray<u32, 1>,
+    sums: &mut DistArray<f32, 1>,
+) {
+    for s in 0..slot.len() {
+        let k = slot[s] as usize;
+        counts[k] += 1;
+        sums[k] += vals[s];
+    }
+}
+
 /// The program under test: each loop called four times, serial code changing its arrays
 /// between calls; the bits after each call.
 /// `sync = "hybrid"`: the threads of a process share one replica, the processes' replicas
@@ -382,7 +426,39 @@ fn program() {
             .collect(),
     )
     .expect("skips");
+    let (pairs, rows, dim) = (3000, 4096, 8);
+    let pa = u32s(
+        (0..pairs as u32)
+            .map(|s| (s * 7919) % rows as u32)
+            .collect(),
+    );
+    let pb = u32s(
+        (0..pairs as u32)
+            .map(|s| (s * 104_729 + 17) % rows as u32)
+            .collect(),
+    );
+    let mut emb = DistArray::<f32, 2>::random([rows, dim], 9);
+    let slots = 20_000;
+    let slot = u32s(
+        (0..m as u32 * 2)
+            .map(|s| (s * 7919 + s / 7) % slots)
+            .collect(),
+    );
+    let tvals = DistArray::<f32, 1>::random([m * 2], 12);
+    let (mut counts, mut tsums) = (
+        DistArray::<u32, 1>::zeros([slots as usize]),
+        DistArray::<f32, 1>::zeros([slots as usize]),
+    );
     for call in 0..4 {
+        sync_rows(&pa, &pb, &mut emb, dim);
+        tally(&slot, &tvals, &mut counts, &mut tsums);
+        println!(
+            "call {call}: sync_rows {:016x} tally {:016x}",
+            digest(&[bits(&emb)]),
+            digest(&[bits(&counts), bits(&tsums)]),
+        );
+        emb[[call, 0]] += 0.5;
+        tsums[call] -= 1.0;
         bump(&mut skips);
         let sk: Vec<u64> = skips
             .iter()
@@ -495,7 +571,7 @@ fn check() -> Result<(), String> {
     for (procs, threads, same) in [("2", "1", "2"), ("3", "1", "3"), ("2", "2", "4")] {
         let (one, _) = run(&[("STRADS_THREADS", same)])?;
         let (many, explain) = run(&[("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)])?;
-        if one.lines().count() != 12 || many != one {
+        if one.lines().count() != 16 || many != one {
             return Err(format!(
                 "{procs} processes x {threads} threads print\n{many}\n{same} threads print\n{one}"
             ));
@@ -528,7 +604,7 @@ fn check_recorded(one: &str) -> Result<(), String> {
         && lines.len() == 2 * n + 1
         && lines[..n] == program[..]
         && lines[n + 1..] == program[..]
-        && lines[n].starts_with("trace: 52 calls, 106692 iterations, ");
+        && lines[n].starts_with("trace: 60 calls, 150692 iterations, ");
     if !good {
         return Err(format!(
             "recorded: 2 processes x 1 thread print\n{procs}\n2 threads print\n{threads}\n\
@@ -546,6 +622,8 @@ fn crossed(explain: &str, procs: &str, threads: &str, same: &str) -> Result<(), 
             "sgd_bias",
             "gradients",
             "sync_sgd",
+            "sync_rows",
+            "tally",
             "hybrid_rows",
             "reassign",
             "scatter",

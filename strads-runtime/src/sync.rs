@@ -297,6 +297,8 @@ impl Turns {
 pub(crate) trait Peers: Sync {
     /// The workers of this process.
     fn local(&self) -> std::ops::Range<usize>;
+    /// The number of processes (each runs as many workers as this one).
+    fn ranks(&self) -> usize;
     /// Before task `(t, w)` runs: waits for the tasks of other processes it comes after and
     /// puts the elements they sent into the arrays.
     fn before(&self, t: usize, w: usize);
@@ -311,6 +313,11 @@ pub(crate) trait Peers: Sync {
     /// process calls it the same number of times per call, in the same order, so the
     /// `n`-th calls meet.
     fn merge(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)>;
+    /// At an application point, like [`merge`](Self::merge) (and counted with it): sends
+    /// `to[r]` to process `r` (`to` has one entry per process; this process's own is
+    /// dropped) and returns what every other process sent this one, `(rank, bytes)` in rank
+    /// order. A collective's round, where each process gets bytes of its own.
+    fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)>;
     /// Stops the job with `message` (something another process sent does not fit).
     fn fail(&self, message: String) -> !;
     /// The lease this call holds on the arrays it reads with parts away (0: none): its

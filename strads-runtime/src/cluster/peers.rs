@@ -106,6 +106,10 @@ impl Peers for RankPeers<'_> {
         self.local.clone()
     }
 
+    fn ranks(&self) -> usize {
+        self.plan.ranks
+    }
+
     fn before(&self, t: usize, w: usize) {
         let t0 = std::time::Instant::now();
         self.session.wait(|core| core.ready(t, w).then_some(()));
@@ -153,6 +157,16 @@ impl Peers for RankPeers<'_> {
             .into_iter()
             .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
             .collect()
+    }
+
+    fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let key = self.merges.fetch_add(1, Relaxed);
+        let t0 = std::time::Instant::now();
+        self.session.with(|core| core.send_merge_each(key, to));
+        let theirs = self.session.wait(|core| core.take_merges(key));
+        self.waited.fetch_add(since(t0), Relaxed);
+        theirs
     }
 
     fn fail(&self, message: String) -> ! {

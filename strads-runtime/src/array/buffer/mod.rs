@@ -18,6 +18,7 @@
 //! share one copy (`shared.rs`), so its results depend on the threads' timing.
 
 mod apply;
+mod collective;
 mod copy;
 pub mod merge;
 mod shared;
@@ -105,9 +106,14 @@ pub struct Buffered<'a, T, const N: usize> {
     zero: Option<T>,
     /// In a call across processes, the partial sums exchanged at the last application point
     /// (this process's and the others', each over its workers' range: a node of the tree),
-    /// which stand for those workers' copies in the tree's sum.
-    partials: Mutex<Vec<(std::ops::Range<usize>, Vec<T>)>>,
+    /// which stand for those workers' copies in the tree's sum: `(workers, first element,
+    /// the sums from there)` (a reduce-scatter's hold its owner's segment only).
+    partials: Mutex<Vec<Partial<T>>>,
 }
+
+/// A node of the merge's tree summed by another process (or this one) for a merge across
+/// processes: `(its workers, the first element it covers, the partial sums from there)`.
+type Partial<T> = (std::ops::Range<usize>, usize, Vec<T>);
 
 /// A `sync` merge over a chunk of elements: `(values, summed differences, copies)`, the
 /// values rewritten in place. Made from an element function by [`Buffered::merged`], so
@@ -412,13 +418,22 @@ where
     /// The executor calls it with every worker parked.
     pub fn apply(&self, parked: &Parked<'_>) {
         self.serve(parked.call());
+        if self.reduce_scatter(parked) {
+            self.settle();
+            return;
+        }
         self.gather(parked);
         self.apply_parked();
     }
 
     /// [`apply`](Self::apply), the caller having checked that the copies' views wait.
     fn apply_parked(&self) {
-        self.merge_copies();
+        self.merge_span(0..self.len);
+        self.settle();
+    }
+
+    /// After a merge: the copies are clean unless a view is still alive.
+    fn settle(&self) {
         if self
             .copies
             .iter()
@@ -428,8 +443,9 @@ where
         }
     }
 
-    /// The merge itself.
-    fn merge_copies(&self) {
+    /// The merge itself, of the elements in `span` (every element, or in a merge across
+    /// processes the segment this process merges for all).
+    fn merge_span(&self, span: std::ops::Range<usize>) {
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         // The replicas: every copy, or in `hybrid` mode one per process.
@@ -455,8 +471,8 @@ where
                 std::mem::take(&mut *self.partials.lock().unwrap_or_else(|e| e.into_inner()));
             let mut summed: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(self.len));
             let mut scratch = Vec::new();
-            for start in (0..self.len).step_by(MERGE_CHUNK) {
-                let end = (start + MERGE_CHUNK).min(self.len);
+            for start in span.clone().step_by(MERGE_CHUNK) {
+                let end = (start + MERGE_CHUNK).min(span.end);
                 let values = &mut base[start..end];
                 summed.clear();
                 summed.extend(
@@ -482,8 +498,8 @@ where
                     let known = |r: &std::ops::Range<usize>| {
                         partials
                             .iter()
-                            .find(|(w, _)| w == r)
-                            .map(|(_, p)| &p[start..end])
+                            .find(|(w, ..)| w == r)
+                            .map(|(_, at, p)| &p[start - at..end - at])
                     };
                     tree::sum(0..n, &mut summed, &leaf, &known, &mut scratch, 0);
                 }
@@ -494,11 +510,12 @@ where
             }
             return;
         }
-        let first = self.copies[0].slice(self.len);
+        let first = &mut self.copies[0].slice(self.len)[span.clone()];
+        let base = &mut base[span.clone()];
         for c in &self.copies[1..] {
             for ((x, &c), &b) in first
                 .iter_mut()
-                .zip(c.slice(self.len).iter())
+                .zip(c.slice(self.len)[span.clone()].iter())
                 .zip(base.iter())
             {
                 *x = wrap::add(*x, wrap::sub(c, b));
@@ -506,7 +523,7 @@ where
         }
         base.copy_from_slice(first);
         for c in &self.copies[1..] {
-            c.slice(self.len).copy_from_slice(base);
+            c.slice(self.len)[span.clone()].copy_from_slice(base);
         }
     }
 

@@ -148,7 +148,7 @@ where
             crate::array::le::put(zeros(), &mut zero_bytes);
             encode(&sum, &zero_bytes, chunk, &mut mine);
             // The merge takes this process's sum from here too, instead of summing again.
-            partials.push((local.clone(), sum));
+            partials.push((local.clone(), 0, sum));
         } else {
             let mut base_bytes = Vec::with_capacity(self.len * size);
             crate::array::le::put(base, &mut base_bytes);
@@ -169,7 +169,7 @@ where
                 let zeros = zeros();
                 let mut sum = zeros.clone();
                 match decode(&bytes, zeros, chunk, size, &mut sum) {
-                    Ok(used) if used == bytes.len() => partials.push((workers, sum)),
+                    Ok(used) if used == bytes.len() => partials.push((workers, 0, sum)),
                     Ok(used) => peers.fail(format!(
                         "the partial sum of buffer `{}` from workers {workers:?} is {} bytes, \
                          {} more than it holds",

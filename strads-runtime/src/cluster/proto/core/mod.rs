@@ -524,6 +524,22 @@ impl Core {
         }
     }
 
+    /// Sends `to[r]` to every other rank `r` at exchange `key` (a collective's round, where
+    /// each rank gets its own bytes); `to[self.rank]` is dropped.
+    pub fn send_merge_each(&mut self, key: u64, to: Vec<Vec<u8>>) {
+        let seq = self.state().seq;
+        let me = self.rank;
+        for (r, data) in to.into_iter().enumerate().filter(|&(r, _)| r != me) {
+            if r < self.size {
+                self.send(Outgoing::Block {
+                    to: r,
+                    msg: Msg::Merge { seq, key },
+                    data,
+                });
+            }
+        }
+    }
+
     /// Every other rank's copies at exchange `key`, in rank order, once all arrived.
     pub fn take_merges(&mut self, key: u64) -> Option<Vec<(usize, Vec<u8>)>> {
         let c = self.call.as_mut().expect("a call has begun");

@@ -1,0 +1,447 @@
+//! A merge across processes as a reduce-scatter and an all-gather: the array's chunks
+//! (rows, or [`FLAT_CHUNK`] elements of a 1-D array) are cut into one contiguous segment
+//! per process; each process sends every other process the part of its workers' copies
+//! (or of their partial sum, `tree.rs`) in that process's segment, merges its own segment
+//! from what it receives, and sends the merged segment to every other process. Each
+//! process sends `2 (P - 1) / P` of a copy's changed bytes, where the all-to-all of
+//! `wire.rs` sends `P - 1` copies, and merges `1 / P` of the elements, where that merges
+//! them all. Each element is still merged by the same tree over the same workers' values
+//! (a segment's owner folds them in the fixed order), so every layout gives the bits of
+//! as many threads in one process.
+//!
+//! It takes two rounds where the all-to-all takes one, so arrays below
+//! [`COLLECTIVE_BYTES`] keep the all-to-all, whose one round is what their merge's time
+//! is made of; `sync = "hybrid"` replicas and apply functions keep it too (every process
+//! hands every summed update to the function).
+
+use std::ops::{Add, Range, Sub};
+
+use super::wire::{FLAT_CHUNK, decode, encode};
+use super::{Buffered, MERGE_CHUNK, tree};
+use crate::array::le;
+use crate::sync::Parked;
+
+/// Arrays of at least this many bytes merge across processes by reduce-scatter and
+/// all-gather; smaller ones by one all-to-all round.
+pub(super) const COLLECTIVE_BYTES: usize = 64 << 10;
+
+/// The elements process `r` of `ranks` merges for all: whole chunks of `chunk` elements,
+/// `chunks` of them covering the `len` elements, dealt out in contiguous runs.
+pub(super) fn segment(
+    r: usize,
+    ranks: usize,
+    chunks: usize,
+    chunk: usize,
+    len: usize,
+) -> Range<usize> {
+    let at = |q: usize| (q * chunks / ranks * chunk).min(len);
+    at(r)..at(r + 1)
+}
+
+impl<T, const N: usize> Buffered<'_, T, N>
+where
+    T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync + 'static,
+{
+    /// In a call across processes, merges the copies by reduce-scatter and all-gather
+    /// (above) and returns `true`; returns `false`, having done nothing, where the
+    /// all-to-all of [`gather`](Self::gather) merges instead (every process takes the same
+    /// way: the rule reads only the array's shape and the layout).
+    pub(super) fn reduce_scatter(&self, parked: &Parked<'_>) -> bool {
+        let Some(peers) = parked.peers() else {
+            return false;
+        };
+        let (ranks, local) = (peers.ranks(), peers.local());
+        // Elements that cannot cross: `gather` says so.
+        let Some(size) = le::wire_size::<T>() else {
+            return false;
+        };
+        let chunk = if N >= 2 {
+            self.len / self.shape[0].max(1)
+        } else {
+            FLAT_CHUNK
+        }
+        .max(1);
+        let chunks = self.len.div_ceil(chunk);
+        if self.hybrid || ranks < 2 || local.is_empty() || chunks < ranks {
+            return false;
+        }
+        if self.len * size < COLLECTIVE_BYTES {
+            return false;
+        }
+        let threads = local.len();
+        let me = local.start / threads;
+        let n = self.copies.len();
+        if ranks * threads != n {
+            peers.fail(format!(
+                "buffer `{}` has {n} copies for {ranks} processes of {threads} workers",
+                self.name
+            ));
+        }
+        let seg = |r: usize| segment(r, ranks, chunks, chunk, self.len);
+        let bytes_of = |r: &Range<usize>| r.start * size..r.end * size;
+        let zero = self.zero;
+        let partial = |r: &Range<usize>| zero.is_some() && r.len() > 1 && tree::is_node(r, n);
+        let mine = seg(me);
+
+        // Round 1: to each process, this one's share of its segment.
+        let mut base_bytes = Vec::with_capacity(self.len * size);
+        let (to, own) = {
+            let _no_with = self.no_with();
+            let base = self.base.slice(self.len);
+            le::put(base, &mut base_bytes);
+            let mut to = vec![Vec::new(); ranks];
+            let mut own = None;
+            if partial(&local) {
+                let zero = zero.expect("a sync buffer's zero");
+                let mut sum = vec![zero; self.len];
+                let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
+                let mut scratch = Vec::new();
+                for start in (0..self.len).step_by(MERGE_CHUNK) {
+                    let end = (start + MERGE_CHUNK).min(self.len);
+                    let leaf = |w: usize, out: &mut [T]| {
+                        tree::difference(out, &copies[w][start..end], &base[start..end])
+                    };
+                    let none = |_: &Range<usize>| -> Option<&[T]> { None };
+                    tree::sum(
+                        local.clone(),
+                        &mut sum[start..end],
+                        &leaf,
+                        &none,
+                        &mut scratch,
+                        0,
+                    );
+                }
+                let mut zero_bytes = Vec::with_capacity(self.len * size);
+                le::put(&vec![zero; self.len], &mut zero_bytes);
+                for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {
+                    let s = seg(r);
+                    encode(&sum[s.clone()], &zero_bytes[bytes_of(&s)], chunk, out);
+                }
+                own = Some(sum[mine.clone()].to_vec());
+            } else {
+                for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {
+                    let s = seg(r);
+                    for slot in &self.copies[local.clone()] {
+                        let copy = &slot.slice(self.len)[s.clone()];
+                        encode(copy, &base_bytes[bytes_of(&s)], chunk, out);
+                    }
+                }
+            }
+            (to, own)
+        };
+        let theirs = peers.exchange(to);
+        let mut partials = Vec::new();
+        {
+            let _no_with = self.no_with();
+            let base = &self.base.slice(self.len)[mine.clone()];
+            for (q, bytes) in theirs {
+                let workers = q * threads..(q + 1) * threads;
+                if q == me || workers.end > n {
+                    peers.fail(format!(
+                        "a merge of buffer `{}` came from process {q} of {ranks}",
+                        self.name
+                    ));
+                }
+                if partial(&workers) {
+                    let zeros = vec![zero.expect("a sync buffer's zero"); mine.len()];
+                    let mut sum = zeros.clone();
+                    match decode(&bytes, &zeros, chunk, size, &mut sum) {
+                        Ok(used) if used == bytes.len() => {
+                            partials.push((workers, mine.start, sum));
+                        }
+                        Ok(used) => peers.fail(format!(
+                            "the partial sum of buffer `{}` from workers {workers:?} is {} \
+                             bytes, {} more than it holds",
+                            self.name,
+                            bytes.len(),
+                            bytes.len() - used
+                        )),
+                        Err(e) => peers.fail(format!(
+                            "the partial sum of buffer `{}` from workers {workers:?} does not \
+                             fit: {e}",
+                            self.name
+                        )),
+                    }
+                    continue;
+                }
+                let mut at = 0;
+                for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
+                    let copy = &mut slot.slice(self.len)[mine.clone()];
+                    match decode(&bytes[at..], base, chunk, size, copy) {
+                        Ok(used) => at += used,
+                        Err(e) => peers.fail(format!(
+                            "the copy of buffer `{}` from worker {w} does not fit: {e}",
+                            self.name
+                        )),
+                    }
+                }
+                if at != bytes.len() {
+                    peers.fail(format!(
+                        "the copies of buffer `{}` from workers {workers:?} are {} bytes, {} \
+                         more than they hold",
+                        self.name,
+                        bytes.len(),
+                        bytes.len() - at
+                    ));
+                }
+            }
+            if let Some(sum) = own {
+                partials.push((local.clone(), mine.start, sum));
+            }
+        }
+        *self.partials.lock().unwrap_or_else(|e| e.into_inner()) = partials;
+        self.merge_span(mine.clone());
+
+        // Round 2: every process's merged segment to every other.
+        let mut out = Vec::new();
+        {
+            let _no_with = self.no_with();
+            let merged = &self.base.slice(self.len)[mine.clone()];
+            encode(merged, &base_bytes[bytes_of(&mine)], chunk, &mut out);
+        }
+        let theirs = peers.exchange(vec![out; ranks]);
+        let _no_with = self.no_with();
+        let base = self.base.slice(self.len);
+        for (q, bytes) in theirs {
+            let s = seg(q);
+            // Decoded against the last merge's value (still this segment's base here) into
+            // worker 0's copy, then set as the value of every copy.
+            let first = &mut self.copies[0].slice(self.len)[s.clone()];
+            match decode(&bytes, &base[s.clone()], chunk, size, first) {
+                Ok(used) if used == bytes.len() => {}
+                Ok(used) => peers.fail(format!(
+                    "the merged segment of buffer `{}` from process {q} is {} bytes, {} more \
+                     than it holds",
+                    self.name,
+                    bytes.len(),
+                    bytes.len() - used
+                )),
+                Err(e) => peers.fail(format!(
+                    "the merged segment of buffer `{}` from process {q} does not fit: {e}",
+                    self.name
+                )),
+            }
+            base[s.clone()].copy_from_slice(first);
+            for c in &self.copies[1..] {
+                c.slice(self.len)[s.clone()].copy_from_slice(&base[s.clone()]);
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::array::DistArray;
+    use crate::sync::Peers;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Condvar, Mutex};
+
+    /// Processes as threads: each exchange's bytes wait in a shared mailbox under `(key,
+    /// from, to)`.
+    #[derive(Default)]
+    struct Hub {
+        boxes: Mutex<HashMap<(u64, usize, usize), Vec<u8>>>,
+        cv: Condvar,
+    }
+
+    struct Fake<'h> {
+        hub: &'h Hub,
+        rank: usize,
+        ranks: usize,
+        threads: usize,
+        key: AtomicU64,
+        /// Bytes this process sent, and the rounds of each kind.
+        sent: AtomicU64,
+        all_to_all: AtomicU64,
+        exchanges: AtomicU64,
+    }
+
+    impl Fake<'_> {
+        fn trade(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
+            let key = self.key.fetch_add(1, Ordering::Relaxed);
+            let mut boxes = self.hub.boxes.lock().unwrap();
+            for (r, bytes) in to.into_iter().enumerate().filter(|&(r, _)| r != self.rank) {
+                self.sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                boxes.insert((key, self.rank, r), bytes);
+            }
+            self.hub.cv.notify_all();
+            let mut got = Vec::new();
+            for q in (0..self.ranks).filter(|&q| q != self.rank) {
+                loop {
+                    if let Some(b) = boxes.remove(&(key, q, self.rank)) {
+                        got.push((q, b));
+                        break;
+                    }
+                    boxes = self.hub.cv.wait(boxes).unwrap();
+                }
+            }
+            got
+        }
+    }
+
+    impl Peers for Fake<'_> {
+        fn local(&self) -> Range<usize> {
+            self.rank * self.threads..(self.rank + 1) * self.threads
+        }
+        fn ranks(&self) -> usize {
+            self.ranks
+        }
+        fn before(&self, _: usize, _: usize) {}
+        fn after(&self, _: usize, _: usize) {}
+        fn barrier(&self, _: usize) {}
+        fn merge(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
+            self.all_to_all.fetch_add(1, Ordering::Relaxed);
+            let t = self.threads;
+            self.trade(vec![mine; self.ranks])
+                .into_iter()
+                .map(|(q, b)| (q * t..(q + 1) * t, b))
+                .collect()
+        }
+        fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
+            self.exchanges.fetch_add(1, Ordering::Relaxed);
+            self.trade(to)
+        }
+        fn fail(&self, message: String) -> ! {
+            panic!("{message}")
+        }
+    }
+
+    /// What worker `w` adds to its copy in round `k`: a few rows (or elements), with
+    /// values whose sum depends on the order they are added in.
+    /// With `shared`, every worker touches the same elements.
+    fn touch<const N: usize>(
+        w: usize,
+        k: usize,
+        shared: bool,
+        c: &mut crate::array::buffer::CopyView<'_, f32, N>,
+    ) {
+        let s = c.as_mut_slice();
+        let len = s.len();
+        let spread = if shared { 0 } else { w * 7919 };
+        for j in 0..40 {
+            let e = (spread + k * 104_729 + j * 613) % len;
+            s[e] += if j % 2 == 0 { 1e7 } else { 0.3 + w as f32 };
+        }
+    }
+
+    /// Two application points of a buffer of `shape` merged by `workers` in one process,
+    /// and by `ranks` processes of `workers / ranks` each: the final bits, each process's
+    /// bytes sent, and its rounds (all-to-all, exchanges).
+    fn merged<const N: usize>(
+        shape: [usize; N],
+        sync: bool,
+        shared: bool,
+        ranks: usize,
+        workers: usize,
+    ) -> (Vec<u32>, Vec<(u64, u64, u64)>) {
+        let init = DistArray::<f32, N>::random(shape, 5);
+        let run = |peers: Option<&Fake<'_>>| {
+            let mut a = init.clone();
+            let b = Buffered::new(&mut a, workers);
+            let b = if sync { b.averaged() } else { b };
+            let local = peers.map_or(0..workers, |p| p.local());
+            for k in 0..2 {
+                for w in local.clone() {
+                    b.with(w, |c| touch(w, k, shared, c));
+                }
+                let dyn_peers = peers.map(|p| p as &dyn Peers);
+                b.apply(&Parked::next(7, dyn_peers));
+            }
+            b.finish();
+            a.as_slice()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect::<Vec<u32>>()
+        };
+        let alone = run(None);
+        let hub = Hub::default();
+        let threads = workers / ranks;
+        let fakes: Vec<Fake<'_>> = (0..ranks)
+            .map(|rank| Fake {
+                hub: &hub,
+                rank,
+                ranks,
+                threads,
+                key: AtomicU64::new(0),
+                sent: AtomicU64::new(0),
+                all_to_all: AtomicU64::new(0),
+                exchanges: AtomicU64::new(0),
+            })
+            .collect();
+        let results: Vec<Vec<u32>> = std::thread::scope(|s| {
+            let hs: Vec<_> = fakes.iter().map(|f| s.spawn(|| run(Some(f)))).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for (r, bits) in results.iter().enumerate() {
+            assert!(
+                *bits == alone,
+                "process {r} of {ranks} differs from one process"
+            );
+        }
+        let stats = fakes
+            .iter()
+            .map(|f| {
+                (
+                    f.sent.load(Ordering::Relaxed),
+                    f.all_to_all.load(Ordering::Relaxed),
+                    f.exchanges.load(Ordering::Relaxed),
+                )
+            })
+            .collect();
+        (alone, stats)
+    }
+
+    #[test]
+    fn processes_merge_by_reduce_scatter_to_the_bits_of_one_process() {
+        // 4096 rows of 8 f32 (128 KiB): reduce-scatter and all-gather, two exchanges a
+        // merge; plain buffers and `sync` replicas, one and two workers a process (two: a
+        // process's workers form a node of the tree and send its partial sum).
+        for sync in [false, true] {
+            for (ranks, workers) in [(2, 2), (3, 3), (4, 4), (2, 4), (3, 6)] {
+                let (_, stats) = merged([4096, 8], sync, false, ranks, workers);
+                for &(_, all_to_all, exchanges) in &stats {
+                    assert_eq!((all_to_all, exchanges), (0, 4), "{ranks} x {workers}");
+                }
+            }
+        }
+        // A 1-D array in chunks of 256 elements.
+        let (_, stats) = merged([40_000], true, false, 3, 3);
+        assert!(stats.iter().all(|s| s.1 == 0 && s.2 == 4));
+        // Below `COLLECTIVE_BYTES`: one all-to-all round a merge.
+        let (_, stats) = merged([1000, 8], true, false, 3, 3);
+        assert!(stats.iter().all(|s| s.1 == 2 && s.2 == 0));
+    }
+
+    #[test]
+    fn reduce_scatter_sends_less_than_the_all_to_all() {
+        // Four processes whose workers change the same 40 rows: the all-to-all would send
+        // each process's changed rows to three others; the collective sends 3/4 of them
+        // and 3/4 of the merged rows, half as many bytes (and a map of 128 rows a process).
+        let (_, stats) = merged([4096, 8], true, true, 4, 4);
+        // Two merges, each of 40 changed rows of 8 f32 and a map of 4096 rows, to three
+        // processes.
+        let all_to_all = 2 * 3 * (40 * 8 * 4 + 4096 / 8);
+        for &(sent, ..) in &stats {
+            assert!(
+                (sent as usize) < all_to_all * 6 / 10,
+                "a process sent {sent} bytes, the all-to-all {all_to_all}"
+            );
+        }
+    }
+
+    #[test]
+    fn segments_are_whole_chunks_covering_the_array_once() {
+        // 10 rows of 3 elements over 4 processes: 2, 3, 2, 3 rows.
+        let segs: Vec<_> = (0..4).map(|r| segment(r, 4, 10, 3, 30)).collect();
+        assert_eq!(segs, vec![0..6, 6..15, 15..21, 21..30]);
+        // A 1-D array whose last chunk is short.
+        let segs: Vec<_> = (0..3).map(|r| segment(r, 3, 5, 256, 1100)).collect();
+        assert_eq!(segs, vec![0..256, 256..768, 768..1100]);
+        // As many chunks as processes: one each.
+        let segs: Vec<_> = (0..2).map(|r| segment(r, 2, 2, 256, 300)).collect();
+        assert_eq!(segs, vec![0..256, 256..300]);
+    }
+}
