@@ -155,6 +155,38 @@ fn reassign(
     }
 }
 
+/// `reassign` that also reads an array of `bool`, which cannot cross processes: the same
+/// plan (so the same entries on every rank), run on the driver's threads, whose values
+/// left on the ranks by the call before come home first.
+#[strads::parallel_for(buffer(nk), expect = "2d")]
+fn reassign_gated(
+    tokens: &mut SparseArray<Vec<u16>, 2>,
+    ndk: &mut DistArray<i32, 2>,
+    nwk: &mut DistArray<i32, 2>,
+    nk: &mut DistArray<i32, 1>,
+    gate: &DistArray<bool, 1>,
+    seed: u64,
+) {
+    let k: usize = nk.shape()[0];
+    for ([d, w], zs) in tokens.iter_mut() {
+        let mut rng = IterRng::new(seed, &[d as u64, w as u64]);
+        for z in zs.iter_mut() {
+            let old = *z as usize;
+            if !gate[0] {
+                continue;
+            }
+            ndk[[d, old]] -= 1;
+            nwk[[w, old]] -= 1;
+            nk[old] -= 1;
+            let new = rng.below(k);
+            *z = new as u16;
+            ndk[[d, new]] += 1;
+            nwk[[w, new]] += 1;
+            nk[new] += 1;
+        }
+    }
+}
+
 /// Moves slots of `w` through an index array (reconnaissance: a subscript read from
 /// data).
 #[strads::parallel_for(expect = "reconnaissance")]
@@ -376,6 +408,7 @@ fn program() {
         DistArray::<f32, 1>::zeros([d]),
     );
     let (mut tokens, mut ndk, mut nwk, mut nk) = corpus(6);
+    let gate = DistArray::from_vec([1], vec![true]).expect("a gate");
     let mut cells = SparseArray::from_entries(
         [4, 4],
         (0..8)
@@ -485,6 +518,19 @@ fn program() {
         sync_sgd(&x, &y, &mut ws, d);
         hybrid_rows(&x, &mut hr);
         reassign(&mut tokens, &mut ndk, &mut nwk, &mut nk, call as u64);
+        // Across processes the values stay on the ranks: the next call finds them there,
+        // the gated one (on the driver's threads) brings them home first, the one after
+        // sends them again.
+        reassign(&mut tokens, &mut ndk, &mut nwk, &mut nk, 100 + call as u64);
+        reassign_gated(
+            &mut tokens,
+            &mut ndk,
+            &mut nwk,
+            &mut nk,
+            &gate,
+            200 + call as u64,
+        );
+        reassign(&mut tokens, &mut ndk, &mut nwk, &mut nk, 300 + call as u64);
         scale(&mut cells, 1.5);
         let topics: Vec<u64> = tokens
             .iter()
@@ -604,7 +650,7 @@ fn check_recorded(one: &str) -> Result<(), String> {
         && lines.len() == 2 * n + 1
         && lines[..n] == program[..]
         && lines[n + 1..] == program[..]
-        && lines[n].starts_with("trace: 60 calls, 150692 iterations, ");
+        && lines[n].starts_with("trace: 72 calls, 158300 iterations, ");
     if !good {
         return Err(format!(
             "recorded: 2 processes x 1 thread print\n{procs}\n2 threads print\n{threads}\n\
@@ -660,13 +706,28 @@ fn crossed(explain: &str, procs: &str, threads: &str, same: &str) -> Result<(), 
             "strads cluster bump: runs on the driver's threads as the job's {same} workers \
              (its values do not cross processes exactly ("
         );
-        let said = alone.len() == 2
+        let gated = format!(
+            "strads cluster reassign_gated: runs on the driver's threads as the job's {same} \
+             workers (array 4 has elements that cannot cross processes (numbers only))"
+        );
+        let said = alone.len() == 3
             && alone[0].starts_with(&skips)
             && alone[0].ends_with("values must come back from serde's encoding as they were)")
-            && alone[1] == why;
+            && alone[1] == gated
+            && alone[2] == why;
         if !said {
             return Err(format!(
-                "only `bump` and `scale` should run on the driver alone, saying why:\n{explain}"
+                "only `reassign_gated`, `bump` and `scale` should run on the driver alone, \
+                 saying why:\n{explain}"
+            ));
+        }
+        // The values of `reassign`'s entries stay on the ranks between its calls.
+        let kept = "strads cluster reassign: its values stay on the ranks that run their \
+                    entries between calls (a call with the same entries on every rank sends \
+                    none)";
+        if !explain.lines().any(|l| l == kept) {
+            return Err(format!(
+                "reassign's values did not stay on the ranks:\n{explain}"
             ));
         }
     }

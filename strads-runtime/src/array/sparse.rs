@@ -1,7 +1,7 @@
 //! [`SparseArray`]: the coordinate-list array most loops iterate.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use super::cache::PlanCache;
 use super::fresh_id;
@@ -36,6 +36,27 @@ pub struct SparseArray<T, const N: usize> {
     pub(crate) forget: crate::array::away::Forget,
     /// Whether the entries are in index order, found once (the keys never change).
     sorted: OnceLock<bool>,
+    /// On a cluster job's driver, after an `iter_mut()` call that crossed processes: the
+    /// values of the entries other ranks ran stay there (`entries` is unset meanwhile).
+    values_away: Option<ValuesAway<T, N>>,
+}
+
+/// Values of a sparse array that other processes hold (an `iter_mut()` loop's, kept on
+/// the ranks that ran their entries), and how to bring them home.
+pub(crate) trait AwayValues<T>: Send + Sync {
+    /// Puts the values the other ranks hold into `values` (the array's, by entry), the
+    /// others left as they are. Fails the job when a rank cannot give them.
+    fn bring_home(&self, values: &mut [T]);
+    /// As `Any`, to take it back with its type.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
+/// An array whose values are partly away: its indices, the values this process holds
+/// (the others' entries hold placeholders), and the values away.
+struct ValuesAway<T, const N: usize> {
+    keys: Vec<[u32; N]>,
+    here: Mutex<Option<Vec<T>>>,
+    away: Box<dyn AwayValues<T>>,
 }
 
 /// A sparse array's entries: indices and values.
@@ -91,6 +112,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             cache: PlanCache::default(),
             forget,
             sorted: OnceLock::from(sorted),
+            values_away: None,
         }
     }
 
@@ -103,9 +125,23 @@ impl<T, const N: usize> SparseArray<T, N> {
     }
 
     /// The entries, brought home first when the array is spread: every rank sends its part
-    /// (the cost of a whole copy on this process).
+    /// (the cost of a whole copy on this process); or when an `iter_mut()` call left
+    /// values on other ranks: each sends those it holds.
     fn home(&self) -> &Entries<T, N> {
         self.entries.get_or_init(|| {
+            if let Some(va) = &self.values_away {
+                let mut values = va
+                    .here
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                    .expect("the values held here, until they are all home");
+                va.away.bring_home(&mut values);
+                return Entries {
+                    keys: va.keys.clone(),
+                    values,
+                };
+            }
             let spread = self
                 .spread
                 .as_ref()
@@ -123,7 +159,48 @@ impl<T, const N: usize> SparseArray<T, N> {
     fn home_mut(&mut self) -> &mut Entries<T, N> {
         self.home();
         self.spread = None;
+        self.values_away = None;
         self.entries.get_mut().expect("brought home")
+    }
+
+    /// After an `iter_mut()` call that crossed processes: the values of the entries other
+    /// ranks ran stay there (`away` brings them home when something reads them).
+    pub(crate) fn leave_values(&mut self, away: Box<dyn AwayValues<T>>) {
+        let e = self.home_mut();
+        let (keys, values) = (std::mem::take(&mut e.keys), std::mem::take(&mut e.values));
+        self.entries = OnceLock::new();
+        self.values_away = Some(ValuesAway {
+            keys,
+            here: Mutex::new(Some(values)),
+            away,
+        });
+    }
+
+    /// The values still away, if any, their place in the array taken by placeholders
+    /// (nothing is fetched): for the next `iter_mut()` call, which may leave them where
+    /// they are or bring them home itself.
+    pub(crate) fn take_away_values(&mut self) -> Option<Box<dyn AwayValues<T>>> {
+        let va = self.values_away.take()?;
+        if self.entries.get().is_some() {
+            // Brought home already (by a read).
+            return None;
+        }
+        let values = va
+            .here
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner())
+            .expect("the values held here");
+        self.entries = OnceLock::from(Entries {
+            keys: va.keys,
+            values,
+        });
+        Some(va.away)
+    }
+
+    /// Whether an `iter_mut()` call left values of this array on other ranks (not yet
+    /// brought home).
+    pub fn values_away(&self) -> bool {
+        self.values_away.is_some() && self.entries.get().is_none()
     }
 
     /// Brings a spread array's entries home now (what serial code reading it does
@@ -230,7 +307,7 @@ impl<T, const N: usize> SparseArray<T, N> {
 
     /// Whether the entries are in index order.
     pub fn is_sorted(&self) -> bool {
-        *self.sorted.get_or_init(|| self.home().keys.is_sorted())
+        *self.sorted.get_or_init(|| self.raw_keys().is_sorted())
     }
 
     /// The stored values in order.
@@ -265,11 +342,17 @@ impl<T, const N: usize> SparseArray<T, N> {
             cache: PlanCache::default(),
             forget: Default::default(),
             sorted: OnceLock::new(),
+            values_away: None,
         }
     }
 
+    /// The indices (never fetched: values left on other ranks stay there).
     pub(crate) fn raw_keys(&self) -> &[[u32; N]] {
-        &self.home().keys
+        match (self.entries.get(), &self.values_away) {
+            (Some(e), _) => &e.keys,
+            (None, Some(va)) => &va.keys,
+            (None, None) => &self.home().keys,
+        }
     }
 }
 
@@ -287,6 +370,7 @@ impl<T, const N: usize> fmt::Debug for SparseArray<T, N> {
             .field("shape", &self.shape)
             .field("nnz", &self.nnz)
             .field("spread", &self.is_spread())
+            .field("values_away", &self.values_away())
             .field("id", &self.id)
             .finish_non_exhaustive()
     }

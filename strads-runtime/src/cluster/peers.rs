@@ -149,7 +149,8 @@ impl Peers for RankPeers<'_> {
         use std::sync::atomic::Ordering::Relaxed;
         let key = self.merges.fetch_add(1, Relaxed);
         let t0 = std::time::Instant::now();
-        self.session.with(|core| core.send_merge(key, &mine));
+        let to = vec![mine; self.plan.ranks];
+        self.session.with(|core| core.send_merge_each(key, to));
         let theirs = self.session.wait(|core| core.take_merges(key));
         self.waited.fetch_add(since(t0), Relaxed);
         let threads = self.local.len();

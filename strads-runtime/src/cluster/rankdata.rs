@@ -11,6 +11,9 @@ pub trait ValuesWire: Sync {
     fn out(&self, rank: usize) -> Vec<u8>;
     /// Driver: what rank `rank` sent back after its tasks ran.
     fn back(&self, rank: usize, bytes: Vec<u8>);
+    /// Driver: the call runs in this process alone after all: values an earlier call left
+    /// on other ranks come home into the tasks' chunks first.
+    fn home(&self) {}
 }
 
 /// The blocks of a call's sparse iteration space.

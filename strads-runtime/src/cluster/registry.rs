@@ -226,12 +226,14 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                     let (n, bytes) = store.held();
                     let (sets, block_bytes) = super::store::blocks_held();
                     let (parts, part_bytes) = super::spread::held();
+                    let values = super::store::values_held();
                     crate::log::say!(
                         Explain,
                         "strads cluster: this rank holds {n} arrays ({bytes} bytes) of the \
                          driver's at the end, {sets} sets of blocks of sparse spaces \
-                         ({block_bytes} bytes as sent or traded), and {parts} parts of data \
-                         made in place ({part_bytes} bytes)"
+                         ({block_bytes} bytes as sent or traded), {parts} parts of data \
+                         made in place ({part_bytes} bytes), and {values} bytes of \
+                         `iter_mut()` values kept"
                     );
                     let (seen, peak) = store.seen();
                     let each: Vec<String> = seen

@@ -128,12 +128,64 @@ pub(crate) fn kept_blocks(name: &str, key: u64) -> Option<std::sync::Arc<dyn Any
         .map(|(_, _, _, b, _)| b.clone())
 }
 
-/// Drops the blocks kept of the driver's array `id` (the driver dropped it).
+/// Drops the blocks and values kept of the driver's array `id` (the driver dropped it).
 pub(crate) fn forget_blocks(id: u64) {
     BLOCKS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .retain(|(_, _, a, ..)| *a != id);
+    VALUES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(a, ..)| *a != id);
+}
+
+/// The id under which a worker's kept `iter_mut()` values of the driver's array `id` are
+/// fetched (the driver's array ids count up from 1 and never reach this bit).
+pub(crate) const VALUES_BIT: u64 = 1 << 63;
+
+/// A worker's `iter_mut()` values kept between calls, with their type (`itermut`'s).
+pub(crate) trait KeptValues: Send {
+    /// Their encoding, for the driver fetching them.
+    fn encode(&self) -> Result<Vec<u8>, String>;
+    /// Bytes they hold in memory (about).
+    fn bytes(&self) -> u64;
+    /// As `Any`, to take them back with their type.
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
+}
+
+/// The values kept, by the driver's array id, with the fingerprint of the entries they
+/// belong to (in this rank's tasks' order).
+type Values = Vec<(u64, u64, Box<dyn KeptValues>)>;
+static VALUES: std::sync::Mutex<Values> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps the values of this rank's entries of the driver's array `id` (`fingerprint`:
+/// which entries, in which order), replacing what was kept of it.
+pub(crate) fn keep_values(id: u64, fingerprint: u64, values: Box<dyn KeptValues>) {
+    let mut kept = VALUES.lock().unwrap_or_else(|e| e.into_inner());
+    kept.retain(|(a, ..)| *a != id);
+    kept.push((id, fingerprint, values));
+}
+
+/// Takes the values kept of the driver's array `id`, if they belong to the entries
+/// `fingerprint` names; `Err` says what is kept instead.
+pub(crate) fn take_kept_values(id: u64, fingerprint: u64) -> Result<Box<dyn KeptValues>, String> {
+    let mut kept = VALUES.lock().unwrap_or_else(|e| e.into_inner());
+    match kept.iter().position(|(a, ..)| *a == id) {
+        Some(i) if kept[i].1 == fingerprint => Ok(kept.swap_remove(i).2),
+        Some(i) => Err(format!(
+            "the values kept here belong to other entries (fingerprint {:016x}, asked for \
+             {fingerprint:016x})",
+            kept[i].1
+        )),
+        None => Err("no values are kept here".into()),
+    }
+}
+
+/// The bytes of values kept, over every array.
+pub(crate) fn values_held() -> u64 {
+    let kept = VALUES.lock().unwrap_or_else(|e| e.into_inner());
+    kept.iter().map(|k| k.2.bytes()).sum()
 }
 
 /// A worker's copies of the driver's arrays, by the driver's array id.
@@ -231,8 +283,17 @@ impl Store {
         (each, self.peak)
     }
 
-    /// The elements of `region` of the driver's array `id` (a fetch of parts left here).
+    /// The elements of `region` of the driver's array `id` (a fetch of parts left here);
+    /// for `id | VALUES_BIT`, the `iter_mut()` values kept of it, whole.
     pub fn read(&self, id: u64, region: &Region) -> Result<Vec<u8>, String> {
+        if id & VALUES_BIT != 0 {
+            let kept = VALUES.lock().unwrap_or_else(|e| e.into_inner());
+            return kept
+                .iter()
+                .find(|(a, ..)| *a == id ^ VALUES_BIT)
+                .ok_or_else(|| format!("no values of array {} are kept here", id ^ VALUES_BIT))
+                .and_then(|k| k.2.encode());
+        }
         match self.arrays.get(&id) {
             Some((_, a)) => a.read_region(region),
             None => Err(format!("array {id} is not kept here")),

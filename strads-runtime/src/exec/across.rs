@@ -234,6 +234,9 @@ where
         for a in ship.arrays.iter().filter(|a| a.is_away()) {
             a.bring_home();
         }
+        if let Some(v) = ship.values {
+            v.home();
+        }
         let steps = threads::execute(base, f);
         state.ran_at(Where::Driver, len, t.elapsed().as_nanos() as u64);
         return Some(steps);

@@ -484,7 +484,13 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         };
         let steps = match crossed {
             Some(steps) => steps,
-            None => threads::execute(&exec, f),
+            None => {
+                // `iter_mut()` values an earlier call left on other ranks come home first.
+                if let Some(v) = self.call.ship.as_ref().and_then(|s| s.values) {
+                    v.home();
+                }
+                threads::execute(&exec, f)
+            }
         };
         if let Some(plan) = &self.plan {
             self.call.push_trace(&plan.summary, &plan.schedule, steps);

@@ -36,6 +36,8 @@ pub struct LoopState {
     explained: AtomicBool,
     /// Whether the cluster line was printed.
     cluster_explained: AtomicBool,
+    /// Whether `explain_kept` said its line.
+    kept_explained: AtomicBool,
     /// What the cost model measured and chose for the loop's calls.
     cost: super::cost::Cost,
 }
@@ -58,6 +60,7 @@ impl LoopState {
             plans: Mutex::new(Vec::new()),
             explained: AtomicBool::new(false),
             cluster_explained: AtomicBool::new(false),
+            kept_explained: AtomicBool::new(false),
             cost: super::cost::Cost::new(),
         }
     }
@@ -97,6 +100,19 @@ impl LoopState {
     pub(crate) fn explain_cluster(&self, line: impl FnOnce() -> String) {
         if crate::config::explains() && !self.cluster_explained.swap(true, Ordering::Relaxed) {
             crate::log::say!(Explain, "strads cluster {}: {}", self.spec.name, line());
+        }
+    }
+
+    /// Under `STRADS_EXPLAIN=1`, says once that a call of this `iter_mut()` loop found its
+    /// values where the last call left them, on the ranks that run their entries.
+    pub(crate) fn explain_kept(&self) {
+        if crate::config::explains() && !self.kept_explained.swap(true, Ordering::Relaxed) {
+            crate::log::say!(
+                Explain,
+                "strads cluster {}: its values stay on the ranks that run their entries \
+                 between calls (a call with the same entries on every rank sends none)",
+                self.spec.name
+            );
         }
     }
 

@@ -4,6 +4,8 @@
 //! runs gets its chunk, and afterwards (or after a panic) every value goes back. All safe:
 //! `split_at_mut` is what keeps two workers from ever sharing a value.
 
+mod kept;
+mod ranks;
 mod raw;
 
 use std::fmt;
@@ -170,6 +172,14 @@ pub struct ValuesCodec<T> {
     exact: bool,
 }
 
+impl<T> Clone for ValuesCodec<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for ValuesCodec<T> {}
+
 impl<T> fmt::Debug for ValuesCodec<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ValuesCodec")
@@ -243,20 +253,52 @@ impl<T> ProbeValuesNone<T> for &ValuesProbe<T> {
 
 /// Where this process stands in a call across processes: its rank, the ranks and the
 /// worker threads per rank.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 struct Layout {
     rank: usize,
     ranks: usize,
     threads: usize,
 }
 
-/// The driver's values for the other ranks, and what they send back.
-struct ValuesOut {
+/// The driver's values for the other ranks (or notes that they keep them), and what they
+/// send back; with the values an earlier call left on them (`kept`), how to bring those
+/// home into the tasks' chunks (`slots`, task `k`'s at `slot_of[k]`) if the call runs here
+/// alone after all.
+struct ValuesOut<'x, 'c, T> {
     out: Mutex<Vec<Vec<u8>>>,
     back: Mutex<Vec<(usize, Vec<u8>)>>,
+    kept: Option<&'x kept::Kept<T>>,
+    slots: &'x [Mutex<Option<&'c mut [T]>>],
+    slot_of: &'x [usize],
+    came_home: std::sync::atomic::AtomicBool,
 }
 
-impl crate::cluster::call::ValuesWire for ValuesOut {
+impl<T: Default + Send + Sync> crate::cluster::call::ValuesWire for ValuesOut<'_, '_, T> {
+    fn home(&self) {
+        let Some(k) = self.kept else {
+            return;
+        };
+        if self
+            .came_home
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        for r in 1..k.layout.ranks {
+            k.fetch(r, |task, chunk| {
+                let mut slot = self.slots[self.slot_of[task]]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                let dest = slot
+                    .as_mut()
+                    .expect("values come home before the tasks run");
+                for (d, v) in dest.iter_mut().zip(chunk) {
+                    *d = v;
+                }
+            });
+        }
+    }
+
     fn out(&self, rank: usize) -> Vec<u8> {
         let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
         out.get_mut(rank - 1)
@@ -270,89 +312,6 @@ impl crate::cluster::call::ValuesWire for ValuesOut {
             .unwrap_or_else(|e| e.into_inner())
             .push((rank, bytes));
     }
-}
-
-/// The chunks of `ordered` that `rank`'s tasks own (`tasks`: each task's worker and
-/// range, in the serial order), encoded one after another.
-fn encode_rank<T>(
-    codec: &ValuesCodec<T>,
-    ordered: &[T],
-    tasks: &[(usize, (usize, usize))],
-    layout: Layout,
-    rank: usize,
-) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
-        (codec.encode)(&ordered[lo..hi], &mut out)?;
-    }
-    Ok(out)
-}
-
-/// The driver's values for `rank`, encoded and checked to come back exactly: decoded into
-/// a copy of its chunks and encoded again, they must give the same bytes (a value postcard
-/// cannot carry faithfully, such as serde's `skip_serializing_if`, `untagged` or
-/// `flatten`, fails here, before the call, instead of giving other values on the rank).
-fn encode_checked<T: Default + 'static>(
-    codec: &ValuesCodec<T>,
-    ordered: &[T],
-    tasks: &[(usize, (usize, usize))],
-    layout: Layout,
-    rank: usize,
-) -> Result<Vec<u8>, String> {
-    thread_local! {
-        /// Values decoded for the check, kept from call to call: a `Vec` value decodes into
-        /// the allocation it had (`deserialize_in_place`).
-        static SCRATCH: std::cell::RefCell<Option<Box<dyn std::any::Any>>> =
-            const { std::cell::RefCell::new(None) };
-    }
-    let mut copy: Vec<T> = SCRATCH
-        .with(|s| s.borrow_mut().take())
-        .and_then(|b| b.downcast::<Vec<T>>().ok())
-        .map_or_else(Vec::new, |b| *b);
-    let mut out = Vec::new();
-    let mut again = Vec::new();
-    let mut checked = Ok(());
-    for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
-        let start = out.len();
-        (codec.encode)(&ordered[lo..hi], &mut out)?;
-        copy.resize_with(hi - lo, T::default);
-        let mut rest = &out[start..];
-        checked = (codec.decode)(&mut rest, &mut copy);
-        if checked.is_err() {
-            break;
-        }
-        again.clear();
-        (codec.encode)(&copy, &mut again)?;
-        if !rest.is_empty() || again[..] != out[start..] {
-            checked = Err("values that decode to other values".into());
-            break;
-        }
-    }
-    SCRATCH.with(|s| *s.borrow_mut() = Some(Box::new(copy)));
-    checked.map(|()| out)
-}
-
-/// Puts what `rank` sent ([`encode_rank`]) into its tasks' chunks of `ordered`.
-fn decode_rank<T>(
-    codec: &ValuesCodec<T>,
-    ordered: &mut [T],
-    tasks: &[(usize, (usize, usize))],
-    layout: Layout,
-    rank: usize,
-    bytes: &[u8],
-) -> Result<(), String> {
-    let mut rest = bytes;
-    for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
-        (codec.decode)(&mut rest, &mut ordered[lo..hi])
-            .map_err(|e| format!("values that do not decode: {e}"))?;
-    }
-    if !rest.is_empty() {
-        return Err(format!(
-            "{} bytes after the values of its tasks",
-            rest.len()
-        ));
-    }
-    Ok(())
 }
 
 impl Call<'_> {
@@ -395,6 +354,7 @@ impl Call<'_> {
         let mut order: Vec<u32> = Vec::new();
         let mut bounds: Vec<Option<(usize, usize)>> = vec![None; sched.steps.len() * p];
         let mut tasks: Vec<(usize, (usize, usize))> = Vec::new();
+        let mut slot_of: Vec<usize> = Vec::new();
         for (t, w, task) in sched.serial_order() {
             let start = order.len();
             match task.unit {
@@ -406,6 +366,7 @@ impl Call<'_> {
             }
             bounds[t * p + w] = Some((start, order.len()));
             tasks.push((w, (start, order.len())));
+            slot_of.push(t * p + w);
         }
         // In a cluster job: a worker serving the driver's call, or the driver of a call
         // that may cross (the values must serialize).
@@ -415,7 +376,7 @@ impl Call<'_> {
             ranks: sv.session().size(),
             threads: sv.msg().threads,
         });
-        let driving = match job.side() {
+        let (driving, session) = match job.side() {
             crate::exec::Side::Driver(s) if job.ships() => {
                 let s = *s;
                 if codec.is_none() {
@@ -426,18 +387,44 @@ impl Call<'_> {
                         "its values do not serialize (derive serde's Serialize and Deserialize \
                          for them)",
                     );
-                    None
+                    (None, None)
                 } else {
-                    Some(Layout {
+                    let l = Layout {
                         rank: 0,
                         ranks: s.size(),
                         threads: s.threads,
-                    })
+                    };
+                    (Some(l), Some(s))
                 }
             }
-            _ => None,
+            _ => (None, None),
         };
+        // Values an earlier call left on the other ranks stay there when this call may
+        // cross with the same entries on every rank; otherwise they come home now.
+        let away: Option<Box<kept::Kept<T>>> = array.take_away_values().map(|a| {
+            a.into_any()
+                .downcast::<kept::Kept<T>>()
+                .unwrap_or_else(|_| unreachable!("only `Kept` leaves values away"))
+        });
+        let fingerprints = driving.map(|l| kept::fingerprints(&order, &tasks, l));
         let mut values = array.take_values();
+        let away = match away {
+            Some(a)
+                if Some(a.layout) == driving && Some(&a.fingerprints) == fingerprints.as_ref() =>
+            {
+                Some(a)
+            }
+            Some(a) => {
+                crate::array::AwayValues::bring_home(&*a, &mut values);
+                None
+            }
+            None => None,
+        };
+        // The driver's array id, on a worker (under which its values are kept).
+        let driver_id = served
+            .as_ref()
+            .and_then(|sv| sv.msg().arrays.get(state.spec().space_array()?))
+            .map_or(0, |m| m.id);
         let keys_wire = crate::cluster::wire::KeysWire(&*array);
         let outcome = {
             let keys = Keys(&*array);
@@ -448,28 +435,38 @@ impl Call<'_> {
             let fail = |e: String| -> ! {
                 crate::cluster::job::fail_job(format!("loop `{}`: {e}", state.spec().name))
             };
+            let mine = serving.map_or(0, |l| kept::fingerprints(&order, &tasks, l)[l.rank]);
             if let (Some(l), Some(c), Some(sv)) = (serving, &codec, &served) {
-                let bytes = sv.values();
-                if let Err(e) = decode_rank(c, &mut ordered, &tasks, l, l.rank, &bytes) {
-                    fail(format!("the driver's {e}"));
+                let message = sv.values();
+                if let Err(e) =
+                    kept::received(c, &mut ordered, &tasks, l, driver_id, mine, &message)
+                {
+                    fail(e);
                 }
             }
-            let shipped = match (driving, &codec) {
-                (Some(l), Some(c)) => {
+            let out: Option<Vec<Vec<u8>>> = match (driving, &codec, &away) {
+                // Each rank keeps its values: a note naming its entries instead.
+                (Some(l), Some(_), Some(a)) => Some(
+                    (1..l.ranks)
+                        .map(|r| {
+                            let mut note = vec![ranks::KEPT];
+                            note.extend_from_slice(&a.fingerprints[r].to_le_bytes());
+                            note
+                        })
+                        .collect(),
+                ),
+                (Some(l), Some(c), None) => {
                     let out: Result<Vec<Vec<u8>>, String> = (1..l.ranks)
                         .map(|r| {
                             if c.exact {
-                                encode_rank(c, &ordered, &tasks, l, r)
+                                ranks::encode_rank(c, &ordered, &tasks, l, r)
                             } else {
-                                encode_checked(c, &ordered, &tasks, l, r)
+                                ranks::encode_checked(c, &ordered, &tasks, l, r)
                             }
                         })
                         .collect();
                     match out {
-                        Ok(out) => Some(ValuesOut {
-                            out: Mutex::new(out),
-                            back: Mutex::new(Vec::new()),
-                        }),
+                        Ok(out) => Some(out),
                         Err(e) => {
                             job.stay_local();
                             crate::exec::explain_local(
@@ -486,10 +483,7 @@ impl Call<'_> {
                 }
                 _ => None,
             };
-            if let Some(space) = state.spec().space_array() {
-                job.iterated(space, &keys_wire, shipped.as_ref().map(|v| v as _));
-            }
-            let result = {
+            let (result, crossed) = {
                 let mut slots: Vec<Mutex<Option<&mut [T]>>> = Vec::with_capacity(bounds.len());
                 let mut rest: &mut [T] = &mut ordered;
                 let mut at = 0;
@@ -503,7 +497,18 @@ impl Call<'_> {
                     });
                     slots.push(Mutex::new(chunk));
                 }
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let shipped = out.map(|out| ValuesOut {
+                    out: Mutex::new(out),
+                    back: Mutex::new(Vec::new()),
+                    kept: away.as_deref(),
+                    slots: &slots,
+                    slot_of: &slot_of,
+                    came_home: Default::default(),
+                });
+                if let Some(space) = state.spec().space_array() {
+                    job.iterated(space, &keys_wire, shipped.as_ref().map(|v| v as _));
+                }
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let block = |blk: &mut Block<'_, Keys<'_, T, N>>| {
                         let (t, w) = blk.seq();
                         let chunk = slots[t * p + w]
@@ -514,31 +519,59 @@ impl Call<'_> {
                         f(blk, chunk)
                     };
                     job.run(&keys, &block);
-                }))
-            };
-            // The values other ranks' tasks updated come home; a worker sends its own.
-            if let (Some(l), Some(c), Some(v)) = (driving, &codec, &shipped) {
-                let back = std::mem::take(&mut *v.back.lock().unwrap_or_else(|e| e.into_inner()));
-                for (r, bytes) in back {
-                    if let Err(e) = decode_rank(c, &mut ordered, &tasks, l, r, &bytes) {
-                        fail(format!("rank {r} sent {e}"));
-                    }
+                }));
+                // Every other rank answers a call that crossed (keeping its values).
+                let crossed = shipped.as_ref().is_some_and(|v| {
+                    let back = v.back.lock().unwrap_or_else(|e| e.into_inner());
+                    driving.is_some_and(|l| back.len() + 1 == l.ranks)
+                });
+                if away.is_some()
+                    && !crossed
+                    && result.is_ok()
+                    && !shipped
+                        .as_ref()
+                        .is_some_and(|v| v.came_home.load(std::sync::atomic::Ordering::Relaxed))
+                {
+                    fail(
+                        "its values stayed on other ranks, but the call ran on the driver \
+                         alone without them (please report it)"
+                            .into(),
+                    );
                 }
-            }
+                if crossed && away.is_some() {
+                    state.explain_kept();
+                }
+                (result, crossed)
+            };
+            // A worker keeps its tasks' values for the next call and says so.
             if let (Some(l), Some(c), Some(sv)) = (serving, &codec, &served)
                 && result.is_ok()
             {
-                match encode_rank(c, &ordered, &tasks, l, l.rank) {
-                    Ok(bytes) => sv.give_back_values(bytes),
-                    Err(e) => fail(format!("values that do not encode: {e}")),
-                }
+                kept::keep(c, &mut ordered, &tasks, l, driver_id, mine);
+                sv.give_back_values(Vec::new());
             }
             for (j, v) in ordered.into_iter().enumerate() {
                 values[order[j] as usize] = v;
             }
-            result
+            (result, crossed)
         };
+        let (outcome, crossed) = outcome;
         array.restore_values(values);
+        // The values of the entries other ranks ran stay there.
+        if let (true, Ok(()), Some(l), Some(c), Some(s)) =
+            (crossed, &outcome, driving, codec, session)
+        {
+            let id = array.id();
+            array.leave_values(Box::new(kept::Kept {
+                order,
+                tasks,
+                layout: l,
+                fingerprints: fingerprints.expect("a driver's fingerprints"),
+                codec: c,
+                session: s,
+                id,
+            }));
+        }
         if let Err(panic) = outcome {
             std::panic::resume_unwind(panic);
         }

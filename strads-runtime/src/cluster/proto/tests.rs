@@ -361,8 +361,9 @@ fn buffer_copies_meet_by_exchange_in_rank_order() {
     let mut cores: Vec<Core> = (0..3).map(|r| Core::new(r, 3, 1000, 10_000, 0)).collect();
     // Rank 2 runs ahead: its exchanges 0 and 1 reach rank 0 before the call begins there.
     cores[2].begin(1, plan.clone());
-    cores[2].send_merge(0, &[2, 0]);
-    cores[2].send_merge(1, &[2, 1]);
+    // Exchange 0 gives each rank bytes of its own (a collective's round).
+    cores[2].send_merge_each(0, vec![vec![2, 0], vec![2, 0, 1], vec![9]]);
+    cores[2].send_merge_each(1, vec![vec![2, 1]; 3]);
     let deliver = |cores: &mut Vec<Core>, from: usize| {
         while let Some(o) = cores[from].poll_transmit() {
             if let Outgoing::Block { to, msg, data } = o {
@@ -374,15 +375,22 @@ fn buffer_copies_meet_by_exchange_in_rank_order() {
     cores[0].begin(1, plan.clone());
     cores[1].begin(1, plan.clone());
     assert_eq!(cores[0].take_merges(0), None, "rank 1's copies are missing");
-    cores[1].send_merge(0, &[1, 0]);
+    cores[1].send_merge_each(0, vec![vec![1, 0]; 3]);
     deliver(&mut cores, 1);
     assert_eq!(
         cores[0].take_merges(0),
         Some(vec![(1, vec![1, 0]), (2, vec![2, 0])])
     );
     assert_eq!(cores[0].take_merges(0), None, "taken once");
+    assert_eq!(cores[1].take_merges(0), None, "rank 0's are missing");
+    cores[0].send_merge_each(0, vec![vec![0, 0]; 3]);
+    deliver(&mut cores, 0);
+    assert_eq!(
+        cores[1].take_merges(0),
+        Some(vec![(0, vec![0, 0]), (2, vec![2, 0, 1])])
+    );
     assert_eq!(cores[0].take_merges(1), None);
-    cores[1].send_merge(1, &[1, 1]);
+    cores[1].send_merge_each(1, vec![vec![1, 1]; 3]);
     deliver(&mut cores, 1);
     assert_eq!(
         cores[0].take_merges(1),

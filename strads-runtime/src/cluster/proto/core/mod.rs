@@ -511,19 +511,6 @@ impl Core {
         }
     }
 
-    /// Sends this rank's copies of a buffer at exchange `key` to every other rank.
-    pub fn send_merge(&mut self, key: u64, data: &[u8]) {
-        let seq = self.state().seq;
-        let me = self.rank;
-        for r in (0..self.size).filter(|&r| r != me) {
-            self.send(Outgoing::Block {
-                to: r,
-                msg: Msg::Merge { seq, key },
-                data: data.to_vec(),
-            });
-        }
-    }
-
     /// Sends `to[r]` to every other rank `r` at exchange `key` (a collective's round, where
     /// each rank gets its own bytes); `to[self.rank]` is dropped.
     pub fn send_merge_each(&mut self, key: u64, to: Vec<Vec<u8>>) {

@@ -1,0 +1,219 @@
+//! `iter_mut()` values that stay on the rank that runs their entries between calls (issue
+//! 28, item 2): after a call that crossed processes each worker rank keeps the values of
+//! its tasks (encoded, `cluster::store::keep_values`) and sends none back; the driver's
+//! array holds its own and knows the others are away ([`Kept`]). The next call whose
+//! schedule gives every rank the same entries in the same order (the same
+//! [`fingerprints`]) sends each rank a note instead of its values; any other call, and
+//! serial code reading the array, brings them home first (`Msg::Fetch` of the array's id
+//! with [`VALUES_BIT`](crate::cluster::store::VALUES_BIT)).
+
+use std::hash::{Hash, Hasher};
+
+use super::ranks::{KEPT, SENT, decode_rank};
+use super::{Layout, ValuesCodec};
+use crate::array::AwayValues;
+use crate::cluster::proto::Region;
+use crate::cluster::session::Session;
+use crate::cluster::store::VALUES_BIT;
+
+/// Per rank, a fingerprint of the entries its tasks run, in their order (`order`: the
+/// entries' ids task after task; `tasks`: each task's worker and range of `order`).
+pub(super) fn fingerprints(
+    order: &[u32],
+    tasks: &[(usize, (usize, usize))],
+    layout: Layout,
+) -> Vec<u64> {
+    (0..layout.ranks)
+        .map(|r| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (layout.ranks, layout.threads).hash(&mut h);
+            for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == r) {
+                order[lo..hi].hash(&mut h);
+            }
+            h.finish()
+        })
+        .collect()
+}
+
+/// The driver's record of the values a crossed call left on the other ranks.
+pub(super) struct Kept<T> {
+    pub(super) order: Vec<u32>,
+    pub(super) tasks: Vec<(usize, (usize, usize))>,
+    pub(super) layout: Layout,
+    pub(super) fingerprints: Vec<u64>,
+    pub(super) codec: ValuesCodec<T>,
+    pub(super) session: &'static Session,
+    /// The driver's array id.
+    pub(super) id: u64,
+}
+
+impl<T: Default> Kept<T> {
+    /// Fetches rank `rank`'s values and hands each task's chunk to `put(task, values)`.
+    pub(super) fn fetch(&self, rank: usize, mut put: impl FnMut(usize, Vec<T>)) {
+        let bytes = self
+            .session
+            .fetch(self.id | VALUES_BIT, &[(Region(Vec::new()), rank)], false)
+            .pop()
+            .unwrap_or_default();
+        let mut rest = &bytes[..];
+        for (k, &(_, (lo, hi))) in self.tasks.iter().enumerate() {
+            if self.tasks[k].0 / self.layout.threads != rank {
+                continue;
+            }
+            let mut chunk: Vec<T> = std::iter::repeat_with(T::default).take(hi - lo).collect();
+            if let Err(e) = (self.codec.decode)(&mut rest, &mut chunk) {
+                self.session.fail(format!(
+                    "rank {rank} sent the values it kept of array {} that do not decode: {e}",
+                    self.id
+                ));
+            }
+            put(k, chunk);
+        }
+        if !rest.is_empty() {
+            self.session.fail(format!(
+                "rank {rank} sent {} bytes after the values it kept of array {}",
+                rest.len(),
+                self.id
+            ));
+        }
+    }
+}
+
+impl<T: Default + Send + Sync + 'static> AwayValues<T> for Kept<T> {
+    fn bring_home(&self, values: &mut [T]) {
+        for r in 1..self.layout.ranks {
+            self.fetch(r, |k, chunk| {
+                let (lo, _) = self.tasks[k].1;
+                for (j, v) in chunk.into_iter().enumerate() {
+                    values[self.order[lo + j] as usize] = v;
+                }
+            });
+        }
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+/// A worker's values of its tasks, kept between calls: its tasks' chunks one after
+/// another, and how to encode them for the driver.
+struct Values<T> {
+    values: Vec<T>,
+    codec: ValuesCodec<T>,
+}
+
+impl<T: Send + 'static> crate::cluster::store::KeptValues for Values<T> {
+    fn encode(&self) -> Result<Vec<u8>, String> {
+        let mut out = Vec::new();
+        (self.codec.encode)(&self.values, &mut out)?;
+        Ok(out)
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.values.len() * std::mem::size_of::<T>()) as u64
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
+}
+
+/// The chunks of `ordered` that this rank's tasks own, in order.
+fn own_chunks<'o, T>(
+    ordered: &'o mut [T],
+    tasks: &[(usize, (usize, usize))],
+    layout: Layout,
+) -> impl Iterator<Item = &'o mut T> {
+    let mut rest = ordered;
+    let mut at = 0;
+    let mut chunks = Vec::new();
+    for &(w, (lo, hi)) in tasks {
+        // Tasks cover `ordered` one after another (`lo == at`); skip any gap all the same.
+        let tail = &mut std::mem::take(&mut rest)[lo - at..];
+        let (chunk, tail) = tail.split_at_mut(hi - lo);
+        rest = tail;
+        at = hi;
+        if w / layout.threads == layout.rank {
+            chunks.push(chunk);
+        }
+    }
+    chunks.into_iter().flatten()
+}
+
+/// A worker's values of its tasks from the driver's message: decoded from it, or, when
+/// the message says this rank kept them from the last call, moved back from where they
+/// were kept (the driver's array `id`, this rank's entries `mine`).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn received<T: Send + 'static>(
+    codec: &ValuesCodec<T>,
+    ordered: &mut [T],
+    tasks: &[(usize, (usize, usize))],
+    layout: Layout,
+    id: u64,
+    mine: u64,
+    message: &[u8],
+) -> Result<(), String> {
+    match message.split_first() {
+        Some((&SENT, bytes)) => decode_rank(codec, ordered, tasks, layout, layout.rank, bytes)
+            .map_err(|e| format!("the driver's {e}")),
+        Some((&KEPT, fp)) => {
+            let fp = <[u8; 8]>::try_from(fp)
+                .map(u64::from_le_bytes)
+                .map_err(|_| format!("a note of {} bytes for kept values", message.len()))?;
+            if fp != mine {
+                return Err(format!(
+                    "the driver's note names other entries than this rank's tasks run \
+                     ({fp:016x}, here {mine:016x})"
+                ));
+            }
+            let kept = crate::cluster::store::take_kept_values(id, fp)
+                .map_err(|e| format!("the driver left values here, but {e}"))?;
+            let kept = kept
+                .into_any()
+                .downcast::<Values<T>>()
+                .map_err(|_| "the values kept here are of another type".to_string())?;
+            let mut n = 0;
+            for (slot, v) in own_chunks(ordered, tasks, layout).zip(kept.values) {
+                *slot = v;
+                n += 1;
+            }
+            let want: usize = tasks
+                .iter()
+                .filter(|(w, _)| w / layout.threads == layout.rank)
+                .map(|(_, (lo, hi))| hi - lo)
+                .sum();
+            if n != want {
+                return Err(format!("{n} values kept here for {want} entries"));
+            }
+            Ok(())
+        }
+        _ => Err(format!(
+            "a values message of {} bytes without its kind",
+            message.len()
+        )),
+    }
+}
+
+/// After a worker's tasks ran: keeps their values here (moved out of `ordered`) for the
+/// driver's array `id`, this rank's entries `mine`.
+pub(super) fn keep<T: Default + Send + 'static>(
+    codec: &ValuesCodec<T>,
+    ordered: &mut [T],
+    tasks: &[(usize, (usize, usize))],
+    layout: Layout,
+    id: u64,
+    mine: u64,
+) {
+    let values: Vec<T> = own_chunks(ordered, tasks, layout)
+        .map(std::mem::take)
+        .collect();
+    crate::cluster::store::keep_values(
+        id,
+        mine,
+        Box::new(Values {
+            values,
+            codec: *codec,
+        }),
+    );
+}
