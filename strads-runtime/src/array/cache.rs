@@ -39,6 +39,14 @@ impl PlanCache {
         v
     }
 
+    /// Drops the values whose keys `stale` picks (they copied what just changed).
+    pub(crate) fn drop_where(&mut self, stale: impl Fn(&str) -> bool) {
+        self.entries
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(k, _)| !stale(k));
+    }
+
     fn lookup<V: Any + Send + Sync>(&self, key: &str) -> Option<Arc<V>> {
         let entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         entries

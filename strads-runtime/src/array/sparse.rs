@@ -156,10 +156,16 @@ impl<T, const N: usize> SparseArray<T, N> {
 
     /// The entries to change: a spread array comes home and stops being spread (its parts
     /// on the ranks would be stale).
+    /// Every value may change from here: workers' copies and the blocks a loop over the
+    /// entries bucketed (`space/sparse.rs`: keys `buckets:..` and `by:..`, which copy the
+    /// values) are stale; plans and the indices' buckets (`keys:..`) stay.
     fn home_mut(&mut self) -> &mut Entries<T, N> {
         self.home();
         self.spread = None;
         self.values_away = None;
+        self.values_version += 1;
+        self.cache
+            .drop_where(|k| k.starts_with("buckets:") || k.starts_with("by:"));
         self.entries.get_mut().expect("brought home")
     }
 
@@ -179,11 +185,12 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// The values still away, if any, their place in the array taken by placeholders
     /// (nothing is fetched): for the next `iter_mut()` call, which may leave them where
     /// they are or bring them home itself.
-    pub(crate) fn take_away_values(&mut self) -> Option<Box<dyn AwayValues<T>>> {
+    /// `(away, home)`: `home` when serial code read the array since (the values are all
+    /// here, and the ranks' copies still equal them: nothing wrote them).
+    pub(crate) fn take_away_values(&mut self) -> Option<(Box<dyn AwayValues<T>>, bool)> {
         let va = self.values_away.take()?;
         if self.entries.get().is_some() {
-            // Brought home already (by a read).
-            return None;
+            return Some((va.away, true));
         }
         let values = va
             .here
@@ -194,7 +201,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             keys: va.keys,
             values,
         });
-        Some(va.away)
+        Some((va.away, false))
     }
 
     /// Whether an `iter_mut()` call left values of this array on other ranks (not yet
@@ -204,8 +211,8 @@ impl<T, const N: usize> SparseArray<T, N> {
     }
 
     /// Brings a spread array's entries home now (what serial code reading it does
-    /// anyway): every rank sends this process its part. Nothing happens when the entries
-    /// are here already.
+    /// anyway): every rank sends this process its part; values an `iter_mut()` call left
+    /// on other ranks come home too. Nothing happens when the entries are here already.
     pub fn gather(&self) {
         self.home();
     }

@@ -430,6 +430,16 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for SparseArray<T, N> {
         )
     }
 
+    /// Entries in parts on the ranks, or values an `iter_mut()` call left there, come home
+    /// before the call locks the session to send the array whole.
+    fn bring_home(&self) {
+        self.gather();
+    }
+
+    fn is_away(&self) -> bool {
+        self.values_away()
+    }
+
     fn read(&self, seal: Seal, _: &Region) -> Vec<u8> {
         self.whole(seal)
     }

@@ -174,6 +174,11 @@ impl LoopState {
         let plan = Arc::new(make());
         let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
         plans.retain(|(k, _)| *k != key);
+        // A space named `base@version` (a sparse array's values, which its blocks copy):
+        // plans of its other versions are stale, and would keep their copies alive.
+        if let Some((base, _)) = key.space.split_once('@') {
+            plans.retain(|(k, _)| k.space.split_once('@').is_none_or(|(b, _)| b != base));
+        }
         if plans.len() >= MAX_PLANS {
             plans.remove(0);
         }

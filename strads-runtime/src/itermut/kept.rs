@@ -173,18 +173,19 @@ pub(super) fn received<T: Send + 'static>(
                 .into_any()
                 .downcast::<Values<T>>()
                 .map_err(|_| "the values kept here are of another type".to_string())?;
-            let mut n = 0;
-            for (slot, v) in own_chunks(ordered, tasks, layout).zip(kept.values) {
-                *slot = v;
-                n += 1;
-            }
             let want: usize = tasks
                 .iter()
                 .filter(|(w, _)| w / layout.threads == layout.rank)
                 .map(|(_, (lo, hi))| hi - lo)
                 .sum();
-            if n != want {
-                return Err(format!("{n} values kept here for {want} entries"));
+            if kept.values.len() != want {
+                return Err(format!(
+                    "{} values kept here for {want} entries",
+                    kept.values.len()
+                ));
+            }
+            for (slot, v) in own_chunks(ordered, tasks, layout).zip(kept.values) {
+                *slot = v;
             }
             Ok(())
         }

@@ -401,24 +401,30 @@ impl Call<'_> {
         };
         // Values an earlier call left on the other ranks stay there when this call may
         // cross with the same entries on every rank; otherwise they come home now.
-        let away: Option<Box<kept::Kept<T>>> = array.take_away_values().map(|a| {
-            a.into_any()
+        // `home`: serial code read them since (all are here, and the ranks' copies equal
+        // them).
+        let away: Option<(Box<kept::Kept<T>>, bool)> = array.take_away_values().map(|(a, home)| {
+            let a = a
+                .into_any()
                 .downcast::<kept::Kept<T>>()
-                .unwrap_or_else(|_| unreachable!("only `Kept` leaves values away"))
+                .unwrap_or_else(|_| unreachable!("only `Kept` leaves values away"));
+            (a, home)
         });
         let fingerprints = driving.map(|l| kept::fingerprints(&order, &tasks, l));
         let mut values = array.take_values();
+        // Kept only for the same tasks in the same order (so each rank's entries, and the
+        // chunks they fill if the call runs here after all, are the same).
         let away = match away {
-            Some(a)
-                if Some(a.layout) == driving && Some(&a.fingerprints) == fingerprints.as_ref() =>
+            Some((a, home))
+                if Some(a.layout) == driving && a.order == order && a.tasks == tasks =>
             {
-                Some(a)
+                Some((a, home))
             }
-            Some(a) => {
+            Some((a, false)) => {
                 crate::array::AwayValues::bring_home(&*a, &mut values);
                 None
             }
-            None => None,
+            _ => None,
         };
         // The driver's array id, on a worker (under which its values are kept).
         let driver_id = served
@@ -446,7 +452,7 @@ impl Call<'_> {
             }
             let out: Option<Vec<Vec<u8>>> = match (driving, &codec, &away) {
                 // Each rank keeps its values: a note naming its entries instead.
-                (Some(l), Some(_), Some(a)) => Some(
+                (Some(l), Some(_), Some((a, _))) => Some(
                     (1..l.ranks)
                         .map(|r| {
                             let mut note = vec![ranks::KEPT];
@@ -500,7 +506,8 @@ impl Call<'_> {
                 let shipped = out.map(|out| ValuesOut {
                     out: Mutex::new(out),
                     back: Mutex::new(Vec::new()),
-                    kept: away.as_deref(),
+                    // Values away that a run here must bring into the chunks.
+                    kept: away.as_ref().filter(|(_, home)| !home).map(|(a, _)| &**a),
                     slots: &slots,
                     slot_of: &slot_of,
                     came_home: Default::default(),
@@ -525,7 +532,7 @@ impl Call<'_> {
                     let back = v.back.lock().unwrap_or_else(|e| e.into_inner());
                     driving.is_some_and(|l| back.len() + 1 == l.ranks)
                 });
-                if away.is_some()
+                if away.as_ref().is_some_and(|(_, home)| !home)
                     && !crossed
                     && result.is_ok()
                     && !shipped

@@ -173,7 +173,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         self.shape().to_vec()
     }
     fn identity(&self) -> String {
-        format!("sparse#{}", self.id())
+        // With the values' version: a plan's blocks copy the entries' values, so a plan
+        // made before the values changed (`iter_mut`, `entry_mut`) is not used after.
+        format!("sparse#{}@{}", self.id(), self.wire_key().1)
     }
     fn partition(&self, dim: usize, p: usize) -> Partition {
         if sparse_partitioning() == Partitioning::Uniform {

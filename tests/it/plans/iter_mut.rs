@@ -139,3 +139,48 @@ fn iter_mut_loop_equals_replay_and_keeps_counts() {
         }
     }
 }
+
+/// Sums each row's values: a loop that reads the entries (and so holds them bucketed by
+/// its plan's blocks).
+#[strads::parallel_for(expect = "1d")]
+fn row_sums(a: &SparseArray<f32, 2>, sums: &mut DistArray<f32, 1>) {
+    for ([i, _], &v) in a {
+        sums[i] += v;
+    }
+}
+
+#[test]
+fn a_loop_over_the_entries_sees_values_changed_since_its_last_call() {
+    let mut a = SparseArray::from_entries(
+        [8, 8],
+        (0..40).map(|e| ([e % 8, e / 5], e as f32)).collect(),
+    )
+    .expect("entries");
+    let expected = |a: &SparseArray<f32, 2>| {
+        let mut s = vec![0.0f32; 8];
+        for ([i, _], &v) in a {
+            s[i] += v;
+        }
+        s
+    };
+    let ((), trace) = strads::with_threads(2, || {
+        record(|| {
+            let mut sums = DistArray::<f32, 1>::zeros([8]);
+            row_sums(&a, &mut sums);
+            assert_eq!(sums.as_slice(), &expected(&a)[..]);
+            // Serial code changes every value; the next call must read the new ones, not
+            // the entries its first call bucketed.
+            for (_, v) in a.iter_mut() {
+                *v *= 2.0;
+            }
+            let mut sums = DistArray::<f32, 1>::zeros([8]);
+            row_sums(&a, &mut sums);
+            assert_eq!(sums.as_slice(), &expected(&a)[..], "stale values");
+        })
+    });
+    assert!(
+        trace.runs.iter().all(|r| r.plan.starts_with("1d ")),
+        "{:?}",
+        trace.runs[0].plan
+    );
+}

@@ -514,6 +514,7 @@ impl Core {
     /// Sends `to[r]` to every other rank `r` at exchange `key` (a collective's round, where
     /// each rank gets its own bytes); `to[self.rank]` is dropped.
     pub fn send_merge_each(&mut self, key: u64, to: Vec<Vec<u8>>) {
+        debug_assert_eq!(to.len(), self.size, "one entry per rank");
         let seq = self.state().seq;
         let me = self.rank;
         for (r, data) in to.into_iter().enumerate().filter(|&(r, _)| r != me) {
