@@ -21,8 +21,9 @@
 //!   tables on the simulated network (equal blocks, each token the measured cost of a
 //!   token), plus, per step, the write-back buffer's merge of the `K` topic totals (one
 //!   exchange, latency-bound) and, per sweep, the `iter_mut()` values (4 bytes a token):
-//!   *values travel* (today: through the driver's link to their rank and back each call)
-//!   or *values stay* (kept on the rank that runs their entries, item 2).
+//!   *values travel* (through the driver's link to their rank and back each call, as
+//!   before stop 38) or *values stay* (kept on the rank that runs their entries between
+//!   calls: what the runtime does now, `itermut/kept.rs`).
 //! - **word2vec**: an analytic model of a round (`batch` tokens a worker, then a merge of
 //!   both replicas; `bsp` cannot overlap them): the rows a replica changes in a round
 //!   and their union over `P` replicas are expected counts of distinct words drawn from
