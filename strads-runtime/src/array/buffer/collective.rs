@@ -17,7 +17,7 @@
 use std::ops::{Add, Range, Sub};
 
 use super::wire::{FLAT_CHUNK, decode, encode};
-use super::{Buffered, MERGE_CHUNK, tree};
+use super::{Buffered, tree};
 use crate::array::le;
 use crate::sync::Parked;
 
@@ -93,24 +93,8 @@ where
             let mut own = None;
             if partial(&local) {
                 let zero = zero.expect("a sync buffer's zero");
-                let mut sum = vec![zero; self.len];
                 let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
-                let mut scratch = Vec::new();
-                for start in (0..self.len).step_by(MERGE_CHUNK) {
-                    let end = (start + MERGE_CHUNK).min(self.len);
-                    let leaf = |w: usize, out: &mut [T]| {
-                        tree::difference(out, &copies[w][start..end], &base[start..end])
-                    };
-                    let none = |_: &Range<usize>| -> Option<&[T]> { None };
-                    tree::sum(
-                        local.clone(),
-                        &mut sum[start..end],
-                        &leaf,
-                        &none,
-                        &mut scratch,
-                        0,
-                    );
-                }
+                let sum = tree::partial(&copies, base, local.clone(), zero);
                 let mut zero_bytes = Vec::with_capacity(self.len * size);
                 le::put(&vec![zero; self.len], &mut zero_bytes);
                 for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {

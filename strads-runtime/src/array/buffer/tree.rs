@@ -75,6 +75,35 @@ pub(super) fn sum<'a, T: Copy + Add<Output = T> + 'static>(
     scratch[depth] = right;
 }
 
+/// The sum over the workers `workers` (a node of the tree) of each copy's difference from
+/// `base`, in tree order, chunk by chunk: what a process whose workers form the node sends
+/// instead of their copies.
+pub(super) fn partial<T: Copy + Add<Output = T> + Sub<Output = T> + 'static>(
+    copies: &[&[T]],
+    base: &[T],
+    workers: Range<usize>,
+    zero: T,
+) -> Vec<T> {
+    let len = base.len();
+    let mut total = vec![zero; len];
+    let mut scratch = Vec::new();
+    for start in (0..len).step_by(super::MERGE_CHUNK) {
+        let end = (start + super::MERGE_CHUNK).min(len);
+        let leaf =
+            |w: usize, out: &mut [T]| difference(out, &copies[w][start..end], &base[start..end]);
+        let none = |_: &Range<usize>| -> Option<&[T]> { None };
+        sum(
+            workers.clone(),
+            &mut total[start..end],
+            &leaf,
+            &none,
+            &mut scratch,
+            0,
+        );
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -126,24 +126,13 @@ where
             || zero_cell.get_or_init(|| vec![zero.expect("a sync buffer's zero"); self.len]);
         let mut partials = Vec::new();
         if partial(&local) {
-            let mut sum = zeros().clone();
             let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
-            let mut scratch = Vec::new();
-            for start in (0..self.len).step_by(super::MERGE_CHUNK) {
-                let end = (start + super::MERGE_CHUNK).min(self.len);
-                let leaf = |w: usize, out: &mut [T]| {
-                    super::tree::difference(out, &copies[w][start..end], &base[start..end])
-                };
-                let none = |_: &std::ops::Range<usize>| -> Option<&[T]> { None };
-                super::tree::sum(
-                    local.clone(),
-                    &mut sum[start..end],
-                    &leaf,
-                    &none,
-                    &mut scratch,
-                    0,
-                );
-            }
+            let sum = super::tree::partial(
+                &copies,
+                base,
+                local.clone(),
+                zero.expect("a sync buffer's zero"),
+            );
             let mut zero_bytes = Vec::with_capacity(self.len * size);
             crate::array::le::put(zeros(), &mut zero_bytes);
             encode(&sum, &zero_bytes, chunk, &mut mine);
