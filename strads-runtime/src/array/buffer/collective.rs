@@ -12,11 +12,15 @@
 //! It takes two rounds where the all-to-all takes one, so arrays below
 //! [`COLLECTIVE_BYTES`] keep the all-to-all, whose one round is what their merge's time
 //! is made of; `sync = "hybrid"` replicas and apply functions keep it too (every process
-//! hands every summed update to the function).
+//! hands every summed update to the function). When the processes change disjoint rows
+//! (the union of their changes as large as their sum) the reduce-scatter would send up to
+//! `1 + 1 / P` times the all-to-all's bytes: every merge counts the changed chunks
+//! (`wire::Overlap`; the segments' owners send their counts with the merged segments) and
+//! the next merge takes the way that sends less, every process alike.
 
 use std::ops::{Add, Range, Sub};
 
-use super::wire::{FLAT_CHUNK, decode, encode};
+use super::wire::{FLAT_CHUNK, Overlap, decode, encode};
 use super::{Buffered, tree};
 use crate::array::le;
 use crate::sync::Parked;
@@ -65,7 +69,11 @@ where
         if self.hybrid || ranks < 2 || local.is_empty() || chunks < ranks {
             return false;
         }
-        if self.len * size < COLLECTIVE_BYTES {
+        // Small arrays, and changes so disjoint that the all-to-all sends less (the last
+        // merge said so, alike on every process): the all-to-all.
+        if self.len * size < COLLECTIVE_BYTES
+            || !self.scatter.load(std::sync::atomic::Ordering::Relaxed)
+        {
             return false;
         }
         let threads = local.len();
@@ -115,6 +123,9 @@ where
         };
         let theirs = peers.exchange(to);
         let mut partials = Vec::new();
+        // This segment's changed chunks as the others sent them.
+        let seg_chunks = mine.len().div_ceil(chunk);
+        let mut got = Overlap::default();
         {
             let _no_with = self.no_with();
             let base = &self.base.slice(self.len)[mine.clone()];
@@ -131,6 +142,7 @@ where
                     let mut sum = zeros.clone();
                     match decode(&bytes, &zeros, chunk, size, &mut sum) {
                         Ok(used) if used == bytes.len() => {
+                            got.add(&bytes, seg_chunks);
                             partials.push((workers, mine.start, sum));
                         }
                         Ok(used) => peers.fail(format!(
@@ -152,7 +164,10 @@ where
                 for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
                     let copy = &mut slot.slice(self.len)[mine.clone()];
                     match decode(&bytes[at..], base, chunk, size, copy) {
-                        Ok(used) => at += used,
+                        Ok(used) => {
+                            got.add(&bytes[at..], seg_chunks);
+                            at += used;
+                        }
                         Err(e) => peers.fail(format!(
                             "the copy of buffer `{}` from worker {w} does not fit: {e}",
                             self.name
@@ -176,22 +191,43 @@ where
         *self.partials.lock().unwrap_or_else(|e| e.into_inner()) = partials;
         self.merge_span(mine.clone());
 
-        // Round 2: every process's merged segment to every other.
-        let mut out = Vec::new();
+        // Round 2: every process's merged segment to every other, after the counts of its
+        // changed chunks (received, and merged) that choose the next merge's way.
+        let mut merged_map = Vec::new();
         {
             let _no_with = self.no_with();
             let merged = &self.base.slice(self.len)[mine.clone()];
-            encode(merged, &base_bytes[bytes_of(&mine)], chunk, &mut out);
+            encode(merged, &base_bytes[bytes_of(&mine)], chunk, &mut merged_map);
         }
+        let mut changed = Overlap::default();
+        changed.add(&merged_map, seg_chunks);
+        let (mut sent, mut union) = (got.sum, changed.union());
+        let mut out = Vec::with_capacity(16 + merged_map.len());
+        out.extend_from_slice(&sent.to_le_bytes());
+        out.extend_from_slice(&union.to_le_bytes());
+        out.extend_from_slice(&merged_map);
         let theirs = peers.exchange(vec![out; ranks]);
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
-        for (q, bytes) in theirs {
+        for (q, message) in theirs {
             let s = seg(q);
+            let Some((counts, bytes)) = message.split_first_chunk::<16>() else {
+                peers.fail(format!(
+                    "the merged segment of buffer `{}` from process {q} is {} bytes, without \
+                     its counts",
+                    self.name,
+                    message.len()
+                ));
+            };
+            let count = |k: usize| {
+                u64::from_le_bytes(counts[8 * k..8 * k + 8].try_into().expect("8 bytes"))
+            };
+            sent = sent.saturating_add(count(0));
+            union = union.saturating_add(count(1));
             // Decoded against the last merge's value (still this segment's base here) into
             // worker 0's copy, then set as the value of every copy.
             let first = &mut self.copies[0].slice(self.len)[s.clone()];
-            match decode(&bytes, &base[s.clone()], chunk, size, first) {
+            match decode(bytes, &base[s.clone()], chunk, size, first) {
                 Ok(used) if used == bytes.len() => {}
                 Ok(used) => peers.fail(format!(
                     "the merged segment of buffer `{}` from process {q} is {} bytes, {} more \
@@ -210,6 +246,12 @@ where
                 c.slice(self.len)[s.clone()].copy_from_slice(&base[s.clone()]);
             }
         }
+        // The segments' owners received `(P - 1) / P` of the changed chunks; every process
+        // has every owner's counts: the same choice for the next merge.
+        self.scatter.store(
+            super::wire::scatter_pays(ranks, union, sent, true),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         true
     }
 }
@@ -382,18 +424,29 @@ mod tests {
     fn processes_merge_by_reduce_scatter_to_the_bits_of_one_process() {
         // 4096 rows of 8 f32 (128 KiB): reduce-scatter and all-gather, two exchanges a
         // merge; plain buffers and `sync` replicas, one and two workers a process (two: a
-        // process's workers form a node of the tree and send its partial sum).
+        // process's workers form a node of the tree and send its partial sum). Workers
+        // that change the same rows keep the reduce-scatter; workers whose changes are
+        // disjoint take it once, and the counts it trades send the second merge the
+        // all-to-all way (which then sends less), on every process alike.
         for sync in [false, true] {
             for (ranks, workers) in [(2, 2), (3, 3), (4, 4), (2, 4), (3, 6)] {
-                let (_, stats) = merged([4096, 8], sync, false, ranks, workers);
+                let (_, stats) = merged([4096, 8], sync, true, ranks, workers);
                 for &(_, all_to_all, exchanges) in &stats {
                     assert_eq!((all_to_all, exchanges), (0, 4), "{ranks} x {workers}");
                 }
+                let (_, stats) = merged([4096, 8], sync, false, ranks, workers);
+                for &(_, all_to_all, exchanges) in &stats {
+                    assert_eq!((all_to_all, exchanges), (1, 2), "{ranks} x {workers}");
+                }
             }
         }
-        // A 1-D array in chunks of 256 elements.
+        // A 1-D array in chunks of 256 elements: every process takes the same ways.
         let (_, stats) = merged([40_000], true, false, 3, 3);
-        assert!(stats.iter().all(|s| s.1 == 0 && s.2 == 4));
+        assert!(
+            stats
+                .iter()
+                .all(|s| s.2 >= 2 && (s.1, s.2) == (stats[0].1, stats[0].2))
+        );
         // Below `COLLECTIVE_BYTES`: one all-to-all round a merge.
         let (_, stats) = merged([1000, 8], true, false, 3, 3);
         assert!(stats.iter().all(|s| s.1 == 2 && s.2 == 0));

@@ -109,6 +109,10 @@ pub struct Buffered<'a, T, const N: usize> {
     /// which stand for those workers' copies in the tree's sum: `(workers, first element,
     /// the sums from there)` (a reduce-scatter's hold its owner's segment only).
     partials: Mutex<Vec<Partial<T>>>,
+    /// Whether the next merge across processes of an array of `COLLECTIVE_BYTES` or more
+    /// goes by reduce-scatter (`collective.rs`); set by every process alike from the last
+    /// merge's changed chunks (`Overlap`).
+    scatter: AtomicBool,
 }
 
 /// A node of the merge's tree summed by another process (or this one) for a merge across
@@ -222,6 +226,7 @@ where
             dirty: AtomicBool::new(true),
             zero: None,
             partials: Mutex::new(Vec::new()),
+            scatter: AtomicBool::new(true),
         }
     }
 

@@ -41,6 +41,59 @@ pub(super) fn encode<T: 'static>(copy: &[T], base: &[u8], chunk: usize, out: &mu
     }
 }
 
+/// The changed chunks of the copies a merge trades, counted alike by every process: how
+/// many were sent in all (`sum`, one per copy or partial sum that changed it) and how many
+/// differ in the union of them (`union`). The reduce-scatter sends `(P - 1) / P` of the
+/// changed chunks and `(P - 1) / P` of the union's, the all-to-all `P - 1` times the
+/// changed chunks: with disjoint changes (`union == sum`) the all-to-all sends less.
+#[derive(Default)]
+pub(super) struct Overlap {
+    pub(super) sum: u64,
+    union: Vec<u8>,
+}
+
+impl Overlap {
+    /// Adds the map of changed chunks at the start of an encoding of `chunks` chunks.
+    pub(super) fn add(&mut self, encoded: &[u8], chunks: usize) {
+        let map = &encoded[..chunks.div_ceil(8).min(encoded.len())];
+        self.sum += map.iter().map(|b| u64::from(b.count_ones())).sum::<u64>();
+        if self.union.len() < map.len() {
+            self.union.resize(map.len(), 0);
+        }
+        for (u, b) in self.union.iter_mut().zip(map) {
+            *u |= b;
+        }
+    }
+
+    /// Chunks changed in the union.
+    pub(super) fn union(&self) -> u64 {
+        self.union.iter().map(|b| u64::from(b.count_ones())).sum()
+    }
+
+    /// Whether the reduce-scatter pays over `ranks` processes for changes like these: it
+    /// sends `1 / P + union / sum` times the all-to-all's bytes, and merges `1 / P` of the
+    /// array where the all-to-all merges all of it, so it is taken up to 1.2 times the
+    /// all-to-all's bytes (at 2 processes, while the union is at most 70% of the sum).
+    pub(super) fn scatter_pays(&self, ranks: usize) -> bool {
+        scatter_pays(ranks, self.union(), self.sum, false)
+    }
+}
+
+/// [`Overlap::scatter_pays`] from the counts: `union` chunks changed in the merged value,
+/// and `sum` chunks changed in the copies sent (or, `owners`, the `(P - 1) / P` of them
+/// the segments' owners received in a reduce-scatter).
+pub(super) fn scatter_pays(ranks: usize, union: u64, sum: u64, owners: bool) -> bool {
+    let p = ranks.max(2) as u128;
+    let (union, sum) = (u128::from(union), u128::from(sum));
+    // 1 / P + union / total <= 6 / 5, that is 5 P union <= (6 P - 5) total, with total =
+    // sum, or sum P / (P - 1) from the owners' counts.
+    if owners {
+        5 * (p - 1) * union <= (6 * p - 5) * sum
+    } else {
+        5 * p * union <= (6 * p - 5) * sum
+    }
+}
+
 /// Rebuilds into `copy` a copy [`encode`]d against `base` (the same value on every rank)
 /// from the start of `bytes`, elements of `size` bytes on the wire; returns the bytes it
 /// read, or what does not fit.
@@ -125,6 +178,8 @@ where
         let zeros =
             || zero_cell.get_or_init(|| vec![zero.expect("a sync buffer's zero"); self.len]);
         let mut partials = Vec::new();
+        let chunks = self.len.div_ceil(chunk.max(1));
+        let mut overlap = Overlap::default();
         if partial(&local) {
             let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
             let sum = super::tree::partial(
@@ -136,13 +191,16 @@ where
             let mut zero_bytes = Vec::with_capacity(self.len * size);
             crate::array::le::put(zeros(), &mut zero_bytes);
             encode(&sum, &zero_bytes, chunk, &mut mine);
+            overlap.add(&mine, chunks);
             // The merge takes this process's sum from here too, instead of summing again.
             partials.push((local.clone(), 0, sum));
         } else {
             let mut base_bytes = Vec::with_capacity(self.len * size);
             crate::array::le::put(base, &mut base_bytes);
             for slot in &self.copies[local] {
+                let at = mine.len();
                 encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
+                overlap.add(&mine[at..], chunks);
             }
         }
         for (workers, bytes) in peers.merge(mine) {
@@ -158,7 +216,10 @@ where
                 let zeros = zeros();
                 let mut sum = zeros.clone();
                 match decode(&bytes, zeros, chunk, size, &mut sum) {
-                    Ok(used) if used == bytes.len() => partials.push((workers, 0, sum)),
+                    Ok(used) if used == bytes.len() => {
+                        overlap.add(&bytes, chunks);
+                        partials.push((workers, 0, sum));
+                    }
                     Ok(used) => peers.fail(format!(
                         "the partial sum of buffer `{}` from workers {workers:?} is {} bytes, \
                          {} more than it holds",
@@ -177,7 +238,10 @@ where
             let mut at = 0;
             for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
                 match decode(&bytes[at..], base, chunk, size, slot.slice(self.len)) {
-                    Ok(n) => at += n,
+                    Ok(n) => {
+                        overlap.add(&bytes[at..], chunks);
+                        at += n;
+                    }
                     Err(e) => peers.fail(format!(
                         "the copy of buffer `{}` from worker {w} does not fit: {e}",
                         self.name
@@ -199,12 +263,34 @@ where
             *self.live.lock().unwrap_or_else(|e| e.into_inner()) = live;
         }
         *self.partials.lock().unwrap_or_else(|e| e.into_inner()) = partials;
+        // Every process saw every copy's map: the same choice for the next merge.
+        self.scatter.store(
+            overlap.scatter_pays(peers.ranks()),
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_reduce_scatter_is_taken_up_to_six_fifths_of_the_all_to_alls_bytes() {
+        // Two processes: while the union is at most 70% of the changed chunks sent.
+        assert!(scatter_pays(2, 7, 10, false) && !scatter_pays(2, 8, 10, false));
+        // The same from the owners' counts (half of them at two processes).
+        assert!(scatter_pays(2, 7, 5, true) && !scatter_pays(2, 8, 5, true));
+        // Four processes with disjoint changes: 1/4 + 1 > 6/5, the all-to-all.
+        assert!(!scatter_pays(4, 40, 40, false) && !scatter_pays(4, 40, 30, true));
+        // The same rows everywhere: the reduce-scatter; nothing changed: either (it).
+        assert!(scatter_pays(4, 10, 40, false) && scatter_pays(3, 0, 0, true));
+        // Maps counted and united.
+        let mut o = Overlap::default();
+        o.add(&[0b0000_0101, 0b1], 9);
+        o.add(&[0b0000_0110, 0b0, 0xff], 9);
+        assert_eq!((o.sum, o.union()), (5, 4));
+    }
 
     #[test]
     fn only_changed_chunks_travel_and_the_copy_comes_back_exactly() {
