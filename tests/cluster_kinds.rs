@@ -1,10 +1,11 @@
 //! Loops with write-back buffers, `iter_mut()` loops and loops planned by reconnaissance
 //! cross processes (issue 12, "reductions and write-back buffers combined in the same
 //! order as on threads", "`iter_mut()` loops", "reconnaissance"). At each application point every rank sends its workers' copies
-//! of each buffer to the others and merges all of them in worker order, so every rank
+//! of each buffer to the others and merges all of them in worker order (arrays of 64 KiB
+//! or more: by reduce-scatter and all-gather, each rank merging a segment), so every rank
 //! holds the same value and the driver ends with the bits the same worker count gives on
 //! threads. An `iter_mut()` loop's array crosses as its indices; the values of each rank's
-//! tasks go to it with the call and come back after it. A reconnaissance plan is recorded
+//! tasks go to it with the call and stay there for the next call with the same tasks. A reconnaissance plan is recorded
 //! by the driver; every rank runs it, the rows a task owns travel like any window's
 //! elements, and a rank's reads need its own claim (another rank's claimed rows are not
 //! current there).
