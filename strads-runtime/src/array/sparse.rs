@@ -47,6 +47,8 @@ pub(crate) trait AwayValues<T>: Send + Sync {
     /// Puts the values the other ranks hold into `values` (the array's, by entry), the
     /// others left as they are. Fails the job when a rank cannot give them.
     fn bring_home(&self, values: &mut [T]);
+    /// Their bytes, as they were sent.
+    fn bytes(&self) -> u64;
     /// As `Any`, to take it back with its type.
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
@@ -208,6 +210,14 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// brought home).
     pub fn values_away(&self) -> bool {
         self.values_away.is_some() && self.entries.get().is_none()
+    }
+
+    /// Bytes of the values away (as they were sent), 0 when none are.
+    pub(crate) fn values_away_bytes(&self) -> u64 {
+        match &self.values_away {
+            Some(va) if self.entries.get().is_none() => va.away.bytes(),
+            _ => 0,
+        }
     }
 
     /// Brings a spread array's entries home now (what serial code reading it does

@@ -14,6 +14,11 @@ pub trait ValuesWire: Sync {
     /// Driver: the call runs in this process alone after all: values an earlier call left
     /// on other ranks come home into the tasks' chunks first.
     fn home(&self) {}
+    /// Driver: bytes of values an earlier call left on other ranks, as they were sent
+    /// (what [`home`](Self::home) would bring back).
+    fn away_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// The blocks of a call's sparse iteration space.

@@ -290,7 +290,9 @@ pub(crate) fn may_come_home(ship: &Shipment<'_>) -> bool {
             })
         })
         .fold(0, u64::saturating_add);
-    away <= HOME_BUDGET
+    // And `iter_mut()` values an earlier call left on the ranks.
+    let values = ship.values.map_or(0, |v| v.away_bytes());
+    away.saturating_add(values) <= HOME_BUDGET
 }
 
 /// Runs this process's workers of `base` with the hooks that meet the other ranks; when

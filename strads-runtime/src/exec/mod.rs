@@ -36,8 +36,8 @@ pub(crate) use staticplan::StaticPlan;
 pub use survey::{Survey, SurveyView};
 
 use crate::plan::{self, ApplyPoints, Schedule};
+pub(crate) use across::{HOME_BUDGET, Side, explain_local};
 use across::{PartsWire, Served, Shipment, ValuesWire, WireArray};
-pub(crate) use across::{Side, explain_local};
 
 /// The application points of a plan for `spec` on `p` workers: `None` without buffers.
 pub(crate) fn apply_points(spec: &LoopSpec, p: usize) -> Option<ApplyPoints> {

@@ -8,6 +8,7 @@
 //! with [`VALUES_BIT`](crate::cluster::store::VALUES_BIT)).
 
 use std::hash::{Hash, Hasher};
+use std::sync::Mutex;
 
 use super::ranks::{KEPT, SENT, decode_rank};
 use super::{Layout, ValuesCodec};
@@ -45,6 +46,8 @@ pub(super) struct Kept<T> {
     pub(super) session: &'static Session,
     /// The driver's array id.
     pub(super) id: u64,
+    /// Bytes of the values on the other ranks, as they were sent.
+    pub(super) bytes: u64,
 }
 
 impl<T: Default> Kept<T> {
@@ -89,6 +92,10 @@ impl<T: Default + Send + Sync + 'static> AwayValues<T> for Kept<T> {
                 }
             });
         }
+    }
+
+    fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
@@ -217,4 +224,64 @@ pub(super) fn keep<T: Default + Send + 'static>(
             codec: *codec,
         }),
     );
+}
+
+/// The driver's values for the other ranks (or notes that they keep them), and what they
+/// send back; with the values an earlier call left on them (`kept`), how to bring those
+/// home into the tasks' chunks (`slots`, task `k`'s at `slot_of[k]`) if the call runs here
+/// alone after all.
+pub(super) struct ValuesOut<'x, 'c, T> {
+    pub(super) out: Mutex<Vec<Vec<u8>>>,
+    pub(super) back: Mutex<Vec<(usize, Vec<u8>)>>,
+    pub(super) kept: Option<&'x Kept<T>>,
+    pub(super) slots: &'x [Mutex<Option<&'c mut [T]>>],
+    pub(super) slot_of: &'x [usize],
+    pub(super) came_home: std::sync::atomic::AtomicBool,
+    /// Bytes of `kept`'s values.
+    pub(super) away_bytes: u64,
+}
+
+impl<T: Default + Send + Sync> crate::cluster::call::ValuesWire for ValuesOut<'_, '_, T> {
+    fn away_bytes(&self) -> u64 {
+        self.away_bytes
+    }
+
+    fn home(&self) {
+        let Some(k) = self.kept else {
+            return;
+        };
+        if self
+            .came_home
+            .swap(true, std::sync::atomic::Ordering::Relaxed)
+        {
+            return;
+        }
+        for r in 1..k.layout.ranks {
+            k.fetch(r, |task, chunk| {
+                let mut slot = self.slots[self.slot_of[task]]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                let dest = slot
+                    .as_mut()
+                    .expect("values come home before the tasks run");
+                for (d, v) in dest.iter_mut().zip(chunk) {
+                    *d = v;
+                }
+            });
+        }
+    }
+
+    fn out(&self, rank: usize) -> Vec<u8> {
+        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
+        out.get_mut(rank - 1)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn back(&self, rank: usize, bytes: Vec<u8>) {
+        self.back
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((rank, bytes));
+    }
 }

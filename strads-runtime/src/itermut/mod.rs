@@ -260,60 +260,6 @@ struct Layout {
     threads: usize,
 }
 
-/// The driver's values for the other ranks (or notes that they keep them), and what they
-/// send back; with the values an earlier call left on them (`kept`), how to bring those
-/// home into the tasks' chunks (`slots`, task `k`'s at `slot_of[k]`) if the call runs here
-/// alone after all.
-struct ValuesOut<'x, 'c, T> {
-    out: Mutex<Vec<Vec<u8>>>,
-    back: Mutex<Vec<(usize, Vec<u8>)>>,
-    kept: Option<&'x kept::Kept<T>>,
-    slots: &'x [Mutex<Option<&'c mut [T]>>],
-    slot_of: &'x [usize],
-    came_home: std::sync::atomic::AtomicBool,
-}
-
-impl<T: Default + Send + Sync> crate::cluster::call::ValuesWire for ValuesOut<'_, '_, T> {
-    fn home(&self) {
-        let Some(k) = self.kept else {
-            return;
-        };
-        if self
-            .came_home
-            .swap(true, std::sync::atomic::Ordering::Relaxed)
-        {
-            return;
-        }
-        for r in 1..k.layout.ranks {
-            k.fetch(r, |task, chunk| {
-                let mut slot = self.slots[self.slot_of[task]]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner());
-                let dest = slot
-                    .as_mut()
-                    .expect("values come home before the tasks run");
-                for (d, v) in dest.iter_mut().zip(chunk) {
-                    *d = v;
-                }
-            });
-        }
-    }
-
-    fn out(&self, rank: usize) -> Vec<u8> {
-        let mut out = self.out.lock().unwrap_or_else(|e| e.into_inner());
-        out.get_mut(rank - 1)
-            .map(std::mem::take)
-            .unwrap_or_default()
-    }
-
-    fn back(&self, rank: usize, bytes: Vec<u8>) {
-        self.back
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((rank, bytes));
-    }
-}
-
 impl Call<'_> {
     /// Runs a call of a loop over `array.iter_mut()`. `f` runs one block, given its chunk
     /// of values. In a cluster job the values of each rank's tasks travel to it and back
@@ -333,7 +279,9 @@ impl Call<'_> {
         let state = self.state;
         let len = array.len();
         let decides = crate::exec::cost::decides(&self.side);
-        let times = decides && self.may_time();
+        // The serial loop would bring values away home: not beyond the budget of parts.
+        let times =
+            decides && self.may_time() && array.values_away_bytes() <= crate::exec::HOME_BUDGET;
         if times && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
@@ -489,6 +437,12 @@ impl Call<'_> {
                 }
                 _ => None,
             };
+            // What the ranks hold after the call, as sent (kept: as the last call sent).
+            let held = match (&away, &out) {
+                (Some((a, _)), _) => a.bytes,
+                (None, Some(out)) => out.iter().map(|o| o.len().saturating_sub(1) as u64).sum(),
+                (None, None) => 0,
+            };
             let (result, crossed) = {
                 let mut slots: Vec<Mutex<Option<&mut [T]>>> = Vec::with_capacity(bounds.len());
                 let mut rest: &mut [T] = &mut ordered;
@@ -503,11 +457,15 @@ impl Call<'_> {
                     });
                     slots.push(Mutex::new(chunk));
                 }
-                let shipped = out.map(|out| ValuesOut {
+                let shipped = out.map(|out| kept::ValuesOut {
                     out: Mutex::new(out),
                     back: Mutex::new(Vec::new()),
                     // Values away that a run here must bring into the chunks.
                     kept: away.as_ref().filter(|(_, home)| !home).map(|(a, _)| &**a),
+                    away_bytes: away
+                        .as_ref()
+                        .filter(|(_, home)| !home)
+                        .map_or(0, |(a, _)| a.bytes),
                     slots: &slots,
                     slot_of: &slot_of,
                     came_home: Default::default(),
@@ -560,9 +518,9 @@ impl Call<'_> {
             for (j, v) in ordered.into_iter().enumerate() {
                 values[order[j] as usize] = v;
             }
-            (result, crossed)
+            (result, crossed, held)
         };
-        let (outcome, crossed) = outcome;
+        let (outcome, crossed, held) = outcome;
         array.restore_values(values);
         // The values of the entries other ranks ran stay there.
         if let (true, Ok(()), Some(l), Some(c), Some(s)) =
@@ -577,6 +535,7 @@ impl Call<'_> {
                 codec: c,
                 session: s,
                 id,
+                bytes: held,
             }));
         }
         if let Err(panic) = outcome {
