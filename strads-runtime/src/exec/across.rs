@@ -279,6 +279,11 @@ pub(crate) const HOME_BUDGET: u64 = 64 << 20;
 /// Whether the arrays of `ship` that have parts away hold at most [`HOME_BUDGET`] bytes
 /// together (none away: `true`).
 pub(crate) fn may_come_home(ship: &Shipment<'_>) -> bool {
+    may_come_home_with(ship, 0)
+}
+
+/// [`may_come_home`] with `extra` bytes away besides them.
+pub(crate) fn may_come_home_with(ship: &Shipment<'_>, extra: u64) -> bool {
     let away: u64 = ship
         .arrays
         .iter()
@@ -292,7 +297,7 @@ pub(crate) fn may_come_home(ship: &Shipment<'_>) -> bool {
         .fold(0, u64::saturating_add);
     // And `iter_mut()` values an earlier call left on the ranks.
     let values = ship.values.map_or(0, |v| v.away_bytes());
-    away.saturating_add(values) <= HOME_BUDGET
+    away.saturating_add(values).saturating_add(extra) <= HOME_BUDGET
 }
 
 /// Runs this process's workers of `base` with the hooks that meet the other ranks; when

@@ -36,8 +36,8 @@ pub(crate) use staticplan::StaticPlan;
 pub use survey::{Survey, SurveyView};
 
 use crate::plan::{self, ApplyPoints, Schedule};
-pub(crate) use across::{HOME_BUDGET, Side, explain_local};
 use across::{PartsWire, Served, Shipment, ValuesWire, WireArray};
+pub(crate) use across::{Side, explain_local};
 
 /// The application points of a plan for `spec` on `p` workers: `None` without buffers.
 pub(crate) fn apply_points(spec: &LoopSpec, p: usize) -> Option<ApplyPoints> {
@@ -203,7 +203,15 @@ impl<'a> Call<'a> {
     /// the plan's shape, whose ways differ in bits, still apply (`cost::decides`), so a
     /// call prints what the same worker count prints on threads.
     pub(crate) fn may_time(&self) -> bool {
-        self.ship.as_ref().is_none_or(across::may_come_home)
+        self.may_time_with(0)
+    }
+
+    /// [`may_time`](Self::may_time) with `extra` bytes away besides the arrays' parts
+    /// (an `iter_mut()` loop's values left on the ranks).
+    pub(crate) fn may_time_with(&self, extra: u64) -> bool {
+        self.ship
+            .as_ref()
+            .is_none_or(|ship| across::may_come_home_with(ship, extra))
     }
 
     /// The static plan's key for `space`.

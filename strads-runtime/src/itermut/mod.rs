@@ -279,9 +279,8 @@ impl Call<'_> {
         let state = self.state;
         let len = array.len();
         let decides = crate::exec::cost::decides(&self.side);
-        // The serial loop would bring values away home: not beyond the budget of parts.
-        let times =
-            decides && self.may_time() && array.values_away_bytes() <= crate::exec::HOME_BUDGET;
+        // The serial loop would bring values away home too: within the budget with parts.
+        let times = decides && self.may_time_with(array.values_away_bytes());
         if times && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }

@@ -20,7 +20,7 @@
 
 use std::ops::{Add, Range, Sub};
 
-use super::wire::{FLAT_CHUNK, Overlap, decode, encode};
+use super::wire::{FLAT_CHUNK, Overlap, decode, encode, scatter_pays, segment, segment_chunks};
 use super::{Buffered, tree};
 use crate::array::le;
 use crate::sync::Parked;
@@ -28,19 +28,6 @@ use crate::sync::Parked;
 /// Arrays of at least this many bytes merge across processes by reduce-scatter and
 /// all-gather; smaller ones by one all-to-all round.
 pub(super) const COLLECTIVE_BYTES: usize = 64 << 10;
-
-/// The elements process `r` of `ranks` merges for all: whole chunks of `chunk` elements,
-/// `chunks` of them covering the `len` elements, dealt out in contiguous runs.
-pub(super) fn segment(
-    r: usize,
-    ranks: usize,
-    chunks: usize,
-    chunk: usize,
-    len: usize,
-) -> Range<usize> {
-    let at = |q: usize| (q * chunks / ranks * chunk).min(len);
-    at(r)..at(r + 1)
-}
 
 impl<T, const N: usize> Buffered<'_, T, N>
 where
@@ -90,6 +77,10 @@ where
         let zero = self.zero;
         let partial = |r: &Range<usize>| zero.is_some() && r.len() > 1 && tree::is_node(r, n);
         let mine = seg(me);
+        let seg_chunks = segment_chunks(me, ranks, chunks).len();
+        // This process's changed chunks in its own segment (they do not travel).
+        let mut own_changes = Overlap::default();
+        let mut scratch = Vec::new();
 
         // Round 1: to each process, this one's share of its segment.
         let mut base_bytes = Vec::with_capacity(self.len * size);
@@ -109,6 +100,13 @@ where
                     let s = seg(r);
                     encode(&sum[s.clone()], &zero_bytes[bytes_of(&s)], chunk, out);
                 }
+                encode(
+                    &sum[mine.clone()],
+                    &zero_bytes[bytes_of(&mine)],
+                    chunk,
+                    &mut scratch,
+                );
+                own_changes.add(&scratch, seg_chunks, 0..seg_chunks);
                 own = Some(sum[mine.clone()].to_vec());
             } else {
                 for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {
@@ -118,13 +116,18 @@ where
                         encode(copy, &base_bytes[bytes_of(&s)], chunk, out);
                     }
                 }
+                for slot in &self.copies[local.clone()] {
+                    scratch.clear();
+                    let copy = &slot.slice(self.len)[mine.clone()];
+                    encode(copy, &base_bytes[bytes_of(&mine)], chunk, &mut scratch);
+                    own_changes.add(&scratch, seg_chunks, 0..seg_chunks);
+                }
             }
             (to, own)
         };
         let theirs = peers.exchange(to);
         let mut partials = Vec::new();
         // This segment's changed chunks as the others sent them.
-        let seg_chunks = mine.len().div_ceil(chunk);
         let mut got = Overlap::default();
         {
             let _no_with = self.no_with();
@@ -142,7 +145,7 @@ where
                     let mut sum = zeros.clone();
                     match decode(&bytes, &zeros, chunk, size, &mut sum) {
                         Ok(used) if used == bytes.len() => {
-                            got.add(&bytes, seg_chunks);
+                            got.add(&bytes, seg_chunks, 0..0);
                             partials.push((workers, mine.start, sum));
                         }
                         Ok(used) => peers.fail(format!(
@@ -165,7 +168,7 @@ where
                     let copy = &mut slot.slice(self.len)[mine.clone()];
                     match decode(&bytes[at..], base, chunk, size, copy) {
                         Ok(used) => {
-                            got.add(&bytes[at..], seg_chunks);
+                            got.add(&bytes[at..], seg_chunks, 0..0);
                             at += used;
                         }
                         Err(e) => peers.fail(format!(
@@ -200,18 +203,21 @@ where
             encode(merged, &base_bytes[bytes_of(&mine)], chunk, &mut merged_map);
         }
         let mut changed = Overlap::default();
-        changed.add(&merged_map, seg_chunks);
-        let (mut sent, mut union) = (got.sum, changed.union());
-        let mut out = Vec::with_capacity(16 + merged_map.len());
-        out.extend_from_slice(&sent.to_le_bytes());
-        out.extend_from_slice(&union.to_le_bytes());
+        changed.add(&merged_map, seg_chunks, 0..0);
+        // This segment's changed chunks: sent to it, kept here, and merged.
+        let counts = [got.sum, own_changes.sum, changed.union()];
+        let mut out = Vec::with_capacity(24 + merged_map.len());
+        for c in counts {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
         out.extend_from_slice(&merged_map);
+        let [mut sent, mut kept, mut union] = counts;
         let theirs = peers.exchange(vec![out; ranks]);
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         for (q, message) in theirs {
             let s = seg(q);
-            let Some((counts, bytes)) = message.split_first_chunk::<16>() else {
+            let Some((counts, bytes)) = message.split_first_chunk::<24>() else {
                 peers.fail(format!(
                     "the merged segment of buffer `{}` from process {q} is {} bytes, without \
                      its counts",
@@ -223,7 +229,8 @@ where
                 u64::from_le_bytes(counts[8 * k..8 * k + 8].try_into().expect("8 bytes"))
             };
             sent = sent.saturating_add(count(0));
-            union = union.saturating_add(count(1));
+            kept = kept.saturating_add(count(1));
+            union = union.saturating_add(count(2));
             // Decoded against the last merge's value (still this segment's base here) into
             // worker 0's copy, then set as the value of every copy.
             let first = &mut self.copies[0].slice(self.len)[s.clone()];
@@ -249,7 +256,7 @@ where
         // The segments' owners received `(P - 1) / P` of the changed chunks; every process
         // has every owner's counts: the same choice for the next merge.
         self.scatter.store(
-            super::wire::scatter_pays(ranks, union, sent, true),
+            scatter_pays(ranks, sent.saturating_add(kept), kept, union),
             std::sync::atomic::Ordering::Relaxed,
         );
         true

@@ -41,22 +41,45 @@ pub(super) fn encode<T: 'static>(copy: &[T], base: &[u8], chunk: usize, out: &mu
     }
 }
 
-/// The changed chunks of the copies a merge trades, counted alike by every process: how
-/// many were sent in all (`sum`, one per copy or partial sum that changed it) and how many
-/// differ in the union of them (`union`). The reduce-scatter sends `(P - 1) / P` of the
-/// changed chunks and `(P - 1) / P` of the union's, the all-to-all `P - 1` times the
-/// changed chunks: with disjoint changes (`union == sum`) the all-to-all sends less.
+/// The chunks process `r` of `ranks` merges in a reduce-scatter (`collective.rs`): of
+/// `chunks` chunks, a contiguous run.
+pub(super) fn segment_chunks(r: usize, ranks: usize, chunks: usize) -> std::ops::Range<usize> {
+    r * chunks / ranks..(r + 1) * chunks / ranks
+}
+
+/// The elements process `r` of `ranks` merges for all: whole chunks of `chunk` elements,
+/// `chunks` of them covering the `len` elements.
+pub(super) fn segment(
+    r: usize,
+    ranks: usize,
+    chunks: usize,
+    chunk: usize,
+    len: usize,
+) -> std::ops::Range<usize> {
+    let c = segment_chunks(r, ranks, chunks);
+    (c.start * chunk).min(len)..(c.end * chunk).min(len)
+}
+
+/// The changed chunks of the copies a merge trades, counted alike by every process: in
+/// all (`sum`: one per copy, or partial sum, that changed it), of those in their sender's
+/// own segment (`own`: a reduce-scatter does not send them), and in their union
+/// (`union`). The all-to-all sends `(P - 1) sum` chunks; the reduce-scatter `sum - own`,
+/// and `(P - 1) union` with the merged segments.
 #[derive(Default)]
 pub(super) struct Overlap {
     pub(super) sum: u64,
+    pub(super) own: u64,
     union: Vec<u8>,
 }
 
 impl Overlap {
-    /// Adds the map of changed chunks at the start of an encoding of `chunks` chunks.
-    pub(super) fn add(&mut self, encoded: &[u8], chunks: usize) {
+    /// Adds the map of changed chunks at the start of an encoding of `chunks` chunks, of
+    /// which those in `own` are in the sender's own segment.
+    pub(super) fn add(&mut self, encoded: &[u8], chunks: usize, own: std::ops::Range<usize>) {
         let map = &encoded[..chunks.div_ceil(8).min(encoded.len())];
+        let bit = |k: usize| map.get(k / 8).is_some_and(|b| b & (1 << (k % 8)) != 0);
         self.sum += map.iter().map(|b| u64::from(b.count_ones())).sum::<u64>();
+        self.own += own.filter(|&k| bit(k)).count() as u64;
         if self.union.len() < map.len() {
             self.union.resize(map.len(), 0);
         }
@@ -69,29 +92,18 @@ impl Overlap {
     pub(super) fn union(&self) -> u64 {
         self.union.iter().map(|b| u64::from(b.count_ones())).sum()
     }
-
-    /// Whether the reduce-scatter pays over `ranks` processes for changes like these: it
-    /// sends `1 / P + union / sum` times the all-to-all's bytes, and merges `1 / P` of the
-    /// array where the all-to-all merges all of it, so it is taken up to 1.2 times the
-    /// all-to-all's bytes (at 2 processes, while the union is at most 70% of the sum).
-    pub(super) fn scatter_pays(&self, ranks: usize) -> bool {
-        scatter_pays(ranks, self.union(), self.sum, false)
-    }
 }
 
-/// [`Overlap::scatter_pays`] from the counts: `union` chunks changed in the merged value,
-/// and `sum` chunks changed in the copies sent (or, `owners`, the `(P - 1) / P` of them
-/// the segments' owners received in a reduce-scatter).
-pub(super) fn scatter_pays(ranks: usize, union: u64, sum: u64, owners: bool) -> bool {
+/// Whether the reduce-scatter pays over `ranks` processes for changes like these (`sum`,
+/// `own` and `union` as in [`Overlap`]): it is taken while it sends at most 1.2 times the
+/// all-to-all's bytes, since it also merges `1 / P` of the array where the all-to-all
+/// merges all of it (at 2 processes changing the same rows: equal bytes; changing
+/// disjoint rows: 1.5 times).
+pub(super) fn scatter_pays(ranks: usize, sum: u64, own: u64, union: u64) -> bool {
     let p = ranks.max(2) as u128;
-    let (union, sum) = (u128::from(union), u128::from(sum));
-    // 1 / P + union / total <= 6 / 5, that is 5 P union <= (6 P - 5) total, with total =
-    // sum, or sum P / (P - 1) from the owners' counts.
-    if owners {
-        5 * (p - 1) * union <= (6 * p - 5) * sum
-    } else {
-        5 * p * union <= (6 * p - 5) * sum
-    }
+    let (sum, own, union) = (u128::from(sum), u128::from(own), u128::from(union));
+    // (sum - own) + (P - 1) union <= 6 / 5 (P - 1) sum
+    5 * (sum.saturating_sub(own) + (p - 1) * union) <= 6 * (p - 1) * sum
 }
 
 /// Rebuilds into `copy` a copy [`encode`]d against `base` (the same value on every rank)
@@ -179,6 +191,10 @@ where
             || zero_cell.get_or_init(|| vec![zero.expect("a sync buffer's zero"); self.len]);
         let mut partials = Vec::new();
         let chunks = self.len.div_ceil(chunk.max(1));
+        let ranks = peers.ranks();
+        let own_of = |workers: &std::ops::Range<usize>| {
+            segment_chunks(workers.start / workers.len().max(1), ranks, chunks)
+        };
         let mut overlap = Overlap::default();
         if partial(&local) {
             let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
@@ -191,16 +207,16 @@ where
             let mut zero_bytes = Vec::with_capacity(self.len * size);
             crate::array::le::put(zeros(), &mut zero_bytes);
             encode(&sum, &zero_bytes, chunk, &mut mine);
-            overlap.add(&mine, chunks);
+            overlap.add(&mine, chunks, own_of(&local));
             // The merge takes this process's sum from here too, instead of summing again.
             partials.push((local.clone(), 0, sum));
         } else {
             let mut base_bytes = Vec::with_capacity(self.len * size);
             crate::array::le::put(base, &mut base_bytes);
-            for slot in &self.copies[local] {
+            for slot in &self.copies[local.clone()] {
                 let at = mine.len();
                 encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
-                overlap.add(&mine[at..], chunks);
+                overlap.add(&mine[at..], chunks, own_of(&local));
             }
         }
         for (workers, bytes) in peers.merge(mine) {
@@ -217,7 +233,7 @@ where
                 let mut sum = zeros.clone();
                 match decode(&bytes, zeros, chunk, size, &mut sum) {
                     Ok(used) if used == bytes.len() => {
-                        overlap.add(&bytes, chunks);
+                        overlap.add(&bytes, chunks, own_of(&workers));
                         partials.push((workers, 0, sum));
                     }
                     Ok(used) => peers.fail(format!(
@@ -239,7 +255,7 @@ where
             for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
                 match decode(&bytes[at..], base, chunk, size, slot.slice(self.len)) {
                     Ok(n) => {
-                        overlap.add(&bytes[at..], chunks);
+                        overlap.add(&bytes[at..], chunks, own_of(&workers));
                         at += n;
                     }
                     Err(e) => peers.fail(format!(
@@ -265,7 +281,7 @@ where
         *self.partials.lock().unwrap_or_else(|e| e.into_inner()) = partials;
         // Every process saw every copy's map: the same choice for the next merge.
         self.scatter.store(
-            overlap.scatter_pays(peers.ranks()),
+            scatter_pays(ranks, overlap.sum, overlap.own, overlap.union()),
             std::sync::atomic::Ordering::Relaxed,
         );
     }
@@ -277,19 +293,18 @@ mod tests {
 
     #[test]
     fn the_reduce_scatter_is_taken_up_to_six_fifths_of_the_all_to_alls_bytes() {
-        // Two processes: while the union is at most 70% of the changed chunks sent.
-        assert!(scatter_pays(2, 7, 10, false) && !scatter_pays(2, 8, 10, false));
-        // The same from the owners' counts (half of them at two processes).
-        assert!(scatter_pays(2, 7, 5, true) && !scatter_pays(2, 8, 5, true));
-        // Four processes with disjoint changes: 1/4 + 1 > 6/5, the all-to-all.
-        assert!(!scatter_pays(4, 40, 40, false) && !scatter_pays(4, 40, 30, true));
-        // The same rows everywhere: the reduce-scatter; nothing changed: either (it).
-        assert!(scatter_pays(4, 10, 40, false) && scatter_pays(3, 0, 0, true));
-        // Maps counted and united.
+        // Two processes changing the same 10 chunks, half in each one's own segment:
+        // equal bytes (10 + 10 against 20); disjoint halves: 5 + 10 against 10.
+        assert!(scatter_pays(2, 20, 10, 10) && !scatter_pays(2, 10, 5, 10));
+        // Changes only in the others' segments, disjoint: twice the all-to-all's bytes.
+        assert!(!scatter_pays(2, 10, 0, 10) && !scatter_pays(4, 40, 0, 40));
+        // Four processes changing the same rows: the reduce-scatter; nothing changed too.
+        assert!(scatter_pays(4, 40, 10, 10) && scatter_pays(3, 0, 0, 0));
+        // Maps counted, their own segments' bits, and united.
         let mut o = Overlap::default();
-        o.add(&[0b0000_0101, 0b1], 9);
-        o.add(&[0b0000_0110, 0b0, 0xff], 9);
-        assert_eq!((o.sum, o.union()), (5, 4));
+        o.add(&[0b0000_0101, 0b1], 9, 0..2);
+        o.add(&[0b0000_0110, 0b0, 0xff], 9, 2..9);
+        assert_eq!((o.sum, o.own, o.union()), (5, 2, 4));
     }
 
     #[test]
