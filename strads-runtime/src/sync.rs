@@ -312,7 +312,13 @@ pub(crate) trait Peers: Sync {
     /// other process and returns theirs, `(their workers, bytes)` in rank order. Every
     /// process calls it the same number of times per call, in the same order, so the
     /// `n`-th calls meet.
-    fn merge(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)>;
+    fn merge(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
+        let threads = self.local().len();
+        self.exchange(vec![mine; self.ranks()])
+            .into_iter()
+            .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
+            .collect()
+    }
     /// At an application point, like [`merge`](Self::merge) (and counted with it): sends
     /// `to[r]` to process `r` (`to` has one entry per process; this process's own is
     /// dropped) and returns what every other process sent this one, `(rank, bytes)` in rank

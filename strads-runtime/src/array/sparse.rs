@@ -269,7 +269,6 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// The stored entries in order, values mutable (the indices are fixed). A
     /// `#[parallel_for]` loop over `a.iter_mut()` gives each iteration its own value.
     pub fn iter_mut(&mut self) -> SparseIterMut<'_, T, N> {
-        self.values_version += 1;
         let e = self.home_mut();
         SparseIterMut {
             keys: e.keys.iter(),
@@ -280,7 +279,6 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// Takes the values out (leaving none) and gives them back with
     /// [`restore_values`](Self::restore_values): how a loop lends them to its workers.
     pub(crate) fn take_values(&mut self) -> Vec<T> {
-        self.values_version += 1;
         std::mem::take(&mut self.home_mut().values)
     }
 

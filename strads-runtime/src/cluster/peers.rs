@@ -145,21 +145,6 @@ impl Peers for RankPeers<'_> {
         });
     }
 
-    fn merge(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let key = self.merges.fetch_add(1, Relaxed);
-        let t0 = std::time::Instant::now();
-        let to = vec![mine; self.plan.ranks];
-        self.session.with(|core| core.send_merge_each(key, to));
-        let theirs = self.session.wait(|core| core.take_merges(key));
-        self.waited.fetch_add(since(t0), Relaxed);
-        let threads = self.local.len();
-        theirs
-            .into_iter()
-            .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
-            .collect()
-    }
-
     fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
         use std::sync::atomic::Ordering::Relaxed;
         let key = self.merges.fetch_add(1, Relaxed);

@@ -1,9 +1,9 @@
 //! `iter_mut()` values that stay on the rank that runs their entries between calls (issue
 //! 28, item 2): after a call that crossed processes each worker rank keeps the values of
-//! its tasks (encoded, `cluster::store::keep_values`) and sends none back; the driver's
+//! its tasks (typed, `cluster::store::keep_values`) and sends none back; the driver's
 //! array holds its own and knows the others are away ([`Kept`]). The next call whose
-//! schedule gives every rank the same entries in the same order (the same
-//! [`fingerprints`]) sends each rank a note instead of its values; any other call, and
+//! schedule has the same tasks in the same order sends each rank a note instead of its
+//! values, naming its entries ([`fingerprint`], which the rank checks); any other call, and
 //! serial code reading the array, brings them home first (`Msg::Fetch` of the array's id
 //! with [`VALUES_BIT`](crate::cluster::store::VALUES_BIT)).
 
@@ -17,23 +17,20 @@ use crate::cluster::proto::Region;
 use crate::cluster::session::Session;
 use crate::cluster::store::VALUES_BIT;
 
-/// Per rank, a fingerprint of the entries its tasks run, in their order (`order`: the
+/// A fingerprint of the entries rank `rank`'s tasks run, in their order (`order`: the
 /// entries' ids task after task; `tasks`: each task's worker and range of `order`).
-pub(super) fn fingerprints(
+pub(super) fn fingerprint(
     order: &[u32],
     tasks: &[(usize, (usize, usize))],
     layout: Layout,
-) -> Vec<u64> {
-    (0..layout.ranks)
-        .map(|r| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            (layout.ranks, layout.threads).hash(&mut h);
-            for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == r) {
-                order[lo..hi].hash(&mut h);
-            }
-            h.finish()
-        })
-        .collect()
+    rank: usize,
+) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (layout.ranks, layout.threads).hash(&mut h);
+    for &(_, (lo, hi)) in tasks.iter().filter(|(w, _)| w / layout.threads == rank) {
+        order[lo..hi].hash(&mut h);
+    }
+    h.finish()
 }
 
 /// The driver's record of the values a crossed call left on the other ranks.
@@ -41,7 +38,6 @@ pub(super) struct Kept<T> {
     pub(super) order: Vec<u32>,
     pub(super) tasks: Vec<(usize, (usize, usize))>,
     pub(super) layout: Layout,
-    pub(super) fingerprints: Vec<u64>,
     pub(super) codec: ValuesCodec<T>,
     pub(super) session: &'static Session,
     /// The driver's array id.

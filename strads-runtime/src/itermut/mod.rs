@@ -357,7 +357,6 @@ impl Call<'_> {
                 .unwrap_or_else(|_| unreachable!("only `Kept` leaves values away"));
             (a, home)
         });
-        let fingerprints = driving.map(|l| kept::fingerprints(&order, &tasks, l));
         let mut values = array.take_values();
         // Kept only for the same tasks in the same order (so each rank's entries, and the
         // chunks they fill if the call runs here after all, are the same).
@@ -388,7 +387,7 @@ impl Call<'_> {
             let fail = |e: String| -> ! {
                 crate::cluster::job::fail_job(format!("loop `{}`: {e}", state.spec().name))
             };
-            let mine = serving.map_or(0, |l| kept::fingerprints(&order, &tasks, l)[l.rank]);
+            let mine = serving.map_or(0, |l| kept::fingerprint(&order, &tasks, l, l.rank));
             if let (Some(l), Some(c), Some(sv)) = (serving, &codec, &served) {
                 let message = sv.values();
                 if let Err(e) =
@@ -399,11 +398,13 @@ impl Call<'_> {
             }
             let out: Option<Vec<Vec<u8>>> = match (driving, &codec, &away) {
                 // Each rank keeps its values: a note naming its entries instead.
-                (Some(l), Some(_), Some((a, _))) => Some(
+                (Some(l), Some(_), Some(_)) => Some(
                     (1..l.ranks)
                         .map(|r| {
                             let mut note = vec![ranks::KEPT];
-                            note.extend_from_slice(&a.fingerprints[r].to_le_bytes());
+                            note.extend_from_slice(
+                                &kept::fingerprint(&order, &tasks, l, r).to_le_bytes(),
+                            );
                             note
                         })
                         .collect(),
@@ -530,7 +531,6 @@ impl Call<'_> {
                 order,
                 tasks,
                 layout: l,
-                fingerprints: fingerprints.expect("a driver's fingerprints"),
                 codec: c,
                 session: s,
                 id,
