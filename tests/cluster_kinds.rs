@@ -13,7 +13,9 @@
 //! The loops: a 1D histogram with two merged buffers (integer counts and a float sum), a
 //! 2D SGD with a buffered bias applied every 16 iterations (`max_delay`, so a step has
 //! several application points), and gradients handed to an AdaGrad apply function that
-//! updates two more arrays on every rank; `sync = "bsp"` and `sync = "hybrid"` replicas, and
+//! updates two more arrays on every rank; `sync = "ssp(1)"` replicas (merged behind the
+//! workers, each process trading a round's differences while its workers run the next) and
+//! `sync = "hybrid"` ones, and
 //! a `sync` table and two buffers large enough to merge by reduce-scatter and all-gather
 //! (issue 28: with 3 processes each sends the others only their segments); a Gibbs-style reassignment over
 //! `tokens.iter_mut()` (a `Vec<u16>` of topics per entry, document counts local, word
@@ -111,8 +113,9 @@ fn gradients(
     }
 }
 
-/// The data-parallel mode: replicas of `ws` averaged every 16 iterations of each worker.
-#[strads::parallel_for(sync = "bsp", batch = 16)]
+/// The data-parallel mode with run-ahead: replicas of `ws` averaged every 16 iterations of
+/// each worker behind the workers, each up to one batch ahead of the slowest (`ssp(1)`).
+#[strads::parallel_for(sync = "ssp(1)", batch = 16)]
 fn sync_sgd(x: &DistArray<f32, 2>, y: &DistArray<f32, 1>, ws: &mut DistArray<f32, 1>, d: usize) {
     for s in 0..y.len() {
         let mut p = 0.0f32;

@@ -70,6 +70,11 @@ pub struct BufferSpec {
     /// `sync = "hybrid"`: the workers of a process share one replica, updated without
     /// locks (results depend on the threads' timing).
     pub shared: bool,
+    /// `sync = "ssp(s)"`: `s`, the batches a worker may run ahead of the slowest; its
+    /// replica starts batch `k` from the merge of every worker's batches before `k - s`
+    /// plus its own differences since (0: `bsp`, every batch from the last merge).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub stale: usize,
 }
 
 /// The apply function of a write-back buffer.
@@ -119,6 +124,7 @@ impl BufferSpec {
             average: false,
             merge: None,
             shared: false,
+            stale: 0,
         }
     }
 
@@ -143,6 +149,7 @@ impl BufferSpec {
             average: false,
             merge: None,
             shared: false,
+            stale: 0,
         }
     }
 
@@ -154,12 +161,20 @@ impl BufferSpec {
             average: true,
             merge: Some(Cow::Borrowed(merge)),
             shared: false,
+            stale: 0,
         }
     }
 
     /// The same `sync` replica, shared by the workers of each process (`sync = "hybrid"`).
     pub const fn shared(mut self) -> Self {
         self.shared = true;
+        self
+    }
+
+    /// The same `sync` replica under `sync = "ssp(s)"`: a worker runs up to `s` batches
+    /// ahead of the slowest (see the field [`stale`](BufferSpec#structfield.stale)).
+    pub const fn ssp(mut self, s: usize) -> Self {
+        self.stale = s;
         self
     }
 }

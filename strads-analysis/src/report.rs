@@ -169,6 +169,25 @@ pub fn buffers_report(spec: &LoopSpec, sync: Option<SyncReport<'_>>) -> String {
                     spec.max_delay.unwrap_or(0),
                     how
                 )
+            } else if let Some(s) = spec
+                .buffers
+                .iter()
+                .map(|b| b.stale)
+                .max()
+                .filter(|&s| s > 0)
+            {
+                format!(
+                    "sync = \"ssp({s})\" (data-parallel): each worker updates its replica of {}; \
+                     every {} iterations of each worker and at the end of the loop, the \
+                     replicas' differences are {} in a fixed order, and a worker runs up to {s} \
+                     batches ahead of the slowest: it starts batch k from the merge of every \
+                     worker's batches before k - {s} plus its own since. Deterministic for a \
+                     worker count, and one worker runs the serial loop, but with more the \
+                     result is no longer that of a serial order.\n",
+                    names.join(", "),
+                    spec.max_delay.unwrap_or(0),
+                    how
+                )
             } else {
                 format!(
                     "sync (data-parallel): each worker updates its replica of {}; every {} \
@@ -356,6 +375,22 @@ mod buffers_and_reductions {
              differences are averaged in a fixed order into every replica. Deterministic for a \
              worker count, and one worker runs the serial loop, but with more the result is no \
              longer that of a serial order.\n"
+        );
+        s.buffers = vec![BufferSpec::new(0).averaged().ssp(2)].into();
+        assert_eq!(
+            buffers_report(
+                &s,
+                Some(SyncReport {
+                    hybrid: false,
+                    merge: None,
+                })
+            ),
+            "sync = \"ssp(2)\" (data-parallel): each worker updates its replica of `a`; every \
+             1024 iterations of each worker and at the end of the loop, the replicas' \
+             differences are averaged in a fixed order, and a worker runs up to 2 batches ahead \
+             of the slowest: it starts batch k from the merge of every worker's batches before \
+             k - 2 plus its own since. Deterministic for a worker count, and one worker runs \
+             the serial loop, but with more the result is no longer that of a serial order.\n"
         );
         s.buffers = vec![BufferSpec::new(0).averaged()].into();
         let hybrid = SyncReport {

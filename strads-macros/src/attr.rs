@@ -26,8 +26,8 @@ const MERGE: &str = "merge";
 pub(crate) enum Sync {
     /// `"bsp"`: replicas merge after every batch.
     Bsp,
-    /// `"ssp(s)"`: replicas merge after every `s + 1` batches (a replica is at most `s`
-    /// batches behind the others' updates).
+    /// `"ssp(s)"`: replicas merge after every batch, and a worker runs up to `s` batches
+    /// ahead of the slowest (its replica misses at most the others' last `s` batches).
     Ssp(usize),
     /// `"hybrid"`: the threads of a process share one replica without locks; the
     /// processes' replicas merge after every batch.
@@ -90,10 +90,15 @@ impl Args {
     /// Iterations of each worker between two merges of `sync` replicas.
     pub(crate) fn sync_every(&self) -> Option<usize> {
         let batch = self.batch.map_or(DEFAULT_BATCH, |(n, _)| n);
-        self.sync.map(|(mode, _)| match mode {
-            Sync::Bsp | Sync::Hybrid => batch,
-            Sync::Ssp(s) => batch.saturating_mul(s.saturating_add(1)),
-        })
+        self.sync.map(|_| batch)
+    }
+
+    /// `sync = "ssp(s)"`: `s`; 0 for the other modes.
+    pub(crate) fn staleness(&self) -> usize {
+        match self.sync {
+            Some((Sync::Ssp(s), _)) => s,
+            _ => 0,
+        }
     }
 }
 
@@ -400,6 +405,8 @@ pub(crate) struct Attrs {
     pub(crate) merge: Option<syn::Path>,
     /// `sync = "hybrid"`: the workers of a process share one replica.
     pub(crate) hybrid: bool,
+    /// `sync = "ssp(s)"`: the batches a worker may run ahead of the slowest (0 otherwise).
+    pub(crate) stale: usize,
 }
 
 impl Attrs {
@@ -417,6 +424,7 @@ impl Attrs {
             sync: false,
             merge: None,
             hybrid: false,
+            stale: 0,
         };
         if let Some((mode, span)) = args.sync {
             attrs.buffered = replicated_arrays(cx, span, arrays);
@@ -424,6 +432,7 @@ impl Attrs {
             attrs.sync = true;
             attrs.hybrid = mode == Sync::Hybrid;
             attrs.merge = args.merge.clone();
+            attrs.stale = args.staleness();
         }
         attrs
     }

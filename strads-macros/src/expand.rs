@@ -156,6 +156,7 @@ fn build_spec(f: &LoopFn, walked: &Walked) -> LoopSpec {
                 array,
                 average: f.attrs.sync,
                 shared: f.attrs.hybrid,
+                stale: f.attrs.stale,
                 merge: f.attrs.merge.as_ref().map(|m| path_text(m).into()),
                 apply: f.attrs.applies.iter().find(|(b, _, _)| *b == array).map(
                     |(_, func, targets)| ApplySpec {

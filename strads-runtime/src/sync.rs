@@ -38,7 +38,35 @@ pub struct Parked<'a> {
     point: u64,
     call: u64,
     peers: Option<&'a dyn Peers>,
+    phase: Phase,
     _here: PhantomData<*const ()>,
+}
+
+/// What an application point asks of the buffers. Every worker parked: [`Phase::Merge`].
+/// Under `sync = "ssp(s)"` (`exec/ahead.rs`) the workers do not park together: each keeps
+/// its round's difference and rebuilds its own replica, and one thread of the process
+/// merges the rounds in order, each worker then touching only its own copy and the merges
+/// only the value, in the order the call's `Ahead` keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Every worker parked: the copies merge into the value and start again from it.
+    Merge,
+    /// Worker `worker` ended round `round`: its replica's difference since it started the
+    /// round is kept (`stale` rounds back at most).
+    Publish {
+        worker: usize,
+        round: usize,
+        stale: usize,
+    },
+    /// Worker `worker` starts round `round`: its replica becomes the value (the merge of
+    /// every round before `round - stale`) plus its own differences since.
+    Rebuild {
+        worker: usize,
+        round: usize,
+        stale: usize,
+    },
+    /// Round `round`'s differences of every worker merge into the value.
+    MergeRound { round: usize, stale: usize },
 }
 
 impl std::fmt::Debug for Parked<'_> {
@@ -55,13 +83,25 @@ impl<'a> Parked<'a> {
     /// A token for a new application point of loop call `call`, whose workers in other
     /// processes (if any) are `peers`.
     pub(crate) fn next(call: u64, peers: Option<&'a dyn Peers>) -> Parked<'a> {
+        Parked::at(call, peers, Phase::Merge)
+    }
+
+    /// A token for a new point of loop call `call` in `phase` (`ssp(s)`'s run-ahead,
+    /// `exec/ahead.rs`, which orders the phases so that they touch disjoint copies).
+    pub(crate) fn at(call: u64, peers: Option<&'a dyn Peers>, phase: Phase) -> Parked<'a> {
         static POINTS: AtomicU64 = AtomicU64::new(1);
         Parked {
             point: POINTS.fetch_add(1, Ordering::Relaxed),
             call,
             peers,
+            phase,
             _here: PhantomData,
         }
+    }
+
+    /// What the point asks of the buffers.
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase
     }
 
     /// The call's workers in other processes, parked at the same point.
@@ -324,6 +364,17 @@ pub(crate) trait Peers: Sync {
     /// dropped) and returns what every other process sent this one, `(rank, bytes)` in rank
     /// order. A collective's round, where each process gets bytes of its own.
     fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)>;
+    /// [`merge`](Self::merge) (and counted with it) off the workers' path: `ssp(s)`'s merges
+    /// run on a thread of their own while the workers go on, so the time it waits is not
+    /// the workers' wait.
+    fn merge_behind(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
+        self.merge(mine)
+    }
+    /// Adds `ns` to the time this process's workers waited for other processes (a worker
+    /// waiting for a merge `ssp(s)` runs behind it).
+    fn waited(&self, ns: u64) {
+        let _ = ns;
+    }
     /// Stops the job with `message` (something another process sent does not fit).
     fn fail(&self, message: String) -> !;
     /// The lease this call holds on the arrays it reads with parts away (0: none): its

@@ -76,11 +76,15 @@ pub(super) fn spec_tokens(spec: &LoopSpec, integers: &[bool]) -> TokenStream {
         match &b.apply {
             None if b.average => {
                 let shared = b.shared.then(|| quote!(.shared()));
+                let ssp = (b.stale > 0).then(|| {
+                    let s = lit(b.stale as i128);
+                    quote!(.ssp(#s))
+                });
                 match &b.merge {
-                    None => quote!(#p::BufferSpec::new(#array).averaged() #shared),
+                    None => quote!(#p::BufferSpec::new(#array).averaged() #shared #ssp),
                     Some(m) => {
                         let m = m.as_ref();
-                        quote!(#p::BufferSpec::merged_by(#array, #m) #shared)
+                        quote!(#p::BufferSpec::merged_by(#array, #m) #shared #ssp)
                     }
                 }
             }

@@ -70,6 +70,16 @@ pub(super) struct RankPeers<'a> {
 // Shipment's arrays are `Vec<&dyn WireArray>`; the hooks borrow them as a slice.
 
 impl RankPeers<'_> {
+    /// One exchange of the buffers' (`Peers::exchange`): sends `to[r]` to rank `r`, returns
+    /// what the others sent, the exchanges numbered alike on every rank.
+    fn trade(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
+        let key = self
+            .merges
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.session.with(|core| core.send_merge_each(key, to));
+        self.session.wait(|core| core.take_merges(key))
+    }
+
     /// Applies transfer `tid` (once per rank; other tasks wait for it).
     fn apply(&self, tid: usize) {
         loop {
@@ -146,13 +156,23 @@ impl Peers for RankPeers<'_> {
     }
 
     fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
-        use std::sync::atomic::Ordering::Relaxed;
-        let key = self.merges.fetch_add(1, Relaxed);
         let t0 = std::time::Instant::now();
-        self.session.with(|core| core.send_merge_each(key, to));
-        let theirs = self.session.wait(|core| core.take_merges(key));
-        self.waited.fetch_add(since(t0), Relaxed);
+        let theirs = self.trade(to);
+        self.waited(since(t0));
         theirs
+    }
+
+    fn merge_behind(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
+        let threads = self.local.len();
+        self.trade(vec![mine; self.plan.ranks])
+            .into_iter()
+            .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
+            .collect()
+    }
+
+    fn waited(&self, ns: u64) {
+        self.waited
+            .fetch_add(ns, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn fail(&self, message: String) -> ! {

@@ -11,6 +11,7 @@
 //! - `recon`: reconnaissance's survey pass, its plans and their ownership tables.
 
 mod across;
+mod ahead;
 mod block;
 pub(crate) mod cost;
 mod place;

@@ -8,6 +8,7 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::ahead::Ahead;
 use crate::plan::{ApplyPoints, Schedule};
 use crate::sync::{Parked, Peers, PhaseBarrier, Turns};
 
@@ -33,6 +34,8 @@ pub(crate) struct Segments<'r> {
     rounds: Vec<usize>,
     base: Vec<usize>,
     rank: Vec<Vec<Option<usize>>>,
+    /// `sync = "ssp(s)"`: the workers run ahead instead of parking at the points.
+    ahead: Option<Ahead<'r>>,
 }
 
 impl<'r> Segments<'r> {
@@ -97,7 +100,38 @@ impl<'r> Segments<'r> {
             rounds,
             base,
             rank,
+            ahead: None,
         }
+    }
+
+    /// Under `sync = "ssp(s)"` (`s > 0`): the workers run up to `s` rounds ahead of the
+    /// slowest (`ahead.rs`), when the call has several workers and one step, which applies
+    /// (a `sync` loop's plan); otherwise the points park every worker, as `bsp` does, which
+    /// is within the same bound. `local` are this process's workers.
+    pub(crate) fn run_ahead(mut self, s: usize, local: std::ops::Range<usize>) -> Self {
+        if let Some((_, f)) = self.apply
+            && s > 0
+            && self.workers > 1
+            && self.applying.len() == 1
+            && self.applying[0]
+        {
+            self.ahead = Some(Ahead::new(
+                self.call,
+                s,
+                self.rounds[0],
+                local,
+                f,
+                self.peers,
+                self.barrier,
+            ));
+        }
+        self
+    }
+
+    /// The run-ahead, when the call runs ahead: its merging thread runs
+    /// [`Ahead::merge_all`].
+    pub(crate) fn ahead(&self) -> Option<&Ahead<'r>> {
+        self.ahead.as_ref()
     }
 
     /// Whether step `t` applies buffers at its rounds' ends.
@@ -140,9 +174,19 @@ impl<'r> Segments<'r> {
         }
     }
 
+    /// Worker `w` at the end of round `r` of the applying step: every worker parks and the
+    /// last to arrive applies the buffers, or under `ssp(s)` the worker goes on once the
+    /// merge its next round starts from is done. `false` when the call is being abandoned.
+    pub(crate) fn point(&self, w: usize, r: usize) -> bool {
+        match &self.ahead {
+            Some(ahead) => ahead.end_round(w, r),
+            None => self.sync(),
+        }
+    }
+
     /// Every worker parked, the last to arrive applies the buffers; `false` when the
     /// call is being abandoned.
-    pub(crate) fn sync(&self) -> bool {
+    fn sync(&self) -> bool {
         match self.apply {
             Some((_, f)) => self
                 .barrier
@@ -178,7 +222,7 @@ impl<'r> Segments<'r> {
         }
         let r = round.get();
         self.done_turn(seq, r);
-        if !self.sync() {
+        if !self.point(seq.1, r) {
             return false;
         }
         round.set(r + 1);
@@ -194,7 +238,7 @@ impl<'r> Segments<'r> {
         }
         let r = round.get();
         self.done_turn(seq, r);
-        if !self.sync() {
+        if !self.point(seq.1, r) {
             return;
         }
         for rr in r + 1..self.rounds[seq.0] {
@@ -202,7 +246,7 @@ impl<'r> Segments<'r> {
                 return;
             }
             self.done_turn(seq, rr);
-            if !self.sync() {
+            if !self.point(seq.1, rr) {
                 return;
             }
         }

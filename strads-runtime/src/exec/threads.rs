@@ -18,6 +18,20 @@ use crate::pool::{as_worker, broadcast};
 use crate::space::Space;
 use crate::sync::{BreakOnPanic, Parked, Peers, PhaseBarrier, Signals, Turns, next_call};
 
+/// `sync = "ssp(s)"`'s `s` when every buffer of the loop is a replica it applies to (0:
+/// the points park every worker).
+fn staleness(spec: &strads_analysis::LoopSpec) -> usize {
+    let replicas = spec
+        .buffers
+        .iter()
+        .all(|b| b.average && !b.shared && b.apply.is_none());
+    if replicas {
+        spec.buffers.iter().map(|b| b.stale).max().unwrap_or(0)
+    } else {
+        0
+    }
+}
+
 /// One call to execute.
 pub(crate) struct Execution<'a, S: Space> {
     pub(crate) state: &'static LoopState,
@@ -77,7 +91,8 @@ where
         &barrier,
         turns.as_ref(),
         x.peers,
-    );
+    )
+    .run_ahead(staleness(x.state.spec()), local.clone());
     let signals = Signals::new(sched.steps.len() * p);
     let claim = |c: &Claim| {
         if let Some(o) = &x.owners {
@@ -158,8 +173,8 @@ where
                     }
                     None if segments.applying(t) => {
                         // No task in this step: take part in its application points.
-                        for _ in 0..segments.rounds(t) {
-                            if !segments.sync() {
+                        for r in 0..segments.rounds(t) {
+                            if !segments.point(w, r) {
                                 return;
                             }
                         }
@@ -183,16 +198,36 @@ where
         });
         mine
     };
-    let per_worker: Vec<Vec<(usize, Vec<usize>)>> = if local.len() == 1 {
-        vec![worker(local.start)]
-    } else {
-        broadcast(local.len(), |i| {
-            let r = worker(local.start + i);
-            if barrier.is_broken() {
-                signals.wake_all();
+    let workers = || -> Vec<Vec<(usize, Vec<usize>)>> {
+        if local.len() == 1 {
+            vec![worker(local.start)]
+        } else {
+            broadcast(local.len(), |i| {
+                let r = worker(local.start + i);
+                if barrier.is_broken() {
+                    signals.wake_all();
+                }
+                r
+            })
+        }
+    };
+    let per_worker = match segments.ahead() {
+        // `ssp(s)`: the rounds merge on a thread of their own, behind the workers.
+        Some(ahead) => std::thread::scope(|sc| {
+            let merging = std::thread::Builder::new()
+                .name("strads-merge".into())
+                .spawn_scoped(sc, || {
+                    let _guard = BreakOnPanic(&barrier);
+                    ahead.merge_all();
+                })
+                .unwrap_or_else(|e| panic!("strads: cannot start the merging thread: {e}"));
+            let per_worker = workers();
+            if let Err(payload) = merging.join() {
+                std::panic::resume_unwind(payload);
             }
-            r
-        })
+            per_worker
+        }),
+        None => workers(),
     };
     if !x.tracing {
         return Vec::new();

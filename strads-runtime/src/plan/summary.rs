@@ -74,6 +74,16 @@ pub(crate) fn with_buffers(spec: &LoopSpec, summary: &str) -> String {
                 spec.max_delay.unwrap_or(0)
             );
         }
+        let stale = spec.buffers.iter().map(|b| b.stale).max().unwrap_or(0);
+        if stale > 0 {
+            return format!(
+                "{summary} sync=ssp({stale}) replicas={} every={} (data-parallel: replicas \
+                 {how} in the workers' tree order behind the workers, each up to {stale} \
+                 batches ahead of the slowest; not equal to a serial order)",
+                names.join(","),
+                spec.max_delay.unwrap_or(0)
+            );
+        }
         return format!(
             "{summary} sync replicas={} every={} (data-parallel: replicas {how} in the \
              workers' tree order; not equal to a serial order)",

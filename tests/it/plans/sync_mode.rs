@@ -1,9 +1,10 @@
 //! The data-parallel mode (`sync = "bsp"`, `"ssp(s)"`): each worker updates its replica of
 //! the arrays the loop writes; the replicas' differences are averaged (summed in the
-//! workers' tree order, `array/buffer/tree.rs`) every
-//! `batch` iterations (every `(s + 1) * batch` for `ssp(s)`) and at the end. One worker's
-//! plan equals the serial loop; more workers' runs equal the replay of their recorded order
-//! and are the same on every run; the merge is the mean of the differences.
+//! workers' tree order, `array/buffer/tree.rs`) every `batch` iterations and at the end,
+//! under `ssp(s)` behind the workers, each starting batch `k` from the merge of the batches
+//! before `k - s` plus its own since (`array/buffer/stale.rs`). One worker's plan equals
+//! the serial loop; more workers' runs equal the replay of their recorded order and are the
+//! same on every run; the merge is the mean of the differences.
 
 use strads::prelude::*;
 use strads::testing::{bits, plan_always, record, replay, serial};
@@ -31,6 +32,27 @@ fn lr_bsp(
 
 #[strads::parallel_for(sync = "ssp(2)", batch = 16)]
 fn lr_ssp(
+    features: &DistArray<u32, 1>,
+    labels: &DistArray<f32, 1>,
+    w: &mut DistArray<f32, 1>,
+    nnz: usize,
+    lr: f32,
+) {
+    for s in 0..labels.len() {
+        let mut z = 0.0f32;
+        for k in 0..nnz {
+            z += w[features[s * nnz + k] as usize];
+        }
+        let g = -labels[s] / (1.0 + (labels[s] * z).exp());
+        for k in 0..nnz {
+            w[features[s * nnz + k] as usize] -= lr * g;
+        }
+    }
+}
+
+/// `lr_ssp` without the run-ahead: every batch merges before the next starts.
+#[strads::parallel_for(sync = "bsp", batch = 16)]
+fn lr_bsp16(
     features: &DistArray<u32, 1>,
     labels: &DistArray<f32, 1>,
     w: &mut DistArray<f32, 1>,
@@ -179,6 +201,37 @@ fn merges_equal_their_replay_and_every_run() {
             bits(&ssp),
             "{threads} threads: the ssp replay"
         );
+        // The workers ran ahead, merges behind them: the same bits on every run, and not
+        // those of merging every batch.
+        for _ in 0..3 {
+            let mut ssp_third = DistArray::<f32, 1>::zeros([200]);
+            strads::with_threads(threads, || {
+                lr_ssp(&features, &labels, &mut ssp_third, 5, 0.1)
+            });
+            assert_eq!(
+                bits(&ssp_third),
+                bits(&ssp),
+                "{threads} threads: the same ssp bits every run"
+            );
+        }
+        assert!(
+            t.runs[0].plan.contains(
+                "sync=ssp(2) replicas=w every=16 (data-parallel: replicas averaged in the \
+                 workers' tree order behind the workers, each up to 2 batches ahead of the \
+                 slowest; not equal to a serial order)"
+            ),
+            "{}",
+            t.runs[0].plan
+        );
+        let mut every_batch = DistArray::<f32, 1>::zeros([200]);
+        strads::with_threads(threads, || {
+            lr_bsp16(&features, &labels, &mut every_batch, 5, 0.1)
+        });
+        assert_ne!(
+            bits(&every_batch),
+            bits(&ssp),
+            "{threads} threads: ssp(2) is not bsp"
+        );
     }
 }
 
@@ -198,11 +251,11 @@ fn a_merge_function_replaces_the_mean() {
     let mut out = DistArray::<f64, 1>::zeros([1]);
     plan_always(|| strads::with_threads(2, || set_last_summed(&x, &mut out)));
     assert_eq!(out[0], 499.0 + 999.0);
-    // ssp(1), batch 100: a merge every 200 iterations of each worker, and at the end;
-    // every merge moves the value by at most 1: 3 merges (200, 400, the end at 500).
+    // ssp(1), batch 100: a merge of every 100 iterations of each worker (5 rounds of 500),
+    // each moving the value by at most 1.
     let mut out = DistArray::<f64, 1>::zeros([1]);
     plan_always(|| strads::with_threads(2, || set_last_clipped(&x, &mut out)));
-    assert_eq!(out[0], 3.0);
+    assert_eq!(out[0], 5.0);
     // One worker: no merge, the serial loop.
     let mut one = DistArray::<f64, 1>::zeros([1]);
     plan_always(|| strads::with_threads(1, || set_last_clipped(&x, &mut one)));

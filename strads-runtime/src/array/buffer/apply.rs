@@ -20,6 +20,12 @@ where
         T: PartialEq + Default,
     {
         self.serve(parked.call());
+        assert!(
+            parked.phase() == crate::sync::Phase::Merge,
+            "strads: the buffer `{}` with an apply function was given an `ssp` phase (please \
+             report it)",
+            self.name
+        );
         self.gather(parked);
         self.apply_with_parked(f);
     }

@@ -20,8 +20,11 @@
 mod apply;
 mod collective;
 mod copy;
+#[cfg(test)]
+mod fake;
 pub mod merge;
 mod shared;
+mod stale;
 mod tree;
 mod wire;
 pub(crate) mod wrap;
@@ -113,6 +116,9 @@ pub struct Buffered<'a, T, const N: usize> {
     /// goes by reduce-scatter (`collective.rs`); set by every process alike from the last
     /// merge's changed chunks (`Overlap`).
     scatter: AtomicBool,
+    /// `sync = "ssp(s)"` with several workers: each worker's round start and differences
+    /// (`stale.rs`), made at the call's first phase.
+    stale: std::sync::OnceLock<stale::Stale<T>>,
 }
 
 /// A node of the merge's tree summed by another process (or this one) for a merge across
@@ -158,7 +164,11 @@ impl Average for f64 {
 // slot's `lent` state, so a second view, on any thread, panics instead of aliasing), `with`
 // under the slot's lock (and through a view, so never beside another), the copies serve
 // the blocks of one loop call and only that call's tokens apply them (`serve`), and
-// `apply_*` only with a `Parked` token (every worker waiting) or `&mut self`. In `hybrid`
+// `apply_*` only with a `Parked` token (every worker waiting) or `&mut self`; under
+// `ssp(s)` a `Parked` token's phase touches one worker's own copy and state (the worker
+// itself, between two iterations) or, for a round's merge, the value and the round's slot
+// of differences, in the order `exec/ahead.rs` keeps (`stale.rs` says why they are
+// disjoint). In `hybrid`
 // mode a process's workers share a copy through `SharedCopyView`s, which reach it only by
 // atomic loads and stores, and never beside a `CopyView` (the `lent` state). That is
 // sharing `&mut [T]` chunks among threads: `T: Send`.
@@ -183,6 +193,9 @@ impl<T> Slot<T> {
         // SAFETY: only called from `Buffered::apply*` and `finish` (every worker parked,
         // or `&mut Buffered`): nothing else reaches the copies meanwhile, each slot's slice
         // is made once per call and dropped before it returns; `ptr` holds `len` elements.
+        // Under `ssp(s)` (`stale.rs`) the phases that run at once reach disjoint slots
+        // (a worker its own copy, start and one slot of differences; a merge the value, the
+        // other processes' workers' copies and one other slot), ordered by `exec/ahead.rs`.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
     }
 }
@@ -227,6 +240,7 @@ where
             zero: None,
             partials: Mutex::new(Vec::new()),
             scatter: AtomicBool::new(true),
+            stale: std::sync::OnceLock::new(),
         }
     }
 
@@ -423,6 +437,11 @@ where
     /// The executor calls it with every worker parked.
     pub fn apply(&self, parked: &Parked<'_>) {
         self.serve(parked.call());
+        if parked.phase() != crate::sync::Phase::Merge {
+            // `ssp(s)`: one worker's phase, or a round's merge behind the workers.
+            self.ahead(parked);
+            return;
+        }
         if self.reduce_scatter(parked) {
             self.settle();
             return;
@@ -536,8 +555,8 @@ where
     /// the result in the array.
     pub fn finish(self) {
         // `self` by value: no view of it is alive. Merged already if no view was lent
-        // since the last merge.
-        if self.dirty.load(Ordering::Relaxed) {
+        // since the last merge, or by `ssp(s)`'s rounds (whose copies are stale replicas).
+        if self.dirty.load(Ordering::Relaxed) && !self.ran_ahead() {
             self.apply_parked();
         }
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[0];

@@ -84,18 +84,33 @@ pub(super) fn partial<T: Copy + Add<Output = T> + Sub<Output = T> + 'static>(
     workers: Range<usize>,
     zero: T,
 ) -> Vec<T> {
-    let len = base.len();
+    partial_by(base.len(), workers, zero, &|w, at, out| {
+        difference(
+            out,
+            &copies[w][at..at + out.len()],
+            &base[at..at + out.len()],
+        )
+    })
+}
+
+/// The sum over the workers `workers` (a node of the tree) of `len` elements each, in tree
+/// order, chunk by chunk: `leaf(w, at, out)` writes worker `w`'s terms from element `at`.
+pub(super) fn partial_by<T: Copy + Add<Output = T> + 'static>(
+    len: usize,
+    workers: Range<usize>,
+    zero: T,
+    leaf: &dyn Fn(usize, usize, &mut [T]),
+) -> Vec<T> {
     let mut total = vec![zero; len];
     let mut scratch = Vec::new();
     for start in (0..len).step_by(super::MERGE_CHUNK) {
         let end = (start + super::MERGE_CHUNK).min(len);
-        let leaf =
-            |w: usize, out: &mut [T]| difference(out, &copies[w][start..end], &base[start..end]);
+        let chunk_leaf = |w: usize, out: &mut [T]| leaf(w, start, out);
         let none = |_: &Range<usize>| -> Option<&[T]> { None };
         sum(
             workers.clone(),
             &mut total[start..end],
-            &leaf,
+            &chunk_leaf,
             &none,
             &mut scratch,
             0,

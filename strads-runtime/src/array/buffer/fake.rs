@@ -1,0 +1,96 @@
+//! Processes as threads for the buffers' unit tests: [`Peers`] whose exchanges meet in a
+//! shared mailbox.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use crate::sync::Peers;
+
+/// Processes as threads: each exchange's bytes wait in a shared mailbox under `(key,
+/// from, to)`.
+#[derive(Default)]
+pub(super) struct Hub {
+    boxes: Mutex<HashMap<(u64, usize, usize), Vec<u8>>>,
+    cv: Condvar,
+}
+
+/// One process of `ranks`, running `threads` workers.
+pub(super) struct Fake<'h> {
+    hub: &'h Hub,
+    rank: usize,
+    ranks: usize,
+    threads: usize,
+    key: AtomicU64,
+    /// Bytes this process sent, and the rounds of each kind.
+    pub(super) sent: AtomicU64,
+    pub(super) all_to_all: AtomicU64,
+    pub(super) exchanges: AtomicU64,
+}
+
+impl<'h> Fake<'h> {
+    /// Process `rank` of `ranks` on `hub`, with `threads` workers.
+    pub(super) fn new(hub: &'h Hub, rank: usize, ranks: usize, threads: usize) -> Self {
+        Fake {
+            hub,
+            rank,
+            ranks,
+            threads,
+            key: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
+            all_to_all: AtomicU64::new(0),
+            exchanges: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Fake<'_> {
+    fn trade(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
+        let key = self.key.fetch_add(1, Ordering::Relaxed);
+        let mut boxes = self.hub.boxes.lock().unwrap();
+        for (r, bytes) in to.into_iter().enumerate().filter(|&(r, _)| r != self.rank) {
+            self.sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            boxes.insert((key, self.rank, r), bytes);
+        }
+        self.hub.cv.notify_all();
+        let mut got = Vec::new();
+        for q in (0..self.ranks).filter(|&q| q != self.rank) {
+            loop {
+                if let Some(b) = boxes.remove(&(key, q, self.rank)) {
+                    got.push((q, b));
+                    break;
+                }
+                boxes = self.hub.cv.wait(boxes).unwrap();
+            }
+        }
+        got
+    }
+}
+
+impl Peers for Fake<'_> {
+    fn local(&self) -> Range<usize> {
+        self.rank * self.threads..(self.rank + 1) * self.threads
+    }
+    fn ranks(&self) -> usize {
+        self.ranks
+    }
+    fn before(&self, _: usize, _: usize) {}
+    fn after(&self, _: usize, _: usize) {}
+    fn barrier(&self, _: usize) {}
+    fn merge(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
+        self.all_to_all.fetch_add(1, Ordering::Relaxed);
+        let t = self.threads;
+        self.trade(vec![mine; self.ranks])
+            .into_iter()
+            .map(|(q, b)| (q * t..(q + 1) * t, b))
+            .collect()
+    }
+    fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
+        self.exchanges.fetch_add(1, Ordering::Relaxed);
+        self.trade(to)
+    }
+    fn fail(&self, message: String) -> ! {
+        panic!("{message}")
+    }
+}

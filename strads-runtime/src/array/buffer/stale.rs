@@ -1,0 +1,430 @@
+//! `sync = "ssp(s)"`: a worker runs up to `s` rounds (batches) ahead of the slowest, and
+//! the merges run behind the workers instead of parking them.
+//!
+//! The value `B_m` is the merge of every worker's rounds before `m`:
+//! `B_{m + 1} = merge(B_m, the tree sum of every worker's difference in round m, n)`. A
+//! worker starts round `k` from `B_{max(0, k - s)}` plus its own differences of rounds
+//! `max(0, k - s) .. k`, added in round order; its difference in round `k` is its replica
+//! at the round's end minus that start. Every term is fixed by the rounds' iterations and
+//! not by the timing, so a run is the same on every run, on threads and across processes
+//! (a process's workers' differences cross as in `wire.rs`, against zero), and equal to its
+//! replay; `s = 0` would be `bsp`. The executor (`exec/ahead.rs`) orders the phases:
+//! worker `w` publishes round `r`'s difference into its ring slot `r % (s + 1)` and
+//! rebuilds its replica for round `r + 1` once merge `r - s` is done; merge `m` runs once
+//! every worker published round `m` and rebuilt from `B_m` (round `m + s`, or its last).
+//! So a worker's phases touch only its own copy, start and slots, a merge reads slot
+//! `m % (s + 1)` (which no worker writes until merge `m` is done) and writes the value,
+//! which no rebuild reads meanwhile.
+
+use std::ops::{Add, Range, Sub};
+
+use super::wire::{FLAT_CHUNK, decode, encode};
+use super::{Buffered, MERGE_CHUNK, Slot, tree, wrap};
+use crate::sync::{Parked, Phase};
+
+/// A worker's state under `ssp(s)`: its replica as its round started, and its differences
+/// of the last `s + 1` rounds (round `r` in `diffs[r % (s + 1)]`).
+struct Ahead<T> {
+    start: Slot<T>,
+    diffs: Vec<Slot<T>>,
+}
+
+/// The `ssp(s)` state of a buffer in one process.
+pub(super) struct Stale<T> {
+    s: usize,
+    /// This process's workers.
+    local: Range<usize>,
+    /// Per worker of this process (`local`, in order).
+    workers: Vec<Ahead<T>>,
+    /// Zero's bytes for the whole array: what differences are encoded against.
+    zero_bytes: std::sync::OnceLock<Vec<u8>>,
+}
+
+impl<T: Copy + 'static> Stale<T> {
+    fn new(from: &[T], s: usize, local: Range<usize>) -> Self {
+        Stale {
+            s,
+            workers: local
+                .clone()
+                .map(|_| Ahead {
+                    start: Slot::new(from),
+                    diffs: (0..=s).map(|_| Slot::new(from)).collect(),
+                })
+                .collect(),
+            local,
+            zero_bytes: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Worker `w`'s state (a worker of this process).
+    fn worker(&self, w: usize) -> &Ahead<T> {
+        &self.workers[w - self.local.start]
+    }
+}
+
+impl<T, const N: usize> Buffered<'_, T, N>
+where
+    T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync + 'static,
+{
+    /// Runs an `ssp(s)` phase ([`Phase`]); the executor (`exec/ahead.rs`) orders them.
+    pub(super) fn ahead(&self, parked: &Parked<'_>) {
+        let local = parked
+            .peers()
+            .map_or(0..self.copies.len(), |peers| peers.local());
+        let s = match parked.phase() {
+            Phase::Merge => unreachable!("a merge of every copy is not an ssp phase"),
+            Phase::Publish { stale, .. }
+            | Phase::Rebuild { stale, .. }
+            | Phase::MergeRound { stale, .. } => stale,
+        };
+        assert!(
+            self.merge.is_some() && !self.hybrid && s > 0,
+            "strads: the buffer `{}` is not an `ssp` replica (please report it)",
+            self.name
+        );
+        let st = self
+            .stale
+            .get_or_init(|| Stale::new(self.array.as_slice(), s, local.clone()));
+        assert!(
+            st.s == s && st.local == local,
+            "strads: the buffer `{}` changed its `ssp` layout within a call (please report it)",
+            self.name
+        );
+        match parked.phase() {
+            Phase::Publish { worker, round, .. } => self.publish(st, worker, round),
+            Phase::Rebuild { worker, round, .. } => self.rebuild(st, worker, round),
+            Phase::MergeRound { round, .. } => self.merge_round(st, round, parked),
+            Phase::Merge => {}
+        }
+    }
+
+    /// Worker `w` ended round `r`: its difference from the round's start goes to its slot.
+    fn publish(&self, st: &Stale<T>, w: usize, r: usize) {
+        let me = st.worker(w);
+        let copy = self.copies[w].slice(self.len);
+        let start = me.start.slice(self.len);
+        let slot = me.diffs[r % (st.s + 1)].slice(self.len);
+        tree::difference(slot, copy, start);
+    }
+
+    /// Worker `w` starts round `k`: its replica becomes the value (`B_{max(0, k - s)}`)
+    /// plus its own differences since, in round order, and the round's start.
+    fn rebuild(&self, st: &Stale<T>, w: usize, k: usize) {
+        let me = st.worker(w);
+        let base = self.base.slice(self.len);
+        let copy = self.copies[w].slice(self.len);
+        let start = me.start.slice(self.len);
+        let own: Vec<&[T]> = (k.saturating_sub(st.s)..k)
+            .map(|j| &*me.diffs[j % (st.s + 1)].slice(self.len))
+            .collect();
+        for at in (0..self.len).step_by(MERGE_CHUNK) {
+            let end = (at + MERGE_CHUNK).min(self.len);
+            let c = &mut copy[at..end];
+            c.copy_from_slice(&base[at..end]);
+            for d in &own {
+                for (x, &d) in c.iter_mut().zip(&d[at..end]) {
+                    *x = wrap::add(*x, d);
+                }
+            }
+            start[at..end].copy_from_slice(c);
+        }
+    }
+
+    /// Merge `m`: every worker's difference of round `m`, summed in the workers' tree order
+    /// (across processes after one exchange), merges into the value.
+    fn merge_round(&self, st: &Stale<T>, m: usize, parked: &Parked<'_>) {
+        let merge = self.merge.as_ref().expect("an ssp replica's merge");
+        let slot = m % (st.s + 1);
+        let n = self.copies.len();
+        let partials = self.trade_round(st, slot, parked);
+        let base = self.base.slice(self.len);
+        let diff_of = |w: usize| -> &[T] {
+            if st.local.contains(&w) {
+                st.worker(w).diffs[slot].slice(self.len)
+            } else {
+                // Another process's worker: its difference, decoded into its copy.
+                self.copies[w].slice(self.len)
+            }
+        };
+        let diffs: Vec<&[T]> = (0..n).map(diff_of).collect();
+        let mut summed: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(self.len));
+        let mut scratch = Vec::new();
+        for at in (0..self.len).step_by(MERGE_CHUNK) {
+            let end = (at + MERGE_CHUNK).min(self.len);
+            summed.clear();
+            summed.extend_from_slice(&base[at..end]);
+            let leaf = |w: usize, out: &mut [T]| out.copy_from_slice(&diffs[w][at..end]);
+            let known = |r: &Range<usize>| {
+                partials
+                    .iter()
+                    .find(|(w, _)| w == r)
+                    .map(|(_, p)| &p[at..end])
+            };
+            tree::sum(0..n, &mut summed, &leaf, &known, &mut scratch, 0);
+            merge(&mut base[at..end], &summed, n);
+        }
+    }
+
+    /// Across processes: sends this process's differences of the round in `slot` (their
+    /// partial sum when its workers form a node of the tree) to every other process,
+    /// against zero, and puts theirs in their workers' copies (or returns their partial
+    /// sums, `(workers, sums)`).
+    fn trade_round(
+        &self,
+        st: &Stale<T>,
+        slot: usize,
+        parked: &Parked<'_>,
+    ) -> Vec<(Range<usize>, Vec<T>)> {
+        let Some(peers) = parked.peers() else {
+            return Vec::new();
+        };
+        let n = self.copies.len();
+        let size = crate::array::le::wire_size::<T>().unwrap_or_else(|| {
+            peers.fail(format!(
+                "the buffered array `{}` has elements that cannot cross processes",
+                self.name
+            ))
+        });
+        let chunk = if N >= 2 {
+            self.len / self.shape[0].max(1)
+        } else {
+            FLAT_CHUNK
+        };
+        let zero = self.zero.expect("a sync buffer's zero");
+        let zeros = vec![zero; self.len];
+        let zero_bytes = st.zero_bytes.get_or_init(|| {
+            let mut b = Vec::with_capacity(self.len * size);
+            crate::array::le::put(&zeros, &mut b);
+            b
+        });
+        let node = |r: &Range<usize>| r.len() > 1 && tree::is_node(r, n);
+        let mine_of = |w: usize| -> &[T] { st.worker(w).diffs[slot].slice(self.len) };
+        let mut partials = Vec::new();
+        let mut mine = Vec::new();
+        if node(&st.local) {
+            let sum = tree::partial_by(self.len, st.local.clone(), zero, &|w, at, out| {
+                out.copy_from_slice(&mine_of(w)[at..at + out.len()])
+            });
+            encode(&sum, zero_bytes, chunk, &mut mine);
+            partials.push((st.local.clone(), sum));
+        } else {
+            for w in st.local.clone() {
+                encode(mine_of(w), zero_bytes, chunk, &mut mine);
+            }
+        }
+        for (workers, bytes) in peers.merge_behind(mine) {
+            if workers.end > n {
+                peers.fail(format!(
+                    "differences of buffer `{}` came from workers {workers:?}, beyond the \
+                     call's {n}",
+                    self.name
+                ));
+            }
+            let mut at = 0;
+            if node(&workers) {
+                let mut sum = zeros.clone();
+                match decode(&bytes, &zeros, chunk, size, &mut sum) {
+                    Ok(used) => at = used,
+                    Err(e) => peers.fail(format!(
+                        "the partial sum of buffer `{}` from workers {workers:?} does not fit: \
+                         {e}",
+                        self.name
+                    )),
+                }
+                partials.push((workers.clone(), sum));
+            } else {
+                for w in workers.clone() {
+                    let into = self.copies[w].slice(self.len);
+                    match decode(&bytes[at..], &zeros, chunk, size, into) {
+                        Ok(used) => at += used,
+                        Err(e) => peers.fail(format!(
+                            "the difference of buffer `{}` from worker {w} does not fit: {e}",
+                            self.name
+                        )),
+                    }
+                }
+            }
+            if at != bytes.len() {
+                peers.fail(format!(
+                    "the differences of buffer `{}` from workers {workers:?} are {} bytes, {} \
+                     more than they hold",
+                    self.name,
+                    bytes.len(),
+                    bytes.len() - at
+                ));
+            }
+        }
+        partials
+    }
+
+    /// Whether the buffer ran `ssp(s)`'s phases in this call: the value then holds every
+    /// round's merge, and the copies are the workers' stale replicas.
+    pub(super) fn ran_ahead(&self) -> bool {
+        self.stale.get().is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fake::{Fake, Hub};
+    use super::*;
+    use crate::array::DistArray;
+    use crate::sync::Peers;
+
+    /// What worker `w` does to its replica in round `k`: a few elements move towards
+    /// values of their own, so what a worker starts from shows in its difference.
+    fn step(w: usize, k: usize, c: &mut [f32]) {
+        // Elements of the first hundred, so that rounds and workers meet on them.
+        let len = c.len().min(100);
+        for j in 0..24 {
+            let e = (w * 31 + k * 17 + j * 7) % len;
+            c[e] = c[e] * 0.5 + (w + 2 * k) as f32 + 0.1 * j as f32;
+        }
+    }
+
+    /// `rounds` rounds of `workers` workers under `ssp(s)`, the phases in the order a
+    /// serialized replay takes (a valid order of `exec/ahead.rs`), on `ranks` processes
+    /// of `workers / ranks` workers each: every process's final bits.
+    fn ahead(len: usize, s: usize, rounds: usize, ranks: usize, workers: usize) -> Vec<Vec<u32>> {
+        let init = DistArray::<f32, 1>::from_fn([len], |[i]| i as f32 * 0.25);
+        let run = |peers: Option<&Fake<'_>>| {
+            let mut a = init.clone();
+            let b = Buffered::new(&mut a, workers).averaged();
+            let dyn_peers = peers.map(|p| p as &dyn Peers);
+            let local = peers.map_or(0..workers, |p| p.local());
+            let at = |phase| Parked::at(7, dyn_peers, phase);
+            for r in 0..rounds {
+                for w in local.clone() {
+                    if r > 0 {
+                        b.apply(&at(Phase::Rebuild {
+                            worker: w,
+                            round: r,
+                            stale: s,
+                        }));
+                    }
+                    b.with(w, |c| step(w, r, c.as_mut_slice()));
+                    b.apply(&at(Phase::Publish {
+                        worker: w,
+                        round: r,
+                        stale: s,
+                    }));
+                }
+                if r >= s {
+                    b.apply(&at(Phase::MergeRound {
+                        round: r - s,
+                        stale: s,
+                    }));
+                }
+            }
+            for m in rounds.saturating_sub(s)..rounds {
+                b.apply(&at(Phase::MergeRound { round: m, stale: s }));
+            }
+            b.finish();
+            a.as_slice()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect::<Vec<u32>>()
+        };
+        if ranks == 1 {
+            return vec![run(None)];
+        }
+        let hub = Hub::default();
+        let fakes: Vec<Fake<'_>> = (0..ranks)
+            .map(|rank| Fake::new(&hub, rank, ranks, workers / ranks))
+            .collect();
+        std::thread::scope(|sc| {
+            let hs: Vec<_> = fakes.iter().map(|f| sc.spawn(|| run(Some(f)))).collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    /// The definition, written out: `B_{m + 1} = B_m + (tree sum of the round's
+    /// differences) / n`; a worker starts round `k` from `B_{max(0, k - s)}` plus its own
+    /// differences since, in round order.
+    fn by_definition(len: usize, s: usize, rounds: usize, workers: usize) -> Vec<u32> {
+        let mut b: Vec<Vec<f32>> = vec![(0..len).map(|i| i as f32 * 0.25).collect()];
+        let mut diffs: Vec<Vec<Vec<f32>>> = vec![Vec::new(); workers];
+        for k in 0..rounds {
+            for (w, own) in diffs.iter_mut().enumerate() {
+                let from = k.saturating_sub(s);
+                let mut c = b[from].clone();
+                for d in &own[from..k] {
+                    c.iter_mut().zip(d).for_each(|(x, &d)| *x += d);
+                }
+                let start = c.clone();
+                step(w, k, &mut c);
+                own.push(c.iter().zip(&start).map(|(&e, &s)| e - s).collect());
+            }
+            let tree = |e: usize| -> f32 {
+                let d = |w: usize| diffs[w][k][e];
+                match workers {
+                    2 => d(0) + d(1),
+                    3 => d(0) + (d(1) + d(2)),
+                    4 => (d(0) + d(1)) + (d(2) + d(3)),
+                    _ => unreachable!(),
+                }
+            };
+            let next = (0..len)
+                .map(|e| b[k][e] + tree(e) / workers as f32)
+                .collect();
+            b.push(next);
+        }
+        b[rounds].iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn every_layout_reaches_the_definitions_bits() {
+        for s in 1..=3 {
+            for (ranks, workers) in [(1, 2), (2, 2), (1, 3), (3, 3), (1, 4), (2, 4), (4, 4)] {
+                let want = by_definition(1000, s, 6, workers);
+                for (r, got) in ahead(1000, s, 6, ranks, workers).iter().enumerate() {
+                    assert!(
+                        *got == want,
+                        "ssp({s}), process {r} of {ranks}, {workers} workers"
+                    );
+                }
+            }
+        }
+        // Staleness shows: ssp(1) and ssp(2) end elsewhere.
+        assert!(by_definition(1000, 1, 6, 2) != by_definition(1000, 2, 6, 2));
+    }
+
+    #[test]
+    fn changed_rows_cross_as_differences() {
+        // A 2-D array: rows changed in the round cross; fewer rounds than the staleness.
+        let init = DistArray::<f32, 2>::zeros([50, 4]);
+        let hub = Hub::default();
+        let fakes: Vec<Fake<'_>> = (0..2).map(|rank| Fake::new(&hub, rank, 2, 1)).collect();
+        let sums: Vec<Vec<f32>> = std::thread::scope(|sc| {
+            let hs: Vec<_> = fakes
+                .iter()
+                .map(|f| {
+                    let init = init.clone();
+                    sc.spawn(move || {
+                        let mut a = init;
+                        let b = Buffered::new(&mut a, 2).averaged();
+                        let w = f.local().start;
+                        let at = |phase| Parked::at(9, Some(f as &dyn Peers), phase);
+                        b.with(w, |c| c.as_mut_slice()[4 * (w + 1)] = 2.0 * (w + 1) as f32);
+                        b.apply(&at(Phase::Publish {
+                            worker: w,
+                            round: 0,
+                            stale: 3,
+                        }));
+                        b.apply(&at(Phase::MergeRound { round: 0, stale: 3 }));
+                        b.finish();
+                        a.as_slice().to_vec()
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for got in &sums {
+            assert_eq!((got[4], got[8], got.iter().sum::<f32>()), (1.0, 2.0, 3.0));
+        }
+        // One changed row of 4 f32 and a map of 50 rows: 7 + 16 bytes.
+        for f in &fakes {
+            assert_eq!(f.sent.load(std::sync::atomic::Ordering::Relaxed), 7 + 16);
+        }
+    }
+}
