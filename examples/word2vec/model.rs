@@ -38,7 +38,18 @@ pub(crate) fn sigmoid_table() -> DistArray<f32, 2> {
 /// full, as on one worker) after every batch of tokens per worker. Random draws come from
 /// a generator keyed by the token, so they do not depend on the schedule. Returns the
 /// summed loss and the number of predictions.
-#[strads::parallel_for(sync = "bsp", batch = 16384, merge = strads::merge::sum)]
+///
+/// Built with `RUSTFLAGS="--cfg strads_ssp"`, the loop is `sync = "ssp(1)"` instead: the
+/// merges run behind the workers, each starting a batch from the merge of the batches
+/// before the last plus its own last batch (BENCHMARKS.md compares the two).
+#[cfg_attr(
+    not(strads_ssp),
+    strads::parallel_for(sync = "bsp", batch = 16384, merge = strads::merge::sum)
+)]
+#[cfg_attr(
+    strads_ssp,
+    strads::parallel_for(sync = "ssp(1)", batch = 16384, merge = strads::merge::sum)
+)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn skipgram_epoch(
     tokens: &DistArray<u32, 1>,

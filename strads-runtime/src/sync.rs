@@ -22,7 +22,9 @@ pub(crate) fn next_call() -> u64 {
 /// their apply functions update: every worker waits at an application point (or, in one
 /// worker's run and in a serial replay, the one thread is between two iterations). Only
 /// the runtime makes one; [`Buffered::apply`](crate::Buffered::apply) and
-/// [`SharedMut::exclusive`](crate::SharedMut::exclusive) need it.
+/// [`SharedMut::exclusive`](crate::SharedMut::exclusive) need it. Under `sync = "ssp(s)"`
+/// a token may instead name one phase of the run-ahead (`Phase`), which touches only what
+/// the phase names; `exclusive` refuses such a token.
 ///
 /// Each token is a new *application point*: an array lends itself exclusively
 /// ([`SharedMut::exclusive`](crate::SharedMut::exclusive)) at most once per token.

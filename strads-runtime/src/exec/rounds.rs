@@ -115,6 +115,9 @@ impl<'r> Segments<'r> {
             && self.applying.len() == 1
             && self.applying[0]
         {
+            // With `s` at least the rounds but one, every round starts from the first
+            // value: the same as `rounds - 1`, which keeps fewer differences.
+            let s = s.min(self.rounds[0].saturating_sub(1)).max(1);
             self.ahead = Some(Ahead::new(
                 self.call,
                 s,

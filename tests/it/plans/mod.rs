@@ -15,5 +15,6 @@ mod plan_key;
 mod reconnaissance;
 mod reductions;
 mod split;
+mod ssp;
 mod sync_mode;
 mod wavefront;

@@ -200,6 +200,16 @@ impl<T> Slot<T> {
     }
 }
 
+impl<T> Slot<T> {
+    /// The copy's elements, to read (`ssp(s)`'s phases, where several threads may read one
+    /// slot at once, `stale.rs`).
+    fn get(&self, len: usize) -> &[T] {
+        // SAFETY: as `slice`'s; a shared slice, for phases that only read the slot while
+        // no other phase writes it (`exec/ahead.rs`'s order).
+        unsafe { std::slice::from_raw_parts(self.ptr, len) }
+    }
+}
+
 impl<T: Copy> Slot<T> {
     fn new(from: &[T]) -> Self {
         let mut data = from.to_vec();

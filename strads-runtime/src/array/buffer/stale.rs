@@ -36,22 +36,27 @@ pub(super) struct Stale<T> {
     local: Range<usize>,
     /// Per worker of this process (`local`, in order).
     workers: Vec<Ahead<T>>,
-    /// Zero's bytes for the whole array: what differences are encoded against.
+    /// Zero for the whole array, and its bytes: what differences are encoded against.
+    zeros: Vec<T>,
     zero_bytes: std::sync::OnceLock<Vec<u8>>,
 }
 
 impl<T: Copy + 'static> Stale<T> {
-    fn new(from: &[T], s: usize, local: Range<usize>) -> Self {
+    /// The state of the workers `local` for an array whose value is `from` (each worker's
+    /// first round starts from it), its differences zero until published.
+    fn new(from: &[T], zero: T, s: usize, local: Range<usize>) -> Self {
+        let zeros = vec![zero; from.len()];
         Stale {
             s,
             workers: local
                 .clone()
                 .map(|_| Ahead {
                     start: Slot::new(from),
-                    diffs: (0..=s).map(|_| Slot::new(from)).collect(),
+                    diffs: (0..=s).map(|_| Slot::new(&zeros)).collect(),
                 })
                 .collect(),
             local,
+            zeros,
             zero_bytes: std::sync::OnceLock::new(),
         }
     }
@@ -82,9 +87,10 @@ where
             "strads: the buffer `{}` is not an `ssp` replica (please report it)",
             self.name
         );
+        let zero = self.zero.expect("a sync buffer's zero");
         let st = self
             .stale
-            .get_or_init(|| Stale::new(self.array.as_slice(), s, local.clone()));
+            .get_or_init(|| Stale::new(self.array.as_slice(), zero, s, local.clone()));
         assert!(
             st.s == s && st.local == local,
             "strads: the buffer `{}` changed its `ssp` layout within a call (please report it)",
@@ -101,8 +107,8 @@ where
     /// Worker `w` ended round `r`: its difference from the round's start goes to its slot.
     fn publish(&self, st: &Stale<T>, w: usize, r: usize) {
         let me = st.worker(w);
-        let copy = self.copies[w].slice(self.len);
-        let start = me.start.slice(self.len);
+        let copy = self.copies[w].get(self.len);
+        let start = me.start.get(self.len);
         let slot = me.diffs[r % (st.s + 1)].slice(self.len);
         tree::difference(slot, copy, start);
     }
@@ -111,11 +117,11 @@ where
     /// plus its own differences since, in round order, and the round's start.
     fn rebuild(&self, st: &Stale<T>, w: usize, k: usize) {
         let me = st.worker(w);
-        let base = self.base.slice(self.len);
+        let base = self.base.get(self.len);
         let copy = self.copies[w].slice(self.len);
         let start = me.start.slice(self.len);
         let own: Vec<&[T]> = (k.saturating_sub(st.s)..k)
-            .map(|j| &*me.diffs[j % (st.s + 1)].slice(self.len))
+            .map(|j| me.diffs[j % (st.s + 1)].get(self.len))
             .collect();
         for at in (0..self.len).step_by(MERGE_CHUNK) {
             let end = (at + MERGE_CHUNK).min(self.len);
@@ -134,16 +140,17 @@ where
     /// (across processes after one exchange), merges into the value.
     fn merge_round(&self, st: &Stale<T>, m: usize, parked: &Parked<'_>) {
         let merge = self.merge.as_ref().expect("an ssp replica's merge");
+        let zero = self.zero.expect("a sync buffer's zero");
         let slot = m % (st.s + 1);
         let n = self.copies.len();
         let partials = self.trade_round(st, slot, parked);
         let base = self.base.slice(self.len);
         let diff_of = |w: usize| -> &[T] {
             if st.local.contains(&w) {
-                st.worker(w).diffs[slot].slice(self.len)
+                st.worker(w).diffs[slot].get(self.len)
             } else {
                 // Another process's worker: its difference, decoded into its copy.
-                self.copies[w].slice(self.len)
+                self.copies[w].get(self.len)
             }
         };
         let diffs: Vec<&[T]> = (0..n).map(diff_of).collect();
@@ -152,7 +159,7 @@ where
         for at in (0..self.len).step_by(MERGE_CHUNK) {
             let end = (at + MERGE_CHUNK).min(self.len);
             summed.clear();
-            summed.extend_from_slice(&base[at..end]);
+            summed.resize(end - at, zero);
             let leaf = |w: usize, out: &mut [T]| out.copy_from_slice(&diffs[w][at..end]);
             let known = |r: &Range<usize>| {
                 partials
@@ -191,14 +198,14 @@ where
             FLAT_CHUNK
         };
         let zero = self.zero.expect("a sync buffer's zero");
-        let zeros = vec![zero; self.len];
+        let zeros = &st.zeros;
         let zero_bytes = st.zero_bytes.get_or_init(|| {
             let mut b = Vec::with_capacity(self.len * size);
-            crate::array::le::put(&zeros, &mut b);
+            crate::array::le::put(zeros, &mut b);
             b
         });
         let node = |r: &Range<usize>| r.len() > 1 && tree::is_node(r, n);
-        let mine_of = |w: usize| -> &[T] { st.worker(w).diffs[slot].slice(self.len) };
+        let mine_of = |w: usize| -> &[T] { st.worker(w).diffs[slot].get(self.len) };
         let mut partials = Vec::new();
         let mut mine = Vec::new();
         if node(&st.local) {
@@ -223,7 +230,7 @@ where
             let mut at = 0;
             if node(&workers) {
                 let mut sum = zeros.clone();
-                match decode(&bytes, &zeros, chunk, size, &mut sum) {
+                match decode(&bytes, zeros, chunk, size, &mut sum) {
                     Ok(used) => at = used,
                     Err(e) => peers.fail(format!(
                         "the partial sum of buffer `{}` from workers {workers:?} does not fit: \
@@ -235,7 +242,7 @@ where
             } else {
                 for w in workers.clone() {
                     let into = self.copies[w].slice(self.len);
-                    match decode(&bytes[at..], &zeros, chunk, size, into) {
+                    match decode(&bytes[at..], zeros, chunk, size, into) {
                         Ok(used) => at += used,
                         Err(e) => peers.fail(format!(
                             "the difference of buffer `{}` from worker {w} does not fit: {e}",

@@ -251,6 +251,13 @@ impl<'a, T, const N: usize> SharedMut<'a, T, N> {
                  (please report it)"
             );
         }
+        // Only a point that parks every worker lends the whole array (`ssp(s)`'s phases
+        // run beside working workers).
+        assert!(
+            parked.phase() == crate::sync::Phase::Merge,
+            "strads: an array was taken at a point that does not park every worker (please \
+             report it)"
+        );
         let point = parked.point();
         if self.lent.swap(point, std::sync::atomic::Ordering::Relaxed) == point {
             panic!("strads: an array was lent twice at one application point (please report it)");
