@@ -35,7 +35,10 @@
 //!   round trip to the P - 1 others, each rank merging its segment of the tables), each
 //!   also paying the sum of the differences at the measured memory rate; the collectives
 //!   also at `batch = 65536` (the attribute's `batch`: fewer merges of nearly the same
-//!   rows).
+//!   rows); and `sync = "ssp(1)"` as the runtime runs it (`exec/ahead.rs`): the same
+//!   reduce-scatter behind the workers, overlapping the next round, each worker also
+//!   paying its round's passes over its replicas (its difference, and its replica rebuilt
+//!   from the merged value: three passes over the tables at the measured rate).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -461,28 +464,37 @@ fn w2v_batch(
         ]
     };
     let overlapped: &[(&str, f64)] = if batch > 16_384.0 {
-        &[("reduce-scatter, batch 65536, overlapped", direct)]
+        &[("ssp(1), batch 65536", direct)]
     } else {
-        &[("reduce-scatter, overlapped", direct)]
+        &[("ssp(1)", direct)]
     };
+    // `ssp(1)`: a worker's passes a round over both tables (its difference, its replica
+    // rebuilt and its round's start kept), at the measured rate.
+    let passes = 3.0 * sum(table);
     for &(variant, merge) in variants.iter().chain(overlapped) {
         // Every token computed once; a merge after each round (the last one partial).
-        // Overlapped (what a real `ssp(1)` run-ahead would give; not built): a merge runs
-        // while the next round computes, so only the part longer than a round waits, and
-        // the last merge.
+        // `ssp(1)` (`exec/ahead.rs`): a merge runs while the next round computes, so only
+        // the part longer than a round waits, and the last merge; every round also pays
+        // the worker's passes.
         let compute_epoch = args.w2v_tokens as f64 / pf * c.token_ns * 1e-9;
-        let epoch = if variant.ends_with("overlapped") {
-            compute_epoch + (rounds - 1.0) * (merge - compute).max(0.0) + merge
+        let epoch = if variant.starts_with("ssp") {
+            let round = compute + passes;
+            compute_epoch + rounds * passes + (rounds - 1.0) * (merge - round).max(0.0) + merge
         } else {
             compute_epoch + rounds * merge
         };
         let note = format!(
             "{rounds:.0} rounds; a round computes {:.1} ms; a replica changes {:.1} MiB, the \
-             union of {p} {:.1} MiB; merge {:.2} ms{}",
+             union of {p} {:.1} MiB; merge {:.2} ms{}{}",
             compute * 1e3,
             d / MIB,
             u / MIB,
             merge * 1e3,
+            if variant.starts_with("ssp") {
+                format!("; a worker's passes {:.2} ms a round", passes * 1e3)
+            } else {
+                String::new()
+            },
             if variant.starts_with("collective") {
                 format!(" ({which})")
             } else {
@@ -491,7 +503,10 @@ fn w2v_batch(
         );
         let sent = if variant == "all-to-all" {
             (pf - 1.0) * d
-        } else if variant.starts_with("reduce-scatter") || which == "ring" {
+        } else if variant.starts_with("reduce-scatter")
+            || variant.starts_with("ssp")
+            || which == "ring"
+        {
             (pf - 1.0) / pf * (d + u)
         } else {
             2.0 * u

@@ -372,6 +372,11 @@ pub(crate) trait Peers: Sync {
     fn merge_behind(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
         self.merge(mine)
     }
+    /// [`exchange`](Self::exchange) off the workers' path, as
+    /// [`merge_behind`](Self::merge_behind).
+    fn exchange_behind(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
+        self.exchange(to)
+    }
     /// Adds `ns` to the time this process's workers waited for other processes (a worker
     /// waiting for a merge `ssp(s)` runs behind it).
     fn waited(&self, ns: u64) {

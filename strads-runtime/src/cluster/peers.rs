@@ -170,6 +170,10 @@ impl Peers for RankPeers<'_> {
             .collect()
     }
 
+    fn exchange_behind(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
+        self.trade(to)
+    }
+
     fn waited(&self, ns: u64) {
         self.waited
             .fetch_add(ns, std::sync::atomic::Ordering::Relaxed);

@@ -16,8 +16,10 @@ use std::ops::Range;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::rounds::ApplyFn;
 use crate::sync::{Parked, Peers, Phase, PhaseBarrier};
+
+/// What runs a phase on the call's buffers (`rounds::ApplyFn`).
+type ApplyFn<'r> = &'r (dyn Fn(&Parked<'_>) + Sync);
 
 /// How long a waiter sleeps before it looks at the barrier again (a panicking worker breaks
 /// it; waiters then leave).

@@ -18,8 +18,9 @@
 
 use std::ops::{Add, Range, Sub};
 
-use super::wire::{FLAT_CHUNK, decode, encode};
-use super::{Buffered, MERGE_CHUNK, Slot, tree, wrap};
+use super::collective::COLLECTIVE_BYTES;
+use super::wire::{FLAT_CHUNK, decode, encode, segment};
+use super::{Buffered, MERGE_CHUNK, Partial, Slot, tree, wrap};
 use crate::sync::{Parked, Phase};
 
 /// A worker's state under `ssp(s)`: its replica as its round started, and its differences
@@ -137,13 +138,103 @@ where
     }
 
     /// Merge `m`: every worker's difference of round `m`, summed in the workers' tree order
-    /// (across processes after one exchange), merges into the value.
+    /// (across processes after the round's exchange), merges into the value. Across
+    /// processes an array of at least `COLLECTIVE_BYTES` goes by reduce-scatter and
+    /// all-gather (`collective.rs`' segments: each process merges its segment from every
+    /// process's share of it, then sends the merged segment to all), a smaller one all to
+    /// all; every process takes the same way from the array's size and the layout.
     fn merge_round(&self, st: &Stale<T>, m: usize, parked: &Parked<'_>) {
+        let slot = m % (st.s + 1);
+        let Some(peers) = parked.peers() else {
+            self.merge_span_ahead(st, slot, &[], 0..self.len);
+            return;
+        };
+        let size = crate::array::le::wire_size::<T>().unwrap_or_else(|| {
+            peers.fail(format!(
+                "the buffered array `{}` has elements that cannot cross processes",
+                self.name
+            ))
+        });
+        let chunk = if N >= 2 {
+            self.len / self.shape[0].max(1)
+        } else {
+            FLAT_CHUNK
+        }
+        .max(1);
+        let chunks = self.len.div_ceil(chunk);
+        let ranks = peers.ranks();
+        let threads = st.local.len();
+        if self.len * size < COLLECTIVE_BYTES || chunks < ranks || threads == 0 {
+            let partials = self.trade_round(st, slot, peers, size, chunk, None);
+            self.merge_span_ahead(st, slot, &partials, 0..self.len);
+            return;
+        }
+        if ranks * threads != self.copies.len() {
+            peers.fail(format!(
+                "buffer `{}` has {} copies for {ranks} processes of {threads} workers",
+                self.name,
+                self.copies.len()
+            ));
+        }
+        let me = st.local.start / threads;
+        let seg = |r: usize| segment(r, ranks, chunks, chunk, self.len);
+        let mine = seg(me);
+        let partials = self.trade_round(st, slot, peers, size, chunk, Some(&seg));
+        // The segment's value before the merge, which the others still hold: the merged
+        // segment travels as the chunks that changed against it.
+        let mut before = Vec::with_capacity(mine.len() * size);
+        crate::array::le::put(&self.base.get(self.len)[mine.clone()], &mut before);
+        self.merge_span_ahead(st, slot, &partials, mine.clone());
+        let mut merged = Vec::new();
+        encode(
+            &self.base.get(self.len)[mine.clone()],
+            &before,
+            chunk,
+            &mut merged,
+        );
+        let theirs = peers.exchange_behind(vec![merged; ranks]);
+        let base = self.base.slice(self.len);
+        let mut values = Vec::new();
+        for (q, bytes) in theirs {
+            let s = seg(q);
+            if q == me || q >= ranks {
+                peers.fail(format!(
+                    "a merged segment of buffer `{}` came from process {q} of {ranks}",
+                    self.name
+                ));
+            }
+            values.clear();
+            values.extend_from_slice(&base[s.clone()]);
+            match decode(&bytes, &base[s.clone()], chunk, size, &mut values) {
+                Ok(used) if used == bytes.len() => base[s].copy_from_slice(&values),
+                Ok(used) => peers.fail(format!(
+                    "the merged segment of buffer `{}` from process {q} is {} bytes, {} more \
+                     than it holds",
+                    self.name,
+                    bytes.len(),
+                    bytes.len() - used
+                )),
+                Err(e) => peers.fail(format!(
+                    "the merged segment of buffer `{}` from process {q} does not fit: {e}",
+                    self.name
+                )),
+            }
+        }
+    }
+
+    /// The merge of round `slot`'s differences over the elements `span`: every worker's
+    /// (this process's from their slots, the others' as decoded into their copies, or a
+    /// node's partial sum, `(workers, first element, sums)`), summed in the tree's order.
+    fn merge_span_ahead(
+        &self,
+        st: &Stale<T>,
+        slot: usize,
+        partials: &[Partial<T>],
+        span: Range<usize>,
+    ) {
         let merge = self.merge.as_ref().expect("an ssp replica's merge");
         let zero = self.zero.expect("a sync buffer's zero");
-        let slot = m % (st.s + 1);
         let n = self.copies.len();
-        let partials = self.trade_round(st, slot, parked);
         let base = self.base.slice(self.len);
         let diff_of = |w: usize| -> &[T] {
             if st.local.contains(&w) {
@@ -156,16 +247,16 @@ where
         let diffs: Vec<&[T]> = (0..n).map(diff_of).collect();
         let mut summed: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(self.len));
         let mut scratch = Vec::new();
-        for at in (0..self.len).step_by(MERGE_CHUNK) {
-            let end = (at + MERGE_CHUNK).min(self.len);
+        for at in span.clone().step_by(MERGE_CHUNK) {
+            let end = (at + MERGE_CHUNK).min(span.end);
             summed.clear();
             summed.resize(end - at, zero);
             let leaf = |w: usize, out: &mut [T]| out.copy_from_slice(&diffs[w][at..end]);
             let known = |r: &Range<usize>| {
                 partials
                     .iter()
-                    .find(|(w, _)| w == r)
-                    .map(|(_, p)| &p[at..end])
+                    .find(|(w, ..)| w == r)
+                    .map(|(_, from, p)| &p[at - from..end - from])
             };
             tree::sum(0..n, &mut summed, &leaf, &known, &mut scratch, 0);
             merge(&mut base[at..end], &summed, n);
@@ -173,30 +264,20 @@ where
     }
 
     /// Across processes: sends this process's differences of the round in `slot` (their
-    /// partial sum when its workers form a node of the tree) to every other process,
-    /// against zero, and puts theirs in their workers' copies (or returns their partial
-    /// sums, `(workers, sums)`).
+    /// partial sum when its workers form a node of the tree), against zero, to every other
+    /// process whole, or with `segments` each process its segment `segments(r)`; puts what
+    /// the others sent (whole, or this process's segment) in their workers' copies, or
+    /// returns their partial sums and this process's (`(workers, first element, sums)`).
     fn trade_round(
         &self,
         st: &Stale<T>,
         slot: usize,
-        parked: &Parked<'_>,
-    ) -> Vec<(Range<usize>, Vec<T>)> {
-        let Some(peers) = parked.peers() else {
-            return Vec::new();
-        };
+        peers: &dyn crate::sync::Peers,
+        size: usize,
+        chunk: usize,
+        segments: Option<&dyn Fn(usize) -> Range<usize>>,
+    ) -> Vec<Partial<T>> {
         let n = self.copies.len();
-        let size = crate::array::le::wire_size::<T>().unwrap_or_else(|| {
-            peers.fail(format!(
-                "the buffered array `{}` has elements that cannot cross processes",
-                self.name
-            ))
-        });
-        let chunk = if N >= 2 {
-            self.len / self.shape[0].max(1)
-        } else {
-            FLAT_CHUNK
-        };
         let zero = self.zero.expect("a sync buffer's zero");
         let zeros = &st.zeros;
         let zero_bytes = st.zero_bytes.get_or_init(|| {
@@ -204,33 +285,62 @@ where
             crate::array::le::put(zeros, &mut b);
             b
         });
+        let ranks = peers.ranks();
+        let threads = st.local.len().max(1);
+        let me = st.local.start / threads;
+        let whole = 0..self.len;
+        let span_of = |r: usize| segments.map_or(whole.clone(), |f| f(r));
+        let bytes_of = |r: &Range<usize>| r.start * size..r.end * size;
         let node = |r: &Range<usize>| r.len() > 1 && tree::is_node(r, n);
         let mine_of = |w: usize| -> &[T] { st.worker(w).diffs[slot].get(self.len) };
         let mut partials = Vec::new();
-        let mut mine = Vec::new();
-        if node(&st.local) {
-            let sum = tree::partial_by(self.len, st.local.clone(), zero, &|w, at, out| {
+        // What this process sends: its partial sum, or each worker's difference.
+        let sum = node(&st.local).then(|| {
+            tree::partial_by(self.len, st.local.clone(), zero, &|w, at, out| {
                 out.copy_from_slice(&mine_of(w)[at..at + out.len()])
-            });
-            encode(&sum, zero_bytes, chunk, &mut mine);
-            partials.push((st.local.clone(), sum));
-        } else {
-            for w in st.local.clone() {
-                encode(mine_of(w), zero_bytes, chunk, &mut mine);
+            })
+        });
+        let encode_span = |s: &Range<usize>, out: &mut Vec<u8>| match &sum {
+            Some(sum) => encode(&sum[s.clone()], &zero_bytes[bytes_of(s)], chunk, out),
+            None => {
+                for w in st.local.clone() {
+                    encode(&mine_of(w)[s.clone()], &zero_bytes[bytes_of(s)], chunk, out);
+                }
             }
+        };
+        let theirs: Vec<(Range<usize>, Vec<u8>)> = match segments {
+            None => {
+                let mut mine = Vec::new();
+                encode_span(&whole, &mut mine);
+                peers.merge_behind(mine)
+            }
+            Some(_) => {
+                let mut to = vec![Vec::new(); ranks];
+                for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {
+                    encode_span(&span_of(r), out);
+                }
+                peers
+                    .exchange_behind(to)
+                    .into_iter()
+                    .map(|(q, bytes)| (q * threads..(q + 1) * threads, bytes))
+                    .collect()
+            }
+        };
+        let here = span_of(me);
+        if let Some(sum) = sum {
+            partials.push((st.local.clone(), here.start, sum[here.clone()].to_vec()));
         }
-        for (workers, bytes) in peers.merge_behind(mine) {
-            if workers.end > n {
+        for (workers, bytes) in theirs {
+            if workers.end > n || workers == st.local {
                 peers.fail(format!(
-                    "differences of buffer `{}` came from workers {workers:?}, beyond the \
-                     call's {n}",
+                    "differences of buffer `{}` came from workers {workers:?}, of the call's {n}",
                     self.name
                 ));
             }
             let mut at = 0;
             if node(&workers) {
-                let mut sum = zeros.clone();
-                match decode(&bytes, zeros, chunk, size, &mut sum) {
+                let mut sum = zeros[here.clone()].to_vec();
+                match decode(&bytes, &zeros[here.clone()], chunk, size, &mut sum) {
                     Ok(used) => at = used,
                     Err(e) => peers.fail(format!(
                         "the partial sum of buffer `{}` from workers {workers:?} does not fit: \
@@ -238,11 +348,11 @@ where
                         self.name
                     )),
                 }
-                partials.push((workers.clone(), sum));
+                partials.push((workers.clone(), here.start, sum));
             } else {
                 for w in workers.clone() {
-                    let into = self.copies[w].slice(self.len);
-                    match decode(&bytes[at..], zeros, chunk, size, into) {
+                    let into = &mut self.copies[w].slice(self.len)[here.clone()];
+                    match decode(&bytes[at..], &zeros[here.clone()], chunk, size, into) {
                         Ok(used) => at += used,
                         Err(e) => peers.fail(format!(
                             "the difference of buffer `{}` from worker {w} does not fit: {e}",
@@ -281,18 +391,25 @@ mod tests {
     /// What worker `w` does to its replica in round `k`: a few elements move towards
     /// values of their own, so what a worker starts from shows in its difference.
     fn step(w: usize, k: usize, c: &mut [f32]) {
-        // Elements of the first hundred, so that rounds and workers meet on them.
-        let len = c.len().min(100);
+        // A hundred elements spread over the array, so that rounds and workers meet on them.
+        let stride = (c.len() / 100).max(1);
         for j in 0..24 {
-            let e = (w * 31 + k * 17 + j * 7) % len;
+            let e = (w * 31 + k * 17 + j * 7) % 100 * stride;
             c[e] = c[e] * 0.5 + (w + 2 * k) as f32 + 0.1 * j as f32;
         }
     }
 
     /// `rounds` rounds of `workers` workers under `ssp(s)`, the phases in the order a
     /// serialized replay takes (a valid order of `exec/ahead.rs`), on `ranks` processes
-    /// of `workers / ranks` workers each: every process's final bits.
-    fn ahead(len: usize, s: usize, rounds: usize, ranks: usize, workers: usize) -> Vec<Vec<u32>> {
+    /// of `workers / ranks` workers each: every process's final bits, and its rounds (all
+    /// to all, exchanges).
+    fn ahead(
+        len: usize,
+        s: usize,
+        rounds: usize,
+        ranks: usize,
+        workers: usize,
+    ) -> Vec<(Vec<u32>, (u64, u64))> {
         let init = DistArray::<f32, 1>::from_fn([len], |[i]| i as f32 * 0.25);
         let run = |peers: Option<&Fake<'_>>| {
             let mut a = init.clone();
@@ -333,16 +450,21 @@ mod tests {
                 .collect::<Vec<u32>>()
         };
         if ranks == 1 {
-            return vec![run(None)];
+            return vec![(run(None), (0, 0))];
         }
         let hub = Hub::default();
         let fakes: Vec<Fake<'_>> = (0..ranks)
             .map(|rank| Fake::new(&hub, rank, ranks, workers / ranks))
             .collect();
-        std::thread::scope(|sc| {
+        let bits: Vec<Vec<u32>> = std::thread::scope(|sc| {
             let hs: Vec<_> = fakes.iter().map(|f| sc.spawn(|| run(Some(f)))).collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
-        })
+        });
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        bits.into_iter()
+            .zip(&fakes)
+            .map(|(b, f)| (b, (load(&f.all_to_all), load(&f.exchanges))))
+            .collect()
     }
 
     /// The definition, written out: `B_{m + 1} = B_m + (tree sum of the round's
@@ -381,14 +503,21 @@ mod tests {
 
     #[test]
     fn every_layout_reaches_the_definitions_bits() {
-        for s in 1..=3 {
-            for (ranks, workers) in [(1, 2), (2, 2), (1, 3), (3, 3), (1, 4), (2, 4), (4, 4)] {
-                let want = by_definition(1000, s, 6, workers);
-                for (r, got) in ahead(1000, s, 6, ranks, workers).iter().enumerate() {
-                    assert!(
-                        *got == want,
-                        "ssp({s}), process {r} of {ranks}, {workers} workers"
-                    );
+        // 1000 f32 merge all to all across processes, one exchange a round; 20,000 (80 KB)
+        // by reduce-scatter and all-gather, two.
+        for (len, per_round) in [(1000, (1, 0)), (20_000, (0, 2))] {
+            for s in 1..=3 {
+                for (ranks, workers) in [(1, 2), (2, 2), (1, 3), (3, 3), (1, 4), (2, 4), (4, 4)] {
+                    let want = by_definition(len, s, 6, workers);
+                    for (r, (got, rounds)) in ahead(len, s, 6, ranks, workers).iter().enumerate() {
+                        assert!(
+                            *got == want,
+                            "ssp({s}), {len} elements, process {r} of {ranks}, {workers} workers"
+                        );
+                        if ranks > 1 {
+                            assert_eq!(*rounds, (6 * per_round.0, 6 * per_round.1), "{len}");
+                        }
+                    }
                 }
             }
         }
