@@ -13,11 +13,11 @@
 //! The loops: a 1D histogram with two merged buffers (integer counts and a float sum), a
 //! 2D SGD with a buffered bias applied every 16 iterations (`max_delay`, so a step has
 //! several application points), and gradients handed to an AdaGrad apply function that
-//! updates two more arrays on every rank; `sync = "ssp(1)"` replicas (merged behind the
-//! workers, each process trading a round's differences while its workers run the next) and
-//! `sync = "hybrid"` ones, and
-//! a `sync` table and two buffers large enough to merge by reduce-scatter and all-gather
-//! (issue 28: with 3 processes each sends the others only their segments); a Gibbs-style reassignment over
+//! updates two more arrays on every rank; `sync = "bsp"` and `sync = "hybrid"` replicas, and
+//! a `sync = "ssp(1)"` table and two buffers large enough to merge by reduce-scatter and
+//! all-gather (issue 28: with 3 processes each sends the others only their segments; the
+//! table's rounds merge behind the workers, each process trading a round's differences
+//! while its workers run the next); a Gibbs-style reassignment over
 //! `tokens.iter_mut()` (a `Vec<u16>` of topics per entry, document counts local, word
 //! counts rotated, topic totals buffered); a scatter through an index array
 //! (reconnaissance), the same with one hot slot that makes a component larger than a
@@ -113,9 +113,8 @@ fn gradients(
     }
 }
 
-/// The data-parallel mode with run-ahead: replicas of `ws` averaged every 16 iterations of
-/// each worker behind the workers, each up to one batch ahead of the slowest (`ssp(1)`).
-#[strads::parallel_for(sync = "ssp(1)", batch = 16)]
+/// The data-parallel mode: replicas of `ws` averaged every 16 iterations of each worker.
+#[strads::parallel_for(sync = "bsp", batch = 16)]
 fn sync_sgd(x: &DistArray<f32, 2>, y: &DistArray<f32, 1>, ws: &mut DistArray<f32, 1>, d: usize) {
     for s in 0..y.len() {
         let mut p = 0.0f32;
@@ -324,10 +323,11 @@ fn corpus(
     (tokens, ndk, nwk, nk)
 }
 
-/// `sync = "bsp"` over a table large enough (128 KiB) to merge across processes by
-/// reduce-scatter and all-gather: each iteration pulls two rows picked through index
-/// arrays toward each other (word2vec's shape), so a batch changes some rows only.
-#[strads::parallel_for(sync = "bsp", batch = 32)]
+/// `sync = "ssp(1)"` over a table large enough (128 KiB) to merge across processes by
+/// reduce-scatter and all-gather, behind the workers (each up to one batch ahead of the
+/// slowest): each iteration pulls two rows picked through index arrays toward each other
+/// (word2vec's shape), so a batch changes some rows only.
+#[strads::parallel_for(sync = "ssp(1)", batch = 32)]
 fn sync_rows(
     a: &DistArray<u32, 1>,
     b: &DistArray<u32, 1>,
