@@ -38,7 +38,7 @@
 //!   rows); and `sync = "ssp(1)"` as the runtime runs it (`exec/ahead.rs`): the same
 //!   reduce-scatter behind the workers, overlapping the next round, each worker also
 //!   paying its round's passes over its replicas (its difference, and its replica rebuilt
-//!   from the merged value: three passes over the tables at the measured rate).
+//!   from the merged value: seven streams over the tables, at the measured rate).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -468,9 +468,11 @@ fn w2v_batch(
     } else {
         &[("ssp(1)", direct)]
     };
-    // `ssp(1)`: a worker's passes a round over both tables (its difference, its replica
-    // rebuilt and its round's start kept), at the measured rate.
-    let passes = 3.0 * sum(table);
+    // `ssp(1)`: a worker's passes a round over both tables, at the measured rate of a sum
+    // (two streams read, one written): its difference (copy and start read, difference
+    // written) and its replica rebuilt (value and difference read, replica and start
+    // written), seven streams.
+    let passes = 7.0 / 3.0 * sum(table);
     for &(variant, merge) in variants.iter().chain(overlapped) {
         // Every token computed once; a merge after each round (the last one partial).
         // `ssp(1)` (`exec/ahead.rs`): a merge runs while the next round computes, so only
