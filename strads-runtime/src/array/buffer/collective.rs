@@ -325,7 +325,15 @@ mod tests {
             .map(|rank| Fake::new(&hub, rank, ranks, threads))
             .collect();
         let results: Vec<Vec<u32>> = std::thread::scope(|s| {
-            let hs: Vec<_> = fakes.iter().map(|f| s.spawn(|| run(Some(f)))).collect();
+            let hs: Vec<_> = fakes
+                .iter()
+                .map(|f| {
+                    s.spawn(|| {
+                        let _guard = hub.guard();
+                        run(Some(f))
+                    })
+                })
+                .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
         for (r, bits) in results.iter().enumerate() {

@@ -14,6 +14,29 @@ use crate::sync::Peers;
 pub(super) struct Hub {
     boxes: Mutex<HashMap<(u64, usize, usize), Vec<u8>>>,
     cv: Condvar,
+    /// A process failed (or panicked in an exchange): the others' exchanges fail too,
+    /// instead of waiting forever.
+    failed: std::sync::atomic::AtomicBool,
+}
+
+/// Marks the hub failed when the process (or exchange) it guards panics: the other
+/// processes' exchanges then fail instead of waiting for it forever.
+pub(super) struct FailOnPanic<'h>(&'h Hub);
+
+impl Hub {
+    /// A guard for one process's run: a panic in it fails the others' exchanges.
+    pub(super) fn guard(&self) -> FailOnPanic<'_> {
+        FailOnPanic(self)
+    }
+}
+
+impl Drop for FailOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.failed.store(true, Ordering::SeqCst);
+            self.0.cv.notify_all();
+        }
+    }
 }
 
 /// One process of `ranks`, running `threads` workers.
@@ -54,6 +77,7 @@ impl Fake<'_> {
             boxes.insert((key, self.rank, r), bytes);
         }
         self.hub.cv.notify_all();
+        let _guard = FailOnPanic(self.hub);
         let mut got = Vec::new();
         for q in (0..self.ranks).filter(|&q| q != self.rank) {
             loop {
@@ -61,7 +85,16 @@ impl Fake<'_> {
                     got.push((q, b));
                     break;
                 }
-                boxes = self.hub.cv.wait(boxes).unwrap();
+                assert!(
+                    !self.hub.failed.load(Ordering::SeqCst),
+                    "another process failed"
+                );
+                boxes = self
+                    .hub
+                    .cv
+                    .wait_timeout(boxes, std::time::Duration::from_millis(50))
+                    .unwrap()
+                    .0;
             }
         }
         got
@@ -91,6 +124,8 @@ impl Peers for Fake<'_> {
         self.trade(to)
     }
     fn fail(&self, message: String) -> ! {
+        self.hub.failed.store(true, Ordering::SeqCst);
+        self.hub.cv.notify_all();
         panic!("{message}")
     }
 }

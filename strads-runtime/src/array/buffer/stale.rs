@@ -164,17 +164,20 @@ where
         let chunks = self.len.div_ceil(chunk);
         let ranks = peers.ranks();
         let threads = st.local.len();
-        if self.len * size < COLLECTIVE_BYTES || chunks < ranks || threads == 0 {
-            let partials = self.trade_round(st, slot, peers, size, chunk, None);
-            self.merge_span_ahead(st, slot, &partials, 0..self.len);
-            return;
-        }
         if ranks * threads != self.copies.len() {
             peers.fail(format!(
                 "buffer `{}` has {} copies for {ranks} processes of {threads} workers",
                 self.name,
                 self.copies.len()
             ));
+        }
+        // Always by the array's size, unlike `bsp`'s merges (`collective.rs`), which also
+        // weigh the last merge's overlap: disjoint changes send up to `1 + 1/P` times the
+        // all-to-all's bytes here.
+        if self.len * size < COLLECTIVE_BYTES || chunks < ranks || ranks < 2 || threads == 0 {
+            let partials = self.trade_round(st, slot, peers, size, chunk, None);
+            self.merge_span_ahead(st, slot, &partials, 0..self.len);
+            return;
         }
         let me = st.local.start / threads;
         let seg = |r: usize| segment(r, ranks, chunks, chunk, self.len);
@@ -196,13 +199,13 @@ where
         let base = self.base.slice(self.len);
         let mut values = Vec::new();
         for (q, bytes) in theirs {
-            let s = seg(q);
             if q == me || q >= ranks {
                 peers.fail(format!(
                     "a merged segment of buffer `{}` came from process {q} of {ranks}",
                     self.name
                 ));
             }
+            let s = seg(q);
             values.clear();
             values.extend_from_slice(&base[s.clone()]);
             match decode(&bytes, &base[s.clone()], chunk, size, &mut values) {
@@ -247,6 +250,11 @@ where
         let diffs: Vec<&[T]> = (0..n).map(diff_of).collect();
         let mut summed: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(self.len));
         let mut scratch = Vec::new();
+        debug_assert!(
+            partials
+                .iter()
+                .all(|(_, from, p)| { *from <= span.start && span.end <= from + p.len() })
+        );
         for at in span.clone().step_by(MERGE_CHUNK) {
             let end = (at + MERGE_CHUNK).min(span.end);
             summed.clear();
@@ -319,8 +327,14 @@ where
                 for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {
                     encode_span(&span_of(r), out);
                 }
-                peers
-                    .exchange_behind(to)
+                let theirs = peers.exchange_behind(to);
+                if let Some((q, _)) = theirs.iter().find(|(q, _)| *q >= ranks) {
+                    peers.fail(format!(
+                        "differences of buffer `{}` came from process {q} of {ranks}",
+                        self.name
+                    ));
+                }
+                theirs
                     .into_iter()
                     .map(|(q, bytes)| (q * threads..(q + 1) * threads, bytes))
                     .collect()
@@ -328,7 +342,12 @@ where
         };
         let here = span_of(me);
         if let Some(sum) = sum {
-            partials.push((st.local.clone(), here.start, sum[here.clone()].to_vec()));
+            let sum = if here == whole {
+                sum
+            } else {
+                sum[here.clone()].to_vec()
+            };
+            partials.push((st.local.clone(), here.start, sum));
         }
         for (workers, bytes) in theirs {
             if workers.end > n || workers == st.local {
@@ -391,12 +410,15 @@ mod tests {
     /// What worker `w` does to its replica in round `k`: a few elements move towards
     /// values of their own, so what a worker starts from shows in its difference.
     fn step(w: usize, k: usize, c: &mut [f32]) {
-        // A hundred elements spread over the array, so that rounds and workers meet on them.
+        // A hundred elements spread over the array, so that rounds and workers meet on them,
+        // and the last (in a short last chunk, for some lengths).
         let stride = (c.len() / 100).max(1);
         for j in 0..24 {
             let e = (w * 31 + k * 17 + j * 7) % 100 * stride;
             c[e] = c[e] * 0.5 + (w + 2 * k) as f32 + 0.1 * j as f32;
         }
+        let last = c.len() - 1;
+        c[last] += (w * 3 + k) as f32;
     }
 
     /// `rounds` rounds of `workers` workers under `ssp(s)`, the phases in the order a
@@ -457,7 +479,15 @@ mod tests {
             .map(|rank| Fake::new(&hub, rank, ranks, workers / ranks))
             .collect();
         let bits: Vec<Vec<u32>> = std::thread::scope(|sc| {
-            let hs: Vec<_> = fakes.iter().map(|f| sc.spawn(|| run(Some(f)))).collect();
+            let hs: Vec<_> = fakes
+                .iter()
+                .map(|f| {
+                    sc.spawn(|| {
+                        let _guard = hub.guard();
+                        run(Some(f))
+                    })
+                })
+                .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });
         let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
@@ -484,17 +514,16 @@ mod tests {
                 step(w, k, &mut c);
                 own.push(c.iter().zip(&start).map(|(&e, &s)| e - s).collect());
             }
-            let tree = |e: usize| -> f32 {
-                let d = |w: usize| diffs[w][k][e];
-                match workers {
-                    2 => d(0) + d(1),
-                    3 => d(0) + (d(1) + d(2)),
-                    4 => (d(0) + d(1)) + (d(2) + d(3)),
-                    _ => unreachable!(),
+            // The tree's order, written out: `(lo..mid) + (mid..hi)`, halving.
+            fn tree(d: &dyn Fn(usize) -> f32, lo: usize, hi: usize) -> f32 {
+                if hi - lo == 1 {
+                    return d(lo);
                 }
-            };
+                let mid = lo + (hi - lo) / 2;
+                tree(d, lo, mid) + tree(d, mid, hi)
+            }
             let next = (0..len)
-                .map(|e| b[k][e] + tree(e) / workers as f32)
+                .map(|e| b[k][e] + tree(&|w| diffs[w][k][e], 0, workers) / workers as f32)
                 .collect();
             b.push(next);
         }
@@ -504,10 +533,21 @@ mod tests {
     #[test]
     fn every_layout_reaches_the_definitions_bits() {
         // 1000 f32 merge all to all across processes, one exchange a round; 20,000 (80 KB)
-        // by reduce-scatter and all-gather, two.
-        for (len, per_round) in [(1000, (1, 0)), (20_000, (0, 2))] {
+        // and 16,500 (65 chunks of 256, the last short) by reduce-scatter and all-gather,
+        // two. Layouts whose processes' workers are nodes of the merge's tree (2 x 2), are
+        // not (3 x 2: workers 0..2 and 2..4 are not nodes, 4..6 is), or are single.
+        for (len, per_round) in [(1000, (1, 0)), (20_000, (0, 2)), (16_500, (0, 2))] {
             for s in 1..=3 {
-                for (ranks, workers) in [(1, 2), (2, 2), (1, 3), (3, 3), (1, 4), (2, 4), (4, 4)] {
+                for (ranks, workers) in [
+                    (1, 2),
+                    (2, 2),
+                    (1, 3),
+                    (3, 3),
+                    (1, 4),
+                    (2, 4),
+                    (4, 4),
+                    (3, 6),
+                ] {
                     let want = by_definition(len, s, 6, workers);
                     for (r, (got, rounds)) in ahead(len, s, 6, ranks, workers).iter().enumerate() {
                         assert!(
