@@ -149,8 +149,11 @@ fn corrupt(
 /// Entities and relations are shared by many triples, so no schedule of conflict-free
 /// blocks exists: in the data-parallel mode each worker updates its replica of `ent` and
 /// `rel` over batches of its triples, and the replicas' differences are averaged (in worker
-/// order) after every batch. With one worker this is the serial loop, bit for bit.
-#[strads::parallel_for(sync = "bsp", batch = 16384)]
+/// order) after every batch. With one worker this is the serial loop, bit for bit. Built
+/// with `RUSTFLAGS="--cfg strads_ssp"`, both training loops are `sync = "ssp(1)"`
+/// (BENCHMARKS.md compares).
+#[cfg_attr(not(strads_ssp), strads::parallel_for(sync = "bsp", batch = 16384))]
+#[cfg_attr(strads_ssp, strads::parallel_for(sync = "ssp(1)", batch = 16384))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn train_margin(
     triples: &DistArray<u32, 2>,
@@ -212,7 +215,8 @@ pub(crate) fn train_margin(
 /// differentiated). One step per training triple, every part of it computed from the same
 /// point. The order, the draws and the data-parallel mode are as in [`train_margin`].
 /// Returns the summed loss (a reduction).
-#[strads::parallel_for(sync = "bsp", batch = 16384)]
+#[cfg_attr(not(strads_ssp), strads::parallel_for(sync = "bsp", batch = 16384))]
+#[cfg_attr(strads_ssp, strads::parallel_for(sync = "ssp(1)", batch = 16384))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn train_adversarial(
     triples: &DistArray<u32, 2>,
