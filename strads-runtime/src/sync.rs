@@ -54,7 +54,7 @@ pub(crate) enum Phase {
     /// Every worker parked: the copies merge into the value and start again from it.
     Merge,
     /// Worker `worker` ended round `round`: its replica's difference since it started the
-    /// round is kept (`stale` rounds back at most).
+    /// round is kept (with its last `stale` rounds' before it).
     Publish {
         worker: usize,
         round: usize,

@@ -158,7 +158,8 @@ impl<'a> Call<'a> {
     }
 
     /// The loop's write-back buffers: `apply` applies them, every worker parked, at each
-    /// application point of the schedule (see `plan::apply`).
+    /// application point of the schedule (see `plan::apply`); under `sync = "ssp(s)"` it
+    /// also runs the run-ahead's phases (`Parked` says which), each touching what it names.
     pub fn buffered(mut self, apply: &'a (dyn Fn(&Parked<'_>) + Sync)) -> Self {
         self.apply = Some(apply);
         self

@@ -1,8 +1,9 @@
 //! A merge across processes as a reduce-scatter and an all-gather: the array's chunks
-//! (rows, or [`FLAT_CHUNK`] elements of a 1-D array) are cut into one contiguous segment
-//! per process; each process sends every other process the part of its workers' copies
-//! (or of their partial sum, `tree.rs`) in that process's segment, merges its own segment
-//! from what it receives, and sends the merged segment to every other process. Each
+//! (rows, or [`FLAT_CHUNK`](super::wire::FLAT_CHUNK) elements of a 1-D array) are cut
+//! into one contiguous segment per process; each process sends every other process the
+//! part of its workers' copies (or of their partial sum, `tree.rs`) in that process's
+//! segment, merges its own segment from what it receives, and sends the merged segment
+//! to every other process. Each
 //! process sends `2 (P - 1) / P` of a copy's changed bytes, where the all-to-all of
 //! `wire.rs` sends `P - 1` copies, and merges `1 / P` of the elements, where that merges
 //! them all. Each element is still merged by the same tree over the same workers' values
@@ -20,7 +21,7 @@
 
 use std::ops::{Add, Range, Sub};
 
-use super::wire::{FLAT_CHUNK, Overlap, decode, encode, scatter_pays, segment, segment_chunks};
+use super::wire::{Overlap, decode, encode, scatter_pays, segment, segment_chunks};
 use super::{Buffered, tree};
 use crate::array::le;
 use crate::sync::Parked;
@@ -46,12 +47,7 @@ where
         let Some(size) = le::wire_size::<T>() else {
             return false;
         };
-        let chunk = if N >= 2 {
-            self.len / self.shape[0].max(1)
-        } else {
-            FLAT_CHUNK
-        }
-        .max(1);
+        let chunk = self.wire_chunk();
         let chunks = self.len.div_ceil(chunk);
         if self.hybrid || ranks < 2 || local.is_empty() || chunks < ranks {
             return false;

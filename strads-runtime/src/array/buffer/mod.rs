@@ -116,8 +116,8 @@ pub struct Buffered<'a, T, const N: usize> {
     /// goes by reduce-scatter (`collective.rs`); set by every process alike from the last
     /// merge's changed chunks (`Overlap`).
     scatter: AtomicBool,
-    /// `sync = "ssp(s)"` with several workers: each worker's round start and differences
-    /// (`stale.rs`), made at the call's first phase.
+    /// `sync = "ssp(s)"` with several workers: this process's workers' round starts and
+    /// differences (`stale.rs`), made at the call's first phase.
     stale: std::sync::OnceLock<stale::Stale<T>>,
 }
 
@@ -428,10 +428,15 @@ where
     /// Every copy's `with` lock, taken without waiting: applying rewrites every copy, so no
     /// `with` may be running.
     fn no_with(&self) -> Vec<MutexGuard<'_, ()>> {
-        self.copies
-            .iter()
-            .enumerate()
-            .map(|(w, c)| match c.lock.try_lock() {
+        self.no_with_on(0..self.copies.len())
+    }
+
+    /// The `with` locks of the copies of `workers`, taken without waiting (an `ssp(s)`
+    /// phase touches those copies alone): no `with` may be running on them, nor start
+    /// while the guards live.
+    fn no_with_on(&self, workers: impl Iterator<Item = usize>) -> Vec<MutexGuard<'_, ()>> {
+        workers
+            .map(|w| match self.copies[w].lock.try_lock() {
                 Ok(g) => g,
                 Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
                 Err(std::sync::TryLockError::WouldBlock) => panic!(
@@ -444,7 +449,8 @@ where
 
     /// Applies the buffer: the new value is worker 0's copy plus every other worker's
     /// difference from the last point, in worker order; every copy starts again from it.
-    /// The executor calls it with every worker parked.
+    /// The executor calls it with every worker parked (or, under `sync = "ssp(s)"`, for one
+    /// phase of the run-ahead, which touches only what the phase names).
     pub fn apply(&self, parked: &Parked<'_>) {
         self.serve(parked.call());
         if parked.phase() != crate::sync::Phase::Merge {

@@ -19,7 +19,7 @@
 use std::ops::{Add, Range, Sub};
 
 use super::collective::COLLECTIVE_BYTES;
-use super::wire::{FLAT_CHUNK, decode, encode, segment};
+use super::wire::{decode, encode, segment};
 use super::{Buffered, MERGE_CHUNK, Partial, Slot, tree, wrap};
 use crate::sync::{Parked, Phase};
 
@@ -107,6 +107,7 @@ where
 
     /// Worker `w` ended round `r`: its difference from the round's start goes to its slot.
     fn publish(&self, st: &Stale<T>, w: usize, r: usize) {
+        let _no_with = self.no_with_on(w..w + 1);
         let me = st.worker(w);
         let copy = self.copies[w].get(self.len);
         let start = me.start.get(self.len);
@@ -117,6 +118,7 @@ where
     /// Worker `w` starts round `k`: its replica becomes the value (`B_{max(0, k - s)}`)
     /// plus its own differences since, in round order, and the round's start.
     fn rebuild(&self, st: &Stale<T>, w: usize, k: usize) {
+        let _no_with = self.no_with_on(w..w + 1);
         let me = st.worker(w);
         let base = self.base.get(self.len);
         let copy = self.copies[w].slice(self.len);
@@ -145,22 +147,14 @@ where
     /// all; every process takes the same way from the array's size and the layout.
     fn merge_round(&self, st: &Stale<T>, m: usize, parked: &Parked<'_>) {
         let slot = m % (st.s + 1);
+        // The other processes' workers' copies receive their differences.
+        let _no_with = self.no_with_on((0..self.copies.len()).filter(|w| !st.local.contains(w)));
         let Some(peers) = parked.peers() else {
             self.merge_span_ahead(st, slot, &[], 0..self.len);
             return;
         };
-        let size = crate::array::le::wire_size::<T>().unwrap_or_else(|| {
-            peers.fail(format!(
-                "the buffered array `{}` has elements that cannot cross processes",
-                self.name
-            ))
-        });
-        let chunk = if N >= 2 {
-            self.len / self.shape[0].max(1)
-        } else {
-            FLAT_CHUNK
-        }
-        .max(1);
+        let size = self.wire_size(peers);
+        let chunk = self.wire_chunk();
         let chunks = self.len.div_ceil(chunk);
         let ranks = peers.ranks();
         let threads = st.local.len();

@@ -149,6 +149,26 @@ impl<T, const N: usize> Buffered<'_, T, N>
 where
     T: Copy + Add<Output = T> + Sub<Output = T> + Send + Sync + 'static,
 {
+    /// Elements of a chunk on the wire: a row, or [`FLAT_CHUNK`] of a 1-D array.
+    pub(super) fn wire_chunk(&self) -> usize {
+        if N >= 2 {
+            self.len / self.shape[0].max(1)
+        } else {
+            FLAT_CHUNK
+        }
+        .max(1)
+    }
+
+    /// An element's bytes on the wire; stops the job when the elements cannot cross.
+    pub(super) fn wire_size(&self, peers: &dyn crate::sync::Peers) -> usize {
+        crate::array::le::wire_size::<T>().unwrap_or_else(|| {
+            peers.fail(format!(
+                "the buffered array `{}` has elements that cannot cross processes",
+                self.name
+            ))
+        })
+    }
+
     /// In a call across processes: trades this process's workers' copies for those of the
     /// workers in other processes (parked at the same point), so that every process
     /// merges all of them, in worker order, to the same value, the one the call would
@@ -159,19 +179,10 @@ where
             return;
         };
         let _no_with = self.no_with();
-        let size = crate::array::le::wire_size::<T>().unwrap_or_else(|| {
-            peers.fail(format!(
-                "the buffered array `{}` has elements that cannot cross processes",
-                self.name
-            ))
-        });
+        let size = self.wire_size(peers);
         // Rows travel whole or not at all (1-D arrays in chunks): only what changed since
         // the last merge, whose value every rank holds.
-        let chunk = if N >= 2 {
-            self.len / self.shape[0].max(1)
-        } else {
-            FLAT_CHUNK
-        };
+        let chunk = self.wire_chunk();
         let base = self.base.slice(self.len);
         let local = peers.local();
         let mut live = vec![local.start];

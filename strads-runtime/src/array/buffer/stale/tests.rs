@@ -202,3 +202,42 @@ fn changed_rows_cross_as_differences() {
         assert_eq!(f.sent.load(std::sync::atomic::Ordering::Relaxed), 7 + 16);
     }
 }
+
+#[test]
+fn a_phase_refuses_a_copy_that_buffered_with_holds() {
+    // Buffered::with on a worker's copy (a worker without a task holds no view, so `with`
+    // may reach its copy): the run-ahead's phases on that copy stop instead of racing it.
+    let mut a = DistArray::<f32, 1>::zeros([64]);
+    let b = Buffered::new(&mut a, 2).averaged();
+    let at = |phase| Parked::at(3, None, phase);
+    for phase in [
+        Phase::Publish {
+            worker: 1,
+            round: 0,
+            stale: 1,
+        },
+        Phase::Rebuild {
+            worker: 1,
+            round: 1,
+            stale: 1,
+        },
+    ] {
+        let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            b.with(1, |_| b.apply(&at(phase)))
+        }));
+        let message = got
+            .err()
+            .and_then(|e| e.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        assert!(
+            message.contains("applied while Buffered::with ran on worker 1's copy"),
+            "{phase:?}: {message}"
+        );
+    }
+    // Without `with`, the same phases run.
+    b.apply(&at(Phase::Publish {
+        worker: 1,
+        round: 0,
+        stale: 1,
+    }));
+}
