@@ -332,6 +332,21 @@ impl LoopSpec {
             .iter()
             .any(|a| a.array == array && a.kind == AccessKind::Write)
     }
+
+    /// `sync = "ssp(s)"`'s `s` when every buffer of the loop is a replica it applies to
+    /// (averaged or merged, not shared, no apply function); 0 otherwise (`bsp`: every
+    /// merge parks the workers).
+    pub fn staleness(&self) -> usize {
+        let replicas = self
+            .buffers
+            .iter()
+            .all(|b| b.average && !b.shared && b.apply.is_none());
+        if replicas {
+            self.buffers.iter().map(|b| b.stale).max().unwrap_or(0)
+        } else {
+            0
+        }
+    }
 }
 
 impl ArraySpec {

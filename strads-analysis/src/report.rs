@@ -169,13 +169,7 @@ pub fn buffers_report(spec: &LoopSpec, sync: Option<SyncReport<'_>>) -> String {
                     spec.max_delay.unwrap_or(0),
                     how
                 )
-            } else if let Some(s) = spec
-                .buffers
-                .iter()
-                .map(|b| b.stale)
-                .max()
-                .filter(|&s| s > 0)
-            {
+            } else if let Some(s) = Some(spec.staleness()).filter(|&s| s > 0) {
                 format!(
                     "sync = \"ssp({s})\" (data-parallel): each worker updates its replica of {}; \
                      every {} iterations of each worker and at the end of the loop, the \

@@ -355,11 +355,7 @@ pub(crate) trait Peers: Sync {
     /// process calls it the same number of times per call, in the same order, so the
     /// `n`-th calls meet.
     fn merge(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
-        let threads = self.local().len();
-        self.exchange(vec![mine; self.ranks()])
-            .into_iter()
-            .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
-            .collect()
+        by_workers(self.exchange(vec![mine; self.ranks()]), self.local().len())
     }
     /// At an application point, like [`merge`](Self::merge) (and counted with it): sends
     /// `to[r]` to process `r` (`to` has one entry per process; this process's own is
@@ -389,6 +385,18 @@ pub(crate) trait Peers: Sync {
     fn lease(&self) -> u64 {
         0
     }
+}
+
+/// What every other process sent, `(rank, bytes)`, as `(its workers, bytes)`: each process
+/// runs `threads` workers, rank `r` the workers `r * threads..(r + 1) * threads`.
+pub(crate) fn by_workers(
+    theirs: Vec<(usize, Vec<u8>)>,
+    threads: usize,
+) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
+    theirs
+        .into_iter()
+        .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
+        .collect()
 }
 
 #[cfg(test)]

@@ -163,11 +163,7 @@ impl Peers for RankPeers<'_> {
     }
 
     fn merge_behind(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
-        let threads = self.local.len();
-        self.trade(vec![mine; self.plan.ranks])
-            .into_iter()
-            .map(|(r, bytes)| (r * threads..(r + 1) * threads, bytes))
-            .collect()
+        crate::sync::by_workers(self.trade(vec![mine; self.plan.ranks]), self.local.len())
     }
 
     fn exchange_behind(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {

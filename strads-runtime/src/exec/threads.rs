@@ -18,20 +18,6 @@ use crate::pool::{as_worker, broadcast};
 use crate::space::Space;
 use crate::sync::{BreakOnPanic, Parked, Peers, PhaseBarrier, Signals, Turns, next_call};
 
-/// `sync = "ssp(s)"`'s `s` when every buffer of the loop is a replica it applies to (0:
-/// the points park every worker).
-fn staleness(spec: &strads_analysis::LoopSpec) -> usize {
-    let replicas = spec
-        .buffers
-        .iter()
-        .all(|b| b.average && !b.shared && b.apply.is_none());
-    if replicas {
-        spec.buffers.iter().map(|b| b.stale).max().unwrap_or(0)
-    } else {
-        0
-    }
-}
-
 /// One call to execute.
 pub(crate) struct Execution<'a, S: Space> {
     pub(crate) state: &'static LoopState,
@@ -92,7 +78,7 @@ where
         turns.as_ref(),
         x.peers,
     )
-    .run_ahead(staleness(x.state.spec()), local.clone());
+    .run_ahead(x.state.spec().staleness(), local.clone());
     let signals = Signals::new(sched.steps.len() * p);
     let claim = |c: &Claim| {
         if let Some(o) = &x.owners {

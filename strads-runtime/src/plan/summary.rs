@@ -74,7 +74,7 @@ pub(crate) fn with_buffers(spec: &LoopSpec, summary: &str) -> String {
                 spec.max_delay.unwrap_or(0)
             );
         }
-        let stale = spec.buffers.iter().map(|b| b.stale).max().unwrap_or(0);
+        let stale = spec.staleness();
         if stale > 0 {
             return format!(
                 "{summary} sync=ssp({stale}) replicas={} every={} (data-parallel: replicas \

@@ -37,9 +37,9 @@ pub(super) struct Stale<T> {
     local: Range<usize>,
     /// Per worker of this process (`local`, in order).
     workers: Vec<Ahead<T>>,
-    /// Zero for the whole array, and its bytes: what differences are encoded against.
-    zeros: Vec<T>,
-    zero_bytes: std::sync::OnceLock<Vec<u8>>,
+    /// Zero for the whole array, and its bytes: what differences crossing processes are
+    /// encoded against (made at the first exchange).
+    zeros: std::sync::OnceLock<(Vec<T>, Vec<u8>)>,
 }
 
 impl<T: Copy + 'static> Stale<T> {
@@ -57,8 +57,7 @@ impl<T: Copy + 'static> Stale<T> {
                 })
                 .collect(),
             local,
-            zeros,
-            zero_bytes: std::sync::OnceLock::new(),
+            zeros: std::sync::OnceLock::new(),
         }
     }
 
@@ -281,11 +280,11 @@ where
     ) -> Vec<Partial<T>> {
         let n = self.copies.len();
         let zero = self.zero.expect("a sync buffer's zero");
-        let zeros = &st.zeros;
-        let zero_bytes = st.zero_bytes.get_or_init(|| {
-            let mut b = Vec::with_capacity(self.len * size);
-            crate::array::le::put(zeros, &mut b);
-            b
+        let (zeros, zero_bytes) = st.zeros.get_or_init(|| {
+            let zeros = vec![zero; self.len];
+            let mut bytes = Vec::with_capacity(self.len * size);
+            crate::array::le::put(&zeros, &mut bytes);
+            (zeros, bytes)
         });
         let ranks = peers.ranks();
         let threads = st.local.len().max(1);
@@ -328,10 +327,7 @@ where
                         self.name
                     ));
                 }
-                theirs
-                    .into_iter()
-                    .map(|(q, bytes)| (q * threads..(q + 1) * threads, bytes))
-                    .collect()
+                crate::sync::by_workers(theirs, threads)
             }
         };
         let here = span_of(me);
