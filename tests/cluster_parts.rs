@@ -5,8 +5,9 @@
 //!   read them (before any loop wrote them, too), serial reads and writes of single
 //!   elements, and whole-array reads, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and
 //!   3 threads;
-//! - a loop that only reads parts other ranks hold brings nothing home: the parts come
-//!   home only when serial code reads the arrays;
+//! - a loop that only reads parts other ranks hold brings nothing home, whether it
+//!   indexes them or iterates them: the parts come home only when serial code reads the
+//!   arrays;
 //! - ratings generated in place on the ranks (each rank keeps its range of the entries)
 //!   and split in place run loops over their parts with the bits of threads, and serial
 //!   code reading them (iteration, one entry, a clone) brings the same entries home;
@@ -68,10 +69,34 @@ fn firsts(w: &DistArray<f32, 2>, n: usize) -> f64 {
     s
 }
 
+/// A reduction over `w` itself: each block reads its own rows of it, where they are.
+#[strads::parallel_for]
+fn total(w: &DistArray<f32, 2>) -> f64 {
+    let mut s: f64 = 0.0;
+    for ([_u, _k], &x) in w {
+        s += f64::from(x);
+    }
+    s
+}
+
+/// A wavefront over the cost matrix it iterates (DTW's table): each tile reads its own
+/// elements of `cost`, which are made where the tile runs when `cost` is created in place.
+#[strads::parallel_for(ordered, expect = "unimodular")]
+fn warp(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) {
+    for ([i, j], &c) in cost {
+        let best = d[[i, j + 1]].min(d[[i + 1, j]]).min(d[[i, j]]);
+        d[[i + 1, j + 1]] = c + best;
+    }
+}
+
 /// The bits of `a`.
 fn bits<T: Copy + Into<f64>, const N: usize>(a: &DistArray<T, N>) -> Vec<u64> {
     a.as_slice().iter().map(|&x| x.into().to_bits()).collect()
 }
+
+/// The shape of `warp`'s cost matrix.
+const COST_ROWS: usize = 60;
+const COST_COLS: usize = 50;
 
 /// The program under test: arrays made in place, loops and serial code in turn; one
 /// line per point where serial code looks.
@@ -94,6 +119,8 @@ fn program() {
     grow(&mut g, &v, 150);
     for round in 0..3 {
         grow(&mut w, &v, 150);
+        // Iterates `w` itself, only reading: its parts stay where `grow` left them.
+        println!("round {round}: total {:016x}", total(&w).to_bits());
         step(&r, &mut w, &mut h);
         // Only reads: the parts stay where they are.
         let e = error(&r, &w, &h);
@@ -110,6 +137,19 @@ fn program() {
     let e = error(&r, &w, &h);
     println!("held {:08x} error {:016x}", held.to_bits(), e.to_bits());
     copy(&v, &mut out, 150);
+    // A wavefront over a cost matrix created in place: no rank receives any of it.
+    let cost = DistArray::<f32, 2>::random([COST_ROWS, COST_COLS], 11);
+    let mut d = DistArray::<f32, 2>::from_fn([COST_ROWS + 1, COST_COLS + 1], |[i, j]| {
+        if i == 0 && j == 0 {
+            0.0
+        } else if i == 0 || j == 0 {
+            f32::INFINITY
+        } else {
+            0.0
+        }
+    });
+    warp(&cost, &mut d);
+    println!("warp {:016x}", digest(&[bits(&d)]));
     println!(
         "arrays {:016x}",
         digest(&[bits(&w), bits(&h), bits(&v), bits(&out), bits(&g)])
@@ -151,6 +191,7 @@ fn memory() {
     let v = DistArray::<f64, 1>::zeros([rows]);
     grow(&mut w, &v, rows);
     println!("memory {:016x}", firsts(&w, rows).to_bits());
+    println!("total {:016x}", total(&w).to_bits());
     // Serial code reads a few elements: only the windows around them come home.
     let picks = [w[[7, 3]], w[[rows / 2 + 11, 0]], w.row(rows - 2)[15]];
     println!("picks {:?}", picks.map(f32::to_bits));
@@ -192,7 +233,7 @@ fn check() -> Result<(), String> {
         )?;
         let env = [("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)];
         let (many, explain) = run_self("CLUSTER_PARTS_ROLE", "program", &env)?;
-        if one.lines().count() != 12 || many != one {
+        if one.lines().count() != 16 || many != one {
             return Err(format!(
                 "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
             ));
@@ -205,15 +246,31 @@ fn check() -> Result<(), String> {
             ));
         }
         // Parts come home only for serial code: the element read (w) and written (h),
-        // and the arrays read whole (w, h, v, out, g): 7 times; and once for the rows of
+        // and the arrays read whole (w, h, v, out, g, warp's d): 8 times; and once for the rows of
         // `w` the driver's own workers read in `error` over the test set, whose partition
         // is not the training set's, which left them on other ranks: at most 8. The
-        // other `error` calls and the two `copy` calls, which only read `w`, `h` and `v`,
-        // bring nothing home (when they did, 8 more).
+        // other `error` calls, the two `copy` calls and the three `total` calls, which
+        // only read `w`, `h` and `v` (`total` iterating `w` itself), bring nothing home
+        // (when they did, 11 more).
         let homes = figure(&explain, "parts left on other ranks came home ");
-        if !matches!(homes, Some(n) if n <= 8.0) {
+        if !matches!(homes, Some(n) if n <= 9.0) {
             return Err(format!(
                 "{procs} x {threads}: parts came home {homes:?} times:\n{explain}"
+            ));
+        }
+        // `warp`'s cost matrix, created in place, is made where its tiles run: the call
+        // sends only the other ranks' rows of `d` (when `cost` was read whole, it crossed
+        // whole too).
+        let sent: Option<f64> = explain
+            .lines()
+            .find(|l| l.starts_with("strads cluster warp: ") && l.contains(" sent "))
+            .and_then(|l| figure(l, " the driver sent "));
+        let others = procs.parse::<usize>().unwrap() - 1;
+        let cost_bytes = (COST_ROWS * COST_COLS * 4 * others) as f64;
+        if !matches!(sent, Some(b) if b < cost_bytes) {
+            return Err(format!(
+                "{procs} x {threads}: warp's first call sent {sent:?} bytes, not less than \
+                 its cost matrix to each other rank, {cost_bytes}:\n{explain}"
             ));
         }
     }
@@ -228,7 +285,8 @@ fn check() -> Result<(), String> {
             "memory: 2 processes print\n{many}\n2 threads print\n{one}"
         ));
     }
-    // The three reads and the write brought at most three windows of 64 KiB home (the
+    // The three reads and the write brought at most three windows of 64 KiB home, and
+    // `total`, iterating the array, nothing (it brought half of it home before) (the
     // first read is of the driver's own rows; before windows, half of the 64 MiB array
     // came home for the first read); the fresh array's windows are made here.
     let fetched = figure(&explain, "came home ").zip(

@@ -163,6 +163,19 @@ fn window(
             Some((al, _)) => (al, parts[1].range(t)),
             None => return Window::All { writable: false },
         },
+        // The iterated array of a dense space: a block reads its own elements, so its
+        // window is the block's range of the space dim (for a 2D plan, every time
+        // partition's: a superset of the block that stays with the worker).
+        Placement::Iterated if super::read_as_blocks(spec, array) => {
+            let axis = c.strategy.space_dim();
+            let (lo, hi) = parts[0].range(s);
+            return Window::Range {
+                axis,
+                lo,
+                hi: hi.min(shapes[array][axis]),
+                writable: false,
+            };
+        }
         Placement::Shared
         | Placement::Iterated
         | Placement::Unused

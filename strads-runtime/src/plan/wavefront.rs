@@ -130,6 +130,9 @@ fn attempt(
     let arrays: Vec<Option<ArrayTiles>> = (0..spec.arrays.len())
         .map(|a| match c.placements[a] {
             Placement::Tiled => Some(ArrayTiles::new(spec, a, &skew[ks], &skew[kt])),
+            Placement::Iterated if super::read_as_blocks(spec, a) => {
+                Some(ArrayTiles::iterated(&skew[ks], &skew[kt]))
+            }
             _ => None,
         })
         .collect();
@@ -272,6 +275,17 @@ impl ArrayTiles {
             bounded,
             write_shifts,
             read_shifts,
+        }
+    }
+
+    /// The iterated array of a dense space: its index is the iteration's, so each axis
+    /// follows its own dim, and a tile reads exactly its own elements (no shift, no write).
+    fn iterated(row_s: &[i64], row_t: &[i64]) -> Self {
+        ArrayTiles {
+            forms: [row_s.to_vec(), row_t.to_vec()],
+            bounded: [true, true],
+            write_shifts: Vec::new(),
+            read_shifts: vec![[0, 0]],
         }
     }
 
