@@ -17,13 +17,11 @@
 
 use std::collections::BTreeMap;
 
-use super::region::{Claims, Region};
+pub use super::inputs::{MADE, NotShippable, PlanArray};
+use super::inputs::{TaskRegions, check_inputs, task_regions};
+use super::region::Region;
+use super::rows::Rows;
 use crate::plan::Schedule;
-
-/// The rank a part of an array created in place comes from while no rank has written
-/// it: none; the rank that needs it makes it from the array's recipe
-/// ([`ArrayMeta::made`](super::ArrayMeta::made)), and the driver when serial code reads it.
-pub const MADE: usize = usize::MAX;
 
 /// A task: `(step, worker)`.
 pub type TaskId = (usize, usize);
@@ -46,26 +44,8 @@ pub struct Transfer {
     pub needed_by: Vec<TaskId>,
 }
 
-/// One array as the plan sees it.
-#[derive(Clone, Debug)]
-pub struct PlanArray {
-    /// Its shape.
-    pub shape: Vec<usize>,
-    /// Whether its elements travel by regions (arrays the loop writes); read-only arrays
-    /// are sent whole before the call instead.
-    pub shipped: bool,
-    /// Ranks that hold its current value before the call (the driver always).
-    pub holders: Vec<usize>,
-    /// Regions whose current value is on another rank only (left there by an earlier
-    /// call): `(region, rank)`.
-    pub away: Vec<(Region, usize)>,
-    /// Regions whose current value another rank also holds (its copy from an earlier call
-    /// of an array the driver has not changed since): `(region, rank)`; sent it no more.
-    pub held: Vec<(Region, usize)>,
-}
-
 /// Everything a call moves between ranks.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Itinerary {
     pub ranks: usize,
     pub threads: usize,
@@ -92,27 +72,6 @@ pub struct Itinerary {
     pub release: Vec<bool>,
 }
 
-impl PlanArray {
-    /// Arrays of `shapes` that the call writes, held by the driver alone (the first
-    /// call's start).
-    pub fn on_driver(shapes: &[&[usize]]) -> Vec<PlanArray> {
-        shapes
-            .iter()
-            .map(|s| PlanArray {
-                shape: s.to_vec(),
-                shipped: true,
-                holders: vec![0],
-                away: Vec::new(),
-                held: Vec::new(),
-            })
-            .collect()
-    }
-}
-
-/// Why a schedule cannot be run across processes as regions of its arrays.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NotShippable(pub String);
-
 #[derive(Clone, Debug)]
 struct Seg {
     end: u64,
@@ -138,52 +97,6 @@ fn split_at(map: &mut BTreeMap<u64, Seg>, x: u64) {
     }
 }
 
-/// The inputs a plan trusts, checked: they come partly from another process's message
-/// (the driver's array metas), so a wrong one is an error, not a panic or an access
-/// outside an array.
-fn check_inputs(
-    schedule: &Schedule,
-    ranks: usize,
-    threads: usize,
-    arrays: &[PlanArray],
-) -> Result<(), NotShippable> {
-    let bad = |what: String| Err(NotShippable(what));
-    if ranks == 0 || threads == 0 || ranks.checked_mul(threads) != Some(schedule.workers) {
-        return bad(format!(
-            "{} workers are not {ranks} ranks of {threads} threads",
-            schedule.workers
-        ));
-    }
-    for (a, arr) in arrays.iter().enumerate() {
-        let len = arr
-            .shape
-            .iter()
-            .try_fold(1u64, |n, &d| n.checked_mul(d as u64))
-            .ok_or_else(|| NotShippable(format!("array {a}: its shape overflows")))?;
-        if let Some(r) = arr.holders.iter().find(|&&r| r >= ranks) {
-            return bad(format!("array {a}: held by rank {r} of a job of {ranks}"));
-        }
-        // Parts away may also be made where needed (`MADE`); copies are held by ranks.
-        let held = arr.held.iter().map(|p| (p, false));
-        for ((region, r), away) in held.chain(arr.away.iter().map(|p| (p, true))) {
-            if *r >= ranks && !(away && *r == MADE) {
-                return bad(format!("array {a}: a part on rank {r} of a job of {ranks}"));
-            }
-            let mut end = 0;
-            for &(lo, hi) in &region.0 {
-                if lo < end || lo >= hi || hi > len {
-                    return bad(format!(
-                        "array {a}: the part [{lo}, {hi}) is not a sorted, disjoint range \
-                         inside its {len} elements"
-                    ));
-                }
-                end = hi;
-            }
-        }
-    }
-    Ok(())
-}
-
 impl Itinerary {
     /// The plan of `schedule` on `ranks` ranks of `threads` workers each (worker `w` on
     /// rank `w / threads`).
@@ -199,8 +112,83 @@ impl Itinerary {
         arrays: &[PlanArray],
         home: bool,
     ) -> Result<Itinerary, NotShippable> {
-        let p = schedule.workers;
+        Self::planned(schedule, ranks, threads, arrays, home, true)
+    }
+
+    /// [`new`](Self::new), with rows that every region treats alike planned once each
+    /// (`squeeze`, see `rows.rs`) or every row on its own: the same plan.
+    pub(super) fn planned(
+        schedule: &Schedule,
+        ranks: usize,
+        threads: usize,
+        arrays: &[PlanArray],
+        home: bool,
+        squeeze: bool,
+    ) -> Result<Itinerary, NotShippable> {
         check_inputs(schedule, ranks, threads, arrays)?;
+        let mut regions = task_regions(schedule, threads, arrays)?;
+        let rows: Vec<Option<Rows>> = arrays
+            .iter()
+            .enumerate()
+            .map(|(a, arr)| {
+                let tasks = regions.iter().flatten().flatten();
+                let of_tasks = tasks.filter_map(|set| set[a].as_ref());
+                let parts = arr.held.iter().chain(&arr.away).map(|(r, _)| r);
+                let all = of_tasks.flat_map(|(x, w)| [x, w]).chain(parts);
+                (squeeze && arr.shipped)
+                    .then(|| Rows::of(&arr.shape, all))
+                    .flatten()
+            })
+            .collect();
+        if rows.iter().all(Option::is_none) {
+            return Ok(Self::walk(schedule, ranks, threads, arrays, &regions, home));
+        }
+        let squeezed: Vec<PlanArray> = arrays
+            .iter()
+            .zip(&rows)
+            .map(|(arr, rs)| match rs {
+                None => arr.clone(),
+                Some(rs) => PlanArray {
+                    shape: rs.shape(),
+                    shipped: arr.shipped,
+                    holders: arr.holders.clone(),
+                    away: arr.away.iter().map(|(r, k)| (rs.squeeze(r), *k)).collect(),
+                    held: arr.held.iter().map(|(r, k)| (rs.squeeze(r), *k)).collect(),
+                },
+            })
+            .collect();
+        for set in regions.iter_mut().flatten().flatten() {
+            for (a, rs) in rows.iter().enumerate() {
+                if let (Some(rs), Some((access, written))) = (rs, set[a].as_mut()) {
+                    *access = rs.squeeze(access);
+                    *written = rs.squeeze(written);
+                }
+            }
+        }
+        let mut plan = Self::walk(schedule, ranks, threads, &squeezed, &regions, home);
+        for (a, rs) in rows.iter().enumerate() {
+            let Some(rs) = rs else { continue };
+            for tr in plan.transfers.iter_mut().filter(|t| t.array == a) {
+                tr.region = rs.expand(&tr.region);
+            }
+            plan.end[a] = rs.expand_ranges(&plan.end[a]);
+            for (region, _) in &mut plan.held[a] {
+                *region = rs.expand(region);
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The walk of the module's rule over the tasks' `regions` (from [`task_regions`]).
+    fn walk(
+        schedule: &Schedule,
+        ranks: usize,
+        threads: usize,
+        arrays: &[PlanArray],
+        regions: &TaskRegions,
+        home: bool,
+    ) -> Itinerary {
+        let p = schedule.workers;
         let rank_of = |w: usize| w / threads;
         let steps = schedule.steps.len();
         let grid = || vec![vec![Vec::new(); p]; steps];
@@ -219,7 +207,6 @@ impl Itinerary {
             held: Vec::new(),
             release: Vec::new(),
         };
-        let claims = Claims::of(schedule);
         let mut maps: Vec<BTreeMap<u64, Seg>> = arrays
             .iter()
             .map(|a| {
@@ -281,20 +268,19 @@ impl Itinerary {
                         }
                     }
                 }
-                let windows = &schedule.windows[task.windows];
                 let mut writes = Vec::new();
+                let set = regions
+                    .get(t)
+                    .and_then(|row| row.get(w))
+                    .and_then(Option::as_ref)
+                    .expect("a task's regions");
                 for (a, arr) in arrays.iter().enumerate() {
+                    let Some((region, written)) = set[a].as_ref() else {
+                        continue;
+                    };
                     if !arr.shipped {
                         continue;
                     }
-                    let window = windows.get(a).ok_or_else(|| {
-                        NotShippable(format!("task ({t}, {w}) has no window for array {a}"))
-                    })?;
-                    let (region, written) = claims
-                        .regions(window, &arr.shape, r * threads..(r + 1) * threads)
-                        .ok_or_else(|| {
-                            NotShippable(format!("task ({t}, {w}) has a window that cannot cross"))
-                        })?;
                     let map = &mut maps[a];
                     for &(lo, hi) in &region.0 {
                         split_at(map, lo);
@@ -451,7 +437,7 @@ impl Itinerary {
         for tr in &mut plan.transfers {
             tr.region.normalize();
         }
-        Ok(plan)
+        plan
     }
 
     /// The rank of worker `w`.

@@ -18,10 +18,12 @@ pub mod collected;
 pub mod collective;
 pub mod core;
 pub mod directory;
+mod inputs;
 pub mod itinerary;
 pub mod msg;
 pub mod outputs;
 pub mod region;
+mod rows;
 pub mod sim;
 pub mod verify;
 

@@ -330,6 +330,88 @@ fn solve(c: i64, a: i64, (lo, hi): (i64, i64)) -> (i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::tests::{access, aff, array, spec};
+    use strads_analysis::{Partition, SpaceKind, Strategy, analyze};
+
+    #[test]
+    fn a_dense_iterated_array_is_read_by_its_blocks() {
+        // for ([u, k], &x) in w { s += x }: each block reads its own rows of `w`.
+        let mut s = spec(&["u", "k"], vec![array("w", 2, false)], vec![], false);
+        s.space = SpaceKind::Array {
+            array: 0,
+            sparse: false,
+        };
+        assert!(crate::plan::read_as_blocks(&s, 0));
+        let an = analyze(&s);
+        let one_d = an
+            .candidates
+            .iter()
+            .find(|c| c.strategy == Strategy::OneD { dim: 0 })
+            .expect("a 1D candidate over u");
+        let shapes: [&[usize]; 1] = [&[5, 3]];
+        let sched = crate::plan::grid::schedule(&s, one_d, &[Partition::uniform(5, 2)], &shapes, 2);
+        let read = |lo, hi| Window::Range {
+            axis: 0,
+            lo,
+            hi,
+            writable: false,
+        };
+        assert_eq!(sched.windows, vec![vec![read(0, 2)], vec![read(2, 5)]]);
+        // Indexed by the body as well (`w[[u, 0]]`), or a sparse space: the whole array.
+        let mut indexed = s.clone();
+        indexed.accesses = vec![access(0, false, vec![aff(&[1, 0], 0), aff(&[0, 0], 0)])].into();
+        assert!(!crate::plan::read_as_blocks(&indexed, 0));
+        let an = analyze(&indexed);
+        let c = an
+            .candidates
+            .iter()
+            .find(|c| c.strategy == Strategy::OneD { dim: 0 })
+            .expect("a 1D candidate over u");
+        let sched =
+            crate::plan::grid::schedule(&indexed, c, &[Partition::uniform(5, 2)], &shapes, 2);
+        assert!(
+            sched
+                .windows
+                .iter()
+                .all(|w| w == &vec![Window::All { writable: false }])
+        );
+        let mut sparse = s.clone();
+        sparse.space = SpaceKind::Array {
+            array: 0,
+            sparse: true,
+        };
+        assert!(!crate::plan::read_as_blocks(&sparse, 0));
+
+        // DTW over its cost matrix: `for ([i, j], &c) in cost { d[i + 1, j + 1] = .. }`. A
+        // tile reads exactly its own elements of `cost`, and writes none.
+        let mut dtw = crate::plan::tests::dtw_spec();
+        dtw.arrays = vec![array("d", 2, true), array("cost", 2, false)].into();
+        dtw.space = SpaceKind::Array {
+            array: 1,
+            sparse: false,
+        };
+        let an = analyze(&dtw);
+        let c = &an.candidates[0];
+        assert!(matches!(c.strategy, Strategy::Wavefront { .. }));
+        let shapes: [&[usize]; 2] = [&[5, 7], &[4, 6]];
+        let t = crate::plan::wavefront::plan(&dtw, c, &[4, 6], &shapes, 2);
+        assert_eq!(t.fallback, None);
+        let time_tiles = t.time_tiles;
+        let (sp, tp) = (&t.tiling.parts[0], &t.tiling.parts[1]);
+        for (b, set) in t.schedule.windows.iter().enumerate() {
+            let Window::Tiles(tile) = &set[1] else {
+                panic!("block {b}: {:?}", set[1]);
+            };
+            assert!(!set[1].writable());
+            let ((i0, i1), (j0, j1)) = (sp.range(b / time_tiles), tp.range(b % time_tiles));
+            let mut want = Region::default();
+            for i in i0..i1 {
+                want.push((i * 6 + j0) as u64, (i * 6 + j1) as u64);
+            }
+            let (access, written) = tile_regions(tile, shapes[1]);
+            assert_eq!((access, written.is_empty()), (want, true), "block {b}");
+        }
+    }
 
     #[test]
     fn ranges_of_an_inner_axis_repeat_per_outer_index() {

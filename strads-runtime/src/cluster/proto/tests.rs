@@ -506,3 +506,87 @@ fn the_simulators_model_loops_are_the_runtimes_plans() {
     assert_eq!(sched.workers, 2);
     Itinerary::new(&sched, 2, 1, &arrays, false).expect("the 2D ring ships");
 }
+
+/// Rows that every region treats alike are planned once (`rows.rs`): the plan is the one
+/// made row by row, for wavefront tiles (with the cost matrix the loop iterates, read by
+/// its tiles), the 2D ring and 1D blocks, over chained calls whose parts stay away, on 2
+/// and 3 ranks, bringing everything home or not; and the rows do squeeze.
+#[test]
+fn squeezed_rows_plan_exactly_as_every_row() {
+    let same = |sched: &crate::plan::Schedule, arrays: &[PlanArray], ranks: usize, home: bool| {
+        let squeezed = Itinerary::planned(sched, ranks, 1, arrays, home, true).unwrap();
+        let every = Itinerary::planned(sched, ranks, 1, arrays, home, false).unwrap();
+        assert_eq!(squeezed, every);
+        squeezed
+    };
+    let squeezes = |sched: &crate::plan::Schedule, arrays: &[PlanArray], a: usize| {
+        let regions = inputs::task_regions(sched, 1, arrays).unwrap();
+        let of_tasks = regions
+            .iter()
+            .flatten()
+            .flatten()
+            .filter_map(|s| s[a].as_ref());
+        rows::Rows::of(&arrays[a].shape, of_tasks.flat_map(|(x, w)| [x, w])).is_some()
+    };
+    // DTW: `d` written by tiles, `cost` iterated (a tile reads its own elements).
+    let mut dtw = crate::plan::tests::dtw_spec();
+    dtw.arrays = vec![array("d", 2, true), array("cost", 2, false)].into();
+    dtw.space = strads_analysis::SpaceKind::Array {
+        array: 1,
+        sparse: false,
+    };
+    let an = analyze(&dtw);
+    let c = &an.candidates[0];
+    let (n, m) = (60, 50);
+    let shapes: [&[usize]; 2] = [&[n + 1, m + 1], &[n, m]];
+    for ranks in [2, 3] {
+        let t = crate::plan::wavefront::plan(&dtw, c, &[n, m], &shapes, ranks);
+        let mut placed = PlanArray::on_driver(&shapes);
+        // `cost` is read by parts: it travels by regions from the driver.
+        placed[1].shipped = true;
+        assert!(squeezes(&t.schedule, &placed, 0) && squeezes(&t.schedule, &placed, 1));
+        for home in [false, true] {
+            let mut arrays = placed.clone();
+            for _ in 0..3 {
+                let plan = same(&t.schedule, &arrays, ranks, home);
+                arrays = plan.next_arrays(&arrays);
+            }
+        }
+    }
+    // The 2D ring and 1D blocks of SGD-MF-like loops, their parts left away between calls.
+    let s = spec(
+        &["u", "i"],
+        vec![array("w", 2, true), array("h", 2, true)],
+        vec![
+            access(0, true, vec![aff(&[1, 0], 0), Subscript::Full]),
+            access(1, true, vec![aff(&[0, 1], 0), Subscript::Full]),
+        ],
+        false,
+    );
+    let an = analyze(&s);
+    let shapes: [&[usize]; 2] = [&[40, 3], &[30, 3]];
+    for c in &an.candidates {
+        for ranks in [2, 3] {
+            let parts: Vec<Partition> = match c.strategy {
+                Strategy::TwoD { .. } => {
+                    vec![
+                        Partition::uniform(40, ranks),
+                        Partition::uniform(30, 2 * ranks),
+                    ]
+                }
+                _ => vec![Partition::uniform(40, ranks)],
+            };
+            if !matches!(c.strategy, Strategy::TwoD { .. } | Strategy::OneD { .. }) {
+                continue;
+            }
+            let sched = grid::schedule(&s, c, &parts, &shapes, ranks);
+            for home in [false, true] {
+                let mut arrays = PlanArray::on_driver(&shapes);
+                for _ in 0..3 {
+                    let plan = same(&sched, &arrays, ranks, home);
+                    arrays = plan.next_arrays(&arrays);
+                }
+            }
+        }
+    }
+}
