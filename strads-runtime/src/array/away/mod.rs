@@ -28,7 +28,10 @@
 //! `row_mut`; the array borrowed mutably) brings the window around it home for good
 //! (`Fetcher::take`): the fetch and the cluster's directory drop it from the parts away,
 //! so the next call takes it from the driver. Whole-array access (`as_slice`,
-//! `as_mut_slice`, iteration, a clone) brings the rest home.
+//! `as_mut_slice`, iteration, a clone) brings the rest home, and so does a walk: serial
+//! code that reads (or writes) [`WALK`] windows in a row, each next to the one before, is
+//! taken to go through the whole array, which then comes home at once instead of window
+//! by window with every access on the slow path.
 //!
 //! A call across processes that only reads the array takes a *lease* instead of bringing
 //! it home: the parts stay where they are. The call first writes into the array the parts
@@ -146,6 +149,9 @@ impl<F: FnOnce() + Send> Fetcher for Whole<F> {
 struct Cell {
     fetch: Option<Fetch>,
     read: Spans,
+    /// Serial code's walks over the windows it reads, and over those it writes.
+    reads: Walk,
+    writes: Walk,
 }
 
 impl Cell {
@@ -155,7 +161,42 @@ impl Cell {
         if let Some(f) = self.fetch.take() {
             f.all(&self.read);
         }
+        self.forget();
+    }
+
+    /// A new fetch, or none: what serial code read, and its walks, start again.
+    fn forget(&mut self) {
         self.read.clear();
+        self.reads = Walk::default();
+        self.writes = Walk::default();
+    }
+}
+
+/// Windows in a row, each next to the one before, after which serial code is taken to
+/// walk the whole array: the rest comes home at once (about 1 MiB of 64 KiB windows).
+/// Serial code that reads or writes an array element after element would otherwise take
+/// the slow path of an array partly away at every access.
+const WALK: u32 = 16;
+
+/// The windows serial code brought home last, and how many in a row were each next to
+/// the one before.
+#[derive(Default)]
+struct Walk {
+    last: Option<(usize, usize)>,
+    run: u32,
+}
+
+impl Walk {
+    /// Window `a..b` came home: whether the walk has gone on long enough to bring the
+    /// rest. The same window again changes nothing.
+    fn step(&mut self, a: usize, b: usize) -> bool {
+        match self.last {
+            Some(last) if last == (a, b) => return false,
+            Some((lo, hi)) if hi == a || lo == b => self.run += 1,
+            _ => self.run = 1,
+        }
+        self.last = Some((a, b));
+        self.run >= WALK
     }
 }
 
@@ -294,13 +335,19 @@ impl Away {
         if !self.away.load(Ordering::Acquire) || cell.read.covers(lo, hi) {
             return;
         }
-        let Cell { fetch, read } = &mut *cell;
-        match fetch.as_mut().and_then(|f| f.around(lo, hi, read)) {
-            Some((a, b)) => read.insert(a, b),
-            None => {
-                cell.all_home();
-                self.away.store(false, Ordering::Release);
+        let Cell {
+            fetch, read, reads, ..
+        } = &mut *cell;
+        let walked = match fetch.as_mut().and_then(|f| f.around(lo, hi, read)) {
+            Some((a, b)) => {
+                read.insert(a, b);
+                reads.step(a, b)
             }
+            None => true,
+        };
+        if walked {
+            cell.all_home();
+            self.away.store(false, Ordering::Release);
         }
     }
 
@@ -311,12 +358,17 @@ impl Away {
     #[inline(never)]
     pub(crate) fn take_range(&mut self, lo: usize, hi: usize, version: u64) {
         let cell = self.fetch.get_mut().unwrap_or_else(|_| failed_fetch());
-        let Cell { fetch, read } = &mut *cell;
-        if fetch
-            .as_mut()
-            .and_then(|f| f.take(lo, hi, read, version))
-            .is_none()
-        {
+        let Cell {
+            fetch,
+            read,
+            writes,
+            ..
+        } = &mut *cell;
+        let walked = match fetch.as_mut().and_then(|f| f.take(lo, hi, read, version)) {
+            Some((a, b)) => writes.step(a, b),
+            None => true,
+        };
+        if walked {
             cell.all_home();
             *self.away.get_mut() = false;
         }
@@ -372,7 +424,7 @@ impl Away {
     pub(crate) fn leave(&self, fetch: Fetch) {
         let mut cell = self.lock();
         cell.fetch = Some(fetch);
-        cell.read.clear();
+        cell.forget();
         self.away.store(true, Ordering::Release);
     }
 
@@ -390,7 +442,7 @@ impl Away {
     pub(crate) fn claim(&self) -> bool {
         let mut cell = self.lock();
         let had = cell.fetch.take().is_some();
-        cell.read.clear();
+        cell.forget();
         self.away.store(false, Ordering::Release);
         had
     }
@@ -424,7 +476,7 @@ impl Lease<'_> {
         let away = fetch.is_some();
         cell.fetch = fetch;
         if !away {
-            cell.read.clear();
+            cell.forget();
         }
         self.away.away.store(away, Ordering::Release);
     }

@@ -89,12 +89,31 @@ impl Windows {
 
 impl Fetcher for Windows {
     fn all(self: Box<Self>, read: &Spans) {
-        self.write(&read.outside(&[(0, self.len as u64)]));
+        // Not the windows brought before: read ones are current, taken ones written.
+        let mut before = Spans::default();
+        for &(a, b) in self.wrote.lock().unwrap().iter() {
+            before.insert(a, b);
+        }
+        let rest: Vec<(u64, u64)> = read
+            .outside(&[(0, self.len as u64)])
+            .into_iter()
+            .flat_map(|r| before.outside(&[r]))
+            .collect();
+        self.write(&rest);
     }
 
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
         let (a, b) = crate::array::spans::window(&[self.len / 64, 64], 4, lo, hi);
         self.write(&read.outside(&[(a as u64, b as u64)]));
+        Some((a, b))
+    }
+
+    fn take(&mut self, lo: usize, hi: usize, read: &Spans, _: u64) -> Option<(usize, usize)> {
+        // A window taken is home for good: written once (serial code writes it after).
+        let (a, b) = crate::array::spans::window(&[self.len / 64, 64], 4, lo, hi);
+        if !self.wrote.lock().unwrap().contains(&(a, b)) {
+            self.write(&read.outside(&[(a as u64, b as u64)]));
+        }
         Some((a, b))
     }
 }
@@ -187,4 +206,57 @@ fn a_lease_keeps_parts_away_for_its_threads_and_others_wait_for_it() {
         10,
         "the settled fetch ran once"
     );
+}
+
+/// Serial code that walks an array, window after window, brings the rest home at once
+/// after `WALK` windows in a row (reads and writes alike); reads that skip about bring
+/// only their windows.
+#[test]
+fn a_walk_over_the_windows_brings_the_rest_home() {
+    let leave_windows = |a: &mut DistArray<f32, 2>, wrote: &Arc<Mutex<Vec<(usize, usize)>>>| {
+        let s = SharedMut::new(a);
+        let base = s.raw().0 as usize;
+        s.leave(Box::new(Windows {
+            base,
+            len: 64 * 64 * 256,
+            value: 7.0,
+            wrote: wrote.clone(),
+        }));
+    };
+    // 64 windows of 256 rows of 64 elements.
+    let rows_per_window = 256;
+    let mut a = DistArray::<f32, 2>::zeros([64 * rows_per_window, 64]);
+    let wrote = Arc::new(Mutex::new(Vec::new()));
+    leave_windows(&mut a, &wrote);
+    // Every other window: no walk.
+    for w in (0..40).step_by(2) {
+        assert_eq!(a[[w * rows_per_window + 3, 1]], 7.0);
+    }
+    assert_eq!(wrote.lock().unwrap().len(), 20);
+    assert!(a.away().is_away());
+    // Row after row from window 41: window 41 starts a walk, the 16th window in a row
+    // brings the rest home.
+    let mut sum = 0.0;
+    for r in 41 * rows_per_window..64 * rows_per_window {
+        sum += a[[r, 0]];
+        if r == 56 * rows_per_window - 1 {
+            assert!(a.away().is_away(), "15 windows in a row are not yet a walk");
+            assert_eq!(wrote.lock().unwrap().len(), 35);
+        }
+    }
+    assert!(!a.away().is_away());
+    assert_eq!(sum, 7.0 * (23 * rows_per_window) as f32);
+    // 20 + 16 windows, then the rest in the ranges no window read.
+    assert_eq!(wrote.lock().unwrap().len(), 36 + 21);
+    assert!(a.as_slice().iter().all(|&x| x == 7.0));
+
+    // Writes alike: the 16th window written in a row takes the rest.
+    let wrote = Arc::new(Mutex::new(Vec::new()));
+    leave_windows(&mut a, &wrote);
+    for r in 0..16 * rows_per_window {
+        a[[r, 2]] = 1.0;
+        assert_eq!(a.away().is_away(), r < 15 * rows_per_window, "row {r}");
+    }
+    assert_eq!(a[[16 * rows_per_window, 2]], 7.0);
+    assert_eq!(a[[3, 2]], 1.0);
 }
