@@ -8,6 +8,10 @@
 //! keeps its direction and the result is bit-identical to the serial loop; the program
 //! checks that.
 //!
+//! The costs come from a 1D loop over the rows and the table is created with
+//! `DistArray::full`: on a cluster each rank fills the rows of the cost matrix its tiles
+//! read and makes its band of the table, so a call moves only the tiles' boundary rows.
+//!
 //! ```text
 //! cargo run --release --example dtw                       # two series of 3000 points
 //! cargo run --release --example dtw -- --n 8000 --m 6000 --threads 2
@@ -30,6 +34,18 @@ fn dtw_fill(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) {
     for ([i, j], &c) in cost {
         let best = d[[i, j + 1]].min(d[[i + 1, j]]).min(d[[i, j]]);
         d[[i + 1, j + 1]] = c + best;
+    }
+}
+
+/// The pairwise costs `|a[i] - b[j]|`, a parallel loop over the rows: on a cluster each
+/// rank fills the rows of `cost` that its tiles of [`dtw_fill`] read, and they stay there.
+#[strads::parallel_for(expect = "1d")]
+fn costs(a: &DistArray<f32, 1>, b: &DistArray<f32, 1>, cost: &mut DistArray<f32, 2>) {
+    let [n, m] = cost.shape();
+    for i in 0..n {
+        for j in 0..m {
+            cost[[i, j]] = (a[i] - b[j]).abs();
+        }
     }
 }
 
@@ -66,16 +82,12 @@ fn series(n: usize, m: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
     (a, b)
 }
 
+/// The table before the fill: `d[0][0] = 0`, every other cell infinite (the fill
+/// writes every cell of rows and columns 1 on). Created in place on a cluster.
 fn table(n: usize, m: usize) -> DistArray<f32, 2> {
-    DistArray::from_fn([n + 1, m + 1], |[i, j]| {
-        if i == 0 && j == 0 {
-            0.0
-        } else if i == 0 || j == 0 {
-            f32::INFINITY
-        } else {
-            0.0
-        }
-    })
+    let mut d = DistArray::full([n + 1, m + 1], f32::INFINITY);
+    d[[0, 0]] = 0.0;
+    d
 }
 
 fn run(args: &Args) -> Result<(), String> {
@@ -86,7 +98,10 @@ fn run(args: &Args) -> Result<(), String> {
     let what = format!("the tables of {} x {} cells", args.n, args.m);
     cli::check_memory(&what, cells, 4)?;
     let (a, b) = series(args.n, args.m, args.seed);
-    let cost = DistArray::from_fn([args.n, args.m], |[i, j]| (a[i] - b[j]).abs());
+    let a = DistArray::from_vec([args.n], a).map_err(|e| e.to_string())?;
+    let b = DistArray::from_vec([args.m], b).map_err(|e| e.to_string())?;
+    let mut cost = DistArray::zeros([args.n, args.m]);
+    costs(&a, &b, &mut cost);
     let threads = cli::threads_used();
 
     let mut d = table(args.n, args.m);

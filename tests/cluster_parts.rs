@@ -1,6 +1,6 @@
 //! Arrays in parts on the ranks (issue 25; docs/design.md, "Arrays live in parts on the
 //! ranks"):
-//! - arrays created in place (`zeros`, `random`, 1-D and 2-D, `f32` and `f64`) give the
+//! - arrays created in place (`zeros`, `random`, `full`, 1-D and 2-D, `f32` and `f64`) give the
 //!   bits they give on threads, through 1D and 2D loops that write them, loops that only
 //!   read them (before any loop wrote them, too), serial reads and writes of single
 //!   elements, and whole-array reads, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and
@@ -139,15 +139,8 @@ fn program() {
     copy(&v, &mut out, 150);
     // A wavefront over a cost matrix created in place: no rank receives any of it.
     let cost = DistArray::<f32, 2>::random([COST_ROWS, COST_COLS], 11);
-    let mut d = DistArray::<f32, 2>::from_fn([COST_ROWS + 1, COST_COLS + 1], |[i, j]| {
-        if i == 0 && j == 0 {
-            0.0
-        } else if i == 0 || j == 0 {
-            f32::INFINITY
-        } else {
-            0.0
-        }
-    });
+    let mut d = DistArray::<f32, 2>::full([COST_ROWS + 1, COST_COLS + 1], f32::INFINITY);
+    d[[0, 0]] = 0.0;
     warp(&cost, &mut d);
     println!("warp {:016x}", digest(&[bits(&d)]));
     println!(
@@ -205,6 +198,9 @@ fn memory() {
     z[[rows - 7, 0]] = 2.0;
     z.row_mut(3)[0] -= 1.0;
     println!("fresh {:016x}", firsts(&z, rows).to_bits());
+    // Filled in place: each rank fills the rows it reads.
+    let f = DistArray::<f32, 2>::full([rows, 16], 0.25);
+    println!("full {:016x}", firsts(&f, rows).to_bits());
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let peak = status
         .lines()

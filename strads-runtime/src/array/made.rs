@@ -1,5 +1,6 @@
 //! Arrays created in place (docs/design.md, "arrays in parts"): on the driver of a
-//! cluster job, [`DistArray::zeros`](super::DistArray::zeros) and
+//! cluster job, [`DistArray::zeros`](super::DistArray::zeros),
+//! [`DistArray::full`](super::DistArray::full) and
 //! [`DistArray::random`](super::DistArray::random) make no element. They keep the
 //! [`Recipe`] that makes any part of the array, and every rank makes the parts a call
 //! gives it, where it runs them; the driver makes a part only when serial code reads it.
@@ -21,6 +22,9 @@ pub enum Recipe {
     /// [`DistArray::random`](super::DistArray::random)`(shape, seed)`: row `r` draws its
     /// values in order from `IterRng::new(seed, [r])`.
     Random { seed: u64 },
+    /// [`DistArray::full`](super::DistArray::full)`(shape, value)`: every element is the
+    /// value whose little-endian bytes start `bytes` (a number of at most 8 bytes).
+    Full { bytes: [u8; 8] },
 }
 
 /// Whether arrays made now are created in place: set on a cluster job's driver when the
@@ -38,6 +42,17 @@ pub(crate) fn in_place() -> bool {
 }
 
 impl Recipe {
+    /// The recipe of an array whose every element is `value`: `None` unless `T` is a
+    /// number of at most 8 bytes.
+    pub(crate) fn full<T: 'static>(value: &T) -> Option<Recipe> {
+        let size = super::le::wire_size::<T>().filter(|&n| n <= 8)?;
+        let mut put = Vec::with_capacity(size);
+        super::le::put(std::slice::from_ref(value), &mut put);
+        let mut bytes = [0u8; 8];
+        bytes[..size].copy_from_slice(&put);
+        Some(Recipe::Full { bytes })
+    }
+
     /// Makes elements `lo..lo + out.len()` of an array of `shape` into `out`; an error
     /// when this recipe cannot make elements of `T` (random values are `f32` or `f64`;
     /// zeros any number type).
@@ -81,6 +96,25 @@ impl Recipe {
                     fill(seed, shape, lo, out);
                 } else {
                     return cannot("random values");
+                }
+                Ok(())
+            }
+            Recipe::Full { bytes } => {
+                let Some(size) = super::le::wire_size::<T>().filter(|&n| n <= 8) else {
+                    return cannot("a fill value");
+                };
+                // The value's bytes repeated, decoded a chunk of elements at a time.
+                const CHUNK: usize = 1024;
+                let pattern: Vec<u8> = bytes[..size]
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(size * CHUNK)
+                    .collect();
+                for chunk in out.chunks_mut(CHUNK) {
+                    if !super::le::get(&pattern[..chunk.len() * size], chunk) {
+                        return cannot("a fill value");
+                    }
                 }
                 Ok(())
             }
@@ -133,5 +167,22 @@ mod tests {
         assert_eq!(e, "random values of i32 cannot be made in place");
         let mut s = vec![String::new()];
         assert!(Recipe::Zeros.make(&[1], 0, &mut s).is_err());
+        // A fill value, of every width, and none for a type that is not a number.
+        let full = Recipe::full(&-2.5f32).unwrap();
+        let mut part = vec![0f32; 2500];
+        full.make(&[50, 50], 7, &mut part).unwrap();
+        assert!(part.iter().all(|&x| x == -2.5));
+        let mut part = vec![0u8; 3];
+        Recipe::full(&7u8)
+            .unwrap()
+            .make(&[3], 0, &mut part)
+            .unwrap();
+        assert_eq!(part, [7, 7, 7]);
+        let mut part = vec![0i64; 3];
+        let v = i64::MIN + 5;
+        Recipe::full(&v).unwrap().make(&[9], 2, &mut part).unwrap();
+        assert_eq!(part, [v; 3]);
+        assert_eq!(Recipe::full(&String::new()), None);
+        assert_eq!(Recipe::full(&0u128), None);
     }
 }

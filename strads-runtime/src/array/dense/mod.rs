@@ -386,6 +386,28 @@ impl<T: Clone + Default + 'static, const N: usize> DistArray<T, N> {
     }
 }
 
+impl<T: Clone + 'static, const N: usize> DistArray<T, N> {
+    /// An array whose every element is `value` (NumPy's `full`).
+    ///
+    /// On the driver of a cluster job, for number types, the array is created in place,
+    /// as [`zeros`](Self::zeros) and [`random`](Self::random) are: no element is written
+    /// here; each rank fills the parts its calls give it, and the driver the rest only
+    /// when serial code reads them.
+    pub fn full(shape: [usize; N], value: T) -> Self {
+        let len = checked_len(&shape);
+        if super::made::in_place()
+            && let Some(recipe) = super::made::Recipe::full(&value)
+            && let Some(data) = super::pages::zeroed::<T>(len)
+        {
+            return DistArray::in_place(data, shape, recipe);
+        }
+        let mut data = Vec::with_capacity(len);
+        super::huge::advise(&data);
+        data.resize(len, value);
+        DistArray::made(data, shape)
+    }
+}
+
 impl<T: RandomValue, const N: usize> DistArray<T, N> {
     /// An array of values uniform in `[0, 1)`, the same for the same `seed` on every
     /// platform and in every layout: each row (first index; an element of a 1-D array)
