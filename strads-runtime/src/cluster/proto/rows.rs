@@ -104,7 +104,17 @@ impl Rows {
         shape: &[usize],
         regions: impl Iterator<Item = &'a Region>,
     ) -> Option<Rows> {
-        Self::cut(shape, regions).filter(|r| r.starts.len() * 2 <= r.rows as usize)
+        // Rows worth cutting repeat: regions of one range per row or fewer (a 1D
+        // block, a reconnaissance claim of scattered rows) are walked as they are.
+        let regions: Vec<&Region> = regions.collect();
+        let ranges: usize = regions.iter().map(|r| r.0.len()).sum();
+        let rows = shape
+            .split_last()
+            .map_or(0, |(_, outer)| outer.iter().product::<usize>());
+        if rows < 2 || ranges < 4 * rows {
+            return None;
+        }
+        Self::cut(shape, regions.into_iter()).filter(|r| r.starts.len() * 2 <= r.rows as usize)
     }
 
     /// The classes, however many.
