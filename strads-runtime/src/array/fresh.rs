@@ -78,6 +78,11 @@ impl<T: 'static> Fetcher for MadeHere<T> {
         }
     }
 
+    fn away_within(&self, lo: usize, hi: usize) -> bool {
+        let (lo, hi) = (lo as u64, hi as u64);
+        self.left.iter().any(|&(x, y)| x < hi && y > lo)
+    }
+
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
         let (a, b) = self.window(lo, hi);
         self.make(&read.outside(&self.left_in(a, b)));

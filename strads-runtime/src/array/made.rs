@@ -50,7 +50,12 @@ impl Recipe {
         super::le::put(std::slice::from_ref(value), &mut put);
         let mut bytes = [0u8; 8];
         bytes[..size].copy_from_slice(&put);
-        Some(Recipe::Full { bytes })
+        // All-zero bytes are zero (not -0.0): its pages need not be written.
+        Some(if bytes == [0; 8] {
+            Recipe::Zeros
+        } else {
+            Recipe::Full { bytes }
+        })
     }
 
     /// Makes elements `lo..lo + out.len()` of an array of `shape` into `out`; an error
@@ -169,7 +174,7 @@ mod tests {
         assert!(Recipe::Zeros.make(&[1], 0, &mut s).is_err());
         // A fill value, of every width, and none for a type that is not a number.
         let full = Recipe::full(&-2.5f32).unwrap();
-        let mut part = vec![0f32; 2500];
+        let mut part = vec![0f32; 2493];
         full.make(&[50, 50], 7, &mut part).unwrap();
         assert!(part.iter().all(|&x| x == -2.5));
         let mut part = vec![0u8; 3];
@@ -183,6 +188,8 @@ mod tests {
         Recipe::full(&v).unwrap().make(&[9], 2, &mut part).unwrap();
         assert_eq!(part, [v; 3]);
         assert_eq!(Recipe::full(&String::new()), None);
+        assert_eq!(Recipe::full(&0.0f64), Some(Recipe::Zeros));
+        assert!(matches!(Recipe::full(&-0.0f64), Some(Recipe::Full { .. })));
         assert_eq!(Recipe::full(&0u128), None);
     }
 }

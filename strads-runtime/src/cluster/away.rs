@@ -146,6 +146,13 @@ impl<T: 'static> Fetcher for Parts<T> {
         self.bring(parts, true);
     }
 
+    fn away_within(&self, lo: usize, hi: usize) -> bool {
+        let (lo, hi) = (lo as u64, hi as u64);
+        self.parts
+            .iter()
+            .any(|(region, _)| region.0.iter().any(|&(x, y)| x < hi && y > lo))
+    }
+
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
         let (a, b) = self.window(lo, hi);
         let parts = self.cut(a, b, read);

@@ -94,8 +94,9 @@ pub fn spec_hash(spec: &LoopSpec) -> u64 {
 }
 
 /// Which arrays a schedule writes (a writable window in some task). An array no task
-/// writes is sent whole to every rank, which also serves arrays the blocks read without a
-/// window (the iteration space of a dense loop).
+/// writes is sent whole to every rank unless its blocks read it by parts
+/// ([`read_by_parts`]: aligned reads, and the dense array a loop iterates without indexing
+/// it, `plan::read_as_blocks`).
 pub(crate) fn written(schedule: &Schedule, arrays: usize) -> Vec<bool> {
     let mut out = vec![false; arrays];
     for set in &schedule.windows {

@@ -28,13 +28,20 @@ pub use apply::ApplyPoints;
 /// Whether `array` is the iterated array of a dense space that the body does not index:
 /// each block then reads exactly its own elements, and its window says so (a call across
 /// processes sends a rank only the parts its blocks read, and reads parts left on other
-/// ranks where they are). An array the body also indexes keeps the whole array as its
-/// window.
+/// ranks where they are). An array the body also indexes, a buffer (a `sync` replica) or
+/// an array a buffer's apply function updates keeps the whole array as its window.
 pub(crate) fn read_as_blocks(spec: &strads_analysis::LoopSpec, array: usize) -> bool {
+    let applied = spec
+        .buffers
+        .iter()
+        .filter_map(|b| b.apply.as_ref())
+        .any(|f| f.targets.contains(&array));
     matches!(
         spec.space,
         strads_analysis::SpaceKind::Array { array: a, sparse: false } if a == array
     ) && !spec.accesses.iter().any(|acc| acc.array == array)
+        && !spec.is_buffer(array)
+        && !applied
 }
 pub use window::{Claimant, TileWindow, Window};
 pub(crate) use window::{READERS, WORKER_BITS, stamp};

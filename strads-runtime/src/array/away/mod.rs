@@ -69,6 +69,12 @@ pub(crate) trait Fetcher: Send {
         let _ = (lo, hi, read, version);
         None
     }
+    /// Whether some of elements `lo..hi` are away (not yet here): what makes a window
+    /// brought for them a step of a walk ([`WALK`]). Unknown: yes.
+    fn away_within(&self, lo: usize, hi: usize) -> bool {
+        let _ = (lo, hi);
+        true
+    }
     /// Has the ranks that hold the elements away (but those in `read`) write them to the
     /// files `path_of(rank, piece)` names, leaving them where they are: a checkpoint's
     /// pieces; `meanwhile` runs while they do, with the pieces' index ranges. `None` when
@@ -172,8 +178,9 @@ impl Cell {
     }
 }
 
-/// Windows in a row, each next to the one before, after which serial code is taken to
-/// walk the whole array: the rest comes home at once (about 1 MiB of 64 KiB windows).
+/// Windows in a row, each next to the one before and each holding elements that were
+/// away, after which serial code is taken to walk the whole array: the rest comes home at
+/// once (about 1 MiB of 64 KiB windows).
 /// Serial code that reads or writes an array element after element would otherwise take
 /// the slow path of an array partly away at every access.
 const WALK: u32 = 16;
@@ -338,10 +345,13 @@ impl Away {
         let Cell {
             fetch, read, reads, ..
         } = &mut *cell;
+        // Only windows that brought something count: a scan over parts already here (the
+        // driver's own rows) is no walk over the rest.
+        let away = fetch.as_ref().is_some_and(|f| f.away_within(lo, hi));
         let walked = match fetch.as_mut().and_then(|f| f.around(lo, hi, read)) {
             Some((a, b)) => {
                 read.insert(a, b);
-                reads.step(a, b)
+                away && reads.step(a, b)
             }
             None => true,
         };
@@ -364,8 +374,9 @@ impl Away {
             writes,
             ..
         } = &mut *cell;
+        let away = fetch.as_ref().is_some_and(|f| f.away_within(lo, hi));
         let walked = match fetch.as_mut().and_then(|f| f.take(lo, hi, read, version)) {
-            Some((a, b)) => writes.step(a, b),
+            Some((a, b)) => away && writes.step(a, b),
             None => true,
         };
         if walked {

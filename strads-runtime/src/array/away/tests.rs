@@ -72,6 +72,8 @@ struct Windows {
     len: usize,
     value: f32,
     wrote: Arc<Mutex<Vec<(usize, usize)>>>,
+    /// Elements below are here (never away).
+    away_from: usize,
 }
 
 impl Windows {
@@ -108,6 +110,10 @@ impl Fetcher for Windows {
         Some((a, b))
     }
 
+    fn away_within(&self, _: usize, hi: usize) -> bool {
+        hi > self.away_from
+    }
+
     fn take(&mut self, lo: usize, hi: usize, read: &Spans, _: u64) -> Option<(usize, usize)> {
         // A window taken is home for good: written once (serial code writes it after).
         let (a, b) = crate::array::spans::window(&[self.len / 64, 64], 4, lo, hi);
@@ -132,6 +138,7 @@ fn reads_bring_windows_and_a_whole_fetch_skips_them() {
             len: 64_000,
             value: 7.0,
             wrote: wrote.clone(),
+            away_from: 0,
         }));
     }
     let first = &a[[3, 5]];
@@ -213,15 +220,20 @@ fn a_lease_keeps_parts_away_for_its_threads_and_others_wait_for_it() {
 /// only their windows.
 #[test]
 fn a_walk_over_the_windows_brings_the_rest_home() {
+    let leave_from =
+        |a: &mut DistArray<f32, 2>, wrote: &Arc<Mutex<Vec<(usize, usize)>>>, away_from: usize| {
+            let s = SharedMut::new(a);
+            let base = s.raw().0 as usize;
+            s.leave(Box::new(Windows {
+                base,
+                len: 64 * 64 * 256,
+                value: 7.0,
+                wrote: wrote.clone(),
+                away_from,
+            }));
+        };
     let leave_windows = |a: &mut DistArray<f32, 2>, wrote: &Arc<Mutex<Vec<(usize, usize)>>>| {
-        let s = SharedMut::new(a);
-        let base = s.raw().0 as usize;
-        s.leave(Box::new(Windows {
-            base,
-            len: 64 * 64 * 256,
-            value: 7.0,
-            wrote: wrote.clone(),
-        }));
+        leave_from(a, wrote, 0)
     };
     // 64 windows of 256 rows of 64 elements.
     let rows_per_window = 256;
@@ -259,4 +271,17 @@ fn a_walk_over_the_windows_brings_the_rest_home() {
     }
     assert_eq!(a[[16 * rows_per_window, 2]], 7.0);
     assert_eq!(a[[3, 2]], 1.0);
+
+    // A scan over the rows that are here (the first 40 windows) is no walk: the rest
+    // stays away; the walk starts where the parts away do.
+    let wrote = Arc::new(Mutex::new(Vec::new()));
+    leave_from(&mut a, &wrote, 40 * rows_per_window * 64);
+    for r in 0..40 * rows_per_window {
+        let _ = a[[r, 0]];
+    }
+    assert!(a.away().is_away());
+    for r in 40 * rows_per_window..56 * rows_per_window {
+        let _ = a[[r, 0]];
+    }
+    assert!(!a.away().is_away());
 }

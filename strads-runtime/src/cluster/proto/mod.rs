@@ -28,6 +28,8 @@ pub mod sim;
 pub mod verify;
 
 #[cfg(test)]
+mod squeeze_tests;
+#[cfg(test)]
 mod tests;
 
 pub use core::{Arrival, Core, Failure, Micros, Outgoing, Part};

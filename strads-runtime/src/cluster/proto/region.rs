@@ -375,6 +375,18 @@ mod tests {
                 .iter()
                 .all(|w| w == &vec![Window::All { writable: false }])
         );
+        // A buffer (a `sync` replica), or an array a buffer's apply function updates.
+        let mut buffered = s.clone();
+        buffered.buffers = vec![strads_analysis::BufferSpec {
+            array: 0,
+            apply: None,
+            average: true,
+            merge: None,
+            shared: false,
+            stale: 0,
+        }]
+        .into();
+        assert!(!crate::plan::read_as_blocks(&buffered, 0));
         let mut sparse = s.clone();
         sparse.space = SpaceKind::Array {
             array: 0,
