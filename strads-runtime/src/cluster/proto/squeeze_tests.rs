@@ -1,10 +1,10 @@
 //! The itinerary on classes of rows (`rows.rs`) against the walk row by row.
 
-use strads_analysis::{Partition, Strategy, Subscript, analyze};
+use strads_analysis::{Partition, Strategy, analyze};
 
 use super::*;
 use crate::plan::grid;
-use crate::plan::tests::{access, aff, array, spec};
+use crate::plan::tests::array;
 
 /// Rows that every region treats alike are planned once (`rows.rs`): the plan is the one
 /// made row by row, for wavefront tiles (with the cost matrix the loop iterates, read by
@@ -86,15 +86,7 @@ fn squeezed_rows_plan_exactly_as_every_row() {
         }
     }
     // The 2D ring and 1D blocks of SGD-MF-like loops, their parts left away between calls.
-    let s = spec(
-        &["u", "i"],
-        vec![array("w", 2, true), array("h", 2, true)],
-        vec![
-            access(0, true, vec![aff(&[1, 0], 0), Subscript::Full]),
-            access(1, true, vec![aff(&[0, 1], 0), Subscript::Full]),
-        ],
-        false,
-    );
+    let s = super::tests::sgd_spec();
     let an = analyze(&s);
     let shapes: [&[usize]; 2] = [&[40, 3], &[30, 3]];
     for c in &an.candidates {

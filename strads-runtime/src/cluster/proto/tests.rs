@@ -8,9 +8,9 @@ use super::*;
 use crate::plan::grid;
 use crate::plan::tests::{access, aff, array, spec};
 
-/// SGD-MF's schedule on 2 workers: w (4 x 3) local, h (6 x 3) rotated.
-pub(super) fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
-    let s = spec(
+/// SGD-MF's loop: `w[u, *]` and `h[i, *]` written.
+pub(super) fn sgd_spec() -> strads_analysis::LoopSpec {
+    spec(
         &["u", "i"],
         vec![array("w", 2, true), array("h", 2, true)],
         vec![
@@ -18,7 +18,12 @@ pub(super) fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
             access(1, true, vec![aff(&[0, 1], 0), Subscript::Full]),
         ],
         false,
-    );
+    )
+}
+
+/// SGD-MF's schedule on 2 workers: w (4 x 3) local, h (6 x 3) rotated.
+pub(super) fn sgd_2d() -> (crate::plan::Schedule, Vec<PlanArray>) {
+    let s = sgd_spec();
     let an = analyze(&s);
     let c = &an.candidates[0];
     assert_eq!(c.strategy, Strategy::TwoD { space: 0, time: 1 });
