@@ -351,7 +351,12 @@ impl Away {
         let walked = match fetch.as_mut().and_then(|f| f.around(lo, hi, read)) {
             Some((a, b)) => {
                 read.insert(a, b);
-                away && reads.step(a, b)
+                // A window that holds every element away (a small array made or fetched
+                // whole at its first read): the array is home, and later reads are plain.
+                let rest = fetch
+                    .as_ref()
+                    .is_some_and(|f| f.away_within(0, a) || f.away_within(b, usize::MAX));
+                !rest || (away && reads.step(a, b))
             }
             None => true,
         };

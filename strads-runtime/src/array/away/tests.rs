@@ -285,3 +285,23 @@ fn a_walk_over_the_windows_brings_the_rest_home() {
     }
     assert!(!a.away().is_away());
 }
+
+/// An array created in place small enough to be made whole at its first read is home
+/// after it: later reads take the plain path (no lock), and hold the recipe's values.
+#[test]
+fn a_small_array_made_whole_at_its_first_read_is_home() {
+    let len = 100 * 10;
+    let data = crate::array::pages::zeroed::<f32>(len).expect("zeroed pages of f32");
+    let recipe = crate::array::made::Recipe::full(&2.5f32).expect("a fill of f32");
+    let a = DistArray::<f32, 2>::in_place(data, [100, 10], recipe);
+    assert!(a.away().is_away());
+    assert_eq!(a[[3, 3]], 2.5);
+    assert!(!a.away().is_away(), "made whole, the array is home");
+    assert!(a.as_slice().iter().all(|&x| x == 2.5));
+    // A large one keeps the rest away after a read of one window.
+    let len = 1 << 21;
+    let data = crate::array::pages::zeroed::<f32>(len).expect("zeroed pages of f32");
+    let b = DistArray::<f32, 2>::in_place(data, [1 << 14, 128], recipe);
+    assert_eq!(b[[5, 7]], 2.5);
+    assert!(b.away().is_away());
+}

@@ -435,7 +435,11 @@ impl<T: RandomValue, const N: usize> DistArray<T, N> {
 impl<T: 'static, const N: usize> DistArray<T, N> {
     /// An array over `data`, reserved and unwritten, whose elements `recipe` makes where
     /// they are needed (module `made`): every element is away, made here when read.
-    fn in_place(mut data: Vec<T>, shape: [usize; N], recipe: super::made::Recipe) -> Self {
+    pub(crate) fn in_place(
+        mut data: Vec<T>,
+        shape: [usize; N],
+        recipe: super::made::Recipe,
+    ) -> Self {
         super::huge::advise(&data);
         let (ptr, len) = (data.as_mut_ptr() as usize, data.len());
         let a = DistArray::made(data, shape);
