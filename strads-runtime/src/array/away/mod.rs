@@ -29,9 +29,11 @@
 //! (`Fetcher::take`): the fetch and the cluster's directory drop it from the parts away,
 //! so the next call takes it from the driver. Whole-array access (`as_slice`,
 //! `as_mut_slice`, iteration, a clone) brings the rest home, and so does a walk: serial
-//! code that reads (or writes) [`WALK`] windows in a row, each next to the one before, is
-//! taken to go through the whole array, which then comes home at once instead of window
-//! by window with every access on the slow path.
+//! code that reads (or writes) [`WALK`] windows in a row, each next to the one before and
+//! each holding elements away, is taken to go through the whole array, which then comes
+//! home at once instead of window by window with every access on the slow path. A read
+//! whose window holds every element still away (a small array, brought whole) leaves the
+//! array home too.
 //!
 //! A call across processes that only reads the array takes a *lease* instead of bringing
 //! it home: the parts stay where they are. The call first writes into the array the parts

@@ -261,7 +261,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::super::fake::{Fake, Hub};
+    use super::super::fake::{Fake, Hub, each};
     use super::*;
     use crate::array::DistArray;
     use crate::sync::Peers;
@@ -317,21 +317,8 @@ mod tests {
         let alone = run(None);
         let hub = Hub::default();
         let threads = workers / ranks;
-        let fakes: Vec<Fake<'_>> = (0..ranks)
-            .map(|rank| Fake::new(&hub, rank, ranks, threads))
-            .collect();
-        let results: Vec<Vec<u32>> = std::thread::scope(|s| {
-            let hs: Vec<_> = fakes
-                .iter()
-                .map(|f| {
-                    s.spawn(|| {
-                        let _guard = hub.guard();
-                        run(Some(f))
-                    })
-                })
-                .collect();
-            hs.into_iter().map(|h| h.join().unwrap()).collect()
-        });
+        let fakes = hub.processes(ranks, threads);
+        let results: Vec<Vec<u32>> = each(&fakes, |f| run(Some(f)));
         for (r, bits) in results.iter().enumerate() {
             assert!(
                 *bits == alone,

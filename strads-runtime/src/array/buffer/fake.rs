@@ -28,6 +28,32 @@ impl Hub {
     pub(super) fn guard(&self) -> FailOnPanic<'_> {
         FailOnPanic(self)
     }
+
+    /// Processes `0..ranks` on this hub, each running `threads` workers.
+    pub(super) fn processes(&self, ranks: usize, threads: usize) -> Vec<Fake<'_>> {
+        (0..ranks)
+            .map(|rank| Fake::new(self, rank, ranks, threads))
+            .collect()
+    }
+}
+
+/// Runs `run` for every process of `fakes` at once, each on a thread of its own under
+/// its hub's guard (a process that panics fails the others' exchanges instead of leaving
+/// them waiting); their results, in process order.
+pub(super) fn each<'h, R: Send>(fakes: &[Fake<'h>], run: impl Fn(&Fake<'h>) -> R + Sync) -> Vec<R> {
+    std::thread::scope(|s| {
+        let hs: Vec<_> = fakes
+            .iter()
+            .map(|f| {
+                let run = &run;
+                s.spawn(move || {
+                    let _guard = f.hub.guard();
+                    run(f)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    })
 }
 
 impl Drop for FailOnPanic<'_> {
@@ -113,11 +139,7 @@ impl Peers for Fake<'_> {
     fn barrier(&self, _: usize) {}
     fn merge(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
         self.all_to_all.fetch_add(1, Ordering::Relaxed);
-        let t = self.threads;
-        self.trade(vec![mine; self.ranks])
-            .into_iter()
-            .map(|(q, b)| (q * t..(q + 1) * t, b))
-            .collect()
+        crate::sync::by_workers(self.trade(vec![mine; self.ranks]), self.threads)
     }
     fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
         self.exchanges.fetch_add(1, Ordering::Relaxed);

@@ -39,22 +39,26 @@ fn runs(region: &Region, width: u64) -> Vec<Run> {
         Some(last) if last.hi == run.lo && last.cols == run.cols => last.hi = run.hi,
         _ => out.push(run),
     };
+    // The row gathered so far, finished as a run of one row.
+    let close = |out: &mut Vec<Run>, row: Option<(u64, Vec<(u64, u64)>)>| {
+        if let Some((at, cols)) = row {
+            finish(
+                out,
+                Run {
+                    lo: at,
+                    hi: at + 1,
+                    cols,
+                },
+            );
+        }
+    };
     let mut piece = |out: &mut Vec<Run>, r: u64, span: u64, cols: (u64, u64)| {
         // A range wholly inside row `r` (`span == 1`) joins the row's other columns; a
         // run of full rows stands alone.
         match &mut row {
             Some((at, c)) if *at == r && span == 1 => c.push(cols),
             _ => {
-                if let Some((at, c)) = row.take() {
-                    finish(
-                        out,
-                        Run {
-                            lo: at,
-                            hi: at + 1,
-                            cols: c,
-                        },
-                    );
-                }
+                close(out, row.take());
                 if span == 1 {
                     row = Some((r, vec![cols]));
                 } else {
@@ -83,16 +87,7 @@ fn runs(region: &Region, width: u64) -> Vec<Run> {
             piece(&mut out, r1, 1, (0, y));
         }
     }
-    if let Some((at, c)) = row {
-        finish(
-            &mut out,
-            Run {
-                lo: at,
-                hi: at + 1,
-                cols: c,
-            },
-        );
-    }
+    close(&mut out, row);
     out
 }
 
@@ -275,13 +270,8 @@ mod tests {
     /// and every row of a class is in the same regions.
     #[test]
     fn squeezed_regions_expand_to_themselves() {
-        let mut x = 0x9e3779b97f4a7c15u64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut rng = crate::array::rng::IterRng::new(7, &[]);
+        let mut next = |m: u64| rng.below(m as usize) as u64;
         let mut squeezed = 0;
         for _ in 0..500 {
             let (rows, width) = (1 + next(40), 1 + next(9));

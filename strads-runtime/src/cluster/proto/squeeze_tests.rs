@@ -39,13 +39,8 @@ fn squeezed_rows_plan_exactly_as_every_row() {
     let c = &an.candidates[0];
     let (n, m) = (60, 50);
     let shapes: [&[usize]; 2] = [&[n + 1, m + 1], &[n, m]];
-    let mut x = 0x2545f4914f6cdd1du64;
-    let mut next = |m: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % m
-    };
+    let mut rng = crate::array::rng::IterRng::new(11, &[]);
+    let mut next = |m: u64| rng.below(m as usize) as u64;
     for ranks in [2, 3] {
         let t = crate::plan::wavefront::plan(&dtw, c, &[n, m], &shapes, ranks);
         let mut placed = PlanArray::on_driver(&shapes);

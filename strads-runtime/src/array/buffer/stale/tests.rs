@@ -1,7 +1,7 @@
 //! `stale.rs`' unit tests: the phases against the definition written out, on processes
 //! as threads.
 
-use super::super::fake::{Fake, Hub};
+use super::super::fake::{Fake, Hub, each};
 use super::*;
 use crate::array::DistArray;
 use crate::sync::Peers;
@@ -74,21 +74,8 @@ fn ahead(
         return vec![(run(None), (0, 0))];
     }
     let hub = Hub::default();
-    let fakes: Vec<Fake<'_>> = (0..ranks)
-        .map(|rank| Fake::new(&hub, rank, ranks, workers / ranks))
-        .collect();
-    let bits: Vec<Vec<u32>> = std::thread::scope(|sc| {
-        let hs: Vec<_> = fakes
-            .iter()
-            .map(|f| {
-                sc.spawn(|| {
-                    let _guard = hub.guard();
-                    run(Some(f))
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    let fakes = hub.processes(ranks, workers / ranks);
+    let bits: Vec<Vec<u32>> = each(&fakes, |f| run(Some(f)));
     let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
     bits.into_iter()
         .zip(&fakes)
@@ -169,30 +156,21 @@ fn changed_rows_cross_as_differences() {
     // A 2-D array: rows changed in the round cross; fewer rounds than the staleness.
     let init = DistArray::<f32, 2>::zeros([50, 4]);
     let hub = Hub::default();
-    let fakes: Vec<Fake<'_>> = (0..2).map(|rank| Fake::new(&hub, rank, 2, 1)).collect();
-    let sums: Vec<Vec<f32>> = std::thread::scope(|sc| {
-        let hs: Vec<_> = fakes
-            .iter()
-            .map(|f| {
-                let init = init.clone();
-                sc.spawn(move || {
-                    let mut a = init;
-                    let b = Buffered::new(&mut a, 2).averaged();
-                    let w = f.local().start;
-                    let at = |phase| Parked::at(9, Some(f as &dyn Peers), phase);
-                    b.with(w, |c| c.as_mut_slice()[4 * (w + 1)] = 2.0 * (w + 1) as f32);
-                    b.apply(&at(Phase::Publish {
-                        worker: w,
-                        round: 0,
-                        stale: 3,
-                    }));
-                    b.apply(&at(Phase::MergeRound { round: 0, stale: 3 }));
-                    b.finish();
-                    a.as_slice().to_vec()
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    let fakes = hub.processes(2, 1);
+    let sums: Vec<Vec<f32>> = each(&fakes, |f| {
+        let mut a = init.clone();
+        let b = Buffered::new(&mut a, 2).averaged();
+        let w = f.local().start;
+        let at = |phase| Parked::at(9, Some(f as &dyn Peers), phase);
+        b.with(w, |c| c.as_mut_slice()[4 * (w + 1)] = 2.0 * (w + 1) as f32);
+        b.apply(&at(Phase::Publish {
+            worker: w,
+            round: 0,
+            stale: 3,
+        }));
+        b.apply(&at(Phase::MergeRound { round: 0, stale: 3 }));
+        b.finish();
+        a.as_slice().to_vec()
     });
     for got in &sums {
         assert_eq!((got[4], got[8], got.iter().sum::<f32>()), (1.0, 2.0, 3.0));
