@@ -1,8 +1,11 @@
 //! Loops over `a.iter_mut()`: every entry's value belongs to its iteration alone, so
 //! updating it creates no dependence. For a call the values are moved out of the array in
 //! the plan's block order and split into one disjoint `&mut [T]` per block; the block that
-//! runs gets its chunk, and afterwards (or after a panic) every value goes back. All safe:
-//! `split_at_mut` is what keeps two workers from ever sharing a value.
+//! runs gets its chunk, and afterwards (or after a panic) every value goes back to the
+//! array, which keeps them in that order: the next call in the same order (a sweep after
+//! a sweep) takes them as they are, and only serial code that reads them puts them back in
+//! entry order. All safe: `split_at_mut` is what keeps two workers from ever sharing a
+//! value.
 
 mod kept;
 mod ranks;
@@ -349,15 +352,19 @@ impl Call<'_> {
         // Values an earlier call left on the other ranks stay there when this call may
         // cross with the same entries on every rank; otherwise they come home now.
         // `home`: serial code read them since (all are here, and the ranks' copies equal
-        // them).
-        let away: Option<(Box<kept::Kept<T>>, bool)> = array.take_away_values().map(|(a, home)| {
+        // them). Values the last call left in this call's order stay in it.
+        let crate::array::Lent {
+            mut values,
+            ordered: mut pre,
+            away,
+        } = array.take_for_call(&order);
+        let away: Option<(Box<kept::Kept<T>>, bool)> = away.map(|(a, home)| {
             let a = a
                 .into_any()
                 .downcast::<kept::Kept<T>>()
                 .unwrap_or_else(|_| unreachable!("only `Kept` leaves values away"));
             (a, home)
         });
-        let mut values = array.take_values();
         // Kept only for the same tasks in the same order (so each rank's entries, and the
         // chunks they fill if the call runs here after all, are the same).
         let away = match away {
@@ -367,6 +374,10 @@ impl Call<'_> {
                 Some((a, home))
             }
             Some((a, false)) => {
+                if let Some(mut p) = pre.take() {
+                    crate::array::unpermute(&mut p, &order);
+                    values = p;
+                }
                 crate::array::AwayValues::bring_home(&*a, &mut values);
                 None
             }
@@ -380,10 +391,12 @@ impl Call<'_> {
         let keys_wire = crate::cluster::wire::KeysWire(&*array);
         let outcome = {
             let keys = Keys(&*array);
-            let mut ordered: Vec<T> = order
-                .iter()
-                .map(|&id| std::mem::take(&mut values[id as usize]))
-                .collect();
+            let mut ordered: Vec<T> = pre.unwrap_or_else(|| {
+                order
+                    .iter()
+                    .map(|&id| std::mem::take(&mut values[id as usize]))
+                    .collect()
+            });
             let fail = |e: String| -> ! {
                 crate::cluster::job::fail_job(format!("loop `{}`: {e}", state.spec().name))
             };
@@ -515,27 +528,34 @@ impl Call<'_> {
                 kept::keep(c, &mut ordered, &tasks, l, driver_id, mine);
                 sv.give_back_values(Vec::new());
             }
+            (result, crossed, held, ordered)
+        };
+        let (outcome, crossed, held, ordered) = outcome;
+        // The values of the entries other ranks ran stay there.
+        let left: Option<Box<dyn crate::array::AwayValues<T>>> =
+            match (crossed, &outcome, driving, codec, session) {
+                (true, Ok(()), Some(l), Some(c), Some(s)) => Some(Box::new(kept::Kept {
+                    order: order.clone(),
+                    tasks,
+                    layout: l,
+                    codec: c,
+                    session: s,
+                    id: array.id(),
+                    bytes: held,
+                })),
+                _ => None,
+            };
+        if order.len() == len {
+            // The values stay in this call's order: the next call in it takes them so.
+            array.keep_in_order(order, ordered, left);
+        } else {
             for (j, v) in ordered.into_iter().enumerate() {
                 values[order[j] as usize] = v;
             }
-            (result, crossed, held)
-        };
-        let (outcome, crossed, held) = outcome;
-        array.restore_values(values);
-        // The values of the entries other ranks ran stay there.
-        if let (true, Ok(()), Some(l), Some(c), Some(s)) =
-            (crossed, &outcome, driving, codec, session)
-        {
-            let id = array.id();
-            array.leave_values(Box::new(kept::Kept {
-                order,
-                tasks,
-                layout: l,
-                codec: c,
-                session: s,
-                id,
-                bytes: held,
-            }));
+            array.restore_values(values);
+            if let Some(away) = left {
+                array.keep_away(away);
+            }
         }
         if let Err(panic) = outcome {
             std::panic::resume_unwind(panic);

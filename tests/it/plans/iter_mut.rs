@@ -140,6 +140,72 @@ fn iter_mut_loop_equals_replay_and_keeps_counts() {
     }
 }
 
+/// Sweeps with serial code between them that reads the values, writes one, or leaves them
+/// alone: a call takes the values as the last one left them (in its own order) only when
+/// nothing read them since, and every way gives the serial loop's values.
+#[test]
+fn values_kept_in_a_calls_order_between_calls_equal_the_serial_loops() {
+    let run = |mode: &Mode<'_>| {
+        let (mut tokens, mut ndk, mut nwk, mut nk) = corpus();
+        let mut seen = Vec::new();
+        let mut sweeps = |tokens: &mut SparseArray<Vec<u16>, 2>| {
+            for sweep in 0..6 {
+                reassign(tokens, &mut ndk, &mut nwk, &mut nk, K, sweep);
+                match sweep % 3 {
+                    // A read: the values in entry order.
+                    0 => seen.push(tokens.entry(7).1.clone()),
+                    // A write: the next sweep sees it.
+                    1 => {
+                        let (_, zs) = tokens.entry_mut(3);
+                        let z = zs[0];
+                        zs[0] = (z + 1) % K as u16;
+                        ndk[[tokens.entry(3).0[0], z as usize]] -= 1;
+                        ndk[[tokens.entry(3).0[0], (z as usize + 1) % K]] += 1;
+                        nwk[[tokens.entry(3).0[1], z as usize]] -= 1;
+                        nwk[[tokens.entry(3).0[1], (z as usize + 1) % K]] += 1;
+                        nk[z as usize] -= 1;
+                        nk[(z as usize + 1) % K] += 1;
+                    }
+                    // Nothing: the next sweep takes them in this one's order.
+                    _ => {}
+                }
+            }
+        };
+        let trace = match mode {
+            Mode::Serial => {
+                serial(|| sweeps(&mut tokens));
+                None
+            }
+            Mode::Threads(n) => Some(strads::with_threads(*n, || record(|| sweeps(&mut tokens))).1),
+            Mode::Replay(trace) => {
+                replay(trace, || sweeps(&mut tokens));
+                None
+            }
+        };
+        consistent(&tokens, &ndk, &nwk, &nk);
+        ((tokens.values().to_vec(), seen), trace)
+    };
+    let (alone, _) = run(&Mode::Serial);
+    assert_eq!(alone.1.len(), 2);
+    for threads in [1, 2, 3] {
+        let (got, trace) = run(&Mode::Threads(threads));
+        let trace = trace.expect("recorded");
+        assert_eq!(trace.runs.len(), 6);
+        assert!(trace.runs.iter().all(|r| r.plan.starts_with("2d ")));
+        if threads == 1 {
+            assert_eq!(got, alone, "one worker runs the serial order");
+        }
+        let (replayed, _) = run(&Mode::Replay(&trace));
+        assert_eq!(got, replayed, "{threads} threads");
+    }
+}
+
+enum Mode<'t> {
+    Serial,
+    Threads(usize),
+    Replay(&'t strads::testing::Trace),
+}
+
 /// Sums each row's values: a loop that reads the entries (and so holds them bucketed by
 /// its plan's blocks).
 #[strads::parallel_for(expect = "1d")]

@@ -36,8 +36,9 @@ pub struct SparseArray<T, const N: usize> {
     pub(crate) forget: crate::array::away::Forget,
     /// Whether the entries are in index order, found once (the keys never change).
     sorted: OnceLock<bool>,
-    /// On a cluster job's driver, after an `iter_mut()` call that crossed processes: the
-    /// values of the entries other ranks ran stay there (`entries` is unset meanwhile).
+    /// After an `iter_mut()` call: its values in its order, and on a cluster job's driver,
+    /// after a call that crossed processes, the values of the entries other ranks ran,
+    /// which stay there (`entries` is unset meanwhile).
     values_away: Option<ValuesAway<T, N>>,
 }
 
@@ -53,12 +54,53 @@ pub(crate) trait AwayValues<T>: Send + Sync {
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
 
-/// An array whose values are partly away: its indices, the values this process holds
-/// (the others' entries hold placeholders), and the values away.
+/// An array whose values are out of place after an `iter_mut()` call: its indices, the
+/// values this process holds (in the call's order when `order` is set, else by entry; the
+/// entries other ranks hold are placeholders), and the values away, if any. A next call
+/// in the same order takes the values as they are, without ordering them again.
 struct ValuesAway<T, const N: usize> {
     keys: Vec<[u32; N]>,
     here: Mutex<Option<Vec<T>>>,
-    away: Box<dyn AwayValues<T>>,
+    /// `here[j]` is the value of entry `order[j]` (a permutation of the entries).
+    order: Option<Vec<u32>>,
+    away: Option<Box<dyn AwayValues<T>>>,
+}
+
+/// Puts values given in `order` (`values[j]` belongs to entry `order[j]`, `order` a
+/// permutation of the entries) in entry order, in place: each cycle of the permutation
+/// is followed once, every value moved by one swap.
+pub(crate) fn unpermute<T>(values: &mut [T], order: &[u32]) {
+    debug_assert_eq!(values.len(), order.len());
+    let mut placed = vec![false; values.len()];
+    for start in 0..values.len() {
+        if placed[start] {
+            continue;
+        }
+        // `values[start]` belongs at `order[start]`: swap it there, then place whatever
+        // came back, until the value that belongs at `start` comes back.
+        let mut from = start;
+        loop {
+            let dest = order[from] as usize;
+            if dest == start {
+                break;
+            }
+            values.swap(start, dest);
+            placed[dest] = true;
+            from = dest;
+        }
+        placed[start] = true;
+    }
+}
+
+/// How an `iter_mut()` call takes an array's values ([`SparseArray::take_for_call`]).
+pub(crate) struct Lent<T> {
+    /// The values, in entry order; empty when `ordered` holds them.
+    pub values: Vec<T>,
+    /// The values already in the call's order, as the last call left them.
+    pub ordered: Option<Vec<T>>,
+    /// The values the last call left on other ranks, and whether serial code read them
+    /// home since (they are in `values` then, and the ranks' copies still equal them).
+    pub away: Option<(Box<dyn AwayValues<T>>, bool)>,
 }
 
 /// A sparse array's entries: indices and values.
@@ -128,7 +170,8 @@ impl<T, const N: usize> SparseArray<T, N> {
 
     /// The entries, brought home first when the array is spread: every rank sends its part
     /// (the cost of a whole copy on this process); or when an `iter_mut()` call left
-    /// values on other ranks: each sends those it holds.
+    /// its values in its order (put in entry order) or on other ranks (each sends those it
+    /// holds).
     fn home(&self) -> &Entries<T, N> {
         self.entries.get_or_init(|| {
             if let Some(va) = &self.values_away {
@@ -138,7 +181,12 @@ impl<T, const N: usize> SparseArray<T, N> {
                     .unwrap_or_else(|e| e.into_inner())
                     .take()
                     .expect("the values held here, until they are all home");
-                va.away.bring_home(&mut values);
+                if let Some(order) = &va.order {
+                    unpermute(&mut values, order);
+                }
+                if let Some(away) = &va.away {
+                    away.bring_home(&mut values);
+                }
                 return Entries {
                     keys: va.keys.clone(),
                     values,
@@ -171,51 +219,101 @@ impl<T, const N: usize> SparseArray<T, N> {
         self.entries.get_mut().expect("brought home")
     }
 
-    /// After an `iter_mut()` call that crossed processes: the values of the entries other
-    /// ranks ran stay there (`away` brings them home when something reads them).
-    pub(crate) fn leave_values(&mut self, away: Box<dyn AwayValues<T>>) {
+    /// After an `iter_mut()` call: its values, in its `order` (`values[j]` is entry
+    /// `order[j]`'s, `order` a permutation of the entries), stay so until serial code reads
+    /// them or a call in another order takes them; `away`: the values of the entries other
+    /// ranks ran stay there (brought home when something reads them). The entries hold
+    /// no values meanwhile.
+    pub(crate) fn keep_in_order(
+        &mut self,
+        order: Vec<u32>,
+        values: Vec<T>,
+        away: Option<Box<dyn AwayValues<T>>>,
+    ) {
+        debug_assert_eq!(order.len(), self.nnz);
+        debug_assert_eq!(values.len(), self.nnz);
+        let e = self.home_mut();
+        let keys = std::mem::take(&mut e.keys);
+        self.entries = OnceLock::new();
+        self.values_away = Some(ValuesAway {
+            keys,
+            here: Mutex::new(Some(values)),
+            order: Some(order),
+            away,
+        });
+    }
+
+    /// After an `iter_mut()` call that crossed processes in an order that does not hold
+    /// every entry: the values of the entries other ranks ran stay there (`away` brings
+    /// them home when something reads them); the rest are in the entries, in entry order.
+    pub(crate) fn keep_away(&mut self, away: Box<dyn AwayValues<T>>) {
         let e = self.home_mut();
         let (keys, values) = (std::mem::take(&mut e.keys), std::mem::take(&mut e.values));
         self.entries = OnceLock::new();
         self.values_away = Some(ValuesAway {
             keys,
             here: Mutex::new(Some(values)),
-            away,
+            order: None,
+            away: Some(away),
         });
     }
 
-    /// The values still away, if any, their place in the array taken by placeholders
-    /// (nothing is fetched): for the next `iter_mut()` call, which may leave them where
-    /// they are or bring them home itself.
-    /// `(away, home)`: `home` when serial code read the array since (the values are all
-    /// here, and the ranks' copies still equal them: nothing wrote them).
-    pub(crate) fn take_away_values(&mut self) -> Option<(Box<dyn AwayValues<T>>, bool)> {
-        let va = self.values_away.take()?;
-        if self.entries.get().is_some() {
-            return Some((va.away, true));
+    /// The values for an `iter_mut()` call that takes them in `order`: as the last call
+    /// left them when it took them in the same order (and serial code did not read them
+    /// since), else in entry order; with the values the last call left on other ranks.
+    /// The entries hold no values until the call gives them back.
+    pub(crate) fn take_for_call(&mut self, order: &[u32]) -> Lent<T> {
+        let mut ordered = None;
+        let mut away = None;
+        if let Some(va) = self.values_away.take() {
+            if self.entries.get().is_some() {
+                // Read home since: every value is in the entries, in entry order.
+                away = va.away.map(|a| (a, true));
+            } else {
+                let mut here = va
+                    .here
+                    .into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .expect("the values held here");
+                let values = match va.order {
+                    Some(o) if o.as_slice() == order => {
+                        ordered = Some(here);
+                        Vec::new()
+                    }
+                    Some(o) => {
+                        unpermute(&mut here, &o);
+                        here
+                    }
+                    None => here,
+                };
+                self.entries = OnceLock::from(Entries {
+                    keys: va.keys,
+                    values,
+                });
+                away = va.away.map(|a| (a, false));
+            }
         }
-        let values = va
-            .here
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner())
-            .expect("the values held here");
-        self.entries = OnceLock::from(Entries {
-            keys: va.keys,
+        let values = self.take_values();
+        Lent {
             values,
-        });
-        Some((va.away, false))
+            ordered,
+            away,
+        }
     }
 
     /// Whether an `iter_mut()` call left values of this array on other ranks (not yet
     /// brought home).
     pub fn values_away(&self) -> bool {
-        self.values_away.is_some() && self.entries.get().is_none()
+        self.values_away
+            .as_ref()
+            .is_some_and(|va| va.away.is_some())
+            && self.entries.get().is_none()
     }
 
     /// Bytes of the values away (as they were sent), 0 when none are.
     pub(crate) fn values_away_bytes(&self) -> u64 {
         match &self.values_away {
-            Some(va) if self.entries.get().is_none() => va.away.bytes(),
+            Some(va) if self.entries.get().is_none() => va.away.as_ref().map_or(0, |a| a.bytes()),
             _ => 0,
         }
     }
@@ -452,16 +550,4 @@ impl<'a, T, const N: usize> IntoIterator for &'a SparseArray<T, N> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn sparse_rejects_out_of_bounds_entries() {
-        let err = SparseArray::from_entries([2, 2], vec![([0, 1], 1.0f32), ([2, 0], 1.0)])
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            err,
-            "entry 1: index [2, 0] is outside the array's shape [2, 2]"
-        );
-    }
-}
+mod tests;

@@ -1,0 +1,105 @@
+//! The sparse array's entries, and its values kept out of place between `iter_mut()` calls.
+
+use super::*;
+#[test]
+fn sparse_rejects_out_of_bounds_entries() {
+    let err = SparseArray::from_entries([2, 2], vec![([0, 1], 1.0f32), ([2, 0], 1.0)])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "entry 1: index [2, 0] is outside the array's shape [2, 2]"
+    );
+}
+
+/// A random permutation of `0..n` (Fisher-Yates).
+fn shuffled(n: usize, seed: u64) -> Vec<u32> {
+    let mut rng = crate::IterRng::new(seed, &[n as u64]);
+    let mut p: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        p.swap(i, rng.below(i + 1));
+    }
+    p
+}
+
+#[test]
+fn unpermute_puts_every_value_at_its_entry() {
+    for (n, seed) in [(0, 1), (1, 1), (2, 3), (7, 4), (1000, 5)] {
+        for order in [shuffled(n, seed), (0..n as u32).collect(), {
+            // One cycle through every entry.
+            (0..n as u32).map(|i| (i + 1) % n.max(1) as u32).collect()
+        }] {
+            // Entry `e`'s value is `10 e`, given in `order`.
+            let mut values: Vec<String> = order.iter().map(|&e| format!("{}", 10 * e)).collect();
+            unpermute(&mut values, &order);
+            let want: Vec<String> = (0..n).map(|e| format!("{}", 10 * e)).collect();
+            assert_eq!(values, want, "n = {n}");
+        }
+    }
+}
+
+/// An array of 6 entries whose value is its position, the entries in another order.
+fn six() -> SparseArray<Vec<u16>, 2> {
+    let entries = (0..6u16)
+        .map(|i| ([usize::from(i % 3), usize::from(i / 3)], vec![i]))
+        .collect();
+    SparseArray::from_entries([3, 2], entries).unwrap()
+}
+
+#[test]
+fn values_kept_in_a_calls_order_are_taken_so_by_the_next_and_read_in_entry_order() {
+    let order = shuffled(6, 9);
+    let mut a = six();
+    let version = a.wire_key();
+    // A call in `order`: the values come in entry order the first time.
+    let lent = a.take_for_call(&order);
+    assert!(lent.ordered.is_none() && lent.away.is_none());
+    let mut ordered: Vec<Vec<u16>> = order
+        .iter()
+        .map(|&e| lent.values[e as usize].clone())
+        .collect();
+    for v in &mut ordered {
+        v.push(100);
+    }
+    a.keep_in_order(order.clone(), ordered.clone(), None);
+    assert_ne!(a.wire_key(), version, "the values may have changed");
+    assert!(!a.values_away(), "nothing is away on other ranks");
+    assert_eq!(a.values_away_bytes(), 0);
+    assert_eq!(a.raw_keys().len(), 6, "the indices stay readable");
+    // The next call in the same order takes them as they are.
+    let lent = a.take_for_call(&order);
+    assert_eq!(lent.ordered.as_ref(), Some(&ordered));
+    assert!(lent.values.is_empty());
+    a.keep_in_order(order.clone(), lent.ordered.unwrap(), None);
+    // Serial code reads them in entry order.
+    let read: Vec<Vec<u16>> = a.iter().map(|(_, v)| v.clone()).collect();
+    let want: Vec<Vec<u16>> = (0..6).map(|i| vec![i, 100]).collect();
+    assert_eq!(read, want);
+    assert_eq!(a.entry(4), ([1, 1], &vec![4, 100]));
+    // Once read, a call takes them in entry order again.
+    let lent = a.take_for_call(&order);
+    assert!(lent.ordered.is_none());
+    assert_eq!(lent.values, want);
+    let ordered: Vec<Vec<u16>> = order
+        .iter()
+        .map(|&e| lent.values[e as usize].clone())
+        .collect();
+    a.keep_in_order(order.clone(), ordered, None);
+    // A call in another order: entry order.
+    let other = shuffled(6, 10);
+    assert_ne!(other, order);
+    let lent = a.take_for_call(&other);
+    assert!(lent.ordered.is_none());
+    assert_eq!(lent.values, want);
+    a.restore_values(lent.values);
+    // A clone and `iter_mut` see them too.
+    let mut b = a.clone();
+    let lent = b.take_for_call(&order);
+    let ordered: Vec<Vec<u16>> = order
+        .iter()
+        .map(|&e| lent.values[e as usize].clone())
+        .collect();
+    b.keep_in_order(order, ordered, None);
+    let all: Vec<Vec<u16>> = b.iter_mut().map(|(_, v)| v.clone()).collect();
+    assert_eq!(all, want);
+}
