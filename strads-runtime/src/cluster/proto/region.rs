@@ -277,9 +277,36 @@ pub fn tile_regions(t: &TileWindow, shape: &[usize]) -> (Region, Region) {
             }
         }
     };
+    // In a 2-D array, a form that does not depend on the column bounds a box's rows
+    // directly: rows outside every box's bounds hold nothing, and are not visited.
+    let rows = if d == 2 {
+        let bounds = |b: &[(i64, i64); 2]| {
+            (0..2)
+                .filter(|&k| form(k, 1) == 0)
+                .map(|k| solve(0, form(k, 0), b[k]))
+                .fold((0i64, outer as i64), |(lo, hi), (x0, x1)| {
+                    (lo.max(x0), hi.min(x1))
+                })
+        };
+        let spans = t
+            .write
+            .iter()
+            .chain(&t.read)
+            .map(bounds)
+            .filter(|(lo, hi)| lo < hi);
+        let (lo, hi) = spans.fold((i64::MAX, i64::MIN), |(lo, hi), (x0, x1)| {
+            (lo.min(x0), hi.max(x1))
+        });
+        if lo < hi { lo as u64..hi as u64 } else { 0..0 }
+    } else {
+        0..outer
+    };
+    if d == 2 {
+        idx[0] = rows.start as usize;
+    }
     let mut w_iv = Vec::new();
     let mut a_iv = Vec::new();
-    for o in 0..outer {
+    for o in rows {
         let c = [0, 1].map(|k| {
             idx.iter()
                 .enumerate()
@@ -314,17 +341,28 @@ pub fn tile_regions(t: &TileWindow, shape: &[usize]) -> (Region, Region) {
 /// In 128 bits: unbounded tile coordinates are `i64::MIN..i64::MAX`.
 fn solve(c: i64, a: i64, (lo, hi): (i64, i64)) -> (i64, i64) {
     let (lo, hi, a) = (lo as i128 - c as i128, hi as i128 - c as i128, a as i128);
-    let (x0, x1) = match a.signum() {
+    let (x0, x1) = match a {
         0 if lo <= 0 && 0 < hi => (i128::from(i64::MIN), i128::from(i64::MAX)),
         0 => (0, 0),
+        // The unit coefficients of most tilings, without a division (a wavefront plans
+        // every row of every tile through here).
+        1 => (lo, hi),
+        -1 => (1 - hi, 1 - lo),
+        _ => solve_by_division(lo, hi, a),
+    };
+    let clamp = |x: i128| x.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
+    (clamp(x0), clamp(x1))
+}
+
+/// [`solve`]'s `x` range for `lo <= a * x < hi`, `a` not 0.
+fn solve_by_division(lo: i128, hi: i128, a: i128) -> (i128, i128) {
+    match a.signum() {
         // a * x >= lo and a * x < hi: x from ceil(lo / a) to ceil(hi / a).
         1 => (-((-lo).div_euclid(a)), -((-hi).div_euclid(a))),
         // a < 0: x <= lo / a and x > hi / a: floor(hi / a) + 1 to floor(lo / a) + 1
         // (a floor by a negative divisor, as one by -a of -n).
         _ => ((-hi).div_euclid(-a) + 1, (-lo).div_euclid(-a) + 1),
-    };
-    let clamp = |x: i128| x.clamp(i64::MIN.into(), i64::MAX.into()) as i64;
-    (clamp(x0), clamp(x1))
+    }
 }
 
 #[cfg(test)]
@@ -504,6 +542,28 @@ mod tests {
                 let r = w || TileWindow::holds(&t.read, v);
                 assert_eq!(inside(&written, flat as u64), w, "{t:?} {shape:?} {idx:?}");
                 assert_eq!(inside(&access, flat as u64), r, "{t:?} {shape:?} {idx:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn unit_coefficients_solve_as_the_division_does() {
+        let (min, max) = (i64::MIN, i64::MAX);
+        let values = [min, min + 1, -7, -1, 0, 1, 3, 8, max - 1, max];
+        for a in [1i64, -1] {
+            for &c in &values {
+                for &lo in &values {
+                    for &hi in &values {
+                        let (l, h) = (lo as i128 - c as i128, hi as i128 - c as i128);
+                        let (x0, x1) = solve_by_division(l, h, a as i128);
+                        let clamp = |x: i128| x.clamp(min.into(), max.into()) as i64;
+                        assert_eq!(
+                            solve(c, a, (lo, hi)),
+                            (clamp(x0), clamp(x1)),
+                            "c {c} a {a} [{lo}, {hi})"
+                        );
+                    }
+                }
             }
         }
     }
