@@ -142,29 +142,35 @@ fn iter_mut_loop_equals_replay_and_keeps_counts() {
 
 /// Sweeps with serial code between them that reads the values, writes one, or leaves them
 /// alone: a call takes the values as the last one left them (in its own order) only when
-/// nothing read them since, and every way gives the serial loop's values.
+/// nothing read them since. Every way gives the values of the same sweeps with a read
+/// after each (which puts them in entry order every time), of the replay of the recorded
+/// order, and on one worker of the serial loop.
 #[test]
-fn values_kept_in_a_calls_order_between_calls_equal_the_serial_loops() {
-    let run = |mode: &Mode<'_>| {
+fn values_kept_in_a_calls_order_between_calls_equal_those_read_after_every_call() {
+    let run = |mode: &Mode<'_>, read_always: bool| {
         let (mut tokens, mut ndk, mut nwk, mut nk) = corpus();
         let mut seen = Vec::new();
         let mut sweeps = |tokens: &mut SparseArray<Vec<u16>, 2>| {
             for sweep in 0..6 {
                 reassign(tokens, &mut ndk, &mut nwk, &mut nk, K, sweep);
+                if read_always {
+                    assert_eq!(tokens.values().len(), tokens.nnz());
+                }
                 match sweep % 3 {
                     // A read: the values in entry order.
                     0 => seen.push(tokens.entry(7).1.clone()),
                     // A write: the next sweep sees it.
                     1 => {
-                        let (_, zs) = tokens.entry_mut(3);
-                        let z = zs[0];
-                        zs[0] = (z + 1) % K as u16;
-                        ndk[[tokens.entry(3).0[0], z as usize]] -= 1;
-                        ndk[[tokens.entry(3).0[0], (z as usize + 1) % K]] += 1;
-                        nwk[[tokens.entry(3).0[1], z as usize]] -= 1;
-                        nwk[[tokens.entry(3).0[1], (z as usize + 1) % K]] += 1;
-                        nk[z as usize] -= 1;
-                        nk[(z as usize + 1) % K] += 1;
+                        let ([d, w], zs) = tokens.entry_mut(3);
+                        let z = zs[0] as usize;
+                        let next = (z + 1) % K;
+                        zs[0] = next as u16;
+                        ndk[[d, z]] -= 1;
+                        ndk[[d, next]] += 1;
+                        nwk[[w, z]] -= 1;
+                        nwk[[w, next]] += 1;
+                        nk[z] -= 1;
+                        nk[next] += 1;
                     }
                     // Nothing: the next sweep takes them in this one's order.
                     _ => {}
@@ -185,18 +191,20 @@ fn values_kept_in_a_calls_order_between_calls_equal_the_serial_loops() {
         consistent(&tokens, &ndk, &nwk, &nk);
         ((tokens.values().to_vec(), seen), trace)
     };
-    let (alone, _) = run(&Mode::Serial);
+    let (alone, _) = run(&Mode::Serial, false);
     assert_eq!(alone.1.len(), 2);
     for threads in [1, 2, 3] {
-        let (got, trace) = run(&Mode::Threads(threads));
+        let (got, trace) = run(&Mode::Threads(threads), false);
         let trace = trace.expect("recorded");
         assert_eq!(trace.runs.len(), 6);
         assert!(trace.runs.iter().all(|r| r.plan.starts_with("2d ")));
         if threads == 1 {
             assert_eq!(got, alone, "one worker runs the serial order");
         }
-        let (replayed, _) = run(&Mode::Replay(&trace));
-        assert_eq!(got, replayed, "{threads} threads");
+        let (read_always, _) = run(&Mode::Threads(threads), true);
+        assert_eq!(got, read_always, "{threads} threads, read after every call");
+        let (replayed, _) = run(&Mode::Replay(&trace), false);
+        assert_eq!(got, replayed, "{threads} threads, replayed");
     }
 }
 

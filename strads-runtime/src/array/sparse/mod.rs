@@ -23,7 +23,9 @@ pub struct SparseArray<T, const N: usize> {
     shape: [usize; N],
     nnz: usize,
     /// The entries: set when the array is made, except for a spread array, whose entries
-    /// are set when serial code first needs them whole (its parts brought home).
+    /// are set when serial code first needs them whole (its parts brought home), and
+    /// after an `iter_mut()` call, when `values_away` holds them until something reads
+    /// them.
     entries: OnceLock<Entries<T, N>>,
     /// On a cluster job's driver, the parts of an array made in place on the ranks.
     spread: Option<Spread<T, N>>,
@@ -54,17 +56,21 @@ pub(crate) trait AwayValues<T>: Send + Sync {
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
 }
 
-/// An array whose values are out of place after an `iter_mut()` call: its indices, the
-/// values this process holds (in the call's order when `order` is set, else by entry; the
-/// entries other ranks hold are placeholders), and the values away, if any. A next call
-/// in the same order takes the values as they are, without ordering them again.
+/// An array whose values are out of place after an `iter_mut()` call: its indices (shared
+/// with the entries once they are back), the values this process holds (in the call's
+/// order when there is one, else by entry; the entries other ranks hold are
+/// placeholders), and the values away, if any. A next call in the same order takes the
+/// values as they are, without ordering them again.
 struct ValuesAway<T, const N: usize> {
-    keys: Vec<[u32; N]>,
-    here: Mutex<Option<Vec<T>>>,
-    /// `here[j]` is the value of entry `order[j]` (a permutation of the entries).
-    order: Option<Vec<u32>>,
+    keys: Arc<[[u32; N]]>,
+    /// The values, and the order they are in. Taken when they come back.
+    here: Mutex<Option<Here<T>>>,
     away: Option<Box<dyn AwayValues<T>>>,
 }
+
+/// Values out of place, and their order: `values[j]` is the value of entry `order[j]` (a
+/// permutation of the entries), or with no order, of entry `j`.
+type Here<T> = (Vec<T>, Option<Vec<u32>>);
 
 /// Puts values given in `order` (`values[j]` belongs to entry `order[j]`, `order` a
 /// permutation of the entries) in entry order, in place: each cycle of the permutation
@@ -84,6 +90,8 @@ pub(crate) fn unpermute<T>(values: &mut [T], order: &[u32]) {
             if dest == start {
                 break;
             }
+            // An entry twice would make the cycle never come back.
+            assert!(!placed[dest], "a call's order holds entry {dest} twice");
             values.swap(start, dest);
             placed[dest] = true;
             from = dest;
@@ -103,9 +111,10 @@ pub(crate) struct Lent<T> {
     pub away: Option<(Box<dyn AwayValues<T>>, bool)>,
 }
 
-/// A sparse array's entries: indices and values.
+/// A sparse array's entries: indices (which never change, shared with a `ValuesAway`)
+/// and values.
 struct Entries<T, const N: usize> {
-    keys: Vec<[u32; N]>,
+    keys: Arc<[[u32; N]]>,
     values: Vec<T>,
 }
 
@@ -175,14 +184,14 @@ impl<T, const N: usize> SparseArray<T, N> {
     fn home(&self) -> &Entries<T, N> {
         self.entries.get_or_init(|| {
             if let Some(va) = &self.values_away {
-                let mut values = va
+                let (mut values, order) = va
                     .here
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
                     .take()
                     .expect("the values held here, until they are all home");
-                if let Some(order) = &va.order {
-                    unpermute(&mut values, order);
+                if let Some(order) = order {
+                    unpermute(&mut values, &order);
                 }
                 if let Some(away) = &va.away {
                     away.bring_home(&mut values);
@@ -198,7 +207,10 @@ impl<T, const N: usize> SparseArray<T, N> {
                 .expect("an array without entries is spread");
             let parts = spread.ops.gather();
             match (spread.decode)(parts, &self.shape) {
-                Ok((keys, values)) => Entries { keys, values },
+                Ok((keys, values)) => Entries {
+                    keys: keys.into(),
+                    values,
+                },
                 Err(e) => spread.ops.fail(e),
             }
         })
@@ -232,13 +244,11 @@ impl<T, const N: usize> SparseArray<T, N> {
     ) {
         debug_assert_eq!(order.len(), self.nnz);
         debug_assert_eq!(values.len(), self.nnz);
-        let e = self.home_mut();
-        let keys = std::mem::take(&mut e.keys);
+        let keys = self.home_mut().keys.clone();
         self.entries = OnceLock::new();
         self.values_away = Some(ValuesAway {
             keys,
-            here: Mutex::new(Some(values)),
-            order: Some(order),
+            here: Mutex::new(Some((values, Some(order)))),
             away,
         });
     }
@@ -248,12 +258,11 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// them home when something reads them); the rest are in the entries, in entry order.
     pub(crate) fn keep_away(&mut self, away: Box<dyn AwayValues<T>>) {
         let e = self.home_mut();
-        let (keys, values) = (std::mem::take(&mut e.keys), std::mem::take(&mut e.values));
+        let (keys, values) = (e.keys.clone(), std::mem::take(&mut e.values));
         self.entries = OnceLock::new();
         self.values_away = Some(ValuesAway {
             keys,
-            here: Mutex::new(Some(values)),
-            order: None,
+            here: Mutex::new(Some((values, None))),
             away: Some(away),
         });
     }
@@ -270,12 +279,12 @@ impl<T, const N: usize> SparseArray<T, N> {
                 // Read home since: every value is in the entries, in entry order.
                 away = va.away.map(|a| (a, true));
             } else {
-                let mut here = va
+                let (mut here, kept_order) = va
                     .here
                     .into_inner()
                     .unwrap_or_else(|e| e.into_inner())
                     .expect("the values held here");
-                let values = match va.order {
+                let values = match kept_order {
                     Some(o) if o.as_slice() == order => {
                         ordered = Some(here);
                         Vec::new()
@@ -375,7 +384,8 @@ impl<T, const N: usize> SparseArray<T, N> {
     }
 
     /// Takes the values out (leaving none) and gives them back with
-    /// [`restore_values`](Self::restore_values): how a loop lends them to its workers.
+    /// [`restore_values`](Self::restore_values) (a checkpoint's restore; an `iter_mut()`
+    /// call takes them with [`take_for_call`](Self::take_for_call)).
     pub(crate) fn take_values(&mut self) -> Vec<T> {
         std::mem::take(&mut self.home_mut().values)
     }
@@ -401,7 +411,7 @@ impl<T, const N: usize> SparseArray<T, N> {
         let e = std::mem::replace(
             self.home_mut(),
             Entries {
-                keys: Vec::new(),
+                keys: Arc::from(Vec::new()),
                 values: Vec::new(),
             },
         );
@@ -448,7 +458,10 @@ impl<T, const N: usize> SparseArray<T, N> {
         SparseArray {
             shape,
             nnz: keys.len(),
-            entries: OnceLock::from(Entries { keys, values }),
+            entries: OnceLock::from(Entries {
+                keys: keys.into(),
+                values,
+            }),
             spread: None,
             id: fresh_id(),
             values_version: 0,
@@ -473,7 +486,7 @@ impl<T: Clone, const N: usize> Clone for SparseArray<T, N> {
     /// A whole copy: a spread array comes home first.
     fn clone(&self) -> Self {
         let e = self.home();
-        Self::from_raw(self.shape, e.keys.clone(), e.values.clone())
+        Self::from_raw(self.shape, e.keys.to_vec(), e.values.clone())
     }
 }
 

@@ -103,3 +103,72 @@ fn values_kept_in_a_calls_order_are_taken_so_by_the_next_and_read_in_entry_order
     let all: Vec<Vec<u16>> = b.iter_mut().map(|(_, v)| v.clone()).collect();
     assert_eq!(all, want);
 }
+
+/// Values away on "other ranks": every odd entry's, given back by entry number.
+struct OddAway;
+
+impl AwayValues<Vec<u16>> for OddAway {
+    fn bring_home(&self, values: &mut [Vec<u16>]) {
+        for (e, v) in values.iter_mut().enumerate().filter(|(e, _)| e % 2 == 1) {
+            assert!(
+                v.is_empty(),
+                "a placeholder where entry {e}'s value is away"
+            );
+            *v = vec![e as u16, 200];
+        }
+    }
+    fn bytes(&self) -> u64 {
+        12
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+#[test]
+fn values_kept_in_order_with_some_away_come_home_by_entry() {
+    let order = shuffled(6, 11);
+    let mut a = six();
+    let lent = a.take_for_call(&order);
+    // This process ran the even entries; the odd ones' values are away (placeholders).
+    let ordered: Vec<Vec<u16>> = order
+        .iter()
+        .map(|&e| {
+            if e % 2 == 0 {
+                vec![e as u16, 100]
+            } else {
+                Vec::new()
+            }
+        })
+        .collect();
+    drop(lent);
+    a.keep_in_order(order.clone(), ordered.clone(), Some(Box::new(OddAway)));
+    assert!(a.values_away());
+    assert_eq!(a.values_away_bytes(), 12);
+    // The next call in the same order: the values as they were, and those away still away.
+    let lent = a.take_for_call(&order);
+    assert_eq!(lent.ordered.as_ref(), Some(&ordered));
+    let (away, home) = lent.away.expect("values away");
+    assert!(!home);
+    a.keep_in_order(order.clone(), lent.ordered.unwrap(), Some(away));
+    // Serial code reads: in entry order, the odd ones brought home.
+    let want: Vec<Vec<u16>> = (0..6u16)
+        .map(|e| vec![e, if e % 2 == 0 { 100 } else { 200 }])
+        .collect();
+    assert_eq!(a.values(), &want[..]);
+    assert!(!a.values_away(), "read home");
+    assert_eq!(a.values_away_bytes(), 0);
+    // A call after the read: every value here, in entry order; the ranks' copies still
+    // equal them (`home`).
+    let lent = a.take_for_call(&order);
+    assert!(lent.ordered.is_none());
+    assert_eq!(lent.values, want);
+    assert!(lent.away.is_some_and(|(_, home)| home));
+}
+
+#[test]
+#[should_panic(expected = "holds entry 1 twice")]
+fn an_order_that_is_not_a_permutation_is_refused() {
+    let mut values = vec![1, 2, 3];
+    unpermute(&mut values, &[1, 1, 0]);
+}

@@ -278,7 +278,8 @@ pub fn tile_regions(t: &TileWindow, shape: &[usize]) -> (Region, Region) {
         }
     };
     // In a 2-D array, a form that does not depend on the column bounds a box's rows
-    // directly: rows outside every box's bounds hold nothing, and are not visited.
+    // directly: rows outside the span of the boxes' row bounds hold nothing, and are not
+    // visited.
     let rows = if d == 2 {
         let bounds = |b: &[(i64, i64); 2]| {
             (0..2)
