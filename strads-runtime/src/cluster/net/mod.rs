@@ -50,6 +50,10 @@ pub struct NetConfig {
     pub idle_timeout: Duration,
     /// The whole rendezvous.
     pub connect_timeout: Duration,
+    /// The longest this rank asks its peers to wait before they acknowledge a packet
+    /// (QUIC's acknowledgement frequency extension; a peer clamps it to at most the
+    /// path's round trip or 25 ms, whichever is larger). `None`: QUIC's default, 25 ms.
+    pub ack_delay: Option<Duration>,
 }
 
 impl std::fmt::Debug for NetConfig {
@@ -64,7 +68,7 @@ impl std::fmt::Debug for NetConfig {
 
 impl NetConfig {
     /// Rank `rank` of `size`, with the default times (keep-alive 1 s, idle 10 s,
-    /// rendezvous 30 s).
+    /// rendezvous 30 s, acknowledgements within 1 ms).
     pub fn new(rank: usize, size: usize, coordinator: SocketAddr, secret: [u8; 32]) -> Self {
         NetConfig {
             rank,
@@ -74,6 +78,7 @@ impl NetConfig {
             keep_alive: Duration::from_secs(1),
             idle_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(30),
+            ack_delay: Some(ACK_DELAY),
         }
     }
 }
@@ -154,6 +159,12 @@ const SOCKET_BUFFER: usize = 16 << 20;
 /// thread less CPU per byte: on loopback 4x fewer packets than at 1,452.
 const MAX_UDP_PAYLOAD: u16 = 6500;
 
+/// The longest a rank asks its peers to wait before acknowledging a packet, by default
+/// ([`NetConfig::ack_delay`]). With QUIC's 25 ms, a block of a few MB sent while the
+/// other rank sends one too stalled for ~25 ms in about half the rounds (waiting for the
+/// acknowledgement of a flight's last packet): `benches/transport.rs`, BENCHMARKS.md.
+pub const ACK_DELAY: Duration = Duration::from_millis(1);
+
 /// The congestion window's ceiling for a socket whose receive buffer the kernel reports
 /// as `reported` bytes (Linux reports twice what it holds for data): half what it holds,
 /// at least 256 KiB. See `window.rs`.
@@ -167,6 +178,11 @@ fn transport(cfg: &NetConfig, cap: u64) -> Result<Arc<quinn::TransportConfig>, S
     mtu.upper_bound(MAX_UDP_PAYLOAD);
     t.mtu_discovery_config(Some(mtu))
         .congestion_controller_factory(Arc::new(window::CappedCubic { cap }));
+    if let Some(delay) = cfg.ack_delay {
+        let mut ack = quinn::AckFrequencyConfig::default();
+        ack.max_ack_delay(Some(delay));
+        t.ack_frequency_config(Some(ack));
+    }
     t.initial_rtt(Duration::from_millis(10))
         .keep_alive_interval(Some(cfg.keep_alive))
         .max_idle_timeout(Some(
