@@ -51,8 +51,12 @@ pub struct NetConfig {
     /// The whole rendezvous.
     pub connect_timeout: Duration,
     /// The longest this rank asks its peers to wait before they acknowledge a packet
-    /// (QUIC's acknowledgement frequency extension; a peer clamps it to at most the
-    /// path's round trip or 25 ms, whichever is larger). `None`: QUIC's default, 25 ms.
+    /// (QUIC's acknowledgement frequency extension, one frame per connection: quinn sends
+    /// at least the peer's `min_ack_delay`, 1 ms between quinn's ranks, and at most the
+    /// path's round trip or 25 ms, whichever is larger; it also asks the peer for an
+    /// immediate acknowledgement only past a reordering of 2 packets, and this rank's
+    /// probe timeout, which adds the peer's delay, shrinks with it). `None`: peers keep
+    /// the 25 ms they advertise.
     pub ack_delay: Option<Duration>,
 }
 
@@ -160,9 +164,12 @@ const SOCKET_BUFFER: usize = 16 << 20;
 const MAX_UDP_PAYLOAD: u16 = 6500;
 
 /// The longest a rank asks its peers to wait before acknowledging a packet, by default
-/// ([`NetConfig::ack_delay`]). With QUIC's 25 ms, a block of a few MB sent while the
-/// other rank sends one too stalled for ~25 ms in about half the rounds (waiting for the
-/// acknowledgement of a flight's last packet): `benches/transport.rs`, BENCHMARKS.md.
+/// ([`NetConfig::ack_delay`]). With QUIC's 25 ms, 3 MB blocks sent both ways at once on
+/// loopback stalled at ~30 ms in 7 to 35 of 60 rounds (a median of 30-31 ms in some
+/// runs); with 1 ms none did (a median of 5.8-6.8 ms). Acknowledging every packet at once
+/// but keeping the 25 ms still stalled 5 to 20 rounds: the stall's length follows the
+/// probe timeout, which adds the peer's delay, not a late acknowledgement as such
+/// (`benches/transport.rs`; BENCHMARKS.md, stop 41).
 pub const ACK_DELAY: Duration = Duration::from_millis(1);
 
 /// The congestion window's ceiling for a socket whose receive buffer the kernel reports
