@@ -107,8 +107,7 @@ fn run(args: &Args) -> Result<(), String> {
     costs(&a, &b, &mut cost);
     let threads = cli::threads_used();
 
-    // The seconds cover the table's making and its fill: on threads `full` writes the
-    // table when it is created, on a cluster each rank makes its band during the fill.
+    // The table's making and its fill, timed together (see the module's doc).
     let t = Instant::now();
     let mut d = table(args.n, args.m);
     dtw_fill(&cost, &mut d);

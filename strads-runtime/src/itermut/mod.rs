@@ -547,15 +547,12 @@ impl Call<'_> {
             };
         if order.len() == len {
             // The values stay in this call's order: the next call in it takes them so.
-            array.keep_in_order(order, ordered, left);
+            array.keep_out(ordered, Some(order), left);
         } else {
             for (j, v) in ordered.into_iter().enumerate() {
                 values[order[j] as usize] = v;
             }
-            array.restore_values(values);
-            if let Some(away) = left {
-                array.keep_away(away);
-            }
+            array.keep_out(values, None, left);
         }
         if let Err(panic) = outcome {
             std::panic::resume_unwind(panic);

@@ -231,39 +231,25 @@ impl<T, const N: usize> SparseArray<T, N> {
         self.entries.get_mut().expect("brought home")
     }
 
-    /// After an `iter_mut()` call: its values, in its `order` (`values[j]` is entry
-    /// `order[j]`'s, `order` a permutation of the entries), stay so until serial code reads
-    /// them or a call in another order takes them; `away`: the values of the entries other
-    /// ranks ran stay there (brought home when something reads them). The entries hold
-    /// no values meanwhile.
-    pub(crate) fn keep_in_order(
+    /// After an `iter_mut()` call: its values stay out of the entries until serial code
+    /// reads them or the next call takes them: in the call's `order` (`values[j]` is entry
+    /// `order[j]`'s, `order` a permutation of the entries), or by entry without one;
+    /// `away`: the values of the entries other ranks ran stay there (brought home when
+    /// something reads them).
+    pub(crate) fn keep_out(
         &mut self,
-        order: Vec<u32>,
         values: Vec<T>,
+        order: Option<Vec<u32>>,
         away: Option<Box<dyn AwayValues<T>>>,
     ) {
-        debug_assert_eq!(order.len(), self.nnz);
+        debug_assert!(order.as_ref().is_none_or(|o| o.len() == self.nnz));
         debug_assert_eq!(values.len(), self.nnz);
         let keys = self.home_mut().keys.clone();
         self.entries = OnceLock::new();
         self.values_away = Some(ValuesAway {
             keys,
-            here: Mutex::new(Some((values, Some(order)))),
+            here: Mutex::new(Some((values, order))),
             away,
-        });
-    }
-
-    /// After an `iter_mut()` call that crossed processes in an order that does not hold
-    /// every entry: the values of the entries other ranks ran stay there (`away` brings
-    /// them home when something reads them); the rest are in the entries, in entry order.
-    pub(crate) fn keep_away(&mut self, away: Box<dyn AwayValues<T>>) {
-        let e = self.home_mut();
-        let (keys, values) = (e.keys.clone(), std::mem::take(&mut e.values));
-        self.entries = OnceLock::new();
-        self.values_away = Some(ValuesAway {
-            keys,
-            here: Mutex::new(Some((values, None))),
-            away: Some(away),
         });
     }
 

@@ -61,7 +61,7 @@ fn values_kept_in_a_calls_order_are_taken_so_by_the_next_and_read_in_entry_order
     for v in &mut ordered {
         v.push(100);
     }
-    a.keep_in_order(order.clone(), ordered.clone(), None);
+    a.keep_out(ordered.clone(), Some(order.clone()), None);
     assert_ne!(a.wire_key(), version, "the values may have changed");
     assert!(!a.values_away(), "nothing is away on other ranks");
     assert_eq!(a.values_away_bytes(), 0);
@@ -70,7 +70,7 @@ fn values_kept_in_a_calls_order_are_taken_so_by_the_next_and_read_in_entry_order
     let lent = a.take_for_call(&order);
     assert_eq!(lent.ordered.as_ref(), Some(&ordered));
     assert!(lent.values.is_empty());
-    a.keep_in_order(order.clone(), lent.ordered.unwrap(), None);
+    a.keep_out(lent.ordered.unwrap(), Some(order.clone()), None);
     // Serial code reads them in entry order.
     let read: Vec<Vec<u16>> = a.iter().map(|(_, v)| v.clone()).collect();
     let want: Vec<Vec<u16>> = (0..6).map(|i| vec![i, 100]).collect();
@@ -84,7 +84,7 @@ fn values_kept_in_a_calls_order_are_taken_so_by_the_next_and_read_in_entry_order
         .iter()
         .map(|&e| lent.values[e as usize].clone())
         .collect();
-    a.keep_in_order(order.clone(), ordered, None);
+    a.keep_out(ordered, Some(order.clone()), None);
     // A call in another order: entry order.
     let other = shuffled(6, 10);
     assert_ne!(other, order);
@@ -99,7 +99,7 @@ fn values_kept_in_a_calls_order_are_taken_so_by_the_next_and_read_in_entry_order
         .iter()
         .map(|&e| lent.values[e as usize].clone())
         .collect();
-    b.keep_in_order(order, ordered, None);
+    b.keep_out(ordered, Some(order), None);
     let all: Vec<Vec<u16>> = b.iter_mut().map(|(_, v)| v.clone()).collect();
     assert_eq!(all, want);
 }
@@ -142,7 +142,11 @@ fn values_kept_in_order_with_some_away_come_home_by_entry() {
         })
         .collect();
     drop(lent);
-    a.keep_in_order(order.clone(), ordered.clone(), Some(Box::new(OddAway)));
+    a.keep_out(
+        ordered.clone(),
+        Some(order.clone()),
+        Some(Box::new(OddAway)),
+    );
     assert!(a.values_away());
     assert_eq!(a.values_away_bytes(), 12);
     // The next call in the same order: the values as they were, and those away still away.
@@ -150,7 +154,7 @@ fn values_kept_in_order_with_some_away_come_home_by_entry() {
     assert_eq!(lent.ordered.as_ref(), Some(&ordered));
     let (away, home) = lent.away.expect("values away");
     assert!(!home);
-    a.keep_in_order(order.clone(), lent.ordered.unwrap(), Some(away));
+    a.keep_out(lent.ordered.unwrap(), Some(order.clone()), Some(away));
     // Serial code reads: in entry order, the odd ones brought home.
     let want: Vec<Vec<u16>> = (0..6u16)
         .map(|e| vec![e, if e % 2 == 0 { 100 } else { 200 }])
