@@ -46,6 +46,31 @@ pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
     unreachable!("only arrays with a wire type are sent");
 }
 
+/// `src`'s wire bytes borrowed, when its memory holds them as they are: `T` a primitive
+/// number of its wire size on a little-endian target (what [`put`] would append).
+pub(crate) fn bytes<T: 'static>(src: &[T]) -> Option<&[u8]> {
+    macro_rules! each {
+        ($($ty:ty => $via:ty),*) => {$(
+            if let Some(s) = as_slice::<T, $ty>(src) {
+                if cfg!(target_endian = "little")
+                    && std::mem::size_of::<$ty>() == std::mem::size_of::<$via>()
+                {
+                    // SAFETY: as in `put`: a primitive number without padding whose
+                    // little-endian memory bytes are its wire bytes, `size_of_val(s)` of
+                    // them, borrowed for as long as `src`.
+                    return Some(unsafe {
+                        std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s))
+                    });
+                }
+                return None;
+            }
+        )*};
+    }
+    each!(f32 => f32, f64 => f64, u8 => u8, u16 => u16, u32 => u32, u64 => u64,
+          i8 => i8, i16 => i16, i32 => i32, i64 => i64, usize => u64, isize => i64);
+    None
+}
+
 /// `src` as `&[U]` when `T` is `U`.
 pub(crate) fn as_slice<T: 'static, U: 'static>(src: &[T]) -> Option<&[U]> {
     (TypeId::of::<T>() == TypeId::of::<U>()).then(|| {
@@ -142,4 +167,40 @@ pub(crate) fn get_keys<const N: usize>(
         keys.push(k);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn borrowed_bytes_are_what_put_appends() {
+        fn check<T: 'static>(v: &[T]) {
+            let mut put_bytes = Vec::new();
+            put(v, &mut put_bytes);
+            if let Some(b) = bytes(v) {
+                assert_eq!(b, &put_bytes[..]);
+            } else {
+                // Only where memory and wire forms differ (big-endian, a 32-bit `usize`).
+                assert!(
+                    cfg!(target_endian = "big")
+                        || std::mem::size_of::<T>() != put_bytes.len() / v.len().max(1)
+                );
+            }
+        }
+        check(&[1.5f32, -0.0, f32::NAN]);
+        check(&[-1i8, 2]);
+        check(&[0xabcdu16, 7]);
+        check(&[usize::MAX, 3]);
+        check(&[-5isize]);
+        check::<f64>(&[]);
+        assert!(
+            bytes(&[(1u8, 2u8)]).is_none(),
+            "no wire type: nothing borrowed"
+        );
+        if cfg!(target_endian = "little") && cfg!(target_pointer_width = "64") {
+            assert_eq!(bytes(&[1.0f32]), Some(&1.0f32.to_le_bytes()[..]));
+            assert!(bytes(&[1usize]).is_some());
+        }
+    }
 }

@@ -69,7 +69,6 @@ where
             ));
         }
         let seg = |r: usize| segment(r, ranks, chunks, chunk, self.len);
-        let bytes_of = |r: &Range<usize>| r.start * size..r.end * size;
         let zero = self.zero;
         let partial = |r: &Range<usize>| zero.is_some() && r.len() > 1 && tree::is_node(r, n);
         let mine = seg(me);
@@ -79,26 +78,27 @@ where
         let mut scratch = Vec::new();
 
         // Round 1: to each process, this one's share of its segment.
-        let mut base_bytes = Vec::with_capacity(self.len * size);
+        // This segment's value before the merge, which the others still hold: the merged
+        // segment travels as the chunks that changed against it.
+        let before: Vec<T>;
         let (to, own) = {
             let _no_with = self.no_with();
             let base = self.base.slice(self.len);
-            le::put(base, &mut base_bytes);
+            before = base[mine.clone()].to_vec();
             let mut to = vec![Vec::new(); ranks];
             let mut own = None;
             if partial(&local) {
                 let zero = zero.expect("a sync buffer's zero");
                 let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
                 let sum = tree::partial(&copies, base, local.clone(), zero);
-                let mut zero_bytes = Vec::with_capacity(self.len * size);
-                le::put(&vec![zero; self.len], &mut zero_bytes);
+                let zeros = vec![zero; self.len];
                 for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {
                     let s = seg(r);
-                    encode(&sum[s.clone()], &zero_bytes[bytes_of(&s)], chunk, out);
+                    encode(&sum[s.clone()], &zeros[s], chunk, out);
                 }
                 encode(
                     &sum[mine.clone()],
-                    &zero_bytes[bytes_of(&mine)],
+                    &zeros[mine.clone()],
                     chunk,
                     &mut scratch,
                 );
@@ -109,13 +109,13 @@ where
                     let s = seg(r);
                     for slot in &self.copies[local.clone()] {
                         let copy = &slot.slice(self.len)[s.clone()];
-                        encode(copy, &base_bytes[bytes_of(&s)], chunk, out);
+                        encode(copy, &base[s.clone()], chunk, out);
                     }
                 }
                 for slot in &self.copies[local.clone()] {
                     scratch.clear();
                     let copy = &slot.slice(self.len)[mine.clone()];
-                    encode(copy, &base_bytes[bytes_of(&mine)], chunk, &mut scratch);
+                    encode(copy, &base[mine.clone()], chunk, &mut scratch);
                     own_changes.add(&scratch, seg_chunks, 0..seg_chunks);
                 }
             }
@@ -196,7 +196,7 @@ where
         {
             let _no_with = self.no_with();
             let merged = &self.base.slice(self.len)[mine.clone()];
-            encode(merged, &base_bytes[bytes_of(&mine)], chunk, &mut merged_map);
+            encode(merged, &before, chunk, &mut merged_map);
         }
         let mut changed = Overlap::default();
         changed.add(&merged_map, seg_chunks, 0..0);

@@ -37,9 +37,9 @@ pub(super) struct Stale<T> {
     local: Range<usize>,
     /// Per worker of this process (`local`, in order).
     workers: Vec<Ahead<T>>,
-    /// Zero for the whole array, and its bytes: what differences crossing processes are
-    /// encoded against (made at the first exchange).
-    zeros: std::sync::OnceLock<(Vec<T>, Vec<u8>)>,
+    /// Zero for the whole array: what differences crossing processes are encoded against
+    /// (made at the first exchange).
+    zeros: std::sync::OnceLock<Vec<T>>,
 }
 
 impl<T: Copy + 'static> Stale<T> {
@@ -178,8 +178,7 @@ where
         let partials = self.trade_round(st, slot, peers, size, chunk, Some(&seg));
         // The segment's value before the merge, which the others still hold: the merged
         // segment travels as the chunks that changed against it.
-        let mut before = Vec::with_capacity(mine.len() * size);
-        crate::array::le::put(&self.base.get(self.len)[mine.clone()], &mut before);
+        let before = self.base.get(self.len)[mine.clone()].to_vec();
         self.merge_span_ahead(st, slot, &partials, mine.clone());
         let mut merged = Vec::new();
         encode(
@@ -280,18 +279,12 @@ where
     ) -> Vec<Partial<T>> {
         let n = self.copies.len();
         let zero = self.zero.expect("a sync buffer's zero");
-        let (zeros, zero_bytes) = st.zeros.get_or_init(|| {
-            let zeros = vec![zero; self.len];
-            let mut bytes = Vec::with_capacity(self.len * size);
-            crate::array::le::put(&zeros, &mut bytes);
-            (zeros, bytes)
-        });
+        let zeros = st.zeros.get_or_init(|| vec![zero; self.len]);
         let ranks = peers.ranks();
         let threads = st.local.len().max(1);
         let me = st.local.start / threads;
         let whole = 0..self.len;
         let span_of = |r: usize| segments.map_or(whole.clone(), |f| f(r));
-        let bytes_of = |r: &Range<usize>| r.start * size..r.end * size;
         let node = |r: &Range<usize>| r.len() > 1 && tree::is_node(r, n);
         let mine_of = |w: usize| -> &[T] { st.worker(w).diffs[slot].get(self.len) };
         let mut partials = Vec::new();
@@ -302,10 +295,10 @@ where
             })
         });
         let encode_span = |s: &Range<usize>, out: &mut Vec<u8>| match &sum {
-            Some(sum) => encode(&sum[s.clone()], &zero_bytes[bytes_of(s)], chunk, out),
+            Some(sum) => encode(&sum[s.clone()], &zeros[s.clone()], chunk, out),
             None => {
                 for w in st.local.clone() {
-                    encode(&mine_of(w)[s.clone()], &zero_bytes[bytes_of(s)], chunk, out);
+                    encode(&mine_of(w)[s.clone()], &zeros[s.clone()], chunk, out);
                 }
             }
         };

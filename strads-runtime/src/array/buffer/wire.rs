@@ -14,29 +14,50 @@ use crate::sync::Parked;
 /// Elements per chunk of a 1-D array.
 pub(super) const FLAT_CHUNK: usize = 256;
 
-/// Appends `copy` encoded against the last merge's value, given as its little-endian
-/// bytes `base` ([`le::put`] once per merge, for every copy), in chunks of `chunk`
-/// elements.
-pub(super) fn encode<T: 'static>(copy: &[T], base: &[u8], chunk: usize, out: &mut Vec<u8>) {
+/// Appends `copy` encoded against `base` (the last merge's value, or zero for a partial
+/// sum), in chunks of `chunk` elements: a chunk travels when its bytes differ.
+pub(super) fn encode<T: 'static>(copy: &[T], base: &[T], chunk: usize, out: &mut Vec<u8>) {
+    encode_with(copy, base, chunk, out, true);
+}
+
+/// [`encode`], comparing the memory bytes where they are the wire bytes and `borrow`
+/// allows it, else each chunk's wire bytes made (the same output either way).
+fn encode_with<T: 'static>(copy: &[T], base: &[T], chunk: usize, out: &mut Vec<u8>, borrow: bool) {
     if copy.is_empty() {
         return;
     }
     let chunk = chunk.max(1);
     let chunks = copy.len().div_ceil(chunk);
-    let size = base.len() / copy.len();
     let bitmap = out.len();
     out.resize(bitmap + chunks.div_ceil(8), 0);
-    let mut a = Vec::new();
-    for (k, (c, v)) in copy
-        .chunks(chunk)
-        .zip(base.chunks(chunk * size))
-        .enumerate()
-    {
+    let mark = |out: &mut Vec<u8>, k: usize, bytes: &[u8]| {
+        out[bitmap + k / 8] |= 1 << (k % 8);
+        out.extend_from_slice(bytes);
+    };
+    if let (true, Some(c), Some(v)) = (borrow, le::bytes(copy), le::bytes(base)) {
+        // The memory bytes are the wire bytes: compared and sent as they are. Every chunk
+        // may travel: reserved once (growing copies what is there).
+        out.reserve(c.len());
+        let size = c.len() / copy.len();
+        for (k, (c, v)) in c
+            .chunks(chunk * size)
+            .zip(v.chunks(chunk * size))
+            .enumerate()
+        {
+            if c != v {
+                mark(out, k, c);
+            }
+        }
+        return;
+    }
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for (k, (c, v)) in copy.chunks(chunk).zip(base.chunks(chunk)).enumerate() {
         a.clear();
+        b.clear();
         le::put(c, &mut a);
-        if a != v {
-            out[bitmap + k / 8] |= 1 << (k % 8);
-            out.extend_from_slice(&a);
+        le::put(v, &mut b);
+        if a != b {
+            mark(out, k, &a);
         }
     }
 }
@@ -215,18 +236,14 @@ where
                 local.clone(),
                 zero.expect("a sync buffer's zero"),
             );
-            let mut zero_bytes = Vec::with_capacity(self.len * size);
-            crate::array::le::put(zeros(), &mut zero_bytes);
-            encode(&sum, &zero_bytes, chunk, &mut mine);
+            encode(&sum, zeros(), chunk, &mut mine);
             overlap.add(&mine, chunks, own_of(&local));
             // The merge takes this process's sum from here too, instead of summing again.
             partials.push((local.clone(), 0, sum));
         } else {
-            let mut base_bytes = Vec::with_capacity(self.len * size);
-            crate::array::le::put(base, &mut base_bytes);
             for slot in &self.copies[local.clone()] {
                 let at = mine.len();
-                encode(slot.slice(self.len), &base_bytes, chunk, &mut mine);
+                encode(slot.slice(self.len), base, chunk, &mut mine);
                 overlap.add(&mine[at..], chunks, own_of(&local));
             }
         }
@@ -325,10 +342,8 @@ mod tests {
         copy[3] = -0.0; // 0.0 in the base: a change bit for bit
         copy[700] += 1.0;
         copy[999] = f32::NAN;
-        let mut base_bytes = Vec::new();
-        le::put(&base, &mut base_bytes);
         let mut out = vec![7u8]; // whatever came before
-        encode(&copy, &base_bytes, 100, &mut out);
+        encode(&copy, &base, 100, &mut out);
         // 10 chunks: a 2-byte map and 3 changed chunks of 100 f32.
         assert_eq!(out.len(), 1 + 2 + 3 * 400);
         let mut back = vec![0.0f32; 1000];
@@ -340,11 +355,22 @@ mod tests {
         assert_eq!(bits(&back), bits(&copy));
         // An unchanged copy is its map alone; a short message is an error, not a panic.
         let mut same = Vec::new();
-        encode(&base, &base_bytes, 100, &mut same);
+        encode(&base, &base, 100, &mut same);
         assert_eq!(same, [0, 0]);
         assert!(decode(&out[1..out.len() - 1], &base, 100, 4, &mut back).is_err());
         assert!(decode(&[], &base, 100, 4, &mut back).is_err());
         assert!(decode(&[0xff, 0xff], &base, 100, 4, &mut back).is_err());
+        // Chunks made element by element (where memory bytes are not wire bytes) give the
+        // same message.
+        let mut made = vec![7u8];
+        encode_with(&copy, &base, 100, &mut made, false);
+        assert_eq!(made, out);
+        let (a, b) = ([1usize, 2, 3, 4, 5], [1usize, 2, 9, 4, 5]);
+        let (mut borrowed, mut made) = (Vec::new(), Vec::new());
+        encode_with(&a, &b, 2, &mut borrowed, true);
+        encode_with(&a, &b, 2, &mut made, false);
+        assert_eq!(borrowed, made);
+        assert_eq!(made, [0b10, 3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0]);
         // An empty array: nothing crosses.
         let mut none = Vec::new();
         encode::<f32>(&[], &[], 100, &mut none);
