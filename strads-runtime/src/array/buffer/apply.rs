@@ -37,6 +37,8 @@ where
         T: PartialEq + Default,
     {
         let _no_with = self.no_with();
+        // Every copy, as it is (a copy never needed holds the value).
+        self.make_all();
         let base = self.base.slice(self.len);
         let first = self.copies[0].slice(self.len);
         for (x, &b) in first.iter_mut().zip(base.iter()) {

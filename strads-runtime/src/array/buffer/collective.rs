@@ -83,13 +83,24 @@ where
         let before: Vec<T>;
         let (to, own) = {
             let _no_with = self.no_with();
-            let base = self.base.slice(self.len);
+            if zero.is_none() {
+                // A plain buffer's merge reads every copy as it is.
+                self.make_all();
+            }
+            let base = self.base.get(self.len);
             before = base[mine.clone()].to_vec();
+            // This process's workers' copies (one never made is the value; the others'
+            // workers' are not read here).
+            let copies: Vec<&[T]> = (0..n)
+                .map(|w| match local.contains(&w) {
+                    true => self.made_copy(w).map_or(base, |c| &*c),
+                    false => base,
+                })
+                .collect();
             let mut to = vec![Vec::new(); ranks];
             let mut own = None;
             if partial(&local) {
                 let zero = zero.expect("a sync buffer's zero");
-                let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
                 let sum = tree::partial(&copies, base, local.clone(), zero);
                 let zeros = vec![zero; self.len];
                 for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {
@@ -107,15 +118,18 @@ where
             } else {
                 for (r, out) in to.iter_mut().enumerate().filter(|&(r, _)| r != me) {
                     let s = seg(r);
-                    for slot in &self.copies[local.clone()] {
-                        let copy = &slot.slice(self.len)[s.clone()];
-                        encode(copy, &base[s.clone()], chunk, out);
+                    for copy in &copies[local.clone()] {
+                        encode(&copy[s.clone()], &base[s.clone()], chunk, out);
                     }
                 }
-                for slot in &self.copies[local.clone()] {
+                for copy in &copies[local.clone()] {
                     scratch.clear();
-                    let copy = &slot.slice(self.len)[mine.clone()];
-                    encode(copy, &base[mine.clone()], chunk, &mut scratch);
+                    encode(
+                        &copy[mine.clone()],
+                        &base[mine.clone()],
+                        chunk,
+                        &mut scratch,
+                    );
                     own_changes.add(&scratch, seg_chunks, 0..seg_chunks);
                 }
             }
@@ -127,7 +141,7 @@ where
         let mut got = Overlap::default();
         {
             let _no_with = self.no_with();
-            let base = &self.base.slice(self.len)[mine.clone()];
+            let base = &self.base.get(self.len)[mine.clone()];
             for (q, bytes) in theirs {
                 let workers = q * threads..(q + 1) * threads;
                 if q == me || workers.end > n {
@@ -160,12 +174,25 @@ where
                     continue;
                 }
                 let mut at = 0;
-                for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
-                    let copy = &mut slot.slice(self.len)[mine.clone()];
+                for w in workers.clone() {
+                    // A `sync` replica's copy is decoded here and stands in the merge as its
+                    // difference (a node of one worker), leaving its slot unmade; a plain
+                    // buffer's into its copy.
+                    let mut received = (zero.is_some()).then(|| base.to_vec());
+                    let copy = match &mut received {
+                        Some(r) => &mut r[..],
+                        None => &mut self.made_copy(w).expect("made")[mine.clone()],
+                    };
                     match decode(&bytes[at..], base, chunk, size, copy) {
                         Ok(used) => {
                             got.add(&bytes[at..], seg_chunks, 0..0);
                             at += used;
+                            if let Some(mut diff) = received {
+                                for (d, &b) in diff.iter_mut().zip(base) {
+                                    *d = super::wrap::sub(*d, b);
+                                }
+                                partials.push((w..w + 1, mine.start, diff));
+                            }
                         }
                         Err(e) => peers.fail(format!(
                             "the copy of buffer `{}` from worker {w} does not fit: {e}",
@@ -211,6 +238,7 @@ where
         let theirs = peers.exchange(vec![out; ranks]);
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
+        let mut received = Vec::new();
         for (q, message) in theirs {
             let s = seg(q);
             let Some((counts, bytes)) = message.split_first_chunk::<24>() else {
@@ -227,10 +255,11 @@ where
             sent = sent.saturating_add(count(0));
             kept = kept.saturating_add(count(1));
             union = union.saturating_add(count(2));
-            // Decoded against the last merge's value (still this segment's base here) into
-            // worker 0's copy, then set as the value of every copy.
-            let first = &mut self.copies[0].slice(self.len)[s.clone()];
-            match decode(bytes, &base[s.clone()], chunk, size, first) {
+            // Decoded against the last merge's value (still this segment's base here), then
+            // set as the value and in every copy made.
+            received.clear();
+            received.extend_from_slice(&base[s.clone()]);
+            match decode(bytes, &base[s.clone()], chunk, size, &mut received) {
                 Ok(used) if used == bytes.len() => {}
                 Ok(used) => peers.fail(format!(
                     "the merged segment of buffer `{}` from process {q} is {} bytes, {} more \
@@ -244,9 +273,11 @@ where
                     self.name
                 )),
             }
-            base[s.clone()].copy_from_slice(first);
-            for c in &self.copies[1..] {
-                c.slice(self.len)[s.clone()].copy_from_slice(&base[s.clone()]);
+            base[s.clone()].copy_from_slice(&received);
+            for w in 0..n {
+                if let Some(c) = self.made_copy(w) {
+                    c[s.clone()].copy_from_slice(&received);
+                }
             }
         }
         // The segments' owners received `(P - 1) / P` of the changed chunks; every process
@@ -308,6 +339,14 @@ mod tests {
                 let dyn_peers = peers.map(|p| p as &dyn Peers);
                 b.apply(&Parked::next(7, dyn_peers));
             }
+            // `sync` replicas of other processes' workers cross as differences and are
+            // never made here (no memory for them); this process's workers' copies are.
+            let made: Vec<bool> = b.copies.iter().map(|c| c.made.is_completed()).collect();
+            let expected: Vec<bool> = (0..workers).map(|w| !sync || local.contains(&w)).collect();
+            assert_eq!(
+                made, expected,
+                "copies made, {local:?} of {workers} workers"
+            );
             b.finish();
             a.as_slice()
                 .iter()

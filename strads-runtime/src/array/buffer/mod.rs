@@ -45,9 +45,14 @@ pub use shared::{Relaxed, SharedCopyView};
 /// otherwise share the line at their boundary.
 #[repr(align(128))]
 struct Slot<T> {
-    /// Storage, reached only through `ptr` once the slot is made.
+    /// Storage, reached only through `ptr`: room for the array's elements, which it holds
+    /// once `made` (a worker's copy is made from the value when it is first needed).
     _data: Vec<T>,
     ptr: *mut T,
+    /// Completed once the slot holds its elements. A copy never made stands for the value:
+    /// no worker of this process lent it, so it differs from the value nowhere (the copies
+    /// of other processes' workers, and of workers that ran nothing, cost no memory).
+    made: std::sync::Once,
     /// Taken by [`Buffered::with`]: one caller at a time per copy.
     lock: Mutex<()>,
     /// The views of the copy alive: `shared::EXCLUSIVE` for one [`CopyView`] (at most one
@@ -190,7 +195,9 @@ impl<T> Slot<T> {
     /// The copy's elements.
     #[allow(clippy::mut_from_ref)]
     fn slice(&self, len: usize) -> &mut [T] {
-        // SAFETY: only called from `Buffered::apply*` and `finish` (every worker parked,
+        debug_assert!(self.made.is_completed(), "a copy read before it was made");
+        // SAFETY: the slot is made (its `len` elements written: `make`, or `new`); only
+        // called from `Buffered::apply*` and `finish` (every worker parked,
         // or `&mut Buffered`): nothing else reaches the copies meanwhile, each slot's slice
         // is made once per call and dropped before it returns; `ptr` holds `len` elements.
         // Under `ssp(s)` (`stale.rs`) the phases that run at once reach disjoint slots
@@ -204,6 +211,7 @@ impl<T> Slot<T> {
     /// The copy's elements, to read (`ssp(s)`'s phases, where several threads may read one
     /// slot at once, `stale.rs`).
     fn get(&self, len: usize) -> &[T] {
+        debug_assert!(self.made.is_completed(), "a copy read before it was made");
         // SAFETY: as `slice`'s; a shared slice, for phases that only read the slot while
         // no other phase writes it (`exec/ahead.rs`'s order).
         unsafe { std::slice::from_raw_parts(self.ptr, len) }
@@ -211,16 +219,46 @@ impl<T> Slot<T> {
 }
 
 impl<T: Copy> Slot<T> {
+    /// A slot holding `from`'s elements.
     fn new(from: &[T]) -> Self {
-        let mut data = from.to_vec();
+        let slot = Slot::unmade(from.len());
+        slot.made.call_once(|| {
+            // SAFETY: the slot has room for `from.len()` elements (`unmade`), a new
+            // allocation that `from` cannot overlap.
+            unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), slot.ptr, from.len()) }
+        });
+        slot
+    }
+
+    /// A slot with room for `len` elements, none written yet: allocated, not touched, so
+    /// its pages cost nothing until it is made.
+    fn unmade(len: usize) -> Self {
+        let mut data = Vec::with_capacity(len);
         let ptr = data.as_mut_ptr();
         Slot {
             _data: data,
             ptr,
+            made: std::sync::Once::new(),
             lock: Mutex::new(()),
             lent: AtomicUsize::new(0),
             holder: AtomicUsize::new(0),
         }
+    }
+
+    /// Makes the slot from `value`'s `len` elements unless it is made. The caller holds
+    /// no reference into `value` that writes, nor may another thread write it meanwhile:
+    /// a view is made when lent (workers run, nobody merges), a merge makes copies before
+    /// it reaches the value, and an `ssp(s)` call makes every copy at its first phase,
+    /// before any merge.
+    fn make(&self, value: &Slot<T>, len: usize) {
+        self.made.call_once(|| {
+            debug_assert!(value.made.is_completed());
+            // SAFETY: both slots have room for `len` elements and are distinct
+            // allocations; `value` holds its elements and nobody writes them meanwhile
+            // (above); `call_once` lets one thread write this slot, once, and publishes
+            // the elements to every thread that sees it completed.
+            unsafe { std::ptr::copy_nonoverlapping(value.ptr, self.ptr, len) }
+        });
     }
 }
 
@@ -232,9 +270,8 @@ where
     pub fn new(array: &'a mut DistArray<T, N>, max_workers: usize) -> Self {
         let shape = array.shape();
         let base = Slot::new(array.as_slice());
-        let copies: Vec<Slot<T>> = (0..max_workers.max(1))
-            .map(|_| Slot::new(array.as_slice()))
-            .collect();
+        let len = array.as_slice().len();
+        let copies: Vec<Slot<T>> = (0..max_workers.max(1)).map(|_| Slot::unmade(len)).collect();
         Buffered {
             len: array.as_slice().len(),
             array,
@@ -379,6 +416,7 @@ where
                 self.name
             );
         }
+        slot.make(&self.base, self.len);
         self.dirty.store(true, Ordering::Relaxed);
         SharedCopyView::new(slot.ptr, self.shape, &slot.lent, self.name)
     }
@@ -414,6 +452,7 @@ where
                  (a second view, on this thread or another, would alias it)"
             );
         }
+        slot.make(&self.base, self.len);
         self.dirty.store(true, Ordering::Relaxed);
         CopyView {
             ptr: slot.ptr,
@@ -445,6 +484,27 @@ where
                 ),
             })
             .collect()
+    }
+
+    /// Worker `w`'s copy, made from the value first if it was never needed. Called before
+    /// the caller reaches the value.
+    fn copy(&self, w: usize) -> &mut [T] {
+        let slot = &self.copies[w];
+        slot.make(&self.base, self.len);
+        slot.slice(self.len)
+    }
+
+    /// Worker `w`'s copy, if it was ever made; a copy never made stands for the value.
+    fn made_copy(&self, w: usize) -> Option<&mut [T]> {
+        let slot = &self.copies[w];
+        slot.made.is_completed().then(|| slot.slice(self.len))
+    }
+
+    /// Makes every copy (the merges that read each copy as it is).
+    fn make_all(&self) {
+        for w in 0..self.copies.len() {
+            self.copy(w);
+        }
     }
 
     /// Applies the buffer: the new value is worker 0's copy plus every other worker's
@@ -487,13 +547,20 @@ where
     /// processes the segment this process merges for all).
     fn merge_span(&self, span: std::ops::Range<usize>) {
         let _no_with = self.no_with();
-        let base = self.base.slice(self.len);
         // The replicas: every copy, or in `hybrid` mode one per process.
         let replicas: Vec<usize> = if self.hybrid {
             self.live.lock().unwrap_or_else(|e| e.into_inner()).clone()
         } else {
             (0..self.copies.len()).collect()
         };
+        // `hybrid` replicas and plain buffers read each copy as it is; `sync` replicas
+        // take a copy never made as the value (its difference is the value's from itself).
+        if self.hybrid || self.merge.is_none() {
+            for &r in &replicas {
+                self.copy(r);
+            }
+        }
+        let base = self.base.slice(self.len);
         if self.hybrid && replicas.len() == 1 {
             // One process: its replica is the value (`finish` takes it from there).
             return;
@@ -505,7 +572,11 @@ where
             // order, `tree.rs`; in `hybrid` mode, one replica per process in rank order),
             // merged into the value, and the value copied back into every copy.
             let n = replicas.len();
-            let mut copies: Vec<&mut [T]> = self.copies.iter().map(|c| c.slice(self.len)).collect();
+            let mut copies: Vec<Option<&mut [T]>> =
+                (0..self.copies.len()).map(|w| self.made_copy(w)).collect();
+            fn made<'c, T>(c: &'c Option<&mut [T]>) -> &'c [T] {
+                c.as_deref().expect("hybrid replicas are made")
+            }
             // Used once: a later merge (`finish`'s) reads every copy, all equal then.
             let partials =
                 std::mem::take(&mut *self.partials.lock().unwrap_or_else(|e| e.into_inner()));
@@ -515,14 +586,17 @@ where
                 let end = (start + MERGE_CHUNK).min(span.end);
                 let values = &mut base[start..end];
                 summed.clear();
+                let first = copies[replicas[0]]
+                    .as_deref()
+                    .map_or(&*values, |c| &c[start..end]);
                 summed.extend(
-                    copies[replicas[0]][start..end]
+                    first
                         .iter()
                         .zip(values.iter())
                         .map(|(&c, &b)| wrap::sub(c, b)),
                 );
                 if self.hybrid {
-                    for c in replicas[1..].iter().map(|&r| &copies[r]) {
+                    for c in replicas[1..].iter().map(|&r| made(&copies[r])) {
                         for ((s, &c), &b) in
                             summed.iter_mut().zip(&c[start..end]).zip(values.iter())
                         {
@@ -531,9 +605,10 @@ where
                     }
                 } else {
                     let values: &[T] = values;
-                    let copies: &[&mut [T]] = &copies;
-                    let leaf = |w: usize, out: &mut [T]| {
-                        tree::difference(out, &copies[w][start..end], values)
+                    let copies: &[Option<&mut [T]>] = &copies;
+                    let leaf = |w: usize, out: &mut [T]| match &copies[w] {
+                        Some(c) => tree::difference(out, &c[start..end], values),
+                        None => tree::difference(out, values, values),
                     };
                     let known = |r: &std::ops::Range<usize>| {
                         partials
@@ -544,7 +619,7 @@ where
                     tree::sum(0..n, &mut summed, &leaf, &known, &mut scratch, 0);
                 }
                 merge(values, &summed, n);
-                for c in &mut copies {
+                for c in copies.iter_mut().flatten() {
                     c[start..end].copy_from_slice(values);
                 }
             }
@@ -576,6 +651,9 @@ where
             self.apply_parked();
         }
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[0];
+        if self.hybrid {
+            self.copies[live].make(&self.base, self.len);
+        }
         let value = if self.hybrid {
             // After the last merge every copy holds the value; in one process, only the
             // replica does.

@@ -88,9 +88,12 @@ where
             self.name
         );
         let zero = self.zero.expect("a sync buffer's zero");
-        let st = self
-            .stale
-            .get_or_init(|| Stale::new(self.array.as_slice(), zero, s, local.clone()));
+        let st = self.stale.get_or_init(|| {
+            // Every copy made now, at the call's first phase, before any merge writes the
+            // value: the phases reach the copies as they are, some at once.
+            self.make_all();
+            Stale::new(self.array.as_slice(), zero, s, local.clone())
+        });
         assert!(
             st.s == s && st.local == local,
             "strads: the buffer `{}` changed its `ssp` layout within a call (please report it)",

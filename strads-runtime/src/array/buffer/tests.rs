@@ -366,3 +366,41 @@ fn unsigned_replicas_below_their_base_merge_by_wrapping() {
     b.finish();
     assert_eq!(a[0], 100);
 }
+
+#[test]
+fn a_copy_never_lent_is_never_made_and_merges_as_the_value() {
+    // Three `sync` replicas (and a plain buffer) of which worker 1 runs nothing: its copy
+    // takes no memory and merges as a copy lent and left unchanged would, bit for bit
+    // (`-0.0` included: its difference from itself is `+0.0` either way).
+    let init = DistArray::<f32, 1>::from_fn([5], |[i]| [-0.0, 1.5, 0.1, -2.25, 3e7][i]);
+    for sync in [true, false] {
+        let run = |lend_idle: bool| {
+            let mut a = init.clone();
+            let mut b = Buffered::new(&mut a, 3);
+            if sync {
+                b = b.averaged();
+            }
+            let call = crate::sync::next_call();
+            for round in 0..2 {
+                b.with(0, |c| c[1] += 0.25 + round as f32);
+                b.with(2, |c| c[4] -= 1.0);
+                if lend_idle {
+                    b.with(1, |_| ());
+                }
+                b.apply(&Parked::next(call, None));
+            }
+            let made: Vec<bool> = b.copies.iter().map(|c| c.made.is_completed()).collect();
+            b.finish();
+            (
+                a.as_slice().iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                made,
+            )
+        };
+        let (lent, made_lent) = run(true);
+        let (idle, made_idle) = run(false);
+        assert_eq!(idle, lent, "sync: {sync}");
+        assert_eq!(made_lent, [true, true, true]);
+        // A plain buffer's merge reads every copy as it is, so it makes them.
+        assert_eq!(made_idle, [true, !sync, true]);
+    }
+}

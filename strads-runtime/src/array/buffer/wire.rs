@@ -204,7 +204,6 @@ where
         // Rows travel whole or not at all (1-D arrays in chunks): only what changed since
         // the last merge, whose value every rank holds.
         let chunk = self.wire_chunk();
-        let base = self.base.slice(self.len);
         let local = peers.local();
         let mut live = vec![local.start];
         let mut mine = Vec::new();
@@ -213,6 +212,12 @@ where
         // tells which by the same rule.
         let n = self.copies.len();
         let zero = self.zero.filter(|_| !self.hybrid);
+        if zero.is_none() {
+            // Plain buffers and `hybrid` replicas: every copy as it is, the others' decoded
+            // into theirs.
+            self.make_all();
+        }
+        let base = self.base.get(self.len);
         let partial = |r: &std::ops::Range<usize>| {
             zero.is_some() && r.len() > 1 && super::tree::is_node(r, n)
         };
@@ -228,8 +233,15 @@ where
             segment_chunks(workers.start / workers.len().max(1), ranks, chunks)
         };
         let mut overlap = Overlap::default();
+        // This process's workers' copies (a `sync` replica's never made is the value), read
+        // only until the others' are decoded.
+        let copies: Vec<&[T]> = (0..n)
+            .map(|w| match local.contains(&w) {
+                true => self.made_copy(w).map_or(base, |c| &*c),
+                false => base,
+            })
+            .collect();
         if partial(&local) {
-            let copies: Vec<&[T]> = self.copies.iter().map(|c| &*c.slice(self.len)).collect();
             let sum = super::tree::partial(
                 &copies,
                 base,
@@ -241,12 +253,13 @@ where
             // The merge takes this process's sum from here too, instead of summing again.
             partials.push((local.clone(), 0, sum));
         } else {
-            for slot in &self.copies[local.clone()] {
+            for copy in &copies[local.clone()] {
                 let at = mine.len();
-                encode(slot.slice(self.len), base, chunk, &mut mine);
+                encode(copy, base, chunk, &mut mine);
                 overlap.add(&mine[at..], chunks, own_of(&local));
             }
         }
+        drop(copies);
         for (workers, bytes) in peers.merge(mine) {
             live.push(workers.start);
             if workers.end > self.copies.len() {
@@ -280,11 +293,25 @@ where
                 continue;
             }
             let mut at = 0;
-            for (w, slot) in workers.clone().zip(&self.copies[workers.clone()]) {
-                match decode(&bytes[at..], base, chunk, size, slot.slice(self.len)) {
+            for w in workers.clone() {
+                // A `sync` replica's copy is decoded here and stands in the merge as its
+                // difference (a node of one worker), leaving its slot unmade; a plain
+                // buffer's and a `hybrid` replica's into its copy.
+                let mut received = zero.is_some().then(|| base.to_vec());
+                let copy = match &mut received {
+                    Some(r) => &mut r[..],
+                    None => self.made_copy(w).expect("made"),
+                };
+                match decode(&bytes[at..], base, chunk, size, copy) {
                     Ok(n) => {
                         overlap.add(&bytes[at..], chunks, own_of(&workers));
                         at += n;
+                        if let Some(mut diff) = received {
+                            for (d, &b) in diff.iter_mut().zip(base) {
+                                *d = super::wrap::sub(*d, b);
+                            }
+                            partials.push((w..w + 1, 0, diff));
+                        }
                     }
                     Err(e) => peers.fail(format!(
                         "the copy of buffer `{}` from worker {w} does not fit: {e}",
