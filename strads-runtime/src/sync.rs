@@ -355,7 +355,11 @@ pub(crate) trait Peers: Sync {
     /// process calls it the same number of times per call, in the same order, so the
     /// `n`-th calls meet.
     fn merge(&self, mine: Vec<u8>) -> Vec<(std::ops::Range<usize>, Vec<u8>)> {
-        by_workers(self.exchange(vec![mine; self.ranks()]), self.local().len())
+        let me = self.local().start / self.local().len().max(1);
+        by_workers(
+            self.exchange(to_others(mine, self.ranks(), me)),
+            self.local().len(),
+        )
     }
     /// At an application point, like [`merge`](Self::merge) (and counted with it): sends
     /// `to[r]` to process `r` (`to` has one entry per process; this process's own is
@@ -387,6 +391,22 @@ pub(crate) trait Peers: Sync {
     }
 }
 
+/// The same bytes for every process but `me` (whose entry is empty): `ranks - 2` copies of
+/// `mine` and `mine` itself, instead of one copy per process.
+pub(crate) fn to_others(mine: Vec<u8>, ranks: usize, me: usize) -> Vec<Vec<u8>> {
+    let mut to: Vec<Vec<u8>> = vec![Vec::new(); ranks];
+    let last = (0..ranks).rev().find(|&r| r != me);
+    for (r, slot) in to.iter_mut().enumerate() {
+        if r != me && Some(r) != last {
+            *slot = mine.clone();
+        }
+    }
+    if let Some(last) = last {
+        to[last] = mine;
+    }
+    to
+}
+
 /// What every other process sent, `(rank, bytes)`, as `(its workers, bytes)`: each process
 /// runs `threads` workers, rank `r` the workers `r * threads..(r + 1) * threads`.
 pub(crate) fn by_workers(
@@ -402,6 +422,13 @@ pub(crate) fn by_workers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_for_the_others_leave_this_process_out() {
+        assert_eq!(to_others(vec![7], 3, 1), [vec![7], vec![], vec![7]]);
+        assert_eq!(to_others(vec![7], 2, 1), [vec![7], vec![]]);
+        assert_eq!(to_others(vec![7], 1, 0), [Vec::<u8>::new()]);
+    }
 
     #[test]
     fn the_last_arrival_acts_while_the_others_wait() {

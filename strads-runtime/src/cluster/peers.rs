@@ -163,7 +163,9 @@ impl Peers for RankPeers<'_> {
     }
 
     fn merge_behind(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
-        crate::sync::by_workers(self.trade(vec![mine; self.plan.ranks]), self.local.len())
+        let me = self.local.start / self.local.len().max(1);
+        let to = crate::sync::to_others(mine, self.plan.ranks, me);
+        crate::sync::by_workers(self.trade(to), self.local.len())
     }
 
     fn exchange_behind(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {

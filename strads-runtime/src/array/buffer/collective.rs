@@ -235,7 +235,7 @@ where
         }
         out.extend_from_slice(&merged_map);
         let [mut sent, mut kept, mut union] = counts;
-        let theirs = peers.exchange(vec![out; ranks]);
+        let theirs = peers.exchange(crate::sync::to_others(out, ranks, me));
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
         let mut received = Vec::new();

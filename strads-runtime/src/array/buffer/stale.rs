@@ -190,7 +190,7 @@ where
             chunk,
             &mut merged,
         );
-        let theirs = peers.exchange_behind(vec![merged; ranks]);
+        let theirs = peers.exchange_behind(crate::sync::to_others(merged, ranks, me));
         let base = self.base.slice(self.len);
         let mut values = Vec::new();
         for (q, bytes) in theirs {
