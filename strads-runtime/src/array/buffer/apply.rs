@@ -3,7 +3,7 @@
 
 use std::ops::{Add, Sub};
 
-use super::Buffered;
+use super::{Buffered, Copies};
 use crate::array::DistArray;
 use crate::sync::Parked;
 
@@ -37,28 +37,34 @@ where
         T: PartialEq + Default,
     {
         let _no_with = self.no_with();
-        // Every copy, as it is (a copy never needed holds the value).
-        self.make_all();
-        let base = self.base.slice(self.len);
-        let first = self.copies[0].slice(self.len);
-        for (x, &b) in first.iter_mut().zip(base.iter()) {
-            *x = super::wrap::sub(*x, b);
-        }
-        for c in &self.copies[1..] {
-            for ((u, c), &b) in first
-                .iter_mut()
-                .zip(c.slice(self.len).iter_mut())
-                .zip(base.iter())
-            {
-                *u = super::wrap::add(*u, super::wrap::sub(*c, b));
-                *c = b;
+        let received =
+            std::mem::take(&mut *self.received.lock().unwrap_or_else(|e| e.into_inner()));
+        let base = self.base.get(self.len);
+        let mut copies: Vec<Option<&mut [T]>> =
+            (0..self.copies.len()).map(|w| self.made_copy(w)).collect();
+        // The differences from the array, summed in worker order (a copy received from
+        // another process, made here, or never made: the array itself).
+        let update: Vec<T> = {
+            let copy = |w: usize| Copies::part(&received, &copies, w, 0..self.len).unwrap_or(base);
+            let mut u: Vec<T> = copy(0)
+                .iter()
+                .zip(base)
+                .map(|(&c, &b)| super::wrap::sub(c, b))
+                .collect();
+            for w in 1..self.copies.len() {
+                for ((u, &c), &b) in u.iter_mut().zip(copy(w)).zip(base) {
+                    *u = super::wrap::add(*u, super::wrap::sub(c, b));
+                }
             }
+            u
+        };
+        for c in copies.iter_mut().flatten() {
+            c.copy_from_slice(base);
         }
-        for (e, u) in first.iter_mut().enumerate() {
-            if *u != T::default() {
-                f(e, *u);
+        for (e, &u) in update.iter().enumerate() {
+            if u != T::default() {
+                f(e, u);
             }
-            *u = base[e];
         }
     }
 

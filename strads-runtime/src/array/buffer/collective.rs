@@ -83,10 +83,6 @@ where
         let before: Vec<T>;
         let (to, own) = {
             let _no_with = self.no_with();
-            if zero.is_none() {
-                // A plain buffer's merge reads every copy as it is.
-                self.make_all();
-            }
             let base = self.base.get(self.len);
             before = base[mine.clone()].to_vec();
             // This process's workers' copies (one never made is the value; the others'
@@ -137,6 +133,7 @@ where
         };
         let theirs = peers.exchange(to);
         let mut partials = Vec::new();
+        let mut received = Vec::new();
         // This segment's changed chunks as the others sent them.
         let mut got = Overlap::default();
         {
@@ -175,24 +172,14 @@ where
                 }
                 let mut at = 0;
                 for w in workers.clone() {
-                    // A `sync` replica's copy is decoded here and stands in the merge as its
-                    // difference (a node of one worker), leaving its slot unmade; a plain
-                    // buffer's into its copy.
-                    let mut received = (zero.is_some()).then(|| base.to_vec());
-                    let copy = match &mut received {
-                        Some(r) => &mut r[..],
-                        None => &mut self.made_copy(w).expect("made")[mine.clone()],
-                    };
-                    match decode(&bytes[at..], base, chunk, size, copy) {
+                    // Decoded for the merge, which reads it as worker `w`'s copy; its slot
+                    // here stays unmade.
+                    let mut copy = base.to_vec();
+                    match decode(&bytes[at..], base, chunk, size, &mut copy) {
                         Ok(used) => {
                             got.add(&bytes[at..], seg_chunks, 0..0);
                             at += used;
-                            if let Some(mut diff) = received {
-                                for (d, &b) in diff.iter_mut().zip(base) {
-                                    *d = super::wrap::sub(*d, b);
-                                }
-                                partials.push((w..w + 1, mine.start, diff));
-                            }
+                            received.push((w, mine.start, copy));
                         }
                         Err(e) => peers.fail(format!(
                             "the copy of buffer `{}` from worker {w} does not fit: {e}",
@@ -215,6 +202,7 @@ where
             }
         }
         *self.partials.lock().unwrap_or_else(|e| e.into_inner()) = partials;
+        *self.received.lock().unwrap_or_else(|e| e.into_inner()) = received;
         self.merge_span(mine.clone());
 
         // Round 2: every process's merged segment to every other, after the counts of its
@@ -339,10 +327,10 @@ mod tests {
                 let dyn_peers = peers.map(|p| p as &dyn Peers);
                 b.apply(&Parked::next(7, dyn_peers));
             }
-            // `sync` replicas of other processes' workers cross as differences and are
-            // never made here (no memory for them); this process's workers' copies are.
+            // The copies of other processes' workers cross into the merge and are never
+            // made here (no memory for them); this process's workers' copies are.
             let made: Vec<bool> = b.copies.iter().map(|c| c.made.is_completed()).collect();
-            let expected: Vec<bool> = (0..workers).map(|w| !sync || local.contains(&w)).collect();
+            let expected: Vec<bool> = (0..workers).map(|w| local.contains(&w)).collect();
             assert_eq!(
                 made, expected,
                 "copies made, {local:?} of {workers} workers"

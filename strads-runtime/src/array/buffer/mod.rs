@@ -117,6 +117,11 @@ pub struct Buffered<'a, T, const N: usize> {
     /// which stand for those workers' copies in the tree's sum: `(workers, first element,
     /// the sums from there)` (a reduce-scatter's hold its owner's segment only).
     partials: Mutex<Vec<Partial<T>>>,
+    /// In a merge across processes, the other processes' workers' copies over the
+    /// elements this process merges, as their messages brought them: `(worker, first
+    /// element, values)`. The merge takes them (`Copies::part`); their slots are never
+    /// made here.
+    received: Mutex<Vec<Received<T>>>,
     /// Whether the next merge across processes of an array of `COLLECTIVE_BYTES` or more
     /// goes by reduce-scatter (`collective.rs`); set by every process alike from the last
     /// merge's changed chunks (`Overlap`).
@@ -129,6 +134,28 @@ pub struct Buffered<'a, T, const N: usize> {
 /// A node of the merge's tree summed by another process (or this one) for a merge across
 /// processes: `(its workers, the first element it covers, the partial sums from there)`.
 type Partial<T> = (std::ops::Range<usize>, usize, Vec<T>);
+
+/// Another process's worker's copy at a merge: `(worker, first element, values)`.
+type Received<T> = (usize, usize, Vec<T>);
+
+/// Where a merge reads each worker's copy.
+struct Copies;
+
+impl Copies {
+    /// Worker `w`'s copy over `span`: received from its process, or its slot here if
+    /// made; `None` for a copy never made, which stands for the value.
+    fn part<'c, T>(
+        received: &'c [Received<T>],
+        copies: &'c [Option<&mut [T]>],
+        w: usize,
+        span: std::ops::Range<usize>,
+    ) -> Option<&'c [T]> {
+        if let Some((_, at, v)) = received.iter().find(|(r, ..)| *r == w) {
+            return Some(&v[span.start - at..span.end - at]);
+        }
+        copies[w].as_deref().map(|c| &c[span])
+    }
+}
 
 /// A `sync` merge over a chunk of elements: `(values, summed differences, copies)`, the
 /// values rewritten in place. Made from an element function by [`Buffered::merged`], so
@@ -286,6 +313,7 @@ where
             dirty: AtomicBool::new(true),
             zero: None,
             partials: Mutex::new(Vec::new()),
+            received: Mutex::new(Vec::new()),
             scatter: AtomicBool::new(true),
             stale: std::sync::OnceLock::new(),
         }
@@ -544,27 +572,26 @@ where
     }
 
     /// The merge itself, of the elements in `span` (every element, or in a merge across
-    /// processes the segment this process merges for all).
+    /// processes the segment this process merges for all). Each worker's copy is, in this
+    /// order: the one another process sent for this merge (`received`), its slot here if
+    /// made, or else the value itself (a copy never lent differs from it nowhere).
     fn merge_span(&self, span: std::ops::Range<usize>) {
         let _no_with = self.no_with();
+        let received =
+            std::mem::take(&mut *self.received.lock().unwrap_or_else(|e| e.into_inner()));
         // The replicas: every copy, or in `hybrid` mode one per process.
         let replicas: Vec<usize> = if self.hybrid {
             self.live.lock().unwrap_or_else(|e| e.into_inner()).clone()
         } else {
             (0..self.copies.len()).collect()
         };
-        // `hybrid` replicas and plain buffers read each copy as it is; `sync` replicas
-        // take a copy never made as the value (its difference is the value's from itself).
-        if self.hybrid || self.merge.is_none() {
-            for &r in &replicas {
-                self.copy(r);
-            }
-        }
         let base = self.base.slice(self.len);
         if self.hybrid && replicas.len() == 1 {
             // One process: its replica is the value (`finish` takes it from there).
             return;
         }
+        let mut copies: Vec<Option<&mut [T]>> =
+            (0..self.copies.len()).map(|w| self.made_copy(w)).collect();
         if let Some(merge) = &self.merge
             && replicas.len() > 1
         {
@@ -572,11 +599,6 @@ where
             // order, `tree.rs`; in `hybrid` mode, one replica per process in rank order),
             // merged into the value, and the value copied back into every copy.
             let n = replicas.len();
-            let mut copies: Vec<Option<&mut [T]>> =
-                (0..self.copies.len()).map(|w| self.made_copy(w)).collect();
-            fn made<'c, T>(c: &'c Option<&mut [T]>) -> &'c [T] {
-                c.as_deref().expect("hybrid replicas are made")
-            }
             // Used once: a later merge (`finish`'s) reads every copy, all equal then.
             let partials =
                 std::mem::take(&mut *self.partials.lock().unwrap_or_else(|e| e.into_inner()));
@@ -585,38 +607,34 @@ where
             for start in span.clone().step_by(MERGE_CHUNK) {
                 let end = (start + MERGE_CHUNK).min(span.end);
                 let values = &mut base[start..end];
-                summed.clear();
-                let first = copies[replicas[0]]
-                    .as_deref()
-                    .map_or(&*values, |c| &c[start..end]);
-                summed.extend(
-                    first
-                        .iter()
-                        .zip(values.iter())
-                        .map(|(&c, &b)| wrap::sub(c, b)),
-                );
-                if self.hybrid {
-                    for c in replicas[1..].iter().map(|&r| made(&copies[r])) {
-                        for ((s, &c), &b) in
-                            summed.iter_mut().zip(&c[start..end]).zip(values.iter())
-                        {
-                            *s = wrap::add(*s, wrap::sub(c, b));
-                        }
-                    }
-                } else {
+                {
                     let values: &[T] = values;
                     let copies: &[Option<&mut [T]>] = &copies;
-                    let leaf = |w: usize, out: &mut [T]| match &copies[w] {
-                        Some(c) => tree::difference(out, &c[start..end], values),
-                        None => tree::difference(out, values, values),
-                    };
-                    let known = |r: &std::ops::Range<usize>| {
-                        partials
+                    let copy =
+                        |w: usize| Copies::part(&received, copies, w, start..end).unwrap_or(values);
+                    summed.clear();
+                    summed.extend(
+                        copy(replicas[0])
                             .iter()
-                            .find(|(w, ..)| w == r)
-                            .map(|(_, at, p)| &p[start - at..end - at])
-                    };
-                    tree::sum(0..n, &mut summed, &leaf, &known, &mut scratch, 0);
+                            .zip(values)
+                            .map(|(&c, &b)| wrap::sub(c, b)),
+                    );
+                    if self.hybrid {
+                        for c in replicas[1..].iter().map(|&r| copy(r)) {
+                            for ((s, &c), &b) in summed.iter_mut().zip(c).zip(values) {
+                                *s = wrap::add(*s, wrap::sub(c, b));
+                            }
+                        }
+                    } else {
+                        let leaf = |w: usize, out: &mut [T]| tree::difference(out, copy(w), values);
+                        let known = |r: &std::ops::Range<usize>| {
+                            partials
+                                .iter()
+                                .find(|(w, ..)| w == r)
+                                .map(|(_, at, p)| &p[start - at..end - at])
+                        };
+                        tree::sum(0..n, &mut summed, &leaf, &known, &mut scratch, 0);
+                    }
                 }
                 merge(values, &summed, n);
                 for c in copies.iter_mut().flatten() {
@@ -625,21 +643,23 @@ where
             }
             return;
         }
-        let first = &mut self.copies[0].slice(self.len)[span.clone()];
-        let base = &mut base[span.clone()];
-        for c in &self.copies[1..] {
-            for ((x, &c), &b) in first
-                .iter_mut()
-                .zip(c.slice(self.len)[span.clone()].iter())
-                .zip(base.iter())
-            {
-                *x = wrap::add(*x, wrap::sub(c, b));
+        // Worker 0's copy plus every other's difference from the value, in worker order.
+        let mut sum: Vec<T> = {
+            let base: &[T] = &base[span.clone()];
+            let copy = |w: usize| Copies::part(&received, &copies, w, span.clone()).unwrap_or(base);
+            let mut sum = copy(0).to_vec();
+            for w in 1..self.copies.len() {
+                for ((x, &c), &b) in sum.iter_mut().zip(copy(w)).zip(base) {
+                    *x = wrap::add(*x, wrap::sub(c, b));
+                }
             }
+            sum
+        };
+        base[span.clone()].copy_from_slice(&sum);
+        for c in copies.iter_mut().flatten() {
+            c[span.clone()].copy_from_slice(&sum);
         }
-        base.copy_from_slice(first);
-        for c in &self.copies[1..] {
-            c.slice(self.len)[span.clone()].copy_from_slice(base);
-        }
+        sum.clear();
     }
 
     /// Ends the loop: applies the buffer ([`apply`](Self::apply)) a last time and stores

@@ -212,11 +212,6 @@ where
         // tells which by the same rule.
         let n = self.copies.len();
         let zero = self.zero.filter(|_| !self.hybrid);
-        if zero.is_none() {
-            // Plain buffers and `hybrid` replicas: every copy as it is, the others' decoded
-            // into theirs.
-            self.make_all();
-        }
         let base = self.base.get(self.len);
         let partial = |r: &std::ops::Range<usize>| {
             zero.is_some() && r.len() > 1 && super::tree::is_node(r, n)
@@ -227,6 +222,7 @@ where
         let zeros =
             || zero_cell.get_or_init(|| vec![zero.expect("a sync buffer's zero"); self.len]);
         let mut partials = Vec::new();
+        let mut received = Vec::new();
         let chunks = self.len.div_ceil(chunk.max(1));
         let ranks = peers.ranks();
         let own_of = |workers: &std::ops::Range<usize>| {
@@ -294,24 +290,14 @@ where
             }
             let mut at = 0;
             for w in workers.clone() {
-                // A `sync` replica's copy is decoded here and stands in the merge as its
-                // difference (a node of one worker), leaving its slot unmade; a plain
-                // buffer's and a `hybrid` replica's into its copy.
-                let mut received = zero.is_some().then(|| base.to_vec());
-                let copy = match &mut received {
-                    Some(r) => &mut r[..],
-                    None => self.made_copy(w).expect("made"),
-                };
-                match decode(&bytes[at..], base, chunk, size, copy) {
+                // Decoded for the merge, which reads it as worker `w`'s copy; its slot here
+                // stays unmade.
+                let mut copy = base.to_vec();
+                match decode(&bytes[at..], base, chunk, size, &mut copy) {
                     Ok(n) => {
                         overlap.add(&bytes[at..], chunks, own_of(&workers));
                         at += n;
-                        if let Some(mut diff) = received {
-                            for (d, &b) in diff.iter_mut().zip(base) {
-                                *d = super::wrap::sub(*d, b);
-                            }
-                            partials.push((w..w + 1, 0, diff));
-                        }
+                        received.push((w, 0, copy));
                     }
                     Err(e) => peers.fail(format!(
                         "the copy of buffer `{}` from worker {w} does not fit: {e}",
@@ -334,6 +320,7 @@ where
             *self.live.lock().unwrap_or_else(|e| e.into_inner()) = live;
         }
         *self.partials.lock().unwrap_or_else(|e| e.into_inner()) = partials;
+        *self.received.lock().unwrap_or_else(|e| e.into_inner()) = received;
         // Every process saw every copy's map: the same choice for the next merge.
         self.scatter.store(
             scatter_pays(ranks, overlap.sum, overlap.own, overlap.union()),
