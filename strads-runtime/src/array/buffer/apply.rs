@@ -3,7 +3,8 @@
 
 use std::ops::{Add, Sub};
 
-use super::{Buffered, Copies};
+use super::Buffered;
+use super::slot::Copies;
 use crate::array::DistArray;
 use crate::sync::Parked;
 
@@ -37,8 +38,10 @@ where
         T: PartialEq + Default,
     {
         let _no_with = self.no_with();
-        let received =
-            std::mem::take(&mut *self.received.lock().unwrap_or_else(|e| e.into_inner()));
+        let received = Copies::by_worker(
+            std::mem::take(&mut *self.received.lock().unwrap_or_else(|e| e.into_inner())),
+            self.copies.len(),
+        );
         let base = self.base.get(self.len);
         let mut copies: Vec<Option<&mut [T]>> =
             (0..self.copies.len()).map(|w| self.made_copy(w)).collect();

@@ -21,7 +21,7 @@
 
 use std::ops::{Add, Range, Sub};
 
-use super::wire::{Overlap, decode, encode, scatter_pays, segment, segment_chunks};
+use super::wire::{Overlap, decode, encode, scatter_pays, segment, segment_chunks, unchanged};
 use super::{Buffered, tree};
 use crate::array::le;
 use crate::sync::Parked;
@@ -173,13 +173,20 @@ where
                 let mut at = 0;
                 for w in workers.clone() {
                     // Decoded for the merge, which reads it as worker `w`'s copy; its slot
-                    // here stays unmade.
-                    let mut copy = base.to_vec();
-                    match decode(&bytes[at..], base, chunk, size, &mut copy) {
-                        Ok(used) => {
+                    // here stays unmade. A copy that changed nothing is the value: kept empty.
+                    let decoded = match unchanged(&bytes[at..], seg_chunks) {
+                        Some(n) => Ok((n, None)),
+                        None => {
+                            let mut copy = base.to_vec();
+                            decode(&bytes[at..], base, chunk, size, &mut copy)
+                                .map(|n| (n, Some(copy)))
+                        }
+                    };
+                    match decoded {
+                        Ok((used, copy)) => {
                             got.add(&bytes[at..], seg_chunks, 0..0);
                             at += used;
-                            received.push((w, mine.start, copy));
+                            received.push((w, mine.start, copy.unwrap_or_default()));
                         }
                         Err(e) => peers.fail(format!(
                             "the copy of buffer `{}` from worker {w} does not fit: {e}",
@@ -226,7 +233,7 @@ where
         let theirs = peers.exchange(crate::sync::to_others(out, ranks, me));
         let _no_with = self.no_with();
         let base = self.base.slice(self.len);
-        let mut received = Vec::new();
+        let mut segment = Vec::new();
         for (q, message) in theirs {
             let s = seg(q);
             let Some((counts, bytes)) = message.split_first_chunk::<24>() else {
@@ -245,9 +252,9 @@ where
             union = union.saturating_add(count(2));
             // Decoded against the last merge's value (still this segment's base here), then
             // set as the value and in every copy made.
-            received.clear();
-            received.extend_from_slice(&base[s.clone()]);
-            match decode(bytes, &base[s.clone()], chunk, size, &mut received) {
+            segment.clear();
+            segment.extend_from_slice(&base[s.clone()]);
+            match decode(bytes, &base[s.clone()], chunk, size, &mut segment) {
                 Ok(used) if used == bytes.len() => {}
                 Ok(used) => peers.fail(format!(
                     "the merged segment of buffer `{}` from process {q} is {} bytes, {} more \
@@ -261,10 +268,10 @@ where
                     self.name
                 )),
             }
-            base[s.clone()].copy_from_slice(&received);
+            base[s.clone()].copy_from_slice(&segment);
             for w in 0..n {
                 if let Some(c) = self.made_copy(w) {
-                    c[s.clone()].copy_from_slice(&received);
+                    c[s.clone()].copy_from_slice(&segment);
                 }
             }
         }

@@ -139,7 +139,8 @@ impl Peers for Fake<'_> {
     fn barrier(&self, _: usize) {}
     fn merge(&self, mine: Vec<u8>) -> Vec<(Range<usize>, Vec<u8>)> {
         self.all_to_all.fetch_add(1, Ordering::Relaxed);
-        crate::sync::by_workers(self.trade(vec![mine; self.ranks]), self.threads)
+        let to = crate::sync::to_others(mine, self.ranks, self.rank);
+        crate::sync::by_workers(self.trade(to), self.threads)
     }
     fn exchange(&self, to: Vec<Vec<u8>>) -> Vec<(usize, Vec<u8>)> {
         self.exchanges.fetch_add(1, Ordering::Relaxed);

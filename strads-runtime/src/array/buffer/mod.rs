@@ -24,6 +24,7 @@ mod copy;
 mod fake;
 pub mod merge;
 mod shared;
+mod slot;
 mod stale;
 mod tree;
 mod wire;
@@ -32,7 +33,7 @@ pub(crate) mod wrap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::ops::{Add, Sub};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::array::DistArray;
@@ -40,27 +41,7 @@ use crate::sync::{Lender, Parked};
 
 pub use copy::CopyView;
 pub use shared::{Relaxed, SharedCopyView};
-
-/// One worker's copy, on cache lines of its own: two workers' copies side by side would
-/// otherwise share the line at their boundary.
-#[repr(align(128))]
-struct Slot<T> {
-    /// Storage, reached only through `ptr`: room for the array's elements, which it holds
-    /// once `made` (a worker's copy is made from the value when it is first needed).
-    _data: Vec<T>,
-    ptr: *mut T,
-    /// Completed once the slot holds its elements. A copy never made stands for the value:
-    /// no worker of this process lent it, so it differs from the value nowhere (the copies
-    /// of other processes' workers, and of workers that ran nothing, cost no memory).
-    made: std::sync::Once,
-    /// Taken by [`Buffered::with`]: one caller at a time per copy.
-    lock: Mutex<()>,
-    /// The views of the copy alive: `shared::EXCLUSIVE` for one [`CopyView`] (at most one
-    /// at a time, anywhere, and none beside it), else the number of [`SharedCopyView`]s.
-    lent: AtomicUsize,
-    /// The thread inside [`Buffered::with`] on this copy ([`thread_token`]), or 0.
-    holder: AtomicUsize,
-}
+use slot::{Copies, Received, Slot};
 
 /// A number for the calling thread, never 0, different from every other live thread's.
 fn thread_token() -> usize {
@@ -118,9 +99,9 @@ pub struct Buffered<'a, T, const N: usize> {
     /// the sums from there)` (a reduce-scatter's hold its owner's segment only).
     partials: Mutex<Vec<Partial<T>>>,
     /// In a merge across processes, the other processes' workers' copies over the
-    /// elements this process merges, as their messages brought them: `(worker, first
-    /// element, values)`. The merge takes them (`Copies::part`); their slots are never
-    /// made here.
+    /// elements this process merges, as their messages brought them (empty for a copy that
+    /// changed nothing): `(worker, first element, values)`. The merge takes them
+    /// (`Copies::part`), and their slots stay unmade.
     received: Mutex<Vec<Received<T>>>,
     /// Whether the next merge across processes of an array of `COLLECTIVE_BYTES` or more
     /// goes by reduce-scatter (`collective.rs`); set by every process alike from the last
@@ -134,28 +115,6 @@ pub struct Buffered<'a, T, const N: usize> {
 /// A node of the merge's tree summed by another process (or this one) for a merge across
 /// processes: `(its workers, the first element it covers, the partial sums from there)`.
 type Partial<T> = (std::ops::Range<usize>, usize, Vec<T>);
-
-/// Another process's worker's copy at a merge: `(worker, first element, values)`.
-type Received<T> = (usize, usize, Vec<T>);
-
-/// Where a merge reads each worker's copy.
-struct Copies;
-
-impl Copies {
-    /// Worker `w`'s copy over `span`: received from its process, or its slot here if
-    /// made; `None` for a copy never made, which stands for the value.
-    fn part<'c, T>(
-        received: &'c [Received<T>],
-        copies: &'c [Option<&mut [T]>],
-        w: usize,
-        span: std::ops::Range<usize>,
-    ) -> Option<&'c [T]> {
-        if let Some((_, at, v)) = received.iter().find(|(r, ..)| *r == w) {
-            return Some(&v[span.start - at..span.end - at]);
-        }
-        copies[w].as_deref().map(|c| &c[span])
-    }
-}
 
 /// A `sync` merge over a chunk of elements: `(values, summed differences, copies)`, the
 /// values rewritten in place. Made from an element function by [`Buffered::merged`], so
@@ -215,77 +174,6 @@ impl<T, const N: usize> fmt::Debug for Buffered<'_, T, N> {
             .field("shape", &self.array.shape())
             .field("workers", &self.copies.len())
             .finish()
-    }
-}
-
-impl<T> Slot<T> {
-    /// The copy's elements.
-    #[allow(clippy::mut_from_ref)]
-    fn slice(&self, len: usize) -> &mut [T] {
-        debug_assert!(self.made.is_completed(), "a copy read before it was made");
-        // SAFETY: the slot is made (its `len` elements written: `make`, or `new`); only
-        // called from `Buffered::apply*` and `finish` (every worker parked,
-        // or `&mut Buffered`): nothing else reaches the copies meanwhile, each slot's slice
-        // is made once per call and dropped before it returns; `ptr` holds `len` elements.
-        // Under `ssp(s)` (`stale.rs`) the phases that run at once reach disjoint slots
-        // (a worker its own copy, start and one slot of differences; a merge the value, the
-        // other processes' workers' copies and one other slot), ordered by `exec/ahead.rs`.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, len) }
-    }
-}
-
-impl<T> Slot<T> {
-    /// The copy's elements, to read (`ssp(s)`'s phases, where several threads may read one
-    /// slot at once, `stale.rs`).
-    fn get(&self, len: usize) -> &[T] {
-        debug_assert!(self.made.is_completed(), "a copy read before it was made");
-        // SAFETY: as `slice`'s; a shared slice, for phases that only read the slot while
-        // no other phase writes it (`exec/ahead.rs`'s order).
-        unsafe { std::slice::from_raw_parts(self.ptr, len) }
-    }
-}
-
-impl<T: Copy> Slot<T> {
-    /// A slot holding `from`'s elements.
-    fn new(from: &[T]) -> Self {
-        let slot = Slot::unmade(from.len());
-        slot.made.call_once(|| {
-            // SAFETY: the slot has room for `from.len()` elements (`unmade`), a new
-            // allocation that `from` cannot overlap.
-            unsafe { std::ptr::copy_nonoverlapping(from.as_ptr(), slot.ptr, from.len()) }
-        });
-        slot
-    }
-
-    /// A slot with room for `len` elements, none written yet: allocated, not touched, so
-    /// its pages cost nothing until it is made.
-    fn unmade(len: usize) -> Self {
-        let mut data = Vec::with_capacity(len);
-        let ptr = data.as_mut_ptr();
-        Slot {
-            _data: data,
-            ptr,
-            made: std::sync::Once::new(),
-            lock: Mutex::new(()),
-            lent: AtomicUsize::new(0),
-            holder: AtomicUsize::new(0),
-        }
-    }
-
-    /// Makes the slot from `value`'s `len` elements unless it is made. The caller holds
-    /// no reference into `value` that writes, nor may another thread write it meanwhile:
-    /// a view is made when lent (workers run, nobody merges), a merge makes copies before
-    /// it reaches the value, and an `ssp(s)` call makes every copy at its first phase,
-    /// before any merge.
-    fn make(&self, value: &Slot<T>, len: usize) {
-        self.made.call_once(|| {
-            debug_assert!(value.made.is_completed());
-            // SAFETY: both slots have room for `len` elements and are distinct
-            // allocations; `value` holds its elements and nobody writes them meanwhile
-            // (above); `call_once` lets one thread write this slot, once, and publishes
-            // the elements to every thread that sees it completed.
-            unsafe { std::ptr::copy_nonoverlapping(value.ptr, self.ptr, len) }
-        });
     }
 }
 
@@ -514,24 +402,17 @@ where
             .collect()
     }
 
-    /// Worker `w`'s copy, made from the value first if it was never needed. Called before
-    /// the caller reaches the value.
-    fn copy(&self, w: usize) -> &mut [T] {
-        let slot = &self.copies[w];
-        slot.make(&self.base, self.len);
-        slot.slice(self.len)
-    }
-
     /// Worker `w`'s copy, if it was ever made; a copy never made stands for the value.
     fn made_copy(&self, w: usize) -> Option<&mut [T]> {
         let slot = &self.copies[w];
         slot.made.is_completed().then(|| slot.slice(self.len))
     }
 
-    /// Makes every copy (the merges that read each copy as it is).
+    /// Makes every copy not made yet (`ssp(s)`'s first phase), forming no reference to
+    /// any: the workers of the copies already made may be writing them.
     fn make_all(&self) {
-        for w in 0..self.copies.len() {
-            self.copy(w);
+        for slot in &self.copies {
+            slot.make(&self.base, self.len);
         }
     }
 
@@ -577,8 +458,10 @@ where
     /// made, or else the value itself (a copy never lent differs from it nowhere).
     fn merge_span(&self, span: std::ops::Range<usize>) {
         let _no_with = self.no_with();
-        let received =
-            std::mem::take(&mut *self.received.lock().unwrap_or_else(|e| e.into_inner()));
+        let received = Copies::by_worker(
+            std::mem::take(&mut *self.received.lock().unwrap_or_else(|e| e.into_inner())),
+            self.copies.len(),
+        );
         // The replicas: every copy, or in `hybrid` mode one per process.
         let replicas: Vec<usize> = if self.hybrid {
             self.live.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -644,7 +527,7 @@ where
             return;
         }
         // Worker 0's copy plus every other's difference from the value, in worker order.
-        let mut sum: Vec<T> = {
+        let sum: Vec<T> = {
             let base: &[T] = &base[span.clone()];
             let copy = |w: usize| Copies::part(&received, &copies, w, span.clone()).unwrap_or(base);
             let mut sum = copy(0).to_vec();
@@ -659,7 +542,6 @@ where
         for c in copies.iter_mut().flatten() {
             c[span.clone()].copy_from_slice(&sum);
         }
-        sum.clear();
     }
 
     /// Ends the loop: applies the buffer ([`apply`](Self::apply)) a last time and stores
@@ -671,15 +553,14 @@ where
             self.apply_parked();
         }
         let live = self.live.lock().unwrap_or_else(|e| e.into_inner())[0];
-        if self.hybrid {
-            self.copies[live].make(&self.base, self.len);
-        }
-        let value = if self.hybrid {
-            // After the last merge every copy holds the value; in one process, only the
-            // replica does.
-            self.copies[live].slice(self.len)
+        // In `hybrid` mode across processes the last merge left the value in `base` and in
+        // every copy made; in one process only the replica holds it (a replica never made
+        // is the value, unchanged).
+        let replica = &self.copies[live];
+        let value: &[T] = if self.hybrid && replica.made.is_completed() {
+            replica.get(self.len)
         } else {
-            self.base.slice(self.len)
+            self.base.get(self.len)
         };
         self.array.as_mut_slice().copy_from_slice(value);
     }

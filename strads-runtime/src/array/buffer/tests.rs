@@ -369,37 +369,49 @@ fn unsigned_replicas_below_their_base_merge_by_wrapping() {
 
 #[test]
 fn a_copy_never_lent_is_never_made_and_merges_as_the_value() {
-    // Three `sync` replicas (and three copies of a plain buffer) of which worker 1 runs
-    // nothing: its copy takes no memory and merges as a copy lent and left unchanged would,
-    // bit for bit (`-0.0` included: its difference from itself is `+0.0` either way).
-    let init = DistArray::<f32, 1>::from_fn([5], |[i]| [-0.0, 1.5, 0.1, -2.25, 3e7][i]);
+    // Two copies of a plain buffer and of `sync` replicas; worker 1 runs nothing in round 0
+    // (in `idle`: at all). A copy never made merges as one lent and left unchanged would,
+    // bit for bit: worker 0 turns element 0 (`+0.0`) into `-0.0`, which worker 1's
+    // difference from the value, `+0.0`, makes `+0.0` again in the plain buffer's sum (a
+    // merge that skipped the copy would keep `-0.0`). When worker 1 first runs in round 1
+    // its copy is made from the merged value (it reads element 1, which round 0 changed),
+    // not from the array as the call began.
+    let init = DistArray::<f32, 1>::from_fn([4], |[i]| [0.0, 1.5, 0.1, 3e7][i]);
     for sync in [true, false] {
-        let run = |lend_idle: bool| {
+        let run = |idle: bool, lend_idle: bool| {
             let mut a = init.clone();
-            let mut b = Buffered::new(&mut a, 3);
+            let mut b = Buffered::new(&mut a, 2);
             if sync {
                 b = b.averaged();
             }
             let call = crate::sync::next_call();
-            for round in 0..2 {
-                b.with(0, |c| c[1] += 0.25 + round as f32);
-                b.with(2, |c| c[4] -= 1.0);
-                if lend_idle {
-                    b.with(1, |_| ());
-                }
-                b.apply(&Parked::next(call, None));
+            b.with(0, |c| {
+                c[0] = -0.0;
+                c[1] += 2.0;
+            });
+            if lend_idle {
+                b.with(1, |_| ());
             }
-            let made: Vec<bool> = b.copies.iter().map(|c| c.made.is_completed()).collect();
+            b.apply(&Parked::next(call, None));
+            let made = b.copies[1].made.is_completed();
+            b.with(0, |c| c[1] += 0.25);
+            if !idle {
+                b.with(1, |c| c[2] += c[1] + 1.0);
+            }
+            b.apply(&Parked::next(call, None));
             b.finish();
             (
                 a.as_slice().iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
                 made,
             )
         };
-        let (lent, made_lent) = run(true);
-        let (idle, made_idle) = run(false);
-        assert_eq!(idle, lent, "sync: {sync}");
-        assert_eq!(made_lent, [true, true, true]);
-        assert_eq!(made_idle, [true, false, true]);
+        let (lent, made_lent) = run(false, true);
+        let (late, made_late) = run(false, false);
+        assert_eq!(late, lent, "sync: {sync}");
+        assert!(made_lent && !made_late);
+        assert_eq!(late[0], 0.0f32.to_bits(), "sync: {sync}");
+        let (idle, _) = run(true, false);
+        let (idle_lent, _) = run(true, true);
+        assert_eq!(idle, idle_lent, "sync: {sync}");
     }
 }

@@ -35,17 +35,22 @@ fn encode_with<T: 'static>(copy: &[T], base: &[T], chunk: usize, out: &mut Vec<u
         out.extend_from_slice(bytes);
     };
     if let (true, Some(c), Some(v)) = (borrow, le::bytes(copy), le::bytes(base)) {
-        // The memory bytes are the wire bytes: compared and sent as they are. Every chunk
-        // may travel: reserved once (growing copies what is there).
-        out.reserve(c.len());
+        // The memory bytes are the wire bytes: compared and sent as they are. At the first
+        // chunk that travels, room for it and every later one (growing would copy what is
+        // there).
         let size = c.len() / copy.len();
-        for (k, (c, v)) in c
+        let mut reserved = false;
+        for (k, (cb, v)) in c
             .chunks(chunk * size)
             .zip(v.chunks(chunk * size))
             .enumerate()
         {
-            if c != v {
-                mark(out, k, c);
+            if cb != v {
+                if !reserved {
+                    out.reserve(c.len() - k * chunk * size);
+                    reserved = true;
+                }
+                mark(out, k, cb);
             }
         }
         return;
@@ -60,6 +65,16 @@ fn encode_with<T: 'static>(copy: &[T], base: &[T], chunk: usize, out: &mut Vec<u
             mark(out, k, &a);
         }
     }
+}
+
+/// The bytes of a copy [`encode`]d over `chunks` chunks at the start of `bytes` when no
+/// chunk changed (its map alone, all zero), else `None`.
+pub(super) fn unchanged(bytes: &[u8], chunks: usize) -> Option<usize> {
+    let n = chunks.div_ceil(8);
+    bytes
+        .get(..n)
+        .filter(|map| map.iter().all(|&b| b == 0))
+        .map(|_| n)
 }
 
 /// The chunks process `r` of `ranks` merges in a reduce-scatter (`collective.rs`): of
@@ -291,13 +306,19 @@ where
             let mut at = 0;
             for w in workers.clone() {
                 // Decoded for the merge, which reads it as worker `w`'s copy; its slot here
-                // stays unmade.
-                let mut copy = base.to_vec();
-                match decode(&bytes[at..], base, chunk, size, &mut copy) {
-                    Ok(n) => {
+                // stays unmade. A copy that changed nothing is the value: kept empty.
+                let decoded = match unchanged(&bytes[at..], chunks) {
+                    Some(n) => Ok((n, None)),
+                    None => {
+                        let mut copy = base.to_vec();
+                        decode(&bytes[at..], base, chunk, size, &mut copy).map(|n| (n, Some(copy)))
+                    }
+                };
+                match decoded {
+                    Ok((n, copy)) => {
                         overlap.add(&bytes[at..], chunks, own_of(&workers));
                         at += n;
-                        received.push((w, 0, copy));
+                        received.push((w, 0, copy.unwrap_or_default()));
                     }
                     Err(e) => peers.fail(format!(
                         "the copy of buffer `{}` from worker {w} does not fit: {e}",
