@@ -408,10 +408,10 @@ where
         slot.made.is_completed().then(|| slot.slice(self.len))
     }
 
-    /// Makes every copy not made yet (`ssp(s)`'s first phase), forming no reference to
-    /// any: the workers of the copies already made may be writing them.
-    fn make_all(&self) {
-        for slot in &self.copies {
+    /// Makes the copies of `workers` not made yet (`ssp(s)`'s first phase), forming no
+    /// reference to any: the workers of the copies already made may be writing them.
+    fn make_all(&self, workers: std::ops::Range<usize>) {
+        for slot in &self.copies[workers] {
             slot.make(&self.base, self.len);
         }
     }

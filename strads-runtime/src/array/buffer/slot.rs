@@ -14,9 +14,8 @@ pub(super) struct Slot<T> {
     pub(super) ptr: *mut T,
     /// Completed once the slot holds its elements. A copy never made stands for the value:
     /// no worker of this process lent it, so it differs from the value nowhere (the copies
-    /// of other processes' workers, and of workers that ran nothing, are never touched,
-    /// except under `ssp(s)`, whose run-ahead makes every copy at its first phase and
-    /// receives the others' differences into their slots).
+    /// of other processes' workers, and of workers that ran nothing, are never touched;
+    /// `ssp(s)`'s run-ahead makes its process's workers' copies at its first phase).
     pub(super) made: std::sync::Once,
     /// Taken by [`Buffered::with`]: one caller at a time per copy.
     pub(super) lock: Mutex<()>,
@@ -84,10 +83,10 @@ impl<T: Copy> Slot<T> {
     /// Makes the slot from `value`'s `len` elements unless it is made. The caller holds
     /// no reference into `value` or this slot, nor may another thread write `value`
     /// meanwhile: a view is made when lent (workers run, nobody merges: a merge takes every
-    /// `with` lock and waits for every worker), and an `ssp(s)` call makes every copy at
-    /// its first phase, which every other phase waits for, before any merge. It never
-    /// forms a reference to the slot, which another thread may be writing through its view
-    /// when the slot is made already.
+    /// `with` lock and waits for every worker), and an `ssp(s)` call makes its workers'
+    /// copies at its first phase, which every other phase waits for, before any merge. It
+    /// never forms a reference to the slot, which another thread may be writing through its
+    /// view when the slot is made already.
     pub(super) fn make(&self, value: &Slot<T>, len: usize) {
         self.made.call_once(|| {
             debug_assert!(value.made.is_completed());

@@ -89,9 +89,9 @@ where
         );
         let zero = self.zero.expect("a sync buffer's zero");
         let st = self.stale.get_or_init(|| {
-            // Every copy made now, at the call's first phase, before any merge writes the
-            // value: the phases reach the copies as they are, some at once.
-            self.make_all();
+            // This process's workers' copies made now, at the call's first phase, before any
+            // merge writes the value: the phases reach them as they are, some at once.
+            self.make_all(local.clone());
             Stale::new(self.array.as_slice(), zero, s, local.clone())
         });
         assert!(
@@ -221,8 +221,9 @@ where
     }
 
     /// The merge of round `slot`'s differences over the elements `span`: every worker's
-    /// (this process's from their slots, the others' as decoded into their copies, or a
-    /// node's partial sum, `(workers, first element, sums)`), summed in the tree's order.
+    /// (this process's from their slots, the others' as decoded, each a node of one
+    /// worker, or a node's partial sum: `(workers, first element, sums)`), summed in the
+    /// tree's order.
     fn merge_span_ahead(
         &self,
         st: &Stale<T>,
@@ -238,8 +239,9 @@ where
             if st.local.contains(&w) {
                 st.worker(w).diffs[slot].get(self.len)
             } else {
-                // Another process's worker: its difference, decoded into its copy.
-                self.copies[w].get(self.len)
+                // Another process's worker: its difference is a partial of one worker
+                // (`trade_round`), which the tree takes before any leaf.
+                &[]
             }
         };
         let diffs: Vec<&[T]> = (0..n).map(diff_of).collect();
@@ -268,9 +270,9 @@ where
 
     /// Across processes: sends this process's differences of the round in `slot` (their
     /// partial sum when its workers form a node of the tree), against zero, to every other
-    /// process whole, or with `segments` each process its segment `segments(r)`; puts what
-    /// the others sent (whole, or this process's segment) in their workers' copies, or
-    /// returns their partial sums and this process's (`(workers, first element, sums)`).
+    /// process whole, or with `segments` each process its segment `segments(r)`; returns
+    /// what the others sent (whole, or this process's segment) as partial sums, one per
+    /// node or per worker, and this process's (`(workers, first element, sums)`).
     fn trade_round(
         &self,
         st: &Stale<T>,
@@ -356,9 +358,13 @@ where
                 partials.push((workers.clone(), here.start, sum));
             } else {
                 for w in workers.clone() {
-                    let into = &mut self.copies[w].slice(self.len)[here.clone()];
-                    match decode(&bytes[at..], &zeros[here.clone()], chunk, size, into) {
-                        Ok(used) => at += used,
+                    // Decoded for this round's merge only: a node of one worker.
+                    let mut diff = zeros[here.clone()].to_vec();
+                    match decode(&bytes[at..], &zeros[here.clone()], chunk, size, &mut diff) {
+                        Ok(used) => {
+                            at += used;
+                            partials.push((w..w + 1, here.start, diff));
+                        }
                         Err(e) => peers.fail(format!(
                             "the difference of buffer `{}` from worker {w} does not fit: {e}",
                             self.name

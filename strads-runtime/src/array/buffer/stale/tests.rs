@@ -64,6 +64,14 @@ fn ahead(
         for m in rounds.saturating_sub(s)..rounds {
             b.apply(&at(Phase::MergeRound { round: m, stale: s }));
         }
+        // Only this process's workers' copies were made: the others' differences crossed
+        // into the merges without a slot here.
+        let made: Vec<bool> = b.copies.iter().map(|c| c.made.is_completed()).collect();
+        let expected: Vec<bool> = (0..workers).map(|w| local.contains(&w)).collect();
+        assert_eq!(
+            made, expected,
+            "copies made, {local:?} of {workers} workers"
+        );
         b.finish();
         a.as_slice()
             .iter()
