@@ -19,21 +19,13 @@ pub(crate) fn wire_size<T: 'static>() -> Option<usize> {
 
 /// Appends `src`'s values, little-endian, to `out`. `T` must have a wire type.
 pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
+    if let Some(b) = bytes(src) {
+        out.extend_from_slice(b);
+        return;
+    }
     macro_rules! each {
         ($($ty:ty => $via:ty),*) => {$(
             if let Some(s) = as_slice::<T, $ty>(src) {
-                if cfg!(target_endian = "little")
-                    && std::mem::size_of::<$ty>() == std::mem::size_of::<$via>()
-                {
-                    // SAFETY: `$ty` is a primitive number, without padding; on a
-                    // little-endian target its bytes in memory are its wire bytes (those
-                    // of `$via`, of the same size), and `s` holds `size_of_val(s)` of them.
-                    let b = unsafe {
-                        std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s))
-                    };
-                    out.extend_from_slice(b);
-                    return;
-                }
                 for &x in s {
                     out.extend_from_slice(&(x as $via).to_le_bytes());
                 }
@@ -55,9 +47,10 @@ pub(crate) fn bytes<T: 'static>(src: &[T]) -> Option<&[u8]> {
                 if cfg!(target_endian = "little")
                     && std::mem::size_of::<$ty>() == std::mem::size_of::<$via>()
                 {
-                    // SAFETY: as in `put`: a primitive number without padding whose
-                    // little-endian memory bytes are its wire bytes, `size_of_val(s)` of
-                    // them, borrowed for as long as `src`.
+                    // SAFETY: `$ty` is a primitive number, without padding; on a
+                    // little-endian target its bytes in memory are its wire bytes (those of
+                    // `$via`, of the same size), `size_of_val(s)` of them, borrowed for as
+                    // long as `src`.
                     return Some(unsafe {
                         std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s))
                     });

@@ -4,6 +4,7 @@
 use std::ops::{Add, Sub};
 
 use super::Buffered;
+use super::MERGE_CHUNK;
 use super::slot::Copies;
 use crate::array::DistArray;
 use crate::sync::Parked;
@@ -46,27 +47,35 @@ where
         let mut copies: Vec<Option<&mut [T]>> =
             (0..self.copies.len()).map(|w| self.made_copy(w)).collect();
         // The differences from the array, summed in worker order (a copy received from
-        // another process, made here, or never made: the array itself).
-        let update: Vec<T> = {
-            let copy = |w: usize| Copies::part(&received, &copies, w, 0..self.len).unwrap_or(base);
-            let mut u: Vec<T> = copy(0)
-                .iter()
-                .zip(base)
-                .map(|(&c, &b)| super::wrap::sub(c, b))
-                .collect();
-            for w in 1..self.copies.len() {
-                for ((u, &c), &b) in u.iter_mut().zip(copy(w)).zip(base) {
-                    *u = super::wrap::add(*u, super::wrap::sub(c, b));
+        // another process, made here, or never made: the array itself), a chunk at a time;
+        // every copy made starts again from the array, and `f` takes the chunk's updates.
+        let mut update: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(self.len));
+        for start in (0..self.len).step_by(MERGE_CHUNK) {
+            let end = (start + MERGE_CHUNK).min(self.len);
+            let values = &base[start..end];
+            {
+                let copy =
+                    |w: usize| Copies::part(&received, &copies, w, start..end).unwrap_or(values);
+                update.clear();
+                update.extend(
+                    copy(0)
+                        .iter()
+                        .zip(values)
+                        .map(|(&c, &b)| super::wrap::sub(c, b)),
+                );
+                for w in 1..self.copies.len() {
+                    for ((u, &c), &b) in update.iter_mut().zip(copy(w)).zip(values) {
+                        *u = super::wrap::add(*u, super::wrap::sub(c, b));
+                    }
                 }
             }
-            u
-        };
-        for c in copies.iter_mut().flatten() {
-            c.copy_from_slice(base);
-        }
-        for (e, &u) in update.iter().enumerate() {
-            if u != T::default() {
-                f(e, u);
+            for c in copies.iter_mut().flatten() {
+                c[start..end].copy_from_slice(values);
+            }
+            for (e, &u) in (start..end).zip(&update) {
+                if u != T::default() {
+                    f(e, u);
+                }
             }
         }
     }

@@ -121,8 +121,8 @@ type Partial<T> = (std::ops::Range<usize>, usize, Vec<T>);
 /// that the element function is inlined into the loop.
 type MergeFn<T> = Box<dyn Fn(&mut [T], &[T], usize) + Send + Sync>;
 
-/// Elements merged per pass of [`Buffered::apply_parked`] in `sync` mode: the chunk's
-/// summed differences stay in the first-level cache.
+/// Elements merged per pass (`merge_span`, `apply_with`): the chunk's summed differences
+/// stay in the first-level cache.
 const MERGE_CHUNK: usize = 2048;
 
 /// Elements whose replicas `sync = "bsp"` can average: the differences' sum divided by the
@@ -526,21 +526,28 @@ where
             }
             return;
         }
-        // Worker 0's copy plus every other's difference from the value, in worker order.
-        let sum: Vec<T> = {
-            let base: &[T] = &base[span.clone()];
-            let copy = |w: usize| Copies::part(&received, &copies, w, span.clone()).unwrap_or(base);
-            let mut sum = copy(0).to_vec();
-            for w in 1..self.copies.len() {
-                for ((x, &c), &b) in sum.iter_mut().zip(copy(w)).zip(base) {
-                    *x = wrap::add(*x, wrap::sub(c, b));
+        // Worker 0's copy plus every other's difference from the value, in worker order,
+        // a chunk at a time (the chunk's sum stays in cache), then set as the value and in
+        // every copy made.
+        let mut sum: Vec<T> = Vec::with_capacity(MERGE_CHUNK.min(span.len()));
+        for start in span.clone().step_by(MERGE_CHUNK) {
+            let end = (start + MERGE_CHUNK).min(span.end);
+            {
+                let values: &[T] = &base[start..end];
+                let copy =
+                    |w: usize| Copies::part(&received, &copies, w, start..end).unwrap_or(values);
+                sum.clear();
+                sum.extend_from_slice(copy(0));
+                for w in 1..self.copies.len() {
+                    for ((x, &c), &b) in sum.iter_mut().zip(copy(w)).zip(values) {
+                        *x = wrap::add(*x, wrap::sub(c, b));
+                    }
                 }
             }
-            sum
-        };
-        base[span.clone()].copy_from_slice(&sum);
-        for c in copies.iter_mut().flatten() {
-            c[span.clone()].copy_from_slice(&sum);
+            base[start..end].copy_from_slice(&sum);
+            for c in copies.iter_mut().flatten() {
+                c[start..end].copy_from_slice(&sum);
+            }
         }
     }
 

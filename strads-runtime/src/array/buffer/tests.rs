@@ -415,3 +415,40 @@ fn a_copy_never_lent_is_never_made_and_merges_as_the_value() {
         assert_eq!(idle, idle_lent, "sync: {sync}");
     }
 }
+
+#[test]
+fn merges_and_updates_span_chunks() {
+    // Past `MERGE_CHUNK` elements, at the chunks' edges: a plain buffer's merge and an
+    // apply function's updates, element by element as written out.
+    let n = 2 * MERGE_CHUNK + 7;
+    let at = [0, MERGE_CHUNK - 1, MERGE_CHUNK, 2 * MERGE_CHUNK, n - 1];
+    let touch = |b: &Buffered<'_, i64, 1>| {
+        for (w, add) in [(0, 1), (1, 10), (2, 100)] {
+            b.with(w, |c| {
+                for &e in &at {
+                    c[e] += add * (e as i64 + 1);
+                }
+            });
+        }
+    };
+    let mut a = DistArray::<i64, 1>::from_fn([n], |[i]| i as i64);
+    let b = Buffered::new(&mut a, 3);
+    touch(&b);
+    b.finish();
+    for (e, &x) in a.as_slice().iter().enumerate() {
+        let added = if at.contains(&e) {
+            111 * (e as i64 + 1)
+        } else {
+            0
+        };
+        assert_eq!(x, e as i64 + added, "element {e}");
+    }
+    let mut g = DistArray::<i64, 1>::zeros([n]);
+    let b = Buffered::new(&mut g, 3);
+    touch(&b);
+    let mut seen = Vec::new();
+    b.finish_apply(|e, u| seen.push((e, u)));
+    let expected: Vec<(usize, i64)> = at.iter().map(|&e| (e, 111 * (e as i64 + 1))).collect();
+    assert_eq!(seen, expected);
+    assert!(g.as_slice().iter().all(|&x| x == 0));
+}
