@@ -21,7 +21,7 @@
 
 use std::ops::{Add, Range, Sub};
 
-use super::wire::{Overlap, decode, encode, scatter_pays, segment, segment_chunks, unchanged};
+use super::wire::{Overlap, decode, decode_copy, encode, scatter_pays, segment, segment_chunks};
 use super::{Buffered, tree};
 use crate::array::le;
 use crate::sync::Parked;
@@ -173,20 +173,12 @@ where
                 let mut at = 0;
                 for w in workers.clone() {
                     // Decoded for the merge, which reads it as worker `w`'s copy; its slot
-                    // here stays unmade. A copy that changed nothing is the value: kept empty.
-                    let decoded = match unchanged(&bytes[at..], seg_chunks) {
-                        Some(n) => Ok((n, None)),
-                        None => {
-                            let mut copy = base.to_vec();
-                            decode(&bytes[at..], base, chunk, size, &mut copy)
-                                .map(|n| (n, Some(copy)))
-                        }
-                    };
-                    match decoded {
+                    // here stays unmade.
+                    match decode_copy(&bytes[at..], base, chunk, size) {
                         Ok((used, copy)) => {
                             got.add(&bytes[at..], seg_chunks, 0..0);
                             at += used;
-                            received.push((w, mine.start, copy.unwrap_or_default()));
+                            received.push((w, mine.start, copy));
                         }
                         Err(e) => peers.fail(format!(
                             "the copy of buffer `{}` from worker {w} does not fit: {e}",

@@ -69,12 +69,28 @@ fn encode_with<T: 'static>(copy: &[T], base: &[T], chunk: usize, out: &mut Vec<u
 
 /// The bytes of a copy [`encode`]d over `chunks` chunks at the start of `bytes` when no
 /// chunk changed (its map alone, all zero), else `None`.
-pub(super) fn unchanged(bytes: &[u8], chunks: usize) -> Option<usize> {
+fn unchanged(bytes: &[u8], chunks: usize) -> Option<usize> {
     let n = chunks.div_ceil(8);
     bytes
         .get(..n)
         .filter(|map| map.iter().all(|&b| b == 0))
         .map(|_| n)
+}
+
+/// Another process's worker's copy [`encode`]d against `base` at the start of `bytes`, as
+/// a merge keeps it (`Buffered::received`): the bytes read and the copy, empty when no
+/// chunk changed (the copy is the value).
+pub(super) fn decode_copy<T: Copy + 'static>(
+    bytes: &[u8],
+    base: &[T],
+    chunk: usize,
+    size: usize,
+) -> Result<(usize, Vec<T>), String> {
+    if let Some(n) = unchanged(bytes, base.len().div_ceil(chunk.max(1))) {
+        return Ok((n, Vec::new()));
+    }
+    let mut copy = base.to_vec();
+    decode(bytes, base, chunk, size, &mut copy).map(|n| (n, copy))
 }
 
 /// The chunks process `r` of `ranks` merges in a reduce-scatter (`collective.rs`): of
@@ -306,19 +322,12 @@ where
             let mut at = 0;
             for w in workers.clone() {
                 // Decoded for the merge, which reads it as worker `w`'s copy; its slot here
-                // stays unmade. A copy that changed nothing is the value: kept empty.
-                let decoded = match unchanged(&bytes[at..], chunks) {
-                    Some(n) => Ok((n, None)),
-                    None => {
-                        let mut copy = base.to_vec();
-                        decode(&bytes[at..], base, chunk, size, &mut copy).map(|n| (n, Some(copy)))
-                    }
-                };
-                match decoded {
+                // stays unmade.
+                match decode_copy(&bytes[at..], base, chunk, size) {
                     Ok((n, copy)) => {
                         overlap.add(&bytes[at..], chunks, own_of(&workers));
                         at += n;
-                        received.push((w, 0, copy.unwrap_or_default()));
+                        received.push((w, 0, copy));
                     }
                     Err(e) => peers.fail(format!(
                         "the copy of buffer `{}` from worker {w} does not fit: {e}",
@@ -406,6 +415,11 @@ mod tests {
         encode_with(&a, &b, 2, &mut made, false);
         assert_eq!(borrowed, made);
         assert_eq!(made, [0b10, 3, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0]);
+        // As a merge keeps another process's copy: whole, or empty when unchanged.
+        let (read, kept) = decode_copy(&out[1..], &base, 100, 4).unwrap();
+        assert_eq!((read, bits(&kept)), (out.len() - 1, bits(&copy)));
+        assert_eq!(decode_copy(&same, &base, 100, 4), Ok((2, Vec::new())));
+        assert!(decode_copy(&out[1..out.len() - 1], &base, 100, 4).is_err());
         // An empty array: nothing crosses.
         let mut none = Vec::new();
         encode::<f32>(&[], &[], 100, &mut none);
