@@ -4,6 +4,7 @@
 
 pub mod corpus;
 pub mod generate;
+pub(crate) mod in_place;
 pub mod load;
 pub mod permute;
 pub(crate) mod text;

@@ -68,6 +68,8 @@ pub(crate) trait Share: Any + Send {
     ) -> Result<(Arc<dyn Any + Send + Sync>, usize), String>;
     /// The entries whose positions in this part `keep` says, as a new part.
     fn select(&self, keep: &dyn Fn(usize) -> bool) -> Box<dyn Share>;
+    /// Its values, a `Vec` of the array's element type (for an operation that knows it).
+    fn values_any(&self) -> &dyn Any;
 }
 
 /// A part of entries of `T` with `N` indices each.
@@ -242,6 +244,10 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
             }
         }
         part(keys, values)
+    }
+
+    fn values_any(&self) -> &dyn Any {
+        &self.values
     }
 }
 

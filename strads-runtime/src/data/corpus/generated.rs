@@ -5,6 +5,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Gamma, LogNormal};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::{Deserialize, Serialize};
 
 use crate::array::SparseArray;
 use crate::error::Result;
@@ -90,7 +91,7 @@ pub fn try_generated(
     avg_len: f64,
     seed: u64,
 ) -> Result<Corpus> {
-    use crate::generate::{bad_parameter, check_memory};
+    use crate::generate::bad_parameter;
     if !(avg_len.is_finite() && avg_len > 0.0) {
         return Err(bad_parameter(
             "avg_len",
@@ -131,70 +132,24 @@ pub fn try_generated(
             ),
         ));
     }
-    // The topics' cumulative word distributions and the per-word tables, then the
-    // entries (at most one per token).
-    let bytes = (topics as u64)
-        .checked_mul(words as u64)
-        .and_then(|n| n.checked_mul(8))
-        .and_then(|b| b.checked_add((words as u64).checked_mul(24)?))
-        .and_then(|b| b.checked_add((expected as u64).checked_mul(24)?));
-    check_memory(
-        &format!("a generated corpus of {docs} documents, {words} words and {topics} topics"),
-        bytes,
-    )?;
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut entries = Vec::new();
-    if docs > 0 {
-        // Zipf popularity of each word id, through a random permutation of ranks.
-        let mut rank: Vec<u32> = (0..words as u32).collect();
-        rank.shuffle(&mut rng);
-        let popularity: Vec<f64> = rank
-            .iter()
-            .map(|&r| (f64::from(r) + 1.0 + WORD_SHIFT).powf(-WORD_ZIPF))
-            .collect();
-        // Cumulative word distribution of every topic.
-        let favour = Gamma::new(TOPIC_SPARSITY, 1.0).expect("valid gamma parameters");
-        let phi: Vec<Vec<f64>> = (0..topics)
-            .map(|_| {
-                let mut acc = 0.0;
-                popularity
-                    .iter()
-                    .map(|&p| {
-                        acc += p * favour.sample(&mut rng);
-                        acc
-                    })
-                    .collect()
-            })
-            .collect();
-        let mixture = Gamma::new(DOC_ALPHA, 1.0).expect("valid gamma parameters");
-        let mu = avg_len.ln() - LENGTH_SIGMA * LENGTH_SIGMA / 2.0;
-        let length = LogNormal::new(mu, LENGTH_SIGMA).expect("valid log-normal parameters");
-        let mut theta = vec![0.0f64; topics];
-        let mut count = vec![0u32; words];
-        let mut order = Vec::new();
-        for d in 0..docs {
-            let mut acc = 0.0;
-            for t in theta.iter_mut() {
-                acc += mixture.sample(&mut rng);
-                *t = acc;
-            }
-            let n = (length.sample(&mut rng).round() as usize).max(1);
-            for _ in 0..n {
-                let k = pick(&theta, &mut rng);
-                let w = pick(&phi[k], &mut rng);
-                if count[w] == 0 {
-                    order.push(w);
-                }
-                count[w] += 1;
-            }
-            for &w in &order {
-                entries.push(([d, w], count[w]));
-                count[w] = 0;
-            }
-            order.clear();
-        }
+    let p = Params {
+        docs,
+        words,
+        topics,
+        avg_len,
+        seed,
+    };
+    if let Some(s) = crate::cluster::job::data_driver() {
+        let counts = super::in_place::generated(s, p)?;
+        return Ok(Corpus {
+            counts,
+            vocab: Vec::new(),
+            docs,
+            words,
+        });
     }
-    let counts = SparseArray::from_entries([docs, words], entries)
+    p.check_memory(1)?;
+    let counts = SparseArray::from_entries([docs, words], draw(&p, 0..docs))
         .expect("generated indices lie within the shape");
     Ok(Corpus {
         counts,
@@ -202,6 +157,107 @@ pub fn try_generated(
         docs,
         words,
     })
+}
+
+/// A generated corpus's parameters, checked ([`try_generated`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(super) struct Params {
+    pub docs: usize,
+    pub words: usize,
+    pub topics: usize,
+    pub avg_len: f64,
+    pub seed: u64,
+}
+
+impl Params {
+    /// Whether the memory the drawing takes is there: the topics' cumulative word
+    /// distributions and the per-word tables, then the entries (at most one per token) of
+    /// a `ranks`th of the documents.
+    pub(super) fn check_memory(&self, ranks: usize) -> Result<()> {
+        let (docs, words, topics) = (self.docs, self.words, self.topics);
+        let expected = docs as f64 * self.avg_len / ranks.max(1) as f64;
+        let bytes = (topics as u64)
+            .checked_mul(words as u64)
+            .and_then(|n| n.checked_mul(8))
+            .and_then(|b| b.checked_add((words as u64).checked_mul(24)?))
+            .and_then(|b| b.checked_add((expected as u64).checked_mul(24)?));
+        let part = if ranks > 1 {
+            format!("a {ranks}th of ")
+        } else {
+            String::new()
+        };
+        crate::generate::check_memory(
+            &format!(
+                "{part}a generated corpus of {docs} documents, {words} words and {topics} topics"
+            ),
+            bytes,
+        )
+    }
+}
+
+/// The entries of the documents `keep` of the corpus `p` describes, in order: the whole
+/// sequence is drawn (so every range gets the documents one process draws), the entries of
+/// the documents outside `keep` dropped as they are drawn.
+pub(super) fn draw(p: &Params, keep: std::ops::Range<usize>) -> Vec<([usize; 2], u32)> {
+    let (docs, words, topics) = (p.docs, p.words, p.topics);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(p.seed);
+    let mut entries = Vec::new();
+    if docs == 0 {
+        return entries;
+    }
+    // Zipf popularity of each word id, through a random permutation of ranks.
+    let mut rank: Vec<u32> = (0..words as u32).collect();
+    rank.shuffle(&mut rng);
+    let popularity: Vec<f64> = rank
+        .iter()
+        .map(|&r| (f64::from(r) + 1.0 + WORD_SHIFT).powf(-WORD_ZIPF))
+        .collect();
+    drop(rank);
+    // Cumulative word distribution of every topic.
+    let favour = Gamma::new(TOPIC_SPARSITY, 1.0).expect("valid gamma parameters");
+    let phi: Vec<Vec<f64>> = (0..topics)
+        .map(|_| {
+            let mut acc = 0.0;
+            popularity
+                .iter()
+                .map(|&p| {
+                    acc += p * favour.sample(&mut rng);
+                    acc
+                })
+                .collect()
+        })
+        .collect();
+    drop(popularity);
+    let mixture = Gamma::new(DOC_ALPHA, 1.0).expect("valid gamma parameters");
+    let mu = p.avg_len.ln() - LENGTH_SIGMA * LENGTH_SIGMA / 2.0;
+    let length = LogNormal::new(mu, LENGTH_SIGMA).expect("valid log-normal parameters");
+    let mut theta = vec![0.0f64; topics];
+    let mut count = vec![0u32; words];
+    let mut order = Vec::new();
+    for d in 0..keep.end.min(docs) {
+        let mut acc = 0.0;
+        for t in theta.iter_mut() {
+            acc += mixture.sample(&mut rng);
+            *t = acc;
+        }
+        let n = (length.sample(&mut rng).round() as usize).max(1);
+        for _ in 0..n {
+            let k = pick(&theta, &mut rng);
+            let w = pick(&phi[k], &mut rng);
+            if count[w] == 0 {
+                order.push(w);
+            }
+            count[w] += 1;
+        }
+        for &w in &order {
+            if d >= keep.start {
+                entries.push(([d, w], count[w]));
+            }
+            count[w] = 0;
+        }
+        order.clear();
+    }
+    entries
 }
 
 /// Draws an index from the distribution whose cumulative (unnormalised) weights are

@@ -62,7 +62,16 @@ pub struct Corpus {
 
 impl Corpus {
     /// Number of tokens: the sum of all counts.
+    ///
+    /// For a corpus made in place on a cluster job's ranks, each rank sums its part and the
+    /// counts stay where they are.
     pub fn tokens(&self) -> u64 {
+        if self.counts.is_spread()
+            && let Some(s) = crate::cluster::job::data_driver()
+        {
+            return in_place::tokens(s, self.counts.id())
+                .unwrap_or_else(|e| s.fail(format!("a corpus's counts on the ranks: {e}")));
+        }
         self.counts.values().iter().map(|&c| u64::from(c)).sum()
     }
 
@@ -132,6 +141,17 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
         Some(v) => Some((vocabulary(v)?, v)),
         None => None,
     };
+    if let Some(s) = crate::cluster::job::data_driver() {
+        let bound = vocab_words.as_ref().map(|(w, p)| (w.len(), *p));
+        let counts = in_place::lda_c(s, path, bound)?;
+        let [docs, words] = counts.shape();
+        return Ok(Corpus {
+            counts,
+            vocab: vocab_words.map(|(v, _)| v).unwrap_or_default(),
+            docs,
+            words,
+        });
+    }
     let mut entries = Vec::new();
     let mut docs = 0usize;
     let mut max_id: Option<(u64, usize)> = None;
@@ -388,6 +408,7 @@ fn parse_document(
 }
 
 mod generated;
+mod in_place;
 
 pub use generated::{generated, try_generated};
 #[cfg(test)]

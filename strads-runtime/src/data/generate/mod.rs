@@ -151,6 +151,7 @@ pub fn grid_edges(side: usize) -> (Vec<u32>, Vec<u32>) {
 }
 
 mod in_place;
+pub(crate) use in_place::range as in_place_range;
 mod kg;
 mod libsvm;
 mod ratings;

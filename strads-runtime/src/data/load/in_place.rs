@@ -14,6 +14,7 @@ use super::ratings::{Format, Loader, Start, check_max_ids, no_ratings};
 use crate::array::SparseArray;
 use crate::cluster::session::Session;
 use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, Facts};
+use crate::data::in_place::{Fault, byte_range, other};
 use crate::error::{Error, Result};
 
 /// What the driver asks every rank to load.
@@ -27,94 +28,6 @@ struct Args {
     shown: Vec<PathBuf>,
     /// A fixed shape (`ratings_with_shape`).
     bounds: Option<[usize; 2]>,
-}
-
-/// A rank's first error, as it crosses: what the driver needs to give the error one
-/// process gives, with the path the caller named.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-enum Failure {
-    Parse {
-        message: String,
-        expected: String,
-    },
-    Bounds {
-        index: Vec<usize>,
-        shape: Vec<usize>,
-    },
-    Io {
-        not_found: bool,
-        message: String,
-    },
-    Other(String),
-}
-
-/// Where a failure is: the file, and the line within the file (`global`) or within the
-/// rank's range of it.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct Fault {
-    file: usize,
-    line: usize,
-    global: bool,
-    failure: Failure,
-}
-
-impl Fault {
-    fn of(file: usize, line: usize, global: bool, e: Error, rank: usize) -> Fault {
-        let (line, failure) = match e {
-            Error::Parse {
-                line: l,
-                message,
-                expected,
-                ..
-            } => (l, Failure::Parse { message, expected }),
-            Error::OutOfBounds { index, shape, .. } => (line, Failure::Bounds { index, shape }),
-            Error::Io { source, .. } => (
-                0,
-                Failure::Io {
-                    not_found: source.kind() == std::io::ErrorKind::NotFound,
-                    message: if rank == 0 {
-                        source.to_string()
-                    } else {
-                        format!("{source} (on rank {rank} of the job)")
-                    },
-                },
-            ),
-            other => (line, Failure::Other(other.to_string())),
-        };
-        Fault {
-            file,
-            line,
-            global,
-            failure,
-        }
-    }
-
-    /// The error one process gives, naming `path`.
-    fn error(self, path: &Path) -> Error {
-        let path = path.to_path_buf();
-        match self.failure {
-            Failure::Parse { message, expected } => Error::Parse {
-                path,
-                line: self.line,
-                message,
-                expected,
-            },
-            Failure::Bounds { index, shape } => Error::OutOfBounds {
-                context: format!("{}:{}: ", path.display(), self.line),
-                index,
-                shape,
-            },
-            Failure::Io { not_found, message } => Error::Io {
-                path,
-                source: if not_found {
-                    std::io::Error::new(std::io::ErrorKind::NotFound, message)
-                } else {
-                    std::io::Error::other(message)
-                },
-            },
-            Failure::Other(m) => Error::Rank(m),
-        }
-    }
 }
 
 /// What each rank tells the others once it has read its ranges.
@@ -178,12 +91,6 @@ static LOAD: DataOp = DataOp {
     name: "strads::load_ratings",
     run: load_part,
 };
-
-/// Bytes `[lo, hi)` of a file of `size` bytes that rank `rank` of `ranks` reads.
-fn byte_range(size: u64, rank: usize, ranks: usize) -> std::ops::Range<u64> {
-    let at = |r: usize| (size as u128 * r as u128 / ranks.max(1) as u128) as u64;
-    at(rank)..at(rank + 1)
-}
 
 /// One rank's part of the files: the same answer on every rank but for the facts.
 fn load_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
@@ -287,15 +194,6 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
         spread::keep(args.ids[f], part);
     }
     Ok((shape, facts))
-}
-
-fn other(message: String) -> Fault {
-    Fault {
-        file: 0,
-        line: 0,
-        global: true,
-        failure: Failure::Other(message),
-    }
 }
 
 /// The error one process reading the files would meet first, from every rank's summary:

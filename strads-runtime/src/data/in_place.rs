@@ -1,0 +1,113 @@
+//! What the data sets made in place on a cluster job's ranks share (`load`'s rating files,
+//! `corpus`'s LDA-C files): the byte range of a file each rank reads, and a rank's first
+//! error as it crosses to the others, so that the job gives the error one process gives.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// Bytes `[lo, hi)` of a file of `size` bytes that rank `rank` of `ranks` reads.
+pub(crate) fn byte_range(size: u64, rank: usize, ranks: usize) -> std::ops::Range<u64> {
+    let at = |r: usize| (size as u128 * r as u128 / ranks.max(1) as u128) as u64;
+    at(rank)..at(rank + 1)
+}
+
+/// A rank's first error, as it crosses: what the driver needs to give the error one
+/// process gives, with the path the caller named.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) enum Failure {
+    Parse {
+        message: String,
+        expected: String,
+    },
+    Bounds {
+        index: Vec<usize>,
+        shape: Vec<usize>,
+    },
+    Io {
+        not_found: bool,
+        message: String,
+    },
+    Other(String),
+}
+
+/// Where a failure is: the file, and the line within the file (`global`) or within the
+/// rank's range of it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Fault {
+    pub file: usize,
+    pub line: usize,
+    pub global: bool,
+    pub failure: Failure,
+}
+
+impl Fault {
+    pub(crate) fn of(file: usize, line: usize, global: bool, e: Error, rank: usize) -> Fault {
+        let (line, failure) = match e {
+            Error::Parse {
+                line: l,
+                message,
+                expected,
+                ..
+            } => (l, Failure::Parse { message, expected }),
+            Error::OutOfBounds { index, shape, .. } => (line, Failure::Bounds { index, shape }),
+            Error::Io { source, .. } => (
+                0,
+                Failure::Io {
+                    not_found: source.kind() == std::io::ErrorKind::NotFound,
+                    message: if rank == 0 {
+                        source.to_string()
+                    } else {
+                        format!("{source} (on rank {rank} of the job)")
+                    },
+                },
+            ),
+            other => (line, Failure::Other(other.to_string())),
+        };
+        Fault {
+            file,
+            line,
+            global,
+            failure,
+        }
+    }
+
+    /// The error one process gives, naming `path`.
+    pub(crate) fn error(self, path: &Path) -> Error {
+        let path = path.to_path_buf();
+        match self.failure {
+            Failure::Parse { message, expected } => Error::Parse {
+                path,
+                line: self.line,
+                message,
+                expected,
+            },
+            Failure::Bounds { index, shape } => Error::OutOfBounds {
+                context: format!("{}:{}: ", path.display(), self.line),
+                index,
+                shape,
+            },
+            Failure::Io { not_found, message } => Error::Io {
+                path,
+                source: if not_found {
+                    std::io::Error::new(std::io::ErrorKind::NotFound, message)
+                } else {
+                    std::io::Error::other(message)
+                },
+            },
+            Failure::Other(m) => Error::Rank(m),
+        }
+    }
+}
+
+/// A failure no line names (it stops every rank alike).
+pub(crate) fn other(message: String) -> Fault {
+    Fault {
+        file: 0,
+        line: 0,
+        global: true,
+        failure: Failure::Other(message),
+    }
+}

@@ -1,0 +1,256 @@
+//! Corpora made in place on a cluster job's ranks (issue 25, item 3; docs/design.md,
+//! "Arrays"): `corpus::lda_c` has every rank read the documents that start in its byte
+//! range, and `corpus::generated` has every rank draw its range of the documents; the job
+//! gives what one process gives, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and 3
+//! threads:
+//! - the same corpus (shape, entries in file order, tokens; a byte order mark, `\r\n`,
+//!   blank lines and documents without words), and the bits of loops over its counts;
+//! - the same first error, with the line one process names, wherever the bad line falls
+//!   among the ranks' ranges: a malformed pair, the first of two bad lines, a repeated word,
+//!   the tokens passing their limit (which each rank checks from the totals before it), a
+//!   word id too large without a vocabulary, one beyond the vocabulary (early and late), a
+//!   file without
+//!   documents, documents without words, a missing file.
+//!
+//! A test without libtest's harness: its `main` carries `#[strads::main]`, so the copies of
+//! this binary that `STRADS_PROCESSES` starts go straight to serving.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[path = "common/self_run.rs"]
+mod self_run;
+use self_run::{digest, main_of, run_self};
+
+use strads::corpus::{self, Corpus};
+use strads::prelude::*;
+
+/// Every document's and word's running tally: a 2D plan whose bits follow its schedule.
+#[strads::parallel_for]
+fn tally(counts: &SparseArray<u32, 2>, nd: &mut DistArray<f64, 1>, nw: &mut DistArray<f64, 1>) {
+    for ([d, w], &n) in counts {
+        nd[d] = nd[d] * 0.75 + f64::from(n) * (1.0 + nw[w]);
+        nw[w] = nw[w] * 0.5 + f64::from(n) + nd[d] * 1e-3;
+    }
+}
+
+/// The tokens, by a loop that only reads the counts.
+#[strads::parallel_for]
+fn weighted(counts: &SparseArray<u32, 2>) -> f64 {
+    let mut s: f64 = 0.0;
+    for ([d, w], &n) in counts {
+        s += f64::from(n) / (1.0 + d as f64 + 0.5 * w as f64);
+    }
+    s
+}
+
+/// A small linear congruential sequence, so the files are the same in every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// An LDA-C file of `lines` lines over word ids below `words`, with a byte order mark,
+/// `\r\n` endings, blank lines and documents without words; `bad` lines replaced as given.
+fn lda_c(lines: usize, words: u64, seed: u64, bad: &[(usize, &str)]) -> String {
+    let mut g = Lcg(seed);
+    let mut s = String::from("\u{feff}");
+    for n in 1..=lines {
+        if let Some((_, b)) = bad.iter().find(|(at, _)| *at == n) {
+            write!(s, "{b}\r\n").unwrap();
+            continue;
+        }
+        match g.next(23) {
+            0 => s.push_str("  \r\n"),
+            1 => s.push_str("0\r\n"),
+            _ => {
+                let k = g.next(6) + 1;
+                let mut ids: Vec<u64> = Vec::new();
+                while ids.len() < k as usize {
+                    let id = g.next(words);
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+                write!(s, "{k}").unwrap();
+                for id in ids {
+                    write!(s, " {id}:{}", g.next(4) + 1).unwrap();
+                }
+                s.push_str("\r\n");
+            }
+        }
+    }
+    s
+}
+
+/// The directory of this run's files: the same for the program on threads and on
+/// processes (the checker writes them).
+fn dir() -> PathBuf {
+    PathBuf::from(std::env::var("CLUSTER_CORPUS_DIR").expect("the checker names the directory"))
+}
+
+fn write_files(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let vocab: String = (0..500).map(|w| format!("word{w}\n")).collect();
+    let small: String = (0..450).map(|w| format!("w{w}\n")).collect();
+    let files: [(&str, String); 12] = [
+        ("ok.dat", lda_c(3001, 500, 1, &[])),
+        ("vocab.txt", vocab),
+        ("small_vocab.txt", small),
+        ("bad.dat", lda_c(3000, 500, 2, &[(2500, "3 1:2 x 5:1")])),
+        (
+            "two_bad.dat",
+            lda_c(3000, 500, 3, &[(2900, "2 1:1"), (1200, "1 4:0")]),
+        ),
+        ("twice.dat", lda_c(3000, 500, 4, &[(2200, "3 7:1 9:2 7:3")])),
+        ("tokens.dat", lda_c(3000, 500, 5, &[(1900, "1 7:20000000")])),
+        ("big_id.dat", lda_c(3000, 500, 6, &[(1800, "1 5000000:1")])),
+        ("late_id.dat", lda_c(3000, 400, 7, &[(2600, "2 3:1 450:1")])),
+        ("blank.dat", "\n \r\n\t\n".to_owned()),
+        ("no_words.dat", "0\n\n0\n0\r\n".to_owned()),
+        ("short.dat", "2 0:3 2:1\n1 1:2".to_owned()),
+    ];
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text)?;
+    }
+    Ok(())
+}
+
+/// What a corpus holds, and the bits of the loops over it.
+fn describe(name: &str, c: &Corpus) {
+    let tokens = c.tokens();
+    eprintln!("{name} spread: {}", c.counts.is_spread());
+    let mut nd = DistArray::<f64, 1>::zeros([c.docs]);
+    let mut nw = DistArray::<f64, 1>::zeros([c.words]);
+    tally(&c.counts, &mut nd, &mut nw);
+    tally(&c.counts, &mut nd, &mut nw);
+    let w = weighted(&c.counts);
+    // Still in parts: the count of tokens and the loops brought nothing home.
+    eprintln!("{name} spread after the loops: {}", c.counts.is_spread());
+    let bits = |a: &DistArray<f64, 1>| a.as_slice().iter().map(|x| x.to_bits()).collect();
+    println!(
+        "{name}: {} docs, {} words, {} pairs, {tokens} tokens, vocab {} ({}), tally {:016x}, \
+         weighted {:016x}",
+        c.docs,
+        c.words,
+        c.counts.nnz(),
+        c.vocab.len(),
+        c.word(c.words.saturating_sub(1)),
+        digest(&[bits(&nd), bits(&nw)]),
+        w.to_bits()
+    );
+    let n = c.counts.nnz();
+    println!(
+        "{name}: entries {:?} {:?} {:?}",
+        c.counts.entry(0),
+        c.counts.entry(n / 2),
+        c.counts.entry(n - 1)
+    );
+}
+
+/// The program under test: loads and draws in turn, loops over what it got, the errors.
+fn program() {
+    let dir = dir();
+    let p = |name: &str| dir.join(name);
+    let vocab = p("vocab.txt");
+    let c = corpus::lda_c(p("ok.dat"), Some(&vocab)).expect("ok.dat loads");
+    describe("ok.dat", &c);
+    drop(c);
+    let c = corpus::lda_c(p("ok.dat"), None).expect("ok.dat loads without a vocabulary");
+    describe("ok.dat without a vocabulary", &c);
+    let c = corpus::lda_c(p("short.dat"), None).expect("short.dat loads");
+    describe("short.dat", &c);
+    let c = corpus::try_generated(300, 400, 5, 30.0, 7).expect("the corpus draws");
+    describe("generated", &c);
+    let c = corpus::try_generated(2, 50, 3, 20.0, 8).expect("a corpus of two documents draws");
+    describe("generated, 2 documents", &c);
+
+    let show = |r: Result<Corpus, strads::Error>| match r {
+        Ok(c) => format!("loaded {:?}", c.counts.shape()),
+        Err(e) => e.to_string(),
+    };
+    for name in [
+        "bad.dat",
+        "two_bad.dat",
+        "twice.dat",
+        "tokens.dat",
+        "big_id.dat",
+        "blank.dat",
+        "no_words.dat",
+        "missing.dat",
+    ] {
+        println!("{name}: {}", show(corpus::lda_c(p(name), None)));
+    }
+    let small = p("small_vocab.txt");
+    println!(
+        "ok.dat, small_vocab.txt: {}",
+        show(corpus::lda_c(p("ok.dat"), Some(&small)))
+    );
+    println!(
+        "late_id.dat, small_vocab.txt: {}",
+        show(corpus::lda_c(p("late_id.dat"), Some(&small)))
+    );
+    println!(
+        "ok.dat, missing vocabulary: {}",
+        show(corpus::lda_c(p("ok.dat"), Some(&p("missing.txt"))))
+    );
+    // The job goes on after errors.
+    let c = corpus::try_generated(40, 30, 2, 10.0, 9).expect("the corpus draws");
+    describe("after errors", &c);
+}
+
+fn check() -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("strads-cluster-corpus-{}", std::process::id()));
+    write_files(&dir).map_err(|e| format!("writing the files: {e}"))?;
+    let dir_s = dir.to_string_lossy().into_owned();
+    let result = (|| {
+        for (procs, threads) in [("2", "1"), ("2", "2"), ("3", "1")] {
+            let workers =
+                (procs.parse::<usize>().unwrap() * threads.parse::<usize>().unwrap()).to_string();
+            let one_env = [
+                ("STRADS_THREADS", workers.as_str()),
+                ("CLUSTER_CORPUS_DIR", &dir_s),
+            ];
+            let (one, _) = run_self("CLUSTER_CORPUS_ROLE", "program", &one_env)?;
+            let env = [
+                ("STRADS_PROCESSES", procs),
+                ("STRADS_THREADS", threads),
+                ("CLUSTER_CORPUS_DIR", &dir_s),
+            ];
+            let (many, explain) = run_self("CLUSTER_CORPUS_ROLE", "program", &env)?;
+            if one.lines().count() != 23 || many != one {
+                return Err(format!(
+                    "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
+                ));
+            }
+            let spread = explain
+                .lines()
+                .filter(|l| l.ends_with(" spread: true") || l.ends_with("the loops: true"))
+                .count();
+            if spread != 12 {
+                return Err(format!(
+                    "{procs} x {threads}: the corpora were not made in place, or came home:\n\
+                     {explain}"
+                ));
+            }
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result?;
+    println!("cluster_corpus: the same corpora, bits and errors as threads at 2 x 1, 2 x 2, 3 x 1");
+    Ok(())
+}
+
+#[strads::main]
+fn main() -> ExitCode {
+    main_of("CLUSTER_CORPUS_ROLE", "cluster_corpus", program, check)
+}
