@@ -49,7 +49,9 @@ const LENGTH_SIGMA: f64 = 0.6;
 ///
 /// The counts of a document come in order of each word's first token. `vocab` is empty.
 /// Deterministic for `seed` (xoshiro256++). Takes `O(topics * words)` memory for the topic
-/// distributions.
+/// distributions. On a cluster job's driver the corpus is drawn in place: every rank draws
+/// the sequence one process draws and keeps the entries of its range of the documents
+/// (`counts` is a spread array, with the same entries).
 ///
 /// # Panics
 /// When [`try_generated`] fails: `docs > 0` and `words` or `topics` is 0, `avg_len` is

@@ -110,6 +110,13 @@ impl Corpus {
 /// so far, whichever is larger, and never more than [`MAX_TOKENS`]; and the corpus must
 /// hold at least one token.
 ///
+/// On a cluster job's driver the file is loaded in place: every rank reads the documents
+/// that start in its byte range of the file, at the same path on every node (a shared
+/// filesystem, or the same copy on each), and keeps their entries; `counts` is then a
+/// spread array (`SparseArray::is_spread`), with the entries, the shape and the errors one
+/// process gives. The vocabulary is read on the driver. Serial code that reads the
+/// entries brings them home (docs/cluster.md).
+///
 /// # Errors
 /// [`Error::Io`] when a file cannot be read; [`Error::Parse`], naming the file, the line,
 /// the offending field and the expected format, when `N` is not a non-negative integer or
