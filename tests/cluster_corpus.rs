@@ -4,10 +4,13 @@
 //! gives what one process gives, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and 3
 //! threads:
 //! - the same corpus (shape, entries in file order, tokens; a byte order mark, `\r\n`,
-//!   blank lines and documents without words), and the bits of loops over its counts;
+//!   blank lines and documents without words), and the bits of loops over its counts; a
+//!   named pipe, which the ranks cannot split by size, read on the driver;
 //! - the same first error, with the line one process names, wherever the bad line falls
 //!   among the ranks' ranges: a malformed pair, the first of two bad lines, a repeated word,
-//!   the tokens passing their limit (which each rank checks from the totals before it), a
+//!   the tokens passing their limit (which each rank checks from the totals before it:
+//!   a file within it only by the pairs of every rank before, one past it), a token error
+//!   before and after a malformed line, the first of two lines with the largest id, a
 //!   word id too large without a vocabulary, one beyond the vocabulary (early and late), a
 //!   file without
 //!   documents, documents without words, a missing file.
@@ -101,7 +104,7 @@ fn write_files(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let vocab: String = (0..500).map(|w| format!("word{w}\n")).collect();
     let small: String = (0..450).map(|w| format!("w{w}\n")).collect();
-    let files: [(&str, String); 12] = [
+    let files: [(&str, String); 17] = [
         ("ok.dat", lda_c(3001, 500, 1, &[])),
         ("vocab.txt", vocab),
         ("small_vocab.txt", small),
@@ -114,12 +117,50 @@ fn write_files(dir: &Path) -> std::io::Result<()> {
         ("tokens.dat", lda_c(3000, 500, 5, &[(1900, "1 7:20000000")])),
         ("big_id.dat", lda_c(3000, 500, 6, &[(1800, "1 5000000:1")])),
         ("late_id.dat", lda_c(3000, 400, 7, &[(2600, "2 3:1 450:1")])),
+        // Over 16,384 pairs: the limit is 1024 tokens a pair of the whole file so far,
+        // above the 2^24 floor only with every rank's pairs before the line.
+        (
+            "running_ok.dat",
+            lda_c(8000, 500, 8, &[(7000, "1 8:20000000")]),
+        ),
+        (
+            "running_bad.dat",
+            lda_c(
+                8000,
+                500,
+                8,
+                &[(7000, "1 8:20000000"), (7900, "1 9:9000000")],
+            ),
+        ),
+        (
+            "tokens_then_bad.dat",
+            lda_c(3000, 500, 9, &[(1900, "1 7:20000000"), (2500, "2 1:1")]),
+        ),
+        (
+            "bad_then_tokens.dat",
+            lda_c(3000, 500, 10, &[(500, "1 1:"), (1900, "1 7:20000000")]),
+        ),
+        (
+            "tied_ids.dat",
+            lda_c(
+                3000,
+                500,
+                11,
+                &[(1000, "1 5000000:1"), (2600, "1 5000000:2")],
+            ),
+        ),
         ("blank.dat", "\n \r\n\t\n".to_owned()),
         ("no_words.dat", "0\n\n0\n0\r\n".to_owned()),
         ("short.dat", "2 0:3 2:1\n1 1:2".to_owned()),
     ];
     for (name, text) in files {
         std::fs::write(dir.join(name), text)?;
+    }
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("pipe.dat"))
+        .status()?;
+    if !made.success() {
+        return Err(std::io::Error::other("mkfifo failed"));
     }
     Ok(())
 }
@@ -168,6 +209,20 @@ fn program() {
     describe("ok.dat without a vocabulary", &c);
     let c = corpus::lda_c(p("short.dat"), None).expect("short.dat loads");
     describe("short.dat", &c);
+    let c = corpus::lda_c(p("running_ok.dat"), None).expect("running_ok.dat loads");
+    describe("running_ok.dat", &c);
+    // A pipe, whose size the ranks cannot split by, is read on the driver.
+    let fifo = p("pipe.dat");
+    let writer = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::write(fifo, "2 0:3 2:1\n\n1 1:2\n")
+    });
+    let c = corpus::lda_c(&fifo, None).expect("the pipe loads");
+    writer
+        .join()
+        .expect("the writer ends")
+        .expect("the pipe is written");
+    describe("pipe.dat", &c);
     let c = corpus::try_generated(300, 400, 5, 30.0, 7).expect("the corpus draws");
     describe("generated", &c);
     let c = corpus::try_generated(2, 50, 3, 20.0, 8).expect("a corpus of two documents draws");
@@ -180,6 +235,10 @@ fn program() {
     for name in [
         "bad.dat",
         "two_bad.dat",
+        "running_bad.dat",
+        "tokens_then_bad.dat",
+        "bad_then_tokens.dat",
+        "tied_ids.dat",
         "twice.dat",
         "tokens.dat",
         "big_id.dat",
@@ -226,7 +285,7 @@ fn check() -> Result<(), String> {
                 ("CLUSTER_CORPUS_DIR", &dir_s),
             ];
             let (many, explain) = run_self("CLUSTER_CORPUS_ROLE", "program", &env)?;
-            if one.lines().count() != 23 || many != one {
+            if one.lines().count() != 31 || many != one {
                 return Err(format!(
                     "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
                 ));
@@ -235,7 +294,7 @@ fn check() -> Result<(), String> {
                 .lines()
                 .filter(|l| l.ends_with(" spread: true") || l.ends_with("the loops: true"))
                 .count();
-            if spread != 12 {
+            if spread != 14 {
                 return Err(format!(
                     "{procs} x {threads}: the corpora were not made in place, or came home:\n\
                      {explain}"

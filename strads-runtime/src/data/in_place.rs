@@ -30,6 +30,8 @@ pub(crate) enum Failure {
         not_found: bool,
         message: String,
     },
+    /// An array's shape beyond what it may hold ([`Error::Shape`]).
+    Shape(String),
     Other(String),
 }
 
@@ -97,6 +99,7 @@ impl Fault {
                     std::io::Error::other(message)
                 },
             },
+            Failure::Shape(m) => Error::Shape(m),
             Failure::Other(m) => Error::Rank(m),
         }
     }
@@ -110,4 +113,18 @@ pub(crate) fn other(message: String) -> Fault {
         global: true,
         failure: Failure::Other(message),
     }
+}
+
+/// Whether the files `paths` can be read in place: each named in UTF-8 (the name crosses
+/// to the ranks) and a regular file or missing (a missing file gives, in place, the error
+/// one process gives). A pipe, a device or `/proc` file, whose size the ranks cannot split
+/// by, is read by one process on the driver instead.
+pub(crate) fn readable_in_place(paths: &[&Path]) -> bool {
+    paths.iter().all(|p| {
+        let regular = match std::fs::metadata(p) {
+            Ok(m) => m.is_file(),
+            Err(_) => true,
+        };
+        p.to_str().is_some() && regular
+    })
 }

@@ -58,14 +58,6 @@ fn for_each_line_max(
     Ok(lines.count())
 }
 
-/// The lines of a file that start within a byte range, read one at a time: what one rank
-/// of a cluster job reads of a file every rank sees (`load`'s data in place). The ranges
-/// `[lo, hi)` of the ranks, one after the other, cover the file, so every line is read by
-/// exactly one rank: the one whose range holds its first byte.
-///
-/// Lines are numbered from 1 within the range; a UTF-8 byte order mark is stripped from
-/// the file's first line. A line longer than `max` bytes is an [`Error::Parse`] expecting
-/// `expected`, read no further.
 /// How far this process's loaders are: bytes read and bytes to read of the files they
 /// opened, summed since the process started (what [`crate::load::progress`] reports).
 pub(crate) static READ: AtomicU64 = AtomicU64::new(0);
@@ -91,6 +83,15 @@ pub(crate) fn to_read(file: &File, range: &std::ops::Range<u64>) {
     );
 }
 
+/// The lines of a file that start within a byte range, read one at a time: what one rank
+/// of a cluster job reads of a file every rank sees (the data loaded in place: `load`'s
+/// rating files, `corpus`'s LDA-C files). The ranges `[lo, hi)` of the ranks, one after
+/// the other, cover the file, so every line is read by exactly one rank: the one whose
+/// range holds its first byte.
+///
+/// Lines are numbered from 1 within the range; a UTF-8 byte order mark is stripped from
+/// the file's first line. A line longer than `max` bytes is an [`Error::Parse`] expecting
+/// `expected`, read no further.
 pub(crate) struct Lines<'p> {
     path: &'p Path,
     expected: &'p str,

@@ -8,6 +8,9 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use crate::array::SparseArray;
+use crate::cluster::session::Session;
+use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, Facts};
+use crate::error::Error;
 use crate::error::Result;
 
 use super::{Corpus, MAX_ID, MAX_TOKENS};
@@ -75,9 +78,11 @@ pub fn generated(docs: usize, words: usize, topics: usize, avg_len: f64, seed: u
 ///
 /// # Errors
 /// [`Error::Setting`](crate::Error::Setting) naming the parameter when `avg_len` is not finite and positive,
-/// `docs > 0` and `words` or `topics` is 0, `words` exceeds `2^32`, or the expected
-/// tokens `docs * avg_len` exceed half of [`MAX_TOKENS`] (the tokens drawn stay below
-/// it); [`Error::Alloc`](crate::Error::Alloc) when the corpus would not fit in memory.
+/// `docs > 0` and `words` or `topics` is 0, `docs` or `words` exceeds `2^32`, or the
+/// expected tokens `docs * avg_len` exceed half of [`MAX_TOKENS`] (the tokens drawn stay
+/// below it); [`Error::Alloc`](crate::Error::Alloc) when the corpus would not fit in
+/// memory, or on a cluster job's driver [`Error::Rank`](crate::Error::Rank) when a rank's
+/// share would not fit in its memory, naming the rank.
 ///
 /// ```
 /// let e = strads_runtime::corpus::try_generated(10, 0, 5, 40.0, 1).unwrap_err();
@@ -115,6 +120,13 @@ pub fn try_generated(
             &format!("at least 1 topic for {docs} documents"),
         ));
     }
+    if docs > MAX_ID as usize + 1 {
+        return Err(bad_parameter(
+            "docs",
+            docs,
+            &format!("at most {} (document ids are u32)", MAX_ID + 1),
+        ));
+    }
     if words > MAX_ID as usize + 1 {
         return Err(bad_parameter(
             "words",
@@ -142,7 +154,7 @@ pub fn try_generated(
         seed,
     };
     if let Some(s) = crate::cluster::job::data_driver() {
-        let counts = super::in_place::generated(s, p)?;
+        let counts = in_place(s, p)?;
         return Ok(Corpus {
             counts,
             vocab: Vec::new(),
@@ -174,7 +186,7 @@ pub(super) struct Params {
 impl Params {
     /// Whether the memory the drawing takes is there: the topics' cumulative word
     /// distributions and the per-word tables, then the entries (at most one per token) of
-    /// a `ranks`th of the documents.
+    /// `1 / ranks` of the documents.
     pub(super) fn check_memory(&self, ranks: usize) -> Result<()> {
         let (docs, words, topics) = (self.docs, self.words, self.topics);
         let expected = docs as f64 * self.avg_len / ranks.max(1) as f64;
@@ -184,7 +196,7 @@ impl Params {
             .and_then(|b| b.checked_add((words as u64).checked_mul(24)?))
             .and_then(|b| b.checked_add((expected as u64).checked_mul(24)?));
         let part = if ranks > 1 {
-            format!("a {ranks}th of ")
+            format!("1/{ranks} of ")
         } else {
             String::new()
         };
@@ -273,4 +285,41 @@ fn pick(cumulative: &[f64], rng: &mut Xoshiro256PlusPlus) -> usize {
     cumulative
         .partition_point(|&c| c <= u)
         .min(cumulative.len() - 1)
+}
+
+/// The arguments of a corpus generated in place: the counts' id and the parameters.
+type DrawArgs = (u64, Params);
+
+/// Driver: the corpus of `p` drawn in place; its counts' shape is `[p.docs, p.words]`.
+fn in_place(s: &'static Session, p: Params) -> Result<SparseArray<u32, 2>> {
+    let id = crate::array::fresh_id();
+    let shape = [p.docs, p.words];
+    let args: DrawArgs = (id, p);
+    let answers = spread::run(s, DRAW.name, spread::postcard_args(&args)).map_err(Error::Rank)?;
+    let facts: Vec<Facts> = spread::decode_each(&answers).map_err(Error::Rank)?;
+    spread::made(s, id, shape, &facts).map_err(Error::Rank)
+}
+
+#[linkme::distributed_slice(DATA_OPS)]
+static DRAW: DataOp = DataOp {
+    name: "strads::generated_corpus",
+    run: draw_part,
+};
+
+/// One rank's part of a generated corpus: every rank draws the whole sequence one process
+/// draws and keeps the entries of its range of the documents.
+fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let (id, p): DrawArgs =
+        postcard::from_bytes(args).map_err(|e| format!("the corpus's arguments ({e})"))?;
+    let fits = p.check_memory(ctx.size);
+    ctx.agree(fits.map_err(|e| e.to_string()))?;
+    let docs = crate::data::generate::in_place_range(p.docs, ctx.rank, ctx.size);
+    let (keys, values): (Vec<[u32; 2]>, Vec<u32>) = draw(&p, docs)
+        .into_iter()
+        .map(|([d, w], n)| ([d as u32, w as u32], n))
+        .unzip();
+    let part = spread::part(keys, values);
+    let facts = part.facts();
+    spread::keep(id, part);
+    Ok(spread::postcard_args(&facts))
 }

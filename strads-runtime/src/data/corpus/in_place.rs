@@ -1,15 +1,15 @@
-//! Corpora made in place on a cluster job's ranks (docs/design.md, "Arrays"): an LDA-C
-//! file is read by every rank in its byte range (the same path on every node), and a
-//! generated corpus is drawn by every rank, each keeping its range of the documents. The
+//! LDA-C corpora loaded in place on a cluster job's ranks (docs/design.md, "Arrays"): the
+//! file is read by every rank in its byte range (the same path on every node), and the
 //! ranks agree on what one process finds: the documents' numbers, the shape and the first
-//! error by line. Each rank keeps its documents' entries as its part of a spread
-//! `counts` array, so the parts one after the other are one process's entries, in order.
+//! error by line. Each rank keeps its documents' entries as its part of a spread `counts`
+//! array, so the parts one after the other are one process's entries, in order. (A
+//! generated corpus is drawn in place by `generated.rs`.) And a spread corpus's tokens,
+//! summed where its parts are.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::generated::{Params, draw};
 use super::{
     ID_FLOOR, IDS_PER_ENTRY, LDA_C_FORMAT, MAX_TOKENS, TOKENS_FLOOR, TOKENS_PER_PAIR,
     parse_document, token_limit,
@@ -17,7 +17,7 @@ use super::{
 use crate::array::SparseArray;
 use crate::cluster::session::Session;
 use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, Facts};
-use crate::data::in_place::{Fault, byte_range, other};
+use crate::data::in_place::{Failure, Fault, byte_range, other};
 use crate::data::text::{Lines, MAX_LINE, id_limit};
 use crate::error::{Error, Result};
 
@@ -272,11 +272,20 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
         }
         (None, None) => 0,
     };
-    if docs > u32::MAX as usize + 1 {
-        return Err(other(format!(
-            "sparse array dimension {docs} exceeds the supported {}",
-            u32::MAX as u64 + 1
-        )));
+    // As `SparseArray::from_entries` refuses it, the first dimension first.
+    if let Some(d) = [docs, words]
+        .into_iter()
+        .find(|&d| d > u32::MAX as usize + 1)
+    {
+        return Err(Fault {
+            file: 0,
+            line: 0,
+            global: true,
+            failure: Failure::Shape(format!(
+                "sparse array dimension {d} exceeds the supported {}",
+                u32::MAX as u64 + 1
+            )),
+        });
     }
     let (keys, values): (Vec<[u32; 2]>, Vec<u32>) = read
         .entries
@@ -289,8 +298,8 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
     Ok(([docs, words], facts))
 }
 
-fn parse_failure(message: String) -> crate::data::in_place::Failure {
-    crate::data::in_place::Failure::Parse {
+fn parse_failure(message: String) -> Failure {
+    Failure::Parse {
         message,
         expected: LDA_C_FORMAT.to_owned(),
     }
@@ -304,43 +313,6 @@ fn parse_fault(line: usize, message: String) -> Fault {
         global: true,
         failure: parse_failure(message),
     }
-}
-
-/// The arguments of a corpus generated in place: the counts' id and the parameters.
-type DrawArgs = (u64, Params);
-
-/// Driver: the corpus of `p` drawn in place; its counts' shape is `[p.docs, p.words]`.
-pub(super) fn generated(s: &'static Session, p: Params) -> Result<SparseArray<u32, 2>> {
-    let id = crate::array::fresh_id();
-    let shape = [p.docs, p.words];
-    let args: DrawArgs = (id, p);
-    let answers = spread::run(s, DRAW.name, spread::postcard_args(&args)).map_err(Error::Rank)?;
-    let facts: Vec<Facts> = spread::decode_each(&answers).map_err(Error::Rank)?;
-    spread::made(s, id, shape, &facts).map_err(Error::Rank)
-}
-
-#[linkme::distributed_slice(DATA_OPS)]
-static DRAW: DataOp = DataOp {
-    name: "strads::generated_corpus",
-    run: draw_part,
-};
-
-/// One rank's part of a generated corpus: every rank draws the whole sequence one process
-/// draws and keeps the entries of its range of the documents.
-fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
-    let (id, p): DrawArgs =
-        postcard::from_bytes(args).map_err(|e| format!("the corpus's arguments ({e})"))?;
-    let fits = p.check_memory(ctx.size);
-    ctx.agree(fits.map_err(|e| e.to_string()))?;
-    let docs = crate::data::generate::in_place_range(p.docs, ctx.rank, ctx.size);
-    let (keys, values): (Vec<[u32; 2]>, Vec<u32>) = draw(&p, docs)
-        .into_iter()
-        .map(|([d, w], n)| ([d as u32, w as u32], n))
-        .unzip();
-    let part = spread::part(keys, values);
-    let facts = part.facts();
-    spread::keep(id, part);
-    Ok(spread::postcard_args(&facts))
 }
 
 /// Driver: the sum of the values of this rank's part of the spread counts `id`, summed

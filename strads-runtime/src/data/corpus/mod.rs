@@ -124,7 +124,9 @@ impl Corpus {
 /// integer, a count is 0, an id appears twice in a line, an id lies beyond the
 /// vocabulary, a line, id or the tokens exceed the limits above, the data file has no
 /// documents or no tokens, or a vocabulary line is empty (a blank last line included) or
-/// not UTF-8. Nothing is returned half-built.
+/// not UTF-8; [`Error::Shape`] when the documents or the vocabulary exceed `2^32`. On a
+/// cluster job's driver also [`Error::Rank`] when the ranks see the file at different sizes
+/// or a rank fails. Nothing is returned half-built.
 ///
 /// ```
 /// # let dir = std::env::temp_dir();
@@ -148,7 +150,11 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
         Some(v) => Some((vocabulary(v)?, v)),
         None => None,
     };
-    if let Some(s) = crate::cluster::job::data_driver() {
+    let named = vocab.is_none_or(|v| v.to_str().is_some());
+    if let Some(s) = crate::cluster::job::data_driver()
+        && named
+        && crate::data::in_place::readable_in_place(&[path])
+    {
         let bound = vocab_words.as_ref().map(|(w, p)| (w.len(), *p));
         let counts = in_place::lda_c(s, path, bound)?;
         let [docs, words] = counts.shape();

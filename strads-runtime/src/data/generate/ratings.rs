@@ -296,7 +296,7 @@ fn ratings_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, Stri
     let (me, size) = (ctx.rank, ctx.size);
     let fits = check_memory(
         &format!(
-            "a {size}th of {} x {} generated ratings ({target} ratings)",
+            "1/{size} of {} x {} generated ratings ({target} ratings)",
             cfg.users, cfg.items
         ),
         bytes_needed(&cfg, target, size),

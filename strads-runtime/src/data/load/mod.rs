@@ -85,7 +85,7 @@ pub const MAX_RATING: f32 = 1e9;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn ratings(path: impl AsRef<Path>) -> Result<SparseArray<f32, 2>> {
-    if let Some(s) = crate::cluster::job::data_driver() {
+    if let Some(s) = in_place_driver(&[path.as_ref()]) {
         let [r] = one_each(in_place::ratings(s, &[path.as_ref()], None)?);
         return Ok(r);
     }
@@ -125,7 +125,7 @@ pub fn ratings_pair(
     train: impl AsRef<Path>,
     test: impl AsRef<Path>,
 ) -> Result<(SparseArray<f32, 2>, SparseArray<f32, 2>)> {
-    if let Some(s) = crate::cluster::job::data_driver() {
+    if let Some(s) = in_place_driver(&[train.as_ref(), test.as_ref()]) {
         let [train, test] = one_each(in_place::ratings(
             s,
             &[train.as_ref(), test.as_ref()],
@@ -169,13 +169,19 @@ pub fn ratings_with_shape(
     path: impl AsRef<Path>,
     shape: [usize; 2],
 ) -> Result<SparseArray<f32, 2>> {
-    if let Some(s) = crate::cluster::job::data_driver() {
+    if let Some(s) = in_place_driver(&[path.as_ref()]) {
         let [r] = one_each(in_place::ratings(s, &[path.as_ref()], Some(shape))?);
         return Ok(r);
     }
     let mut loader = Loader::new(Some(shape));
     let entries = loader.load(path.as_ref())?;
     SparseArray::from_entries(shape, entries)
+}
+
+/// The job's session when `paths` are loaded in place: on a job's driver, files the ranks
+/// can each read a range of (`readable_in_place`).
+fn in_place_driver(paths: &[&Path]) -> Option<&'static crate::cluster::session::Session> {
+    crate::cluster::job::data_driver().filter(|_| crate::data::in_place::readable_in_place(paths))
 }
 
 /// The arrays loaded in place, one per file asked for.
