@@ -15,6 +15,9 @@
 //!   file without
 //!   documents, documents without words, a missing file.
 //!
+//! - with the cost model on, a loop it may time against its serial loop runs where the
+//!   counts' parts are when they hold more than the driver may bring home.
+//!
 //! A test without libtest's harness: its `main` carries `#[strads::main]`, so the copies of
 //! this binary that `STRADS_PROCESSES` starts go straight to serving.
 
@@ -24,7 +27,7 @@ use std::process::ExitCode;
 
 #[path = "common/self_run.rs"]
 mod self_run;
-use self_run::{digest, main_of, run_self};
+use self_run::{digest, main_of_roles, run_self};
 
 use strads::corpus::{self, Corpus};
 use strads::prelude::*;
@@ -46,6 +49,15 @@ fn weighted(counts: &SparseArray<u32, 2>) -> f64 {
         s += f64::from(n) / (1.0 + d as f64 + 0.5 * w as f64);
     }
     s
+}
+
+/// Every document's tokens: a 1D plan over the documents, which keeps the serial order,
+/// so the cost model may time it against the serial loop.
+#[strads::parallel_for]
+fn per_doc(counts: &SparseArray<u32, 2>, nd: &mut DistArray<f64, 1>) {
+    for ([d, w], &n) in counts {
+        nd[d] = nd[d] * 0.5 + f64::from(n) * (1.0 + w as f64);
+    }
 }
 
 /// A small linear congruential sequence, so the files are the same in every run.
@@ -266,6 +278,28 @@ fn program() {
     describe("after errors", &c);
 }
 
+/// The cost model on: a loop whose plan keeps the serial order is timed against its
+/// serial loop, which would bring the spread counts home; with more bytes on the other
+/// ranks than the driver may bring home (a budget made small here), the plan runs where
+/// the parts are.
+fn cost() {
+    let c = corpus::lda_c(dir().join("ok.dat"), None).expect("ok.dat loads");
+    let handed = strads::testing::handed_back();
+    let mut nd = DistArray::<f64, 1>::zeros([c.docs]);
+    strads::testing::with_home_budget(64 << 10, || {
+        for _ in 0..3 {
+            per_doc(&c.counts, &mut nd);
+        }
+    });
+    let bits: Vec<u64> = nd.as_slice().iter().map(|x| x.to_bits()).collect();
+    println!("per_doc {:016x}", digest(&[bits]));
+    eprintln!(
+        "cost: spread after the loops: {}, handed back {}",
+        c.counts.is_spread(),
+        strads::testing::handed_back() - handed
+    );
+}
+
 fn check() -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("strads-cluster-corpus-{}", std::process::id()));
     write_files(&dir).map_err(|e| format!("writing the files: {e}"))?;
@@ -303,13 +337,45 @@ fn check() -> Result<(), String> {
         }
         Ok(())
     })();
+    let cost = (|| {
+        let cost_env = |procs: &'static str, threads: &'static str| {
+            [
+                ("STRADS_PROCESSES", procs),
+                ("STRADS_THREADS", threads),
+                ("STRADS_COST", "1"),
+                ("CLUSTER_CORPUS_DIR", dir_s.as_str()),
+            ]
+        };
+        let (one, _) = run_self("CLUSTER_CORPUS_ROLE", "cost", &cost_env("1", "2")[1..])?;
+        let (many, explain) = run_self("CLUSTER_CORPUS_ROLE", "cost", &cost_env("2", "1"))?;
+        if many != one || one.lines().count() != 1 {
+            return Err(format!(
+                "cost: processes print\n{many}\n2 threads print\n{one}"
+            ));
+        }
+        if !explain.contains("cost: spread after the loops: true, handed back 0") {
+            return Err(format!(
+                "cost: a timed loop brought the counts home, or ran its serial loop:\n{explain}"
+            ));
+        }
+        Ok(())
+    })();
     let _ = std::fs::remove_dir_all(&dir);
     result?;
-    println!("cluster_corpus: the same corpora, bits and errors as threads at 2 x 1, 2 x 2, 3 x 1");
+    cost?;
+    println!(
+        "cluster_corpus: the same corpora, bits and errors as threads at 2 x 1, 2 x 2, 3 x 1; \
+         a timed loop over spread counts runs where they are"
+    );
     Ok(())
 }
 
 #[strads::main]
 fn main() -> ExitCode {
-    main_of("CLUSTER_CORPUS_ROLE", "cluster_corpus", program, check)
+    main_of_roles(
+        "CLUSTER_CORPUS_ROLE",
+        "cluster_corpus",
+        &[("program", program), ("cost", cost)],
+        check,
+    )
 }

@@ -175,7 +175,8 @@ impl<'a> Call<'a> {
     {
         let (state, len) = (self.state, space.len());
         let decides = cost::decides(&self.side);
-        let times = decides && self.may_time();
+        // A spread space's entries would come home for the serial loop too.
+        let times = decides && self.may_time_with(space.away_bytes());
         if times && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
@@ -204,12 +205,8 @@ impl<'a> Call<'a> {
     /// the parts are instead. Smaller ones may come home when that pays. The rules from
     /// the plan's shape, whose ways differ in bits, still apply (`cost::decides`), so a
     /// call prints what the same worker count prints on threads.
-    pub(crate) fn may_time(&self) -> bool {
-        self.may_time_with(0)
-    }
-
-    /// [`may_time`](Self::may_time) with `extra` bytes away besides the arrays' parts
-    /// (an `iter_mut()` loop's values left on the ranks).
+    /// (`extra`: bytes away besides the arrays' parts: a spread space's entries, an
+    /// `iter_mut()` loop's values left on the ranks.)
     pub(crate) fn may_time_with(&self, extra: u64) -> bool {
         self.ship
             .as_ref()
@@ -456,7 +453,7 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
     }
 
     /// What the cost model weighs of the plan.
-    /// `times`: whether the cost model may time the call (`Call::may_time`).
+    /// `times`: whether the cost model may time the call (`Call::may_time_with`).
     pub(crate) fn shape<S: Space<Blocks = B>>(&self, space: &S, times: bool) -> cost::Shape {
         let schedule = self.schedule();
         cost::Shape {

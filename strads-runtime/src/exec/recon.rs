@@ -76,7 +76,7 @@ impl Call<'_> {
         let spec = state.spec();
         // Measured calls: a loop whose serial body was found cheaper records nothing.
         let decides = cost::decides(&self.side);
-        let times = decides && self.may_time();
+        let times = decides && self.may_time_with(space.away_bytes());
         if times && let Some(serial) = state.serial_before_plan(space.len()) {
             return Ran::handed_back(serial);
         }

@@ -68,6 +68,11 @@ pub trait Space: Sync {
     fn needs_setup(&self) -> bool {
         false
     }
+    /// Bytes of its entries on other ranks of a cluster job (a spread array's parts, not
+    /// brought home): what running the loop on this process alone would bring home.
+    fn away_bytes(&self) -> u64 {
+        0
+    }
     /// Where an iteration comes in index order (row-major over [`extents`]): the same
     /// number on every rank, larger for a later index.
     ///

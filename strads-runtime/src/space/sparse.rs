@@ -172,6 +172,9 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
     fn extents(&self) -> Vec<usize> {
         self.shape().to_vec()
     }
+    fn away_bytes(&self) -> u64 {
+        self.spread_bytes()
+    }
     fn identity(&self) -> String {
         // With the values' version: a plan's blocks copy the entries' values, so a plan
         // made before the values changed (`iter_mut`, `entry_mut`) is not used after.

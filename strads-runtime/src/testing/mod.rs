@@ -11,6 +11,28 @@ thread_local! {
     static SURVEYS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     static HANDED_BACK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     static PLAN_ALWAYS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static HOME_BUDGET: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with the bytes on other ranks that a cluster job's driver may bring home for a
+/// call of this thread (to run it on its threads, or as its serial loop, when the cost
+/// model finds crossing cannot pay) set to `bytes` instead of 64 MiB: for tests of arrays
+/// in parts smaller than that.
+pub fn with_home_budget<R>(bytes: u64, f: impl FnOnce() -> R) -> R {
+    let prev = HOME_BUDGET.with(|b| b.replace(Some(bytes)));
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HOME_BUDGET.with(|b| b.set(self.0));
+        }
+    }
+    let _restore = Restore(prev);
+    f()
+}
+
+/// The budget [`with_home_budget`] set on this thread, if any.
+pub(crate) fn home_budget() -> Option<u64> {
+    HOME_BUDGET.with(|b| b.get())
 }
 
 /// Runs `f` with every loop call on this thread running its plan, as `STRADS_COST=0`

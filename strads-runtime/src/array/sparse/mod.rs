@@ -296,6 +296,15 @@ impl<T, const N: usize> SparseArray<T, N> {
         }
     }
 
+    /// Bytes of the entries on other ranks while the array is spread (not brought home):
+    /// 0 otherwise.
+    pub(crate) fn spread_bytes(&self) -> u64 {
+        match self.spread() {
+            Some(_) => (self.nnz as u64).saturating_mul((4 * N + std::mem::size_of::<T>()) as u64),
+            None => 0,
+        }
+    }
+
     /// Whether an `iter_mut()` call left values of this array on other ranks (not yet
     /// brought home).
     pub fn values_away(&self) -> bool {

@@ -165,7 +165,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
 
     fn assemble(
         &self,
-        messages: Vec<Vec<u8>>,
+        mut messages: Vec<Vec<u8>>,
         n_blocks: usize,
         mine: &dyn Fn(usize) -> bool,
     ) -> Result<(Arc<dyn Any + Send + Sync>, usize), String> {
@@ -183,53 +183,66 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
                 total += n;
             }
         }
+        starts.push(total);
         // Ids are 32 bits (as a bucketed array's on one process): an array with more
         // entries keeps none (its calls cannot be traced), and crosses all the same.
         let numbered = total <= u32::MAX as usize;
-        let held: usize = (0..n_blocks).filter(|&b| mine(b)).map(|b| lens[b]).sum();
-        let (mut keys, mut values) = (Vec::with_capacity(held), Vec::with_capacity(held));
-        let mut ids: Vec<u32> = Vec::with_capacity(held);
+        // Where each kept block's next entry goes: the blocks in order, each block's
+        // entries in rank order. The messages are read one rank at a time, each dropped
+        // once read, into arrays allocated zeroed (pages backed as they are written), so
+        // the messages and the blocks together hold about one copy of the entries.
+        let mut next = vec![0usize; n_blocks];
+        let mut held = 0usize;
         let mut counts = vec![0usize; n_blocks];
-        // Where each rank's next block starts in its message.
-        let mut at: Vec<usize> = vec![head; messages.len()];
-        let shape = [u32::MAX as usize + 1; N];
         for b in (0..n_blocks).filter(|&b| mine(b)) {
-            for (r, m) in messages.iter().enumerate() {
-                let n = u64_at(m, b).unwrap_or(0) as usize;
-                let k_end = at[r] + n * 4 * N;
+            next[b] = held;
+            held += lens[b];
+            counts[b] = lens[b];
+        }
+        let mut keys = vec![[0u32; N]; held];
+        let mut ids = vec![0u32; held];
+        let mut value_bytes = vec![0u8; held * size];
+        for r in 0..messages.len() {
+            let m = std::mem::take(&mut messages[r]);
+            let mut at = head;
+            for b in (0..n_blocks).filter(|&b| mine(b)) {
+                let n = u64_at(&m, b).unwrap_or(0) as usize;
+                let k_end = at + n * 4 * N;
                 let i_end = k_end + n * 4;
                 let v_end = i_end + n * size;
-                let (Some(kb), Some(ib), Some(vb)) = (
-                    m.get(at[r]..k_end),
-                    m.get(k_end..i_end),
-                    m.get(i_end..v_end),
-                ) else {
+                let (Some(kb), Some(ib), Some(vb)) =
+                    (m.get(at..k_end), m.get(k_end..i_end), m.get(i_end..v_end))
+                else {
                     return Err(format!("rank {r}'s entries of block {b} are cut short"));
                 };
-                le::get_keys(kb, &shape, &mut keys).map_err(|_| "an index beyond u32")?;
-                for i in ib.chunks_exact(4) {
-                    let i = u32::from_le_bytes(i.try_into().expect("4 bytes")) as usize;
-                    let id = starts[r] + i;
-                    if id >= starts.get(r + 1).copied().unwrap_or(total) {
+                let to = next[b]..next[b] + n;
+                if to.end > held {
+                    return Err(format!(
+                        "rank {r} sent more entries of block {b} than counted"
+                    ));
+                }
+                for (k, chunk) in keys[to.clone()].iter_mut().zip(kb.chunks_exact(4 * N)) {
+                    for (x, c) in k.iter_mut().zip(chunk.chunks_exact(4)) {
+                        *x = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+                    }
+                }
+                for (id, c) in ids[to.clone()].iter_mut().zip(ib.chunks_exact(4)) {
+                    let i = starts[r] + u32::from_le_bytes(c.try_into().expect("4 bytes")) as usize;
+                    if i >= starts[r + 1] {
                         return Err(format!("rank {r} sent an entry beyond its part"));
                     }
-                    ids.push(if numbered { id as u32 } else { u32::MAX });
+                    *id = if numbered { i as u32 } else { u32::MAX };
                 }
-                values.extend(
-                    le::get_vec::<T>(vb).ok_or(format!("rank {r}'s values do not decode"))?,
-                );
-                at[r] = v_end;
-                counts[b] += n;
+                value_bytes[to.start * size..to.end * size].copy_from_slice(vb);
+                next[b] = to.end;
+                at = v_end;
+            }
+            if at != m.len() {
+                return Err(format!("{} bytes after rank {r}'s entries", m.len() - at));
             }
         }
-        for (r, m) in messages.iter().enumerate() {
-            if at[r] != m.len() {
-                return Err(format!(
-                    "{} bytes after rank {r}'s entries",
-                    m.len() - at[r]
-                ));
-            }
-        }
+        let values = le::get_vec::<T>(&value_bytes).ok_or("the entries' values do not decode")?;
+        drop(value_bytes);
         let bytes = keys.len() * (4 * N + 4 + size);
         let filled = Filled::from_parts(keys, ids, values, &counts, lens);
         Ok((Arc::new(Buckets::filled(filled)), bytes))

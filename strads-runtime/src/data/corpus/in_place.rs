@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ID_FLOOR, IDS_PER_ENTRY, LDA_C_FORMAT, MAX_TOKENS, TOKENS_FLOOR, TOKENS_PER_PAIR,
-    parse_document, token_limit,
+    ID_FLOOR, IDS_PER_ENTRY, LDA_C_FORMAT, MAX_TOKENS, Pairs, TOKENS_FLOOR, TOKENS_PER_PAIR,
+    check_dims, parse_document, token_limit,
 };
 use crate::array::SparseArray;
 use crate::cluster::session::Session;
@@ -93,7 +93,7 @@ fn load_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
 /// Where a rank's documents are: each one's line in the range, and the pairs and tokens
 /// read up to it (itself included).
 struct Read {
-    entries: Vec<([usize; 2], u32)>,
+    entries: Pairs,
     ends: Vec<(usize, u64, u64)>,
 }
 
@@ -101,7 +101,7 @@ struct Read {
 /// and its summary.
 fn read_range(ctx: &Ctx, args: &LoadArgs) -> (Read, Summary) {
     let mut read = Read {
-        entries: Vec::new(),
+        entries: Pairs::default(),
         ends: Vec::new(),
     };
     let mut sum = Summary {
@@ -155,9 +155,9 @@ fn read_range(ctx: &Ctx, args: &LoadArgs) -> (Read, Summary) {
             sum.fault = Some(Fault::of(0, line_no, false, e, ctx.rank));
             break;
         }
-        for &([_, w], n) in &entries[entries.len() - scratch.len()..] {
-            if sum.max.is_none_or(|(m, _)| w as u64 > m) {
-                sum.max = Some((w as u64, line_no));
+        for (&[_, w], &n) in entries.last(scratch.len()) {
+            if sum.max.is_none_or(|(m, _)| u64::from(w) > m) {
+                sum.max = Some((u64::from(w), line_no));
             }
             sum.tokens += u64::from(n);
         }
@@ -272,26 +272,23 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
         }
         (None, None) => 0,
     };
-    // As `SparseArray::from_entries` refuses it, the first dimension first.
-    if let Some(d) = [docs, words]
-        .into_iter()
-        .find(|&d| d > u32::MAX as usize + 1)
-    {
+    // As one process refuses it, the first dimension first.
+    if let Err(e) = check_dims([docs, words]) {
         return Err(Fault {
             file: 0,
             line: 0,
             global: true,
-            failure: Failure::Shape(format!(
-                "sparse array dimension {d} exceeds the supported {}",
-                u32::MAX as u64 + 1
-            )),
+            failure: Failure::Shape(match e {
+                Error::Shape(m) => m,
+                other => other.to_string(),
+            }),
         });
     }
-    let (keys, values): (Vec<[u32; 2]>, Vec<u32>) = read
-        .entries
-        .into_iter()
-        .map(|([d, w], n)| ([(docs_before + d) as u32, w as u32], n))
-        .unzip();
+    // This rank's documents numbered from the ranks' before it (the shape fits `u32`).
+    let Pairs { mut keys, values } = read.entries;
+    for k in &mut keys {
+        k[0] += docs_before as u32;
+    }
     let part = spread::part(keys, values);
     let facts = part.facts();
     spread::keep(args.id, part);

@@ -165,7 +165,7 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
             words,
         });
     }
-    let mut entries = Vec::new();
+    let mut entries = Pairs::default();
     let mut docs = 0usize;
     let mut max_id: Option<(u64, usize)> = None;
     let mut tokens = 0u64;
@@ -183,9 +183,9 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
             return Ok(());
         }
         parse_document(path, line_no, line, docs, bound, &mut scratch, &mut entries)?;
-        for &([_, w], n) in &entries[entries.len() - scratch.len()..] {
-            if max_id.is_none_or(|(m, _)| w as u64 > m) {
-                max_id = Some((w as u64, line_no));
+        for (&[_, w], &n) in entries.last(scratch.len()) {
+            if max_id.is_none_or(|(m, _)| u64::from(w) > m) {
+                max_id = Some((u64::from(w), line_no));
             }
             tokens += u64::from(n);
         }
@@ -234,13 +234,51 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
         }
         None => (Vec::new(), max_id.map_or(0, |(m, _)| m as usize + 1)),
     };
-    let counts = SparseArray::from_entries([docs, words], entries)?;
+    check_dims([docs, words])?;
+    let counts = SparseArray::from_raw([docs, words], entries.keys, entries.values);
     Ok(Corpus {
         counts,
         vocab,
         docs,
         words,
     })
+}
+
+/// A corpus's entries as they are read: `[doc, word]` and the count (12 bytes a pair, as
+/// the array keeps them). A document number past `u32::MAX` wraps here, and the corpus is
+/// then refused by [`check_dims`] before it is built.
+#[derive(Default)]
+pub(super) struct Pairs {
+    pub keys: Vec<[u32; 2]>,
+    pub values: Vec<u32>,
+}
+
+impl Pairs {
+    pub(super) fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// The last `n` pairs.
+    pub(super) fn last(&self, n: usize) -> impl Iterator<Item = (&[u32; 2], &u32)> {
+        let at = self.len() - n;
+        self.keys[at..].iter().zip(&self.values[at..])
+    }
+
+    fn truncate(&mut self, n: usize) {
+        self.keys.truncate(n);
+        self.values.truncate(n);
+    }
+}
+
+/// The error `SparseArray::from_entries` gives for a shape it cannot index (`u32` indices).
+fn check_dims(shape: [usize; 2]) -> Result<()> {
+    match shape.into_iter().find(|&d| d > u32::MAX as usize + 1) {
+        Some(d) => Err(Error::Shape(format!(
+            "sparse array dimension {d} exceeds the supported {}",
+            u32::MAX as u64 + 1
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The most tokens a corpus of `pairs` `id:count` pairs may hold (see [`lda_c`]).
@@ -301,7 +339,7 @@ fn parse_document(
     doc: usize,
     bound: Option<(usize, &Path)>,
     scratch: &mut Vec<(u32, usize)>,
-    entries: &mut Vec<([usize; 2], u32)>,
+    entries: &mut Pairs,
 ) -> Result<()> {
     let fail = |message: String| Error::Parse {
         path: path.to_path_buf(),
@@ -392,7 +430,8 @@ fn parse_document(
             }
             pairs.push(pair);
             scratch.push((id as u32, pairs.len() - 1));
-            entries.push(([doc, id as usize], count as u32));
+            entries.keys.push([doc as u32, id as u32]);
+            entries.values.push(count as u32);
         }
         if n != pairs.len() as u64 {
             return Err(fail(format!(

@@ -1,0 +1,276 @@
+//! An LDA-C corpus loaded in place (`corpus::lda_c` on a cluster job: every rank reads
+//! the documents that start in its byte range) against one process reading it: the load's
+//! seconds, a loop over the counts, and each rank's peak resident memory, at P = 1, 2 and
+//! 4 processes of one thread (P = 1: one process of 2 threads). Every layout must print the
+//! same corpus and the same loop result as the one process; the table says so.
+//!
+//! The corpus is an LDA-C file written here (AP-like documents: Zipf-skewed word ids,
+//! log-normal lengths), or the file `--data` names. Ranks are started by `STRADS_PROCESSES`
+//! on this machine; each rank's peak is its `VmHWM`, from `STRADS_EXPLAIN`'s memory lines
+//! (the driver's from its own `/proc/self/status`). Record the table in BENCHMARKS.md.
+//!
+//! ```text
+//! cargo bench --bench corpus_in_place
+//! cargo bench --bench corpus_in_place -- --docs 400000 --data /path/to/file.dat
+//! ```
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use clap::Parser;
+use strads::prelude::*;
+
+/// The tokens of every word, weighted by document and word: a loop that only reads the
+/// counts, so it runs where their parts are. An integer sum, so every worker count gives
+/// the one process's result.
+#[strads::parallel_for]
+fn weighted(counts: &SparseArray<u32, 2>) -> u64 {
+    let mut s: u64 = 0;
+    for ([d, w], &n) in counts {
+        s += u64::from(n) * (1 + (d % 97) as u64 + (w % 89) as u64);
+    }
+    s
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "LDA-C loaded in place against one process")]
+struct Args {
+    /// An LDA-C file to load; without it, one of `--docs` documents is written first.
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Documents of the written file.
+    #[arg(long, default_value_t = 200_000)]
+    docs: usize,
+    /// Vocabulary of the written file.
+    #[arg(long, default_value_t = 100_000)]
+    words: u64,
+    /// Mean distinct words a document of the written file.
+    #[arg(long, default_value_t = 80)]
+    pairs: u64,
+    /// Passed by `cargo bench`.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+/// A small linear congruential sequence.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 11
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() as f64 + 0.5) / (1u64 << 53) as f64
+    }
+}
+
+/// Writes an LDA-C file: `docs` documents, distinct Zipf-skewed ids below `words`,
+/// log-normal numbers of distinct words around `pairs`, counts mostly 1.
+fn write_corpus(path: &PathBuf, docs: usize, words: u64, pairs: u64) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    let mut g = Lcg(7);
+    let mut ids: Vec<u64> = Vec::new();
+    let mut line = String::new();
+    for _ in 0..docs {
+        // Log-normal by Box-Muller, sigma 0.6.
+        let z = (-2.0 * g.unit().ln()).sqrt() * (std::f64::consts::TAU * g.unit()).cos();
+        let k = ((pairs as f64 * (0.6 * z - 0.18).exp()).round() as u64).clamp(1, words);
+        ids.clear();
+        while (ids.len() as u64) < k {
+            // Zipf-like: the inverse of a power law's CDF.
+            let id = ((words as f64).powf(g.unit()) - 1.0) as u64 % words;
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        line.clear();
+        write!(line, "{k}").unwrap();
+        for &id in &ids {
+            let c = if g.next() % 4 == 0 {
+                g.next() % 5 + 2
+            } else {
+                1
+            };
+            write!(line, " {id}:{c}").unwrap();
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    out.flush()
+}
+
+/// The program each layout runs: load, loop, and what it found.
+fn program(path: &str) {
+    let t = Instant::now();
+    let c = strads::corpus::lda_c(path, None).unwrap_or_else(|e| {
+        eprintln!("corpus_in_place: {e}");
+        std::process::exit(1)
+    });
+    let load = t.elapsed().as_secs_f64();
+    let load_peak = vm_hwm_kib();
+    let tokens = c.tokens();
+    let t = Instant::now();
+    let w = weighted(&c.counts);
+    let looped = t.elapsed().as_secs_f64();
+    let peak = vm_hwm_kib();
+    println!(
+        "result docs={} words={} pairs={} tokens={tokens} weighted={}",
+        c.docs,
+        c.words,
+        c.counts.nnz(),
+        w
+    );
+    println!(
+        "timing load={load:.3} loop={looped:.3} spread={} driver_load_peak_kib={load_peak} \
+         driver_peak_kib={peak}",
+        c.counts.is_spread()
+    );
+}
+
+/// This process's peak resident set (`VmHWM`), KiB; 0 where unknown.
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_owned();
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// One layout's run: (result line, load s, loop s, peaks in MiB by rank).
+fn run(path: &str, procs: usize) -> Result<(String, f64, f64, Vec<f64>), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STRADS_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env("CORPUS_BENCH_ROLE", "program")
+        .env("CORPUS_BENCH_DATA", path)
+        .stdin(Stdio::null());
+    if procs == 1 {
+        cmd.env("STRADS_THREADS", "2");
+    } else {
+        cmd.env("STRADS_PROCESSES", procs.to_string())
+            .env("STRADS_THREADS", "1")
+            .env("STRADS_EXPLAIN", "1");
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    if !out.status.success() {
+        return Err(format!("{procs} processes failed:\n{stdout}\n{stderr}"));
+    }
+    let field = |key: &str| -> Option<f64> {
+        let at = stdout.find(&format!("{key}="))? + key.len() + 1;
+        stdout[at..].split_whitespace().next()?.parse().ok()
+    };
+    let result = stdout
+        .lines()
+        .find(|l| l.starts_with("result "))
+        .ok_or("no result line")?
+        .to_owned();
+    let mut peaks = vec![field("driver_peak_kib").unwrap_or(0.0) / 1024.0];
+    for r in 1..procs {
+        let needle = format!("strads memory rank {r}: peak resident ");
+        let mib = stderr
+            .lines()
+            .find_map(|l| {
+                let at = l.find(&needle)? + needle.len();
+                l[at..].split_whitespace().next()?.parse::<f64>().ok()
+            })
+            .ok_or_else(|| format!("no memory line of rank {r}:\n{stderr}"))?;
+        peaks.push(mib);
+    }
+    let (load, looped) = (
+        field("load").unwrap_or(f64::NAN),
+        field("loop").unwrap_or(f64::NAN),
+    );
+    Ok((result, load, looped, peaks))
+}
+
+fn bench() -> Result<(), String> {
+    let args = Args::parse();
+    let written =
+        std::env::temp_dir().join(format!("strads-corpus-bench-{}.dat", std::process::id()));
+    let path = match &args.data {
+        Some(p) => p.clone(),
+        None => {
+            let t = Instant::now();
+            write_corpus(&written, args.docs, args.words, args.pairs)
+                .map_err(|e| format!("writing {}: {e}", written.display()))?;
+            let bytes = std::fs::metadata(&written).map_or(0, |m| m.len());
+            println!(
+                "wrote {} documents, {:.1} MiB, in {:.1} s",
+                args.docs,
+                bytes as f64 / (1 << 20) as f64,
+                t.elapsed().as_secs_f64()
+            );
+            written.clone()
+        }
+    };
+    let path_s = path.to_string_lossy().into_owned();
+    let result = (|| {
+        let mut rows = Vec::new();
+        for procs in [1, 2, 4] {
+            rows.push((procs, run(&path_s, procs)?));
+        }
+        let one = rows[0].1.0.clone();
+        println!("{one}");
+        println!("| layout | load s | loop s | peak MiB by rank | as 1 process |");
+        println!("|---|---|---|---|---|");
+        for (procs, (result, load, looped, peaks)) in &rows {
+            let layout = if *procs == 1 {
+                "1 process x 2 threads".to_owned()
+            } else {
+                format!("{procs} x 1, in place")
+            };
+            let peaks: Vec<String> = peaks.iter().map(|p| format!("{p:.1}")).collect();
+            println!(
+                "| {layout} | {load:.3} | {looped:.3} | {} | {} |",
+                peaks.join(" / "),
+                if *result == one {
+                    "same"
+                } else {
+                    "**differs**"
+                }
+            );
+        }
+        if rows.iter().any(|(_, r)| r.0 != one) {
+            return Err("a layout printed another corpus or loop result".to_owned());
+        }
+        Ok(())
+    })();
+    if args.data.is_none() {
+        let _ = std::fs::remove_file(&written);
+    }
+    result
+}
+
+#[strads::main]
+fn main() -> ExitCode {
+    if std::env::var("CORPUS_BENCH_ROLE").as_deref() == Ok("program") {
+        let path = std::env::var("CORPUS_BENCH_DATA").unwrap_or_default();
+        program(&path);
+        return ExitCode::SUCCESS;
+    }
+    match bench() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("corpus_in_place: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
