@@ -60,6 +60,14 @@ fn per_doc(counts: &SparseArray<u32, 2>, nd: &mut DistArray<f64, 1>) {
     }
 }
 
+/// Every count doubled and one added: an `iter_mut()` loop over spread counts.
+#[strads::parallel_for]
+fn bump(counts: &mut SparseArray<u32, 2>) {
+    for ([d, w], n) in counts.iter_mut() {
+        *n = *n * 2 + u32::from((d + w) % 3 == 0);
+    }
+}
+
 /// A small linear congruential sequence, so the files are the same in every run.
 struct Lcg(u64);
 
@@ -219,6 +227,10 @@ fn program() {
     drop(c);
     let c = corpus::lda_c(p("ok.dat"), None).expect("ok.dat loads without a vocabulary");
     describe("ok.dat without a vocabulary", &c);
+    let mut c = corpus::lda_c(p("ok.dat"), None).expect("ok.dat loads");
+    bump(&mut c.counts);
+    bump(&mut c.counts);
+    describe("ok.dat, counts bumped", &c);
     let c = corpus::lda_c(p("short.dat"), None).expect("short.dat loads");
     describe("short.dat", &c);
     let c = corpus::lda_c(p("running_ok.dat"), None).expect("running_ok.dat loads");
@@ -319,7 +331,7 @@ fn check() -> Result<(), String> {
                 ("CLUSTER_CORPUS_DIR", &dir_s),
             ];
             let (many, explain) = run_self("CLUSTER_CORPUS_ROLE", "program", &env)?;
-            if one.lines().count() != 31 || many != one {
+            if one.lines().count() != 33 || many != one {
                 return Err(format!(
                     "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
                 ));
