@@ -76,7 +76,9 @@ impl Call<'_> {
         let spec = state.spec();
         // Measured calls: a loop whose serial body was found cheaper records nothing.
         let decides = cost::decides(&self.side);
-        let times = decides && self.may_time_with(space.away_bytes());
+        // (A spread space comes home for a survey whatever runs the call: it reads every
+        // iteration here.)
+        let times = decides && self.may_time_with(0);
         if times && let Some(serial) = state.serial_before_plan(space.len()) {
             return Ran::handed_back(serial);
         }

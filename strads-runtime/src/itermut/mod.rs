@@ -70,9 +70,6 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
     fn identity(&self) -> String {
         format!("sparse-values#{}", self.0.id())
     }
-    fn away_bytes(&self) -> u64 {
-        self.0.spread_bytes()
-    }
     fn partition(&self, dim: usize, p: usize) -> Partition {
         Space::partition(self.0, dim, p)
     }
@@ -285,10 +282,10 @@ impl Call<'_> {
         let state = self.state;
         let len = array.len();
         let decides = crate::exec::cost::decides(&self.side);
-        // The serial loop would bring values away home too, and a spread array's entries:
-        // within the budget with parts.
-        let away = array.values_away_bytes() + Keys(&*array).away_bytes();
-        let times = decides && self.may_time_with(away);
+        // The serial loop would bring values away home too: within the budget with parts.
+        // (A spread array comes home for an `iter_mut()` call whatever runs it: its keys
+        // are bucketed here.)
+        let times = decides && self.may_time_with(array.values_away_bytes());
         if times && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }

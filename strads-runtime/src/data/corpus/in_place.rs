@@ -285,10 +285,16 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
         });
     }
     // This rank's documents numbered from the ranks' before it (the shape fits `u32`).
-    let Pairs { mut keys, values } = read.entries;
+    let Pairs {
+        mut keys,
+        mut values,
+    } = read.entries;
     for k in &mut keys {
         k[0] += docs_before as u32;
     }
+    // The part is kept while the array lives: without the vectors' spare room.
+    keys.shrink_to_fit();
+    values.shrink_to_fit();
     let part = spread::part(keys, values);
     let facts = part.facts();
     spread::keep(args.id, part);
