@@ -257,6 +257,12 @@ fn train(args: &Args) -> Result<()> {
         args.beta
     );
     let mut s = initialize(&corpus, args.topics, args.seed);
+    // The counts live on in the topics: let them go (on a cluster, their parts on the
+    // ranks too), keeping the words' names for the report.
+    let vocab = {
+        let c = corpus;
+        c.vocab
+    };
     let ll0 = log_likelihood(&s.ndk, &s.nwk, &s.nk, alpha, args.beta);
     if !ll0.is_finite() {
         return Err(format!(
@@ -304,7 +310,7 @@ fn train(args: &Args) -> Result<()> {
     for k in 0..args.show.min(args.topics) {
         let words: Vec<String> = top_words(&s.nwk, k, 10)
             .into_iter()
-            .map(|(w, _)| corpus.word(w).into_owned())
+            .map(|(w, _)| vocab.get(w).cloned().unwrap_or_else(|| format!("#{w}")))
             .collect();
         println!("topic {k:>3} ({} tokens): {}", s.nk[k], words.join(" "));
     }
