@@ -393,12 +393,20 @@ impl Call<'_> {
         let keys_wire = crate::cluster::wire::KeysWire(&*array);
         let outcome = {
             let keys = Keys(&*array);
-            let mut ordered: Vec<T> = pre.unwrap_or_else(|| {
-                order
+            // The values in the call's order: permuted in place when the call runs every
+            // entry (no second array of them for the call's length).
+            let mut ordered: Vec<T> = match pre {
+                Some(p) => p,
+                None if order.len() == len && values.len() == len => {
+                    let mut v = std::mem::take(&mut values);
+                    crate::array::permute(&mut v, &order);
+                    v
+                }
+                None => order
                     .iter()
                     .map(|&id| std::mem::take(&mut values[id as usize]))
-                    .collect()
-            });
+                    .collect(),
+            };
             let fail = |e: String| -> ! {
                 crate::cluster::job::fail_job(format!("loop `{}`: {e}", state.spec().name))
             };

@@ -100,6 +100,33 @@ pub(crate) fn unpermute<T>(values: &mut [T], order: &[u32]) {
     }
 }
 
+/// Puts values given in entry order in `order` (`values[j]` becomes entry `order[j]`'s,
+/// `order` a permutation of the entries), in place: [`unpermute`]'s inverse, each cycle
+/// followed once, so a call's values in its order need no second array of them.
+pub(crate) fn permute<T>(values: &mut [T], order: &[u32]) {
+    debug_assert_eq!(values.len(), order.len());
+    let mut placed = vec![false; values.len()];
+    for start in 0..values.len() {
+        if placed[start] {
+            continue;
+        }
+        // Slot `j` takes entry `order[j]`'s value, which is at `order[j]` until taken; the
+        // value taken from there (slot `j`'s old one) moves along to the next slot.
+        let mut j = start;
+        loop {
+            placed[j] = true;
+            let src = order[j] as usize;
+            if src == start {
+                break;
+            }
+            // An entry twice would make the cycle never come back.
+            assert!(!placed[src], "a call's order holds entry {src} twice");
+            values.swap(j, src);
+            j = src;
+        }
+    }
+}
+
 /// How an `iter_mut()` call takes an array's values ([`SparseArray::take_for_call`]).
 pub(crate) struct Lent<T> {
     /// The values, in entry order; empty when `ordered` holds them.

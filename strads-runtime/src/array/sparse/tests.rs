@@ -38,6 +38,31 @@ fn unpermute_puts_every_value_at_its_entry() {
     }
 }
 
+#[test]
+fn permute_gives_every_entry_its_place_in_the_order() {
+    for (n, seed) in [(0, 1), (1, 1), (2, 3), (7, 4), (1000, 5)] {
+        for order in [shuffled(n, seed), (0..n as u32).collect(), {
+            (0..n as u32).map(|i| (i + 1) % n.max(1) as u32).collect()
+        }] {
+            // Entry `e`'s value is `10 e`, in entry order; slot `j` must get `order[j]`'s.
+            let mut values: Vec<String> = (0..n).map(|e| format!("{}", 10 * e)).collect();
+            permute(&mut values, &order);
+            let want: Vec<String> = order.iter().map(|&e| format!("{}", 10 * e)).collect();
+            assert_eq!(values, want, "n = {n}");
+            unpermute(&mut values, &order);
+            let back: Vec<String> = (0..n).map(|e| format!("{}", 10 * e)).collect();
+            assert_eq!(values, back, "n = {n}");
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "holds entry 0 twice")]
+fn permute_refuses_an_order_that_is_not_a_permutation() {
+    let mut values = vec![1, 2, 3];
+    permute(&mut values, &[1, 0, 0]);
+}
+
 /// An array of 6 entries whose value is its position, the entries in another order.
 fn six() -> SparseArray<Vec<u16>, 2> {
     let entries = (0..6u16)
