@@ -25,9 +25,12 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+#[path = "common/lcg.rs"]
+mod lcg;
 #[path = "common/self_run.rs"]
 mod self_run;
-use self_run::{digest, main_of_roles, run_self};
+use lcg::Lcg;
+use self_run::{digest, main_of_roles, same_as_threads};
 
 use strads::corpus::{self, Corpus};
 use strads::prelude::*;
@@ -65,19 +68,6 @@ fn per_doc(counts: &SparseArray<u32, 2>, nd: &mut DistArray<f64, 1>) {
 fn bump(counts: &mut SparseArray<u32, 2>) {
     for ([d, w], n) in counts.iter_mut() {
         *n = *n * 2 + u32::from((d + w) % 3 == 0);
-    }
-}
-
-/// A small linear congruential sequence, so the files are the same in every run.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
     }
 }
 
@@ -317,25 +307,10 @@ fn check() -> Result<(), String> {
     write_files(&dir).map_err(|e| format!("writing the files: {e}"))?;
     let dir_s = dir.to_string_lossy().into_owned();
     let result = (|| {
-        for (procs, threads) in [("2", "1"), ("2", "2"), ("3", "1")] {
-            let workers =
-                (procs.parse::<usize>().unwrap() * threads.parse::<usize>().unwrap()).to_string();
-            let one_env = [
-                ("STRADS_THREADS", workers.as_str()),
-                ("CLUSTER_CORPUS_DIR", &dir_s),
-            ];
-            let (one, _) = run_self("CLUSTER_CORPUS_ROLE", "program", &one_env)?;
-            let env = [
-                ("STRADS_PROCESSES", procs),
-                ("STRADS_THREADS", threads),
-                ("CLUSTER_CORPUS_DIR", &dir_s),
-            ];
-            let (many, explain) = run_self("CLUSTER_CORPUS_ROLE", "program", &env)?;
-            if one.lines().count() != 33 || many != one {
-                return Err(format!(
-                    "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
-                ));
-            }
+        for (procs, threads) in [(2, 1), (2, 2), (3, 1)] {
+            let env = [("CLUSTER_CORPUS_DIR", dir_s.as_str())];
+            let explain =
+                same_as_threads("CLUSTER_CORPUS_ROLE", "program", (procs, threads), &env, 33)?;
             let spread = explain
                 .lines()
                 .filter(|l| l.ends_with(" spread: true") || l.ends_with("the loops: true"))
@@ -350,21 +325,8 @@ fn check() -> Result<(), String> {
         Ok(())
     })();
     let cost = (|| {
-        let cost_env = |procs: &'static str, threads: &'static str| {
-            [
-                ("STRADS_PROCESSES", procs),
-                ("STRADS_THREADS", threads),
-                ("STRADS_COST", "1"),
-                ("CLUSTER_CORPUS_DIR", dir_s.as_str()),
-            ]
-        };
-        let (one, _) = run_self("CLUSTER_CORPUS_ROLE", "cost", &cost_env("1", "2")[1..])?;
-        let (many, explain) = run_self("CLUSTER_CORPUS_ROLE", "cost", &cost_env("2", "1"))?;
-        if many != one || one.lines().count() != 1 {
-            return Err(format!(
-                "cost: processes print\n{many}\n2 threads print\n{one}"
-            ));
-        }
+        let env = [("STRADS_COST", "1"), ("CLUSTER_CORPUS_DIR", dir_s.as_str())];
+        let explain = same_as_threads("CLUSTER_CORPUS_ROLE", "cost", (2, 1), &env, 1)?;
         if !explain.contains("cost: spread after the loops: true, handed back 0") {
             return Err(format!(
                 "cost: a timed loop brought the counts home, or ran its serial loop:\n{explain}"

@@ -130,3 +130,37 @@ pub(crate) fn run_self(
 
 /// How long one run of the program may take (debug builds on 2 cores take seconds).
 const LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Runs `role` as `procs` processes of `threads` threads and as that many threads in one
+/// process, each with `env` besides: an error unless both print the same `lines` lines;
+/// the processes' error output (their explain lines) otherwise.
+#[allow(dead_code)]
+pub(crate) fn same_as_threads(
+    role_var: &str,
+    role: &str,
+    (procs, threads): (usize, usize),
+    env: &[(&str, &str)],
+    lines: usize,
+) -> Result<String, String> {
+    let (p, t, workers) = (
+        procs.to_string(),
+        threads.to_string(),
+        (procs * threads).to_string(),
+    );
+    let one_env: Vec<(&str, &str)> = [("STRADS_THREADS", workers.as_str())]
+        .into_iter()
+        .chain(env.iter().copied())
+        .collect();
+    let (one, _) = run_self(role_var, role, &one_env)?;
+    let many_env: Vec<(&str, &str)> = [("STRADS_PROCESSES", p.as_str()), ("STRADS_THREADS", &t)]
+        .into_iter()
+        .chain(env.iter().copied())
+        .collect();
+    let (many, explain) = run_self(role_var, role, &many_env)?;
+    if one.lines().count() != lines || many != one {
+        return Err(format!(
+            "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
+        ));
+    }
+    Ok(explain)
+}

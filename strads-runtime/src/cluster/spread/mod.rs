@@ -80,6 +80,21 @@ impl Ctx {
         self.all_to_all(vec![mine; self.size])
     }
 
+    /// Sends every rank `mine` (postcard) and returns what each sent, decoded, by rank; a
+    /// rank's bytes that do not decode (`what` names them) stop the job, since the ranks
+    /// would no longer take part in the same rounds.
+    pub fn gather_each<A>(&mut self, mine: &A, what: &str) -> Vec<A>
+    where
+        A: serde::Serialize + serde::de::DeserializeOwned,
+    {
+        let all = self.all_gather(postcard_args(mine));
+        all.iter()
+            .enumerate()
+            .map(|(r, b)| postcard::from_bytes(b).map_err(|e| format!("rank {r}'s {what}: {e}")))
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| self.fail(e))
+    }
+
     /// Stops the job: a message from another rank does not fit the operation (the ranks
     /// would no longer take part in the same rounds, so none may go on alone).
     pub fn fail(&self, message: String) -> ! {
@@ -221,6 +236,18 @@ where
             decode: crate::array::spread::decode_parts::<T, N>,
         },
     ))
+}
+
+/// Keeps this rank's part of a spread array `id` made of `keys` and `values` (its entries
+/// in order): the part's facts, for the driver.
+pub(crate) fn keep_new<T, const N: usize>(id: u64, keys: Vec<[u32; N]>, values: Vec<T>) -> Facts
+where
+    T: Clone + Send + Sync + 'static,
+{
+    let part = part(keys, values);
+    let facts = part.facts();
+    keep(id, part);
+    facts
 }
 
 /// The driver's side of a spread array: the collective operations on its parts.

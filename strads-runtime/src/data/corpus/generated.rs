@@ -318,8 +318,6 @@ fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
         .into_iter()
         .map(|([d, w], n)| ([d as u32, w as u32], n))
         .unzip();
-    let part = spread::part(keys, values);
-    let facts = part.facts();
-    spread::keep(id, part);
+    let facts = spread::keep_new(id, keys, values);
     Ok(spread::postcard_args(&facts))
 }

@@ -171,14 +171,7 @@ fn read_range(ctx: &Ctx, args: &LoadArgs) -> (Read, Summary) {
 
 fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
     let (read, mine) = read_range(ctx, args);
-    // A summary that does not decode stops the job: the ranks would part ways.
-    let all: Vec<Summary> = ctx
-        .all_gather(spread::postcard_args(&mine))
-        .iter()
-        .enumerate()
-        .map(|(r, b)| postcard::from_bytes(b).map_err(|e| format!("rank {r}'s summary: {e}")))
-        .collect::<std::result::Result<_, _>>()
-        .unwrap_or_else(|e| ctx.fail(e));
+    let all: Vec<Summary> = ctx.gather_each(&mine, "summary");
     drop(mine);
     if let Some((r, b)) = all
         .iter()
@@ -226,13 +219,7 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
             f
         });
     }
-    let faults: Vec<Option<Fault>> = ctx
-        .all_gather(spread::postcard_args(&fault))
-        .iter()
-        .enumerate()
-        .map(|(r, b)| postcard::from_bytes(b).map_err(|e| format!("rank {r}'s error: {e}")))
-        .collect::<std::result::Result<_, _>>()
-        .unwrap_or_else(|e| ctx.fail(e));
+    let faults: Vec<Option<Fault>> = ctx.gather_each(&fault, "error");
     // The ranks' lines come in rank order: the first rank's error is the first by line.
     if let Some(first) = faults.into_iter().flatten().next() {
         return Err(first);
@@ -295,10 +282,7 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
     // The part is kept while the array lives: without the vectors' spare room.
     keys.shrink_to_fit();
     values.shrink_to_fit();
-    let part = spread::part(keys, values);
-    let facts = part.facts();
-    spread::keep(args.id, part);
-    Ok(([docs, words], facts))
+    Ok(([docs, words], spread::keep_new(args.id, keys, values)))
 }
 
 fn parse_failure(message: String) -> Failure {

@@ -311,8 +311,6 @@ fn ratings_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, Stri
         .into_iter()
         .map(|([u, i], v)| ([u as u32, i as u32], v))
         .unzip();
-    let part = spread::part(keys, values);
-    let facts = part.facts();
-    spread::keep(id, part);
+    let facts = spread::keep_new(id, keys, values);
     Ok(spread::postcard_args(&facts))
 }

@@ -145,14 +145,7 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
             break;
         }
     }
-    // A summary that does not decode stops the job: the ranks would part ways.
-    let all: Vec<Summary> = ctx
-        .all_gather(spread::postcard_args(&read))
-        .iter()
-        .enumerate()
-        .map(|(r, b)| postcard::from_bytes(b).map_err(|e| format!("rank {r}'s summary: {e}")))
-        .collect::<std::result::Result<_, _>>()
-        .unwrap_or_else(|e| ctx.fail(e));
+    let all: Vec<Summary> = ctx.gather_each(&read, "summary");
     first_fault(&all, &args.open, &starts, &loader)?;
 
     let files = args.open.len();
@@ -189,9 +182,7 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
             .into_iter()
             .map(|(idx, v)| (idx.map(|i| i as u32), v))
             .unzip();
-        let part = spread::part(keys, values);
-        facts.push(part.facts());
-        spread::keep(args.ids[f], part);
+        facts.push(spread::keep_new(args.ids[f], keys, values));
     }
     Ok((shape, facts))
 }
