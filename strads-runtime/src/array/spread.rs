@@ -34,6 +34,9 @@ pub(crate) trait SpreadOps: Send + Sync {
         workers: usize,
         threads: usize,
     ) -> (u64, Arc<dyn Any + Send + Sync>);
+    /// Every rank lets go of its part and of its traded blocks: the array came home (its
+    /// entries are the driver's now, and its calls cross as any array's).
+    fn release(&self);
     /// Stops the job with `message` (parts that came home and do not decode).
     fn fail(&self, message: String) -> !;
 }

@@ -128,6 +128,15 @@ pub(crate) fn kept_blocks(name: &str, key: u64) -> Option<std::sync::Arc<dyn Any
         .map(|(_, _, _, b, _)| b.clone())
 }
 
+/// Drops the blocks of the driver's spread array `id` traded among the ranks (it came
+/// home: its calls send their blocks from the driver from now on).
+pub(crate) fn forget_traded(id: u64) {
+    BLOCKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(name, _, a, ..)| *a != id || !name.starts_with("traded:"));
+}
+
 /// Drops the blocks and values kept of the driver's array `id` (the driver dropped it).
 pub(crate) fn forget_blocks(id: u64) {
     BLOCKS

@@ -234,10 +234,14 @@ impl<T, const N: usize> SparseArray<T, N> {
                 .expect("an array without entries is spread");
             let parts = spread.ops.gather();
             match (spread.decode)(parts, &self.shape) {
-                Ok((keys, values)) => Entries {
-                    keys: keys.into(),
-                    values,
-                },
+                Ok((keys, values)) => {
+                    // The parts on the ranks are not read again: every rank lets them go.
+                    spread.ops.release();
+                    Entries {
+                        keys: keys.into(),
+                        values,
+                    }
+                }
                 Err(e) => spread.ops.fail(e),
             }
         })

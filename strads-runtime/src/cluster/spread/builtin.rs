@@ -49,6 +49,17 @@ pub(super) fn add_counts(bytes: &[u8], sum: &mut [u64]) -> bool {
 }
 
 #[linkme::distributed_slice(DATA_OPS)]
+static RELEASE: DataOp = DataOp {
+    name: "strads::release",
+    run: |_, args| {
+        let id: u64 = decode(args, "release")?;
+        super::forget(id);
+        crate::cluster::store::forget_traded(id);
+        Ok(Vec::new())
+    },
+};
+
+#[linkme::distributed_slice(DATA_OPS)]
 static GATHER: DataOp = DataOp {
     name: "strads::gather",
     run: |_, args| {
