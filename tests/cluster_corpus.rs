@@ -4,7 +4,8 @@
 //! gives what one process gives, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and 3
 //! threads:
 //! - the same corpus (shape, entries in file order, tokens; a byte order mark, `\r\n`,
-//!   blank lines and documents without words), and the bits of loops over its counts; a
+//!   blank lines and documents without words), and the bits of loops over its counts and
+//!   over the halves of their split in place (`load::split`, held-out entries); a
 //!   named pipe, which the ranks cannot split by size, read on the driver;
 //! - the same first error, with the line one process names, wherever the bad line falls
 //!   among the ranks' ranges: a malformed pair, the first of two bad lines, a repeated word,
@@ -218,6 +219,18 @@ fn program() {
     drop(c);
     let c = corpus::lda_c(p("ok.dat"), None).expect("ok.dat loads without a vocabulary");
     describe("ok.dat without a vocabulary", &c);
+    // Held-out entries: the counts split in place, each half spread.
+    let c = corpus::lda_c(p("ok.dat"), None).expect("ok.dat loads");
+    let (train, test) = strads::load::split(&c.counts, 0.2, 3);
+    eprintln!("split spread: {} {}", train.is_spread(), test.is_spread());
+    println!(
+        "split {} {} weighted {:016x} {:016x} first {:?}",
+        train.nnz(),
+        test.nnz(),
+        weighted(&train).to_bits(),
+        weighted(&test).to_bits(),
+        test.entry(0)
+    );
     let mut c = corpus::lda_c(p("ok.dat"), None).expect("ok.dat loads");
     bump(&mut c.counts);
     bump(&mut c.counts);
@@ -315,12 +328,12 @@ fn check() -> Result<(), String> {
         for (procs, threads) in [(2, 1), (2, 2), (3, 1)] {
             let env = [("CLUSTER_CORPUS_DIR", dir_s.as_str())];
             let explain =
-                same_as_threads("CLUSTER_CORPUS_ROLE", "program", (procs, threads), &env, 33)?;
+                same_as_threads("CLUSTER_CORPUS_ROLE", "program", (procs, threads), &env, 34)?;
             let spread = explain
                 .lines()
                 .filter(|l| l.ends_with(" spread: true") || l.ends_with("the loops: true"))
                 .count();
-            if spread != 14 {
+            if spread != 14 || !explain.contains("split spread: true true") {
                 return Err(format!(
                     "{procs} x {threads}: the corpora were not made in place, or came home:\n\
                      {explain}"

@@ -1,5 +1,5 @@
-//! [`split`]: ratings into a training and a test set, in one process or in place on the
-//! ranks that hold a spread array's parts.
+//! [`split`]: a sparse array's entries (ratings, a corpus's counts) into a training and a
+//! test set, in one process or in place on the ranks that hold a spread array's parts.
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -45,9 +45,9 @@ impl Iterator for Selection {
     }
 }
 
-/// Splits ratings into a training and a test set: exactly `round(test_fraction * nnz)`
-/// entries, chosen uniformly at random, go to the test set, the others to the training
-/// set.
+/// Splits a sparse array's entries (ratings, a corpus's counts) into a training and a test
+/// set: exactly `round(test_fraction * nnz)` entries, chosen uniformly at random, go to the
+/// test set, the others to the training set.
 ///
 /// The choice is deterministic for a `seed` (xoshiro256++); both halves keep the
 /// original shape and the entries' relative order. On a cluster job's driver, an array in
@@ -65,11 +65,14 @@ impl Iterator for Selection {
 /// assert_eq!((train.nnz(), test.nnz()), (80, 20));
 /// assert_eq!(test.shape(), [10, 10]);
 /// ```
-pub fn split(
-    data: &SparseArray<f32, 2>,
+pub fn split<T, const N: usize>(
+    data: &SparseArray<T, N>,
     test_fraction: f64,
     seed: u64,
-) -> (SparseArray<f32, 2>, SparseArray<f32, 2>) {
+) -> (SparseArray<T, N>, SparseArray<T, N>)
+where
+    T: Clone + Send + Sync + 'static,
+{
     assert!(
         (0.0..=1.0).contains(&test_fraction),
         "split: test_fraction must be within [0, 1], got {test_fraction}"
@@ -83,11 +86,11 @@ pub fn split(
         Vec::with_capacity(n - choices.wanted),
         Vec::with_capacity(choices.wanted),
     );
-    for ((idx, &v), to_test) in data.iter().zip(choices) {
+    for ((idx, v), to_test) in data.iter().zip(choices) {
         if to_test {
-            test.push((idx, v));
+            test.push((idx, v.clone()));
         } else {
-            train.push((idx, v));
+            train.push((idx, v.clone()));
         }
     }
     let shape = data.shape();
@@ -99,12 +102,15 @@ pub fn split(
 }
 
 /// Driver: `data`'s parts split on their ranks.
-fn in_place(
+fn in_place<T, const N: usize>(
     s: &'static crate::cluster::session::Session,
-    data: &SparseArray<f32, 2>,
+    data: &SparseArray<T, N>,
     test_fraction: f64,
     seed: u64,
-) -> (SparseArray<f32, 2>, SparseArray<f32, 2>) {
+) -> (SparseArray<T, N>, SparseArray<T, N>)
+where
+    T: Clone + Send + Sync + 'static,
+{
     let ids = [crate::array::fresh_id(), crate::array::fresh_id()];
     let args = (data.id(), ids, data.nnz(), test_fraction, seed);
     let made = spread::run(s, SPLIT.name, spread::postcard_args(&args))
@@ -116,7 +122,7 @@ fn in_place(
                 spread::made(s, ids[1], data.shape(), &test)?,
             ))
         });
-    made.unwrap_or_else(|e| s.fail(format!("splitting ratings in place: {e}")))
+    made.unwrap_or_else(|e| s.fail(format!("splitting a sparse array in place: {e}")))
 }
 
 #[linkme::distributed_slice(DATA_OPS)]
