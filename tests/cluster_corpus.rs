@@ -168,6 +168,16 @@ fn write_files(dir: &Path) -> std::io::Result<()> {
     for (name, text) in files {
         std::fs::write(dir.join(name), text)?;
     }
+    // One document holding nearly every entry: a plan over the documents is one chain.
+    let mut hub = String::from("400");
+    for w in 0..400 {
+        write!(hub, " {w}:{}", w % 3 + 1).unwrap();
+    }
+    hub.push('\n');
+    for d in 0..10 {
+        writeln!(hub, "1 {}:2", d * 7).unwrap();
+    }
+    std::fs::write(dir.join("hub.dat"), hub)?;
     let made = std::process::Command::new("mkfifo")
         .arg(dir.join("pipe.dat"))
         .status()?;
@@ -314,6 +324,18 @@ fn cost() {
         c.counts.is_spread(),
         strads::testing::handed_back() - handed
     );
+    // A plan that is one chain (a document holding nearly every entry) would hand the call
+    // back to its serial loop, which gives the plan's bits but would bring the counts home:
+    // with more of them away than the driver may hold, the plan runs where they are.
+    let hub = corpus::lda_c(dir().join("hub.dat"), None).expect("hub.dat loads");
+    let mut nh = DistArray::<f64, 1>::zeros([hub.docs]);
+    strads::testing::with_home_budget(1 << 10, || per_doc(&hub.counts, &mut nh));
+    let bits: Vec<u64> = nh.as_slice().iter().map(|x| x.to_bits()).collect();
+    println!("hub {:016x}", digest(&[bits]));
+    eprintln!(
+        "cost: hub spread after its loop: {}",
+        hub.counts.is_spread()
+    );
     // Brought home, the counts' parts and traded blocks go on every rank: leaked here (no
     // rank is told the array was dropped), the workers hold none of it at the end.
     c.counts.gather();
@@ -344,7 +366,12 @@ fn check() -> Result<(), String> {
     })();
     let cost = (|| {
         let env = [("STRADS_COST", "1"), ("CLUSTER_CORPUS_DIR", dir_s.as_str())];
-        let explain = same_as_threads("CLUSTER_CORPUS_ROLE", "cost", (2, 1), &env, 1)?;
+        let explain = same_as_threads("CLUSTER_CORPUS_ROLE", "cost", (2, 1), &env, 2)?;
+        if !explain.contains("cost: hub spread after its loop: true") {
+            return Err(format!(
+                "cost: a plan of one chain brought the counts home:\n{explain}"
+            ));
+        }
         let released = "0 sets of blocks of sparse spaces (0 bytes as sent or traded), 0 parts \
                         of data made in place (0 bytes)";
         let rank1 = explain

@@ -163,6 +163,10 @@ pub(crate) struct Shape {
     /// Why the plan runs every iteration on one worker for a reason of the data, when it
     /// does: the serial loop is then the same run, without the plan's views.
     pub(crate) alone: Option<&'static str>,
+    /// The plan gives the serial loop's bits, but the serial loop would bring home more of
+    /// the call's arrays than the driver may hold (`Call::may_time_with`): the plan runs
+    /// where they are, whatever its shape.
+    pub(crate) kept_away: bool,
 }
 
 /// The iterations on a schedule's longest chain: per step, its longest task.
@@ -287,6 +291,9 @@ impl super::LoopState {
     /// With the plan: the serial loop when its shape cannot pay, or when measurements say
     /// so (see the module). `None`: run the plan, then [`ran_plan`](Self::ran_plan).
     pub(crate) fn serial_with_plan(&'static self, shape: &Shape) -> Option<SerialRun> {
+        if shape.kept_away {
+            return None;
+        }
         if let Some(why) = shape.alone {
             return Some(self.serial_for(shape.len, || why.to_string()));
         }

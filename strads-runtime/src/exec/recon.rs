@@ -145,6 +145,7 @@ impl Call<'_> {
                 chain: cost::chain(schedule, |_| 0),
                 timed: times && plan.timed,
                 alone: None,
+                kept_away: !times && plan.timed,
             };
             if let Some(serial) = state.serial_with_plan(&shape) {
                 return Ran::handed_back(serial);
