@@ -394,13 +394,11 @@ impl Call<'_> {
         let outcome = {
             let keys = Keys(&*array);
             // The values in the call's order: permuted in place when the call runs every
-            // entry (no second array of them for the call's length).
+            // entry once (no second array of them for the call's length).
             let mut ordered: Vec<T> = match pre {
                 Some(p) => p,
-                None if order.len() == len && values.len() == len => {
-                    let mut v = std::mem::take(&mut values);
-                    crate::array::permute(&mut v, &order);
-                    v
+                None if order.len() == len && crate::array::permute(&mut values, &order) => {
+                    std::mem::take(&mut values)
                 }
                 None => order
                     .iter()

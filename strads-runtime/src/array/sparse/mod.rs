@@ -100,31 +100,40 @@ pub(crate) fn unpermute<T>(values: &mut [T], order: &[u32]) {
     }
 }
 
-/// Puts values given in entry order in `order` (`values[j]` becomes entry `order[j]`'s,
-/// `order` a permutation of the entries), in place: [`unpermute`]'s inverse, each cycle
-/// followed once, so a call's values in its order need no second array of them.
-pub(crate) fn permute<T>(values: &mut [T], order: &[u32]) {
-    debug_assert_eq!(values.len(), order.len());
-    let mut placed = vec![false; values.len()];
+/// Puts values given in entry order in `order` (`values[j]` becomes entry `order[j]`'s),
+/// in place: [`unpermute`]'s inverse, each cycle followed once, so a call's values in its
+/// order need no second array of them. `false`, the values untouched, when `order` is not
+/// a permutation of the entries (checked first).
+pub(crate) fn permute<T>(values: &mut [T], order: &[u32]) -> bool {
+    if values.len() != order.len() {
+        return false;
+    }
+    let mut seen = vec![false; values.len()];
+    for &o in order {
+        match seen.get_mut(o as usize) {
+            Some(s) if !*s => *s = true,
+            _ => return false,
+        }
+    }
+    // Every slot is seen: a slot's flag is cleared once it holds its value.
     for start in 0..values.len() {
-        if placed[start] {
+        if !seen[start] {
             continue;
         }
         // Slot `j` takes entry `order[j]`'s value, which is at `order[j]` until taken; the
         // value taken from there (slot `j`'s old one) moves along to the next slot.
         let mut j = start;
         loop {
-            placed[j] = true;
+            seen[j] = false;
             let src = order[j] as usize;
             if src == start {
                 break;
             }
-            // An entry twice would make the cycle never come back.
-            assert!(!placed[src], "a call's order holds entry {src} twice");
             values.swap(j, src);
             j = src;
         }
     }
+    true
 }
 
 /// How an `iter_mut()` call takes an array's values ([`SparseArray::take_for_call`]).
