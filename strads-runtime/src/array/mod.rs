@@ -26,7 +26,7 @@ pub(crate) mod view;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use dense::{DenseIter, DistArray, RandomValue};
-pub(crate) use sparse::{AwayValues, Lent, permute, unpermute};
+pub(crate) use sparse::{AwayValues, Lent, is_permutation, permute, unpermute};
 pub use sparse::{SparseArray, SparseIter, SparseIterMut};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);

@@ -291,11 +291,13 @@ impl super::LoopState {
     /// With the plan: the serial loop when its shape cannot pay, or when measurements say
     /// so (see the module). `None`: run the plan, then [`ran_plan`](Self::ran_plan).
     pub(crate) fn serial_with_plan(&'static self, shape: &Shape) -> Option<SerialRun> {
-        if shape.kept_away {
-            return None;
-        }
         if let Some(why) = shape.alone {
             return Some(self.serial_for(shape.len, || why.to_string()));
+        }
+        // (A plan alone on one worker would bring every part to it anyway: the serial loop
+        // above, which then lets the ranks' parts go, is no worse.)
+        if shape.kept_away {
+            return None;
         }
         // One worker's chain is all its iterations: whether it pays is for the timings.
         if shape.workers > 1 && hopeless(shape.chain, shape.len) {

@@ -465,8 +465,11 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
             timed: times && self.plan.as_ref().is_some_and(|p| p.timed),
             alone: self.plan.as_ref().and_then(|p| p.alone),
             // `times` is false here (the cost model deciding) only for arrays away beyond
-            // the driver's share.
-            kept_away: !times && self.plan.as_ref().is_some_and(|p| p.timed),
+            // the driver's share; a timing-dependent plan (`hybrid`) is not the serial
+            // loop's bits.
+            kept_away: !times
+                && self.plan.as_ref().is_some_and(|p| p.timed)
+                && !staticplan::timing_dependent(self.call.state.spec()),
         }
     }
 

@@ -355,6 +355,14 @@ impl Call<'_> {
         // cross with the same entries on every rank; otherwise they come home now.
         // `home`: serial code read them since (all are here, and the ranks' copies equal
         // them). Values the last call left in this call's order stay in it.
+        // An order of every entry must hold each once: refused before any value leaves
+        // the array (a plan's bug, never a user's).
+        if order.len() == len && !crate::array::is_permutation(&order) {
+            crate::cluster::job::fail_job(format!(
+                "loop `{}`: the call's order does not hold every entry once (please report it)",
+                state.spec().name
+            ));
+        }
         let crate::array::Lent {
             mut values,
             ordered: mut pre,

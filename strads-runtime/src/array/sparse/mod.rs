@@ -8,6 +8,9 @@ use super::fresh_id;
 use super::spread::{Spread, SpreadOps};
 use crate::error::{Error, Result};
 
+mod order;
+pub(crate) use order::{is_permutation, permute, unpermute};
+
 /// A sparse N-dimensional array in coordinate-list form: the iteration space of most
 /// training loops (one entry per rating, per sample, per token).
 ///
@@ -71,70 +74,6 @@ struct ValuesAway<T, const N: usize> {
 /// Values out of place, and their order: `values[j]` is the value of entry `order[j]` (a
 /// permutation of the entries), or with no order, of entry `j`.
 type Here<T> = (Vec<T>, Option<Vec<u32>>);
-
-/// Puts values given in `order` (`values[j]` belongs to entry `order[j]`, `order` a
-/// permutation of the entries) in entry order, in place: each cycle of the permutation
-/// is followed once, every value moved by one swap.
-pub(crate) fn unpermute<T>(values: &mut [T], order: &[u32]) {
-    debug_assert_eq!(values.len(), order.len());
-    let mut placed = vec![false; values.len()];
-    for start in 0..values.len() {
-        if placed[start] {
-            continue;
-        }
-        // `values[start]` belongs at `order[start]`: swap it there, then place whatever
-        // came back, until the value that belongs at `start` comes back.
-        let mut from = start;
-        loop {
-            let dest = order[from] as usize;
-            if dest == start {
-                break;
-            }
-            // An entry twice would make the cycle never come back.
-            assert!(!placed[dest], "a call's order holds entry {dest} twice");
-            values.swap(start, dest);
-            placed[dest] = true;
-            from = dest;
-        }
-        placed[start] = true;
-    }
-}
-
-/// Puts values given in entry order in `order` (`values[j]` becomes entry `order[j]`'s),
-/// in place: [`unpermute`]'s inverse, each cycle followed once, so a call's values in its
-/// order need no second array of them. `false`, the values untouched, when `order` is not
-/// a permutation of the entries (checked first).
-pub(crate) fn permute<T>(values: &mut [T], order: &[u32]) -> bool {
-    if values.len() != order.len() {
-        return false;
-    }
-    let mut seen = vec![false; values.len()];
-    for &o in order {
-        match seen.get_mut(o as usize) {
-            Some(s) if !*s => *s = true,
-            _ => return false,
-        }
-    }
-    // Every slot is seen: a slot's flag is cleared once it holds its value.
-    for start in 0..values.len() {
-        if !seen[start] {
-            continue;
-        }
-        // Slot `j` takes entry `order[j]`'s value, which is at `order[j]` until taken; the
-        // value taken from there (slot `j`'s old one) moves along to the next slot.
-        let mut j = start;
-        loop {
-            seen[j] = false;
-            let src = order[j] as usize;
-            if src == start {
-                break;
-            }
-            values.swap(j, src);
-            j = src;
-        }
-    }
-    true
-}
 
 /// How an `iter_mut()` call takes an array's values ([`SparseArray::take_for_call`]).
 pub(crate) struct Lent<T> {
@@ -244,8 +183,11 @@ impl<T, const N: usize> SparseArray<T, N> {
             let parts = spread.ops.gather();
             match (spread.decode)(parts, &self.shape) {
                 Ok((keys, values)) => {
-                    // The parts on the ranks are not read again: every rank lets them go.
+                    // The parts on the ranks are not read again: every rank lets them go,
+                    // and this process its blocks of the spread grid (a plan cached with
+                    // them keeps them while it lives).
                     spread.ops.release();
+                    self.cache.drop_shared_where(|k| k.starts_with("spread:"));
                     Entries {
                         keys: keys.into(),
                         values,
