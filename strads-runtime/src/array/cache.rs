@@ -39,19 +39,11 @@ impl PlanCache {
         v
     }
 
-    /// [`drop_where`](Self::drop_where) through a shared reference (values in use stay
-    /// alive where they are held).
-    pub(crate) fn drop_shared_where(&self, stale: impl Fn(&str) -> bool) {
+    /// Drops the values whose keys `stale` picks (they copied what just changed); values
+    /// in use stay alive where they are held.
+    pub(crate) fn drop_where(&self, stale: impl Fn(&str) -> bool) {
         self.entries
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .retain(|(k, _)| !stale(k));
-    }
-
-    /// Drops the values whose keys `stale` picks (they copied what just changed).
-    pub(crate) fn drop_where(&mut self, stale: impl Fn(&str) -> bool) {
-        self.entries
-            .get_mut()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|(k, _)| !stale(k));
     }

@@ -16,7 +16,8 @@ use std::sync::Arc;
 /// it runs on every rank between calls, from the driver.
 pub(crate) trait SpreadOps: Send + Sync {
     /// Every rank's part as bytes (`count` as `u64`, the indices, the values, little-endian),
-    /// in rank order.
+    /// in rank order; each rank lets go of its part and of the blocks it traded (the array
+    /// comes home, and its calls then cross as any array's).
     fn gather(&self) -> Vec<Vec<u8>>;
     /// How many entries have each index of dim `dim` (below `extent`), over all ranks.
     fn histogram(&self, dim: usize, extent: usize) -> Vec<u64>;
@@ -34,9 +35,6 @@ pub(crate) trait SpreadOps: Send + Sync {
         workers: usize,
         threads: usize,
     ) -> (u64, Arc<dyn Any + Send + Sync>);
-    /// Every rank lets go of its part and of its traded blocks: the array came home (its
-    /// entries are the driver's now, and its calls cross as any array's).
-    fn release(&self);
     /// Stops the job with `message` (parts that came home and do not decode).
     fn fail(&self, message: String) -> !;
 }

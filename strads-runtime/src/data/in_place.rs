@@ -55,6 +55,7 @@ impl Fault {
                 ..
             } => (l, Failure::Parse { message, expected }),
             Error::OutOfBounds { index, shape, .. } => (line, Failure::Bounds { index, shape }),
+            Error::Shape(m) => (line, Failure::Shape(m)),
             Error::Io { source, .. } => (
                 0,
                 Failure::Io {

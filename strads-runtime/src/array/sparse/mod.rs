@@ -183,11 +183,10 @@ impl<T, const N: usize> SparseArray<T, N> {
             let parts = spread.ops.gather();
             match (spread.decode)(parts, &self.shape) {
                 Ok((keys, values)) => {
-                    // The parts on the ranks are not read again: every rank lets them go,
-                    // and this process its blocks of the spread grid (a plan cached with
-                    // them keeps them while it lives).
-                    spread.ops.release();
-                    self.cache.drop_shared_where(|k| k.starts_with("spread:"));
+                    // The ranks let their parts go as they sent them (`strads::gather`);
+                    // this process its blocks of the spread grid (a plan cached with them
+                    // keeps them while it lives).
+                    self.cache.drop_where(|k| k.starts_with("spread:"));
                     Entries {
                         keys: keys.into(),
                         values,

@@ -48,23 +48,17 @@ pub(super) fn add_counts(bytes: &[u8], sum: &mut [u64]) -> bool {
     }
 }
 
-#[linkme::distributed_slice(DATA_OPS)]
-static RELEASE: DataOp = DataOp {
-    name: "strads::release",
-    run: |_, args| {
-        let id: u64 = decode(args, "release")?;
-        super::forget(id);
-        crate::cluster::store::forget_traded(id);
-        Ok(Vec::new())
-    },
-};
-
+/// Each rank sends its part home and lets it go, with the blocks it traded: the array is
+/// the driver's from now on, its calls sending their blocks from there.
 #[linkme::distributed_slice(DATA_OPS)]
 static GATHER: DataOp = DataOp {
     name: "strads::gather",
     run: |_, args| {
         let id: u64 = decode(args, "gather")?;
-        with_part(id, |p| p.encode())
+        let bytes = with_part(id, |p| p.encode())?;
+        super::forget(id);
+        crate::cluster::store::forget_traded(id);
+        Ok(bytes)
     },
 };
 

@@ -310,10 +310,6 @@ impl SpreadOps for Handle {
         (key, blocks)
     }
 
-    fn release(&self) {
-        self.run("strads::release", postcard_args(&self.id));
-    }
-
     fn fail(&self, message: String) -> ! {
         self.s.fail(message)
     }

@@ -261,15 +261,7 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
     };
     // As one process refuses it, the first dimension first.
     if let Err(e) = check_dims([docs, words]) {
-        return Err(Fault {
-            file: 0,
-            line: 0,
-            global: true,
-            failure: Failure::Shape(match e {
-                Error::Shape(m) => m,
-                other => other.to_string(),
-            }),
-        });
+        return Err(Fault::of(0, 0, true, e, ctx.rank));
     }
     // This rank's documents numbered from the ranks' before it (the shape fits `u32`).
     let Pairs {
