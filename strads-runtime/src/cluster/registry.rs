@@ -265,6 +265,8 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
             Next::Data(req, op, args) => {
                 // A collective operation on data in parts (made in place, counted, traded).
                 super::spread::serve(session, req, &op, &args);
+                // Dense arrays it made here are kept as the driver's arrays are.
+                super::spread::dense::adopt(&mut store);
                 continue;
             }
             Next::Fetch(req, id, region, save) => {

@@ -261,10 +261,15 @@ impl Store {
 
     /// Puts an array back, as version `version` of the driver's array `id`.
     pub fn put<A: Stored>(&mut self, id: u64, version: u64, array: A) {
+        self.put_boxed(id, version, Box::new(array));
+    }
+
+    /// [`put`](Self::put), boxed.
+    pub(crate) fn put_boxed(&mut self, id: u64, version: u64, array: Box<dyn Stored>) {
         let bytes = array.bytes();
         let seen = self.seen.entry(id).or_insert_with(|| (array.describe(), 0));
         seen.1 = seen.1.max(bytes);
-        self.arrays.insert(id, (version, Box::new(array)));
+        self.arrays.insert(id, (version, array));
         self.peak = self.peak.max(self.held().1);
     }
 

@@ -118,11 +118,13 @@ pub(crate) fn schedule(
 }
 
 /// How a read-only array's every access follows the partitioned dims: an axis whose
-/// subscript is `p[dim] + c` (one `c`) in every access, for the space dim (`0`) or a 2D
-/// plan's time dim (`1`). A block then reads only the image of its partition there, which
-/// is all a process must receive of the array for it (the threads of one process read the
-/// array whole, unchecked). The walker records every element a body reads (any other use
-/// of an array is a compile error), so the image holds every read.
+/// subscript is `k * p[dim] + c` in every access (one `k`, constants `c` within 64 of each
+/// other: CSR's `offsets[s]` and `offsets[s + 1]`), for the space dim (`0`) or a 2D
+/// plan's time dim (`1`). A block then reads only the image of its partition there (the
+/// range from its least to its greatest index, every constant's), which is all a process
+/// must receive of the array for it (the threads of one process read the array whole,
+/// unchecked). The walker records every element a body reads (any other use of an array
+/// is a compile error), so the image holds every read.
 fn read_align(
     spec: &LoopSpec,
     c: &Candidate,
@@ -130,12 +132,7 @@ fn read_align(
     array: usize,
 ) -> Option<(strads_analysis::Align, usize)> {
     let aligns = strads_analysis::alignments(spec, array);
-    let uniform = |dim| {
-        aligns
-            .iter()
-            .find(|a| a.dim == dim && a.is_uniform())
-            .copied()
-    };
+    let uniform = |dim| aligns.iter().find(|a| a.dim == dim).copied();
     if let Some(al) = uniform(c.strategy.space_dim()) {
         return Some((al, 0));
     }
@@ -184,8 +181,9 @@ fn window(
             return Window::All { writable: false };
         }
     };
-    if !align.is_uniform() {
-        // Strided accesses with different constants: the indices themselves.
+    if !align.is_uniform() && writable {
+        // Strided accesses with different constants: the indices themselves (a read-only
+        // window is the range that holds them, below).
         return Window::Lattice {
             align,
             lo: part.0,

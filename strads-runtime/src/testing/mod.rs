@@ -12,6 +12,7 @@ thread_local! {
     static HANDED_BACK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     static PLAN_ALWAYS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     static HOME_BUDGET: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    static ENTRY_LIMIT: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
 }
 
 /// Runs `f` with the bytes on other ranks that a cluster job's driver may bring home for a
@@ -33,6 +34,27 @@ pub fn with_home_budget<R>(bytes: u64, f: impl FnOnce() -> R) -> R {
 /// The budget [`with_home_budget`] set on this thread, if any.
 pub(crate) fn home_budget() -> Option<u64> {
     HOME_BUDGET.with(|b| b.get())
+}
+
+/// Runs `f` with the most entries a LIBSVM file may hold ([`load::libsvm`](crate::load::libsvm))
+/// set to `n` instead of `u32::MAX` (what its `u32` offsets hold), for the loads of this
+/// thread (on a cluster job's driver, the loads in place it asks the ranks for): for tests
+/// of the limit on small files.
+pub fn with_entry_limit<R>(n: u64, f: impl FnOnce() -> R) -> R {
+    let prev = ENTRY_LIMIT.with(|b| b.replace(Some(n)));
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ENTRY_LIMIT.with(|b| b.set(self.0));
+        }
+    }
+    let _restore = Restore(prev);
+    f()
+}
+
+/// The limit [`with_entry_limit`] set on this thread, if any.
+pub(crate) fn entry_limit() -> Option<u64> {
+    ENTRY_LIMIT.with(|b| b.get())
 }
 
 /// Runs `f` with every loop call on this thread running its plan, as `STRADS_COST=0`

@@ -593,5 +593,6 @@ impl<'a, T, const N: usize> IntoIterator for &'a DistArray<T, N> {
     }
 }
 
+mod parts;
 #[cfg(test)]
 mod tests;

@@ -139,6 +139,13 @@ impl Directory {
         left
     }
 
+    /// A data operation made array `m` on every rank (`spread::dense`): `parts` are the
+    /// regions only other ranks hold of it, at `m.version`.
+    pub fn made_away(&mut self, m: &ArrayMeta, parts: Parts) {
+        self.sizes.entry(m.id).or_insert_with(|| size_of(m));
+        self.set_away(m.id, m.version, parts);
+    }
+
     /// Serial code wrote part of array `id` on the driver, which holds it now: at `version`,
     /// only `parts` are away (none: the array is home). What other ranks held of it as
     /// copies is forgotten (some of it is stale now).

@@ -11,6 +11,7 @@
 //!
 //! - `share`: a rank's part of an array (`Share`) and the parts kept on this process.
 
+pub(crate) mod dense;
 mod share;
 
 use std::any::Any;
@@ -20,7 +21,13 @@ use super::proto::collective;
 use super::session::Session;
 use crate::array::SparseArray;
 use crate::array::spread::{Spread, SpreadOps};
-pub(crate) use share::{Facts, forget, held, keep, part, with_part};
+pub(crate) use share::{Facts, held, keep, part, with_part};
+
+/// Drops this process's part of array `id`, sparse or dense (the driver dropped it).
+pub(crate) fn forget(id: u64) {
+    share::forget(id);
+    dense::forget(id);
+}
 
 /// A collective operation every rank runs between calls, by name: `run(ctx, args)` gives
 /// this rank's answer, or an error the driver's caller gets.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::array::DistArray;
 use crate::data::text::{ID_FLOOR, IDS_PER_ENTRY};
-use crate::data::text::{IntError, for_each_line, id_limit, parse_uint, quote, size_hint, trim};
+use crate::data::text::{IntError, Lines, MAX_LINE, id_limit, parse_uint, quote, size_hint, trim};
 use crate::error::{Error, Result};
 
 /// What the LIBSVM format looks like, for error messages.
@@ -201,7 +201,12 @@ impl LibSvm {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn libsvm(path: impl AsRef<Path>) -> Result<LibSvm> {
-    let raw = RawLibSvm::load(path.as_ref())?;
+    let path = path.as_ref();
+    if let Some(s) = super::in_place_driver(&[path]) {
+        let [d] = one_each(in_place::libsvm(s, &[path])?);
+        return Ok(d);
+    }
+    let raw = RawLibSvm::load(path)?;
     raw.check_index(raw.features.len())?;
     let n = raw.max_index;
     Ok(raw.build(n))
@@ -228,8 +233,13 @@ pub fn libsvm(path: impl AsRef<Path>) -> Result<LibSvm> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn libsvm_pair(train: impl AsRef<Path>, test: impl AsRef<Path>) -> Result<(LibSvm, LibSvm)> {
-    let train = RawLibSvm::load(train.as_ref())?;
-    let test = RawLibSvm::load(test.as_ref())?;
+    let (train, test) = (train.as_ref(), test.as_ref());
+    if let Some(s) = super::in_place_driver(&[train, test]) {
+        let [train, test] = one_each(in_place::libsvm(s, &[train, test])?);
+        return Ok((train, test));
+    }
+    let train = RawLibSvm::load(train)?;
+    let test = RawLibSvm::load(test)?;
     let entries = train.features.len() + test.features.len();
     train.check_index(entries)?;
     test.check_index(entries)?;
@@ -248,6 +258,33 @@ struct RawLibSvm {
     /// The file and the line of `max_index`.
     path: PathBuf,
     max_line: usize,
+    /// Entries in the file before the lines read here (a rank's range: `in_place`), and
+    /// the most entries the file may hold.
+    before: u64,
+    limit: u64,
+}
+
+/// The data sets loaded in place, one per file asked for.
+fn one_each<const F: usize>(sets: Vec<LibSvm>) -> [LibSvm; F] {
+    sets.try_into()
+        .unwrap_or_else(|_| unreachable!("one data set per file"))
+}
+
+/// The message of an index beyond [`id_limit`] of `entries`, the entries of the file(s)
+/// loaded together.
+fn index_message(index: u64, entries: usize) -> String {
+    let limit = id_limit(entries);
+    format!(
+        "index {index} is too large for {entries} {}: indices may be at most {limit} (the \
+         larger of {ID_FLOOR} and {IDS_PER_ENTRY} per entry), since they size the model",
+        if entries == 1 { "entry" } else { "entries" }
+    )
+}
+
+/// The most entries a file may hold: offsets are `u32` (less under
+/// `testing::with_entry_limit`).
+pub(crate) fn entry_limit() -> u64 {
+    crate::testing::entry_limit().map_or(u64::from(u32::MAX), |n| n.min(u64::from(u32::MAX)))
 }
 
 impl RawLibSvm {
@@ -264,57 +301,67 @@ impl RawLibSvm {
     /// Checks the largest index against `entries`, the entries of the file(s) loaded
     /// together (see [`libsvm`]).
     fn check_index(&self, entries: usize) -> Result<()> {
-        let limit = id_limit(entries);
-        if self.max_index as u64 <= limit {
+        if self.max_index as u64 <= id_limit(entries) {
             return Ok(());
         }
         Err(Error::Parse {
             path: self.path.clone(),
             line: self.max_line,
-            message: format!(
-                "index {} is too large for {entries} {}: indices may be at most {limit} (the \
-                 larger of {ID_FLOOR} and {IDS_PER_ENTRY} per entry), since they size the model",
-                self.max_index,
-                if entries == 1 { "entry" } else { "entries" }
-            ),
+            message: index_message(self.max_index as u64, entries),
             expected: LIBSVM_FORMAT.to_owned(),
         })
     }
 
     fn load(path: &Path) -> Result<RawLibSvm> {
-        // a9a spends about 5 bytes per entry and 70 per line.
-        let size = size_hint(path);
-        let entries = usize::try_from(size / 5).unwrap_or(0);
-        let lines = usize::try_from(size / 64).unwrap_or(0);
-        let mut raw = RawLibSvm {
-            labels: Vec::with_capacity(lines),
-            offsets: Vec::with_capacity(lines + 1),
-            features: Vec::with_capacity(entries),
-            values: Vec::with_capacity(entries),
-            max_index: 0,
-            path: path.to_path_buf(),
-            max_line: 0,
-        };
-        raw.offsets.push(0);
-        let line_no = for_each_line(path, LIBSVM_FORMAT, |line_no, mut line| {
-            if let Some(hash) = line.iter().position(|&b| b == b'#') {
-                line = &line[..hash];
-            }
-            let line = trim(line);
-            if line.is_empty() {
-                return Ok(());
-            }
-            raw.parse_line(path, line_no, line)
-        })?;
+        let mut lines = Lines::open(path, 0..u64::MAX, LIBSVM_FORMAT, MAX_LINE)?;
+        let mut raw = RawLibSvm::new(path, size_hint(path), 0, entry_limit());
+        raw.read(path, &mut lines)?;
         if raw.labels.is_empty() {
             return Err(Error::Parse {
                 path: path.to_path_buf(),
-                line: line_no + 1,
+                line: lines.count() + 1,
                 message: "the file has no samples".to_owned(),
                 expected: LIBSVM_FORMAT.to_owned(),
             });
         }
         Ok(raw)
+    }
+
+    /// An empty data set of file `path`, with room for about `bytes` of it; `before`
+    /// entries precede it in the file, which may hold `limit`.
+    fn new(path: &Path, bytes: u64, before: u64, limit: u64) -> RawLibSvm {
+        // a9a spends about 5 bytes per entry and 70 per line.
+        let entries = usize::try_from(bytes / 5).unwrap_or(0);
+        let lines = usize::try_from(bytes / 64).unwrap_or(0);
+        let mut offsets = Vec::with_capacity(lines + 1);
+        offsets.push(0);
+        RawLibSvm {
+            labels: Vec::with_capacity(lines),
+            offsets,
+            features: Vec::with_capacity(entries),
+            values: Vec::with_capacity(entries),
+            max_index: 0,
+            path: path.to_path_buf(),
+            max_line: 0,
+            before,
+            limit,
+        }
+    }
+
+    /// Reads the samples of `lines` of file `path` (blank lines and `#` comments skipped),
+    /// up to the first error.
+    fn read(&mut self, path: &Path, lines: &mut Lines<'_>) -> Result<()> {
+        while let Some((line_no, _)) = lines.advance()? {
+            let mut line = lines.line();
+            if let Some(hash) = line.iter().position(|&b| b == b'#') {
+                line = &line[..hash];
+            }
+            let line = trim(line);
+            if !line.is_empty() {
+                self.parse_line(path, line_no, line)?;
+            }
+        }
+        Ok(())
     }
 
     /// Parses one non-empty, trimmed line, appending its sample; on error nothing of the
@@ -417,10 +464,10 @@ impl RawLibSvm {
                     quote(entry)
                 )));
             }
-            if self.features.len() == u32::MAX as usize {
+            if self.before + self.features.len() as u64 == self.limit {
                 return Err(fail(format!(
                     "the file has more than {} entries (offsets are u32)",
-                    u32::MAX
+                    self.limit
                 )));
             }
             self.features.push((index - 1) as u32);
@@ -435,3 +482,5 @@ impl RawLibSvm {
         Ok(())
     }
 }
+
+mod in_place;

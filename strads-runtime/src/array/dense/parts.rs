@@ -1,0 +1,45 @@
+//! A dense array's parts on the other ranks of a cluster job, as serial code sees them
+//! ([`DistArray::gather`], [`DistArray::is_spread`]), and arrays a data operation makes on
+//! every rank (`cluster::spread::dense`): known by the id the driver gave the operation,
+//! with the other ranks' parts away from the start.
+
+use super::DistArray;
+
+impl<T, const N: usize> DistArray<T, N> {
+    /// Brings home every element other ranks of a cluster job hold (on a job's driver,
+    /// after a call left parts where they were written, or a loader read them in place),
+    /// as `as_slice` and iteration do first: one transfer of the parts away, after which
+    /// serial code reads the array at memory speed. Nothing happens when every element is
+    /// here (always, outside a cluster job). Reading one element or row brings only a
+    /// window around it; a loop that only reads the array runs where the parts are.
+    pub fn gather(&self) {
+        self.data();
+    }
+
+    /// Whether some elements are not here: held by other ranks of a cluster job, or
+    /// created in place and not made yet (see [`gather`](Self::gather)).
+    pub fn is_spread(&self) -> bool {
+        self.away.is_away()
+    }
+
+    /// The array known by `id` (a fresh id the driver gave a data operation that makes
+    /// the array on every rank: `cluster::spread::dense`).
+    pub(crate) fn with_id(mut self, id: u64) -> Self {
+        self.id = id;
+        self
+    }
+
+    /// Parts of this new array other ranks hold from the start (a data operation made
+    /// them there): `fetch`, given the elements' address, brings them home before serial
+    /// code reads them, and the ranks drop theirs (known as `id`) when this array is
+    /// dropped. The array is borrowed mutably, so no reference to its elements exists.
+    pub(crate) fn made_away(
+        &mut self,
+        id: u64,
+        fetch: impl FnOnce(usize) -> crate::array::away::Fetch,
+    ) {
+        self.away.forget.shared(id);
+        let fetch = fetch(self.data.as_mut_ptr() as usize);
+        self.away.leave(fetch);
+    }
+}
