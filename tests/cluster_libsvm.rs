@@ -1,4 +1,4 @@
-//! LIBSVM files loaded in place on a cluster job's ranks (issue 25, item 3; docs/design.md,
+//! LIBSVM data sets made in place on a cluster job's ranks (issue 25, item 3; docs/design.md,
 //! "Arrays"): `load::libsvm` and `load::libsvm_pair` have every rank read the samples that
 //! start in its byte range and keep them as its regions of the data set's four arrays;
 //! the job gives what one process gives, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4
@@ -14,6 +14,9 @@
 //!   first of two lines with the largest index, the entry limit reached (by the entries of
 //!   the ranks before a line: `testing::with_entry_limit`), a file without samples, a
 //!   missing file, an error in the second file of a pair.
+//!
+//! - the same generated problems (`generate::try_libsvm_like`), drawn in place, and the
+//!   bits of the same loops over them.
 //!
 //! A test without libtest's harness: its `main` carries `#[strads::main]`, so the copies of
 //! this binary that `STRADS_PROCESSES` starts go straight to serving.
@@ -281,6 +284,27 @@ fn program() {
             show_pair(strads::load::libsvm_pair(p(train), p(test)))
         );
     }
+    // Generated in place: every rank draws the sequence one process draws and keeps its
+    // range of each set's samples.
+    let cfg = strads::generate::LibSvmConfig {
+        train: 3000,
+        test: 1200,
+        features: 250,
+        active: 9,
+        ..Default::default()
+    };
+    let (train, test) = strads::generate::try_libsvm_like(&cfg).expect("the problem draws");
+    describe("generated train", &train);
+    describe("generated test", &test);
+    drop((train, test));
+    let cfg = strads::generate::LibSvmConfig {
+        train: 2,
+        test: 1,
+        ..Default::default()
+    };
+    let (train, test) = strads::generate::try_libsvm_like(&cfg).expect("a tiny problem draws");
+    describe("generated, 2 samples", &train);
+    describe("generated, 1 sample", &test);
     // The job goes on after errors.
     let d = strads::load::libsvm(p("test.svm")).expect("test.svm loads");
     describe("after errors", &d);
@@ -294,10 +318,18 @@ fn check() -> Result<(), String> {
         for (procs, threads) in [(2, 1), (2, 2), (3, 1)] {
             let env = [("CLUSTER_LIBSVM_DIR", dir_s.as_str())];
             let explain =
-                same_as_threads("CLUSTER_LIBSVM_ROLE", "program", (procs, threads), &env, 22)?;
+                same_as_threads("CLUSTER_LIBSVM_ROLE", "program", (procs, threads), &env, 26)?;
             // Made in place, and left there by a loop that reads them by samples: the
             // data sets of over a thousand samples.
-            for name in ["ok.svm", "pair train", "pair test", "after errors"] {
+            let large = [
+                "ok.svm",
+                "pair train",
+                "pair test",
+                "generated train",
+                "generated test",
+                "after errors",
+            ];
+            for name in large {
                 for what in ["spread", "spread after a loop that reads by samples"] {
                     if !explain
                         .lines()

@@ -5,10 +5,15 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, StandardNormal, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::error::Result;
+use serde::{Deserialize, Serialize};
+
+use crate::cluster::session::Session;
+use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp};
+use crate::data::load::libsvm_in_place::{self, Layout};
+use crate::error::{Error, Result};
 use crate::load::LibSvm;
 
-use super::{MAX_DIM, bad_parameter, check_memory};
+use super::{MAX_DIM, bad_parameter, check_memory, in_place_range};
 
 /// Logit of a sample whose features all have hidden weight 0 (about 24% positives, as
 /// in a9a).
@@ -153,15 +158,91 @@ pub fn try_libsvm_like(cfg: &LibSvmConfig) -> Result<(LibSvm, LibSvm)> {
             ));
         }
     }
-    // Weights, ranks and the group statistics per feature; labels, offsets and entries.
-    let bytes = (features as u64).checked_mul(32).and_then(|b| {
-        let samples = (train as u64).checked_add(test as u64)?;
-        b.checked_add(samples.checked_mul((groups as u64).checked_mul(8)?.checked_add(8)?)?)
-    });
-    check_memory(
-        &format!("{train} + {test} generated samples of {features} features"),
-        bytes,
-    )?;
+    let p = Params {
+        train,
+        test,
+        features,
+        groups,
+        zipf_exponent,
+        seed,
+    };
+    if let Some(s) = crate::cluster::job::data_driver() {
+        let [train, test] = in_place(s, p)?;
+        return Ok((train, test));
+    }
+    p.check_memory(1)?;
+    let [train_set, test_set] = draw(&p, 1, 0);
+    let set = |d: Drawn| {
+        let values = vec![1.0f32; d.features.len()];
+        LibSvm::from_checked(d.labels, d.offsets, d.features, values, features)
+    };
+    Ok((set(train_set), set(test_set)))
+}
+
+/// A generated problem's parameters, checked ([`try_libsvm_like`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Params {
+    train: usize,
+    test: usize,
+    features: usize,
+    /// Feature groups: active features per sample, at most `features`.
+    groups: usize,
+    zipf_exponent: f64,
+    seed: u64,
+}
+
+impl Params {
+    /// Whether the memory the drawing takes is there: weights, ranks and the group
+    /// statistics per feature, then labels, offsets and entries of `1 / ranks` of the
+    /// samples.
+    fn check_memory(&self, ranks: usize) -> Result<()> {
+        let Params {
+            train,
+            test,
+            features,
+            groups,
+            ..
+        } = *self;
+        let bytes = (features as u64).checked_mul(32).and_then(|b| {
+            let samples = (train as u64)
+                .checked_add(test as u64)?
+                .div_ceil(ranks.max(1) as u64);
+            b.checked_add(samples.checked_mul((groups as u64).checked_mul(8)?.checked_add(8)?)?)
+        });
+        let part = if ranks > 1 {
+            format!("1/{ranks} of ")
+        } else {
+            String::new()
+        };
+        check_memory(
+            &format!("{part}{train} + {test} generated samples of {features} features"),
+            bytes,
+        )
+    }
+}
+
+/// The samples of one set rank `me` of `ranks` keeps (all of them for one rank), with
+/// where every rank's are.
+struct Drawn {
+    labels: Vec<f32>,
+    /// From 0 at the rank's first sample.
+    offsets: Vec<u32>,
+    features: Vec<u32>,
+    layout: Layout,
+}
+
+/// The training and test sets of `p`, of which rank `me` of `ranks` keeps its range of the
+/// samples (`in_place_range`): the whole sequence is drawn, so every range gets the samples
+/// one process draws.
+fn draw(p: &Params, ranks: usize, me: usize) -> [Drawn; 2] {
+    let Params {
+        train,
+        test,
+        features,
+        groups,
+        zipf_exponent,
+        seed,
+    } = *p;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let scale = LIBSVM_MARGIN_STD / (groups.max(1) as f32).sqrt();
     let mut weights = vec![0f32; features];
@@ -196,12 +277,36 @@ pub fn try_libsvm_like(cfg: &LibSvmConfig) -> Result<(LibSvm, LibSvm)> {
         layout.push((start as u32, of_rank, zipf));
     }
 
-    let mut draw_set = |n: usize| -> LibSvm {
-        let mut labels = Vec::with_capacity(n);
-        let mut offsets = Vec::with_capacity(n + 1);
-        let mut feats = Vec::with_capacity(n * groups);
-        offsets.push(0u32);
-        for _ in 0..n {
+    let mut draw_set = |n: usize| -> Drawn {
+        // Each rank's first sample, then the end.
+        let mut starts: Vec<usize> = (0..ranks)
+            .map(|r| in_place_range(n, r, ranks).start)
+            .collect();
+        starts.push(n);
+        let keep = in_place_range(n, me, ranks);
+        let mut drawn = Drawn {
+            labels: Vec::with_capacity(keep.len()),
+            offsets: Vec::with_capacity(keep.len() + 1),
+            features: Vec::with_capacity(keep.len() * groups),
+            layout: Layout {
+                samples: starts.clone(),
+                entries: Vec::with_capacity(ranks + 1),
+            },
+        };
+        drawn.offsets.push(0u32);
+        let mut feats = Vec::with_capacity(groups);
+        // Entries of every sample so far, and of this rank's before its first.
+        let (mut entries, mut before) = (0u64, 0u64);
+        let mut next = 0;
+        for s in 0..n {
+            while next < starts.len() && starts[next] == s {
+                drawn.layout.entries.push(entries);
+                next += 1;
+            }
+            if s == keep.start {
+                before = entries;
+            }
+            feats.clear();
             let mut z = LIBSVM_BIAS;
             for (start, of_rank, zipf) in &layout {
                 if rng.random::<f64>() < LIBSVM_MISSING {
@@ -214,15 +319,66 @@ pub fn try_libsvm_like(cfg: &LibSvmConfig) -> Result<(LibSvm, LibSvm)> {
                 feats.push(f);
             }
             let p = 1.0 / (1.0 + (-z).exp());
-            labels.push(if rng.random::<f32>() < p { 1.0 } else { -1.0 });
-            let end = u32::try_from(feats.len())
-                .unwrap_or_else(|_| panic!("libsvm_like: more than {} entries", u32::MAX));
-            offsets.push(end);
+            let label = if rng.random::<f32>() < p { 1.0 } else { -1.0 };
+            entries += feats.len() as u64;
+            if keep.contains(&s) {
+                drawn.labels.push(label);
+                drawn.features.extend_from_slice(&feats);
+                // At most `u32::MAX` entries in a set (checked above).
+                drawn.offsets.push((entries - before) as u32);
+            }
         }
-        let values = vec![1.0f32; feats.len()];
-        LibSvm::from_checked(labels, offsets, feats, values, features)
+        while drawn.layout.entries.len() < starts.len() {
+            drawn.layout.entries.push(entries);
+        }
+        drawn
     };
     let train_set = draw_set(train);
     let test_set = draw_set(test);
-    Ok((train_set, test_set))
+    [train_set, test_set]
+}
+
+/// The arguments of a problem generated in place: the arrays' ids (labels, offsets,
+/// features, values of each set) and the parameters.
+type DrawArgs = ([[u64; 4]; 2], Params);
+
+/// Driver: the problem of `p` drawn in place.
+fn in_place(s: &'static Session, p: Params) -> Result<[LibSvm; 2]> {
+    let ids: [[u64; 4]; 2] =
+        std::array::from_fn(|_| std::array::from_fn(|_| crate::array::fresh_id()));
+    let features = p.features;
+    let args: DrawArgs = (ids, p);
+    let answers = spread::run(s, DRAW.name, spread::postcard_args(&args));
+    let layouts: Vec<Vec<Layout>> = answers.and_then(|a| spread::decode_each(&a)).map_err(|e| {
+        for &id in ids.iter().flatten() {
+            crate::cluster::spread::dense::forget(id);
+        }
+        Error::Rank(e)
+    })?;
+    let sets = libsvm_in_place::made(s, &ids, &layouts[0], features).map_err(Error::Rank)?;
+    Ok(sets.try_into().unwrap_or_else(|_| unreachable!("two sets")))
+}
+
+#[linkme::distributed_slice(DATA_OPS)]
+static DRAW: DataOp = DataOp {
+    name: "strads::libsvm_like",
+    run: draw_part,
+};
+
+/// One rank's part of a generated problem: every rank draws the whole sequence one process
+/// draws and keeps its range of each set's samples.
+fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let (ids, p): DrawArgs =
+        postcard::from_bytes(args).map_err(|e| format!("libsvm_like's arguments ({e})"))?;
+    let fits = p.check_memory(ctx.size);
+    ctx.agree(fits.map_err(|e| e.to_string()))?;
+    let mut layouts = Vec::with_capacity(2);
+    for (ids, d) in ids.into_iter().zip(draw(&p, ctx.size, ctx.rank)) {
+        let values = vec![1.0f32; d.features.len()];
+        libsvm_in_place::keep_parts(
+            ids, &d.layout, ctx.rank, d.labels, d.offsets, d.features, values,
+        )?;
+        layouts.push(d.layout);
+    }
+    Ok(spread::postcard_args(&layouts))
 }

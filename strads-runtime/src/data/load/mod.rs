@@ -199,6 +199,7 @@ mod split;
 mod triples;
 mod words;
 
+pub(crate) use libsvm::in_place as libsvm_in_place;
 pub use libsvm::{LibSvm, libsvm, libsvm_pair};
 use ratings::Loader;
 pub(crate) use ratings::U64BuildHasher;

@@ -46,12 +46,12 @@ struct Summary {
     fault: Option<Fault>,
 }
 
-/// Where a file's data set is: the samples and entries before each rank's, and the totals
-/// (`P + 1` prefix sums each).
-#[derive(Clone, Serialize, Deserialize)]
-struct Layout {
-    samples: Vec<usize>,
-    entries: Vec<u64>,
+/// Where a data set is: the samples and entries before each rank's, and the totals (`P +
+/// 1` prefix sums each).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub(crate) struct Layout {
+    pub samples: Vec<usize>,
+    pub entries: Vec<u64>,
 }
 
 /// A rank's answer: each file's layout and the number of features, or the job's error.
@@ -85,8 +85,19 @@ pub(super) fn libsvm(s: &'static Session, paths: &[&Path]) -> Result<Vec<LibSvm>
         first.get_or_insert(ok);
     }
     let (layouts, n_features) = first.expect("the driver answers too");
-    let mut sets = Vec::with_capacity(paths.len());
-    for (ids, layout) in ids.iter().zip(&layouts) {
+    made(s, &ids, &layouts, n_features).map_err(Error::Rank)
+}
+
+/// Driver: the data sets whose arrays `ids` (labels, offsets, features, values) every rank
+/// made (`keep_parts`), laid out as `layouts`, with `n_features`.
+pub(crate) fn made(
+    s: &'static Session,
+    ids: &[[u64; 4]],
+    layouts: &[Layout],
+    n_features: usize,
+) -> std::result::Result<Vec<LibSvm>, String> {
+    let mut sets = Vec::with_capacity(ids.len());
+    for (ids, layout) in ids.iter().zip(layouts) {
         // The regions of ranks 1.. of each array: the driver holds rank 0's.
         let away = |at: &dyn Fn(usize) -> u64| -> Vec<(Region, usize)> {
             (1..layout.samples.len() - 1)
@@ -96,16 +107,13 @@ pub(super) fn libsvm(s: &'static Session, paths: &[&Path]) -> Result<Vec<LibSvm>
         let by_sample = away(&|r| layout.samples[r] as u64);
         let by_offset = away(&|r| layout.samples[r] as u64 + 1);
         let by_entry = away(&|r| layout.entries[r]);
-        let set = (|| {
-            Ok::<_, String>(LibSvm {
-                labels: dense::take(s, ids[0], by_sample)?,
-                offsets: dense::take(s, ids[1], by_offset)?,
-                features: dense::take(s, ids[2], by_entry.clone())?,
-                values: dense::take(s, ids[3], by_entry)?,
-                n_features,
-            })
-        })();
-        sets.push(set.map_err(Error::Rank)?);
+        sets.push(LibSvm {
+            labels: dense::take(s, ids[0], by_sample)?,
+            offsets: dense::take(s, ids[1], by_offset)?,
+            features: dense::take(s, ids[2], by_entry.clone())?,
+            values: dense::take(s, ids[3], by_entry)?,
+            n_features,
+        });
     }
     Ok(sets)
 }
@@ -309,32 +317,35 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
                 .entries
                 .push(layout.entries.last().unwrap_or(&0) + sums[f].entries);
         }
-        keep_regions(args.ids[f], &layout, me, raw).map_err(other)?;
+        let RawLibSvm {
+            labels,
+            offsets,
+            features,
+            values,
+            ..
+        } = raw;
+        keep_parts(args.ids[f], &layout, me, labels, offsets, features, values).map_err(other)?;
         layouts.push(layout);
     }
     Ok((layouts, n_features))
 }
 
-/// Keeps rank `me`'s samples `raw` as its regions of the arrays `ids` (labels, offsets,
-/// features, values) of a data set laid out as `layout`.
-fn keep_regions(
+/// Keeps rank `me`'s samples (`offsets` from 0 at its first sample) as its regions of the
+/// arrays `ids` (labels, offsets, features, values) of a data set laid out as `layout`.
+pub(crate) fn keep_parts(
     ids: [u64; 4],
     layout: &Layout,
     me: usize,
-    raw: RawLibSvm,
+    labels: Vec<f32>,
+    offsets: Vec<u32>,
+    features: Vec<u32>,
+    values: Vec<f32>,
 ) -> std::result::Result<(), String> {
     let n = *layout.samples.last().unwrap_or(&0);
     let nnz = usize::try_from(*layout.entries.last().unwrap_or(&0))
         .map_err(|_| "more entries than this machine addresses".to_string())?;
     let (s0, e0) = (layout.samples[me], layout.entries[me]);
     let e0u = e0 as usize;
-    let RawLibSvm {
-        labels,
-        offsets,
-        features,
-        values,
-        ..
-    } = raw;
     let mut a: DistArray<f32, 1> = dense::zeroed(ids[0], [n])?;
     a.as_mut_slice()[s0..s0 + labels.len()].copy_from_slice(&labels);
     dense::keep(a);

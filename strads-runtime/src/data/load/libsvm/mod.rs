@@ -483,4 +483,4 @@ impl RawLibSvm {
     }
 }
 
-mod in_place;
+pub(crate) mod in_place;
