@@ -329,6 +329,16 @@ fn check() -> Result<(), String> {
                 "generated test",
                 "after errors",
             ];
+            // Every data set dropped, every rank dropped its parts too (those of small
+            // sets where a rank read nothing, and of loads that failed, included).
+            let released = "this rank holds 0 arrays (0 bytes) of the driver's at the end";
+            let ranks = explain.lines().filter(|l| l.contains(released)).count();
+            if ranks != procs - 1 {
+                return Err(format!(
+                    "{procs} x {threads}: a rank kept parts of data sets the driver dropped:\n\
+                     {explain}"
+                ));
+            }
             for name in large {
                 for what in ["spread", "spread after a loop that reads by samples"] {
                     if !explain

@@ -28,6 +28,13 @@ impl Spans {
         i > 0 && self.0[i - 1].1 >= hi
     }
 
+    /// The range of the set that holds all of `[lo, hi)`, if one does.
+    pub(crate) fn containing(&self, lo: usize, hi: usize) -> Option<(usize, usize)> {
+        let i = self.0.partition_point(|&(a, _)| a <= lo);
+        let r = *self.0.get(i.checked_sub(1)?)?;
+        (r.1 >= hi).then_some(r)
+    }
+
     /// Adds `[lo, hi)`, merging it with the ranges it touches.
     pub(crate) fn insert(&mut self, lo: usize, hi: usize) {
         if lo >= hi {
@@ -146,6 +153,19 @@ mod tests {
     }
 
     /// `outside` against a position-by-position model, over every small case.
+    #[test]
+    fn the_range_containing_a_span() {
+        let mut s = Spans::default();
+        s.insert(10, 20);
+        s.insert(30, 40);
+        s.insert(20, 25);
+        assert_eq!(s.containing(12, 25), Some((10, 25)));
+        assert_eq!(s.containing(30, 30), Some((30, 40)));
+        assert_eq!(s.containing(24, 31), None);
+        assert_eq!(s.containing(0, 5), None);
+        assert_eq!(s.containing(41, 42), None);
+    }
+
     #[test]
     fn outside_is_the_difference() {
         let sets: [&[(usize, usize)]; 4] = [&[], &[(2, 4)], &[(0, 3), (5, 6)], &[(1, 2), (3, 8)]];

@@ -66,7 +66,7 @@ pub fn get() -> Option<&'static Session> {
 
 /// The driver dropped array `id`, which workers hold copies of: they drop theirs, and the
 /// session forgets where its parts were.
-fn forget_on_workers(id: u64) {
+pub(crate) fn forget_on_workers(id: u64) {
     let Some(s) = current().filter(|s| s.rank == 0) else {
         return;
     };
@@ -139,12 +139,12 @@ fn explain_end(s: &Session) {
             first.as_secs_f64()
         );
     }
-    let (n, bytes) = s.fetched();
+    let (n, bytes, seconds) = s.fetched();
     if n > 0 {
         crate::log::say!(
             Explain,
-            "strads cluster: parts left on other ranks came home {n} times ({bytes} bytes), \
-             before serial code or a call on this process read them"
+            "strads cluster: parts left on other ranks came home {n} times ({bytes} bytes, \
+             {seconds:.3} s), before serial code or a call on this process read them"
         );
     }
     let (sent, received) = s.bytes();

@@ -31,9 +31,11 @@ pub struct Session {
     /// Driver: per loop and space array, the key of the blocks its last call sent (the
     /// workers keep theirs).
     pub(crate) blocks: Mutex<std::collections::HashMap<(String, u64), u64>>,
-    /// Driver: fetches of parts left on other ranks, and their bytes.
+    /// Driver: fetches of parts left on other ranks, their bytes and the nanoseconds they
+    /// took.
     fetches: std::sync::atomic::AtomicU64,
     fetched_bytes: std::sync::atomic::AtomicU64,
+    fetch_nanos: std::sync::atomic::AtomicU64,
     /// Whether `shut_down` ran.
     closed: std::sync::atomic::AtomicBool,
 }
@@ -78,6 +80,7 @@ impl Session {
             blocks: Mutex::new(Default::default()),
             fetches: Default::default(),
             fetched_bytes: Default::default(),
+            fetch_nanos: Default::default(),
             closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -347,6 +350,7 @@ impl Session {
                  read it before the call, or pass it to the loop"
             ));
         }
+        let start = std::time::Instant::now();
         let reqs: Vec<u64> = self.with(|core| {
             parts
                 .iter()
@@ -363,13 +367,20 @@ impl Session {
         self.fetches.fetch_add(1, Relaxed);
         self.fetched_bytes
             .fetch_add(data.iter().map(|d| d.len() as u64).sum(), Relaxed);
+        self.fetch_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
         data
     }
 
-    /// Driver: how many times parts left on other ranks came home, and their bytes.
-    pub(crate) fn fetched(&self) -> (u64, u64) {
+    /// Driver: how many times parts left on other ranks came home, their bytes, and the
+    /// seconds serial code waited for them.
+    pub(crate) fn fetched(&self) -> (u64, u64, f64) {
         use std::sync::atomic::Ordering::Relaxed;
-        (self.fetches.load(Relaxed), self.fetched_bytes.load(Relaxed))
+        (
+            self.fetches.load(Relaxed),
+            self.fetched_bytes.load(Relaxed),
+            self.fetch_nanos.load(Relaxed) as f64 * 1e-9,
+        )
     }
 
     /// Whether the job ended here (`shut_down` ran).

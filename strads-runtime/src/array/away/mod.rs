@@ -271,12 +271,43 @@ impl std::fmt::Debug for Forget {
     }
 }
 
+/// Elements are packed into [`Away::readable`] by runs of this many (64).
+const RUN_BITS: u32 = 6;
+
+/// `[a, b)` packed as the whole runs of `2^RUN_BITS` elements inside it (the first run's and
+/// the end's numbers, 32 bits each): 0, nothing, when it holds no whole run or ends
+/// beyond what 32 bits number.
+fn pack(a: usize, b: usize) -> u64 {
+    let first = (a as u64).div_ceil(1 << RUN_BITS);
+    let end = b as u64 >> RUN_BITS;
+    if first >= end || end > u64::from(u32::MAX) {
+        return 0;
+    }
+    first << 32 | end
+}
+
+/// The range [`pack`] packed, empty for 0.
+#[inline]
+fn unpack(v: u64) -> (usize, usize) {
+    if v == 0 {
+        return (1, 0);
+    }
+    (
+        ((v >> 32) << RUN_BITS) as usize,
+        ((v & u64::from(u32::MAX)) << RUN_BITS) as usize,
+    )
+}
+
 /// Whether some elements of an array are current only on other processes, and how to
 /// fetch them.
 #[derive(Default)]
 pub(crate) struct Away {
     away: AtomicBool,
     fetch: Mutex<Cell>,
+    /// A range of elements serial code has read home while parts are away (inside the
+    /// cell's `read`, so nothing writes it until the parts leave again), packed by
+    /// [`pack`]: reads inside it skip the cell's lock. 0 (empty) when none.
+    readable: AtomicU64,
     /// Whether other processes hold copies (to drop with the array).
     pub(crate) forget: Forget,
     /// How the array was created in place, if it was: what makes the parts no rank has
@@ -306,6 +337,15 @@ impl Away {
     #[inline]
     pub(crate) fn is_away(&self) -> bool {
         self.away.load(Ordering::Acquire)
+    }
+
+    /// Whether elements `lo..hi` were read home while the parts are away (a reference may
+    /// point there, so no fetch writes them again until the parts leave anew): reading
+    /// them needs no lock.
+    #[inline]
+    pub(crate) fn readable(&self, lo: usize, hi: usize) -> bool {
+        let (a, b) = unpack(self.readable.load(Ordering::Acquire));
+        a <= lo && hi <= b
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Cell> {
@@ -353,6 +393,11 @@ impl Away {
         let walked = match fetch.as_mut().and_then(|f| f.around(lo, hi, read)) {
             Some((a, b)) => {
                 read.insert(a, b);
+                // The run of what was read home that holds this window: serial code that
+                // goes on reading inside it (the driver's own rows, say) takes no lock.
+                if let Some((a, b)) = read.containing(a, b) {
+                    self.readable.store(pack(a, b), Ordering::Release);
+                }
                 // A window that holds every element away (a small array made or fetched
                 // whole at its first read): the array is home, and later reads are plain.
                 let rest = fetch
@@ -364,6 +409,7 @@ impl Away {
         };
         if walked {
             cell.all_home();
+            self.readable.store(0, Ordering::Release);
             self.away.store(false, Ordering::Release);
         }
     }
@@ -443,6 +489,7 @@ impl Away {
         let mut cell = self.lock();
         cell.fetch = Some(fetch);
         cell.forget();
+        self.readable.store(0, Ordering::Release);
         self.away.store(true, Ordering::Release);
     }
 
@@ -461,6 +508,7 @@ impl Away {
         let mut cell = self.lock();
         let had = cell.fetch.take().is_some();
         cell.forget();
+        self.readable.store(0, Ordering::Release);
         self.away.store(false, Ordering::Release);
         had
     }
@@ -495,6 +543,7 @@ impl Lease<'_> {
         cell.fetch = fetch;
         if !away {
             cell.forget();
+            self.away.readable.store(0, Ordering::Release);
         }
         self.away.away.store(away, Ordering::Release);
     }

@@ -305,3 +305,59 @@ fn a_small_array_made_whole_at_its_first_read_is_home() {
     assert_eq!(b[[5, 7]], 2.5);
     assert!(b.away().is_away());
 }
+
+/// Reads inside what serial code read home take the lock-free path (`Away::readable`),
+/// which covers the run of windows read home and nothing a fetch may still write, and is
+/// forgotten when the parts leave anew.
+#[test]
+fn reads_inside_a_window_read_home_skip_the_lock() {
+    let mut a = DistArray::<f32, 2>::zeros([1000, 64]);
+    let wrote = Arc::new(Mutex::new(Vec::new()));
+    let leave = |a: &mut DistArray<f32, 2>, wrote: &Arc<Mutex<Vec<(usize, usize)>>>| {
+        let s = SharedMut::new(a);
+        let base = s.raw().0 as usize;
+        s.leave(Box::new(Windows {
+            base,
+            len: 64_000,
+            value: 7.0,
+            wrote: wrote.clone(),
+            away_from: 0,
+        }));
+    };
+    leave(&mut a, &wrote);
+    assert!(!a.away().readable(0, 1), "nothing read yet");
+    assert_eq!(a[[3, 5]], 7.0);
+    // The window fetched around row 3 (rows 0..256), and nothing past it.
+    assert!(a.away().readable(0, 256 * 64));
+    assert!(!a.away().readable(0, 256 * 64 + 1));
+    // The next window, adjacent, joins the run.
+    assert_eq!(a[[300, 0]], 7.0);
+    assert!(a.away().readable(10, 512 * 64));
+    assert!(!a.away().readable(10, 512 * 64 + 1));
+    let fetched = wrote.lock().unwrap().len();
+    assert_eq!(a.row(100), &[7.0; 64][..]);
+    assert_eq!(
+        wrote.lock().unwrap().len(),
+        fetched,
+        "a read inside fetched"
+    );
+    // The parts leave anew (a call wrote them): nothing is readable as it was.
+    leave(&mut a, &wrote);
+    assert!(!a.away().readable(0, 1));
+    assert_eq!(a[[3, 5]], 7.0);
+}
+
+#[test]
+fn packed_runs_lie_inside_their_range() {
+    use super::{pack, unpack};
+    assert_eq!(unpack(pack(0, 64)), (0, 64));
+    assert_eq!(unpack(pack(1, 200)), (64, 192));
+    assert_eq!(unpack(pack(10, 100)), (1, 0), "no whole run: empty");
+    assert_eq!(unpack(0), (1, 0));
+    let huge = (u64::from(u32::MAX) + 1) << super::RUN_BITS;
+    assert_eq!(
+        unpack(pack(0, huge as usize)),
+        (1, 0),
+        "beyond 32 bits of runs: empty"
+    );
+}

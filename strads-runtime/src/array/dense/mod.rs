@@ -296,7 +296,7 @@ impl<T, const N: usize> DistArray<T, N> {
     #[inline]
     fn span(&self, lo: usize, hi: usize) -> &[T] {
         assert!(lo <= hi && hi <= self.data.len(), "a span inside the array");
-        if self.away.is_away() && !self.away.leased_here() {
+        if self.away.is_away() && !self.away.readable(lo, hi) && !self.away.leased_here() {
             self.away.bring_range(lo, hi);
         }
         // SAFETY: `lo..hi` lies inside the buffer (asserted). The slice is made from the

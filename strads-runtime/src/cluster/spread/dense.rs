@@ -50,6 +50,14 @@ pub(crate) fn adopt(store: &mut Store) {
     }
 }
 
+/// Driver: a data operation that made arrays `ids` failed (on some rank, or here after
+/// it): every rank drops what it made of them, the driver included.
+pub(crate) fn abandon(ids: impl IntoIterator<Item = u64>) {
+    for id in ids {
+        super::super::job::forget_on_workers(id);
+    }
+}
+
 /// Drops what this process made of array `id` and no one took (the driver dropped it).
 pub(crate) fn forget(id: u64) {
     MADE.lock()
@@ -78,6 +86,8 @@ where
         .into_any()
         .downcast::<DistArray<T, N>>()
         .map_err(|_| format!("array {id} was made of another type"))?;
+    // The workers hold copies (their regions, maybe none): they drop them with this array.
+    array.shared_as(id);
     let parts: Vec<(Region, usize)> = parts.into_iter().filter(|(r, _)| !r.is_empty()).collect();
     if parts.is_empty() {
         return Ok(array);
@@ -87,9 +97,7 @@ where
         .ok_or_else(|| format!("array {id}'s elements cannot cross processes"))?;
     let shape = array.shape().to_vec();
     let fetch_parts = parts.clone();
-    array.made_away(id, |base| {
-        away::fetch::<T>(base, shape, None, s, id, fetch_parts)
-    });
+    array.made_away(|base| away::fetch::<T>(base, shape, None, s, id, fetch_parts));
     s.directory().made_away(&meta, parts);
     Ok(array)
 }

@@ -8,7 +8,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::session::Session;
-use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp};
+use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, dense};
 use crate::data::load::libsvm_in_place::{self, Layout};
 use crate::error::{Error, Result};
 use crate::load::LibSvm;
@@ -342,20 +342,23 @@ fn draw(p: &Params, ranks: usize, me: usize) -> [Drawn; 2] {
 /// features, values of each set) and the parameters.
 type DrawArgs = ([[u64; 4]; 2], Params);
 
-/// Driver: the problem of `p` drawn in place.
+/// Driver: the problem of `p` drawn in place (this process's share of the memory checked
+/// here first, an [`Error::Alloc`]; the others' on their ranks).
 fn in_place(s: &'static Session, p: Params) -> Result<[LibSvm; 2]> {
+    p.check_memory(s.size())?;
     let ids: [[u64; 4]; 2] =
         std::array::from_fn(|_| std::array::from_fn(|_| crate::array::fresh_id()));
     let features = p.features;
     let args: DrawArgs = (ids, p);
     let answers = spread::run(s, DRAW.name, spread::postcard_args(&args));
     let layouts: Vec<Vec<Layout>> = answers.and_then(|a| spread::decode_each(&a)).map_err(|e| {
-        for &id in ids.iter().flatten() {
-            crate::cluster::spread::dense::forget(id);
-        }
+        dense::abandon(ids.iter().flatten().copied());
         Error::Rank(e)
     })?;
-    let sets = libsvm_in_place::made(s, &ids, &layouts[0], features).map_err(Error::Rank)?;
+    let sets = libsvm_in_place::made(s, &ids, &layouts[0], features).map_err(|e| {
+        dense::abandon(ids.iter().flatten().copied());
+        Error::Rank(e)
+    })?;
     Ok(sets.try_into().unwrap_or_else(|_| unreachable!("two sets")))
 }
 

@@ -75,17 +75,17 @@ pub(super) fn libsvm(s: &'static Session, paths: &[&Path]) -> Result<Vec<LibSvm>
     let answers = spread::run(s, LOAD.name, spread::postcard_args(&args));
     let answers: Vec<Answer> = answers
         .and_then(|a| spread::decode_each(&a))
-        .map_err(|e| forget_made(&ids, Error::Rank(e)))?;
+        .map_err(|e| abandon(&ids, Error::Rank(e)))?;
     let mut first = None;
     for answer in answers {
         let ok = answer.map_err(|f| {
             let path = paths.get(f.file).copied().unwrap_or(paths[0]);
-            forget_made(&ids, f.error(path))
+            abandon(&ids, f.error(path))
         })?;
         first.get_or_insert(ok);
     }
     let (layouts, n_features) = first.expect("the driver answers too");
-    made(s, &ids, &layouts, n_features).map_err(Error::Rank)
+    made(s, &ids, &layouts, n_features).map_err(|e| abandon(&ids, Error::Rank(e)))
 }
 
 /// Driver: the data sets whose arrays `ids` (labels, offsets, features, values) every rank
@@ -118,12 +118,10 @@ pub(crate) fn made(
     Ok(sets)
 }
 
-/// The driver lets go of what it made of the arrays `ids` (the load failed), and gives
-/// `e`.
-fn forget_made(ids: &[[u64; 4]], e: Error) -> Error {
-    for &id in ids.iter().flatten() {
-        dense::forget(id);
-    }
+/// Every rank lets go of what it made of the arrays `ids` (the load failed), and the
+/// driver gives `e`.
+fn abandon(ids: &[[u64; 4]], e: Error) -> Error {
+    dense::abandon(ids.iter().flatten().copied());
     e
 }
 
