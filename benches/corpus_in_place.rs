@@ -2,16 +2,21 @@
 //! the documents that start in its byte range) against one process reading it: the load's
 //! seconds, a loop over the counts, and each rank's peak resident memory, at P = 1, 2 and
 //! 4 processes of one thread (P = 1: one process of 2 threads). Every layout must print the
-//! same corpus and the same loop result as the one process; the table says so.
+//! same corpus and the same loop result as the one process; the table says so. With
+//! `--libsvm`, the same for a LIBSVM file (`load::libsvm`) and a loop that reads its
+//! labels and offsets by samples.
 //!
 //! The corpus is an LDA-C file written here (AP-like documents: Zipf-skewed word ids,
-//! log-normal lengths), or the file `--data` names. Ranks are started by `STRADS_PROCESSES`
-//! on this machine; each rank's peak is its `VmHWM`, from `STRADS_EXPLAIN`'s memory lines
-//! (the driver's from its own `/proc/self/status`). Record the table in BENCHMARKS.md.
+//! log-normal lengths), or the file `--data` names; with `--libsvm`, a LIBSVM file of
+//! `--docs` samples of about `--pairs` Zipf-skewed features below `--words`. Ranks are
+//! started by `STRADS_PROCESSES` on this machine; each rank's peak is its `VmHWM`, from
+//! `STRADS_EXPLAIN`'s memory lines (the driver's from its own `/proc/self/status`). Record
+//! the table in BENCHMARKS.md.
 //!
 //! ```text
 //! cargo bench --bench corpus_in_place
 //! cargo bench --bench corpus_in_place -- --docs 400000 --data /path/to/file.dat
+//! cargo bench --bench corpus_in_place -- --libsvm --docs 2000000 --pairs 20
 //! ```
 
 use std::fmt::Write as _;
@@ -22,6 +27,18 @@ use std::time::Instant;
 
 use clap::Parser;
 use strads::prelude::*;
+
+/// Every sample's entries, weighted by its label and number: a loop that reads a LIBSVM
+/// set's labels and offsets by samples, so it runs where their parts are. An integer sum.
+#[strads::parallel_for]
+fn by_samples(labels: &DistArray<f32, 1>, offsets: &DistArray<u32, 1>, n: usize) -> i64 {
+    let mut s: i64 = 0;
+    for i in 0..n {
+        let entries = i64::from(offsets[i + 1] - offsets[i]);
+        s += entries * (1 + (i % 89) as i64) * labels[i] as i64;
+    }
+    s
+}
 
 /// The tokens of every word, weighted by document and word: a loop that only reads the
 /// counts, so it runs where their parts are. An integer sum, so every worker count gives
@@ -50,6 +67,9 @@ struct Args {
     /// Mean distinct words a document of the written file.
     #[arg(long, default_value_t = 80)]
     pairs: u64,
+    /// A LIBSVM file instead (`--data`, or one of `--docs` samples written first).
+    #[arg(long)]
+    libsvm: bool,
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
@@ -107,6 +127,60 @@ fn write_corpus(path: &PathBuf, docs: usize, words: u64, pairs: u64) -> std::io:
     out.flush()
 }
 
+/// Writes a LIBSVM file: `samples` samples of about `pairs` distinct Zipf-skewed feature
+/// indices below `features`, increasing, values 1 or 0.5, labels +1 about a third of the
+/// time.
+fn write_libsvm(path: &PathBuf, samples: usize, features: u64, pairs: u64) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    let mut g = Lcg(11);
+    let mut ids: Vec<u64> = Vec::new();
+    let mut line = String::new();
+    for _ in 0..samples {
+        let k = (g.next() % (2 * pairs).max(1) + 1).min(features);
+        ids.clear();
+        while (ids.len() as u64) < k {
+            let id = ((features as f64).powf(g.unit()) - 1.0) as u64 % features + 1;
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        ids.sort_unstable();
+        line.clear();
+        line.push_str(if g.next() % 3 == 0 { "+1" } else { "-1" });
+        for &id in &ids {
+            let v = if g.next() % 2 == 0 { "1" } else { "0.5" };
+            write!(line, " {id}:{v}").unwrap();
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    out.flush()
+}
+
+/// The program each layout runs for a LIBSVM file: load, loop, and what it found.
+fn program_libsvm(path: &str) {
+    let t = Instant::now();
+    let d = strads::load::libsvm(path).unwrap_or_else(|e| {
+        eprintln!("corpus_in_place: {e}");
+        std::process::exit(1)
+    });
+    let load = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let w = by_samples(&d.labels, &d.offsets, d.samples());
+    let looped = t.elapsed().as_secs_f64();
+    let peak = vm_hwm_kib();
+    println!(
+        "result samples={} entries={} features={} by_samples={w}",
+        d.samples(),
+        d.nnz(),
+        d.n_features
+    );
+    println!(
+        "timing load={load:.3} loop={looped:.3} spread={} driver_peak_kib={peak}",
+        d.labels.is_spread() && d.features.is_spread()
+    );
+}
+
 /// The program each layout runs: load, loop, and what it found.
 fn program(path: &str) {
     let t = Instant::now();
@@ -147,7 +221,7 @@ fn vm_hwm_kib() -> u64 {
 }
 
 /// One layout's run: (result line, load s, loop s, peaks in MiB by rank).
-fn run(path: &str, procs: usize) -> Result<(String, f64, f64, Vec<f64>), String> {
+fn run(role: &str, path: &str, procs: usize) -> Result<(String, f64, f64, Vec<f64>), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut cmd = Command::new(exe);
     for (k, _) in std::env::vars() {
@@ -155,7 +229,7 @@ fn run(path: &str, procs: usize) -> Result<(String, f64, f64, Vec<f64>), String>
             cmd.env_remove(k);
         }
     }
-    cmd.env("CORPUS_BENCH_ROLE", "program")
+    cmd.env("CORPUS_BENCH_ROLE", role)
         .env("CORPUS_BENCH_DATA", path)
         .stdin(Stdio::null());
     if procs == 1 {
@@ -209,12 +283,17 @@ fn bench() -> Result<(), String> {
         Some(p) => p.clone(),
         None => {
             let t = Instant::now();
-            write_corpus(&written, args.docs, args.words, args.pairs)
-                .map_err(|e| format!("writing {}: {e}", written.display()))?;
+            let wrote = if args.libsvm {
+                write_libsvm(&written, args.docs, args.words, args.pairs)
+            } else {
+                write_corpus(&written, args.docs, args.words, args.pairs)
+            };
+            wrote.map_err(|e| format!("writing {}: {e}", written.display()))?;
             let bytes = std::fs::metadata(&written).map_or(0, |m| m.len());
             println!(
-                "wrote {} documents, {:.1} MiB, in {:.1} s",
+                "wrote {} {}, {:.1} MiB, in {:.1} s",
                 args.docs,
+                if args.libsvm { "samples" } else { "documents" },
                 bytes as f64 / (1 << 20) as f64,
                 t.elapsed().as_secs_f64()
             );
@@ -225,7 +304,8 @@ fn bench() -> Result<(), String> {
     let result = (|| {
         let mut rows = Vec::new();
         for procs in [1, 2, 4] {
-            rows.push((procs, run(&path_s, procs)?));
+            let role = if args.libsvm { "libsvm" } else { "program" };
+            rows.push((procs, run(role, &path_s, procs)?));
         }
         let one = rows[0].1.0.clone();
         println!("{one}");
@@ -249,7 +329,7 @@ fn bench() -> Result<(), String> {
             );
         }
         if rows.iter().any(|(_, r)| r.0 != one) {
-            return Err("a layout printed another corpus or loop result".to_owned());
+            return Err("a layout printed another data set or loop result".to_owned());
         }
         Ok(())
     })();
@@ -261,9 +341,14 @@ fn bench() -> Result<(), String> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    if std::env::var("CORPUS_BENCH_ROLE").as_deref() == Ok("program") {
+    let role = std::env::var("CORPUS_BENCH_ROLE").unwrap_or_default();
+    if role == "program" || role == "libsvm" {
         let path = std::env::var("CORPUS_BENCH_DATA").unwrap_or_default();
-        program(&path);
+        if role == "libsvm" {
+            program_libsvm(&path);
+        } else {
+            program(&path);
+        }
         return ExitCode::SUCCESS;
     }
     match bench() {
