@@ -186,6 +186,12 @@ fn train(args: &Args) -> Result<()> {
     // A spinner on a terminal when reading or making the data takes over 2 s.
     let bar = progress::Bar::spinner("reading the data");
     let (train, test) = load(args)?;
+    // On a cluster the loaders keep each rank's samples where it read or drew them; this
+    // program's loops read the whole sets on the driver (the epoch's reconnaissance
+    // surveys every sample there, and `features[k]` at `k` read from `offsets` is read
+    // whole), so they come home once here rather than in the first epoch.
+    train.gather();
+    test.gather();
     bar.finish();
     cli::check_memory(
         &format!("the weights of {} features", train.n_features),

@@ -161,6 +161,29 @@ impl LibSvm {
     pub fn positives(&self) -> usize {
         self.labels.as_slice().iter().filter(|&&y| y > 0.0).count()
     }
+
+    /// Brings home every array other ranks of a cluster job hold of the data set (one
+    /// transfer each; see [`DistArray::gather`]): on a job's driver, [`libsvm`] and
+    /// [`generate::libsvm_like`](crate::generate::libsvm_like) keep each rank's samples
+    /// where they were read. A program whose loops read the whole set on the driver (a
+    /// loop planned by reconnaissance surveys every sample there; `features[k]` at `k`
+    /// read from `offsets` is read whole) gathers it once after loading, instead of at
+    /// its first loop. Nothing happens when the data set is here.
+    pub fn gather(&self) {
+        self.labels.gather();
+        self.offsets.gather();
+        self.features.gather();
+        self.values.gather();
+    }
+
+    /// Whether some of the data set is held by other ranks of a cluster job (see
+    /// [`gather`](Self::gather)).
+    pub fn is_spread(&self) -> bool {
+        self.labels.is_spread()
+            || self.offsets.is_spread()
+            || self.features.is_spread()
+            || self.values.is_spread()
+    }
 }
 
 /// Loads a LIBSVM (svmlight) file of binary labels: one sample per line,
