@@ -139,13 +139,15 @@ fn load_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
 }
 
 /// Reads this rank's range of file `file` (`path`), counting from `before` entries in the
-/// lines before the range: its samples and its summary.
+/// lines before the range: its samples (none when `counting`: only its first error matters)
+/// and its summary.
 fn read_range(
     ctx: &Ctx,
     file: usize,
     path: &Path,
     before: u64,
     limit: u64,
+    counting: bool,
 ) -> (RawLibSvm, Summary) {
     let mut sum = Summary {
         size: None,
@@ -168,7 +170,9 @@ fn read_range(
     };
     sum.size = Some(size);
     let range = byte_range(size, ctx.rank, ctx.size);
-    let mut raw = RawLibSvm::new(path, range.end - range.start, before, limit);
+    let room = if counting { 0 } else { range.end - range.start };
+    let mut raw = RawLibSvm::new(path, room, before, limit);
+    raw.counting = counting;
     match Lines::open(path, range, LIBSVM_FORMAT, MAX_LINE) {
         Ok(mut lines) => {
             if let Err(e) = raw.read(path, &mut lines) {
@@ -204,7 +208,7 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
     let mut raws = Vec::with_capacity(args.open.len());
     let mut mine = Vec::with_capacity(args.open.len());
     for (f, path) in args.open.iter().enumerate() {
-        let (raw, sum) = read_range(ctx, f, path, 0, args.limit);
+        let (raw, sum) = read_range(ctx, f, path, 0, args.limit, false);
         let stop = sum.fault.is_some();
         raws.push(raw);
         mine.push(sum);
@@ -236,8 +240,9 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
         let entries_before = |r: usize| sums[..r].iter().map(|s| s.entries).sum::<u64>();
         let lines_before = |r: usize| sums[..r].iter().map(|s| s.lines).sum::<usize>();
         // The entries of the ranks before one, without an error, may bring its own to the
-        // limit: it reads its range again counting from them, which finds the first error
-        // one process finds there (every rank knows which ranks do, so all take part).
+        // limit: it reads its range again counting from them (keeping nothing), which finds
+        // the first error one process finds there (every rank knows which ranks do, so
+        // all take part).
         let recount: Vec<bool> = (0..size)
             .map(|r| {
                 sums[..r].iter().all(|s| s.fault.is_none())
@@ -248,7 +253,7 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
         if recount.iter().any(|&b| b) {
             let again = recount[me]
                 .then(|| {
-                    read_range(ctx, f, path, entries_before(me), args.limit)
+                    read_range(ctx, f, path, entries_before(me), args.limit, true)
                         .1
                         .fault
                 })

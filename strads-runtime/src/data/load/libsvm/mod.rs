@@ -285,6 +285,9 @@ struct RawLibSvm {
     /// the most entries the file may hold.
     before: u64,
     limit: u64,
+    /// Only count the entries (into `before`), keeping no sample: a rank rechecking the
+    /// entry limit from the entries before its range (`in_place`).
+    counting: bool,
 }
 
 /// The data sets loaded in place, one per file asked for.
@@ -368,6 +371,7 @@ impl RawLibSvm {
             max_line: 0,
             before,
             limit,
+            counting: false,
         }
     }
 
@@ -493,15 +497,21 @@ impl RawLibSvm {
                     self.limit
                 )));
             }
-            self.features.push((index - 1) as u32);
-            self.values.push(value);
+            if self.counting {
+                self.before += 1;
+            } else {
+                self.features.push((index - 1) as u32);
+                self.values.push(value);
+            }
         }
         if previous as usize > self.max_index {
             self.max_index = previous as usize;
             self.max_line = line_no;
         }
-        self.labels.push(label);
-        self.offsets.push(self.features.len() as u32);
+        if !self.counting {
+            self.labels.push(label);
+            self.offsets.push(self.features.len() as u32);
+        }
         Ok(())
     }
 }
