@@ -152,7 +152,6 @@ mod tests {
         assert!(s.is_empty());
     }
 
-    /// `outside` against a position-by-position model, over every small case.
     #[test]
     fn the_range_containing_a_span() {
         let mut s = Spans::default();
@@ -166,6 +165,7 @@ mod tests {
         assert_eq!(s.containing(41, 42), None);
     }
 
+    /// `outside` against a position-by-position model, over every small case.
     #[test]
     fn outside_is_the_difference() {
         let sets: [&[(usize, usize)]; 4] = [&[], &[(2, 4)], &[(0, 3), (5, 6)], &[(1, 2), (3, 8)]];

@@ -370,8 +370,13 @@ impl Away {
     #[cold]
     #[inline(never)]
     pub(crate) fn bring_home(&self) {
-        self.unleased().all_home();
+        // Under the cell's lock to the end: a lease (taken under it) sees the array away
+        // with its fetch, or home, never home-but-marked-away.
+        let mut cell = self.unleased();
+        cell.all_home();
+        self.readable.store(0, Ordering::Release);
         self.away.store(false, Ordering::Release);
+        drop(cell);
     }
 
     /// Makes elements `lo..hi` readable while the rest may stay away: they are home
@@ -381,7 +386,15 @@ impl Away {
     #[inline(never)]
     pub(crate) fn bring_range(&self, lo: usize, hi: usize) {
         let mut cell = self.unleased();
-        if !self.away.load(Ordering::Acquire) || cell.read.covers(lo, hi) {
+        if !self.away.load(Ordering::Acquire) {
+            return;
+        }
+        if cell.read.covers(lo, hi) {
+            // Read home already, in another run than the one `readable` holds: it holds
+            // this one now (inside `read`, under the lock).
+            if let Some((a, b)) = cell.read.containing(lo, hi) {
+                self.readable.store(pack(a, b), Ordering::Release);
+            }
             return;
         }
         let Cell {
@@ -434,6 +447,7 @@ impl Away {
         };
         if walked {
             cell.all_home();
+            *self.readable.get_mut() = 0;
             *self.away.get_mut() = false;
         }
     }
@@ -446,6 +460,7 @@ impl Away {
             .get_mut()
             .unwrap_or_else(|_| failed_fetch())
             .all_home();
+        *self.readable.get_mut() = 0;
         *self.away.get_mut() = false;
     }
 
