@@ -140,10 +140,13 @@ impl Directory {
     }
 
     /// A data operation made array `m` on every rank (`spread::dense`): `parts` are the
-    /// regions only other ranks hold of it, at `m.version`.
+    /// regions only other ranks hold of it, at `m.version`. Their copies stay current once
+    /// the array comes home (`came_home` keeps them), so a call that only reads it sends
+    /// a rank what it lacks.
     pub fn made_away(&mut self, m: &ArrayMeta, parts: Parts) {
         self.sizes.entry(m.id).or_insert_with(|| size_of(m));
-        self.set_away(m.id, m.version, parts);
+        self.set_away(m.id, m.version, parts.clone());
+        self.held.insert(m.id, (m.version, parts));
     }
 
     /// Serial code wrote part of array `id` on the driver, which holds it now: at `version`,

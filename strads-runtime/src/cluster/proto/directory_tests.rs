@@ -181,3 +181,33 @@ fn a_window_written_on_the_driver_is_taken_from_it() {
     dir.set_away(W, 7, Vec::new());
     assert_eq!(dir.away_at(W, 7), None);
 }
+
+/// A data set made in place on the ranks (`made_away`): its regions are away until the
+/// driver reads them; home, the ranks' copies stay current, so a call that only reads it
+/// sends each rank what it lacks, not the whole array; changed on the driver, they are
+/// forgotten.
+#[test]
+fn data_made_in_place_keeps_the_ranks_copies_once_home() {
+    let mut dir = Directory::default();
+    let u = |now| Use {
+        read_by_parts: false,
+        now,
+        ranks: 2,
+    };
+    let labels = meta(20, 1, &[10], false);
+    let rank1 = vec![(Region(vec![(4, 10)]), 1)];
+    dir.made_away(&labels, rank1.clone());
+    assert_eq!(dir.away_at(20, 1), Some(rank1.clone()));
+    assert_eq!(dir.away_bytes(20), 24);
+    // The driver gathered it: nothing away, rank 1's copy current.
+    dir.came_home(20);
+    let mut m = meta(20, 1, &[10], false);
+    dir.describe(&mut m, Vec::new(), u(1));
+    assert!(m.shipped && m.away.is_empty());
+    assert_eq!(m.held, rank1);
+    // Serial code wrote it: the copy is stale, the array travels from the driver.
+    dir.set_away(20, 2, Vec::new());
+    let mut m = meta(20, 2, &[10], false);
+    dir.describe(&mut m, Vec::new(), u(2));
+    assert!(!m.shipped && m.held.is_empty());
+}
