@@ -6,7 +6,8 @@
 //! - the same data sets (samples, entries, features, positives and every array's bits; a
 //!   byte order mark, `\r\n`, blank and comment lines, a last line without its newline),
 //!   and the bits of a loop that reads them by samples (which leaves them where they are)
-//!   and of two epochs of SGD by reconnaissance; a pair of files sharing `n_features`; a
+//!   and of the `sparse_lr` example's loops (two epochs of SGD by reconnaissance, and its
+//!   evaluation); a pair of files sharing `n_features`; a
 //!   named pipe, which the ranks cannot split by size, read on the driver;
 //! - the same first error, with the file and line one process names, wherever the bad
 //!   line falls among the ranks' ranges: a bad label, the first of two bad lines, a value
@@ -27,6 +28,10 @@ use std::process::ExitCode;
 
 #[path = "common/lcg.rs"]
 mod lcg;
+// The `sparse_lr` example's loops: its epoch (by reconnaissance) and its evaluation.
+#[allow(dead_code)]
+#[path = "../examples/sparse_lr/model.rs"]
+mod model;
 #[path = "common/self_run.rs"]
 mod self_run;
 use lcg::Lcg;
@@ -54,32 +59,6 @@ fn scores(
             z += f64::from(values[k]) * (1.0 + features[k] as f64 * 0.01);
         }
         out[s] = z * f64::from(labels[s]);
-    }
-}
-
-/// One epoch of SGD on the logistic loss (sparse_lr's loop): by reconnaissance.
-#[strads::parallel_for]
-fn lr_epoch(
-    labels: &DistArray<f32, 1>,
-    offsets: &DistArray<u32, 1>,
-    features: &DistArray<u32, 1>,
-    values: &DistArray<f32, 1>,
-    w: &mut DistArray<f32, 1>,
-    n: usize,
-    lr: f32,
-) {
-    for s in 0..n {
-        let (lo, hi) = (offsets[s] as usize, offsets[s + 1] as usize);
-        let mut z = 0.0f32;
-        for k in lo..hi {
-            z += w[features[k] as usize] * values[k];
-        }
-        let y = labels[s];
-        let g = -y / (1.0 + (y * z).exp());
-        for k in lo..hi {
-            let f = features[k] as usize;
-            w[f] -= lr * g * values[k];
-        }
     }
 }
 
@@ -183,8 +162,18 @@ fn describe(name: &str, d: &LibSvm) {
     let mut w = DistArray::<f32, 1>::zeros([d.n_features]);
     for epoch in 0..2 {
         let lr = 0.5 / (1.0 + epoch as f32);
-        lr_epoch(&d.labels, &d.offsets, &d.features, &d.values, &mut w, n, lr);
+        model::lr_epoch(
+            &d.labels,
+            &d.offsets,
+            &d.features,
+            &d.values,
+            &mut w,
+            n,
+            lr,
+            1e-4,
+        );
     }
+    let (correct, loss) = model::evaluate(&d.labels, &d.offsets, &d.features, &d.values, &w, n);
     let f32s = |a: &DistArray<f32, 1>| {
         a.as_slice()
             .iter()
@@ -195,7 +184,7 @@ fn describe(name: &str, d: &LibSvm) {
     let f64s = |a: &DistArray<f64, 1>| a.as_slice().iter().map(|x| x.to_bits()).collect();
     println!(
         "{name}: {n} samples, {} entries, {} features, {} positives, data {:016x}, scores \
-         {:016x}, w {:016x}, last {:?}",
+         {:016x}, w {:016x}, {correct} correct, loss {:016x}, last {:?}",
         d.nnz(),
         d.n_features,
         d.positives(),
@@ -207,6 +196,7 @@ fn describe(name: &str, d: &LibSvm) {
         ]),
         digest(&[f64s(&out)]),
         digest(&[f32s(&w)]),
+        loss.to_bits(),
         d.sample(n - 1)
     );
 }

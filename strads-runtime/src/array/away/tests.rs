@@ -124,23 +124,32 @@ impl Fetcher for Windows {
     }
 }
 
+/// `a`'s elements from `away_from` on are away, fetched by [`Windows`] (every value 7.0,
+/// `len` elements), which logs each range it writes into `wrote`.
+fn leave_windows(
+    a: &mut DistArray<f32, 2>,
+    wrote: &Arc<Mutex<Vec<(usize, usize)>>>,
+    len: usize,
+    away_from: usize,
+) {
+    let s = SharedMut::new(a);
+    let base = s.raw().0 as usize;
+    s.leave(Box::new(Windows {
+        base,
+        len,
+        value: 7.0,
+        wrote: wrote.clone(),
+        away_from,
+    }));
+}
+
 /// Serial reads bring home only the windows around them, and references to what they
 /// read stay valid while the rest comes home: no later fetch writes a window read.
 #[test]
 fn reads_bring_windows_and_a_whole_fetch_skips_them() {
     let mut a = DistArray::<f32, 2>::zeros([1000, 64]);
     let wrote = Arc::new(Mutex::new(Vec::new()));
-    {
-        let s = SharedMut::new(&mut a);
-        let base = s.raw().0 as usize;
-        s.leave(Box::new(Windows {
-            base,
-            len: 64_000,
-            value: 7.0,
-            wrote: wrote.clone(),
-            away_from: 0,
-        }));
-    }
+    leave_windows(&mut a, &wrote, 64_000, 0);
     let first = &a[[3, 5]];
     assert_eq!(*first, 7.0);
     assert_eq!(*wrote.lock().unwrap(), vec![(0, 256 * 64)]);
@@ -222,15 +231,7 @@ fn a_lease_keeps_parts_away_for_its_threads_and_others_wait_for_it() {
 fn a_walk_over_the_windows_brings_the_rest_home() {
     let leave_from =
         |a: &mut DistArray<f32, 2>, wrote: &Arc<Mutex<Vec<(usize, usize)>>>, away_from: usize| {
-            let s = SharedMut::new(a);
-            let base = s.raw().0 as usize;
-            s.leave(Box::new(Windows {
-                base,
-                len: 64 * 64 * 256,
-                value: 7.0,
-                wrote: wrote.clone(),
-                away_from,
-            }));
+            leave_windows(a, wrote, 64 * 64 * 256, away_from)
         };
     let leave_windows = |a: &mut DistArray<f32, 2>, wrote: &Arc<Mutex<Vec<(usize, usize)>>>| {
         leave_from(a, wrote, 0)
@@ -314,15 +315,7 @@ fn reads_inside_a_window_read_home_skip_the_lock() {
     let mut a = DistArray::<f32, 2>::zeros([1000, 64]);
     let wrote = Arc::new(Mutex::new(Vec::new()));
     let leave = |a: &mut DistArray<f32, 2>, wrote: &Arc<Mutex<Vec<(usize, usize)>>>| {
-        let s = SharedMut::new(a);
-        let base = s.raw().0 as usize;
-        s.leave(Box::new(Windows {
-            base,
-            len: 64_000,
-            value: 7.0,
-            wrote: wrote.clone(),
-            away_from: 0,
-        }));
+        leave_windows(a, wrote, 64_000, 0)
     };
     leave(&mut a, &wrote);
     assert!(!a.away().readable(0, 1), "nothing read yet");
