@@ -63,7 +63,10 @@ impl Fault {
                     message: if rank == 0 {
                         source.to_string()
                     } else {
-                        format!("{source} (on rank {rank} of the job)")
+                        format!(
+                            "{source} (on rank {rank} of the job: every rank opens the same \
+                             path, on a shared filesystem or a copy on every node)"
+                        )
                     },
                 },
             ),

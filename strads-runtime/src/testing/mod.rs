@@ -36,10 +36,11 @@ pub(crate) fn home_budget() -> Option<u64> {
     HOME_BUDGET.with(|b| b.get())
 }
 
-/// Runs `f` with the most entries a LIBSVM file may hold ([`load::libsvm`](crate::load::libsvm))
-/// set to `n` instead of `u32::MAX` (what its `u32` offsets hold), for the loads of this
-/// thread (on a cluster job's driver, the loads in place it asks the ranks for): for tests
-/// of the limit on small files.
+/// Runs `f` with the most entries a LIBSVM file may hold ([`load::libsvm`](crate::load::libsvm),
+/// `libsvm_pair`) set to `n` instead of `u32::MAX` (what its `u32` offsets hold; a larger
+/// `n` stays `u32::MAX`), for the loads of this thread (on a cluster job's driver, the
+/// loads in place it asks the ranks for): for tests of the limit on small files. The
+/// generators are not affected (they check their sizes up front).
 pub fn with_entry_limit<R>(n: u64, f: impl FnOnce() -> R) -> R {
     let prev = ENTRY_LIMIT.with(|b| b.replace(Some(n)));
     struct Restore(Option<u64>);

@@ -354,3 +354,40 @@ fn packed_runs_lie_inside_their_range() {
         "beyond 32 bits of runs: empty"
     );
 }
+
+/// A read inside what serial code read home takes no lock: it goes on while a call's lease
+/// holds the array (a read elsewhere waits for the lease to end); a read back in an
+/// earlier run read home makes that run the readable one again.
+#[test]
+fn reads_inside_a_window_read_home_go_on_under_a_lease() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut a = DistArray::<f32, 2>::zeros([1000, 64]);
+    let wrote = Arc::new(Mutex::new(Vec::new()));
+    leave_windows(&mut a, &wrote, 64_000, 0);
+    assert_eq!(a[[3, 5]], 7.0);
+    assert_eq!(a[[900, 0]], 7.0);
+    assert!(
+        !a.away().readable(0, 64),
+        "the run around row 900 is the readable one"
+    );
+    assert_eq!(a[[3, 1]], 7.0);
+    assert!(a.away().readable(0, 256 * 64));
+    let lease = a.away().lease(42).expect("parts are away");
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            assert_eq!(a[[4, 0]], 7.0);
+            done.store(true, Ordering::SeqCst);
+        });
+        let start = std::time::Instant::now();
+        while !done.load(Ordering::SeqCst) && start.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let went_on = done.load(Ordering::SeqCst);
+        drop(lease);
+        assert!(
+            went_on,
+            "a read inside a window read home waited for the lease"
+        );
+    });
+}

@@ -11,9 +11,18 @@ impl<T, const N: usize> DistArray<T, N> {
     /// as `as_slice` and iteration do first: one transfer of the parts away, after which
     /// serial code reads the array at memory speed. Nothing happens when every element is
     /// here (always, outside a cluster job). Reading one element or row brings only a
-    /// window around it; a loop that only reads the array runs where the parts are.
+    /// window around it; a loop that reads the array by parts (its blocks' rows) runs where
+    /// they are, while one that reads it whole brings it home too. Of an array made in place
+    /// by a loader (`load::libsvm`), the ranks keep their copies once it is home, until
+    /// the array is dropped.
     pub fn gather(&self) {
         self.data();
+    }
+
+    /// Elements `lo..hi` of the flat array, readable: on a job's driver with parts away,
+    /// only a window around them comes home (as for an element or a row).
+    pub(crate) fn window_of(&self, lo: usize, hi: usize) -> &[T] {
+        self.span(lo, hi)
     }
 
     /// Whether some elements are not here: held by other ranks of a cluster job, or

@@ -110,6 +110,10 @@ pub fn libsvm_like(cfg: &LibSvmConfig) -> (LibSvm, LibSvm) {
 /// [`Error::Setting`](crate::Error::Setting) naming the parameter when `zipf_exponent` is negative or not
 /// finite, `features` exceeds [`MAX_DIM`], or a set would have more than `u32::MAX`
 /// entries; [`Error::Alloc`](crate::Error::Alloc) when the data would not fit in memory.
+/// On a cluster job's driver the problem is drawn in place (every rank draws the sequence
+/// one process draws and keeps its range of each set's samples; see
+/// [`LibSvm::gather`](crate::load::LibSvm::gather)): `Error::Alloc` for the driver's share,
+/// [`Error::Rank`](crate::Error::Rank) when another rank's share would not fit.
 ///
 /// ```
 /// use strads_runtime::generate::{try_libsvm_like, LibSvmConfig};

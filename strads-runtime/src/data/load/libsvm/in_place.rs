@@ -222,7 +222,10 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
     for (f, path) in args.open.iter().enumerate() {
         let Some(sums) = all.iter().map(|a| a.get(f)).collect::<Option<Vec<_>>>() else {
             // A rank stopped before this file, at an error every rank sees too.
-            return Err(other("the ranks read different files".into()));
+            return Err(other(format!(
+                "strads: internal: a rank stopped before file {f} without an error in an \
+                 earlier one (please report it)"
+            )));
         };
         if let Some((r, b)) = sums
             .iter()

@@ -144,7 +144,9 @@ impl LibSvm {
         self.features.len()
     }
 
-    /// Sample `s`: its label, features and values.
+    /// Sample `s`: its label, features and values. On a cluster job's driver, with the data
+    /// set in place on the ranks, a window around them comes home (a walk over every
+    /// sample brings the whole set, see [`gather`](Self::gather)).
     ///
     /// # Panics
     /// When `s >= self.samples()`.
@@ -152,8 +154,8 @@ impl LibSvm {
         let (lo, hi) = (self.offsets[s] as usize, self.offsets[s + 1] as usize);
         (
             self.labels[s],
-            &self.features.as_slice()[lo..hi],
-            &self.values.as_slice()[lo..hi],
+            self.features.window_of(lo, hi),
+            self.values.window_of(lo, hi),
         )
     }
 
@@ -163,9 +165,9 @@ impl LibSvm {
     }
 
     /// Brings home every array other ranks of a cluster job hold of the data set (one
-    /// transfer each; see [`DistArray::gather`]): on a job's driver, [`libsvm`] and
-    /// [`generate::libsvm_like`](crate::generate::libsvm_like) keep each rank's samples
-    /// where they were read. A program whose loops read the whole set on the driver (a
+    /// transfer each; see [`DistArray::gather`]): on a job's driver, [`libsvm`],
+    /// [`libsvm_pair`] and [`generate::libsvm_like`](crate::generate::libsvm_like) (or
+    /// `try_libsvm_like`) keep each rank's samples where they were read or drawn. A program whose loops read the whole set on the driver (a
     /// loop planned by reconnaissance surveys every sample there; `features[k]` at `k`
     /// read from `offsets` is read whole) gathers it once after loading, instead of at
     /// its first loop. Nothing happens when the data set is here.
@@ -206,12 +208,23 @@ impl LibSvm {
 /// model) may be at most [`ID_FLOOR`] or [`IDS_PER_ENTRY`] times the number of entries
 /// (over both files of a pair), whichever is larger.
 ///
+/// On a cluster job's driver the file is loaded in place: every rank reads the samples
+/// that start in its byte range, so the file must be at the same path on every node (a
+/// shared filesystem, or the same copy on each; a relative path is resolved in the
+/// driver's directory; ranks that see other sizes refuse the load, but a different file
+/// of the same size is not detected). Each rank keeps its samples as its regions of the
+/// four arrays, and the data set comes back with the other ranks' regions away
+/// ([`LibSvm::is_spread`], [`LibSvm::gather`]); the arrays and the errors are what one
+/// process gives. A pipe, device or non-UTF-8 path is read on the driver instead.
+///
 /// # Errors
 /// [`Error::Io`] when the file cannot be read; [`Error::Parse`], naming the file, the
 /// line, the offending field and the expected format, for a label that is not a number
 /// or not binary, an entry that is not `index:value`, an index that is not a positive
 /// integer or does not increase, a value that is not a finite number, an index or line
 /// beyond the limits above, and a file with no samples. Nothing is returned half-built.
+/// On a cluster, [`Error::Rank`](crate::Error::Rank) when the ranks see the file at other
+/// sizes or a rank cannot hold its part.
 ///
 /// ```
 /// # let path = std::env::temp_dir().join(format!("strads-doc-libsvm-{}", std::process::id()));
@@ -492,8 +505,13 @@ impl RawLibSvm {
                 )));
             }
             if self.before + self.features.len() as u64 == self.limit {
+                let why = if self.limit == u64::from(u32::MAX) {
+                    "offsets are u32"
+                } else {
+                    "the limit `testing::with_entry_limit` set"
+                };
                 return Err(fail(format!(
-                    "the file has more than {} entries (offsets are u32)",
+                    "the file has more than {} entries ({why})",
                     self.limit
                 )));
             }
