@@ -21,6 +21,8 @@ pub(crate) mod wavefront;
 pub(crate) mod window;
 
 #[cfg(test)]
+mod read_windows_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 pub use apply::ApplyPoints;
