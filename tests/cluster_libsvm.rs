@@ -337,6 +337,11 @@ fn check() -> Result<(), String> {
                      {explain}"
                 ));
             }
+            if !explain.contains("made in place; its samples by rank: ") {
+                return Err(format!(
+                    "{procs} x {threads}: no line says what each rank holds:\n{explain}"
+                ));
+            }
             for name in large {
                 for what in ["spread", "spread after a loop that reads by samples"] {
                     if !explain

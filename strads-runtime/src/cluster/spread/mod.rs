@@ -230,6 +230,10 @@ where
     T: Clone + Send + Sync + 'static,
 {
     let nnz: u64 = facts.iter().map(|f| f.count).sum();
+    let each = (std::mem::size_of::<T>() + 4 * N) as u64;
+    let counts: Vec<u64> = facts.iter().map(|f| f.count).collect();
+    let bytes: Vec<u64> = counts.iter().map(|&n| n * each).collect();
+    explain_made(id, &format!("sparse {shape:?}"), "entries", &counts, &bytes);
     let nnz = usize::try_from(nnz).map_err(|_| format!("{nnz} entries"))?;
     let sorted = Facts::in_order(facts);
     let ops: Arc<dyn SpreadOps> = Arc::new(Handle { s, id });
@@ -243,6 +247,24 @@ where
             decode: crate::array::spread::decode_parts::<T, N>,
         },
     ))
+}
+
+/// Says (`STRADS_EXPLAIN`) that array `id` (`what`) was made in place, with the `unit`s of
+/// each rank's part and their bytes, by rank.
+pub(crate) fn explain_made(id: u64, what: &str, unit: &str, counts: &[u64], bytes: &[u64]) {
+    if !crate::config::get().explain {
+        return;
+    }
+    let by_rank: Vec<String> = counts
+        .iter()
+        .zip(bytes)
+        .map(|(n, &b)| format!("{n} ({:.1} MiB)", b as f64 / (1 << 20) as f64))
+        .collect();
+    crate::log::say!(
+        Explain,
+        "strads data: array {id} ({what}) made in place; its {unit} by rank: {}",
+        by_rank.join(", ")
+    );
 }
 
 /// Keeps this rank's part of a spread array `id` made of `keys` and `values` (its entries

@@ -104,6 +104,26 @@ pub(crate) fn made(
                 .map(|r| (Region(vec![(at(r), at(r + 1))]), r))
                 .collect()
         };
+        // Said once per data set: each rank's samples, and their bytes (labels and offsets
+        // 8 a sample, features and values 8 an entry).
+        let samples: Vec<u64> = layout
+            .samples
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as u64)
+            .collect();
+        let entries: Vec<u64> = layout.entries.windows(2).map(|w| w[1] - w[0]).collect();
+        let bytes: Vec<u64> = samples
+            .iter()
+            .zip(&entries)
+            .map(|(s, e)| 8 * (s + e))
+            .collect();
+        spread::explain_made(
+            ids[0],
+            "a LIBSVM set's labels, offsets, features and values",
+            "samples",
+            &samples,
+            &bytes,
+        );
         let by_sample = away(&|r| layout.samples[r] as u64);
         let by_offset = away(&|r| layout.samples[r] as u64 + 1);
         let by_entry = away(&|r| layout.entries[r]);
