@@ -39,9 +39,9 @@ impl<T, const N: usize> DistArray<T, N> {
     }
 
     /// Parts of this new array other ranks hold from the start (a data operation made
-    /// them there; the caller said so with `shared_as`): `fetch`, given the elements' address, brings them home
-    /// before serial code reads them. The array is borrowed mutably, so no reference to its
-    /// elements exists.
+    /// them there; the caller said so with `shared_as`): `fetch`, given the elements'
+    /// address, brings them home before serial code reads them. The array is borrowed
+    /// mutably, so no reference to its elements exists.
     pub(crate) fn made_away(&mut self, fetch: impl FnOnce(usize) -> crate::array::away::Fetch) {
         let fetch = fetch(self.data.as_mut_ptr() as usize);
         self.away.leave(fetch);

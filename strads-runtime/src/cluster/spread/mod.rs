@@ -229,9 +229,9 @@ pub(crate) fn made<T, const N: usize>(
 where
     T: Clone + Send + Sync + 'static,
 {
-    let nnz: u64 = facts.iter().map(|f| f.count).sum();
     let each = (std::mem::size_of::<T>() + 4 * N) as u64;
     let counts: Vec<u64> = facts.iter().map(|f| f.count).collect();
+    let nnz: u64 = counts.iter().sum();
     let bytes: Vec<u64> = counts.iter().map(|&n| n * each).collect();
     explain_made(id, &format!("sparse {shape:?}"), "entries", &counts, &bytes);
     let nnz = usize::try_from(nnz).map_err(|_| format!("{nnz} entries"))?;

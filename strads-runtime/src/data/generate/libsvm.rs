@@ -8,7 +8,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use serde::{Deserialize, Serialize};
 
 use crate::cluster::session::Session;
-use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, dense};
+use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp};
 use crate::data::load::libsvm_in_place::{self, Layout};
 use crate::error::{Error, Result};
 use crate::load::LibSvm;
@@ -299,16 +299,13 @@ fn draw(p: &Params, ranks: usize, me: usize) -> [Drawn; 2] {
         };
         drawn.offsets.push(0u32);
         let mut feats = Vec::with_capacity(groups);
-        // Entries of every sample so far, and of this rank's before its first.
-        let (mut entries, mut before) = (0u64, 0u64);
+        // Entries of every sample so far; each rank's first sample's recorded on the way.
+        let mut entries = 0u64;
         let mut next = 0;
         for s in 0..n {
             while next < starts.len() && starts[next] == s {
                 drawn.layout.entries.push(entries);
                 next += 1;
-            }
-            if s == keep.start {
-                before = entries;
             }
             feats.clear();
             let mut z = LIBSVM_BIAS;
@@ -328,8 +325,10 @@ fn draw(p: &Params, ranks: usize, me: usize) -> [Drawn; 2] {
             if keep.contains(&s) {
                 drawn.labels.push(label);
                 drawn.features.extend_from_slice(&feats);
-                // At most `u32::MAX` entries in a set (checked above).
-                drawn.offsets.push((entries - before) as u32);
+                // From this rank's first entry; at most `u32::MAX` in a set (checked above).
+                drawn
+                    .offsets
+                    .push((entries - drawn.layout.entries[me]) as u32);
             }
         }
         while drawn.layout.entries.len() < starts.len() {
@@ -355,14 +354,11 @@ fn in_place(s: &'static Session, p: Params) -> Result<[LibSvm; 2]> {
     let features = p.features;
     let args: DrawArgs = (ids, p);
     let answers = spread::run(s, DRAW.name, spread::postcard_args(&args));
-    let layouts: Vec<Vec<Layout>> = answers.and_then(|a| spread::decode_each(&a)).map_err(|e| {
-        dense::abandon(ids.iter().flatten().copied());
-        Error::Rank(e)
-    })?;
-    let sets = libsvm_in_place::made(s, &ids, &layouts[0], features).map_err(|e| {
-        dense::abandon(ids.iter().flatten().copied());
-        Error::Rank(e)
-    })?;
+    let layouts: Vec<Vec<Layout>> = answers
+        .and_then(|a| spread::decode_each(&a))
+        .map_err(|e| libsvm_in_place::abandon(&ids, Error::Rank(e)))?;
+    let sets = libsvm_in_place::made(s, &ids, &layouts[0], features)
+        .map_err(|e| libsvm_in_place::abandon(&ids, Error::Rank(e)))?;
     Ok(sets.try_into().unwrap_or_else(|_| unreachable!("two sets")))
 }
 

@@ -138,9 +138,9 @@ pub(crate) fn made(
     Ok(sets)
 }
 
-/// Every rank lets go of what it made of the arrays `ids` (the load failed), and the
-/// driver gives `e`.
-fn abandon(ids: &[[u64; 4]], e: Error) -> Error {
+/// Every rank lets go of what it made of the arrays `ids` (the load or draw failed), and
+/// the driver gives `e`.
+pub(crate) fn abandon(ids: &[[u64; 4]], e: Error) -> Error {
     dense::abandon(ids.iter().flatten().copied());
     e
 }
