@@ -103,7 +103,7 @@ fn main() {
                         to,
                         Frame::Block {
                             header: vec![0],
-                            data,
+                            data: data.into(),
                         },
                     );
                 }

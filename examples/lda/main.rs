@@ -118,24 +118,21 @@ fn initialize(corpus: &Corpus, topics: usize, seed: u64) -> State {
     let mut ndk = DistArray::<i32, 2>::zeros([corpus.docs, topics]);
     let mut nwk = DistArray::<i32, 2>::zeros([corpus.words, topics]);
     let mut nk = DistArray::<i32, 1>::zeros([topics]);
-    let entries = corpus
-        .counts
-        .iter()
-        .map(|([d, w], &n)| {
-            let mut rng = IterRng::new(seed, &[INIT_KEY, d as u64, w as u64]);
-            let zs: Vec<u16> = (0..n)
-                .map(|_| {
-                    let z = rng.below(topics);
-                    ndk[[d, z]] += 1;
-                    nwk[[w, z]] += 1;
-                    nk[z] += 1;
-                    z as u16
-                })
-                .collect();
-            ([d, w], zs)
-        })
-        .collect();
-    let tokens = SparseArray::from_entries([corpus.docs, corpus.words], entries)
+    // Straight into the array: a vector of every entry besides would double the peak.
+    let entries = corpus.counts.iter().map(|([d, w], &n)| {
+        let mut rng = IterRng::new(seed, &[INIT_KEY, d as u64, w as u64]);
+        let zs: Vec<u16> = (0..n)
+            .map(|_| {
+                let z = rng.below(topics);
+                ndk[[d, z]] += 1;
+                nwk[[w, z]] += 1;
+                nk[z] += 1;
+                z as u16
+            })
+            .collect();
+        ([d, w], zs)
+    });
+    let tokens = SparseArray::from_entries_iter([corpus.docs, corpus.words], entries)
         .expect("the corpus's indices fit its shape");
     State {
         tokens,

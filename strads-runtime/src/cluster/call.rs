@@ -13,7 +13,7 @@ use super::proto::directory::{Parts, Use, plan_arrays};
 use super::proto::{ArrayMeta, CallMsg, Itinerary, MADE, Region};
 pub use super::rankdata::{BlocksWire, ValuesWire};
 pub(crate) use super::rankdata::{block_ranks, rank_blocks};
-pub(crate) use super::schedules::their_schedule;
+pub use super::served::{Served, ServedCall};
 use super::session::Session;
 use super::wire::{SEAL, WireArray};
 use crate::plan::Schedule;
@@ -346,8 +346,19 @@ pub(crate) fn drive(
         blocks_sent = sent.insert((name.to_string(), b.key().0), blocks) != Some(blocks);
         drop(sent);
         if blocks_sent {
+            // The blocks, then the values of an `iter_mut()` call's tasks, if any, then the
+            // blocks' length (`ServedCall::blocks`): the blocks' bytes are not copied.
+            let after = std::mem::take(&mut values);
             values = (1..session.size)
-                .map(|r| b.bytes(&rank_blocks(schedule, r, session.threads), trace))
+                .map(|r| {
+                    let mut out = b.bytes(&rank_blocks(schedule, r, session.threads), trace);
+                    let len = out.len() as u64;
+                    if let Some(rest) = after.get(r - 1) {
+                        out.extend_from_slice(rest);
+                    }
+                    out.extend_from_slice(&len.to_le_bytes());
+                    out
+                })
                 .collect();
         }
     }
@@ -367,12 +378,19 @@ pub(crate) fn drive(
         trace,
     };
     session.with(|core| {
+        // An array whole to several ranks is encoded once, its bytes shared by their sends.
+        let mut encoded: Vec<Option<bytes::Bytes>> = vec![None; metas.len()];
         core.send_call(&msg, |r| {
             metas
                 .iter()
                 .enumerate()
                 .filter(|(_, m)| !m.shipped && !m.holders.contains(&r))
-                .map(|(a, _)| (a, ship.arrays[a].whole(SEAL)))
+                .map(|(a, _)| {
+                    let data = encoded[a]
+                        .get_or_insert_with(|| ship.arrays[a].whole(SEAL).into())
+                        .clone();
+                    (a, data)
+                })
                 .collect()
         });
         for (r, bytes) in values.into_iter().enumerate() {
@@ -446,89 +464,6 @@ pub(crate) fn drive(
         }
     }
     steps
-}
-
-/// A worker rank's call: the driver's message, the session it came on, and the call's
-/// plan once made. The generated serve function hands it to its `Call`
-/// ([`Serve::served`](super::registry::Serve::served)), so the call knows from its value
-/// that it serves the driver's.
-#[derive(Debug)]
-pub struct ServedCall {
-    pub(crate) session: &'static Session,
-    pub(crate) msg: CallMsg,
-    /// The driver's schedule and the call's itinerary, each made once per call (`Serve`
-    /// may need them before `work`).
-    schedule: std::sync::OnceLock<Arc<Schedule>>,
-    plan: std::sync::OnceLock<Arc<Itinerary>>,
-}
-
-/// A served call, shared by the serve function and its `Call`.
-pub type Served = Arc<ServedCall>;
-
-impl ServedCall {
-    pub(crate) fn new(session: &'static Session, msg: CallMsg) -> Served {
-        Arc::new(ServedCall {
-            session,
-            msg,
-            schedule: std::sync::OnceLock::new(),
-            plan: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// The session the call came on.
-    pub(crate) fn session(&self) -> &'static Session {
-        self.session
-    }
-
-    /// The driver's message.
-    pub(crate) fn msg(&self) -> &CallMsg {
-        &self.msg
-    }
-
-    /// The schedule of the call, as the driver made it (a reconnaissance plan, which only
-    /// the driver can record).
-    pub(crate) fn schedule(&self) -> Arc<Schedule> {
-        self.schedule
-            .get_or_init(|| their_schedule(self.session, &self.msg))
-            .clone()
-    }
-
-    /// The values of the `iter_mut()` call that the driver sent.
-    pub(crate) fn values(&self) -> Vec<u8> {
-        self.session.wait(|core| core.take_values(self.msg.seq, 0))
-    }
-
-    /// Sends the values of this rank's tasks back to the driver, after they ran.
-    pub(crate) fn give_back_values(&self, bytes: Vec<u8>) {
-        self.session
-            .with(|core| core.send_values(self.msg.seq, 0, bytes));
-    }
-
-    /// Fails the job with `message`.
-    pub(crate) fn fail(&self, message: String) -> ! {
-        self.session.fail(message)
-    }
-
-    /// The call plan on `schedule` (the same on every rank), made once per call.
-    pub(crate) fn plan(&self, schedule: &Schedule) -> Arc<Itinerary> {
-        self.plan
-            .get_or_init(|| {
-                let arrays = plan_arrays(&self.msg.arrays);
-                match Itinerary::new(
-                    schedule,
-                    self.session.size,
-                    self.msg.threads,
-                    &arrays,
-                    false,
-                ) {
-                    Ok(p) => Arc::new(p),
-                    Err(e) => self
-                        .session
-                        .fail(format!("loop `{}`: {}", self.msg.name, e.0)),
-                }
-            })
-            .clone()
-    }
 }
 
 /// Fails the job when dropped (while a call across processes unwinds).

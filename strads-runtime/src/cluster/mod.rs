@@ -39,6 +39,7 @@ pub mod registry;
 pub mod restart;
 pub(crate) mod save;
 mod schedules;
+mod served;
 pub mod session;
 pub mod spread;
 mod start;

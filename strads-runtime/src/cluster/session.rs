@@ -200,7 +200,7 @@ impl Session {
                     Some(LinkEvent::Frame { from, frame }) => {
                         let (bytes, data) = match frame {
                             Frame::Control(b) => (b, None),
-                            Frame::Block { header, data } => (header, Some(data)),
+                            Frame::Block { header, data } => (header, Some(Vec::from(data))),
                         };
                         match msg::decode(&bytes) {
                             Ok(m) => core.handle(now, from, m, data),

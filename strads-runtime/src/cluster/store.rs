@@ -76,7 +76,7 @@ impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
     }
 
     fn bytes(&self) -> u64 {
-        (self.nnz() * (std::mem::size_of::<T>() + 4 * N)) as u64
+        (self.nnz() * 4 * N + self.values_held() * std::mem::size_of::<T>()) as u64
     }
 
     fn describe(&self) -> String {
@@ -364,7 +364,13 @@ impl Store {
         let mut keys = Vec::with_capacity(n);
         crate::array::le::get_keys(&bytes[..key_bytes], &shape, &mut keys)
             .map_err(|e| format!("entry {e} lies outside the shape {shape:?}"))?;
-        let mut values = vec![T::default(); n];
+        // A keys-only copy holds no values: a worker's `iter_mut()` call makes its own
+        // tasks' alone (`Call::run_mut`), not a default for every entry.
+        let mut values = if meta.keys_only {
+            Vec::new()
+        } else {
+            vec![T::default(); n]
+        };
         if !meta.keys_only && !get(&bytes[key_bytes..], &mut values) {
             return Err("sparse values of another type".into());
         }

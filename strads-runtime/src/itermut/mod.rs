@@ -7,9 +7,12 @@
 //! entry order. All safe: `split_at_mut` is what keeps two workers from ever sharing a
 //! value.
 
+mod buckets;
 mod kept;
 mod ranks;
 mod raw;
+
+pub use buckets::KeyBuckets;
 
 use std::fmt;
 use std::sync::{Arc, Mutex};
@@ -20,26 +23,6 @@ use crate::array::SparseArray;
 use crate::exec::{Block, Call};
 use crate::plan::Unit;
 use crate::space::Space;
-
-/// The indices of a sparse array's entries block by block.
-#[derive(Debug)]
-pub struct KeyBuckets<const N: usize> {
-    keys: Vec<[u32; N]>,
-    ids: Vec<u32>,
-    offsets: Vec<usize>,
-}
-
-impl<const N: usize> KeyBuckets<N> {
-    fn new(keys: &[[u32; N]], n_blocks: usize, block_of: impl Fn(&[u32; N]) -> usize) -> Self {
-        let blocks: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
-        let (ids, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
-        KeyBuckets {
-            keys: ids.iter().map(|&i| keys[i as usize]).collect(),
-            ids,
-            offsets,
-        }
-    }
-}
 
 /// The iteration space of a loop over `a.iter_mut()`, for planning: the entries' indices
 /// (the values travel separately).
@@ -132,6 +115,24 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
     }
     fn in_index_order(&self) -> bool {
         self.0.is_sorted()
+    }
+    /// Each rank gets the indices and ids of the entries its tasks run, never the whole
+    /// array's (`with_ids` or not: a worker orders its values by the ids).
+    fn blocks_bytes(&self, blocks: &KeyBuckets<N>, ids: &[usize], _: bool) -> Option<Vec<u8>> {
+        Some(blocks.to_bytes(ids))
+    }
+    fn blocks_from_bytes(
+        &self,
+        at_least: usize,
+        ids: &[usize],
+        bytes: &[u8],
+    ) -> Option<Result<KeyBuckets<N>, String>> {
+        Some(KeyBuckets::from_bytes(
+            &self.0.shape(),
+            at_least,
+            ids,
+            bytes,
+        ))
     }
 }
 
@@ -300,6 +301,18 @@ impl Call<'_> {
         }
         // As `Call::run`: the run alone is timed.
         let t = std::time::Instant::now();
+        // In a cluster job: a worker serving the driver's call, or the driver of a call
+        // that may cross (the values must serialize).
+        let served = job.side().served().cloned();
+        let serving = served.as_ref().map(|sv| Layout {
+            rank: sv.session().rank,
+            ranks: sv.session().size(),
+            threads: sv.msg().threads,
+        });
+        // A worker holds the values of its own tasks alone (its copy of the array is its
+        // indices, `store::fill_sparse`): the order and chunks below are its tasks', one
+        // after another.
+        let own_only = serving.filter(|_| codec.is_some());
         // Each task's iteration ids, in its order: the chunks.
         let sched = job.schedule();
         let p = sched.workers;
@@ -308,6 +321,9 @@ impl Call<'_> {
         let mut tasks: Vec<(usize, (usize, usize))> = Vec::new();
         let mut slot_of: Vec<usize> = Vec::new();
         for (t, w, task) in sched.serial_order() {
+            if own_only.is_some_and(|l| w / l.threads != l.rank) {
+                continue;
+            }
             let start = order.len();
             match task.unit {
                 Unit::Ids(k) => order.extend_from_slice(&sched.lists[k]),
@@ -320,14 +336,6 @@ impl Call<'_> {
             tasks.push((w, (start, order.len())));
             slot_of.push(t * p + w);
         }
-        // In a cluster job: a worker serving the driver's call, or the driver of a call
-        // that may cross (the values must serialize).
-        let served = job.side().served().cloned();
-        let serving = served.as_ref().map(|sv| Layout {
-            rank: sv.session().rank,
-            ranks: sv.session().size(),
-            threads: sv.msg().threads,
-        });
         let (driving, session) = match job.side() {
             crate::exec::Side::Driver(s) if job.ships() => {
                 let s = *s;
@@ -367,7 +375,19 @@ impl Call<'_> {
             mut values,
             ordered: mut pre,
             away,
-        } = array.take_for_call(&order);
+        } = match own_only {
+            // A worker's copy holds no values: its tasks' come with the call.
+            Some(_) => crate::array::Lent {
+                values: Vec::new(),
+                ordered: Some(
+                    std::iter::repeat_with(T::default)
+                        .take(order.len())
+                        .collect(),
+                ),
+                away: None,
+            },
+            None => array.take_for_call(&order),
+        };
         let away: Option<(Box<kept::Kept<T>>, bool)> = away.map(|(a, home)| {
             let a = a
                 .into_any()
@@ -561,7 +581,10 @@ impl Call<'_> {
                 })),
                 _ => None,
             };
-        if order.len() == len {
+        if own_only.is_some() {
+            // A worker kept its tasks' values (`kept::keep`); its copy stays indices.
+            drop(ordered);
+        } else if order.len() == len {
             // The values stay in this call's order: the next call in it takes them so.
             array.keep_out(ordered, Some(order), left);
         } else {

@@ -97,14 +97,33 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// A sparse array of the given entries; fails when an index is outside `shape` or a
     /// dimension exceeds `u32::MAX + 1` (indices are stored as `u32`).
     pub fn from_entries(shape: [usize; N], entries: Vec<([usize; N], T)>) -> Result<Self> {
+        Self::from_entries_iter(shape, entries)
+    }
+
+    /// [`from_entries`](Self::from_entries) from an iterator: the entries go straight
+    /// into the array, with no vector of them all besides (for a large array made entry
+    /// by entry, that vector is as large again as the array).
+    ///
+    /// ```
+    /// use strads_runtime::SparseArray;
+    /// let a = SparseArray::from_entries_iter([3, 3], (0..3).map(|i| ([i, 2 - i], i as f32)))?;
+    /// assert_eq!(a.nnz(), 3);
+    /// assert_eq!(a.entry(2), ([2, 0], &2.0));
+    /// # Ok::<(), strads_runtime::Error>(())
+    /// ```
+    pub fn from_entries_iter(
+        shape: [usize; N],
+        entries: impl IntoIterator<Item = ([usize; N], T)>,
+    ) -> Result<Self> {
         if let Some(d) = shape.iter().find(|&&d| d > u32::MAX as usize + 1) {
             return Err(Error::Shape(format!(
                 "sparse array dimension {d} exceeds the supported {}",
                 u32::MAX as u64 + 1
             )));
         }
-        let mut keys = Vec::with_capacity(entries.len());
-        let mut values = Vec::with_capacity(entries.len());
+        let entries = entries.into_iter();
+        let mut keys = Vec::with_capacity(entries.size_hint().0);
+        let mut values = Vec::with_capacity(entries.size_hint().0);
         for (k, v) in entries {
             if k.iter().zip(&shape).any(|(i, s)| i >= s) {
                 return Err(Error::OutOfBounds {
@@ -446,6 +465,12 @@ impl<T, const N: usize> SparseArray<T, N> {
             sorted: OnceLock::new(),
             values_away: None,
         }
+    }
+
+    /// How many values this process holds in the entries: `nnz`, or none in a worker's
+    /// keys-only copy (an `iter_mut()` loop's array, whose values come with each call).
+    pub(crate) fn values_held(&self) -> usize {
+        self.entries.get().map_or(0, |e| e.values.len())
     }
 
     /// The indices (never fetched: values left on other ranks stay there).

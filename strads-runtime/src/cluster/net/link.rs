@@ -8,8 +8,9 @@ use std::time::Duration;
 pub enum Frame {
     /// A control message's bytes.
     Control(Vec<u8>),
-    /// A block: its header message's bytes and its elements.
-    Block { header: Vec<u8>, data: Vec<u8> },
+    /// A block: its header message's bytes and its elements (shared, so that bytes sent
+    /// to several ranks are held once).
+    Block { header: Vec<u8>, data: bytes::Bytes },
 }
 
 /// What the transport reports.

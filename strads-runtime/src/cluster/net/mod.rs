@@ -477,7 +477,10 @@ async fn run(
                             .fetch_add((header.len() + data.len()) as u64 + 12, Ordering::Relaxed);
                         let _ = ev.send(LinkEvent::Frame {
                             from: rank,
-                            frame: Frame::Block { header, data },
+                            frame: Frame::Block {
+                                header,
+                                data: data.into(),
+                            },
                         });
                     }
                     Err(_) if c3.close_reason().is_some() => return,
@@ -523,7 +526,7 @@ async fn run(
                             && s.write_all(&(data.len() as u64).to_le_bytes())
                                 .await
                                 .is_ok()
-                            && s.write_chunk(bytes::Bytes::from(data)).await.is_ok()
+                            && s.write_chunk(data).await.is_ok()
                         {
                             st.sent.fetch_add(n, Ordering::Relaxed);
                         }

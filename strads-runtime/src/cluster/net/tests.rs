@@ -55,7 +55,7 @@ fn three_ranks_exchange_control_frames_in_order_and_blocks_whole() {
                 b,
                 Frame::Block {
                     header: vec![a.rank() as u8],
-                    data: block.clone(),
+                    data: block.clone().into(),
                 },
             );
         }

@@ -38,7 +38,7 @@ pub fn reply(core: &mut Core, req: u64, data: Vec<u8>) {
     core.send_frame(Outgoing::Block {
         to: 0,
         msg: Msg::DataReply { req },
-        data,
+        data: data.into(),
     });
 }
 
@@ -58,7 +58,7 @@ pub fn send_round(core: &mut Core, req: u64, round: u64, to: usize, data: Vec<u8
     core.send_frame(Outgoing::Block {
         to,
         msg: Msg::Exchange { req, round },
-        data,
+        data: data.into(),
     });
 }
 
@@ -113,7 +113,9 @@ mod tests {
         while let Some(o) = cores[from].poll_transmit() {
             match o {
                 Outgoing::Control { to, msg } => cores[to].handle(0, from, msg, None),
-                Outgoing::Block { to, msg, data } => cores[to].handle(0, from, msg, Some(data)),
+                Outgoing::Block { to, msg, data } => {
+                    cores[to].handle(0, from, msg, Some(data.into()))
+                }
             }
         }
     }

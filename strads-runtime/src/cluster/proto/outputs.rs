@@ -8,8 +8,13 @@ use super::msg::Msg;
 pub enum Outgoing {
     /// A control message.
     Control { to: usize, msg: Msg },
-    /// A block: a header message and its elements.
-    Block { to: usize, msg: Msg, data: Vec<u8> },
+    /// A block: a header message and its elements (shared: an array sent whole to
+    /// several ranks is encoded once).
+    Block {
+        to: usize,
+        msg: Msg,
+        data: bytes::Bytes,
+    },
 }
 
 /// Where a transfer is on the receiving rank.

@@ -107,7 +107,7 @@ impl Sim {
             }
             let (to, msg, data) = match o {
                 Outgoing::Control { to, msg } => (to, msg, None),
-                Outgoing::Block { to, msg, data } => (to, msg, Some(data)),
+                Outgoing::Block { to, msg, data } => (to, msg, Some(Vec::from(data))),
             };
             let bytes = 64 + sizes(&msg).max(data.as_ref().map_or(0, |d| d.len() as u64));
             let start = self.now.max(self.out_free[r]).max(self.in_free[to]);

@@ -372,7 +372,7 @@ fn buffer_copies_meet_by_exchange_in_rank_order() {
     let deliver = |cores: &mut Vec<Core>, from: usize| {
         while let Some(o) = cores[from].poll_transmit() {
             if let Outgoing::Block { to, msg, data } = o {
-                cores[to].handle(1, from, msg, Some(data));
+                cores[to].handle(1, from, msg, Some(data.into()));
             }
         }
     };

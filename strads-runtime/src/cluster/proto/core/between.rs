@@ -87,7 +87,7 @@ impl Core {
         self.send(Outgoing::Block {
             to: 0,
             msg: Msg::Fetched { req },
-            data,
+            data: data.into(),
         });
     }
 }

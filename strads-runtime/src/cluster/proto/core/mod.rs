@@ -339,7 +339,7 @@ impl Core {
         self.send(Outgoing::Block {
             to,
             msg: Msg::Values { seq },
-            data,
+            data: data.into(),
         });
     }
 
@@ -348,7 +348,7 @@ impl Core {
         self.send(Outgoing::Block {
             to: 0,
             msg: Msg::Trace { seq },
-            data,
+            data: data.into(),
         });
     }
 
@@ -374,7 +374,7 @@ impl Core {
     pub fn send_call(
         &mut self,
         c: &CallMsg,
-        mut whole: impl FnMut(usize) -> Vec<(usize, Vec<u8>)>,
+        mut whole: impl FnMut(usize) -> Vec<(usize, bytes::Bytes)>,
     ) {
         for r in 1..self.size {
             self.send(Outgoing::Control {
@@ -491,7 +491,7 @@ impl Core {
         self.send(Outgoing::Block {
             to,
             msg: Msg::Transfer { seq, tid },
-            data,
+            data: data.into(),
         });
     }
 
@@ -522,7 +522,7 @@ impl Core {
                 self.send(Outgoing::Block {
                     to: r,
                     msg: Msg::Merge { seq, key },
-                    data,
+                    data: data.into(),
                 });
             }
         }

@@ -1,0 +1,172 @@
+//! The entries of an `iter_mut()` loop's array block by block ([`KeyBuckets`]), and the
+//! bytes a worker rank gets of the blocks its tasks run.
+
+/// The indices of a sparse array's entries block by block.
+#[derive(Debug)]
+pub struct KeyBuckets<const N: usize> {
+    pub(super) keys: Vec<[u32; N]>,
+    pub(super) ids: Vec<u32>,
+    pub(super) offsets: Vec<usize>,
+}
+
+impl<const N: usize> KeyBuckets<N> {
+    /// Blocks `ids` as a worker rank gets them: the count of blocks, every block's length,
+    /// then each of `ids`'s indices and ids (little-endian `u32`s).
+    pub(super) fn to_bytes(&self, ids: &[usize]) -> Vec<u8> {
+        let n_blocks = self.offsets.len() - 1;
+        let entries: usize = ids
+            .iter()
+            .map(|&b| self.offsets[b + 1] - self.offsets[b])
+            .sum();
+        let mut out = Vec::with_capacity(8 * (n_blocks + 1) + entries * 4 * (N + 1));
+        out.extend_from_slice(&(n_blocks as u64).to_le_bytes());
+        for w in self.offsets.windows(2) {
+            out.extend_from_slice(&((w[1] - w[0]) as u64).to_le_bytes());
+        }
+        for &b in ids {
+            let r = self.offsets[b]..self.offsets[b + 1];
+            for k in &self.keys[r.clone()] {
+                for &i in k {
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+            }
+            for &i in &self.ids[r] {
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+        }
+        out
+    }
+
+    /// A worker's blocks from [`to_bytes`](Self::to_bytes): blocks `ids` hold their
+    /// entries, every other block none; at least `at_least` blocks, indices within `shape`.
+    pub(super) fn from_bytes(
+        shape: &[usize; N],
+        at_least: usize,
+        ids: &[usize],
+        bytes: &[u8],
+    ) -> Result<Self, String> {
+        let number = |at: usize| -> Result<usize, String> {
+            bytes
+                .get(at..at + 8)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| format!("blocks cut short at byte {at} of {}", bytes.len()))
+        };
+        let n_blocks = number(0)?;
+        // Each length takes 8 bytes: a count beyond the bytes is refused before allocating.
+        if n_blocks > bytes.len() / 8 || n_blocks < at_least {
+            return Err(format!(
+                "{n_blocks} blocks in {} bytes, for a schedule of at least {at_least}",
+                bytes.len()
+            ));
+        }
+        let lens: Vec<usize> = (0..n_blocks)
+            .map(|b| number(8 * (b + 1)))
+            .collect::<Result<_, _>>()?;
+        let mut at = 8 * (n_blocks + 1);
+        let (mut keys, mut entry_ids) = (Vec::new(), Vec::new());
+        let mut counts = vec![0usize; n_blocks];
+        for &b in ids {
+            let n = *lens.get(b).ok_or(format!("block {b} of {n_blocks}"))?;
+            let size = n.checked_mul(4 * (N + 1)).ok_or("a block too large")?;
+            let block = at
+                .checked_add(size)
+                .and_then(|end| bytes.get(at..end))
+                .ok_or_else(|| format!("block {b} cut short at byte {at} of {}", bytes.len()))?;
+            let (k, i) = block.split_at(n * 4 * N);
+            crate::array::le::get_keys(k, shape, &mut keys)
+                .map_err(|_| format!("an entry of block {b} outside the shape {shape:?}"))?;
+            entry_ids.extend(
+                i.chunks_exact(4)
+                    .map(|x| u32::from_le_bytes(x.try_into().expect("4 bytes"))),
+            );
+            counts[b] = n;
+            at += size;
+        }
+        if at != bytes.len() {
+            return Err(format!("{} bytes after the blocks", bytes.len() - at));
+        }
+        let mut offsets = Vec::with_capacity(n_blocks + 1);
+        offsets.push(0);
+        for c in counts {
+            offsets.push(offsets.last().copied().unwrap_or(0) + c);
+        }
+        Ok(KeyBuckets {
+            keys,
+            ids: entry_ids,
+            offsets,
+        })
+    }
+
+    pub(super) fn new(
+        keys: &[[u32; N]],
+        n_blocks: usize,
+        block_of: impl Fn(&[u32; N]) -> usize,
+    ) -> Self {
+        let blocks: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
+        let (ids, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
+        KeyBuckets {
+            keys: ids.iter().map(|&i| keys[i as usize]).collect(),
+            ids,
+            offsets,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyBuckets;
+
+    /// Entries in 3 blocks by their first index (`i / 2`).
+    fn buckets() -> KeyBuckets<2> {
+        let keys = [[0, 1], [5, 0], [2, 2], [1, 3], [4, 4], [3, 0]];
+        KeyBuckets::new(&keys, 3, |k| k[0] as usize / 2)
+    }
+
+    #[test]
+    fn a_rank_gets_its_blocks_whole_and_no_other() {
+        let b = buckets();
+        let mine = KeyBuckets::<2>::from_bytes(&[6, 5], 3, &[0, 2], &b.to_bytes(&[0, 2]))
+            .expect("decodes");
+        assert_eq!(mine.offsets, [0, 2, 2, 4]);
+        assert_eq!(mine.keys, [[0, 1], [1, 3], [5, 0], [4, 4]]);
+        assert_eq!(mine.ids, [0, 3, 1, 4]);
+        // The same entries, in the same order, as the driver's blocks 0 and 2.
+        let theirs = |blk: usize| b.ids[b.offsets[blk]..b.offsets[blk + 1]].to_vec();
+        assert_eq!(mine.ids, [theirs(0), theirs(2)].concat());
+        let none = KeyBuckets::<2>::from_bytes(&[6, 5], 3, &[], &b.to_bytes(&[])).expect("empty");
+        assert_eq!((none.offsets, none.keys.len()), (vec![0, 0, 0, 0], 0));
+    }
+
+    #[test]
+    fn bytes_that_do_not_fit_are_refused_with_why() {
+        let b = buckets();
+        let bytes = b.to_bytes(&[1]);
+        let err = |shape: [usize; 2], at_least: usize, ids: &[usize], bytes: &[u8]| {
+            KeyBuckets::<2>::from_bytes(&shape, at_least, ids, bytes).expect_err("refused")
+        };
+        assert_eq!(
+            err([6, 5], 3, &[1], &bytes[..bytes.len() - 1]),
+            format!("block 1 cut short at byte 32 of {}", bytes.len() - 1)
+        );
+        assert_eq!(
+            err([3, 5], 3, &[1], &bytes),
+            "an entry of block 1 outside the shape [3, 5]"
+        );
+        assert_eq!(
+            err([6, 5], 4, &[1], &bytes),
+            format!(
+                "3 blocks in {} bytes, for a schedule of at least 4",
+                bytes.len()
+            )
+        );
+        assert_eq!(err([6, 5], 3, &[3], &bytes), "block 3 of 3");
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(err([6, 5], 3, &[1], &longer), "1 bytes after the blocks");
+        assert_eq!(
+            err([6, 5], 0, &[], &[1, 2]),
+            "blocks cut short at byte 0 of 2"
+        );
+    }
+}
