@@ -72,17 +72,10 @@ impl ServedCall {
     /// their bytes; what follows them, before their length, is kept for
     /// [`values`](Self::values).
     pub(crate) fn blocks(&self) -> Result<Vec<u8>, String> {
-        let mut message = self.session.wait(|core| core.take_values(self.msg.seq, 0));
-        let end = message.len().checked_sub(8);
-        let len = end
-            .map(|e| u64::from_le_bytes(message[e..].try_into().expect("8 bytes")))
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|&n| end.is_some_and(|e| n <= e))
-            .ok_or_else(|| format!("a message of {} bytes without its blocks", message.len()))?;
-        let mut after = message.split_off(len);
-        after.truncate(after.len() - 8);
+        let message = self.session.wait(|core| core.take_values(self.msg.seq, 0));
+        let (blocks, after) = split_blocks(message)?;
         *self.after_blocks.lock().unwrap_or_else(|e| e.into_inner()) = Some(after);
-        Ok(message)
+        Ok(blocks)
     }
 
     /// Sends the values of this rank's tasks back to the driver, after they ran.
@@ -115,5 +108,50 @@ impl ServedCall {
                 }
             })
             .clone()
+    }
+}
+
+/// A message of blocks: `[blocks][what follows them][the blocks' length, u64 LE]`, split
+/// into the blocks and what follows them (the blocks' bytes are not copied).
+fn split_blocks(mut message: Vec<u8>) -> Result<(Vec<u8>, Vec<u8>), String> {
+    let end = message.len().checked_sub(8);
+    let len = end
+        .map(|e| u64::from_le_bytes(message[e..].try_into().expect("8 bytes")))
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| end.is_some_and(|e| n <= e))
+        .ok_or_else(|| format!("a message of {} bytes without its blocks", message.len()))?;
+    let mut after = message.split_off(len);
+    after.truncate(after.len() - 8);
+    Ok((message, after))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_blocks;
+
+    #[test]
+    fn a_message_splits_into_its_blocks_and_what_follows() {
+        let framed = |blocks: &[u8], after: &[u8]| {
+            [blocks, after, &(blocks.len() as u64).to_le_bytes()].concat()
+        };
+        assert_eq!(
+            split_blocks(framed(&[1, 2, 3], &[9, 9])),
+            Ok((vec![1, 2, 3], vec![9, 9]))
+        );
+        assert_eq!(split_blocks(framed(&[], &[])), Ok((vec![], vec![])));
+        assert_eq!(
+            split_blocks(framed(&[5; 20], &[])),
+            Ok((vec![5; 20], vec![]))
+        );
+        // Cut short, or a length beyond the message: refused, never a panic.
+        let refused = |m: &[u8]| format!("a message of {} bytes without its blocks", m.len());
+        for m in [
+            vec![],
+            vec![3, 0, 0],
+            framed(&[1, 2, 3], &[])[1..].to_vec(),
+            [&[0u8; 4][..], &u64::MAX.to_le_bytes()].concat(),
+        ] {
+            assert_eq!(split_blocks(m.clone()), Err(refused(&m)));
+        }
     }
 }

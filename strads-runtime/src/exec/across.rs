@@ -401,7 +401,7 @@ pub(crate) fn by_blocks<S: Space>(call: &Call<'_>, space: &S) -> Option<StaticPl
             .iter()
             .flat_map(|st| st.tasks.iter().flatten())
             .filter_map(|t| match t.unit {
-                Unit::Block(id) => Some(id + 1),
+                Unit::Block(id) => Some(id.saturating_add(1)),
                 Unit::Ids(_) => None,
             })
             .max()

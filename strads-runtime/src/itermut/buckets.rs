@@ -52,6 +52,9 @@ impl<const N: usize> KeyBuckets<N> {
                 .and_then(|n| usize::try_from(n).ok())
                 .ok_or_else(|| format!("blocks cut short at byte {at} of {}", bytes.len()))
         };
+        if ids.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(format!("blocks {ids:?} out of order"));
+        }
         let n_blocks = number(0)?;
         // Each length takes 8 bytes: a count beyond the bytes is refused before allocating.
         if n_blocks > bytes.len() / 8 || n_blocks < at_least {
@@ -167,6 +170,10 @@ mod tests {
         assert_eq!(
             err([6, 5], 0, &[], &[1, 2]),
             "blocks cut short at byte 0 of 2"
+        );
+        assert_eq!(
+            err([6, 5], 3, &[2, 0], &bytes),
+            "blocks [2, 0] out of order"
         );
     }
 }

@@ -9,161 +9,19 @@
 
 mod buckets;
 mod kept;
+mod keys;
 mod ranks;
 mod raw;
 
 pub use buckets::KeyBuckets;
+pub use keys::Keys;
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
-
-use strads_analysis::Partition;
+use std::sync::Mutex;
 
 use crate::array::SparseArray;
 use crate::exec::{Block, Call};
 use crate::plan::Unit;
-use crate::space::Space;
-
-/// The iteration space of a loop over `a.iter_mut()`, for planning: the entries' indices
-/// (the values travel separately).
-pub struct Keys<'s, T, const N: usize>(&'s SparseArray<T, N>);
-
-impl<T, const N: usize> fmt::Debug for Keys<'_, T, N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Keys").field(&self.0.shape()).finish()
-    }
-}
-
-impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> {
-    type Item<'a>
-        = [usize; N]
-    where
-        Self: 'a;
-    type Blocks = KeyBuckets<N>;
-
-    fn n_dims(&self) -> usize {
-        N
-    }
-    fn len(&self) -> usize {
-        self.0.nnz()
-    }
-    fn extents(&self) -> Vec<usize> {
-        self.0.shape().to_vec()
-    }
-    fn identity(&self) -> String {
-        format!("sparse-values#{}", self.0.id())
-    }
-    fn partition(&self, dim: usize, p: usize) -> Partition {
-        Space::partition(self.0, dim, p)
-    }
-    fn blocks(&self, dims: &[usize], parts: &[Partition]) -> Arc<KeyBuckets<N>> {
-        let key = format!(
-            "keys:{dims:?}:{:?}",
-            parts.iter().map(|p| &p.bounds).collect::<Vec<_>>()
-        );
-        let counts: Vec<usize> = parts.iter().map(|x| x.len()).collect();
-        let tables: Vec<Vec<u32>> = parts.iter().map(|x| x.lookup_table()).collect();
-        self.0.cache.get_or_insert(&key, || {
-            KeyBuckets::new(self.0.raw_keys(), counts.iter().product(), |k| {
-                let mut b = 0usize;
-                for (j, &d) in dims.iter().enumerate() {
-                    b = b * counts[j] + tables[j][k[d] as usize] as usize;
-                }
-                b
-            })
-        })
-    }
-    fn blocks_by(
-        &self,
-        key: &str,
-        n_blocks: usize,
-        block_of: &(dyn Fn(&[usize]) -> usize + Sync),
-    ) -> Arc<KeyBuckets<N>> {
-        self.0.cache.get_or_insert(&format!("keys-by:{key}"), || {
-            KeyBuckets::new(self.0.raw_keys(), n_blocks, |k| {
-                block_of(&k.map(|i| i as usize))
-            })
-        })
-    }
-    fn for_each_in<'a, F: FnMut(Self::Item<'a>)>(
-        &'a self,
-        blocks: &'a KeyBuckets<N>,
-        block: usize,
-        trace: Option<&mut Vec<usize>>,
-        mut f: F,
-    ) {
-        let r = blocks.offsets[block]..blocks.offsets[block + 1];
-        if let Some(t) = trace {
-            t.extend(blocks.ids[r.clone()].iter().map(|&i| i as usize));
-        }
-        for k in &blocks.keys[r] {
-            f(k.map(|i| i as usize));
-        }
-    }
-    fn block_len(&self, blocks: &KeyBuckets<N>, block: usize) -> usize {
-        blocks.offsets[block + 1] - blocks.offsets[block]
-    }
-    fn item(&self, id: usize) -> [usize; N] {
-        // The keys only: the values are out of the array while the loop runs.
-        self.0.raw_keys()[id].map(|i| i as usize)
-    }
-    fn position(&self, item: &[usize; N]) -> u128 {
-        crate::space::linear(item, &self.0.shape())
-    }
-    fn needs_setup(&self) -> bool {
-        true
-    }
-    fn in_index_order(&self) -> bool {
-        self.0.is_sorted()
-    }
-    /// Each rank gets the indices and ids of the entries its tasks run, never the whole
-    /// array's (`with_ids` or not: a worker orders its values by the ids).
-    fn blocks_bytes(&self, blocks: &KeyBuckets<N>, ids: &[usize], _: bool) -> Option<Vec<u8>> {
-        Some(blocks.to_bytes(ids))
-    }
-    fn blocks_from_bytes(
-        &self,
-        at_least: usize,
-        ids: &[usize],
-        bytes: &[u8],
-    ) -> Option<Result<KeyBuckets<N>, String>> {
-        Some(KeyBuckets::from_bytes(
-            &self.0.shape(),
-            at_least,
-            ids,
-            bytes,
-        ))
-    }
-}
-
-impl<T, const N: usize> Block<'_, Keys<'_, T, N>>
-where
-    T: Clone + Send + Sync + 'static,
-{
-    /// Runs `f` over the block's iterations in order, each with its own value from `vals`
-    /// (the block's chunk, in the block's order).
-    pub fn for_each_mut<F: FnMut(([usize; N], &mut T))>(&mut self, vals: &mut [T], mut f: F) {
-        let mut vals = vals.iter_mut();
-        self.for_each(|k| {
-            let v = vals.next().expect("a chunk holds a value per iteration");
-            f((k, v))
-        });
-    }
-
-    /// [`for_each_mut`](Self::for_each_mut) with each iteration's place in the serial
-    /// order ([`Block::for_each_at`]).
-    pub fn for_each_mut_at<F: FnMut(u128, ([usize; N], &mut T))>(
-        &mut self,
-        vals: &mut [T],
-        mut f: F,
-    ) {
-        let mut vals = vals.iter_mut();
-        self.for_each_at(|at, k| {
-            let v = vals.next().expect("a chunk holds a value per iteration");
-            f(at, (k, v))
-        });
-    }
-}
 
 /// How an `iter_mut()` loop's values cross processes (postcard, value after value), when
 /// they serialize. Decoding goes into the values already there (`deserialize_in_place`),

@@ -83,9 +83,10 @@ pub struct CallMsg {
     /// worker keeps: `schedule_hash` names it.
     pub schedule: Vec<u8>,
     pub schedule_hash: u64,
-    /// Not 0: the iteration space (a sparse array) crosses by blocks, each rank getting
-    /// those it runs (`Msg::Values`) when `blocks_sent`, or keeping those the loop's last
-    /// call sent under this key.
+    /// Not 0: the iteration space (a sparse array, or an `iter_mut()` loop's indices)
+    /// crosses by blocks, each rank getting those it runs when `blocks_sent` (`Msg::Values`:
+    /// the blocks, an `iter_mut()` call's values, then the blocks' length), or keeping those
+    /// the loop's last call sent under this key.
     pub blocks: u64,
     pub blocks_sent: bool,
     /// The driver's program (its file), for errors that name both binaries.
