@@ -735,15 +735,18 @@ fn crossed(explain: &str, procs: &str, threads: &str, same: &str) -> Result<(), 
             ));
         }
         // A worker rank gets the indices of the entries its tasks run, as blocks: never
-        // the array's, whole.
+        // the array's, whole (its memory line says what it keeps of them besides).
         let workers: Vec<&str> = explain
             .lines()
             .filter(|l| l.starts_with("[rank ") && l.contains("strads memory rank "))
             .collect();
         if workers.len() + 1 != procs.parse::<usize>().unwrap_or(0)
-            || !workers
-                .iter()
-                .all(|l| l.contains("sparse [40, 50], 0 entries of Vec<u16>: 0.0 MiB"))
+            || !workers.iter().all(|l| {
+                l.contains(
+                    "sparse [40, 50], 0 entries of Vec<u16>: 0.0 MiB, and 0.0 MiB of blocks \
+                         and values of the entries this rank runs",
+                )
+            })
         {
             return Err(format!(
                 "a worker held reassign's array (its indices) whole:\n{explain}"

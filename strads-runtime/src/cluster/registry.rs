@@ -236,10 +236,25 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                          `iter_mut()` values kept"
                     );
                     let (seen, peak) = store.seen();
-                    let each: Vec<String> = seen
+                    let mut beside = super::store::beside();
+                    let also = |b: u64| {
+                        format!(
+                            "{} of blocks and values of the entries this rank runs",
+                            mib(b)
+                        )
+                    };
+                    let mut each: Vec<String> = seen
                         .into_iter()
-                        .map(|(id, what, b)| format!("array {id} {what}: {}", mib(b)))
+                        .map(|(id, what, b)| match beside.remove(&id) {
+                            Some(x) => format!("array {id} {what}: {}, and {}", mib(b), also(x)),
+                            None => format!("array {id} {what}: {}", mib(b)),
+                        })
                         .collect();
+                    each.extend(
+                        beside
+                            .into_iter()
+                            .map(|(id, x)| format!("array {id}: {}", also(x))),
+                    );
                     crate::log::say!(
                         Explain,
                         "strads memory rank {}: {}; at most {} of the driver's arrays held \

@@ -112,6 +112,39 @@ pub(crate) fn keep_blocks(
     let mut kept = BLOCKS.lock().unwrap_or_else(|e| e.into_inner());
     kept.retain(|(n, _, a, ..)| n != name || *a != id);
     kept.push((name.to_string(), key, id, blocks, bytes));
+    drop(kept);
+    note_beside(id);
+}
+
+/// For the memory line: the most bytes of blocks and `iter_mut()` values kept at once of
+/// each of the driver's arrays (besides any copy of the array itself).
+static BESIDE: std::sync::Mutex<std::collections::BTreeMap<u64, u64>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// Notes what is kept now of the driver's array `id` besides the array.
+fn note_beside(id: u64) {
+    let blocks: u64 = BLOCKS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|k| k.2 == id)
+        .map(|k| k.4 as u64)
+        .sum();
+    let values: u64 = VALUES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter(|k| k.0 == id)
+        .map(|k| k.2.bytes())
+        .sum();
+    let mut beside = BESIDE.lock().unwrap_or_else(|e| e.into_inner());
+    let most = beside.entry(id).or_insert(0);
+    *most = (*most).max(blocks + values);
+}
+
+/// The most bytes of blocks and values kept at once besides each array, by its id.
+pub(crate) fn beside() -> std::collections::BTreeMap<u64, u64> {
+    BESIDE.lock().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// The sets of blocks kept, and their bytes as they were sent.
@@ -174,6 +207,8 @@ pub(crate) fn keep_values(id: u64, fingerprint: u64, values: Box<dyn KeptValues>
     let mut kept = VALUES.lock().unwrap_or_else(|e| e.into_inner());
     kept.retain(|(a, ..)| *a != id);
     kept.push((id, fingerprint, values));
+    drop(kept);
+    note_beside(id);
 }
 
 /// Takes the values kept of the driver's array `id`, if they belong to the entries
