@@ -12,6 +12,33 @@ fn sparse_rejects_out_of_bounds_entries() {
     );
 }
 
+#[test]
+fn entries_from_an_iterator_are_the_vectors_and_fail_alike() {
+    let entries = || (0..5usize).map(|i| ([i % 3, 4 - i], i as u8));
+    let a = SparseArray::from_entries_iter([3, 5], entries()).expect("fits");
+    let b = SparseArray::from_entries([3, 5], entries().collect()).expect("fits");
+    assert_eq!(
+        a.iter().map(|(k, &v)| (k, v)).collect::<Vec<_>>(),
+        b.iter().map(|(k, &v)| (k, v)).collect::<Vec<_>>()
+    );
+    assert_eq!(a.nnz(), 5);
+    // An iterator whose size is not known ahead, with an entry outside the shape.
+    let err = SparseArray::from_entries_iter([3, 4], entries().filter(|_| true))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "entry 0: index [0, 4] is outside the array's shape [3, 4]"
+    );
+    let too_wide = SparseArray::<u8, 1>::from_entries_iter([u32::MAX as usize + 2], [])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        too_wide.contains("exceeds the supported 4294967296"),
+        "{too_wide}"
+    );
+}
+
 /// A random permutation of `0..n` (Fisher-Yates).
 fn shuffled(n: usize, seed: u64) -> Vec<u32> {
     let mut rng = crate::IterRng::new(seed, &[n as u64]);
