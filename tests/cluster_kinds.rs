@@ -4,7 +4,8 @@
 //! of each buffer to the others and merges all of them in worker order (arrays of 64 KiB
 //! or more: by reduce-scatter and all-gather, each rank merging a segment), so every rank
 //! holds the same value and the driver ends with the bits the same worker count gives on
-//! threads. An `iter_mut()` loop's array crosses as its indices; the values of each rank's
+//! threads. An `iter_mut()` loop's array crosses as the indices of each rank's entries (its
+//! blocks, never the whole array's, which the test checks on each worker's memory line); the values of each rank's
 //! tasks go to it with the call and stay there for the next call with the same tasks. A reconnaissance plan is recorded
 //! by the driver; every rank runs it, the rows a task owns travel like any window's
 //! elements, and a rank's reads need its own claim (another rank's claimed rows are not

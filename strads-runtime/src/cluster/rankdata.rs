@@ -5,7 +5,7 @@
 use crate::plan::{Schedule, Unit};
 
 /// The values of an `iter_mut()` call's array, which travel to the rank whose task owns
-/// them and back (the array itself crosses as its indices).
+/// them (the indices of its entries go as the blocks of its space).
 pub trait ValuesWire: Sync {
     /// Driver: the values of rank `rank`'s tasks, encoded.
     fn out(&self, rank: usize) -> Vec<u8>;

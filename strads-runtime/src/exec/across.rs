@@ -104,8 +104,9 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         F: Fn(&mut Block<'_, S>) + Sync,
     {
         let space = base.space;
-        // The driver of a call over a sparse space of numbers sends each rank only the
-        // blocks it runs; the space array crosses as its shape.
+        // The driver of a call over a sparse space of numbers (or an `iter_mut()` loop's
+        // indices) sends each rank only the blocks it runs; the space array crosses as its
+        // shape.
         let index = self.call.state.spec().space_array();
         // A space whose entries live in parts on the ranks trades them instead, so that
         // each rank holds the blocks it runs; nothing of it crosses with the call.

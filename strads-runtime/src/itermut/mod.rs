@@ -124,9 +124,10 @@ struct Layout {
 
 impl Call<'_> {
     /// Runs a call of a loop over `array.iter_mut()`. `f` runs one block, given its chunk
-    /// of values. In a cluster job the values of each rank's tasks travel to it and back
-    /// (`codec`; without one, the values do not serialize and the call stays on the
-    /// driver's threads), and the array crosses as its indices.
+    /// of values. In a cluster job the values of each rank's tasks travel to it (`codec`;
+    /// without one, the values do not serialize and the call stays on the driver's
+    /// threads) and stay there, and each rank gets the indices of its tasks' entries as
+    /// blocks (`Keys::blocks_bytes`): the array crosses as its shape.
     pub fn run_mut<T, const N: usize, F>(
         self,
         array: &mut SparseArray<T, N>,
