@@ -5,7 +5,7 @@
 //! or more: by reduce-scatter and all-gather, each rank merging a segment), so every rank
 //! holds the same value and the driver ends with the bits the same worker count gives on
 //! threads. An `iter_mut()` loop's array crosses as the indices of each rank's entries (its
-//! blocks, never the whole array's, which the test checks on each worker's memory line); the values of each rank's
+//! blocks; each worker's memory line must show no copy of the array's indices); the values of each rank's
 //! tasks go to it with the call and stay there for the next call with the same tasks. A reconnaissance plan is recorded
 //! by the driver; every rank runs it, the rows a task owns travel like any window's
 //! elements, and a rank's reads need its own claim (another rank's claimed rows are not
@@ -735,8 +735,10 @@ fn crossed(explain: &str, procs: &str, threads: &str, same: &str) -> Result<(), 
                 "reassign's values did not stay on the ranks:\n{explain}"
             ));
         }
-        // A worker rank gets the indices of the entries its tasks run, as blocks: never
-        // the array's, whole (its memory line says what it keeps of them besides).
+        // A worker rank gets the indices of the entries its tasks run as blocks, never a
+        // copy of the array's indices: its copy has 0 entries, and its memory line names
+        // the blocks and values it keeps besides (that a rank's blocks are its own alone
+        // is `itermut::buckets`' unit test).
         let workers: Vec<&str> = explain
             .lines()
             .filter(|l| l.starts_with("[rank ") && l.contains("strads memory rank "))
@@ -745,7 +747,7 @@ fn crossed(explain: &str, procs: &str, threads: &str, same: &str) -> Result<(), 
             || !workers.iter().all(|l| {
                 l.contains(
                     "sparse [40, 50], 0 entries of Vec<u16>: 0.0 MiB, and 0.0 MiB of blocks \
-                         and values of the entries this rank runs",
+                         and values (their inline bytes) of the entries this rank runs",
                 )
             })
         {

@@ -1,5 +1,6 @@
 //! What a call across processes sends each rank of its own, besides the array regions of
-//! its plan: an `iter_mut()` loop's values (to the rank whose task owns them and back),
+//! its plan: an `iter_mut()` loop's values (to the rank whose task owns them, which keeps
+//! them and answers with an empty message),
 //! and the blocks of a sparse iteration space (each rank gets those it runs).
 
 use crate::plan::{Schedule, Unit};
@@ -9,7 +10,7 @@ use crate::plan::{Schedule, Unit};
 pub trait ValuesWire: Sync {
     /// Driver: the values of rank `rank`'s tasks, encoded.
     fn out(&self, rank: usize) -> Vec<u8>;
-    /// Driver: what rank `rank` sent back after its tasks ran.
+    /// Driver: what rank `rank` answered after its tasks ran (empty: it keeps the values).
     fn back(&self, rank: usize, bytes: Vec<u8>);
     /// Driver: the call runs in this process alone after all: values an earlier call left
     /// on other ranks come home into the tasks' chunks first.

@@ -239,7 +239,7 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                     let mut beside = super::store::beside();
                     let also = |b: u64| {
                         format!(
-                            "{} of blocks and values of the entries this rank runs",
+                            "{} of blocks and values (their inline bytes) of the entries this rank runs",
                             mib(b)
                         )
                     };

@@ -78,7 +78,8 @@ impl ServedCall {
         Ok(blocks)
     }
 
-    /// Sends the values of this rank's tasks back to the driver, after they ran.
+    /// Answers the driver after this rank's tasks ran (`bytes`: empty, since the rank
+    /// keeps its tasks' values).
     pub(crate) fn give_back_values(&self, bytes: Vec<u8>) {
         self.session
             .with(|core| core.send_values(self.msg.seq, 0, bytes));

@@ -127,7 +127,8 @@ impl Call<'_> {
     /// of values. In a cluster job the values of each rank's tasks travel to it (`codec`;
     /// without one, the values do not serialize and the call stays on the driver's
     /// threads) and stay there, and each rank gets the indices of its tasks' entries as
-    /// blocks (`Keys::blocks_bytes`): the array crosses as its shape.
+    /// blocks (`Keys::blocks_bytes`): the array crosses as its shape (under a plan of
+    /// lists, which has no blocks, as its indices, `wire::KeysWire`).
     pub fn run_mut<T, const N: usize, F>(
         self,
         array: &mut SparseArray<T, N>,
@@ -169,8 +170,8 @@ impl Call<'_> {
             threads: sv.msg().threads,
         });
         // A worker holds the values of its own tasks alone (its copy of the array is its
-        // indices, `store::fill_sparse`): the order and chunks below are its tasks', one
-        // after another.
+        // shape, or for a plan of lists its indices without values, `store::fill_sparse`):
+        // the order and chunks below are its tasks', one after another.
         let own_only = serving.filter(|_| codec.is_some());
         // Each task's iteration ids, in its order: the chunks.
         let sched = job.schedule();

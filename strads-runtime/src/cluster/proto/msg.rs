@@ -43,7 +43,8 @@ pub struct ArrayMeta {
     /// Entries of a sparse array.
     pub entries: u64,
     /// A sparse array whose values stay out (an `iter_mut()` loop's: each rank gets the
-    /// values of its tasks with the call, [`Msg::Values`]): only its indices travel.
+    /// values of its tasks with the call, [`Msg::Values`]): only its indices travel, or
+    /// with `entries` 0 only its shape (its blocks go in the values' message).
     pub keys_only: bool,
     pub elem: Elem,
     /// Written by the loop: travels by regions ([`Itinerary`](super::Itinerary)); read-only
