@@ -72,9 +72,10 @@ fn one_worker_is_measured_like_any_count() {
     strads::with_threads(1, || (0..40).for_each(|_| tiny_alone(&mut got)));
     // No rule sends one worker to the serial loop: the first call runs the plan, the
     // second the serial loop, and the measurements choose (the plan only adds its views
-    // here, so mostly the serial loop).
+    // here, so mostly the serial loop; how many depends on timings, which a loaded
+    // machine can turn: once, in a full suite, the first plan measured faster and ran on).
     let serial_calls = handed_back() - before;
-    assert!((30..40).contains(&serial_calls), "{serial_calls}");
+    assert!((1..40).contains(&serial_calls), "{serial_calls}");
     assert_eq!(bits(&got), bits(&want));
 }
 
