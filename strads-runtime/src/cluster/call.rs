@@ -327,13 +327,14 @@ pub(crate) fn drive(
     let _lease = crate::pool::enter_lease(lease_id);
     // The schedule goes out unless the workers keep it from one of the loop's last calls.
     let (schedule_hash, kept) = super::schedules::sent_before(session, name, &bytes);
-    let mut values: Vec<Vec<u8>> = match ship.values {
+    let values: Vec<Vec<u8>> = match ship.values {
         Some(v) => (1..session.size).map(|r| v.out(r)).collect(),
         None => Vec::new(),
     };
     // A sparse space crosses by blocks: each rank gets those it runs, once per contents
     // and schedule.
     let (mut blocks, mut blocks_sent) = (0, false);
+    let mut blocks_out: Vec<Vec<u8>> = Vec::new();
     if let Some(key) = ship.blocks.and_then(|b| b.traded()) {
         // Traded among the ranks before the call: each rank keeps its own.
         blocks = key;
@@ -346,19 +347,8 @@ pub(crate) fn drive(
         blocks_sent = sent.insert((name.to_string(), b.key().0), blocks) != Some(blocks);
         drop(sent);
         if blocks_sent {
-            // The blocks, then the values of an `iter_mut()` call's tasks, if any, then the
-            // blocks' length (`ServedCall::blocks`): the blocks' bytes are not copied.
-            let after = std::mem::take(&mut values);
-            values = (1..session.size)
-                .map(|r| {
-                    let mut out = b.bytes(&rank_blocks(schedule, r, session.threads), trace);
-                    let len = out.len() as u64;
-                    if let Some(rest) = after.get(r - 1) {
-                        out.extend_from_slice(rest);
-                    }
-                    out.extend_from_slice(&len.to_le_bytes());
-                    out
-                })
+            blocks_out = (1..session.size)
+                .map(|r| b.bytes(&rank_blocks(schedule, r, session.threads), trace))
                 .collect();
         }
     }
@@ -393,6 +383,9 @@ pub(crate) fn drive(
                 })
                 .collect()
         });
+        for (r, bytes) in blocks_out.into_iter().enumerate() {
+            core.send_blocks(seq, r + 1, bytes);
+        }
         for (r, bytes) in values.into_iter().enumerate() {
             core.send_values(seq, r + 1, bytes);
         }

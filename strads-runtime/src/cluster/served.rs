@@ -21,8 +21,6 @@ pub struct ServedCall {
     /// may need them before `work`).
     schedule: std::sync::OnceLock<Arc<Schedule>>,
     plan: std::sync::OnceLock<Arc<Itinerary>>,
-    /// What came after the blocks in their message: the `iter_mut()` call's values.
-    after_blocks: std::sync::Mutex<Option<Vec<u8>>>,
 }
 
 /// A served call, shared by the serve function and its `Call`.
@@ -35,7 +33,6 @@ impl ServedCall {
             msg,
             schedule: std::sync::OnceLock::new(),
             plan: std::sync::OnceLock::new(),
-            after_blocks: std::sync::Mutex::new(None),
         })
     }
 
@@ -57,25 +54,14 @@ impl ServedCall {
             .clone()
     }
 
-    /// The values of the `iter_mut()` call that the driver sent (after the blocks, when
-    /// they came in the same message).
+    /// The values of the `iter_mut()` call that the driver sent.
     pub(crate) fn values(&self) -> Vec<u8> {
-        let after = self
-            .after_blocks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        after.unwrap_or_else(|| self.session.wait(|core| core.take_values(self.msg.seq, 0)))
+        self.session.wait(|core| core.take_values(self.msg.seq, 0))
     }
 
-    /// The blocks of the call's space that the driver sent this rank (when `blocks_sent`):
-    /// their bytes; what follows them, before their length, is kept for
-    /// [`values`](Self::values).
-    pub(crate) fn blocks(&self) -> Result<Vec<u8>, String> {
-        let message = self.session.wait(|core| core.take_values(self.msg.seq, 0));
-        let (blocks, after) = split_blocks(message)?;
-        *self.after_blocks.lock().unwrap_or_else(|e| e.into_inner()) = Some(after);
-        Ok(blocks)
+    /// The blocks of the call's space that the driver sent this rank (when `blocks_sent`).
+    pub(crate) fn blocks(&self) -> Vec<u8> {
+        self.session.wait(|core| core.take_blocks(self.msg.seq))
     }
 
     /// Answers the driver after this rank's tasks ran (`bytes`: empty, since the rank
@@ -109,50 +95,5 @@ impl ServedCall {
                 }
             })
             .clone()
-    }
-}
-
-/// A message of blocks: `[blocks][what follows them][the blocks' length, u64 LE]`, split
-/// into the blocks and what follows them (the blocks' bytes are not copied).
-fn split_blocks(mut message: Vec<u8>) -> Result<(Vec<u8>, Vec<u8>), String> {
-    let end = message.len().checked_sub(8);
-    let len = end
-        .map(|e| u64::from_le_bytes(message[e..].try_into().expect("8 bytes")))
-        .and_then(|n| usize::try_from(n).ok())
-        .filter(|&n| end.is_some_and(|e| n <= e))
-        .ok_or_else(|| format!("a message of {} bytes without its blocks", message.len()))?;
-    let mut after = message.split_off(len);
-    after.truncate(after.len() - 8);
-    Ok((message, after))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_blocks;
-
-    #[test]
-    fn a_message_splits_into_its_blocks_and_what_follows() {
-        let framed = |blocks: &[u8], after: &[u8]| {
-            [blocks, after, &(blocks.len() as u64).to_le_bytes()].concat()
-        };
-        assert_eq!(
-            split_blocks(framed(&[1, 2, 3], &[9, 9])),
-            Ok((vec![1, 2, 3], vec![9, 9]))
-        );
-        assert_eq!(split_blocks(framed(&[], &[])), Ok((vec![], vec![])));
-        assert_eq!(
-            split_blocks(framed(&[5; 20], &[])),
-            Ok((vec![5; 20], vec![]))
-        );
-        // Cut short, or a length beyond the message: refused, never a panic.
-        let refused = |m: &[u8]| format!("a message of {} bytes without its blocks", m.len());
-        for m in [
-            vec![],
-            vec![3, 0, 0],
-            framed(&[1, 2, 3], &[])[1..].to_vec(),
-            [&[0u8; 4][..], &u64::MAX.to_le_bytes()].concat(),
-        ] {
-            assert_eq!(split_blocks(m.clone()), Err(refused(&m)));
-        }
     }
 }

@@ -395,7 +395,7 @@ pub(crate) fn by_blocks<S: Space>(call: &Call<'_>, space: &S) -> Option<StaticPl
         .and_then(|i| msg.arrays.get(i))
         .map_or(0, |m| m.id);
     let blocks: Arc<S::Blocks> = if msg.blocks_sent {
-        let bytes = served.blocks().unwrap_or_else(|e| fail(e));
+        let bytes = served.blocks();
         let ids = cluster::call::rank_blocks(&schedule, s.rank, msg.threads);
         let at_least = schedule
             .steps

@@ -44,7 +44,7 @@ pub struct ArrayMeta {
     pub entries: u64,
     /// A sparse array whose values stay out (an `iter_mut()` loop's: each rank gets the
     /// values of its tasks with the call, [`Msg::Values`]): only its indices travel, or
-    /// with `entries` 0 only its shape (its blocks go in the values' message).
+    /// with `entries` 0 only its shape (its blocks go as [`Msg::Blocks`]).
     pub keys_only: bool,
     pub elem: Elem,
     /// Written by the loop: travels by regions ([`Itinerary`](super::Itinerary)); read-only
@@ -85,9 +85,8 @@ pub struct CallMsg {
     pub schedule: Vec<u8>,
     pub schedule_hash: u64,
     /// Not 0: the iteration space (a sparse array, or an `iter_mut()` loop's indices)
-    /// crosses by blocks, each rank getting those it runs when `blocks_sent` (`Msg::Values`:
-    /// the blocks, an `iter_mut()` call's values, then the blocks' length), or keeping those
-    /// the loop's last call sent under this key.
+    /// crosses by blocks, each rank getting those it runs when `blocks_sent`
+    /// (`Msg::Blocks`), or keeping those the loop's last call sent under this key.
     pub blocks: u64,
     pub blocks_sent: bool,
     /// The driver's program (its file), for errors that name both binaries.
@@ -138,10 +137,13 @@ pub enum Msg {
     Ping,
     /// Driver → workers: the program is over.
     Shutdown,
-    /// An `iter_mut()` call's values: driver → worker, those of the worker's tasks; worker
-    /// → driver, the same values after its tasks ran (a block frame, postcard). Or, driver
-    /// → worker, the blocks of a sparse space the worker runs.
+    /// An `iter_mut()` call's values: driver → worker, those of the worker's tasks (or a
+    /// note that it keeps them); worker → driver, an empty answer once its tasks ran (it
+    /// keeps them). A block frame.
     Values { seq: u64 },
+    /// Driver → worker: the blocks of call `seq`'s space that the worker runs (a sparse
+    /// array's entries, or an `iter_mut()` loop's indices and ids; a block frame).
+    Blocks { seq: u64 },
     /// The sender's workers' copies of a write-back buffer at the `key`-th exchange of call
     /// `seq` (a block frame).
     Merge { seq: u64, key: u64 },
@@ -237,6 +239,7 @@ mod tests {
             Msg::Fetched { req: 4 },
             Msg::Merge { seq: 2, key: 11 },
             Msg::Values { seq: 3 },
+            Msg::Blocks { seq: 4 },
             Msg::Forget { id: 7 },
             Msg::Data {
                 req: 2,

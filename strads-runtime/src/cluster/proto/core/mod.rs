@@ -51,6 +51,8 @@ pub struct Core {
     arrays: Vec<(u64, usize, Vec<u8>)>,
     /// `iter_mut()` calls' values that arrived, `(call, from, bytes)`.
     values: Vec<(u64, usize, Vec<u8>)>,
+    /// The blocks of a call's space the driver sent this rank, by call.
+    blocks: Vec<(u64, Vec<u8>)>,
     /// Worker: the driver's fetches of parts left here, `(req, array id, region)`, and
     /// where a checkpoint's save writes them.
     fetches: VecDeque<(u64, u64, Region, Option<String>)>,
@@ -91,6 +93,7 @@ impl Core {
             calls: VecDeque::new(),
             arrays: Vec::new(),
             values: Vec::new(),
+            blocks: Vec::new(),
             fetches: VecDeque::new(),
             forgets: VecDeque::new(),
             fetched: Vec::new(),
@@ -259,6 +262,7 @@ impl Core {
                 self.arrays.push((seq, array, data.unwrap_or_default()));
             }
             Msg::Values { seq } => self.values.push((seq, from, data.unwrap_or_default())),
+            Msg::Blocks { seq } => self.blocks.push((seq, data.unwrap_or_default())),
             Msg::Fetch { req, id, region } => self.fetches.push_back((req, id, region, None)),
             Msg::Save {
                 req,
@@ -341,6 +345,21 @@ impl Core {
             msg: Msg::Values { seq },
             data: data.into(),
         });
+    }
+
+    /// Driver: sends rank `to` the blocks of call `seq`'s space that it runs.
+    pub fn send_blocks(&mut self, seq: u64, to: usize, data: Vec<u8>) {
+        self.send(Outgoing::Block {
+            to,
+            msg: Msg::Blocks { seq },
+            data: data.into(),
+        });
+    }
+
+    /// Worker: the blocks of call `seq`'s space the driver sent, once here.
+    pub fn take_blocks(&mut self, seq: u64) -> Option<Vec<u8>> {
+        let i = self.blocks.iter().position(|(s, _)| *s == seq)?;
+        Some(self.blocks.swap_remove(i).1)
     }
 
     /// Worker: sends the driver what its workers ran in recorded call `seq`.
