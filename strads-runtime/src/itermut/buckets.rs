@@ -19,10 +19,8 @@ impl<const N: usize> KeyBuckets<N> {
             .map(|&b| self.offsets[b + 1] - self.offsets[b])
             .sum();
         let mut out = Vec::with_capacity(8 * (n_blocks + 1) + entries * 4 * (N + 1));
-        out.extend_from_slice(&(n_blocks as u64).to_le_bytes());
-        for w in self.offsets.windows(2) {
-            out.extend_from_slice(&((w[1] - w[0]) as u64).to_le_bytes());
-        }
+        let lens = self.offsets.windows(2).map(|w| w[1] - w[0]);
+        crate::space::put_block_lens(lens, &mut out);
         for &b in ids {
             let r = self.offsets[b]..self.offsets[b + 1];
             for k in &self.keys[r.clone()] {
@@ -45,37 +43,17 @@ impl<const N: usize> KeyBuckets<N> {
         ids: &[usize],
         bytes: &[u8],
     ) -> Result<Self, String> {
-        let number = |at: usize| -> Result<usize, String> {
-            bytes
-                .get(at..at + 8)
-                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-                .and_then(|n| usize::try_from(n).ok())
-                .ok_or_else(|| format!("blocks cut short at byte {at} of {}", bytes.len()))
-        };
         if ids.windows(2).any(|w| w[0] >= w[1]) {
             return Err(format!("blocks {ids:?} out of order"));
         }
-        let n_blocks = number(0)?;
-        // Each length takes 8 bytes: a count beyond the bytes is refused before allocating.
-        if n_blocks > bytes.len() / 8 || n_blocks < at_least {
-            return Err(format!(
-                "{n_blocks} blocks in {} bytes, for a schedule of at least {at_least}",
-                bytes.len()
-            ));
-        }
-        let lens: Vec<usize> = (0..n_blocks)
-            .map(|b| number(8 * (b + 1)))
-            .collect::<Result<_, _>>()?;
-        let mut at = 8 * (n_blocks + 1);
+        let mut cur = crate::space::Cursor::new(bytes);
+        let lens = cur.block_lens(at_least)?;
+        let n_blocks = lens.len();
         let (mut keys, mut entry_ids) = (Vec::new(), Vec::new());
         let mut counts = vec![0usize; n_blocks];
         for &b in ids {
             let n = *lens.get(b).ok_or(format!("block {b} of {n_blocks}"))?;
-            let size = n.checked_mul(4 * (N + 1)).ok_or("a block too large")?;
-            let block = at
-                .checked_add(size)
-                .and_then(|end| bytes.get(at..end))
-                .ok_or_else(|| format!("block {b} cut short at byte {at} of {}", bytes.len()))?;
+            let block = cur.take(n.checked_mul(4 * (N + 1)).ok_or("a block too large")?)?;
             let (k, i) = block.split_at(n * 4 * N);
             crate::array::le::get_keys(k, shape, &mut keys)
                 .map_err(|_| format!("an entry of block {b} outside the shape {shape:?}"))?;
@@ -84,10 +62,9 @@ impl<const N: usize> KeyBuckets<N> {
                     .map(|x| u32::from_le_bytes(x.try_into().expect("4 bytes"))),
             );
             counts[b] = n;
-            at += size;
         }
-        if at != bytes.len() {
-            return Err(format!("{} bytes after the blocks", bytes.len() - at));
+        if cur.rest() != 0 {
+            return Err(format!("{} bytes after the blocks", cur.rest()));
         }
         let mut offsets = Vec::with_capacity(n_blocks + 1);
         offsets.push(0);
@@ -150,7 +127,7 @@ mod tests {
         };
         assert_eq!(
             err([6, 5], 3, &[1], &bytes[..bytes.len() - 1]),
-            format!("block 1 cut short at byte 32 of {}", bytes.len() - 1)
+            format!("blocks cut short at byte 32 of {}", bytes.len() - 1)
         );
         assert_eq!(
             err([3, 5], 3, &[1], &bytes),

@@ -9,6 +9,8 @@ mod dense;
 mod grid;
 mod sparse;
 
+pub(crate) use sparse::{Cursor, put_block_lens};
+
 use std::sync::Arc;
 
 use strads_analysis::Partition;

@@ -293,12 +293,8 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         with_ids: bool,
     ) -> Option<Vec<u8>> {
         crate::array::le::wire_size::<T>()?;
-        let lens = blocks.block_sizes();
         let mut out = Vec::new();
-        out.extend_from_slice(&(lens.len() as u64).to_le_bytes());
-        for n in lens {
-            out.extend_from_slice(&(n as u64).to_le_bytes());
-        }
+        put_block_lens(blocks.block_sizes().into_iter(), &mut out);
         out.push(u8::from(with_ids));
         for &b in ids {
             let blocks = blocks.block(self, b);
@@ -376,19 +372,9 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
     bytes: &[u8],
     size: usize,
 ) -> Result<Filled<T, N>, String> {
-    let mut cur = Cursor { bytes, at: 0 };
-    let n_blocks = cur.number()?;
-    // Each length takes 8 bytes: a count beyond the bytes is refused before allocating.
-    if n_blocks > bytes.len() / 8 || n_blocks < at_least {
-        return Err(format!(
-            "{n_blocks} blocks in {} bytes, for a schedule of at least {at_least}",
-            bytes.len()
-        ));
-    }
-    let mut lens = Vec::with_capacity(n_blocks);
-    for _ in 0..n_blocks {
-        lens.push(cur.number()?);
-    }
+    let mut cur = Cursor::new(bytes);
+    let lens = cur.block_lens(at_least)?;
+    let n_blocks = lens.len();
     let with_ids = match cur.take(1)? {
         [0] => false,
         [1] => true,
@@ -421,20 +407,52 @@ fn buckets_from_bytes<T: Clone + 'static, const N: usize>(
         values.extend(vals);
         counts[b] = n;
     }
-    if cur.at != bytes.len() {
-        return Err(format!("{} bytes after the blocks", bytes.len() - cur.at));
+    if cur.rest() != 0 {
+        return Err(format!("{} bytes after the blocks", cur.rest()));
     }
     Ok(Filled::from_parts(keys, entry_ids, values, &counts, lens))
 }
 
+/// The head of the blocks a worker rank gets (a sparse space's, or an `iter_mut()` loop's
+/// indices): the count of blocks, then every block's length, `u64` little-endian.
+pub(crate) fn put_block_lens(lens: impl ExactSizeIterator<Item = usize>, out: &mut Vec<u8>) {
+    out.extend_from_slice(&(lens.len() as u64).to_le_bytes());
+    for n in lens {
+        out.extend_from_slice(&(n as u64).to_le_bytes());
+    }
+}
+
 /// Bytes read front to back.
-struct Cursor<'b> {
+pub(crate) struct Cursor<'b> {
     bytes: &'b [u8],
     at: usize,
 }
 
 impl<'b> Cursor<'b> {
-    fn take(&mut self, n: usize) -> Result<&'b [u8], String> {
+    pub(crate) fn new(bytes: &'b [u8]) -> Self {
+        Cursor { bytes, at: 0 }
+    }
+
+    /// The bytes not read yet.
+    pub(crate) fn rest(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    /// The head [`put_block_lens`] wrote: every block's length, at least `at_least`
+    /// blocks (a count beyond the bytes is refused before allocating).
+    pub(crate) fn block_lens(&mut self, at_least: usize) -> Result<Vec<usize>, String> {
+        let n_blocks = self.number()?;
+        // Each length takes 8 bytes.
+        if n_blocks > self.bytes.len() / 8 || n_blocks < at_least {
+            return Err(format!(
+                "{n_blocks} blocks in {} bytes, for a schedule of at least {at_least}",
+                self.bytes.len()
+            ));
+        }
+        (0..n_blocks).map(|_| self.number()).collect()
+    }
+
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'b [u8], String> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let Some(end) = end else {
             return Err(format!(
@@ -448,7 +466,7 @@ impl<'b> Cursor<'b> {
         Ok(part)
     }
 
-    fn number(&mut self) -> Result<usize, String> {
+    pub(crate) fn number(&mut self) -> Result<usize, String> {
         let b = self.take(8)?;
         usize::try_from(u64::from_le_bytes(b.try_into().expect("8 bytes")))
             .map_err(|_| "a block too large".to_string())
