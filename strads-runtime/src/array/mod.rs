@@ -25,6 +25,7 @@ pub(crate) mod view;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub(crate) use dense::next_index;
 pub use dense::{DenseIter, DistArray, RandomValue};
 pub(crate) use sparse::{AwayValues, Lent, is_permutation, permute, unpermute};
 pub use sparse::{SparseArray, SparseIter, SparseIterMut};

@@ -48,4 +48,6 @@ mod traces;
 pub mod wire;
 
 pub use job::{rank_and_size, start};
+pub use spread::FROM_FN_IN_PLACE_BYTES;
+pub(crate) use spread::from_fn_in_place;
 pub(crate) use traces::Steps;

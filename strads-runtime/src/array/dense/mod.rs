@@ -59,25 +59,29 @@ fn checked_len<const N: usize>(shape: &[usize; N]) -> usize {
 impl<T, const N: usize> DistArray<T, N> {
     /// An array whose element at `idx` is `f(idx)`, filled in row-major order.
     ///
-    /// The closure runs here, in this process, over the whole array: on a cluster job's
-    /// driver, too (a closure cannot run on other ranks). To create a large array in parts
-    /// on the ranks, start from [`zeros`](DistArray::zeros) or
-    /// [`random`](DistArray::random), which every rank makes where it needs them, and set
-    /// the values with a `#[strads::parallel_for]` loop (each rank then writes its rows).
-    pub fn from_fn(shape: [usize; N], mut f: impl FnMut([usize; N]) -> T) -> Self {
+    /// The closure runs here, in this process, over the whole array, in row-major order
+    /// (a closure cannot run on other ranks). On a cluster job's driver an array of numbers
+    /// of at least [`FROM_FN_IN_PLACE_BYTES`](crate::cluster::FROM_FN_IN_PLACE_BYTES) of
+    /// 1 to 4 dims is made in parts: the rows are split evenly over the ranks, the driver
+    /// keeps its own and sends every other rank its rows as `f` makes them (at most 4 MiB
+    /// at a time), so no process holds the whole array; a loop then takes each part from
+    /// where it is, and serial code that reads the array brings the parts it reads home.
+    /// The values are the same in every layout. A panic in `f` ends the call with that
+    /// panic, here as on threads, and every rank lets go of what it received.
+    pub fn from_fn(shape: [usize; N], mut f: impl FnMut([usize; N]) -> T) -> Self
+    where
+        T: 'static,
+    {
         let len = checked_len(&shape);
+        if let Some(a) = crate::cluster::from_fn_in_place(shape, len, &mut f) {
+            return a;
+        }
         let mut data = Vec::with_capacity(len);
         super::huge::advise(&data);
         let mut idx = [0usize; N];
         for _ in 0..len {
             data.push(f(idx));
-            for d in (0..N).rev() {
-                idx[d] += 1;
-                if idx[d] < shape[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
+            next_index(&mut idx, &shape);
         }
         DistArray::made(data, shape)
     }
@@ -552,47 +556,9 @@ impl<T, const N: usize> ArrayMut<T, N> for DistArray<T, N> {
     }
 }
 
-/// Iterator over a [`DistArray`]'s elements with their indices.
-#[derive(Debug)]
-pub struct DenseIter<'a, T, const N: usize> {
-    /// The elements, home (checked once, when the iterator was made).
-    data: &'a [T],
-    shape: [usize; N],
-    pos: usize,
-    idx: [usize; N],
-}
-
-impl<'a, T, const N: usize> Iterator for DenseIter<'a, T, N> {
-    type Item = ([usize; N], &'a T);
-    fn next(&mut self) -> Option<Self::Item> {
-        let v = self.data.get(self.pos)?;
-        let idx = self.idx;
-        self.pos += 1;
-        for d in (0..N).rev() {
-            self.idx[d] += 1;
-            if self.idx[d] < self.shape[d] {
-                break;
-            }
-            self.idx[d] = 0;
-        }
-        Some((idx, v))
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.data.len() - self.pos;
-        (n, Some(n))
-    }
-}
-
-impl<T, const N: usize> ExactSizeIterator for DenseIter<'_, T, N> {}
-
-impl<'a, T, const N: usize> IntoIterator for &'a DistArray<T, N> {
-    type Item = ([usize; N], &'a T);
-    type IntoIter = DenseIter<'a, T, N>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
-    }
-}
-
+mod iter;
+pub use iter::DenseIter;
+pub(crate) use iter::next_index;
 mod parts;
 #[cfg(test)]
 mod tests;

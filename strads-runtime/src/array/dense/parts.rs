@@ -38,6 +38,25 @@ impl<T, const N: usize> DistArray<T, N> {
         self
     }
 
+    /// An array `id` of `shape` whose elements are zero and not yet written (reserved
+    /// pages: no memory until written), for `DistArray::from_fn` made in parts; `None`
+    /// when zero bytes are not a value of `T`.
+    pub(crate) fn reserved(shape: [usize; N], len: usize, id: u64) -> Option<Self>
+    where
+        T: 'static,
+    {
+        let data = crate::array::pages::zeroed::<T>(len)?;
+        crate::array::huge::advise(&data);
+        Some(DistArray::made(data, shape).with_id(id))
+    }
+
+    /// The elements of an array being made on every rank alike (`DistArray::from_fn` in
+    /// parts), as `as_mut_slice` without counting a change: the ranks' copies keep the
+    /// version the driver's has, however many pieces each wrote.
+    pub(crate) fn making(&mut self) -> &mut [T] {
+        self.data_mut()
+    }
+
     /// Parts of this new array other ranks hold from the start (a data operation made
     /// them there; the caller said so with `shared_as`): `fetch`, given the elements'
     /// address, brings them home before serial code reads them. The array is borrowed

@@ -12,6 +12,7 @@
 //! - `share`: a rank's part of an array (`Share`) and the parts kept on this process.
 
 pub(crate) mod dense;
+mod from_fn;
 mod share;
 
 use std::any::Any;
@@ -21,12 +22,15 @@ use super::proto::collective;
 use super::session::Session;
 use crate::array::SparseArray;
 use crate::array::spread::{Spread, SpreadOps};
+pub use from_fn::FROM_FN_IN_PLACE_BYTES;
+pub(crate) use from_fn::from_fn_in_place;
 pub(crate) use share::{Facts, held, keep, part, with_part};
 
 /// Drops this process's part of array `id`, sparse or dense (the driver dropped it).
 pub(crate) fn forget(id: u64) {
     share::forget(id);
     dense::forget(id);
+    from_fn::forget(id);
 }
 
 /// A collective operation every rank runs between calls, by name: `run(ctx, args)` gives
@@ -167,7 +171,20 @@ fn find(name: &str) -> Option<&'static DataOp> {
 /// or the first error (the driver's own first, then by rank).
 pub(crate) fn run(s: &'static Session, op: &str, args: Vec<u8>) -> Result<Vec<Vec<u8>>, String> {
     let f = find(op).unwrap_or_else(|| panic!("strads: no data operation `{op}` is linked in"));
-    let req = s.with(|core| collective::request(core, op, &args));
+    let run = f.run;
+    run_with(s, op, &args, |ctx| run(ctx, &args))
+}
+
+/// [`run`], with `mine` as the driver's side of the operation (the workers run `op`'s
+/// registered function): for a driver side that holds what no worker has, as the values
+/// `DistArray::from_fn` made.
+pub(crate) fn run_with(
+    s: &'static Session,
+    op: &str,
+    args: &[u8],
+    mine: impl FnOnce(&mut Ctx) -> Result<Vec<u8>, String>,
+) -> Result<Vec<Vec<u8>>, String> {
+    let req = s.with(|core| collective::request(core, op, args));
     let mut ctx = Ctx {
         rank: 0,
         size: s.size(),
@@ -175,7 +192,7 @@ pub(crate) fn run(s: &'static Session, op: &str, args: Vec<u8>) -> Result<Vec<Ve
         req,
         round: 0,
     };
-    let mine = (f.run)(&mut ctx, &args);
+    let mine = mine(&mut ctx);
     let others = s.wait(|core| collective::take_replies(core, req));
     let mut all = vec![mine?];
     for (i, b) in others.into_iter().enumerate() {

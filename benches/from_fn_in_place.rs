@@ -1,0 +1,218 @@
+//! `DistArray::from_fn` on a cluster job (made in parts: the driver runs the closure and
+//! sends every other rank its rows as they are made) against one process making it
+//! whole: the seconds to make it, a 1D loop that writes it and a reduction that reads it,
+//! and each rank's peak resident memory, at P = 1 (one process of 2 threads), 2 and 4
+//! processes of one thread. Every layout must print the one process's results; the table
+//! says so. The array is `--rows` x `--cols` `f32` from a sequential generator (a closure
+//! that must run in order). Ranks are started by `STRADS_PROCESSES` on this machine; each
+//! rank's peak is its `VmHWM` (the workers' from `STRADS_EXPLAIN`'s memory lines). Record
+//! the table in BENCHMARKS.md.
+//!
+//! ```text
+//! cargo bench --bench from_fn_in_place
+//! cargo bench --bench from_fn_in_place -- --rows 4000000 --cols 64
+//! ```
+
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use clap::Parser;
+use strads::prelude::*;
+
+/// Every row scaled and shifted by its index: a 1D loop that writes the rows where they are.
+#[strads::parallel_for(expect = "1d")]
+fn shift(w: &mut DistArray<f32, 2>, n: usize) {
+    for u in 0..n {
+        let a = (u % 17) as f32 * 0.01;
+        for x in w.row_mut(u) {
+            *x = *x * 0.5 + a;
+        }
+    }
+}
+
+/// A weighted sum of every element (in 1/65536ths, an integer: the same for every worker
+/// count), read where the parts are.
+#[strads::parallel_for]
+fn weighted(w: &DistArray<f32, 2>) -> i64 {
+    let mut s: i64 = 0;
+    for ([u, k], &x) in w {
+        s += (x * 65536.0) as i64 * ((u + 3 * k) % 11) as i64;
+    }
+    s
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "DistArray::from_fn made in parts against one process")]
+struct Args {
+    /// Rows of the array.
+    #[arg(long, default_value_t = 2_000_000)]
+    rows: usize,
+    /// Columns of the array (`f32`).
+    #[arg(long, default_value_t = 64)]
+    cols: usize,
+    /// Ignored: `cargo bench` passes it.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+fn program(rows: usize, cols: usize) {
+    let t = Instant::now();
+    let mut g = Lcg(5);
+    let mut w = DistArray::<f32, 2>::from_fn([rows, cols], |_| g.next());
+    let make = t.elapsed().as_secs_f64();
+    let made_peak = vm_hwm_kib();
+    let t = Instant::now();
+    shift(&mut w, rows);
+    let s = weighted(&w);
+    let looped = t.elapsed().as_secs_f64();
+    println!("result weighted={s}");
+    println!(
+        "timing make={make:.3} loops={looped:.3} spread={} driver_made_peak_kib={made_peak} \
+         driver_peak_kib={}",
+        w.is_spread(),
+        vm_hwm_kib()
+    );
+}
+
+fn vm_hwm_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_owned();
+            l.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// One layout's run: its result line, make and loop seconds, the driver's peak after
+/// making the array, and every rank's peak (MiB).
+type Run = (String, f64, f64, f64, Vec<f64>);
+
+fn run(args: &Args, procs: usize) -> Result<Run, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut cmd = Command::new(exe);
+    for (k, _) in std::env::vars() {
+        if k.starts_with("STRADS_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.env(
+        "FROM_FN_BENCH_SHAPE",
+        format!("{} {}", args.rows, args.cols),
+    )
+    .stdin(Stdio::null());
+    if procs == 1 {
+        cmd.env("STRADS_THREADS", "2");
+    } else {
+        cmd.env("STRADS_PROCESSES", procs.to_string())
+            .env("STRADS_THREADS", "1")
+            .env("STRADS_EXPLAIN", "1");
+    }
+    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    if !out.status.success() {
+        return Err(format!("{procs} processes failed:\n{stdout}\n{stderr}"));
+    }
+    let field = |key: &str| -> Option<f64> {
+        let at = stdout.find(&format!("{key}="))? + key.len() + 1;
+        stdout[at..].split_whitespace().next()?.parse().ok()
+    };
+    let result = stdout
+        .lines()
+        .find(|l| l.starts_with("result "))
+        .ok_or("no result line")?
+        .to_owned();
+    let mut peaks = vec![field("driver_peak_kib").unwrap_or(0.0) / 1024.0];
+    for r in 1..procs {
+        let needle = format!("strads memory rank {r}: peak resident ");
+        let mib = stderr
+            .lines()
+            .find_map(|l| {
+                let at = l.find(&needle)? + needle.len();
+                l[at..].split_whitespace().next()?.parse::<f64>().ok()
+            })
+            .ok_or_else(|| format!("no memory line of rank {r}:\n{stderr}"))?;
+        peaks.push(mib);
+    }
+    Ok((
+        result,
+        field("make").unwrap_or(f64::NAN),
+        field("loops").unwrap_or(f64::NAN),
+        field("driver_made_peak_kib").unwrap_or(0.0) / 1024.0,
+        peaks,
+    ))
+}
+
+fn bench() -> Result<(), String> {
+    let args = Args::parse();
+    let mut runs = Vec::new();
+    for procs in [1, 2, 4] {
+        runs.push((procs, run(&args, procs)?));
+    }
+    let one = runs[0].1.0.clone();
+    println!(
+        "{} x {} f32 ({:.1} MiB); {one}",
+        args.rows,
+        args.cols,
+        (args.rows * args.cols * 4) as f64 / (1 << 20) as f64
+    );
+    println!(
+        "| layout | make s | loops s | driver peak after making, MiB | peak MiB by rank | as 1 process |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (procs, (result, make, looped, made, peaks)) in &runs {
+        let layout = if *procs == 1 {
+            "1 process x 2 threads".to_owned()
+        } else {
+            format!("{procs} x 1, in parts")
+        };
+        let peaks: Vec<String> = peaks.iter().map(|p| format!("{p:.1}")).collect();
+        println!(
+            "| {layout} | {make:.3} | {looped:.3} | {made:.1} | {} | {} |",
+            peaks.join(" / "),
+            if *result == one {
+                "same"
+            } else {
+                "**differs**"
+            }
+        );
+    }
+    if runs.iter().any(|(_, r)| r.0 != one) {
+        return Err("a layout printed another result".to_owned());
+    }
+    Ok(())
+}
+
+#[strads::main]
+fn main() -> ExitCode {
+    if let Ok(shape) = std::env::var("FROM_FN_BENCH_SHAPE") {
+        let mut it = shape
+            .split_whitespace()
+            .map(|n| n.parse::<usize>().unwrap_or(1));
+        let (rows, cols) = (it.next().unwrap_or(1), it.next().unwrap_or(1));
+        program(rows, cols);
+        return ExitCode::SUCCESS;
+    }
+    match bench() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("from_fn_in_place: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
