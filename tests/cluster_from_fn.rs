@@ -2,8 +2,9 @@
 //! closure runs on the driver in row-major order (here a sequential generator, so any
 //! other order would change the values), every other rank gets its rows as they are made,
 //! and no process holds the whole array:
-//! - arrays of 1 to 3 dims and five element types, made in parts, give the bits threads
-//!   give through a 1D loop that writes one, a 2D loop over ratings that writes two, a
+//! - arrays of 1 to 3 dims and five element types made by `from_fn`, and sparse arrays
+//!   made by `from_entries_iter` and `from_entries` (spread arrays, each rank a range of
+//!   the entries), give the bits threads give through a 1D loop that writes one, a 2D loop over ratings that writes two, a
 //!   `sync = "bsp"` replica, a reconnaissance loop through an index array made by
 //!   `from_fn`, a wavefront, loops that only read them, and serial reads and writes, as 2 x 1, 2 x 2
 //!   and 3 x 1 processes against 2, 4 and 3 threads;
@@ -133,15 +134,18 @@ fn program() {
     // A closure reading an array whose parts are away, and one making an array in parts.
     let mut c = DistArray::<f32, 2>::from_fn([ROWS, 16], |[u, k]| w[[ROWS - 1 - u, k]] * 2.0);
     println!("from parts {:016x}", total(&c).to_bits());
-    let nested = DistArray::<f32, 2>::from_fn([ROWS / 2, 16], |[u, k]| {
-        if u == 3 && k == 0 {
+    // The inner array is made between two pieces of the outer one's last rank (its rows
+    // are 2 MiB at 2 processes, 1.3 MiB at 3: two pieces), while that rank holds the
+    // outer's first piece.
+    let nested = DistArray::<f32, 2>::from_fn([ROWS, 32], |[u, k]| {
+        if u == ROWS - 3 && k == 0 {
             let inner = DistArray::<u16, 2>::from_fn([ROWS, 32], |[a, b]| (a + b) as u16);
             inner[[ROWS - 1, 31]] as f32
         } else {
             (u * k) as f32
         }
     });
-    println!("nested {:08x}", nested[[3, 0]].to_bits());
+    println!("nested {:08x}", nested[[ROWS - 3, 0]].to_bits());
     grow(&mut c, &v, ROWS);
     // A replica of a 1 MiB weight vector (every rank needs all of it).
     let mut ws = DistArray::<f32, 1>::from_fn([1 << 18], |[k]| (k % 5) as f32 * 0.01);
@@ -166,14 +170,53 @@ fn program() {
         );
     warp(&cost, &mut d);
     println!("warp {:08x}", d[[512, 520]].to_bits());
-    // A closure that panics midway: `from_fn` panics with it, here as on threads.
+    // A closure that panics midway, in the third 1 MiB piece of the last rank's 8 MiB
+    // array: `from_fn` panics with it, here as on threads, and the ranks drop what they
+    // received (the workers' last lines say they hold nothing).
     let caught = std::panic::catch_unwind(|| {
-        DistArray::<f64, 2>::from_fn([ROWS, 8], |[u, _]| {
-            assert!(u < ROWS - 5, "row {u} is out of luck");
+        DistArray::<f64, 2>::from_fn([ROWS, 32], |[u, _]| {
+            assert!(u < ROWS - ROWS / 8, "row {u} is out of luck");
             u as f64
         })
     });
     println!("panicked {}", caught.is_err());
+    // Entries from an iterator that says its count (a sequential generator's values),
+    // 120,000 x 12 bytes: a spread array, run by a 2D loop, read by serial code.
+    let mut r2 = Lcg(11);
+    let entries = (0..120_000usize).map(|e| {
+        let x = r2.next();
+        ([(e * 7919) % ROWS, (e * 31) % ITEMS], x)
+    });
+    let s = SparseArray::from_entries_iter([ROWS, ITEMS], entries).expect("in the shape");
+    eprintln!("entries spread: {}", s.is_spread());
+    step(&s, &mut w, &mut h);
+    println!("entries total {:016x}", total(&w).to_bits());
+    let sum = s.iter().fold(0.0f64, |a, ([u, i], &x)| {
+        a * 0.5 + (u + i) as f64 + x as f64
+    });
+    println!(
+        "entries {:016x} entry 77777 {:?} nnz {}",
+        sum.to_bits(),
+        s.entry(77_777),
+        s.nnz()
+    );
+    // An entry outside the shape, late in the stream: the error one process gives.
+    let bad = (0..100_000usize).map(|e| ([e % 1000, if e == 99_000 { 9 } else { 1 }], e as u32));
+    match SparseArray::<u32, 2>::from_entries_iter([1000, 8], bad) {
+        Ok(a) => println!("bad entries made {}", a.nnz()),
+        Err(e) => println!("bad entries: {e}"),
+    }
+    // From a `Vec` (an exact count): `u16` values in 3 dims.
+    let v: Vec<([usize; 3], u16)> = (0..200_000)
+        .map(|e| ([e % 50, e / 50 % 40, e / 2000], e as u16))
+        .collect();
+    let t = SparseArray::from_entries([50, 40, 100], v).expect("in the shape");
+    eprintln!("vec spread: {}", t.is_spread());
+    let tsum: u64 = t
+        .iter()
+        .map(|([a, b, c], &x)| (a * b + c) as u64 * u64::from(x))
+        .sum();
+    println!("vec entries {tsum}");
     println!(
         "arrays {:016x}",
         digest(&[bits(&w), bits(&h), bits(&c), bits(&nested)])
@@ -226,7 +269,7 @@ fn check() -> Result<(), String> {
         )?;
         let env = [("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)];
         let (many, explain) = run_self("CLUSTER_FROM_FN_ROLE", "program", &env)?;
-        if one.lines().count() != 11 || many != one || !one.contains("panicked true") {
+        if one.lines().count() != 15 || many != one || !one.contains("panicked true") {
             return Err(format!(
                 "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
             ));
@@ -246,6 +289,25 @@ fn check() -> Result<(), String> {
         if !explain.contains("w spread: true") || !explain.contains(&said) {
             return Err(format!(
                 "{procs} x {threads}: `w` was not made in parts (no line ending `{said}`):\n{explain}"
+            ));
+        }
+        if !explain.contains("entries spread: true") || !explain.contains("vec spread: true") {
+            return Err(format!(
+                "{procs} x {threads}: the entries were not made in parts:\n{explain}"
+            ));
+        }
+        // Every worker let go of everything, the rows of the array whose closure panicked
+        // too.
+        let ends = explain
+            .lines()
+            .filter(|l| l.contains("strads cluster: this rank holds "))
+            .collect::<Vec<_>>();
+        let clean = "holds 0 arrays (0 bytes) of the driver's at the end, 0 sets of blocks of \
+                     sparse spaces (0 bytes as sent or traded), 0 parts of data made in place \
+                     (0 bytes)";
+        if ends.len() + 1 != p as usize || ends.iter().any(|l| !l.contains(clean)) {
+            return Err(format!(
+                "{procs} x {threads}: a worker holds something at the end:\n{explain}"
             ));
         }
     }

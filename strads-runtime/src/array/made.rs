@@ -7,6 +7,8 @@
 //! Every layout gets the same bits: a random array draws each row from its own stream
 //! (`IterRng::new(seed, [row])`), which threads use too.
 
+use std::any::{Any, TypeId};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -39,6 +41,58 @@ pub(crate) fn set_in_place(on: bool) {
 /// Whether arrays made now are created in place.
 pub(crate) fn in_place() -> bool {
     IN_PLACE.load(Ordering::Relaxed)
+}
+
+/// How a cluster job's driver makes an array in parts from values made here
+/// (`array::inparts`): the cluster runtime's, set when a job of several ranks starts. A
+/// failure to send or keep a part stops the job (the ranks would disagree on the array).
+pub(crate) trait Parts: Sync {
+    /// The job's ranks, when arrays made now by this process are made in parts (on a
+    /// job's driver, outside any loop's task).
+    fn ranks(&self) -> Option<usize>;
+    /// Sends rank `to` elements `at..` of dense array `id` (elements of type `elem`,
+    /// `shape`) as little-endian `bytes`; the rank's elements end at `end`.
+    #[allow(clippy::too_many_arguments)]
+    fn send_rows(
+        &self,
+        id: u64,
+        elem: TypeId,
+        shape: &[usize],
+        to: usize,
+        at: usize,
+        end: usize,
+        bytes: Vec<u8>,
+    );
+    /// The driver's dense array `id` of `shape` (a boxed `DistArray`, its own elements
+    /// made), with rank `r`'s elements `starts[r]..starts[r + 1]` away on it; boxed again.
+    fn dense(
+        &self,
+        id: u64,
+        elem: TypeId,
+        shape: &[usize],
+        array: Box<dyn Any>,
+        starts: &[usize],
+    ) -> Box<dyn Any>;
+    /// Sends rank `to` entries of sparse array `id`: their indices, then their values, as
+    /// little-endian `bytes`.
+    fn send_entries(&self, id: u64, elem: TypeId, shape: &[usize], to: usize, bytes: Vec<u8>);
+    /// Every rank keeps the entries it received as its part of sparse array `id` (the
+    /// driver `own`, a boxed `(Vec<[u32; N]>, Vec<T>)`): the spread array, boxed.
+    fn sparse(&self, id: u64, elem: TypeId, shape: &[usize], own: Box<dyn Any>) -> Box<dyn Any>;
+    /// Every rank lets go of what it received of array `id` (the caller's code panicked).
+    fn abandon(&self, id: u64);
+}
+
+static PARTS: OnceLock<&'static dyn Parts> = OnceLock::new();
+
+/// The cluster runtime makes arrays in parts with `parts` from now on.
+pub(crate) fn set_parts(parts: &'static dyn Parts) {
+    let _ = PARTS.set(parts);
+}
+
+/// How arrays are made in parts, once a job of several ranks started.
+pub(crate) fn parts() -> Option<&'static dyn Parts> {
+    PARTS.get().copied()
 }
 
 impl Recipe {

@@ -11,6 +11,7 @@ pub(crate) mod capture;
 mod dense;
 mod fresh;
 pub(crate) mod huge;
+pub(crate) mod inparts;
 pub(crate) mod le;
 pub(crate) mod linalg;
 pub(crate) mod made;

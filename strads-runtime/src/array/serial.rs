@@ -59,7 +59,7 @@ pub(crate) fn dense_from_raw<T, const N: usize>(
 }
 
 /// A sparse array from its stored parts (`N` indices an entry), or what does not fit.
-pub(crate) fn sparse_from_raw<T, const N: usize>(
+pub(crate) fn sparse_from_raw<T: 'static, const N: usize>(
     shape: &[usize],
     keys: &[u32],
     values: Vec<T>,
@@ -118,7 +118,7 @@ struct SparseRaw<T> {
     values: Vec<T>,
 }
 
-impl<'de, T: DeserializeOwned, const N: usize> Deserialize<'de> for SparseArray<T, N> {
+impl<'de, T: DeserializeOwned + 'static, const N: usize> Deserialize<'de> for SparseArray<T, N> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let raw = SparseRaw::<T>::deserialize(d)?;
         sparse_from_raw(&raw.shape, &raw.keys, raw.values).map_err(D::Error::custom)

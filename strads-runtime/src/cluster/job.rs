@@ -2,9 +2,12 @@
 //! then serves for ever), the driver's program end ends the job (with its explain lines),
 //! and arrays the driver drops are forgotten by every rank.
 
+use std::any::{Any, TypeId};
 use std::sync::OnceLock;
 
+use super::proto::{Elem, msg::elem_of_id};
 use super::session::Session;
+use super::spread;
 use crate::memory::mib;
 
 /// Joins the cluster job this process belongs to, if any (`STRADS_PROCESSES`, `strads
@@ -45,6 +48,9 @@ pub fn get() -> Option<&'static Session> {
                 // Arrays the program makes from now on are made on the ranks that hold
                 // their parts (`array::made`).
                 crate::array::made::set_in_place(s.size() > 1);
+                if s.size() > 1 {
+                    crate::array::made::set_parts(&JOB_PARTS);
+                }
                 // The program's end (its `main` returning or `exit`) ends the job.
                 // SAFETY: `atexit` with a function that takes no arguments and does not
                 // unwind (`shut_down` catches nothing and panics nowhere on its path).
@@ -192,5 +198,67 @@ pub(crate) fn fail_job(message: String) -> ! {
     match current() {
         Some(s) => s.fail(message),
         None => panic!("strads: {message}"),
+    }
+}
+
+/// How a job's driver makes arrays in parts (`array::inparts`): set when the job starts.
+pub(crate) struct JobParts;
+
+/// The one [`JobParts`].
+pub(crate) static JOB_PARTS: JobParts = JobParts;
+
+impl JobParts {
+    /// The driver's session, or a stop: the job ended under a caller that began a part.
+    fn session(&self) -> &'static Session {
+        current()
+            .filter(|s| s.rank == 0)
+            .expect("arrays are made in parts on a job's driver")
+    }
+
+    fn elem(&self, t: TypeId) -> Elem {
+        elem_of_id(t).expect("arrays made in parts hold numbers")
+    }
+}
+
+impl crate::array::made::Parts for JobParts {
+    fn ranks(&self) -> Option<usize> {
+        data_driver().map(|s| s.size())
+    }
+
+    fn send_rows(
+        &self,
+        id: u64,
+        elem: TypeId,
+        shape: &[usize],
+        to: usize,
+        at: usize,
+        end: usize,
+        bytes: Vec<u8>,
+    ) {
+        let (s, elem) = (self.session(), self.elem(elem));
+        spread::send_rows(s, id, elem, shape, to, at, end, bytes);
+    }
+
+    fn dense(
+        &self,
+        id: u64,
+        elem: TypeId,
+        shape: &[usize],
+        array: Box<dyn Any>,
+        starts: &[usize],
+    ) -> Box<dyn Any> {
+        spread::rows_made(self.session(), id, self.elem(elem), shape, array, starts)
+    }
+
+    fn send_entries(&self, id: u64, elem: TypeId, shape: &[usize], to: usize, bytes: Vec<u8>) {
+        spread::send_entries(self.session(), id, self.elem(elem), shape, to, bytes);
+    }
+
+    fn sparse(&self, id: u64, elem: TypeId, shape: &[usize], own: Box<dyn Any>) -> Box<dyn Any> {
+        spread::entries_made(self.session(), id, self.elem(elem), shape, own)
+    }
+
+    fn abandon(&self, id: u64) {
+        spread::dense::abandon([id]);
     }
 }

@@ -47,7 +47,6 @@ pub mod store;
 mod traces;
 pub mod wire;
 
+pub use crate::array::inparts::MADE_IN_PARTS_BYTES;
 pub use job::{rank_and_size, start};
-pub use spread::FROM_FN_IN_PLACE_BYTES;
-pub(crate) use spread::from_fn_in_place;
 pub(crate) use traces::Steps;

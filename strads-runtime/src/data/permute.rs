@@ -168,7 +168,7 @@ impl<T, const N: usize> Randomized<T, N> {
 /// let r = strads_runtime::permute::relabel(&a, vec![Some(vec![1, 0]), None]);
 /// assert_eq!(r.array.iter().map(|(k, _)| k).collect::<Vec<_>>(), vec![[1, 1], [0, 1]]);
 /// ```
-pub fn relabel<T: Clone, const N: usize>(
+pub fn relabel<T: Clone + 'static, const N: usize>(
     a: &SparseArray<T, N>,
     perms: Vec<Option<Vec<u32>>>,
 ) -> Randomized<T, N> {
@@ -243,7 +243,7 @@ fn dim_seed(seed: u64, d: usize) -> u64 {
 /// let [u, i] = r.array.entry(1).0;
 /// assert_eq!((r.original(0, u), r.original(1, i)), (3, 1));
 /// ```
-pub fn randomize<T: Clone, const N: usize>(
+pub fn randomize<T: Clone + 'static, const N: usize>(
     a: &SparseArray<T, N>,
     dims: &[usize],
     seed: u64,
@@ -278,7 +278,7 @@ pub fn randomize<T: Clone, const N: usize>(
 /// let r = strads_runtime::permute::sort_by_count(&a, &[0]);
 /// assert_eq!(r.perms[0], Some(vec![2, 1, 0])); // id 2 (twice) first, then 1, then 0
 /// ```
-pub fn sort_by_count<T: Clone, const N: usize>(
+pub fn sort_by_count<T: Clone + 'static, const N: usize>(
     a: &SparseArray<T, N>,
     dims: &[usize],
 ) -> Randomized<T, N> {

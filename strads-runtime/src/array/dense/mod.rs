@@ -61,19 +61,20 @@ impl<T, const N: usize> DistArray<T, N> {
     ///
     /// The closure runs here, in this process, over the whole array, in row-major order
     /// (a closure cannot run on other ranks). On a cluster job's driver an array of numbers
-    /// of at least [`FROM_FN_IN_PLACE_BYTES`](crate::cluster::FROM_FN_IN_PLACE_BYTES) of
-    /// 1 to 4 dims is made in parts: the rows are split evenly over the ranks, the driver
-    /// keeps its own and sends every other rank its rows as `f` makes them (at most 4 MiB
-    /// at a time), so no process holds the whole array; a loop then takes each part from
-    /// where it is, and serial code that reads the array brings the parts it reads home.
-    /// The values are the same in every layout. A panic in `f` ends the call with that
-    /// panic, here as on threads, and every rank lets go of what it received.
+    /// of at least [`MADE_IN_PARTS_BYTES`](crate::cluster::MADE_IN_PARTS_BYTES) (1 MiB)
+    /// and 1 to 4 dims is made in parts: its rows are split evenly over the ranks (its
+    /// elements, when it has fewer rows than ranks), the driver keeps the first share and
+    /// sends every other rank its share 1 MiB at a time as `f` makes it, so the driver
+    /// never holds the others' shares; a loop then takes each part from where it is, and
+    /// serial code that reads the array brings what it reads home. The values are the same
+    /// in every layout. A panic in `f` panics `from_fn`, here as on threads, and every rank
+    /// lets go of what it received.
     pub fn from_fn(shape: [usize; N], mut f: impl FnMut([usize; N]) -> T) -> Self
     where
         T: 'static,
     {
         let len = checked_len(&shape);
-        if let Some(a) = crate::cluster::from_fn_in_place(shape, len, &mut f) {
+        if let Some(a) = super::inparts::from_fn(shape, len, &mut f) {
             return a;
         }
         let mut data = Vec::with_capacity(len);

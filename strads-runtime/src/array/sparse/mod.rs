@@ -96,13 +96,29 @@ struct Entries<T, const N: usize> {
 impl<T, const N: usize> SparseArray<T, N> {
     /// A sparse array of the given entries; fails when an index is outside `shape` or a
     /// dimension exceeds `u32::MAX + 1` (indices are stored as `u32`).
-    pub fn from_entries(shape: [usize; N], entries: Vec<([usize; N], T)>) -> Result<Self> {
+    ///
+    /// On a cluster job's driver, an array of numbers of 1 MiB or more is made in parts, as
+    /// [`from_entries_iter`](Self::from_entries_iter) says.
+    pub fn from_entries(shape: [usize; N], entries: Vec<([usize; N], T)>) -> Result<Self>
+    where
+        T: 'static,
+    {
         Self::from_entries_iter(shape, entries)
     }
 
     /// [`from_entries`](Self::from_entries) from an iterator: the entries go straight
     /// into the array, with no vector of them all besides (for a large array made entry
     /// by entry, that vector is as large again as the array).
+    ///
+    /// On a cluster job's driver, an array of numbers (1 to 4 dims) whose entries take 1 MiB
+    /// or more ([`MADE_IN_PARTS_BYTES`](crate::cluster::MADE_IN_PARTS_BYTES), indices and
+    /// values) is made in parts when the iterator says exactly how many entries it gives
+    /// (`size_hint`, as a `Vec`'s or a range's mapped do): the entries, taken here in
+    /// order, are split evenly over the ranks, the driver keeps the first share and sends
+    /// every other rank its share 1 MiB at a time, so the array is *spread*, as a loader
+    /// makes it (loops run over its parts where they are, and serial code that reads its
+    /// entries brings them home). A panic in the iterator panics this function, and every
+    /// rank lets go of what it received.
     ///
     /// ```
     /// use strads_runtime::SparseArray;
@@ -114,14 +130,20 @@ impl<T, const N: usize> SparseArray<T, N> {
     pub fn from_entries_iter(
         shape: [usize; N],
         entries: impl IntoIterator<Item = ([usize; N], T)>,
-    ) -> Result<Self> {
+    ) -> Result<Self>
+    where
+        T: 'static,
+    {
         if let Some(d) = shape.iter().find(|&&d| d > u32::MAX as usize + 1) {
             return Err(Error::Shape(format!(
                 "sparse array dimension {d} exceeds the supported {}",
                 u32::MAX as u64 + 1
             )));
         }
-        let entries = entries.into_iter();
+        let mut entries = entries.into_iter();
+        if let Some(made) = crate::array::inparts::from_entries(shape, &mut entries) {
+            return made;
+        }
         let mut keys = Vec::with_capacity(entries.size_hint().0);
         let mut values = Vec::with_capacity(entries.size_hint().0);
         for (k, v) in entries {

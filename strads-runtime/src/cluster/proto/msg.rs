@@ -198,7 +198,11 @@ pub fn decode(bytes: &[u8]) -> Result<Msg, String> {
 
 /// The wire type of `T`, when its values can cross processes.
 pub fn elem_of<T: 'static>() -> Option<Elem> {
-    let t = std::any::TypeId::of::<T>();
+    elem_of_id(std::any::TypeId::of::<T>())
+}
+
+/// The wire type of the type whose id is `t`, when its values can cross processes.
+pub fn elem_of_id(t: std::any::TypeId) -> Option<Elem> {
     macro_rules! pick {
         ($($ty:ty => $e:ident),*) => {
             $(if t == std::any::TypeId::of::<$ty>() { return Some(Elem::$e); })*

@@ -11,9 +11,15 @@
 //!
 //! - `share`: a rank's part of an array (`Share`) and the parts kept on this process.
 
+#[macro_use]
+mod typed;
 pub(crate) mod dense;
+mod from_entries;
 mod from_fn;
 mod share;
+
+pub(crate) use from_entries::{send_entries, sparse as entries_made};
+pub(crate) use from_fn::{dense as rows_made, send_rows};
 
 use std::any::Any;
 use std::sync::Arc;
@@ -22,15 +28,23 @@ use super::proto::collective;
 use super::session::Session;
 use crate::array::SparseArray;
 use crate::array::spread::{Spread, SpreadOps};
-pub use from_fn::FROM_FN_IN_PLACE_BYTES;
-pub(crate) use from_fn::from_fn_in_place;
-pub(crate) use share::{Facts, held, keep, part, with_part};
+pub(crate) use share::{Facts, keep, part, with_part};
 
 /// Drops this process's part of array `id`, sparse or dense (the driver dropped it).
 pub(crate) fn forget(id: u64) {
     share::forget(id);
     dense::forget(id);
     from_fn::forget(id);
+    from_entries::forget(id);
+}
+
+/// The parts of data made in place this process holds, and their bytes: spread arrays'
+/// parts, and what it received of arrays being made in parts.
+pub(crate) fn held() -> (usize, u64) {
+    let (parts, bytes) = share::held();
+    let (rows, row_bytes) = from_fn::pending();
+    let (entries, entry_bytes) = from_entries::pending();
+    (parts + rows + entries, bytes + row_bytes + entry_bytes)
 }
 
 /// A collective operation every rank runs between calls, by name: `run(ctx, args)` gives

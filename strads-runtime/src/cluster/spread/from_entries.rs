@@ -1,0 +1,221 @@
+//! `SparseArray::from_entries_iter` made in parts on a cluster job's driver
+//! (`array::inparts` takes the entries and makes the pieces): each piece of a rank's
+//! entries is a collective operation of its own ([`PIECE`]), in which the driver sends it
+//! to its rank, which adds it to what it received; a last operation ([`KEEP`]) has every
+//! rank keep what it received as its part of a spread array (each rank a contiguous range
+//! of the entries, in rank order, as a loader makes it) and answer the part's facts.
+
+use std::any::Any;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use super::super::proto::Elem;
+use super::super::session::Session;
+use super::{Ctx, DATA_OPS, DataOp, Facts, dense, keep_new, postcard_args};
+use crate::array::le;
+
+/// What every operation of one array says: its id, element kind and shape.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Array {
+    id: u64,
+    elem: Elem,
+    shape: Vec<usize>,
+}
+
+/// An array this process is receiving: its id, the bytes received so far, what it holds.
+type Pending = (u64, u64, Box<dyn Any + Send>);
+
+/// The entries this process is receiving (a `(Vec<[u32; N]>, Vec<U>)`, boxed), by id.
+static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+
+/// Drops what this process received of array `id` and did not keep yet.
+pub(crate) fn forget(id: u64) {
+    PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(i, ..)| *i != id);
+}
+
+/// The arrays this process is receiving and did not keep yet, and their bytes so far.
+pub(super) fn pending() -> (usize, u64) {
+    let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    (pending.len(), pending.iter().map(|(_, b, _)| b).sum())
+}
+
+/// Driver: sends rank `to` entries of array `id` (their indices, then their values); a
+/// rank that cannot take them stops the job.
+pub(crate) fn send_entries(
+    s: &'static Session,
+    id: u64,
+    elem: Elem,
+    shape: &[usize],
+    to: usize,
+    mut bytes: Vec<u8>,
+) {
+    let array = Array {
+        id,
+        elem,
+        shape: shape.to_vec(),
+    };
+    let args = postcard_args(&(array, to));
+    let sent = super::run_with(s, PIECE.name, &args, |ctx: &mut Ctx| {
+        let mut out = vec![Vec::new(); ctx.size];
+        out[to] = std::mem::take(&mut bytes);
+        ctx.all_to_all(out);
+        Ok(Vec::new())
+    });
+    if let Err(e) = sent {
+        dense::abandon([id]);
+        s.fail(format!(
+            "SparseArray::from_entries of shape {shape:?} in parts: {e}"
+        ));
+    }
+}
+
+/// Driver: every rank keeps the entries it received as its part of array `id` (the
+/// driver `own`, a boxed `(Vec<[u32; N]>, Vec<T>)`); the spread array, boxed.
+pub(crate) fn sparse(
+    s: &'static Session,
+    id: u64,
+    elem: Elem,
+    shape: &[usize],
+    own: Box<dyn Any>,
+) -> Box<dyn Any> {
+    let array = Array {
+        id,
+        elem,
+        shape: shape.to_vec(),
+    };
+    let made = typed!(
+        elem,
+        shape.len(),
+        U,
+        N,
+        keep_all::<U, N>(s, &array, own),
+        Err(format!("array {id} has more than 4 dims"))
+    );
+    made.unwrap_or_else(|e| {
+        dense::abandon([id]);
+        s.fail(format!(
+            "SparseArray::from_entries of shape {shape:?} in parts: {e}"
+        ))
+    })
+}
+
+fn keep_all<U, const N: usize>(
+    s: &'static Session,
+    array: &Array,
+    own: Box<dyn Any>,
+) -> Result<Box<dyn Any>, String>
+where
+    U: Clone + Send + Sync + 'static,
+{
+    let (keys, values) = *own
+        .downcast::<(Vec<[u32; N]>, Vec<U>)>()
+        .map_err(|_| format!("array {}'s entries are of another type", array.id))?;
+    let shape: [usize; N] = array.shape.as_slice().try_into().map_err(|_| "a shape")?;
+    let answers = super::run_with(s, KEEP.name, &postcard_args(array), |_: &mut Ctx| {
+        Ok(postcard_args(&keep_new(array.id, keys, values)))
+    })?;
+    let facts: Vec<Facts> = super::decode_each(&answers)?;
+    super::made::<U, N>(s, array.id, shape, &facts).map(|a| Box::new(a) as Box<dyn Any>)
+}
+
+#[linkme::distributed_slice(DATA_OPS)]
+static PIECE: DataOp = DataOp {
+    name: "strads::from_entries",
+    run: piece,
+};
+
+#[linkme::distributed_slice(DATA_OPS)]
+static KEEP: DataOp = DataOp {
+    name: "strads::from_entries_keep",
+    run: keep,
+};
+
+/// Every rank: one piece of the entries; rank `to` adds it to what it received.
+fn piece(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
+    // The round first: every rank takes part in it, whatever the arguments say.
+    let got = ctx.all_to_all(vec![Vec::new(); ctx.size]);
+    let (array, to): (Array, usize) = postcard::from_bytes(args)
+        .map_err(|e| format!("a piece of entries that does not decode ({e})"))?;
+    if ctx.rank != to {
+        return Ok(Vec::new());
+    }
+    let bytes = got.into_iter().next().unwrap_or_default();
+    let added = typed!(
+        array.elem,
+        array.shape.len(),
+        U,
+        N,
+        add::<U, N>(&array, &bytes),
+        Err(format!("an array of {} dims", array.shape.len()))
+    );
+    added.map(|()| Vec::new()).map_err(|e| {
+        forget(array.id);
+        format!("SparseArray::from_entries' entries: {e}")
+    })
+}
+
+/// Adds `bytes` (indices, then values) to the entries of `array` received here.
+fn add<U, const N: usize>(array: &Array, bytes: &[u8]) -> Result<(), String>
+where
+    U: Clone + Send + Sync + 'static,
+{
+    let shape: [usize; N] = array.shape.as_slice().try_into().map_err(|_| "a shape")?;
+    let each = 4 * N + array.elem.size();
+    if bytes.len() % each != 0 {
+        return Err(format!("{} bytes for entries of {each} bytes", bytes.len()));
+    }
+    let n = bytes.len() / each;
+    let values = le::get_vec::<U>(&bytes[4 * N * n..]).ok_or("values of another type")?;
+    let mut keys = Vec::with_capacity(n);
+    le::get_keys(&bytes[..4 * N * n], &shape, &mut keys)
+        .map_err(|e| format!("entry {e} of a piece lies outside the shape {shape:?}"))?;
+    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    let at = match pending.iter().position(|(i, ..)| *i == array.id) {
+        Some(at) => at,
+        None => {
+            let part: (Vec<[u32; N]>, Vec<U>) = (Vec::new(), Vec::new());
+            pending.push((array.id, 0, Box::new(part)));
+            pending.len() - 1
+        }
+    };
+    pending[at].1 += bytes.len() as u64;
+    let part = pending[at]
+        .2
+        .downcast_mut::<(Vec<[u32; N]>, Vec<U>)>()
+        .ok_or("entries of another type")?;
+    part.0.extend(keys);
+    part.1.extend(values);
+    Ok(())
+}
+
+/// Every rank but the driver: keeps the entries it received (maybe none) as its part of
+/// the array, and answers the part's facts.
+fn keep(_: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
+    let array: Array =
+        postcard::from_bytes(args).map_err(|e| format!("an array that does not decode ({e})"))?;
+    let part = {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        let at = pending.iter().position(|(i, ..)| *i == array.id);
+        at.map(|at| pending.swap_remove(at).2)
+    };
+    typed!(
+        array.elem,
+        array.shape.len(),
+        U,
+        N,
+        {
+            let (keys, values) = match part {
+                Some(part) => *part
+                    .downcast::<(Vec<[u32; N]>, Vec<U>)>()
+                    .map_err(|_| "entries of another type".to_string())?,
+                None => (Vec::new(), Vec::new()),
+            };
+            Ok(postcard_args(&keep_new(array.id, keys, values)))
+        },
+        Err(format!("an array of {} dims", array.shape.len()))
+    )
+}
