@@ -101,6 +101,32 @@ fn warp(cost: &DistArray<f32, 2>, d: &mut DistArray<f32, 2>) {
     }
 }
 
+/// An iterator that says it gives 100,000 entries and gives 101,000.
+struct Liar(usize);
+
+impl Iterator for Liar {
+    type Item = ([usize; 2], f32);
+    fn next(&mut self) -> Option<Self::Item> {
+        let e = self.0;
+        self.0 += 1;
+        (e < 101_000).then(|| ([e % 1000, (e * 7) % 1000], (e % 13) as f32))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = 100_000usize.saturating_sub(self.0);
+        (n, Some(n))
+    }
+}
+
+/// A weighted sum over a sparse array's entries, read where they are.
+#[strads::parallel_for]
+fn weigh(r: &SparseArray<f32, 2>) -> f64 {
+    let mut s: f64 = 0.0;
+    for ([u, i], &x) in r {
+        s += x as f64 * ((u * 3 + i) % 17) as f64;
+    }
+    s
+}
+
 /// Bits of every element.
 fn bits<T: Copy + Into<f64>, const N: usize>(a: &DistArray<T, N>) -> Vec<u64> {
     a.as_slice().iter().map(|&x| x.into().to_bits()).collect()
@@ -170,9 +196,10 @@ fn program() {
         );
     warp(&cost, &mut d);
     println!("warp {:08x}", d[[512, 520]].to_bits());
-    // A closure that panics midway, in the third 1 MiB piece of the last rank's 8 MiB
-    // array: `from_fn` panics with it, here as on threads, and the ranks drop what they
-    // received (the workers' last lines say they hold nothing).
+    // A closure that panics midway through the last rank's rows of an 8 MiB array (the
+    // first value of its fourth 1 MiB piece at 2 processes, in its second at 3): `from_fn`
+    // panics with it, here as on threads, and the ranks drop what they received (the
+    // workers' last lines say they hold nothing).
     let caught = std::panic::catch_unwind(|| {
         DistArray::<f64, 2>::from_fn([ROWS, 32], |[u, _]| {
             assert!(u < ROWS - ROWS / 8, "row {u} is out of luck");
@@ -200,8 +227,9 @@ fn program() {
         s.entry(77_777),
         s.nnz()
     );
-    // An entry outside the shape, late in the stream: the error one process gives.
-    let bad = (0..100_000usize).map(|e| ([e % 1000, if e == 99_000 { 9 } else { 1 }], e as u32));
+    // An entry outside the shape, late in the stream (after the last rank got a piece):
+    // the error one process gives.
+    let bad = (0..200_000usize).map(|e| ([e % 1000, if e == 199_000 { 9 } else { 1 }], e as u32));
     match SparseArray::<u32, 2>::from_entries_iter([1000, 8], bad) {
         Ok(a) => println!("bad entries made {}", a.nnz()),
         Err(e) => println!("bad entries: {e}"),
@@ -212,11 +240,23 @@ fn program() {
         .collect();
     let t = SparseArray::from_entries([50, 40, 100], v).expect("in the shape");
     eprintln!("vec spread: {}", t.is_spread());
-    let tsum: u64 = t
-        .iter()
-        .map(|([a, b, c], &x)| (a * b + c) as u64 * u64::from(x))
-        .sum();
+    let tsum = t.iter().fold(0u64, |s, ([a, b, c], &x)| {
+        s.wrapping_mul(31)
+            .wrapping_add((a * b + c) as u64 * u64::from(x))
+    });
     println!("vec entries {tsum}");
+    // An iterator that gives more entries than it promised: the last rank takes them.
+    let l = SparseArray::<f32, 2>::from_entries_iter([1000, 1000], Liar(0)).expect("in the shape");
+    eprintln!("liar spread: {}", l.is_spread());
+    println!("liar {} {:016x}", l.nnz(), weigh(&l).to_bits());
+    // Fewer rows than ranks: split by elements.
+    let one = DistArray::<f32, 2>::from_fn([1, 300_000], |[_, j]| (j % 97) as f32 * 0.5);
+    eprintln!("one row spread: {}", one.is_spread());
+    println!(
+        "one row {:016x} {}",
+        total(&one).to_bits(),
+        one[[0, 299_999]]
+    );
     println!(
         "arrays {:016x}",
         digest(&[bits(&w), bits(&h), bits(&c), bits(&nested)])
@@ -269,7 +309,7 @@ fn check() -> Result<(), String> {
         )?;
         let env = [("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)];
         let (many, explain) = run_self("CLUSTER_FROM_FN_ROLE", "program", &env)?;
-        if one.lines().count() != 15 || many != one || !one.contains("panicked true") {
+        if one.lines().count() != 17 || many != one || !one.contains("panicked true") {
             return Err(format!(
                 "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
             ));
@@ -291,7 +331,11 @@ fn check() -> Result<(), String> {
                 "{procs} x {threads}: `w` was not made in parts (no line ending `{said}`):\n{explain}"
             ));
         }
-        if !explain.contains("entries spread: true") || !explain.contains("vec spread: true") {
+        let spread = ["entries", "vec", "liar", "one row"];
+        if spread
+            .iter()
+            .any(|a| !explain.contains(&format!("{a} spread: true")))
+        {
             return Err(format!(
                 "{procs} x {threads}: the entries were not made in parts:\n{explain}"
             ));

@@ -109,12 +109,14 @@ extern "C" fn at_exit() {
 }
 
 /// The job's session when this process is the driver of a job of several ranks, outside
-/// any loop's task: where data sets are made in place (`spread`).
+/// any loop's task and any call: where data sets are made in place (`spread`).
 pub(crate) fn data_driver() -> Option<&'static Session> {
     if crate::pool::in_worker() {
         return None;
     }
-    get().filter(|s| s.rank == 0 && s.size() > 1 && !s.closed())
+    // Not while a call runs (on a thread a loop's body started, say): the workers serve
+    // collective operations only between calls.
+    get().filter(|s| s.rank == 0 && s.size() > 1 && !s.closed() && !s.with(|c| c.in_call()))
 }
 
 /// On a job's driver, of the checkpoint files `paths` the workers were asked to write: one

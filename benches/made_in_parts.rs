@@ -1,16 +1,21 @@
-//! `DistArray::from_fn` on a cluster job (made in parts: the driver runs the closure and
-//! sends every other rank its rows as they are made) against one process making it
-//! whole: the seconds to make it, a 1D loop that writes it and a reduction that reads it,
-//! and each rank's peak resident memory, at P = 1 (one process of 2 threads), 2 and 4
-//! processes of one thread. Every layout must print the one process's results; the table
-//! says so. The array is `--rows` x `--cols` `f32` from a sequential generator (a closure
-//! that must run in order). Ranks are started by `STRADS_PROCESSES` on this machine; each
-//! rank's peak is its `VmHWM` (the workers' from `STRADS_EXPLAIN`'s memory lines). Record
-//! the table in BENCHMARKS.md.
+//! Arrays made in parts on a cluster job (the driver runs the caller's code and sends
+//! every other rank its share as it is made) against one process making them whole: the
+//! seconds to make the array, the loops over it, and each rank's peak resident memory, at
+//! P = 1 (one process of 2 threads), 2 and 4 processes of one thread. Every layout must
+//! print the one process's results; the table says so. By default `DistArray::from_fn` of
+//! `--rows` x `--cols` `f32` from a sequential generator (a closure that must run in
+//! order), then a 1D loop that writes it and a reduction that reads it; with `--entries
+//! E`, `SparseArray::from_entries_iter` of E ratings-like entries (`--rows` x `--cols`
+//! indices, `f32` values, from a sequential generator), then two reductions over them (a
+//! read-only loop over a spread array trades its entries to the ranks that run them at
+//! its first call). Ranks are started by `STRADS_PROCESSES` on this machine; each rank's
+//! peak is its `VmHWM` (the workers' from `STRADS_EXPLAIN`'s memory lines). Record the
+//! table in BENCHMARKS.md.
 //!
 //! ```text
-//! cargo bench --bench from_fn_in_place
-//! cargo bench --bench from_fn_in_place -- --rows 4000000 --cols 64
+//! cargo bench --bench made_in_parts
+//! cargo bench --bench made_in_parts -- --rows 4000000 --cols 64
+//! cargo bench --bench made_in_parts -- --entries 30000000 --rows 100000 --cols 20000
 //! ```
 
 use std::process::{Command, ExitCode, Stdio};
@@ -41,8 +46,18 @@ fn weighted(w: &DistArray<f32, 2>) -> i64 {
     s
 }
 
+/// Entries weighted by their indices (in 1/65536ths, an integer), read where they are.
+#[strads::parallel_for]
+fn weighted_entries(r: &SparseArray<f32, 2>) -> i64 {
+    let mut s: i64 = 0;
+    for ([u, i], &x) in r {
+        s += (x * 65536.0) as i64 * ((u + 3 * i) % 11) as i64;
+    }
+    s
+}
+
 #[derive(Parser, Debug)]
-#[command(about = "DistArray::from_fn made in parts against one process")]
+#[command(about = "Arrays made in parts against one process")]
 struct Args {
     /// Rows of the array.
     #[arg(long, default_value_t = 2_000_000)]
@@ -50,6 +65,9 @@ struct Args {
     /// Columns of the array (`f32`).
     #[arg(long, default_value_t = 64)]
     cols: usize,
+    /// Make a sparse array of this many entries with `from_entries_iter` instead.
+    #[arg(long)]
+    entries: Option<usize>,
     /// Ignored: `cargo bench` passes it.
     #[arg(long, hide = true)]
     bench: bool,
@@ -86,6 +104,30 @@ fn program(rows: usize, cols: usize) {
     );
 }
 
+fn program_entries(rows: usize, cols: usize, n: usize) {
+    let t = Instant::now();
+    let mut g = Lcg(9);
+    let entries = (0..n).map(|e| {
+        let x = g.next();
+        let u = (e.wrapping_mul(2_654_435_761) >> 3) % rows;
+        ([u, (e.wrapping_mul(40_503) >> 2) % cols], x)
+    });
+    let r = SparseArray::from_entries_iter([rows, cols], entries).expect("in the shape");
+    let make = t.elapsed().as_secs_f64();
+    let made_peak = vm_hwm_kib();
+    let t = Instant::now();
+    let a = weighted_entries(&r);
+    let b = weighted_entries(&r);
+    let looped = t.elapsed().as_secs_f64();
+    println!("result weighted={a} again={b} nnz={}", r.nnz());
+    println!(
+        "timing make={make:.3} loops={looped:.3} spread={} driver_made_peak_kib={made_peak} \
+         driver_peak_kib={}",
+        r.is_spread(),
+        vm_hwm_kib()
+    );
+}
+
 fn vm_hwm_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -108,9 +150,10 @@ fn run(args: &Args, procs: usize) -> Result<Run, String> {
             cmd.env_remove(k);
         }
     }
+    let entries = args.entries.unwrap_or(0);
     cmd.env(
-        "FROM_FN_BENCH_SHAPE",
-        format!("{} {}", args.rows, args.cols),
+        "MADE_IN_PARTS_SHAPE",
+        format!("{} {} {entries}", args.rows, args.cols),
     )
     .stdin(Stdio::null());
     if procs == 1 {
@@ -165,12 +208,20 @@ fn bench() -> Result<(), String> {
         runs.push((procs, run(&args, procs)?));
     }
     let one = runs[0].1.0.clone();
-    println!(
-        "{} x {} f32 ({:.1} MiB); {one}",
-        args.rows,
-        args.cols,
-        (args.rows * args.cols * 4) as f64 / (1 << 20) as f64
-    );
+    match args.entries {
+        Some(n) => println!(
+            "{n} entries of {} x {} f32 ({:.1} MiB); {one}",
+            args.rows,
+            args.cols,
+            (n * 12) as f64 / (1 << 20) as f64
+        ),
+        None => println!(
+            "{} x {} f32 ({:.1} MiB); {one}",
+            args.rows,
+            args.cols,
+            (args.rows * args.cols * 4) as f64 / (1 << 20) as f64
+        ),
+    }
     println!(
         "| layout | make s | loops s | driver peak after making, MiB | peak MiB by rank | as 1 process |"
     );
@@ -200,18 +251,21 @@ fn bench() -> Result<(), String> {
 
 #[strads::main]
 fn main() -> ExitCode {
-    if let Ok(shape) = std::env::var("FROM_FN_BENCH_SHAPE") {
+    if let Ok(shape) = std::env::var("MADE_IN_PARTS_SHAPE") {
         let mut it = shape
             .split_whitespace()
             .map(|n| n.parse::<usize>().unwrap_or(1));
         let (rows, cols) = (it.next().unwrap_or(1), it.next().unwrap_or(1));
-        program(rows, cols);
+        match it.next().unwrap_or(0) {
+            0 => program(rows, cols),
+            n => program_entries(rows, cols, n),
+        }
         return ExitCode::SUCCESS;
     }
     match bench() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("from_fn_in_place: {e}");
+            eprintln!("made_in_parts: {e}");
             ExitCode::FAILURE
         }
     }
