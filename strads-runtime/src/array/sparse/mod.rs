@@ -65,7 +65,7 @@ pub(crate) trait AwayValues<T>: Send + Sync {
 /// placeholders), and the values away, if any. A next call in the same order takes the
 /// values as they are, without ordering them again.
 struct ValuesAway<T, const N: usize> {
-    keys: Arc<[[u32; N]]>,
+    keys: Arc<Vec<[u32; N]>>,
     /// The values, and the order they are in. Taken when they come back.
     here: Mutex<Option<Here<T>>>,
     away: Option<Box<dyn AwayValues<T>>>,
@@ -89,7 +89,7 @@ pub(crate) struct Lent<T> {
 /// A sparse array's entries: indices (which never change, shared with a `ValuesAway`)
 /// and values.
 struct Entries<T, const N: usize> {
-    keys: Arc<[[u32; N]]>,
+    keys: Arc<Vec<[u32; N]>>,
     values: Vec<T>,
 }
 
@@ -229,7 +229,7 @@ impl<T, const N: usize> SparseArray<T, N> {
                     // keeps them while it lives).
                     self.cache.drop_where(|k| k.starts_with("spread:"));
                     Entries {
-                        keys: keys.into(),
+                        keys: Arc::new(keys),
                         values,
                     }
                 }
@@ -476,7 +476,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             shape,
             nnz: keys.len(),
             entries: OnceLock::from(Entries {
-                keys: keys.into(),
+                keys: Arc::new(keys),
                 values,
             }),
             spread: None,
