@@ -1,7 +1,8 @@
 //! Checkpoints and fast re-execution (issue 26, items 1 and 2): a program killed part way
 //! and run again with `STRADS_RESUME=1` prints what the uninterrupted run prints, bit for
 //! bit, on threads and as 2 processes; a checkpoint of another P is refused naming both; a
-//! damaged file makes the run fall back to the checkpoint before, or stop naming it.
+//! damaged file makes the run fall back to the checkpoint before, or stop naming it; as 2
+//! processes, inputs made in parts on the ranks (`from_fn`, `from_entries`) too.
 //!
 //! The program's output includes a value serial code reads of an array between calls,
 //! which the skipped part of a resumed run cannot compute: the checkpoint's log of the
@@ -65,7 +66,12 @@ fn start_from(w: &mut DistArray<f64, 1>, raw: &DistArray<f64, 1>, n: usize) {
 }
 
 fn program() {
-    let n = 20_000;
+    // `RESUME_N=200000` makes the inputs `from_fn` makes (1.5 MiB each) and the entries
+    // (1.1 MiB) large enough to be made in parts on a job's driver.
+    let n: usize = std::env::var("RESUME_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
     // Written by the first call only, then read by every epoch: on a cluster its parts
     // stay where that call left them, and a resumed run's checkpoints name the pieces the
     // lost run wrote (which no rank of the resumed run is asked to write again).
@@ -76,7 +82,7 @@ fn program() {
     // Named by this call only: checkpoints must not wait for it to be named again.
     let raw = DistArray::<f64, 1>::from_fn([n], |[u]| (u % 3) as f64);
     start_from(&mut w, &raw, n);
-    let entries = (0..3000)
+    let entries = (0..if n > 20_000 { 100_000 } else { 3000 })
         .map(|e| ([e * 7 % n, e % 5], (e % 13) as u32))
         .collect();
     let mut z = SparseArray::<u32, 2>::from_entries([n, 5], entries).expect("entries");
@@ -376,6 +382,27 @@ fn check() -> Result<(), String> {
     // As 2 processes: the same bits as 2 threads, killed and resumed.
     let procs = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
     let dir = killed_and_resumed("processes", &procs, &plain)?;
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // As 2 processes with inputs made in parts on the ranks (both of `from_fn`'s, the first
+    // before the job's first call, which starts the job; and the entries `from_entries`
+    // makes, which the `iter_mut()` loop then brings home): killed and resumed, the bits
+    // of 2 threads.
+    let big = ("RESUME_N", "200000");
+    let (plain_big, _) = run_self(ROLE, "program", &[("STRADS_THREADS", "2"), big])?;
+    let procs_big = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1"), big];
+    let (out, err) = run_self(ROLE, "program", &procs_big)?;
+    expect(
+        "in parts: made in parts, the bits of 2 threads",
+        out == plain_big
+            && err
+                .matches("(DistArray::from_fn [200000]) made in place")
+                .count()
+                == 2
+            && err.contains("(sparse [200000, 5]) made in place"),
+        format!("{out}\n---\n{plain_big}\n{err}"),
+    )?;
+    let dir = killed_and_resumed("in-parts", &procs_big, &plain_big)?;
     let _ = std::fs::remove_dir_all(&dir);
 
     // A worker killed at a random moment, three times: each run restarts and ends well.

@@ -8,7 +8,6 @@
 //! (`IterRng::new(seed, [row])`), which threads use too.
 
 use std::any::{Any, TypeId};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
@@ -44,11 +43,12 @@ pub(crate) fn in_place() -> bool {
 }
 
 /// How a cluster job's driver makes an array in parts from values made here
-/// (`array::inparts`): the cluster runtime's, set when a job of several ranks starts. A
-/// failure to send or keep a part stops the job (the ranks would disagree on the array).
+/// (`array::inparts`): the cluster runtime's, linked in ([`PARTS`]). A failure to send or
+/// keep a part stops the job (the ranks would disagree on the array).
 pub(crate) trait Parts: Sync {
     /// The job's ranks, when arrays made now by this process are made in parts (on a
-    /// job's driver, outside any loop's task).
+    /// job's driver, outside any loop's task and any call); asking starts the job, when
+    /// this process is one's, as any first call into strads does.
     fn ranks(&self) -> Option<usize>;
     /// Sends rank `to` elements `at..` of dense array `id` (elements of type `elem`,
     /// `shape`) as little-endian `bytes`; the rank's elements end at `end`.
@@ -83,16 +83,13 @@ pub(crate) trait Parts: Sync {
     fn abandon(&self, id: u64);
 }
 
-static PARTS: OnceLock<&'static dyn Parts> = OnceLock::new();
+/// How arrays are made in parts: the cluster runtime's, linked in (one entry).
+#[linkme::distributed_slice]
+pub(crate) static PARTS: [&'static dyn Parts];
 
-/// The cluster runtime makes arrays in parts with `parts` from now on.
-pub(crate) fn set_parts(parts: &'static dyn Parts) {
-    let _ = PARTS.set(parts);
-}
-
-/// How arrays are made in parts, once a job of several ranks started.
+/// How arrays are made in parts (its `ranks` says whether they are, now).
 pub(crate) fn parts() -> Option<&'static dyn Parts> {
-    PARTS.get().copied()
+    PARTS.first().copied()
 }
 
 impl Recipe {

@@ -48,9 +48,6 @@ pub fn get() -> Option<&'static Session> {
                 // Arrays the program makes from now on are made on the ranks that hold
                 // their parts (`array::made`).
                 crate::array::made::set_in_place(s.size() > 1);
-                if s.size() > 1 {
-                    crate::array::made::set_parts(&JOB_PARTS);
-                }
                 // The program's end (its `main` returning or `exit`) ends the job.
                 // SAFETY: `atexit` with a function that takes no arguments and does not
                 // unwind (`shut_down` catches nothing and panics nowhere on its path).
@@ -203,11 +200,12 @@ pub(crate) fn fail_job(message: String) -> ! {
     }
 }
 
-/// How a job's driver makes arrays in parts (`array::inparts`): set when the job starts.
+/// How a job's driver makes arrays in parts (`array::inparts`), linked in.
 pub(crate) struct JobParts;
 
-/// The one [`JobParts`].
-pub(crate) static JOB_PARTS: JobParts = JobParts;
+/// The one [`JobParts`], linked into `array::made::PARTS`.
+#[linkme::distributed_slice(crate::array::made::PARTS)]
+static JOB_PARTS: &'static dyn crate::array::made::Parts = &JobParts;
 
 impl JobParts {
     /// The driver's session, or a stop: the job ended under a caller that began a part.
