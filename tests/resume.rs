@@ -57,6 +57,16 @@ fn relabel(z: &mut SparseArray<u32, 2>, w: &DistArray<f64, 1>) {
     }
 }
 
+/// A read-only loop over sparse input entries (in parts on the ranks when large).
+#[strads::parallel_for]
+fn ysum(y: &SparseArray<f32, 2>, w: &DistArray<f64, 1>) -> f64 {
+    let mut s: f64 = 0.0;
+    for ([u, _], &v) in y {
+        s += f64::from(v) * w[u];
+    }
+    s
+}
+
 /// A loop the program calls once, at the start, over an input no later call names.
 #[strads::parallel_for(expect = "1d")]
 fn start_from(w: &mut DistArray<f64, 1>, raw: &DistArray<f64, 1>, n: usize) {
@@ -86,6 +96,21 @@ fn program() {
         .map(|e| ([e * 7 % n, e % 5], (e % 13) as u32))
         .collect();
     let mut z = SparseArray::<u32, 2>::from_entries([n, 5], entries).expect("entries");
+    // An input only read (its checksum is what a resumed run compares); `INPUT_SHIFT`
+    // changes one of its values, as a changed input file would.
+    let shift: f32 = std::env::var("INPUT_SHIFT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let m = if n > 20_000 { 100_000 } else { 3000 };
+    let y = SparseArray::<f32, 2>::from_entries_iter(
+        [n, 5],
+        (0..m).map(|e| {
+            let v = (e % 11) as f32 + if e == m - 7 { shift } else { 0.0 };
+            ([e * 3 % n, e % 5], v)
+        }),
+    )
+    .expect("entries");
     let die_after: Option<usize> = std::env::var("DIE_AFTER").ok().and_then(|v| v.parse().ok());
     let pause: u64 = std::env::var("PAUSE_MS")
         .ok()
@@ -101,11 +126,13 @@ fn program() {
         step(&mut scratch, &x, n, 0.5);
         drop(scratch);
         let (loss, big) = eval(&w, &x, n);
+        let ys = ysum(&y, &w);
         // `w[7]` is read by serial code: in the skipped part of a resumed run it is not yet
         // the checkpoint's; the checkpoint's log of the output stands in for this line.
         println!(
-            "epoch {epoch}: loss {:016x} big {big} w7 {:016x}",
+            "epoch {epoch}: loss {:016x} big {big} y {:016x} w7 {:016x}",
             loss.to_bits(),
+            ys.to_bits(),
             w[7].to_bits()
         );
         if die_after == Some(epoch) {
@@ -403,6 +430,16 @@ fn check() -> Result<(), String> {
         format!("{out}\n---\n{plain_big}\n{err}"),
     )?;
     let dir = killed_and_resumed("in-parts", &procs_big, &plain_big)?;
+    // The input in parts changed (one value): the resumed run refuses the checkpoint, as
+    // one process does, though no rank sent its part anywhere to compare.
+    let mut changed = procs_big.to_vec();
+    changed.extend([("STRADS_RESUME", "1"), ("INPUT_SHIFT", "0.5")]);
+    let (code, _, err) = run(&dir, &changed)?;
+    expect(
+        "in parts: a changed input is refused",
+        code == Some(2) && err.contains("its contents differ: did an input file change?"),
+        format!("{code:?}\n{err}"),
+    )?;
     let _ = std::fs::remove_dir_all(&dir);
 
     // A worker killed at a random moment, three times: each run restarts and ends well.

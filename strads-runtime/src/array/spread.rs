@@ -35,6 +35,9 @@ pub(crate) trait SpreadOps: Send + Sync {
         workers: usize,
         threads: usize,
     ) -> (u64, Arc<dyn Any + Send + Sync>);
+    /// The checksums of the indices (little-endian `u32`s) and of the values of every
+    /// rank's part, each in rank order: those of the array's whole indices and values.
+    fn digest(&self) -> [crate::checkpoint::Poly; 2];
     /// Stops the job with `message` (parts that came home and do not decode).
     fn fail(&self, message: String) -> !;
 }
@@ -92,6 +95,31 @@ pub(crate) fn decode_parts<T: 'static, const N: usize>(
         values.extend(v);
     }
     Ok((keys, values))
+}
+
+/// The checksums of `keys` (little-endian `u32`s, one index after the other) and of
+/// `values` (little-endian), made 4096 entries at a time.
+pub(crate) fn digest_entries<T: 'static, const N: usize>(
+    keys: &[[u32; N]],
+    values: &[T],
+) -> [crate::checkpoint::Poly; 2] {
+    use crate::checkpoint::Poly;
+    let mut buf = Vec::new();
+    let mut k = Poly::new();
+    for chunk in keys.chunks(4096) {
+        buf.clear();
+        for &i in chunk.iter().flatten() {
+            buf.extend_from_slice(&i.to_le_bytes());
+        }
+        k.update(&buf);
+    }
+    let mut v = Poly::new();
+    for chunk in values.chunks(4096) {
+        buf.clear();
+        super::le::put(chunk, &mut buf);
+        v.update(&buf);
+    }
+    [k, v]
 }
 
 /// A part as [`SpreadOps::gather`] sends it: the count, the indices, the values.

@@ -177,10 +177,15 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for SparseArray<T, N> {
     }
 
     fn kept_checksum(&self) -> Option<u64> {
-        if self.is_spread() {
-            return None;
-        }
-        self.kept_bytes().ok().map(|b| checksum(&b))
+        // Composed of the parts' checksums when the entries are in parts on the ranks
+        // (none comes home), the same number as of the entries here: the checksum of
+        // `kept_bytes`, the indices then the values.
+        wire_size::<T>()?;
+        let [keys, values] = match self.spread() {
+            Some(ops) => ops.digest(),
+            None => crate::array::spread::digest_entries(self.raw_keys(), self.values()),
+        };
+        Some(keys.then(values).finish())
     }
 
     fn kept_restore(&mut self, bytes: &[u8]) -> Result<(), String> {
@@ -292,8 +297,17 @@ mod tests {
             .unwrap();
         let mut t = SparseArray::<f64, 2>::from_entries([4, 4], vec![([1, 2], 0.0), ([3, 0], 0.0)])
             .unwrap();
+        // A sparse array's checksum is its `kept_bytes`' (indices, then values), composed.
+        let whole = |b: &[u8]| {
+            let mut p = crate::checkpoint::Poly::new();
+            p.update(b);
+            p.finish()
+        };
+        assert_eq!(s.kept_checksum(), Some(whole(&s.kept_bytes().unwrap())));
+        assert_ne!(s.kept_checksum(), t.kept_checksum());
         let (_, v0) = t.kept_key();
         t.kept_restore(&s.kept_bytes().unwrap()).unwrap();
+        assert_eq!(t.kept_checksum(), s.kept_checksum());
         assert_eq!(t.values(), s.values());
         assert_ne!(t.kept_key().1, v0, "a restore changes the version");
         let mut u = SparseArray::<f64, 2>::from_entries([4, 4], vec![([1, 1], 0.0), ([3, 0], 0.0)])

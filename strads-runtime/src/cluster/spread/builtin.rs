@@ -48,6 +48,17 @@ pub(super) fn add_counts(bytes: &[u8], sum: &mut [u64]) -> bool {
     }
 }
 
+/// Each rank's checksums of its part's indices and values (`SpreadOps::digest`).
+#[linkme::distributed_slice(DATA_OPS)]
+static DIGEST: DataOp = DataOp {
+    name: "strads::digest",
+    run: |_, args| {
+        let id: u64 = decode(args, "digest")?;
+        let d = with_part(id, |p| p.digest())?;
+        Ok(postcard::to_allocvec(&d).expect("checksums encode"))
+    },
+};
+
 /// Each rank sends its part home and lets it go, with the blocks it traded: the array is
 /// the driver's from now on, its calls sending their blocks from there.
 #[linkme::distributed_slice(DATA_OPS)]

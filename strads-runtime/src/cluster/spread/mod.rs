@@ -267,7 +267,11 @@ where
     explain_made(id, &format!("sparse {shape:?}"), "entries", &counts, &bytes);
     let nnz = usize::try_from(nnz).map_err(|_| format!("{nnz} entries"))?;
     let sorted = Facts::in_order(facts);
-    let ops: Arc<dyn SpreadOps> = Arc::new(Handle { s, id });
+    let ops: Arc<dyn SpreadOps> = Arc::new(Handle {
+        s,
+        id,
+        digest: Default::default(),
+    });
     Ok(SparseArray::from_spread(
         shape,
         nnz,
@@ -314,6 +318,8 @@ where
 struct Handle {
     s: &'static Session,
     id: u64,
+    /// The parts' checksums, once asked for (the parts never change).
+    digest: std::sync::OnceLock<[crate::checkpoint::Poly; 2]>,
 }
 
 impl Handle {
@@ -368,6 +374,23 @@ impl SpreadOps for Handle {
                 .fail("the driver kept none of its blocks of a spread array".into())
         });
         (key, blocks)
+    }
+
+    fn digest(&self) -> [crate::checkpoint::Poly; 2] {
+        use crate::checkpoint::Poly;
+        *self.digest.get_or_init(|| {
+            let answers = self.run("strads::digest", postcard_args(&self.id));
+            let mut whole = [Poly::new(), Poly::new()];
+            for (r, b) in answers.iter().enumerate() {
+                let d: [Poly; 2] = postcard::from_bytes(b).unwrap_or_else(|e| {
+                    self.s.fail(format!(
+                        "rank {r}'s checksums of a spread array do not decode ({e})"
+                    ))
+                });
+                whole = [whole[0].then(d[0]), whole[1].then(d[1])];
+            }
+            whole
+        })
     }
 
     fn fail(&self, message: String) -> ! {

@@ -68,6 +68,8 @@ pub(crate) trait Share: Any + Send {
     ) -> Result<(Arc<dyn Any + Send + Sync>, usize), String>;
     /// The entries whose positions in this part `keep` says, as a new part.
     fn select(&self, keep: &dyn Fn(usize) -> bool) -> Box<dyn Share>;
+    /// The checksums of its indices and of its values (`array::spread::digest_entries`).
+    fn digest(&self) -> [crate::checkpoint::Poly; 2];
     /// Its values, a `Vec` of the array's element type (for an operation that knows it).
     fn values_any(&self) -> &dyn Any;
 }
@@ -107,6 +109,10 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
 
     fn encode(&self) -> Vec<u8> {
         crate::array::spread::encode_part(&self.keys, &self.values)
+    }
+
+    fn digest(&self) -> [crate::checkpoint::Poly; 2] {
+        crate::array::spread::digest_entries(&self.keys, &self.values)
     }
 
     fn histogram(&self, dim: usize, extent: usize) -> Result<Vec<u64>, String> {
