@@ -22,10 +22,14 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+
+#[path = "common/ranks.rs"]
+mod ranks;
+use ranks::vm_hwm_kib;
 use strads::prelude::*;
 
 /// Every sample's entries, weighted by its label and number: a loop that reads a LIBSVM
@@ -210,69 +214,15 @@ fn program(path: &str) {
 }
 
 /// This process's peak resident set (`VmHWM`), KiB; 0 where unknown.
-fn vm_hwm_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_owned();
-            l.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .unwrap_or(0)
-}
-
 /// One layout's run: (result line, load s, loop s, peaks in MiB by rank).
 fn run(role: &str, path: &str, procs: usize) -> Result<(String, f64, f64, Vec<f64>), String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(exe);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("STRADS_") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.env("CORPUS_BENCH_ROLE", role)
-        .env("CORPUS_BENCH_DATA", path)
-        .stdin(Stdio::null());
-    if procs == 1 {
-        cmd.env("STRADS_THREADS", "2");
-    } else {
-        cmd.env("STRADS_PROCESSES", procs.to_string())
-            .env("STRADS_THREADS", "1")
-            .env("STRADS_EXPLAIN", "1");
-    }
-    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    if !out.status.success() {
-        return Err(format!("{procs} processes failed:\n{stdout}\n{stderr}"));
-    }
-    let field = |key: &str| -> Option<f64> {
-        let at = stdout.find(&format!("{key}="))? + key.len() + 1;
-        stdout[at..].split_whitespace().next()?.parse().ok()
-    };
-    let result = stdout
-        .lines()
-        .find(|l| l.starts_with("result "))
-        .ok_or("no result line")?
-        .to_owned();
-    let mut peaks = vec![field("driver_peak_kib").unwrap_or(0.0) / 1024.0];
-    for r in 1..procs {
-        let needle = format!("strads memory rank {r}: peak resident ");
-        let mib = stderr
-            .lines()
-            .find_map(|l| {
-                let at = l.find(&needle)? + needle.len();
-                l[at..].split_whitespace().next()?.parse::<f64>().ok()
-            })
-            .ok_or_else(|| format!("no memory line of rank {r}:\n{stderr}"))?;
-        peaks.push(mib);
-    }
+    let env = [("CORPUS_BENCH_ROLE", role), ("CORPUS_BENCH_DATA", path)];
+    let (stdout, peaks) = ranks::run_ranks(&env, procs)?;
     let (load, looped) = (
-        field("load").unwrap_or(f64::NAN),
-        field("loop").unwrap_or(f64::NAN),
+        ranks::field(&stdout, "load").unwrap_or(f64::NAN),
+        ranks::field(&stdout, "loop").unwrap_or(f64::NAN),
     );
-    Ok((result, load, looped, peaks))
+    Ok((ranks::result_line(&stdout)?, load, looped, peaks))
 }
 
 fn bench() -> Result<(), String> {

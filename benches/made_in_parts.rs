@@ -18,10 +18,14 @@
 //! cargo bench --bench made_in_parts -- --entries 30000000 --rows 100000 --cols 20000
 //! ```
 
-use std::process::{Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Parser;
+
+#[path = "common/ranks.rs"]
+mod ranks;
+use ranks::vm_hwm_kib;
 use strads::prelude::*;
 
 /// Every row scaled and shifted by its index: a 1D loop that writes the rows where they are.
@@ -128,72 +132,16 @@ fn program_entries(rows: usize, cols: usize, n: usize) {
     );
 }
 
-fn vm_hwm_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            let l = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_owned();
-            l.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .unwrap_or(0)
-}
-
 /// One layout's run: its result line, make and loop seconds, the driver's peak after
 /// making the array, and every rank's peak (MiB).
 type Run = (String, f64, f64, f64, Vec<f64>);
 
 fn run(args: &Args, procs: usize) -> Result<Run, String> {
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut cmd = Command::new(exe);
-    for (k, _) in std::env::vars() {
-        if k.starts_with("STRADS_") {
-            cmd.env_remove(k);
-        }
-    }
-    let entries = args.entries.unwrap_or(0);
-    cmd.env(
-        "MADE_IN_PARTS_SHAPE",
-        format!("{} {} {entries}", args.rows, args.cols),
-    )
-    .stdin(Stdio::null());
-    if procs == 1 {
-        cmd.env("STRADS_THREADS", "2");
-    } else {
-        cmd.env("STRADS_PROCESSES", procs.to_string())
-            .env("STRADS_THREADS", "1")
-            .env("STRADS_EXPLAIN", "1");
-    }
-    let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
-    if !out.status.success() {
-        return Err(format!("{procs} processes failed:\n{stdout}\n{stderr}"));
-    }
-    let field = |key: &str| -> Option<f64> {
-        let at = stdout.find(&format!("{key}="))? + key.len() + 1;
-        stdout[at..].split_whitespace().next()?.parse().ok()
-    };
-    let result = stdout
-        .lines()
-        .find(|l| l.starts_with("result "))
-        .ok_or("no result line")?
-        .to_owned();
-    let mut peaks = vec![field("driver_peak_kib").unwrap_or(0.0) / 1024.0];
-    for r in 1..procs {
-        let needle = format!("strads memory rank {r}: peak resident ");
-        let mib = stderr
-            .lines()
-            .find_map(|l| {
-                let at = l.find(&needle)? + needle.len();
-                l[at..].split_whitespace().next()?.parse::<f64>().ok()
-            })
-            .ok_or_else(|| format!("no memory line of rank {r}:\n{stderr}"))?;
-        peaks.push(mib);
-    }
+    let shape = format!("{} {} {}", args.rows, args.cols, args.entries.unwrap_or(0));
+    let (stdout, peaks) = ranks::run_ranks(&[("MADE_IN_PARTS_SHAPE", &shape)], procs)?;
+    let field = |key| ranks::field(&stdout, key);
     Ok((
-        result,
+        ranks::result_line(&stdout)?,
         field("make").unwrap_or(f64::NAN),
         field("loops").unwrap_or(f64::NAN),
         field("driver_made_peak_kib").unwrap_or(0.0) / 1024.0,

@@ -26,7 +26,7 @@ mod factors;
 #[path = "common/self_run.rs"]
 mod self_run;
 use factors::step;
-use self_run::{digest, main_of_roles, run_self};
+use self_run::{digest, figure, main_of_roles, peak_kb, run_self};
 
 use strads::prelude::*;
 
@@ -278,24 +278,6 @@ fn memory() {
         [w[[7, 3]], w[[rows - 3, 15]]].map(f32::to_bits)
     );
     eprintln!("program peak {} kB", peak_kb());
-}
-
-fn peak_kb() -> String {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap_or("0")
-        .to_string()
-}
-
-/// The number after `prefix` on a line of `text`, if any.
-fn figure(text: &str, prefix: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
 }
 
 fn check() -> Result<(), String> {

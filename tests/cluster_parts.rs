@@ -25,7 +25,7 @@ mod factors;
 #[path = "common/self_run.rs"]
 mod self_run;
 use factors::step;
-use self_run::{digest, main_of_roles, run_self};
+use self_run::{digest, figure, main_of_roles, peak_kb, run_self};
 
 use strads::prelude::*;
 
@@ -201,21 +201,8 @@ fn memory() {
     // Filled in place: each rank fills the rows it reads.
     let f = DistArray::<f32, 2>::full([rows, 16], 0.25);
     println!("full {:016x}", firsts(&f, rows).to_bits());
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let peak = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|l| l.split_whitespace().next())
-        .unwrap_or("0");
+    let peak = peak_kb();
     eprintln!("program peak {peak} kB");
-}
-
-/// The number after `prefix` on a line of `text`, if any.
-fn figure(text: &str, prefix: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
 }
 
 fn check() -> Result<(), String> {

@@ -164,3 +164,24 @@ pub(crate) fn same_as_threads(
     }
     Ok(explain)
 }
+
+/// The number after `prefix` on a line of `text`, if any.
+#[allow(dead_code)]
+pub(crate) fn figure(text: &str, prefix: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.split_once(prefix).map(|(_, rest)| rest))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}
+
+/// This process's peak resident memory (`VmHWM`), as `/proc` says it (kB).
+#[allow(dead_code)]
+pub(crate) fn peak_kb() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or("0")
+        .to_string()
+}

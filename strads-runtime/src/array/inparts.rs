@@ -5,7 +5,7 @@
 //! are split evenly over the ranks in rank order; the driver keeps the first range and
 //! sends every other rank its range in pieces of at most [`PIECE_BYTES`] as they are made.
 //! How the pieces travel and what the ranks keep is the cluster runtime's
-//! ([`Parts`](super::made::Parts), set when a job of several ranks starts): each piece is
+//! ([`Parts`](super::made::Parts), linked in; asking it starts the job): each piece is
 //! a collective operation of its own, made after the values, so no operation is under way
 //! while the caller's code runs (it may read other arrays, or make arrays itself).
 

@@ -13,8 +13,10 @@ use crate::memory::mib;
 /// Joins the cluster job this process belongs to, if any (`STRADS_PROCESSES`, `strads
 /// run`, Slurm, Open MPI, PMI, or `STRADS_RANK`/`STRADS_SIZE`): the driver (rank 0) starts
 /// or meets its workers and returns; a worker rank serves the driver's loop calls and
-/// exits when the driver's program ends, never returning. Called by `#[strads::main]`
-/// and by the first loop call; calling it again does nothing.
+/// exits when the driver's program ends, never returning. Called by `#[strads::main]`,
+/// and otherwise by the first call into strads that needs the job: a loop call, a loader
+/// or generator that works in place, an array of 1 MiB or more made in parts
+/// (`from_fn`, `from_entries`); calling it again does nothing.
 pub fn start() {
     let _ = get();
 }
@@ -109,6 +111,11 @@ extern "C" fn at_exit() {
 /// any loop's task and any call: where data sets are made in place (`spread`).
 pub(crate) fn data_driver() -> Option<&'static Session> {
     if crate::pool::in_worker() {
+        return None;
+    }
+    // A worker rank that serves (its serving thread, or any other) makes data whole here:
+    // asking `get` again would wait for the session it serves in.
+    if current().is_some_and(|s| s.rank != 0) {
         return None;
     }
     // Not while a call runs (on a thread a loop's body started, say): the workers serve

@@ -16,8 +16,9 @@ pub trait Kept {
     /// Its contents as little-endian bytes (a sparse array's indices as `u32`, then its
     /// values); an error for elements a checkpoint cannot write.
     fn kept_bytes(&self) -> Result<Vec<u8>, String>;
-    /// A checksum of [`kept_bytes`](Kept::kept_bytes), `None` when the contents are not
-    /// on this process (a sparse array spread over a cluster job's ranks).
+    /// A checksum of [`kept_bytes`](Kept::kept_bytes) (a sparse array's spread over a
+    /// cluster job's ranks composed from theirs), `None` when it cannot be taken here (a
+    /// dense array with parts on other ranks, elements a checkpoint cannot write).
     fn kept_checksum(&self) -> Option<u64>;
     /// Sets the contents from `bytes` (what `kept_bytes` gave): an error when they do not
     /// fit (another length; for a sparse array, other indices).

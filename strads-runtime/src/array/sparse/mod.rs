@@ -471,7 +471,15 @@ impl<T, const N: usize> SparseArray<T, N> {
     }
 
     /// An array of these raw entries (a cluster worker's copy).
-    pub(crate) fn from_raw(shape: [usize; N], keys: Vec<[u32; N]>, values: Vec<T>) -> Self {
+    pub(crate) fn from_raw(shape: [usize; N], mut keys: Vec<[u32; N]>, mut values: Vec<T>) -> Self {
+        // The array keeps both vectors as they are: without more than an eighth spare
+        // (a vector grown by pushing may hold twice its length).
+        if keys.capacity() - keys.len() > keys.len() / 8 {
+            keys.shrink_to_fit();
+        }
+        if values.capacity() - values.len() > values.len() / 8 {
+            values.shrink_to_fit();
+        }
         SparseArray {
             shape,
             nnz: keys.len(),

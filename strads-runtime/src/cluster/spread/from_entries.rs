@@ -6,7 +6,6 @@
 //! of the entries, in rank order, as a loader makes it) and answer the part's facts.
 
 use std::any::Any;
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,26 +20,6 @@ struct Array {
     id: u64,
     elem: Elem,
     shape: Vec<usize>,
-}
-
-/// An array this process is receiving: its id, the bytes received so far, what it holds.
-type Pending = (u64, u64, Box<dyn Any + Send>);
-
-/// The entries this process is receiving (a `(Vec<[u32; N]>, Vec<U>)`, boxed), by id.
-static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
-
-/// Drops what this process received of array `id` and did not keep yet.
-pub(crate) fn forget(id: u64) {
-    PENDING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .retain(|(i, ..)| *i != id);
-}
-
-/// The arrays this process is receiving and did not keep yet, and their bytes so far.
-pub(super) fn pending() -> (usize, u64) {
-    let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    (pending.len(), pending.iter().map(|(_, b, _)| b).sum())
 }
 
 /// Driver: sends rank `to` entries of array `id` (their indices, then their values); a
@@ -153,7 +132,7 @@ fn piece(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
         Err(format!("an array of {} dims", array.shape.len()))
     );
     added.map(|()| Vec::new()).map_err(|e| {
-        forget(array.id);
+        super::typed::forget(array.id);
         format!("SparseArray::from_entries' entries: {e}")
     })
 }
@@ -173,7 +152,9 @@ where
     let mut keys = Vec::with_capacity(n);
     le::get_keys(&bytes[..4 * N * n], &shape, &mut keys)
         .map_err(|e| format!("entry {e} of a piece lies outside the shape {shape:?}"))?;
-    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut pending = super::typed::PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let at = match pending.iter().position(|(i, ..)| *i == array.id) {
         Some(at) => at,
         None => {
@@ -198,7 +179,9 @@ fn keep(_: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
     let array: Array =
         postcard::from_bytes(args).map_err(|e| format!("an array that does not decode ({e})"))?;
     let part = {
-        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        let mut pending = super::typed::PENDING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let at = pending.iter().position(|(i, ..)| *i == array.id);
         at.map(|at| pending.swap_remove(at).2)
     };

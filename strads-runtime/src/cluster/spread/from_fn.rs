@@ -6,7 +6,6 @@
 //! driver lists the others' rows as parts away (`dense::take`).
 
 use std::any::Any;
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,26 +25,6 @@ struct Piece {
     at: usize,
     len: usize,
     end: usize,
-}
-
-/// An array this process is receiving: its id, the bytes received so far, what it holds.
-type Pending = (u64, u64, Box<dyn Any + Send>);
-
-/// The arrays this process is receiving rows of (typed `DistArray`s, boxed), by id.
-static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
-
-/// Drops what this process received of array `id` and did not keep yet.
-pub(crate) fn forget(id: u64) {
-    PENDING
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .retain(|(i, ..)| *i != id);
-}
-
-/// The arrays this process is receiving and did not keep yet, and their bytes so far.
-pub(super) fn pending() -> (usize, u64) {
-    let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
-    (pending.len(), pending.iter().map(|(_, b, _)| b).sum())
 }
 
 /// Driver: sends rank `to` elements `at..at + bytes / size` of array `id`, whose rows on
@@ -156,7 +135,7 @@ fn put(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
         Err(format!("an array of {} dims", piece.shape.len()))
     );
     kept.map(|()| Vec::new()).map_err(|e| {
-        forget(piece.id);
+        super::typed::forget(piece.id);
         format!(
             "DistArray::from_fn's rows {}..{}: {e}",
             piece.at,
@@ -175,7 +154,9 @@ where
         .as_slice()
         .try_into()
         .map_err(|_| "a shape of another rank".to_string())?;
-    let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut pending = super::typed::PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let at = match pending.iter().position(|(i, ..)| *i == piece.id) {
         Some(at) => at,
         None => {

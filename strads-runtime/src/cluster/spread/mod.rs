@@ -34,17 +34,15 @@ pub(crate) use share::{Facts, keep, part, with_part};
 pub(crate) fn forget(id: u64) {
     share::forget(id);
     dense::forget(id);
-    from_fn::forget(id);
-    from_entries::forget(id);
+    typed::forget(id);
 }
 
 /// The parts of data made in place this process holds, and their bytes: spread arrays'
 /// parts, and what it received of arrays being made in parts.
 pub(crate) fn held() -> (usize, u64) {
     let (parts, bytes) = share::held();
-    let (rows, row_bytes) = from_fn::pending();
-    let (entries, entry_bytes) = from_entries::pending();
-    (parts + rows + entries, bytes + row_bytes + entry_bytes)
+    let (receiving, receiving_bytes) = typed::pending();
+    (parts + receiving, bytes + receiving_bytes)
 }
 
 /// A collective operation every rank runs between calls, by name: `run(ctx, args)` gives

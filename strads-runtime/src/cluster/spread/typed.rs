@@ -1,4 +1,29 @@
-//! The element kinds arrays made in parts may have, as Rust types.
+//! What every rank needs of arrays made in parts (`from_fn`, `from_entries`): the arrays it
+//! is receiving, and the element kinds they may have, as Rust types.
+
+use std::any::Any;
+use std::sync::Mutex;
+
+/// An array this process is receiving: its id, the bytes received so far, what it holds
+/// (a typed `DistArray`, or a `(Vec<[u32; N]>, Vec<U>)` of entries, boxed).
+type Pending = (u64, u64, Box<dyn Any + Send>);
+
+/// The arrays this process is receiving and did not keep yet, by id.
+pub(super) static PENDING: Mutex<Vec<Pending>> = Mutex::new(Vec::new());
+
+/// Drops what this process received of array `id` and did not keep yet.
+pub(super) fn forget(id: u64) {
+    PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .retain(|(i, ..)| *i != id);
+}
+
+/// The arrays this process is receiving and did not keep yet, and their bytes so far.
+pub(super) fn pending() -> (usize, u64) {
+    let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    (pending.len(), pending.iter().map(|(_, b, _)| b).sum())
+}
 
 /// Runs `$body` with `$u` the Rust type of element kind `$elem` and `$n` the dims (1 to
 /// 4), or evaluates `$none` for more dims.

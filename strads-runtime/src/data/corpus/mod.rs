@@ -235,9 +235,7 @@ pub fn lda_c(path: impl AsRef<Path>, vocab: Option<&Path>) -> Result<Corpus> {
         None => (Vec::new(), max_id.map_or(0, |(m, _)| m as usize + 1)),
     };
     check_dims([docs, words])?;
-    // The values are kept as they are (the keys are copied into the array's own slice):
-    // without the vector's spare room.
-    entries.values.shrink_to_fit();
+    // The array keeps both vectors, without their spare room (`from_raw`).
     let counts = SparseArray::from_raw([docs, words], entries.keys, entries.values);
     Ok(Corpus {
         counts,
