@@ -30,26 +30,23 @@ pub(crate) fn send_entries(
     elem: Elem,
     shape: &[usize],
     to: usize,
-    mut bytes: Vec<u8>,
+    bytes: Vec<u8>,
 ) {
     let array = Array {
         id,
         elem,
         shape: shape.to_vec(),
     };
-    let args = postcard_args(&(array, to));
-    let sent = super::run_with(s, PIECE.name, &args, |ctx: &mut Ctx| {
-        let mut out = vec![Vec::new(); ctx.size];
-        out[to] = std::mem::take(&mut bytes);
-        ctx.all_to_all(out);
-        Ok(Vec::new())
-    });
-    if let Err(e) = sent {
-        dense::abandon([id]);
-        s.fail(format!(
-            "SparseArray::from_entries of shape {shape:?} in parts: {e}"
-        ));
-    }
+    let what = format!("SparseArray::from_entries of shape {shape:?}");
+    super::typed::send_piece(
+        s,
+        PIECE.name,
+        &postcard_args(&(array, to)),
+        id,
+        to,
+        bytes,
+        &what,
+    );
 }
 
 /// Driver: every rank keeps the entries it received as its part of array `id` (the

@@ -38,7 +38,7 @@ pub(crate) fn send_rows(
     to: usize,
     at: usize,
     end: usize,
-    mut bytes: Vec<u8>,
+    bytes: Vec<u8>,
 ) {
     let args = Piece {
         id,
@@ -49,18 +49,8 @@ pub(crate) fn send_rows(
         len: bytes.len() / elem.size(),
         end,
     };
-    let sent = super::run_with(s, PUT.name, &postcard_args(&args), |ctx: &mut Ctx| {
-        let mut out = vec![Vec::new(); ctx.size];
-        out[to] = std::mem::take(&mut bytes);
-        ctx.all_to_all(out);
-        Ok(Vec::new())
-    });
-    if let Err(e) = sent {
-        dense::abandon([id]);
-        s.fail(format!(
-            "DistArray::from_fn of shape {shape:?} in parts: {e}"
-        ));
-    }
+    let what = format!("DistArray::from_fn of shape {shape:?}");
+    super::typed::send_piece(s, PUT.name, &postcard_args(&args), id, to, bytes, &what);
 }
 
 /// Driver: its array `id` of `shape` (`array`, with `starts[r]..starts[r + 1]` on rank

@@ -19,6 +19,29 @@ pub(super) fn forget(id: u64) {
         .retain(|(i, ..)| *i != id);
 }
 
+/// Driver: runs piece operation `op` (`args`) of array `id`, sending rank `to` `bytes` in
+/// its one round; a rank that cannot take them stops the job, naming `what` the array is.
+pub(super) fn send_piece(
+    s: &'static super::super::session::Session,
+    op: &str,
+    args: &[u8],
+    id: u64,
+    to: usize,
+    mut bytes: Vec<u8>,
+    what: &str,
+) {
+    let sent = super::run_with(s, op, args, |ctx: &mut super::Ctx| {
+        let mut out = vec![Vec::new(); ctx.size];
+        out[to] = std::mem::take(&mut bytes);
+        ctx.all_to_all(out);
+        Ok(Vec::new())
+    });
+    if let Err(e) = sent {
+        super::dense::abandon([id]);
+        s.fail(format!("{what} in parts: {e}"));
+    }
+}
+
 /// The arrays this process is receiving and did not keep yet, and their bytes so far.
 pub(super) fn pending() -> (usize, u64) {
     let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
