@@ -81,10 +81,18 @@ pub(crate) struct Part<T, const N: usize> {
 }
 
 /// A part to keep.
-pub(crate) fn part<T, const N: usize>(keys: Vec<[u32; N]>, values: Vec<T>) -> Box<dyn Share>
+pub(crate) fn part<T, const N: usize>(mut keys: Vec<[u32; N]>, mut values: Vec<T>) -> Box<dyn Share>
 where
     T: Clone + Send + Sync + 'static,
 {
+    // Kept for the array's life: without more than an eighth spare (a rank's entries
+    // received piece by piece, or read line by line, grew by pushing).
+    if keys.capacity() - keys.len() > keys.len() / 8 {
+        keys.shrink_to_fit();
+    }
+    if values.capacity() - values.len() > values.len() / 8 {
+        values.shrink_to_fit();
+    }
     Box::new(Part { keys, values })
 }
 
