@@ -112,14 +112,10 @@ static KEEP: DataOp = DataOp {
 
 /// Every rank: one piece of the entries; rank `to` adds it to what it received.
 fn piece(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
-    // The round first: every rank takes part in it, whatever the arguments say.
-    let got = ctx.all_to_all(vec![Vec::new(); ctx.size]);
-    let (array, to): (Array, usize) = postcard::from_bytes(args)
-        .map_err(|e| format!("a piece of entries that does not decode ({e})"))?;
-    if ctx.rank != to {
+    let taken = super::typed::take_piece(ctx, args, "entries", |(_, to): &(Array, usize)| *to)?;
+    let Some(((array, _), bytes)) = taken else {
         return Ok(Vec::new());
-    }
-    let bytes = got.into_iter().next().unwrap_or_default();
+    };
     let added = typed!(
         array.elem,
         array.shape.len(),

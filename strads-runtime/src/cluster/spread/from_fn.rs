@@ -108,14 +108,10 @@ static PUT: DataOp = DataOp {
 /// Every rank: one piece of `DistArray::from_fn`'s rows; rank `to` writes it into its array
 /// (made at its first piece) and keeps the array after its last.
 fn put(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
-    // The round first: every rank takes part in it, whatever the arguments say.
-    let got = ctx.all_to_all(vec![Vec::new(); ctx.size]);
-    let piece: Piece = postcard::from_bytes(args)
-        .map_err(|e| format!("a piece of rows that does not decode ({e})"))?;
-    if ctx.rank != piece.to {
+    let Some((piece, bytes)) = super::typed::take_piece(ctx, args, "rows", |p: &Piece| p.to)?
+    else {
         return Ok(Vec::new());
-    }
-    let bytes = got.into_iter().next().unwrap_or_default();
+    };
     let kept = typed!(
         piece.elem,
         piece.shape.len(),

@@ -42,6 +42,25 @@ pub(super) fn send_piece(
     }
 }
 
+/// Every rank's side of a piece operation: takes part in its one round, then decodes its
+/// arguments (`what` they are); the arguments and the bytes the driver sent when this rank
+/// is the one (`to_of` the arguments) the piece is for, else `None`.
+pub(super) fn take_piece<A: serde::de::DeserializeOwned>(
+    ctx: &mut super::Ctx,
+    args: &[u8],
+    what: &str,
+    to_of: impl Fn(&A) -> usize,
+) -> Result<Option<(A, Vec<u8>)>, String> {
+    // The round first: every rank takes part in it, whatever the arguments say.
+    let got = ctx.all_to_all(vec![Vec::new(); ctx.size]);
+    let a: A = postcard::from_bytes(args)
+        .map_err(|e| format!("a piece of {what} that does not decode ({e})"))?;
+    if ctx.rank != to_of(&a) {
+        return Ok(None);
+    }
+    Ok(Some((a, got.into_iter().next().unwrap_or_default())))
+}
+
 /// The arrays this process is receiving and did not keep yet, and their bytes so far.
 pub(super) fn pending() -> (usize, u64) {
     let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
