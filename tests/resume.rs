@@ -85,7 +85,15 @@ fn program() {
     // Written by the first call only, then read by every epoch: on a cluster its parts
     // stay where that call left them, and a resumed run's checkpoints name the pieces the
     // lost run wrote (which no rank of the resumed run is asked to write again).
-    let x_raw = DistArray::<f64, 1>::from_fn([n], |[u]| ((u * 31 % 101) as f64) / 25.0);
+    // `DENSE_SHIFT` changes one of its values, in the part rank 1 holds of it as 2
+    // processes, as a changed input file would.
+    let dense_shift: f64 = std::env::var("DENSE_SHIFT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    let x_raw = DistArray::<f64, 1>::from_fn([n], |[u]| {
+        ((u * 31 % 101) as f64) / 25.0 + if u == n - 5 { dense_shift } else { 0.0 }
+    });
     let mut x = DistArray::<f64, 1>::zeros([n]);
     start_from(&mut x, &x_raw, n);
     let mut w = DistArray::<f64, 1>::zeros([n]);
@@ -438,6 +446,19 @@ fn check() -> Result<(), String> {
     expect(
         "in parts: a changed input is refused",
         code == Some(2) && err.contains("its contents differ: did an input file change?"),
+        format!("{code:?}\n{err}"),
+    )?;
+    // So is a changed dense input whose changed part another rank holds (made there by
+    // `from_fn`, and read there by the call that names it): its checksum is composed of
+    // those the ranks take of their parts.
+    let mut changed = procs_big.to_vec();
+    changed.extend([("STRADS_RESUME", "1"), ("DENSE_SHIFT", "0.5")]);
+    let (code, _, err) = run(&dir, &changed)?;
+    expect(
+        "in parts: a changed dense input is refused",
+        code == Some(2)
+            && err.contains("DistArray<f64, 1> [200000]")
+            && err.contains("its contents differ: did an input file change?"),
         format!("{code:?}\n{err}"),
     )?;
     let _ = std::fs::remove_dir_all(&dir);

@@ -38,6 +38,23 @@ pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
     unreachable!("only arrays with a wire type are sent");
 }
 
+/// The checksum of `src`'s little-endian bytes (what [`put`] would append), taken 4096
+/// values at a time. `T` must have a wire type.
+pub(crate) fn digest<T: 'static>(src: &[T]) -> crate::checkpoint::Poly {
+    let mut sum = crate::checkpoint::Poly::new();
+    if let Some(b) = bytes(src) {
+        sum.update(b);
+        return sum;
+    }
+    let mut buf = Vec::new();
+    for chunk in src.chunks(4096) {
+        buf.clear();
+        put(chunk, &mut buf);
+        sum.update(&buf);
+    }
+    sum
+}
+
 /// `src`'s wire bytes borrowed, when its memory holds them as they are: `T` a primitive
 /// number of its wire size on a little-endian target (what [`put`] would append).
 pub(crate) fn bytes<T: 'static>(src: &[T]) -> Option<&[u8]> {

@@ -113,13 +113,7 @@ pub(crate) fn digest_entries<T: 'static, const N: usize>(
         }
         k.update(&buf);
     }
-    let mut v = Poly::new();
-    for chunk in values.chunks(4096) {
-        buf.clear();
-        super::le::put(chunk, &mut buf);
-        v.update(&buf);
-    }
-    [k, v]
+    [k, super::le::digest(values)]
 }
 
 /// A part as [`SpreadOps::gather`] sends it: the count, the indices, the values.

@@ -6,7 +6,7 @@
 /// A polynomial in the bytes, modulo 2^64: `h = h * B + b` for each byte (with `B` odd, a
 /// change of one byte always changes it).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct Poly {
+pub struct Poly {
     /// The polynomial's value.
     pub h: u64,
     /// The number of bytes.
@@ -17,12 +17,12 @@ impl Poly {
     const B: u64 = 0x0000_0100_0000_01b3;
 
     /// The checksum of no bytes.
-    pub(crate) fn new() -> Poly {
+    pub fn new() -> Poly {
         Poly { h: 0, len: 0 }
     }
 
     /// These bytes' checksum continued by `bytes`.
-    pub(crate) fn update(&mut self, bytes: &[u8]) {
+    pub fn update(&mut self, bytes: &[u8]) {
         for &b in bytes {
             self.h = self.h.wrapping_mul(Self::B).wrapping_add(u64::from(b));
         }
@@ -43,7 +43,7 @@ impl Poly {
     }
 
     /// The checksum of these bytes followed by `next`'s.
-    pub(crate) fn then(self, next: Poly) -> Poly {
+    pub fn then(self, next: Poly) -> Poly {
         Poly {
             h: self
                 .h
@@ -55,7 +55,7 @@ impl Poly {
 
     /// The checksum as one number (mixed with the length, so that near values differ in
     /// every bit).
-    pub(crate) fn finish(self) -> u64 {
+    pub fn finish(self) -> u64 {
         let mut z = self.h ^ self.len.rotate_left(32);
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);

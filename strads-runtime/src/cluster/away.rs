@@ -141,6 +141,24 @@ impl<T: 'static> Fetcher for Parts<T> {
         )
     }
 
+    fn digest_away(&self, read: &Spans) -> Option<Vec<(u64, u64, crate::checkpoint::Poly)>> {
+        let parts = self.cut(0, usize::MAX, read);
+        if parts.iter().any(|(_, r)| *r == MADE) {
+            // Parts no rank has made yet: made from the program's recipe, not compared.
+            return None;
+        }
+        let sums = self.session.digest(self.id, &parts);
+        Some(
+            parts
+                .iter()
+                .zip(sums)
+                .flat_map(|((region, _), sums)| {
+                    region.0.iter().zip(sums).map(|(&(lo, hi), p)| (lo, hi, p))
+                })
+                .collect(),
+        )
+    }
+
     fn all(self: Box<Self>, read: &Spans) {
         let parts = self.cut(0, usize::MAX, read);
         self.bring(parts, true);

@@ -192,7 +192,7 @@ impl Serve<'_> {
 /// What a serving worker does next.
 enum Next {
     Call(CallMsg),
-    Fetch(u64, u64, super::proto::Region, Option<String>),
+    Fetch(u64, u64, super::proto::Region, super::proto::Want),
     Forget(u64),
     Data(u64, String, Vec<u8>),
     Shutdown,
@@ -284,10 +284,28 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 super::spread::dense::adopt(&mut store);
                 continue;
             }
-            Next::Fetch(req, id, region, save) => {
+            Next::Fetch(req, id, region, super::proto::Want::Digest) => {
+                // A resumed run compares an input with parts here: their checksums go,
+                // the parts stay.
+                match store.digest(id, &region) {
+                    Ok(sums) => session
+                        .with(|core| core.send_fetched(req, super::spread::postcard_args(&sums))),
+                    Err(e) => session.fail(format!(
+                        "rank {} cannot take the checksums of the parts the driver asked \
+                         for: {e}",
+                        session.rank
+                    )),
+                }
+                continue;
+            }
+            Next::Fetch(req, id, region, want) => {
                 // Parts a call left here, which the driver's serial code (or a call that
                 // runs on the driver alone) is about to read, or a checkpoint saves (written
                 // by a thread of their own, answered once written).
+                let save = match want {
+                    super::proto::Want::Save(path) => Some(path),
+                    _ => None,
+                };
                 match (store.read(id, &region), save) {
                     // Answered once written: the driver's next call does not wait for it.
                     (Ok(data), Some(path)) => {

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use super::launch::Children;
 use super::net::{Frame, Link, LinkEvent};
 use super::proto::directory::Directory;
-use super::proto::{Core, Failure, Outgoing, Region, msg};
+use super::proto::{Core, Failure, Outgoing, Region, Want, msg};
+use crate::checkpoint::Poly;
 
 /// One process of a cluster job.
 pub struct Session {
@@ -323,7 +324,7 @@ impl Session {
         }
         self.with(|core| {
             for ((region, r), p) in parts.iter().zip(paths) {
-                core.request_fetch(*r, id, region.clone(), Some(p.clone()));
+                core.request_fetch(*r, id, region.clone(), Want::Save(p.clone()));
             }
         });
         meanwhile();
@@ -333,6 +334,45 @@ impl Session {
     /// (`(region, rank)`, in that order); the elements of each, little-endian. The array
     /// is home afterwards: its directory entry goes (the ranks keep their copies).
     pub(crate) fn fetch(&self, id: u64, parts: &[(Region, usize)], whole: bool) -> Vec<Vec<u8>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let start = std::time::Instant::now();
+        let data = self.ask_parts(id, parts, Want::Bytes);
+        if whole {
+            self.directory().came_home(id);
+        }
+        self.fetches.fetch_add(1, Relaxed);
+        self.fetched_bytes
+            .fetch_add(data.iter().map(|d| d.len() as u64).sum(), Relaxed);
+        self.fetch_nanos
+            .fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
+        data
+    }
+
+    /// Driver: the checksums of `parts` of array `id` (`(region, rank)`) taken by the ranks
+    /// that hold them, one a range of each region, in order; nothing comes home.
+    pub(crate) fn digest(&self, id: u64, parts: &[(Region, usize)]) -> Vec<Vec<Poly>> {
+        let answers = self.ask_parts(id, parts, Want::Digest);
+        answers
+            .iter()
+            .zip(parts)
+            .map(|(bytes, (region, r))| {
+                postcard::from_bytes::<Vec<Poly>>(bytes)
+                    .ok()
+                    .filter(|p| p.len() == region.0.len())
+                    .unwrap_or_else(|| {
+                        self.fail(format!(
+                            "rank {r} answered the checksums of array {id}'s parts with \
+                             {} bytes that are not one checksum a range",
+                            bytes.len()
+                        ))
+                    })
+            })
+            .collect()
+    }
+
+    /// Driver: asks each rank of `parts` for `want` of its region of array `id`, and
+    /// waits for every answer.
+    fn ask_parts(&self, id: u64, parts: &[(Region, usize)], want: Want) -> Vec<Vec<u8>> {
         use std::sync::atomic::Ordering::Relaxed;
         // Workers answer between calls only: a fetch from inside a call (a loop body on
         // the driver reaching an array an earlier call left away) or after the job ended
@@ -350,26 +390,15 @@ impl Session {
                  read it before the call, or pass it to the loop"
             ));
         }
-        let start = std::time::Instant::now();
         let reqs: Vec<u64> = self.with(|core| {
             parts
                 .iter()
-                .map(|(region, r)| core.request_fetch(*r, id, region.clone(), None))
+                .map(|(region, r)| core.request_fetch(*r, id, region.clone(), want.clone()))
                 .collect()
         });
-        let data: Vec<Vec<u8>> = reqs
-            .iter()
+        reqs.iter()
             .map(|&req| self.wait(|core| core.take_fetched(req)))
-            .collect();
-        if whole {
-            self.directory().came_home(id);
-        }
-        self.fetches.fetch_add(1, Relaxed);
-        self.fetched_bytes
-            .fetch_add(data.iter().map(|d| d.len() as u64).sum(), Relaxed);
-        self.fetch_nanos
-            .fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
-        data
+            .collect()
     }
 
     /// Driver: how many times parts left on other ranks came home, their bytes, and the

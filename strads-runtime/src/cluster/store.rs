@@ -9,12 +9,16 @@ use super::proto::{ArrayMeta, Region};
 use super::wire::elem_of;
 use crate::array::le::{get, put};
 use crate::array::{DistArray, SparseArray};
+use crate::checkpoint::Poly;
 
 /// An array a worker keeps between calls.
 pub trait Stored: Any + Send {
     /// Its elements in `region`, little-endian: the driver fetching parts a call left
     /// here.
     fn read_region(&self, region: &Region) -> Result<Vec<u8>, String>;
+    /// The checksum of each range of `region`'s elements, little-endian, as
+    /// [`read_region`](Stored::read_region) gives them (nothing copied whole).
+    fn digest_region(&self, region: &Region) -> Result<Vec<Poly>, String>;
     /// As `Any`, to take it out with its type.
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
     /// Bytes of its elements (and a sparse array's indices).
@@ -46,6 +50,24 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
         Ok(out)
     }
 
+    fn digest_region(&self, region: &Region) -> Result<Vec<Poly>, String> {
+        elem_of::<T>().ok_or("an array without a wire type")?;
+        let data = self.as_slice();
+        region
+            .0
+            .iter()
+            .map(|&(lo, hi)| {
+                let part = data.get(lo as usize..hi as usize).ok_or_else(|| {
+                    format!(
+                        "[{lo}, {hi}) is outside the array's {} elements",
+                        data.len()
+                    )
+                })?;
+                Ok(crate::array::le::digest(part))
+            })
+            .collect()
+    }
+
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
         self
     }
@@ -68,6 +90,10 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
 
 impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
     fn read_region(&self, _: &Region) -> Result<Vec<u8>, String> {
+        Err("a sparse array is never left in parts".into())
+    }
+
+    fn digest_region(&self, _: &Region) -> Result<Vec<Poly>, String> {
         Err("a sparse array is never left in parts".into())
     }
 
@@ -345,6 +371,15 @@ impl Store {
         }
         match self.arrays.get(&id) {
             Some((_, a)) => a.read_region(region),
+            None => Err(format!("array {id} is not kept here")),
+        }
+    }
+
+    /// The checksums of the ranges of `region` of the driver's array `id` (a resumed run
+    /// comparing an input with parts here).
+    pub fn digest(&self, id: u64, region: &Region) -> Result<Vec<Poly>, String> {
+        match self.arrays.get(&id) {
+            Some((_, a)) => a.digest_region(region),
             None => Err(format!("array {id} is not kept here")),
         }
     }

@@ -16,9 +16,9 @@ pub trait Kept {
     /// Its contents as little-endian bytes (a sparse array's indices as `u32`, then its
     /// values); an error for elements a checkpoint cannot write.
     fn kept_bytes(&self) -> Result<Vec<u8>, String>;
-    /// A checksum of [`kept_bytes`](Kept::kept_bytes) (a sparse array's spread over a
-    /// cluster job's ranks composed from theirs), `None` when it cannot be taken here (a
-    /// dense array with parts on other ranks, elements a checkpoint cannot write).
+    /// A checksum of [`kept_bytes`](Kept::kept_bytes) (of parts other ranks hold composed
+    /// from theirs, taken there), `None` when it cannot be taken (elements a checkpoint
+    /// cannot write, a dense array's parts made nowhere yet).
     fn kept_checksum(&self) -> Option<u64>;
     /// Sets the contents from `bytes` (what `kept_bytes` gave): an error when they do not
     /// fit (another length; for a sparse array, other indices).
@@ -74,11 +74,8 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
     }
 
     fn kept_checksum(&self) -> Option<u64> {
-        // Not for parts on other ranks: they would come home.
-        if self.away().is_away() {
-            return None;
-        }
-        self.kept_bytes().ok().map(|b| checksum(&b))
+        // Parts on other ranks are taken there: nothing comes home.
+        self.checksum().map(|p| p.finish())
     }
 
     fn kept_restore(&mut self, bytes: &[u8]) -> Result<(), String> {

@@ -90,6 +90,13 @@ pub(crate) trait Fetcher: Send {
         let _ = (read, path_of, meanwhile);
         None
     }
+    /// The checksums of the elements away (but those in `read`), each range taken by the
+    /// rank that holds it, leaving them where they are: `(lo, hi, checksum)` a range, in
+    /// no order. `None` when this fetch cannot (some are made nowhere yet).
+    fn digest_away(&self, read: &Spans) -> Option<Vec<(u64, u64, crate::checkpoint::Poly)>> {
+        let _ = read;
+        None
+    }
 }
 
 /// What runs while other ranks save their pieces, given the pieces' index ranges.

@@ -391,3 +391,58 @@ fn reads_inside_a_window_read_home_go_on_under_a_lease() {
         );
     });
 }
+
+/// A fetch whose elements 2..4 and 5..6 are on "other ranks", which hold `remote`: it
+/// gives their checksums, and fails the test if anything would come home.
+struct Digests {
+    remote: Vec<f32>,
+}
+
+impl Fetcher for Digests {
+    fn all(self: Box<Self>, _: &Spans) {
+        panic!("a checksum brought the parts home");
+    }
+
+    fn around(&mut self, _: usize, _: usize, _: &Spans) -> Option<(usize, usize)> {
+        panic!("a checksum brought a window home");
+    }
+
+    fn digest_away(&self, read: &Spans) -> Option<Vec<(u64, u64, crate::checkpoint::Poly)>> {
+        Some(
+            read.outside(&[(5, 6), (2, 4)])
+                .into_iter()
+                .map(|(lo, hi)| {
+                    let part = &self.remote[lo as usize..hi as usize];
+                    (lo, hi, crate::array::le::digest(part))
+                })
+                .collect(),
+        )
+    }
+}
+
+#[test]
+fn a_checksum_composes_the_parts_away_with_those_at_home() {
+    let values = [1.5f32, -2.0, 3.25, 4.0, 0.5, 7.0];
+    let whole = DistArray::from_vec([6], values.to_vec()).unwrap();
+    let mut a = DistArray::from_vec([6], vec![1.5f32, -2.0, 0.0, 0.0, 0.5, 0.0]).unwrap();
+    SharedMut::new(&mut a).leave(Box::new(Digests {
+        remote: values.to_vec(),
+    }));
+    assert!(a.away().is_away());
+    assert_eq!(a.checksum(), whole.checksum());
+    assert_eq!(
+        whole.checksum(),
+        Some(crate::array::le::digest(&values[..])),
+        "the whole's checksum is its bytes'"
+    );
+    // Another value on a rank changes it.
+    let mut b = DistArray::from_vec([6], vec![1.5f32, -2.0, 0.0, 0.0, 0.5, 0.0]).unwrap();
+    let mut other = values.to_vec();
+    other[5] = 7.5;
+    SharedMut::new(&mut b).leave(Box::new(Digests { remote: other }));
+    assert_ne!(b.checksum(), whole.checksum());
+    assert!(
+        a.away().is_away() && b.away().is_away(),
+        "nothing came home"
+    );
+}

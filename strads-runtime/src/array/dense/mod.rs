@@ -255,6 +255,47 @@ impl<T, const N: usize> DistArray<T, N> {
         })
     }
 
+    /// The checksum of the elements' little-endian bytes, the one one process takes of
+    /// the whole; the parts other ranks hold are taken there (nothing comes home). `None`
+    /// for elements without a wire type, or parts made nowhere yet.
+    pub(crate) fn checksum(&self) -> Option<crate::checkpoint::Poly>
+    where
+        T: 'static,
+    {
+        use crate::checkpoint::Poly;
+        super::le::wire_size::<T>()?;
+        let away = self.away.locked(|fetch, read| {
+            let Some(mut sums) = fetch?.digest_away(read) else {
+                return Some(None);
+            };
+            let mut away: Vec<(u64, u64)> = sums.iter().map(|&(lo, hi, _)| (lo, hi)).collect();
+            away.sort_unstable();
+            // SAFETY: as in `save_parts`: under the cell's lock with no lease held, nothing
+            // writes the elements, and those at home (outside `away`) are current.
+            let all = unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
+            let mut at = 0u64;
+            for (lo, hi) in away
+                .into_iter()
+                .chain([(all.len() as u64, all.len() as u64)])
+            {
+                if lo > at {
+                    sums.push((at, lo, super::le::digest(&all[at as usize..lo as usize])));
+                }
+                at = at.max(hi);
+            }
+            sums.sort_unstable_by_key(|&(lo, ..)| lo);
+            Some(Some(
+                sums.into_iter()
+                    .fold(Poly::new(), |sum, (.., p)| sum.then(p)),
+            ))
+        });
+        match away {
+            // Parts away (`None` inside: some made nowhere yet).
+            Some(sum) => sum,
+            None => Some(super::le::digest(self.as_slice())),
+        }
+    }
+
     /// The elements' pointer and the away cell, to lend the array to a loop call's
     /// workers (`SharedMut`): parts held elsewhere stay there (the lending decides).
     pub(crate) fn lend_unversioned(&mut self) -> (*mut T, &Away) {

@@ -32,7 +32,7 @@ mod squeeze_tests;
 #[cfg(test)]
 mod tests;
 
-pub use core::{Arrival, Core, Failure, Micros, Outgoing, Part};
+pub use core::{Arrival, Core, Failure, Micros, Outgoing, Part, Want};
 pub use directory::Directory;
 pub use itinerary::{Itinerary, MADE, NotShippable, PlanArray, TaskId, Transfer};
 pub use msg::{ArrayMeta, CallMsg, Elem, Msg};

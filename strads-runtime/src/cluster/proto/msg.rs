@@ -167,6 +167,15 @@ pub enum Msg {
     },
     /// Worker → driver: the file `path` a `Save` named is written whole (`ok`), or not.
     Saved { path: String, ok: bool },
+    /// Driver → worker, between calls: the checksums of the elements of each range of
+    /// `region` of the driver's array `id` that this worker holds (a resumed run comparing
+    /// an input with parts here); answered by `Fetched`, whose frame holds them (postcard,
+    /// a `checkpoint::Poly` a range).
+    Digest {
+        req: u64,
+        id: u64,
+        region: super::Region,
+    },
 }
 
 /// The largest control message accepted.
@@ -261,6 +270,11 @@ mod tests {
             Msg::Saved {
                 path: "/ck/c1-p0-r1.bin".into(),
                 ok: false,
+            },
+            Msg::Digest {
+                req: 5,
+                id: 9,
+                region: crate::cluster::proto::Region(vec![(0, 4), (6, 9)]),
             },
             Msg::Ping,
         ] {

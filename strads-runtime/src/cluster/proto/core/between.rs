@@ -4,22 +4,28 @@
 use super::super::Region;
 use super::{Core, Msg, Outgoing};
 
+/// What the driver wants of the elements of a region a worker holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// Their bytes (`Msg::Fetch`).
+    Bytes,
+    /// Written to this file, a checkpoint's piece (`Msg::Save`).
+    Save(String),
+    /// Each range's checksum (`Msg::Digest`).
+    Digest,
+}
+
 impl Core {
-    /// Driver: asks worker `to` for the elements of `region` of array `id` it holds (or,
-    /// with `save`, to write them to that file); returns the request, whose answer
-    /// [`take_fetched`](Core::take_fetched) gives.
-    pub fn request_fetch(
-        &mut self,
-        to: usize,
-        id: u64,
-        region: Region,
-        save: Option<String>,
-    ) -> u64 {
+    /// Driver: asks worker `to` for the elements of `region` of array `id` it holds (or
+    /// to write them to a file, or their checksums); returns the request, whose answer
+    /// [`take_fetched`](Core::take_fetched) gives (none for a save).
+    pub fn request_fetch(&mut self, to: usize, id: u64, region: Region, want: Want) -> u64 {
         let req = self.next_req;
         self.next_req += 1;
-        let msg = match save {
-            None => Msg::Fetch { req, id, region },
-            Some(path) => {
+        let msg = match want {
+            Want::Bytes => Msg::Fetch { req, id, region },
+            Want::Digest => Msg::Digest { req, id, region },
+            Want::Save(path) => {
                 self.saving.insert(path.clone());
                 Msg::Save {
                     req,
@@ -57,9 +63,9 @@ impl Core {
         self.forgets.pop_front()
     }
 
-    /// Worker: the next fetch the driver asked for, `(req, array id, region, file to save
-    /// to)`.
-    pub fn next_fetch(&mut self) -> Option<(u64, u64, Region, Option<String>)> {
+    /// Worker: the next fetch the driver asked for, `(req, array id, region, what it
+    /// wants of them)`.
+    pub fn next_fetch(&mut self) -> Option<(u64, u64, Region, Want)> {
         self.fetches.pop_front()
     }
 

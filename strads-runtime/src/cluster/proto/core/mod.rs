@@ -12,6 +12,7 @@ use super::msg::{CallMsg, Msg};
 pub use super::outputs::{Arrival, Failure, Outgoing, Part};
 
 mod between;
+pub use between::Want;
 mod percall;
 use super::region::Region;
 
@@ -55,8 +56,8 @@ pub struct Core {
     /// The blocks of a call's space the driver sent this rank, by call.
     blocks: Vec<(u64, Vec<u8>)>,
     /// Worker: the driver's fetches of parts left here, `(req, array id, region)`, and
-    /// where a checkpoint's save writes them.
-    fetches: VecDeque<(u64, u64, Region, Option<String>)>,
+    /// what it wants of them.
+    fetches: VecDeque<(u64, u64, Region, Want)>,
     /// Worker: arrays the driver dropped.
     forgets: VecDeque<u64>,
     /// Driver: fetched elements that arrived, by request; the next request's number.
@@ -264,14 +265,19 @@ impl Core {
             }
             Msg::Values { seq } => self.values.push((seq, from, data.unwrap_or_default())),
             Msg::Blocks { seq } => self.blocks.push((seq, data.unwrap_or_default())),
-            Msg::Fetch { req, id, region } => self.fetches.push_back((req, id, region, None)),
+            Msg::Fetch { req, id, region } => {
+                self.fetches.push_back((req, id, region, Want::Bytes))
+            }
             Msg::Save {
                 req,
                 id,
                 region,
                 path,
             } => {
-                self.fetches.push_back((req, id, region, Some(path)));
+                self.fetches.push_back((req, id, region, Want::Save(path)));
+            }
+            Msg::Digest { req, id, region } => {
+                self.fetches.push_back((req, id, region, Want::Digest));
             }
             Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
             Msg::Saved { path, ok } => {
