@@ -180,8 +180,13 @@ fn expect(what: &str, ok: bool, detail: impl std::fmt::Display) -> Result<(), St
     }
 }
 
-/// Killed after epoch 6, then resumed: the uninterrupted output, in layout `env`.
-fn killed_and_resumed(name: &str, env: &[(&str, &str)], plain: &str) -> Result<PathBuf, String> {
+/// Killed after epoch 6, then resumed: the uninterrupted output, in layout `env`; the
+/// directory, and what the resumed run printed on stderr.
+fn killed_and_resumed(
+    name: &str,
+    env: &[(&str, &str)],
+    plain: &str,
+) -> Result<(PathBuf, String), String> {
     let dir = fresh(name);
     let (code, out, err) = run(&dir, env)?;
     expect(
@@ -234,7 +239,21 @@ fn killed_and_resumed(name: &str, env: &[(&str, &str)], plain: &str) -> Result<P
         matches!((from, newest), (Some(f), Some(n)) if n > f),
         format!("resumed from {from:?}, newest {newest:?}\n{err}"),
     )?;
-    Ok(dir)
+    Ok((dir, err))
+}
+
+/// A resumed job's arrays with parts on the other rank were read back there: the resumed
+/// line says how much, and nothing of it came to the driver.
+fn restored_in_parts(name: &str, err: &str) -> Result<(), String> {
+    let line = err
+        .lines()
+        .find(|l| l.contains("strads: resumed from the checkpoint"))
+        .unwrap_or("");
+    expect(
+        &format!("{name}: the parts other ranks wrote are read back there"),
+        line.contains(" MiB of it by the ranks that hold it"),
+        err,
+    )
 }
 
 /// 3 processes; a worker killed with SIGKILL part way: the job restarts itself and ends
@@ -338,10 +357,10 @@ fn check() -> Result<(), String> {
         ("STRADS_CHECKPOINT_SECONDS", "0.2"),
         ("PAUSE_MS", "60"),
     ];
-    let dir = killed_and_resumed("spaced", &spaced, &plain)?;
+    let (dir, _) = killed_and_resumed("spaced", &spaced, &plain)?;
     let _ = std::fs::remove_dir_all(&dir);
     let threads = [("STRADS_THREADS", "2")];
-    let dir = killed_and_resumed("threads", &threads, &plain)?;
+    let (dir, _) = killed_and_resumed("threads", &threads, &plain)?;
 
     // Another P: refused, naming both.
     let (code, _, err) = run(&dir, &[("STRADS_THREADS", "1"), ("STRADS_RESUME", "1")])?;
@@ -416,7 +435,8 @@ fn check() -> Result<(), String> {
 
     // As 2 processes: the same bits as 2 threads, killed and resumed.
     let procs = [("STRADS_PROCESSES", "2"), ("STRADS_THREADS", "1")];
-    let dir = killed_and_resumed("processes", &procs, &plain)?;
+    let (dir, err) = killed_and_resumed("processes", &procs, &plain)?;
+    restored_in_parts("processes", &err)?;
     let _ = std::fs::remove_dir_all(&dir);
 
     // As 2 processes with inputs made in parts on the ranks (both of `from_fn`'s, the first
@@ -437,7 +457,8 @@ fn check() -> Result<(), String> {
             && err.contains("(sparse [200000, 5]) made in place"),
         format!("{out}\n---\n{plain_big}\n{err}"),
     )?;
-    let dir = killed_and_resumed("in-parts", &procs_big, &plain_big)?;
+    let (dir, err) = killed_and_resumed("in-parts", &procs_big, &plain_big)?;
+    restored_in_parts("in-parts", &err)?;
     // The input in parts changed (one value): the resumed run refuses the checkpoint, as
     // one process does, though no rank sent its part anywhere to compare.
     let mut changed = procs_big.to_vec();

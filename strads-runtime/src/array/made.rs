@@ -81,6 +81,38 @@ pub(crate) trait Parts: Sync {
     fn sparse(&self, id: u64, elem: TypeId, shape: &[usize], own: Box<dyn Any>) -> Box<dyn Any>;
     /// Every rank lets go of what it received of array `id` (the caller's code panicked).
     fn abandon(&self, id: u64);
+    /// A resumed run's dense array `id` (`array`, a `&mut DistArray` of elements `elem`
+    /// and `shape`) given a checkpoint's contents where they were written: each rank of
+    /// `pieces` reads its files into its copy, and the driver's array takes `home` (index
+    /// ranges and their little-endian bytes) and lists the pieces away, as after the call
+    /// that left them there. An error when a rank cannot read its pieces.
+    #[allow(clippy::too_many_arguments)]
+    fn restore(
+        &self,
+        id: u64,
+        elem: TypeId,
+        shape: &[usize],
+        array: &mut dyn Any,
+        home: &[Region],
+        pieces: &[Piece],
+    ) -> Result<(), String>;
+}
+
+/// Elements of a dense array as index ranges, with their little-endian bytes in order.
+pub(crate) type Region = (Vec<(u64, u64)>, Vec<u8>);
+
+/// A piece of a dense array that a rank of a cluster job wrote for a checkpoint: read back
+/// by that rank when the job resumes ([`Parts::restore`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Piece {
+    /// The rank.
+    pub rank: usize,
+    /// The elements, as index ranges in the file's order.
+    pub region: Vec<(u64, u64)>,
+    /// The file: the elements' little-endian bytes, then their checksum.
+    pub path: String,
+    /// The bytes of the elements.
+    pub len: u64,
 }
 
 /// How arrays are made in parts: the cluster runtime's, linked in (one entry).

@@ -268,4 +268,17 @@ impl crate::array::made::Parts for JobParts {
     fn abandon(&self, id: u64) {
         spread::dense::abandon([id]);
     }
+
+    fn restore(
+        &self,
+        id: u64,
+        elem: TypeId,
+        shape: &[usize],
+        array: &mut dyn Any,
+        home: &[crate::array::made::Region],
+        pieces: &[crate::array::made::Piece],
+    ) -> Result<(), String> {
+        let (s, elem) = (self.session(), self.elem(elem));
+        spread::restore(s, id, elem, shape, array, home, pieces)
+    }
 }

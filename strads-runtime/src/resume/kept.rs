@@ -42,6 +42,22 @@ pub trait Kept {
         let _ = (region, bytes);
         Err(format!("{} is not saved in pieces", self.kept_kind()))
     }
+    /// Whether [`kept_restore_in_parts`](Kept::kept_restore_in_parts) can restore the
+    /// array with `pieces` left where they were written (else the caller reads them here).
+    fn kept_in_parts(&self, pieces: &[crate::array::made::Piece]) -> bool {
+        let _ = pieces;
+        false
+    }
+    /// On a resumed cluster job's driver: sets the elements of each region of `home` from
+    /// its bytes, while the ranks that wrote `pieces` read them back, where they stay.
+    fn kept_restore_in_parts(
+        &mut self,
+        home: &[crate::array::made::Region],
+        pieces: &[crate::array::made::Piece],
+    ) -> Result<(), String> {
+        let _ = (home, pieces);
+        Err(format!("{} is not restored in parts", self.kept_kind()))
+    }
 }
 
 fn unsupported<T>() -> String {
@@ -100,6 +116,18 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
         path_of: &dyn Fn(usize, usize) -> String,
     ) -> Option<(Vec<u8>, Vec<(u64, u64)>, Vec<SavedAway>)> {
         self.save_parts(path_of)
+    }
+
+    fn kept_in_parts(&self, pieces: &[crate::array::made::Piece]) -> bool {
+        self.can_restore_in_parts(pieces)
+    }
+
+    fn kept_restore_in_parts(
+        &mut self,
+        home: &[crate::array::made::Region],
+        pieces: &[crate::array::made::Piece],
+    ) -> Result<(), String> {
+        self.restore_in_parts(home, pieces)
     }
 
     fn kept_restore_region(&mut self, region: &[(u64, u64)], bytes: &[u8]) -> Result<(), String> {

@@ -245,10 +245,7 @@ impl Manifest {
             let path = dir.join(file);
             if checksum.is_none() {
                 // A piece another rank wrote: it ends with its own checksum.
-                std::fs::read(&path)
-                    .map_err(|e| format!("cannot be read ({e})"))
-                    .and_then(|b| with_trailer(b, bytes))
-                    .map_err(|e| (path.clone(), e))?;
+                crate::checkpoint::trailer_checks(&path, bytes).map_err(|e| (path.clone(), e))?;
                 continue;
             }
             match file_checksum(&path) {

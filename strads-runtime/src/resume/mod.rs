@@ -188,6 +188,8 @@ struct Resuming {
     at: HashMap<(u64, usize), usize>,
     restored: usize,
     bytes: u64,
+    /// Of those bytes, the ones the ranks that wrote them read back (they stay there).
+    in_parts: u64,
 }
 
 /// Checkpoints of this process (the driver's, or a program run as one process).
@@ -277,6 +279,7 @@ impl Recovery {
                         at,
                         restored: 0,
                         bytes: 0,
+                        in_parts: 0,
                     })
                 }
                 Ok(None) => {

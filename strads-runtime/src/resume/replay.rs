@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::manifest::{self, CallEntry, SavedArray, checksum};
 use super::{Held, Log, LogInner, Recovery, Saved, fatal, output};
+use crate::array::made::Piece;
 
 impl Recovery {
     /// After skipped call `k`: its reduction values, and the arrays whose last write before
@@ -72,10 +73,18 @@ impl Recovery {
                     res.manifest.arrays.len()
                 ));
             }
+            let there = if res.in_parts > 0 {
+                format!(
+                    ", {:.1} MiB of it by the ranks that hold it",
+                    res.in_parts as f64 / (1024.0 * 1024.0)
+                )
+            } else {
+                String::new()
+            };
             crate::log::say!(
                 Info,
                 "strads: resumed from the checkpoint {from}: {k} calls skipped, {} arrays \
-                 ({:.1} MiB) restored",
+                 ({:.1} MiB) restored{there}",
                 res.restored,
                 res.bytes as f64 / (1024.0 * 1024.0)
             );
@@ -132,17 +141,41 @@ impl Recovery {
                     ))
                 };
                 let bytes = read(file, s.checksum, s.bytes);
-                match &s.region {
-                    None => a.kept_restore(&bytes),
-                    Some(region) => a.kept_restore_region(region, &bytes),
-                }
-                .unwrap_or_else(|e| refused(format!("{file}: {e}")));
                 res.bytes += bytes.len() as u64;
-                for p in &s.parts {
-                    let piece = read(&p.file, p.checksum, p.bytes);
-                    a.kept_restore_region(&p.region, &piece)
-                        .unwrap_or_else(|e| refused(format!("{}: {e}", p.file)));
-                    res.bytes += piece.len() as u64;
+                // On a cluster job, the pieces other ranks wrote are read back by them, and
+                // stay there (the files end with their checksums).
+                let pieces: Vec<Piece> = s
+                    .parts
+                    .iter()
+                    .filter(|p| p.rank != 0 && p.checksum.is_none())
+                    .map(|p| Piece {
+                        rank: p.rank,
+                        region: p.region.clone(),
+                        path: self.dir.join(&p.file).to_string_lossy().into_owned(),
+                        len: p.bytes,
+                    })
+                    .collect();
+                match &s.region {
+                    Some(region) if pieces.len() == s.parts.len() && a.kept_in_parts(&pieces) => {
+                        a.kept_restore_in_parts(&[(region.clone(), bytes)], &pieces)
+                            .unwrap_or_else(|e| refused(e));
+                        let there: u64 = pieces.iter().map(|p| p.len).sum();
+                        res.bytes += there;
+                        res.in_parts += there;
+                    }
+                    _ => {
+                        match &s.region {
+                            None => a.kept_restore(&bytes),
+                            Some(region) => a.kept_restore_region(region, &bytes),
+                        }
+                        .unwrap_or_else(|e| refused(format!("{file}: {e}")));
+                        for p in &s.parts {
+                            let piece = read(&p.file, p.checksum, p.bytes);
+                            a.kept_restore_region(&p.region, &piece)
+                                .unwrap_or_else(|e| refused(format!("{}: {e}", p.file)));
+                            res.bytes += piece.len() as u64;
+                        }
+                    }
                 }
                 Saved {
                     version: a.kept_key().1,

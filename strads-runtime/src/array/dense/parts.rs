@@ -65,4 +65,141 @@ impl<T, const N: usize> DistArray<T, N> {
         let fetch = fetch(self.data.as_mut_ptr() as usize);
         self.away.leave(fetch);
     }
+
+    /// Whether a resumed cluster job's driver can give this array a checkpoint's contents
+    /// where they were written, `pieces` read back by the ranks that wrote them
+    /// ([`restore_in_parts`](Self::restore_in_parts)): on a job's driver with those ranks,
+    /// for numbers in at most 4 dims.
+    pub(crate) fn can_restore_in_parts(&self, pieces: &[crate::array::made::Piece]) -> bool
+    where
+        T: 'static,
+    {
+        let ranks = crate::array::made::parts().and_then(|p| p.ranks());
+        crate::array::le::wire_size::<T>().is_some()
+            && N <= 4
+            && !pieces.is_empty()
+            && ranks.is_some_and(|n| pieces.iter().all(|p| p.rank != 0 && p.rank < n))
+    }
+
+    /// A resumed cluster job's array given a checkpoint's contents where they were
+    /// written (`made::Parts::restore`): `home`, index ranges and their little-endian
+    /// bytes, here, and `pieces` read back by the ranks that wrote them, which keep them.
+    /// Only when [`can_restore_in_parts`](Self::can_restore_in_parts).
+    pub(crate) fn restore_in_parts(
+        &mut self,
+        home: &[crate::array::made::Region],
+        pieces: &[crate::array::made::Piece],
+    ) -> Result<(), String>
+    where
+        T: Send + Sync + 'static,
+    {
+        let parts = crate::array::made::parts().ok_or("no cluster job")?;
+        let (id, shape) = (self.id, self.shape);
+        parts.restore(
+            id,
+            std::any::TypeId::of::<T>(),
+            &shape,
+            self as &mut dyn std::any::Any,
+            home,
+            pieces,
+        )
+    }
+
+    /// A resumed array's contents replaced where they are (`restore_in_parts`): what was
+    /// away is forgotten without being fetched, and the array is at `version`.
+    pub(crate) fn restoring(&mut self, version: u64) -> &mut [T] {
+        self.away.claim();
+        self.version = version;
+        self.data_mut()
+    }
+
+    /// With parts on other ranks: has their holders write them to `path_of(rank, piece)`
+    /// (a checkpoint), and gives the elements at home as little-endian bytes with their
+    /// index ranges; `None` when nothing is away, or parts are made nowhere yet.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn save_parts(
+        &self,
+        path_of: &dyn Fn(usize, usize) -> String,
+    ) -> Option<(Vec<u8>, Vec<(u64, u64)>, Vec<crate::array::away::SavedAway>)>
+    where
+        T: 'static,
+    {
+        crate::array::le::wire_size::<T>()?;
+        self.away.locked(|fetch, read| {
+            // The elements at home are copied while the other ranks write theirs.
+            let mut home = Vec::new();
+            let mut out = Vec::new();
+            let parts = fetch?.save_into(read, path_of, &mut |regions: &[&[(u64, u64)]]| {
+                let mut away: Vec<(u64, u64)> =
+                    regions.iter().flat_map(|r| r.iter().copied()).collect();
+                away.sort_unstable();
+                let len = self.data.len() as u64;
+                let mut at = 0u64;
+                for (lo, hi) in away {
+                    if lo > at {
+                        home.push((at, lo));
+                    }
+                    at = at.max(hi);
+                }
+                if at < len {
+                    home.push((at, len));
+                }
+                // SAFETY: under the cell's lock with no lease held, nothing writes the
+                // elements: fetches and leases write them only under that lock, and every
+                // other writer borrows the array mutably, which `&self` excludes. Those at
+                // home are current (those away are stale, and not copied).
+                let all =
+                    unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
+                for &(lo, hi) in &home {
+                    crate::array::le::put(&all[lo as usize..hi as usize], &mut out);
+                }
+            })?;
+            Some((out, home, parts))
+        })
+    }
+
+    /// The checksum of the elements' little-endian bytes, the one one process takes of
+    /// the whole; the parts other ranks hold are taken there (nothing comes home). `None`
+    /// for elements without a wire type, or parts made nowhere yet.
+    pub(crate) fn checksum(&self) -> Option<crate::checkpoint::Poly>
+    where
+        T: 'static,
+    {
+        use crate::checkpoint::Poly;
+        crate::array::le::wire_size::<T>()?;
+        let away = self.away.locked(|fetch, read| {
+            let Some(mut sums) = fetch?.digest_away(read) else {
+                return Some(None);
+            };
+            let mut away: Vec<(u64, u64)> = sums.iter().map(|&(lo, hi, _)| (lo, hi)).collect();
+            away.sort_unstable();
+            // SAFETY: as in `save_parts`: under the cell's lock with no lease held, nothing
+            // writes the elements, and those at home (outside `away`) are current.
+            let all = unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
+            let mut at = 0u64;
+            for (lo, hi) in away
+                .into_iter()
+                .chain([(all.len() as u64, all.len() as u64)])
+            {
+                if lo > at {
+                    sums.push((
+                        at,
+                        lo,
+                        crate::array::le::digest(&all[at as usize..lo as usize]),
+                    ));
+                }
+                at = at.max(hi);
+            }
+            sums.sort_unstable_by_key(|&(lo, ..)| lo);
+            Some(Some(
+                sums.into_iter()
+                    .fold(Poly::new(), |sum, (.., p)| sum.then(p)),
+            ))
+        });
+        match away {
+            // Parts away (`None` inside: some made nowhere yet).
+            Some(sum) => sum,
+            None => Some(crate::array::le::digest(self.as_slice())),
+        }
+    }
 }

@@ -16,10 +16,12 @@ mod typed;
 pub(crate) mod dense;
 mod from_entries;
 mod from_fn;
+mod restore;
 mod share;
 
 pub(crate) use from_entries::{send_entries, sparse as entries_made};
 pub(crate) use from_fn::{dense as rows_made, send_rows};
+pub(crate) use restore::restore;
 
 use std::any::Any;
 use std::sync::Arc;
