@@ -83,6 +83,13 @@ impl<T: 'static> Fetcher for MadeHere<T> {
         self.left.iter().any(|&(x, y)| x < hi && y > lo)
     }
 
+    fn digest_away(&self, read: &Spans) -> Option<Vec<(u64, u64, crate::checkpoint::Poly)>> {
+        read.outside(&self.left)
+            .into_iter()
+            .map(|(lo, hi)| Some((lo, hi, self.recipe.digest::<T>(&self.shape, lo, hi)?)))
+            .collect()
+    }
+
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
         let (a, b) = self.window(lo, hi);
         self.make(&read.outside(&self.left_in(a, b)));

@@ -85,7 +85,8 @@ pub(crate) trait Parts: Sync {
     /// and `shape`) given a checkpoint's contents where they were written: each rank of
     /// `pieces` reads its files into its copy, and the driver's array takes `home` (index
     /// ranges and their little-endian bytes) and lists the pieces away, as after the call
-    /// that left them there. An error when a rank cannot read its pieces.
+    /// that left them there. An error when a rank cannot read its pieces: the array and the
+    /// ranks' copies then disagree, and the caller stops the job.
     #[allow(clippy::too_many_arguments)]
     fn restore(
         &self,
@@ -139,6 +140,29 @@ impl Recipe {
         } else {
             Recipe::Full { bytes }
         })
+    }
+
+    /// The checksum of elements `lo..hi` of an array of `shape` as this recipe makes them
+    /// (`le::digest` of their bytes), made 64 Ki elements at a time into a buffer of their
+    /// own; `None` when it cannot make elements of `T`.
+    pub(crate) fn digest<T: 'static>(
+        &self,
+        shape: &[usize],
+        lo: u64,
+        hi: u64,
+    ) -> Option<crate::checkpoint::Poly> {
+        const CHUNK: usize = 1 << 16;
+        let (lo, hi) = (lo as usize, hi as usize);
+        let mut buf = super::pages::zeroed::<T>(CHUNK.min(hi.saturating_sub(lo)))?;
+        let mut sum = crate::checkpoint::Poly::new();
+        let mut at = lo;
+        while at < hi {
+            let out = &mut buf[..CHUNK.min(hi - at)];
+            self.make(shape, at, out).ok()?;
+            sum = sum.then(super::le::digest(out));
+            at += out.len();
+        }
+        Some(sum)
     }
 
     /// Makes elements `lo..lo + out.len()` of an array of `shape` into `out`; an error
@@ -274,5 +298,26 @@ mod tests {
         assert_eq!(Recipe::full(&0.0f64), Some(Recipe::Zeros));
         assert!(matches!(Recipe::full(&-0.0f64), Some(Recipe::Full { .. })));
         assert_eq!(Recipe::full(&0u128), None);
+    }
+
+    #[test]
+    fn a_recipes_checksum_is_that_of_the_elements_it_makes() {
+        use crate::array::le::digest;
+        // More than one 64 Ki chunk, and ranges that start and end inside one.
+        let a = DistArray::<f32, 2>::random([700, 300], 5);
+        let random = Recipe::Random { seed: 5 };
+        for (lo, hi) in [(0, 210_000), (65_535, 131_073), (7, 8), (9, 9)] {
+            assert_eq!(
+                random.digest::<f32>(&[700, 300], lo, hi),
+                Some(digest(&a.as_slice()[lo as usize..hi as usize])),
+                "{lo}..{hi}"
+            );
+        }
+        let zeros = vec![0u16; 70_000];
+        assert_eq!(
+            Recipe::Zeros.digest::<u16>(&[70_000], 0, 70_000),
+            Some(digest(&zeros))
+        );
+        assert_eq!(random.digest::<i32>(&[9], 0, 9), None, "no random i32");
     }
 }

@@ -142,21 +142,23 @@ impl<T: 'static> Fetcher for Parts<T> {
     }
 
     fn digest_away(&self, read: &Spans) -> Option<Vec<(u64, u64, crate::checkpoint::Poly)>> {
-        let parts = self.cut(0, usize::MAX, read);
-        if parts.iter().any(|(_, r)| *r == MADE) {
-            // Parts no rank has made yet: made from the program's recipe, not compared.
-            return None;
+        let (made, parts): (Vec<_>, Vec<_>) = self
+            .cut(0, usize::MAX, read)
+            .into_iter()
+            .partition(|(_, r)| *r == MADE);
+        // Parts no rank has made yet: made here from the recipe, a chunk at a time (nothing
+        // kept).
+        let mut out = Vec::new();
+        for (region, _) in &made {
+            for &(lo, hi) in &region.0 {
+                out.push((lo, hi, self.recipe?.digest::<T>(&self.shape, lo, hi)?));
+            }
         }
         let sums = self.session.digest(self.id, &parts);
-        Some(
-            parts
-                .iter()
-                .zip(sums)
-                .flat_map(|((region, _), sums)| {
-                    region.0.iter().zip(sums).map(|(&(lo, hi), p)| (lo, hi, p))
-                })
-                .collect(),
-        )
+        out.extend(parts.iter().zip(sums).flat_map(|((region, _), sums)| {
+            region.0.iter().zip(sums).map(|(&(lo, hi), p)| (lo, hi, p))
+        }));
+        Some(out)
     }
 
     fn all(self: Box<Self>, read: &Spans) {

@@ -76,7 +76,7 @@ impl<T, const N: usize> DistArray<T, N> {
     {
         let ranks = crate::array::made::parts().and_then(|p| p.ranks());
         crate::array::le::wire_size::<T>().is_some()
-            && N <= 4
+            && (1..=4).contains(&N)
             && !pieces.is_empty()
             && ranks.is_some_and(|n| pieces.iter().all(|p| p.rank != 0 && p.rank < n))
     }

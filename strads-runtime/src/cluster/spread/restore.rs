@@ -33,7 +33,9 @@ static RESTORE: DataOp = DataOp {
 };
 
 /// Driver: array `array` (a `&mut DistArray` of `elem` and `shape`, known as `id`) takes
-/// `home` here while every rank of `pieces` reads its own; then the pieces are away.
+/// `home` here while every rank of `pieces` reads its own; then the pieces are away (their
+/// pages here given back). An error leaves the array and the ranks' copies of it
+/// disagreeing: the caller stops the job (a resumed run refuses the checkpoint).
 pub(crate) fn restore(
     s: &'static Session,
     id: u64,
@@ -83,6 +85,17 @@ where
     let data = a.restoring(version);
     for (region, bytes) in home {
         fill(data, region, bytes)?;
+    }
+    if crate::array::pages::zero_is_default::<U>() {
+        let (ptr, len) = (data.as_mut_ptr(), data.len());
+        for &(lo, hi) in pieces.iter().flat_map(|p| &p.region) {
+            if lo <= hi && hi as usize <= len {
+                // SAFETY: elements of this array (`len` of them at `ptr`), borrowed
+                // mutably here; the pieces' elements are away from now on, and the fetch
+                // rewrites them before anything reads them (`array::away`).
+                unsafe { crate::array::pages::release(ptr, len, lo as usize, hi as usize) };
+            }
+        }
     }
     a.shared_as(id);
     let parts: Vec<(Region, usize)> = pieces
