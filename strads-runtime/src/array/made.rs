@@ -83,9 +83,8 @@ pub(crate) trait Parts: Sync {
     fn abandon(&self, id: u64);
     /// A resumed run's dense array `id` (`array`, a `&mut DistArray` of elements `elem`
     /// and `shape`) given a checkpoint's contents where they were written: each rank of
-    /// `pieces` reads its files into its copy, and the driver's array takes `home` (index
-    /// ranges and their little-endian bytes) and lists the pieces away, as after the call
-    /// that left them there. An error when a rank cannot read its pieces: the array and the
+    /// `pieces` reads its files into its copy, and the driver's array reads the files of
+    /// `home` and lists the pieces away, as after the call that left them there. An error when a rank cannot read its pieces: the array and the
     /// ranks' copies then disagree, and the caller stops the job.
     #[allow(clippy::too_many_arguments)]
     fn restore(
@@ -94,13 +93,10 @@ pub(crate) trait Parts: Sync {
         elem: TypeId,
         shape: &[usize],
         array: &mut dyn Any,
-        home: &[Region],
+        home: &[Piece],
         pieces: &[Piece],
     ) -> Result<(), String>;
 }
-
-/// Elements of a dense array as index ranges, with their little-endian bytes in order.
-pub(crate) type Region = (Vec<(u64, u64)>, Vec<u8>);
 
 /// A piece of a dense array that a rank of a cluster job wrote for a checkpoint: read back
 /// by that rank when the job resumes ([`Parts::restore`]).
@@ -110,10 +106,14 @@ pub struct Piece {
     pub rank: usize,
     /// The elements, as index ranges in the file's order.
     pub region: Vec<(u64, u64)>,
-    /// The file: the elements' little-endian bytes, then their checksum.
+    /// The file: the elements' little-endian bytes, then their checksum (`Sum`, 8 bytes
+    /// little-endian) unless `checksum` gives it.
     pub path: String,
     /// The bytes of the elements.
     pub len: u64,
+    /// The checksum of the file's bytes when the manifest holds it (the driver's own
+    /// files); `None`: the file ends with it (a rank's pieces).
+    pub checksum: Option<u64>,
 }
 
 /// How arrays are made in parts: the cluster runtime's, linked in (one entry).

@@ -24,7 +24,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -56,9 +55,11 @@ pub struct Checkpoint {
 }
 
 mod poly;
+mod staged;
 mod sum;
 pub(crate) use poly::Poly;
-pub(crate) use sum::{Sum, add_trailer, checksum64, trailer_checks, with_trailer};
+pub(crate) use staged::Staged;
+pub(crate) use sum::{Sum, checksum64, trailer_checks, with_trailer};
 
 /// FNV-1a, 64 bits: a checksum of a value's bytes.
 pub(crate) fn checksum(bytes: &[u8]) -> u64 {
@@ -277,56 +278,9 @@ impl<'a> Reader<'a> {
 /// # Errors
 /// [`Error::Io`] naming the file when it cannot be written.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| Error::Io { path: p, source }
-    };
-    let name = path.file_name().ok_or_else(|| Error::Io {
-        path: path.to_path_buf(),
-        source: std::io::Error::other("not a file name"),
-    })?;
-    // A name of its own (process, save, a counter against collisions), made afresh:
-    // two saves at once never write one temporary file, nor follow a link left there.
-    static SAVES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let (tmp, mut file) = (0..64)
-        .find_map(|_| {
-            let mut tmp_name = name.to_os_string();
-            let n = SAVES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            tmp_name.push(format!(".tmp-{}-{n}", std::process::id()));
-            let tmp = path.with_file_name(tmp_name);
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&tmp)
-            {
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
-                r => Some(r.map(|f| (tmp.clone(), f)).map_err(io(&tmp))),
-            }
-        })
-        .unwrap_or_else(|| {
-            Err(Error::Io {
-                path: path.to_path_buf(),
-                source: std::io::Error::other("no free temporary name beside it"),
-            })
-        })?;
-    let written = (|| {
-        let f = &mut file;
-        f.write_all(bytes).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        std::fs::rename(&tmp, path).map_err(io(path))
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    written?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    let mut staged = Staged::create(path)?;
+    staged.write(bytes)?;
+    staged.commit()
 }
 
 /// Lowers the calling thread's priority as far as it goes (nice 19): a thread that writes

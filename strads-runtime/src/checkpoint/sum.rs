@@ -72,8 +72,9 @@ pub(crate) fn checksum64(bytes: &[u8]) -> u64 {
     s.finish()
 }
 
-/// `bytes` followed by their checksum (8 bytes, little-endian): how a rank writes the
-/// pieces it holds, so that its answer need not wait for the checksum.
+/// `bytes` followed by their checksum (8 bytes, little-endian): the format a rank writes
+/// the pieces it holds in (`cluster::save::write_piece`, a slice at a time).
+#[cfg(test)]
 pub(crate) fn add_trailer(bytes: &mut Vec<u8>) {
     let c = checksum64(bytes);
     bytes.extend_from_slice(&c.to_le_bytes());

@@ -275,7 +275,7 @@ impl crate::array::made::Parts for JobParts {
         elem: TypeId,
         shape: &[usize],
         array: &mut dyn Any,
-        home: &[crate::array::made::Region],
+        home: &[crate::array::made::Piece],
         pieces: &[crate::array::made::Piece],
     ) -> Result<(), String> {
         let (s, elem) = (self.session(), self.elem(elem));

@@ -302,30 +302,24 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 // Parts a call left here, which the driver's serial code (or a call that
                 // runs on the driver alone) is about to read, or a checkpoint saves (written
                 // by a thread of their own, answered once written).
-                let save = match want {
-                    super::proto::Want::Save(path) => Some(path),
-                    _ => None,
-                };
-                match (store.read(id, &region), save) {
-                    // Answered once written: the driver's next call does not wait for it.
-                    (Ok(data), Some(path)) => {
-                        super::save::write_later(session, path.into(), data);
+                match want {
+                    // Written now, from where the part lives (no copy kept); synced and
+                    // answered by the writing thread: the driver's next call does not wait
+                    // for the disk. A piece this rank cannot give is answered as not
+                    // written: the driver writes no manifest naming it (and no more
+                    // checkpoints); the job goes on.
+                    super::proto::Want::Save(path) => {
+                        super::save::write_piece(session, path.into(), |out| {
+                            store.write_region(id, &region, out)
+                        });
                     }
-                    (Ok(data), None) => session.with(|core| core.send_fetched(req, data)),
-                    // A piece this rank cannot give: the driver writes no manifest naming
-                    // it (and no more checkpoints); the job goes on.
-                    (Err(e), Some(path)) => {
-                        crate::log::say!(
-                            Warn,
-                            "strads: checkpoint: rank {} cannot write {path}: {e}",
+                    _ => match store.read(id, &region) {
+                        Ok(data) => session.with(|core| core.send_fetched(req, data)),
+                        Err(e) => session.fail(format!(
+                            "rank {} cannot send the driver the parts it asked for: {e}",
                             session.rank
-                        );
-                        session.with(|core| core.send_saved(path, false));
-                    }
-                    (Err(e), None) => session.fail(format!(
-                        "rank {} cannot send the driver the parts it asked for: {e}",
-                        session.rank
-                    )),
+                        )),
+                    },
                 }
                 continue;
             }

@@ -1,10 +1,11 @@
 //! A worker rank's side of a checkpoint (module `resume`): the parts of the driver's
-//! arrays it holds, written to the files the driver names, from a thread of its own; each
-//! file ends with its own checksum, and the rank tells the driver once it is written
-//! (`Msg::Saved`). The driver's next call waits for none of it; the driver's checkpoint
-//! writer waits for those answers before it counts a checkpoint's job done
-//! (`job::saving`), and the driver keeps at most two jobs in flight, so a rank's queue
-//! holds at most about two checkpoints' copies and the rank never waits for its disk.
+//! arrays it holds, written to the files the driver names, each ending with its own
+//! checksum. The rank writes a part's bytes from where they live, a slice at a time,
+//! before it serves the next call (so no copy of the part is kept for later: a rank near
+//! its memory limit can still checkpoint); a thread of its own then syncs and renames the
+//! file and tells the driver (`Msg::Saved`). The driver's checkpoint writer waits for those
+//! answers before it counts a checkpoint's job done (`job::saving`), and keeps at most two
+//! jobs in flight.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,15 +13,15 @@ use std::sync::mpsc::{Sender, channel};
 use std::sync::{Mutex, OnceLock};
 
 use super::session::Session;
-use crate::checkpoint::{add_trailer, write_atomic};
+use crate::checkpoint::{Staged, Sum};
 
-/// A file to write: where, and its bytes.
-type Piece = (PathBuf, Vec<u8>);
+/// A file to commit: its name for the driver, and the file written (or why not).
+type Piece = (String, Result<Staged, String>);
 
-/// The writing thread's queue.
+/// The committing thread's queue.
 static LATER: OnceLock<Mutex<Sender<Piece>>> = OnceLock::new();
 
-/// Files queued and not yet written.
+/// Files queued and not yet committed.
 static PENDING: AtomicUsize = AtomicUsize::new(0);
 
 fn later(session: &'static Session) -> &'static Mutex<Sender<Piece>> {
@@ -30,17 +31,14 @@ fn later(session: &'static Session) -> &'static Mutex<Sender<Piece>> {
             .name("strads-save".into())
             .spawn(move || {
                 crate::checkpoint::lowest_priority();
-                for (path, mut bytes) in rx {
-                    add_trailer(&mut bytes);
-                    let ok = match write_atomic(&path, &bytes) {
+                for (path, staged) in rx {
+                    let ok = match staged.and_then(|s| s.commit().map_err(|e| e.to_string())) {
                         Ok(()) => true,
                         Err(e) => {
                             crate::log::say!(Warn, "strads: checkpoint: {e}");
                             false
                         }
                     };
-                    drop(bytes);
-                    let path = path.to_string_lossy().into_owned();
                     session.with(|core| core.send_saved(path, ok));
                     PENDING.fetch_sub(1, Ordering::AcqRel);
                 }
@@ -50,15 +48,36 @@ fn later(session: &'static Session) -> &'static Mutex<Sender<Piece>> {
     })
 }
 
-/// Saves `bytes` to `path` from the writing thread (the file ends with their checksum),
-/// then tells the driver.
-pub(crate) fn write_later(session: &'static Session, path: PathBuf, bytes: Vec<u8>) {
+/// Writes a piece to `path`: `write` gives its bytes a slice at a time, from where they
+/// live (no copy is kept), and the file ends with their checksum; the writing thread then
+/// syncs and renames it and tells the driver. The next call waits for the bytes written,
+/// not for the disk.
+pub(crate) fn write_piece(
+    session: &'static Session,
+    path: PathBuf,
+    write: impl FnOnce(&mut dyn FnMut(&[u8]) -> Result<(), String>) -> Result<(), String>,
+) {
+    let name = path.to_string_lossy().into_owned();
+    let staged = Staged::create(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|mut staged| {
+            let mut sum = Sum::new();
+            write(&mut |bytes: &[u8]| {
+                sum.update(bytes);
+                staged.write(bytes).map_err(|e| e.to_string())
+            })
+            .map_err(|e| format!("{name}: {e}"))?;
+            staged
+                .write(&sum.finish().to_le_bytes())
+                .map_err(|e| e.to_string())?;
+            Ok(staged)
+        });
     let tx = later(session);
     PENDING.fetch_add(1, Ordering::AcqRel);
     let sent = tx
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .send((path, bytes));
+        .send((name, staged));
     if sent.is_err() {
         PENDING.fetch_sub(1, Ordering::AcqRel);
     }

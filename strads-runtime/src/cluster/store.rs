@@ -16,6 +16,14 @@ pub trait Stored: Any + Send {
     /// Its elements in `region`, little-endian: the driver fetching parts a call left
     /// here.
     fn read_region(&self, region: &Region) -> Result<Vec<u8>, String>;
+    /// Gives `out` the elements of `region`, little-endian, as
+    /// [`read_region`](Stored::read_region) gives them, 64 Ki elements at a time (a
+    /// checkpoint's piece, written from where the elements live).
+    fn write_region(
+        &self,
+        region: &Region,
+        out: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String>;
     /// The checksum of each range of `region`'s elements, little-endian, as
     /// [`read_region`](Stored::read_region) gives them (nothing copied whole).
     fn digest_region(&self, region: &Region) -> Result<Vec<Poly>, String>;
@@ -48,6 +56,35 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
             put(part, &mut out);
         }
         Ok(out)
+    }
+
+    fn write_region(
+        &self,
+        region: &Region,
+        out: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        elem_of::<T>().ok_or("an array without a wire type")?;
+        let data = self.as_slice();
+        let mut buf = Vec::new();
+        for &(lo, hi) in &region.0 {
+            let part = data.get(lo as usize..hi as usize).ok_or_else(|| {
+                format!(
+                    "[{lo}, {hi}) is outside the array's {} elements",
+                    data.len()
+                )
+            })?;
+            for chunk in part.chunks(1 << 16) {
+                match crate::array::le::bytes(chunk) {
+                    Some(b) => out(b)?,
+                    None => {
+                        buf.clear();
+                        put(chunk, &mut buf);
+                        out(&buf)?;
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn digest_region(&self, region: &Region) -> Result<Vec<Poly>, String> {
@@ -90,6 +127,14 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
 
 impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
     fn read_region(&self, _: &Region) -> Result<Vec<u8>, String> {
+        Err("a sparse array is never left in parts".into())
+    }
+
+    fn write_region(
+        &self,
+        _: &Region,
+        _: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
         Err("a sparse array is never left in parts".into())
     }
 
@@ -371,6 +416,20 @@ impl Store {
         }
         match self.arrays.get(&id) {
             Some((_, a)) => a.read_region(region),
+            None => Err(format!("array {id} is not kept here")),
+        }
+    }
+
+    /// Gives `out` the elements of `region` of the driver's array `id`, little-endian, a
+    /// slice at a time (a checkpoint's piece).
+    pub fn write_region(
+        &self,
+        id: u64,
+        region: &Region,
+        out: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        match self.arrays.get(&id) {
+            Some((_, a)) => a.write_region(region, out),
             None => Err(format!("array {id} is not kept here")),
         }
     }

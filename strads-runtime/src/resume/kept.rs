@@ -26,14 +26,16 @@ pub trait Kept {
     /// Checkpoints track the array: its drop tells them.
     fn kept_track(&self);
     /// With parts on other ranks: they write them to `path_of(rank, piece)`, and the
-    /// elements at home come back as bytes with their index ranges. `None` when nothing
-    /// is away (or it cannot be done so): [`kept_bytes`](Kept::kept_bytes) then.
+    /// elements at home go to `out` as little-endian bytes, a slice at a time (no copy
+    /// kept); their byte count and index ranges come back. `None` when nothing is away (or
+    /// it cannot be done so; nothing went to `out`): [`kept_bytes`](Kept::kept_bytes) then.
     #[allow(clippy::type_complexity)]
     fn kept_parts(
         &self,
         path_of: &dyn Fn(usize, usize) -> String,
-    ) -> Option<(Vec<u8>, Vec<(u64, u64)>, Vec<SavedAway>)> {
-        let _ = path_of;
+        out: &mut dyn FnMut(&[u8]),
+    ) -> Option<(u64, Vec<(u64, u64)>, Vec<SavedAway>)> {
+        let _ = (path_of, out);
         None
     }
     /// Sets the elements of index ranges `region` from `bytes` (their little-endian bytes,
@@ -52,7 +54,7 @@ pub trait Kept {
     /// its bytes, while the ranks that wrote `pieces` read them back, where they stay.
     fn kept_restore_in_parts(
         &mut self,
-        home: &[crate::array::made::Region],
+        home: &[crate::array::made::Piece],
         pieces: &[crate::array::made::Piece],
     ) -> Result<(), String> {
         let _ = (home, pieces);
@@ -114,8 +116,9 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
     fn kept_parts(
         &self,
         path_of: &dyn Fn(usize, usize) -> String,
-    ) -> Option<(Vec<u8>, Vec<(u64, u64)>, Vec<SavedAway>)> {
-        self.save_parts(path_of)
+        out: &mut dyn FnMut(&[u8]),
+    ) -> Option<(u64, Vec<(u64, u64)>, Vec<SavedAway>)> {
+        self.save_parts(path_of, out)
     }
 
     fn kept_in_parts(&self, pieces: &[crate::array::made::Piece]) -> bool {
@@ -124,7 +127,7 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
 
     fn kept_restore_in_parts(
         &mut self,
-        home: &[crate::array::made::Region],
+        home: &[crate::array::made::Piece],
         pieces: &[crate::array::made::Piece],
     ) -> Result<(), String> {
         self.restore_in_parts(home, pieces)

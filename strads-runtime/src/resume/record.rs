@@ -5,8 +5,9 @@ use std::time::Instant;
 
 use super::manifest::CallEntry;
 use super::manifest::{Manifest, SavedArray, SavedOutput, SavedPart};
-use super::writer::{Job, array_file, output_file, part_file};
+use super::writer::{Content, Job, array_file, output_file, part_file};
 use super::{GIVE_UP, Held, Recovery, Saved, Tracked, fatal, output};
+use crate::checkpoint::{Staged, Sum};
 
 impl Recovery {
     /// Whether a checkpoint is due after this call: one under way, or a new one when the
@@ -120,7 +121,20 @@ impl Recovery {
                             .to_string_lossy()
                             .into_owned()
                     };
-                    let (bytes, region, parts) = match a.kept_parts(&path_of) {
+                    // The elements at home are written now, from where they live, to a
+                    // file the writing thread then syncs and renames (no copy is kept).
+                    let file = array_file(k, pos);
+                    let mut staged = Staged::create(&dir.join(&file)).map_err(|e| e.to_string());
+                    let mut sum = Sum::new();
+                    let mut out = |bytes: &[u8]| {
+                        sum.update(bytes);
+                        if let Ok(f) = &mut staged
+                            && let Err(e) = f.write(bytes)
+                        {
+                            staged = Err(e.to_string());
+                        }
+                    };
+                    let (content, len, region, parts) = match a.kept_parts(&path_of, &mut out) {
                         Some((home, region, away)) => {
                             // The pieces other ranks write: a job is done once they are.
                             pieces.extend((0..away.len()).filter(|&i| away[i].rank != 0).map(
@@ -143,7 +157,11 @@ impl Recovery {
                                     bytes: p.len,
                                 })
                                 .collect();
-                            (home, Some(region), parts)
+                            let content = match staged {
+                                Ok(staged) => Content::Staged(staged, sum.finish()),
+                                Err(e) => Content::Failed(e),
+                            };
+                            (content, home, Some(region), parts)
                         }
                         None => {
                             let bytes = a.kept_bytes().unwrap_or_else(|e| {
@@ -154,20 +172,20 @@ impl Recovery {
                                     t.kind
                                 ))
                             });
-                            (bytes, None, Vec::new())
+                            let len = bytes.len() as u64;
+                            (Content::Bytes(bytes), len, None, Vec::new())
                         }
                     };
-                    let file = array_file(k, pos);
-                    // The checksum is taken by the writing thread.
+                    // The checksum is taken by the writing thread (or above, as written).
                     t.saved = Some(Saved {
                         version,
                         file: Some(file.clone()),
                         checksum: None,
-                        bytes: bytes.len() as u64,
+                        bytes: len,
                         region,
                         parts,
                     });
-                    files.push((file, bytes));
+                    files.push((file, content));
                 }
                 // Serial code changed it since: saved at the next call that writes it.
                 Some(_) => {}
@@ -230,7 +248,7 @@ impl Recovery {
                     checksum: None,
                     bytes: printed.len() as u64,
                 });
-                files.push((file, printed));
+                files.push((file, Content::Bytes(printed)));
             }
             Manifest::new(
                 self.identity.clone(),

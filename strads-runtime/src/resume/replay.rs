@@ -140,10 +140,9 @@ impl Recovery {
                         "cannot resume from the checkpoint {from}: {what}: {e}"
                     ))
                 };
-                let bytes = read(file, s.checksum, s.bytes);
-                res.bytes += bytes.len() as u64;
                 // On a cluster job, the pieces other ranks wrote are read back by them, and
-                // stay there (the files end with their checksums).
+                // stay there (the files end with their checksums); the driver reads its own
+                // into the array, a slice at a time.
                 let pieces: Vec<Piece> = s
                     .parts
                     .iter()
@@ -153,17 +152,31 @@ impl Recovery {
                         region: p.region.clone(),
                         path: self.dir.join(&p.file).to_string_lossy().into_owned(),
                         len: p.bytes,
+                        checksum: None,
                     })
                     .collect();
                 match &s.region {
-                    Some(region) if pieces.len() == s.parts.len() && a.kept_in_parts(&pieces) => {
-                        a.kept_restore_in_parts(&[(region.clone(), bytes)], &pieces)
+                    Some(region)
+                        if pieces.len() == s.parts.len()
+                            && s.checksum.is_some()
+                            && a.kept_in_parts(&pieces) =>
+                    {
+                        let home = Piece {
+                            rank: 0,
+                            region: region.clone(),
+                            path: self.dir.join(file).to_string_lossy().into_owned(),
+                            len: s.bytes,
+                            checksum: s.checksum,
+                        };
+                        a.kept_restore_in_parts(&[home], &pieces)
                             .unwrap_or_else(|e| refused(e));
                         let there: u64 = pieces.iter().map(|p| p.len).sum();
-                        res.bytes += there;
+                        res.bytes += s.bytes + there;
                         res.in_parts += there;
                     }
                     _ => {
+                        let bytes = read(file, s.checksum, s.bytes);
+                        res.bytes += bytes.len() as u64;
                         match &s.region {
                             None => a.kept_restore(&bytes),
                             Some(region) => a.kept_restore_region(region, &bytes),

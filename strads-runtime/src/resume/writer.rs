@@ -25,9 +25,18 @@ const IN_FLIGHT: usize = 2;
 /// the manifest when the checkpoint is complete (its files' checksums are taken here, off
 /// the program's thread: those it lacks are those of files this thread wrote).
 pub(super) struct Job {
-    pub(super) files: Vec<(String, Vec<u8>)>,
+    pub(super) files: Vec<(String, Content)>,
     pub(super) pieces: Vec<String>,
     pub(super) manifest: Option<Manifest>,
+}
+
+/// A file of a checkpoint: its bytes, to write; or written already from where the array
+/// lives (no copy kept), with their checksum, to sync and rename; or what kept it from
+/// being written.
+pub(super) enum Content {
+    Bytes(Vec<u8>),
+    Staged(crate::checkpoint::Staged, u64),
+    Failed(String),
 }
 
 /// The writing thread, and whether it is busy.
@@ -148,9 +157,14 @@ fn write_job(
     sums: &mut HashMap<String, u64>,
     p: &Progress,
 ) -> Result<(), String> {
-    for (name, bytes) in &job.files {
-        sums.insert(name.clone(), checksum(bytes));
-        write_atomic(&dir.join(name), bytes).map_err(|e| e.to_string())?;
+    for (name, content) in job.files {
+        let (sum, written) = match content {
+            Content::Bytes(bytes) => (checksum(&bytes), write_atomic(&dir.join(&name), &bytes)),
+            Content::Staged(staged, sum) => (sum, staged.commit()),
+            Content::Failed(e) => return Err(e),
+        };
+        written.map_err(|e| e.to_string())?;
+        sums.insert(name, sum);
     }
     // Pieces other ranks write end with their checksums; a manifest names them once those
     // ranks said they are written (and none is written when no answer is coming).

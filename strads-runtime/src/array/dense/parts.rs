@@ -87,7 +87,7 @@ impl<T, const N: usize> DistArray<T, N> {
     /// Only when [`can_restore_in_parts`](Self::can_restore_in_parts).
     pub(crate) fn restore_in_parts(
         &mut self,
-        home: &[crate::array::made::Region],
+        home: &[crate::array::made::Piece],
         pieces: &[crate::array::made::Piece],
     ) -> Result<(), String>
     where
@@ -120,15 +120,16 @@ impl<T, const N: usize> DistArray<T, N> {
     pub(crate) fn save_parts(
         &self,
         path_of: &dyn Fn(usize, usize) -> String,
-    ) -> Option<(Vec<u8>, Vec<(u64, u64)>, Vec<crate::array::away::SavedAway>)>
+        out: &mut dyn FnMut(&[u8]),
+    ) -> Option<(u64, Vec<(u64, u64)>, Vec<crate::array::away::SavedAway>)>
     where
         T: 'static,
     {
         crate::array::le::wire_size::<T>()?;
         self.away.locked(|fetch, read| {
-            // The elements at home are copied while the other ranks write theirs.
+            // The elements at home go to `out` while the other ranks write theirs.
             let mut home = Vec::new();
-            let mut out = Vec::new();
+            let mut written = 0u64;
             let parts = fetch?.save_into(read, path_of, &mut |regions: &[&[(u64, u64)]]| {
                 let mut away: Vec<(u64, u64)> =
                     regions.iter().flat_map(|r| r.iter().copied()).collect();
@@ -150,11 +151,23 @@ impl<T, const N: usize> DistArray<T, N> {
                 // home are current (those away are stale, and not copied).
                 let all =
                     unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
+                let mut buf = Vec::new();
                 for &(lo, hi) in &home {
-                    crate::array::le::put(&all[lo as usize..hi as usize], &mut out);
+                    for chunk in all[lo as usize..hi as usize].chunks(1 << 16) {
+                        let bytes = match crate::array::le::bytes(chunk) {
+                            Some(b) => b,
+                            None => {
+                                buf.clear();
+                                crate::array::le::put(chunk, &mut buf);
+                                &buf
+                            }
+                        };
+                        written += bytes.len() as u64;
+                        out(bytes);
+                    }
                 }
             })?;
-            Some((out, home, parts))
+            Some((written, home, parts))
         })
     }
 

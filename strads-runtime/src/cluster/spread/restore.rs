@@ -32,8 +32,8 @@ static RESTORE: DataOp = DataOp {
     run,
 };
 
-/// Driver: array `array` (a `&mut DistArray` of `elem` and `shape`, known as `id`) takes
-/// `home` here while every rank of `pieces` reads its own; then the pieces are away (their
+/// Driver: array `array` (a `&mut DistArray` of `elem` and `shape`, known as `id`) reads
+/// the files of `home` here while every rank of `pieces` reads its own; then the pieces are away (their
 /// pages here given back). An error leaves the array and the ranks' copies of it
 /// disagreeing: the caller stops the job (a resumed run refuses the checkpoint).
 pub(crate) fn restore(
@@ -42,7 +42,7 @@ pub(crate) fn restore(
     elem: Elem,
     shape: &[usize],
     array: &mut dyn Any,
-    home: &[crate::array::made::Region],
+    home: &[crate::array::made::Piece],
     pieces: &[Piece],
 ) -> Result<(), String> {
     typed!(
@@ -63,7 +63,7 @@ fn restore_typed<U, const N: usize>(
     id: u64,
     elem: Elem,
     a: &mut DistArray<U, N>,
-    home: &[crate::array::made::Region],
+    home: &[crate::array::made::Piece],
     pieces: &[Piece],
 ) -> Result<(), String>
 where
@@ -83,8 +83,8 @@ where
     // Every rank holds its pieces now: what was away of the array (parts a re-executed
     // `from_fn` made, or parts created in place) is replaced, not fetched.
     let data = a.restoring(version);
-    for (region, bytes) in home {
-        fill(data, region, bytes)?;
+    for p in home {
+        read_piece(data, p).map_err(|e| format!("{} {e}", p.path))?;
     }
     if crate::array::pages::zero_is_default::<U>() {
         let (ptr, len) = (data.as_mut_ptr(), data.len());
@@ -108,38 +108,6 @@ where
     let fetch_parts = parts.clone();
     a.made_away(|base| away::fetch::<U>(base, shape, None, s, id, fetch_parts));
     s.directory().made_away(&meta, parts);
-    Ok(())
-}
-
-/// Writes `bytes`, the little-endian elements of `region` in order, into `data`.
-fn fill<U: 'static>(data: &mut [U], region: &[(u64, u64)], bytes: &[u8]) -> Result<(), String> {
-    let size = le::wire_size::<U>().ok_or("elements without a wire type")?;
-    let mut at = 0usize;
-    for &(lo, hi) in region {
-        let n = (hi as usize)
-            .checked_sub(lo as usize)
-            .filter(|_| hi as usize <= data.len());
-        let Some(n) = n else {
-            return Err(format!(
-                "elements [{lo}, {hi}) are not in the array's {}",
-                data.len()
-            ));
-        };
-        let part = bytes.get(at..at + n * size);
-        if !part.is_some_and(|b| le::get(b, &mut data[lo as usize..hi as usize])) {
-            return Err(format!(
-                "{} bytes do not hold the elements {region:?}",
-                bytes.len()
-            ));
-        }
-        at += n * size;
-    }
-    if at != bytes.len() {
-        return Err(format!(
-            "{} bytes hold more than the elements {region:?}",
-            bytes.len()
-        ));
-    }
     Ok(())
 }
 
@@ -182,8 +150,8 @@ where
     Ok(())
 }
 
-/// Reads piece `p` (its elements' little-endian bytes, then their checksum) into `data`,
-/// 1 MiB at a time, checking the checksum at the end.
+/// Reads piece `p` (its elements' little-endian bytes, then their checksum unless the
+/// manifest holds it) into `data`, 1 MiB at a time, checking the checksum at the end.
 fn read_piece<U: 'static>(data: &mut [U], p: &Piece) -> Result<(), String> {
     use std::io::Read;
     let cannot = |e: std::io::Error| {
@@ -195,11 +163,17 @@ fn read_piece<U: 'static>(data: &mut [U], p: &Piece) -> Result<(), String> {
     let mut f = std::fs::File::open(&p.path).map_err(cannot)?;
     let held = f.metadata().map_err(cannot)?.len();
     let want: u64 = p.region.iter().map(|&(lo, hi)| hi.saturating_sub(lo)).sum();
-    if held != p.len + 8 || p.len != want * size as u64 {
+    let trailer = if p.checksum.is_some() { 0 } else { 8 };
+    if held != p.len + trailer || p.len != want * size as u64 {
         return Err(format!(
-            "holds {held} bytes, not the {want} elements' {} and their checksum (it changed \
-             since the run began)",
-            want * size as u64
+            "holds {held} bytes, not the {} of its {want} elements{} (it changed since the run \
+             began)",
+            want * size as u64,
+            if trailer > 0 {
+                " and their checksum"
+            } else {
+                ""
+            }
         ));
     }
     let mut sum = crate::checkpoint::Sum::new();
@@ -220,9 +194,16 @@ fn read_piece<U: 'static>(data: &mut [U], p: &Piece) -> Result<(), String> {
             }
         }
     }
-    let mut tail = [0u8; 8];
-    f.read_exact(&mut tail).map_err(cannot)?;
-    if sum.finish().to_le_bytes() != tail {
+    let sum = sum.finish();
+    let good = match p.checksum {
+        Some(c) => c == sum,
+        None => {
+            let mut tail = [0u8; 8];
+            f.read_exact(&mut tail).map_err(cannot)?;
+            sum.to_le_bytes() == tail
+        }
+    };
+    if !good {
         return Err("fails its checksum (it changed since the run began)".into());
     }
     Ok(())
