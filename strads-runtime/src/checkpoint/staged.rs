@@ -99,3 +99,55 @@ impl Drop for Staged {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temps(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".tmp-"))
+            .collect()
+    }
+
+    #[test]
+    fn a_staged_file_appears_whole_when_committed_and_never_in_part() {
+        let dir = std::env::temp_dir().join(format!("strads-staged-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.bin");
+        std::fs::write(&path, b"old").unwrap();
+        // Written in pieces: the old file stays until the commit.
+        let mut s = Staged::create(&path).unwrap();
+        s.write(b"new ").unwrap();
+        s.write(b"bytes").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(temps(&dir).len(), 1);
+        s.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new bytes");
+        assert!(temps(&dir).is_empty());
+        // Dropped uncommitted (a failed write, a job let go): nothing changes, no temporary
+        // file stays.
+        let mut s = Staged::create(&path).unwrap();
+        s.write(b"lost").unwrap();
+        drop(s);
+        assert_eq!(std::fs::read(&path).unwrap(), b"new bytes");
+        assert!(temps(&dir).is_empty());
+        // A commit that cannot rename (the target is a directory) fails naming it, and
+        // removes its temporary file.
+        let blocked = dir.join("sub");
+        std::fs::create_dir_all(blocked.join("x")).unwrap();
+        let s = Staged::create(&blocked).unwrap();
+        let e = s.commit().unwrap_err().to_string();
+        assert!(e.contains("sub"), "{e}");
+        assert!(temps(&dir).is_empty());
+        // No directory to write in: an error naming the temporary file.
+        let e = Staged::create(&dir.join("missing/b.bin"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

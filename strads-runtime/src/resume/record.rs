@@ -92,6 +92,10 @@ impl Recovery {
                 return;
             }
         }
+        if self.writer.failed() {
+            // Checkpoints stopped (said once): nothing is written any more.
+            return;
+        }
         let (mut files, mut pieces) = (Vec::new(), Vec::new());
         for ((pos, h), id) in arrays.iter().enumerate().zip(ids) {
             let a = h.kept();
@@ -114,7 +118,7 @@ impl Recovery {
             match t.written {
                 // Saved as it was after the call that last wrote it: unchanged since.
                 Some((_, _, v)) if v == version => {
-                    // Parts other ranks hold are written by them; the rest is copied here.
+                    // Parts other ranks hold are written by them; the rest here.
                     let dir = &self.dir;
                     let path_of = |_rank: usize, piece: usize| -> String {
                         dir.join(part_file(k, pos, piece))
@@ -124,14 +128,17 @@ impl Recovery {
                     // The elements at home are written now, from where they live, to a
                     // file the writing thread then syncs and renames (no copy is kept).
                     let file = array_file(k, pos);
-                    let mut staged = Staged::create(&dir.join(&file)).map_err(|e| e.to_string());
+                    let path = dir.join(&file);
+                    let create = || Staged::create(&path).map_err(|e| e.to_string());
+                    let mut staged = None;
                     let mut sum = Sum::new();
                     let mut out = |bytes: &[u8]| {
                         sum.update(bytes);
-                        if let Ok(f) = &mut staged
-                            && let Err(e) = f.write(bytes)
+                        let f = staged.get_or_insert_with(create);
+                        if let Ok(s) = f
+                            && let Err(e) = s.write(bytes)
                         {
-                            staged = Err(e.to_string());
+                            *f = Err(e.to_string());
                         }
                     };
                     let (content, len, region, parts) = match a.kept_parts(&path_of, &mut out) {
@@ -157,7 +164,8 @@ impl Recovery {
                                     bytes: p.len,
                                 })
                                 .collect();
-                            let content = match staged {
+                            // Created here when every element is away (an empty file).
+                            let content = match staged.unwrap_or_else(create) {
                                 Ok(staged) => Content::Staged(staged, sum.finish()),
                                 Err(e) => Content::Failed(e),
                             };

@@ -23,7 +23,8 @@ const IN_FLIGHT: usize = 2;
 
 /// One checkpoint's writing: array files, the pieces other ranks write (their paths), and
 /// the manifest when the checkpoint is complete (its files' checksums are taken here, off
-/// the program's thread: those it lacks are those of files this thread wrote).
+/// the program's thread, or, for files written already, as they were written: those it
+/// lacks are those of files this thread wrote).
 pub(super) struct Job {
     pub(super) files: Vec<(String, Content)>,
     pub(super) pieces: Vec<String>,

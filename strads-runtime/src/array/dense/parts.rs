@@ -114,8 +114,10 @@ impl<T, const N: usize> DistArray<T, N> {
     }
 
     /// With parts on other ranks: has their holders write them to `path_of(rank, piece)`
-    /// (a checkpoint), and gives the elements at home as little-endian bytes with their
-    /// index ranges; `None` when nothing is away, or parts are made nowhere yet.
+    /// (a checkpoint), and gives `out` the elements at home as little-endian bytes, 64 Ki
+    /// elements at a time from where they live; their byte count and index ranges come
+    /// back. `None` (nothing given to `out`) when nothing is away, or parts are made
+    /// nowhere yet.
     #[allow(clippy::type_complexity)]
     pub(crate) fn save_parts(
         &self,
