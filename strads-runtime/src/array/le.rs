@@ -38,20 +38,35 @@ pub(crate) fn put<T: 'static>(src: &[T], out: &mut Vec<u8>) {
     unreachable!("only arrays with a wire type are sent");
 }
 
-/// The checksum of `src`'s little-endian bytes (what [`put`] would append), taken 4096
-/// values at a time. `T` must have a wire type.
+/// Gives `f` `src`'s little-endian bytes (what [`put`] would append) in order, 64 Ki values
+/// at a time: borrowed where memory holds them so ([`bytes`]), else through a buffer.
+/// `T` must have a wire type.
+pub(crate) fn each_bytes<T: 'static, E>(
+    src: &[T],
+    mut f: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut buf = Vec::new();
+    for chunk in src.chunks(1 << 16) {
+        match bytes(chunk) {
+            Some(b) => f(b)?,
+            None => {
+                buf.clear();
+                put(chunk, &mut buf);
+                f(&buf)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The checksum of `src`'s little-endian bytes (what [`put`] would append). `T` must have
+/// a wire type.
 pub(crate) fn digest<T: 'static>(src: &[T]) -> crate::checkpoint::Poly {
     let mut sum = crate::checkpoint::Poly::new();
-    if let Some(b) = bytes(src) {
+    let _ = each_bytes(src, |b| {
         sum.update(b);
-        return sum;
-    }
-    let mut buf = Vec::new();
-    for chunk in src.chunks(4096) {
-        buf.clear();
-        put(chunk, &mut buf);
-        sum.update(&buf);
-    }
+        Ok::<(), ()>(())
+    });
     sum
 }
 

@@ -41,18 +41,28 @@ fn short_type<T>() -> &'static str {
     name.rsplit("::").next().unwrap_or(name)
 }
 
-impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
-    fn read_region(&self, region: &Region) -> Result<Vec<u8>, String> {
-        elem_of::<T>().ok_or("an array without a wire type")?;
-        let data = self.as_slice();
-        let mut out = Vec::with_capacity(region.len() as usize * std::mem::size_of::<T>());
-        for &(lo, hi) in &region.0 {
-            let part = data.get(lo as usize..hi as usize).ok_or_else(|| {
+/// The elements of each range of `region`, in order; an error for a range outside `data`
+/// or elements without a wire type.
+fn ranges<'a, T: 'static>(data: &'a [T], region: &'a Region) -> Result<Vec<&'a [T]>, String> {
+    elem_of::<T>().ok_or("an array without a wire type")?;
+    region
+        .0
+        .iter()
+        .map(|&(lo, hi)| {
+            data.get(lo as usize..hi as usize).ok_or_else(|| {
                 format!(
                     "[{lo}, {hi}) is outside the array's {} elements",
                     data.len()
                 )
-            })?;
+            })
+        })
+        .collect()
+}
+
+impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
+    fn read_region(&self, region: &Region) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(region.len() as usize * std::mem::size_of::<T>());
+        for part in ranges(self.as_slice(), region)? {
             put(part, &mut out);
         }
         Ok(out)
@@ -63,46 +73,17 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
         region: &Region,
         out: &mut dyn FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<(), String> {
-        elem_of::<T>().ok_or("an array without a wire type")?;
-        let data = self.as_slice();
-        let mut buf = Vec::new();
-        for &(lo, hi) in &region.0 {
-            let part = data.get(lo as usize..hi as usize).ok_or_else(|| {
-                format!(
-                    "[{lo}, {hi}) is outside the array's {} elements",
-                    data.len()
-                )
-            })?;
-            for chunk in part.chunks(1 << 16) {
-                match crate::array::le::bytes(chunk) {
-                    Some(b) => out(b)?,
-                    None => {
-                        buf.clear();
-                        put(chunk, &mut buf);
-                        out(&buf)?;
-                    }
-                }
-            }
+        for part in ranges(self.as_slice(), region)? {
+            crate::array::le::each_bytes(part, &mut *out)?;
         }
         Ok(())
     }
 
     fn digest_region(&self, region: &Region) -> Result<Vec<Poly>, String> {
-        elem_of::<T>().ok_or("an array without a wire type")?;
-        let data = self.as_slice();
-        region
-            .0
-            .iter()
-            .map(|&(lo, hi)| {
-                let part = data.get(lo as usize..hi as usize).ok_or_else(|| {
-                    format!(
-                        "[{lo}, {hi}) is outside the array's {} elements",
-                        data.len()
-                    )
-                })?;
-                Ok(crate::array::le::digest(part))
-            })
-            .collect()
+        Ok(ranges(self.as_slice(), region)?
+            .into_iter()
+            .map(crate::array::le::digest)
+            .collect())
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {

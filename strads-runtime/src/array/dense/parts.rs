@@ -153,20 +153,12 @@ impl<T, const N: usize> DistArray<T, N> {
                 // home are current (those away are stale, and not copied).
                 let all =
                     unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
-                let mut buf = Vec::new();
                 for &(lo, hi) in &home {
-                    for chunk in all[lo as usize..hi as usize].chunks(1 << 16) {
-                        let bytes = match crate::array::le::bytes(chunk) {
-                            Some(b) => b,
-                            None => {
-                                buf.clear();
-                                crate::array::le::put(chunk, &mut buf);
-                                &buf
-                            }
-                        };
-                        written += bytes.len() as u64;
-                        out(bytes);
-                    }
+                    let _ = crate::array::le::each_bytes(&all[lo as usize..hi as usize], |b| {
+                        written += b.len() as u64;
+                        out(b);
+                        Ok::<(), ()>(())
+                    });
                 }
             })?;
             Some((written, home, parts))
