@@ -2,7 +2,9 @@
 //! and run again with `STRADS_RESUME=1` prints what the uninterrupted run prints, bit for
 //! bit, on threads and as 2 processes; a checkpoint of another P is refused naming both; a
 //! damaged file makes the run fall back to the checkpoint before, or stop naming it; as 2
-//! processes, inputs made in parts on the ranks (`from_fn`, `from_entries`) too.
+//! processes, inputs made in parts on the ranks (`from_fn`, `from_entries`) too, the
+//! pieces read back by the ranks that wrote them, a changed input in parts refused, and a
+//! checkpoint costing no copy of what a rank holds.
 //!
 //! The program's output includes a value serial code reads of an array between calls,
 //! which the skipped part of a resumed run cannot compute: the checkpoint's log of the
