@@ -59,7 +59,7 @@ mod staged;
 mod sum;
 pub(crate) use poly::Poly;
 pub(crate) use staged::Staged;
-pub(crate) use sum::{Sum, checksum64, trailer_checks, with_trailer};
+pub(crate) use sum::{Sum, checksum64, read_checked, with_trailer};
 
 /// FNV-1a, 64 bits: a checksum of a value's bytes.
 pub(crate) fn checksum(bytes: &[u8]) -> u64 {

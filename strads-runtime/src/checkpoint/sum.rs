@@ -80,32 +80,43 @@ pub(crate) fn add_trailer(bytes: &mut Vec<u8>) {
     bytes.extend_from_slice(&c.to_le_bytes());
 }
 
-/// Whether the file at `path` is one [`add_trailer`] wrote of `len` bytes, read 1 MiB at
-/// a time (a checkpoint's piece checked without holding it whole).
-pub(crate) fn trailer_checks(path: &std::path::Path, len: u64) -> Result<(), String> {
+/// Reads the `len` bytes of a checkpoint's file at `path` 1 MiB at a time (never held
+/// whole), giving `each` every piece in order, and checks them: against `checksum` when the
+/// manifest holds it, else against the 8-byte trailer [`add_trailer`]'s format ends the
+/// file with (a rank's piece). `each`'s error stops the reading.
+pub(crate) fn read_checked(
+    path: &std::path::Path,
+    len: u64,
+    checksum: Option<u64>,
+    mut each: impl FnMut(&[u8]) -> Result<(), String>,
+) -> Result<(), String> {
     use std::io::Read;
-    let mut f = std::fs::File::open(path).map_err(|e| format!("cannot be read ({e})"))?;
-    let size = f
-        .metadata()
-        .map_err(|e| format!("cannot be read ({e})"))?
-        .len();
-    if size != len + 8 {
-        return Err(format!("holds {size} bytes, not {}", len + 8));
+    let cannot = |e: std::io::Error| format!("cannot be read ({e})");
+    let mut f = std::fs::File::open(path).map_err(cannot)?;
+    let size = f.metadata().map_err(cannot)?.len();
+    let whole = len + if checksum.is_some() { 0 } else { 8 };
+    if size != whole {
+        return Err(format!("holds {size} bytes, not {whole}"));
     }
     let mut sum = Sum::new();
     let mut buf = vec![0u8; 1 << 20];
     let mut left = len;
     while left > 0 {
         let want = buf.len().min(left as usize);
-        f.read_exact(&mut buf[..want])
-            .map_err(|e| format!("cannot be read ({e})"))?;
+        f.read_exact(&mut buf[..want]).map_err(cannot)?;
         sum.update(&buf[..want]);
+        each(&buf[..want])?;
         left -= want as u64;
     }
-    let mut tail = [0u8; 8];
-    f.read_exact(&mut tail)
-        .map_err(|e| format!("cannot be read ({e})"))?;
-    if sum.finish().to_le_bytes() != tail {
+    let good = match checksum {
+        Some(c) => c == sum.finish(),
+        None => {
+            let mut tail = [0u8; 8];
+            f.read_exact(&mut tail).map_err(cannot)?;
+            sum.finish().to_le_bytes() == tail
+        }
+    };
+    if !good {
         return Err("fails its checksum".into());
     }
     Ok(())
@@ -154,6 +165,11 @@ mod tests {
         assert!(with_trailer(t, 999).is_err());
     }
 
+    /// Whether the file at `path` is a piece of `len` bytes that checks out.
+    fn trailer_checks(path: &std::path::Path, len: u64) -> Result<(), String> {
+        read_checked(path, len, None, |_| Ok(()))
+    }
+
     #[test]
     fn a_piece_file_is_checked_without_being_held_whole() {
         let dir = std::env::temp_dir().join(format!("strads-trailer-{}", std::process::id()));
@@ -168,6 +184,17 @@ mod tests {
         add_trailer(&mut t);
         std::fs::write(&path, &t).unwrap();
         assert_eq!(trailer_checks(&path, len), Ok(()));
+        let mut seen = Vec::new();
+        read_checked(&path, len, None, |b| {
+            seen.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, bytes, "the bytes, in order");
+        assert_eq!(
+            read_checked(&path, len + 8, Some(0), |_| Ok(())).unwrap_err(),
+            "fails its checksum"
+        );
         assert_eq!(
             trailer_checks(&path, len - 1).unwrap_err(),
             format!("holds {} bytes, not {}", len + 8, len + 7)

@@ -133,20 +133,10 @@ impl<T, const N: usize> DistArray<T, N> {
             let mut home = Vec::new();
             let mut written = 0u64;
             let parts = fetch?.save_into(read, path_of, &mut |regions: &[&[(u64, u64)]]| {
-                let mut away: Vec<(u64, u64)> =
-                    regions.iter().flat_map(|r| r.iter().copied()).collect();
-                away.sort_unstable();
-                let len = self.data.len() as u64;
-                let mut at = 0u64;
-                for (lo, hi) in away {
-                    if lo > at {
-                        home.push((at, lo));
-                    }
-                    at = at.max(hi);
-                }
-                if at < len {
-                    home.push((at, len));
-                }
+                home = home_of(
+                    regions.iter().flat_map(|r| r.iter().copied()),
+                    self.data.len(),
+                );
                 // SAFETY: under the cell's lock with no lease held, nothing writes the
                 // elements: fetches and leases write them only under that lock, and every
                 // other writer borrows the array mutably, which `&self` excludes. Those at
@@ -178,24 +168,16 @@ impl<T, const N: usize> DistArray<T, N> {
             let Some(mut sums) = fetch?.digest_away(read) else {
                 return Some(None);
             };
-            let mut away: Vec<(u64, u64)> = sums.iter().map(|&(lo, hi, _)| (lo, hi)).collect();
-            away.sort_unstable();
+            let home = home_of(sums.iter().map(|&(lo, hi, _)| (lo, hi)), self.data.len());
             // SAFETY: as in `save_parts`: under the cell's lock with no lease held, nothing
-            // writes the elements, and those at home (outside `away`) are current.
+            // writes the elements, and those at home (outside the parts away) are current.
             let all = unsafe { std::slice::from_raw_parts(self.data.as_ptr(), self.data.len()) };
-            let mut at = 0u64;
-            for (lo, hi) in away
-                .into_iter()
-                .chain([(all.len() as u64, all.len() as u64)])
-            {
-                if lo > at {
-                    sums.push((
-                        at,
-                        lo,
-                        crate::array::le::digest(&all[at as usize..lo as usize]),
-                    ));
-                }
-                at = at.max(hi);
+            for (lo, hi) in home {
+                sums.push((
+                    lo,
+                    hi,
+                    crate::array::le::digest(&all[lo as usize..hi as usize]),
+                ));
             }
             sums.sort_unstable_by_key(|&(lo, ..)| lo);
             Some(Some(
@@ -209,4 +191,14 @@ impl<T, const N: usize> DistArray<T, N> {
             None => Some(crate::array::le::digest(self.as_slice())),
         }
     }
+}
+
+/// The elements of `0..len` outside the ranges `away` (in any order): those at home, in
+/// order.
+fn home_of(away: impl IntoIterator<Item = (u64, u64)>, len: usize) -> Vec<(u64, u64)> {
+    let mut spans = crate::array::spans::Spans::default();
+    for (lo, hi) in away {
+        spans.insert(lo as usize, hi as usize);
+    }
+    spans.outside(&[(0, len as u64)])
 }

@@ -42,7 +42,7 @@ pub(crate) fn restore(
     elem: Elem,
     shape: &[usize],
     array: &mut dyn Any,
-    home: &[crate::array::made::Piece],
+    home: &[Piece],
     pieces: &[Piece],
 ) -> Result<(), String> {
     typed!(
@@ -63,7 +63,7 @@ fn restore_typed<U, const N: usize>(
     id: u64,
     elem: Elem,
     a: &mut DistArray<U, N>,
-    home: &[crate::array::made::Piece],
+    home: &[Piece],
     pieces: &[Piece],
 ) -> Result<(), String>
 where
@@ -151,60 +151,112 @@ where
 }
 
 /// Reads piece `p` (its elements' little-endian bytes, then their checksum unless the
-/// manifest holds it) into `data`, 1 MiB at a time, checking the checksum at the end.
+/// manifest holds it) into `data`, 1 MiB at a time, checking the checksum at the end
+/// (`checkpoint::read_checked`).
 fn read_piece<U: 'static>(data: &mut [U], p: &Piece) -> Result<(), String> {
-    use std::io::Read;
-    let cannot = |e: std::io::Error| {
-        format!(
-            "cannot be read ({e}); a checkpoint's directory must be the same path on every rank"
-        )
-    };
     let size = le::wire_size::<U>().ok_or("holds elements without a wire type")?;
-    let mut f = std::fs::File::open(&p.path).map_err(cannot)?;
-    let held = f.metadata().map_err(cannot)?.len();
     let want: u64 = p.region.iter().map(|&(lo, hi)| hi.saturating_sub(lo)).sum();
-    let trailer = if p.checksum.is_some() { 0 } else { 8 };
-    if held != p.len + trailer || p.len != want * size as u64 {
+    if p.len != want * size as u64 {
+        return Err(format!("is named with {} bytes for {want} elements", p.len));
+    }
+    if let Some(&(lo, hi)) = p
+        .region
+        .iter()
+        .find(|&&(lo, hi)| lo > hi || hi > data.len() as u64)
+    {
         return Err(format!(
-            "holds {held} bytes, not the {} of its {want} elements{} (it changed since the run \
-             began)",
-            want * size as u64,
-            if trailer > 0 {
-                " and their checksum"
-            } else {
-                ""
-            }
+            "names elements [{lo}, {hi}) the array does not have"
         ));
     }
-    let mut sum = crate::checkpoint::Sum::new();
-    let mut buf = vec![0u8; (1 << 20) / size * size];
-    for &(lo, hi) in &p.region {
-        let (lo, hi) = (lo as usize, hi as usize);
-        let Some(out) = data.get_mut(lo..hi) else {
-            return Err(format!(
-                "names elements [{lo}, {hi}) the array does not have"
-            ));
-        };
-        for chunk in out.chunks_mut(buf.len() / size) {
-            let b = &mut buf[..chunk.len() * size];
-            f.read_exact(b).map_err(cannot)?;
-            sum.update(b);
-            if !le::get(b, chunk) {
+    // Where the next element goes: a range of the region, and a position in it. The file's
+    // pieces come in whole elements (1 MiB is a multiple of every element size).
+    let (mut k, mut at) = (0, p.region.first().map_or(0, |r| r.0));
+    crate::checkpoint::read_checked(std::path::Path::new(&p.path), p.len, p.checksum, |mut b| {
+        while !b.is_empty() {
+            let hi = p.region[k].1;
+            if at == hi {
+                k += 1;
+                at = p.region[k].0;
+                continue;
+            }
+            let n = ((hi - at) as usize).min(b.len() / size);
+            let out = &mut data[at as usize..at as usize + n];
+            if !le::get(&b[..n * size], out) {
                 return Err("holds bytes that are not the elements".into());
             }
+            (b, at) = (&b[n * size..], at + n as u64);
         }
-    }
-    let sum = sum.finish();
-    let good = match p.checksum {
-        Some(c) => c == sum,
-        None => {
-            let mut tail = [0u8; 8];
-            f.read_exact(&mut tail).map_err(cannot)?;
-            sum.to_le_bytes() == tail
+        Ok(())
+    })
+    .map_err(|e| {
+        format!(
+            "{e} (a checkpoint's directory must be the same path on every rank, unchanged \
+             since the run began)"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_piece_is_read_into_its_ranges_across_the_files_pieces() {
+        let dir = std::env::temp_dir().join(format!("strads-restore-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let value = |i: u64| i as f64 * 0.25 - 7.0;
+        // Ranges that a 1 MiB piece of the file crosses, an empty one among them.
+        let region = vec![(10, 20), (20, 20), (100, 200_000), (250_000, 290_000)];
+        let mut bytes = Vec::new();
+        for &(lo, hi) in &region {
+            for i in lo..hi {
+                bytes.extend_from_slice(&value(i).to_le_bytes());
+            }
         }
-    };
-    if !good {
-        return Err("fails its checksum (it changed since the run began)".into());
+        let len = bytes.len() as u64;
+        let sum = crate::checkpoint::checksum64(&bytes);
+        let check = |data: &[f64]| {
+            for (i, &x) in data.iter().enumerate() {
+                let inside = region
+                    .iter()
+                    .any(|&(lo, hi)| (lo..hi).contains(&(i as u64)));
+                assert_eq!(x, if inside { value(i as u64) } else { 0.0 }, "element {i}");
+            }
+        };
+        // A rank's piece: its checksum at its end.
+        let path = dir.join("piece.bin");
+        let mut file = bytes.clone();
+        file.extend_from_slice(&sum.to_le_bytes());
+        std::fs::write(&path, &file).unwrap();
+        let mut piece = Piece {
+            rank: 1,
+            region: region.clone(),
+            path: path.to_string_lossy().into_owned(),
+            len,
+            checksum: None,
+        };
+        let mut data = vec![0f64; 300_000];
+        read_piece(&mut data, &piece).unwrap();
+        check(&data);
+        // The driver's own file: its checksum in the manifest.
+        std::fs::write(&path, &bytes).unwrap();
+        piece.checksum = Some(sum);
+        let mut data = vec![0f64; 300_000];
+        read_piece(&mut data, &piece).unwrap();
+        check(&data);
+        // A changed byte, and a region beyond the array, are errors.
+        piece.checksum = Some(sum ^ 1);
+        assert!(
+            read_piece(&mut data, &piece)
+                .unwrap_err()
+                .starts_with("fails its checksum")
+        );
+        piece.checksum = Some(sum);
+        assert!(
+            read_piece(&mut vec![0f64; 1000], &piece)
+                .unwrap_err()
+                .starts_with("names elements [100, 200000)")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
-    Ok(())
 }
