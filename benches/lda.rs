@@ -24,6 +24,8 @@ use strads::prelude::*;
 use strads::testing::median;
 
 /// The example's loops, compiled here as they are there.
+// The example's start (`draw_topics`) is not timed here.
+#[allow(dead_code)]
 #[path = "../examples/lda/model.rs"]
 mod model;
 use model::{gibbs, ln_gamma};

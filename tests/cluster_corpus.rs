@@ -16,6 +16,10 @@
 //!   file without
 //!   documents, documents without words, a missing file.
 //!
+//! - lists made from the counts (`SparseArray::repeated`) and moved by `iter_mut()` loops
+//!   where they are, 2D (the values kept on their ranks between calls), then another
+//!   grid or serial code reading them (they come home): the same lists and counts;
+//!
 //! - with the cost model on, a loop it may time against its serial loop runs where the
 //!   counts' parts are when they hold more than the driver may bring home; brought home,
 //!   the counts' parts and traded blocks go on every rank.
@@ -71,6 +75,74 @@ fn bump(counts: &mut SparseArray<u32, 2>) {
     for ([d, w], n) in counts.iter_mut() {
         *n = *n * 2 + u32::from((d + w) % 3 == 0);
     }
+}
+
+/// A list per entry moved by a 2D plan, each element's new value read from the counts the
+/// loop moves (so a call's bits follow the values the last call left), `nk` a write-back
+/// buffer: an LDA-like loop over an `iter_mut()` array made by `SparseArray::repeated`.
+#[strads::parallel_for(buffer(nk), expect = "2d")]
+fn draw(
+    z: &mut SparseArray<Vec<u16>, 2>,
+    nd: &mut DistArray<i64, 2>,
+    nw: &mut DistArray<i64, 2>,
+    nk: &mut DistArray<i64, 1>,
+    seed: u64,
+) {
+    let k: u64 = nk.shape()[0] as u64;
+    for ([d, w], zs) in z.iter_mut() {
+        let (a, b) = (nd.row_mut(d), nw.row_mut(w));
+        for t in zs.iter_mut() {
+            let new =
+                ((u64::from(*t) * 7 + a[0] as u64 + b[1] as u64 + seed + d as u64) % k) as usize;
+            a[new] += 1;
+            b[new] += 1;
+            nk[new] += 1;
+            *t = new as u16;
+        }
+    }
+}
+
+/// The lists again, by a 1D plan over the documents (another grid than [`draw`]'s).
+#[strads::parallel_for]
+fn shift(z: &mut SparseArray<Vec<u16>, 2>, nd: &mut DistArray<i64, 2>) {
+    for ([d, _w], zs) in z.iter_mut() {
+        for t in zs.iter_mut() {
+            *t = (*t + 1) % 4;
+            nd[[d, 0]] += i64::from(*t) + 1;
+        }
+    }
+}
+
+/// Lists made from the counts and moved by calls where the parts are, read by serial code
+/// after calls of one grid (`read_after` 2), or after a call of another grid: the lists,
+/// counts and whether they stayed in parts.
+fn topics(name: &str, counts: &SparseArray<u32, 2>, read_after: usize) {
+    let mut z = SparseArray::<Vec<u16>, 2>::repeated(counts, 0).expect("the lists are made");
+    eprintln!("topics {name} spread: {}", z.is_spread());
+    let [docs, words] = counts.shape();
+    let mut nd = DistArray::<i64, 2>::zeros([docs, 4]);
+    let mut nw = DistArray::<i64, 2>::zeros([words, 4]);
+    let mut nk = DistArray::<i64, 1>::zeros([4]);
+    for seed in 0..read_after as u64 {
+        draw(&mut z, &mut nd, &mut nw, &mut nk, seed);
+    }
+    eprintln!("topics {name} spread after the loops: {}", z.is_spread());
+    if read_after < 2 {
+        shift(&mut z, &mut nd);
+    }
+    let n = z.nnz();
+    let first = format!("{:?} {:?}", z.entry(0), z.entry(n - 1));
+    draw(&mut z, &mut nd, &mut nw, &mut nk, 9);
+    let lists: Vec<u64> = z
+        .iter()
+        .flat_map(|(_, v)| v.iter().map(|&t| u64::from(t)))
+        .collect();
+    let all = |a: &[i64]| a.iter().map(|&x| x as u64).collect::<Vec<u64>>();
+    println!(
+        "topics {name}: {first}, lists {:016x}, counts {:016x}",
+        digest(&[lists]),
+        digest(&[all(nd.as_slice()), all(nw.as_slice()), all(nk.as_slice())])
+    );
 }
 
 /// An LDA-C file of `lines` lines over word ids below `words`, with a byte order mark,
@@ -244,7 +316,13 @@ fn program() {
     let mut c = corpus::lda_c(p("ok.dat"), None).expect("ok.dat loads");
     bump(&mut c.counts);
     bump(&mut c.counts);
+    // Bumped where the parts are; summing the counts brings them home.
+    eprintln!("bumped in parts, spread: {}", c.counts.is_spread());
     describe("ok.dat, counts bumped", &c);
+    let c = corpus::lda_c(p("ok.dat"), None).expect("ok.dat loads");
+    topics("read after a grid", &c.counts, 2);
+    topics("read after another grid", &c.counts, 1);
+    drop(c);
     let c = corpus::lda_c(p("short.dat"), None).expect("short.dat loads");
     describe("short.dat", &c);
     let c = corpus::lda_c(p("running_ok.dat"), None).expect("running_ok.dat loads");
@@ -350,12 +428,14 @@ fn check() -> Result<(), String> {
         for (procs, threads) in [(2, 1), (2, 2), (3, 1)] {
             let env = [("CLUSTER_CORPUS_DIR", dir_s.as_str())];
             let explain =
-                same_as_threads("CLUSTER_CORPUS_ROLE", "program", (procs, threads), &env, 34)?;
+                same_as_threads("CLUSTER_CORPUS_ROLE", "program", (procs, threads), &env, 36)?;
             let spread = explain
                 .lines()
                 .filter(|l| l.ends_with(" spread: true") || l.ends_with("the loops: true"))
                 .count();
-            if spread != 14 || !explain.contains("split spread: true true") {
+            // Every corpus, its loops, the counts bumped (`iter_mut()` where they are) and
+            // the lists made from them and moved where they are.
+            if spread != 19 || !explain.contains("split spread: true true") {
                 return Err(format!(
                     "{procs} x {threads}: the corpora were not made in place, or came home:\n\
                      {explain}"

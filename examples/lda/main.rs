@@ -31,7 +31,7 @@ use strads::corpus::{self, Corpus};
 use strads::prelude::*;
 
 mod model;
-use model::{gibbs, ln_gamma};
+use model::{draw_topics, gibbs, ln_gamma};
 
 #[path = "../common/cli.rs"]
 mod cli;
@@ -109,37 +109,27 @@ struct State {
     nk: DistArray<i32, 1>,
 }
 
-/// Key of the initial assignment's random numbers (sweeps use their iteration number).
-const INIT_KEY: u64 = u64::MAX;
-
 /// Every token gets a uniformly random topic (keyed by its entry, so the start does not
-/// depend on the thread count), and the counts follow.
-fn initialize(corpus: &Corpus, topics: usize, seed: u64) -> State {
-    let mut ndk = DistArray::<i32, 2>::zeros([corpus.docs, topics]);
-    let mut nwk = DistArray::<i32, 2>::zeros([corpus.words, topics]);
-    let mut nk = DistArray::<i32, 1>::zeros([topics]);
-    // Straight into the array: a vector of every entry besides would double the peak.
-    let entries = corpus.counts.iter().map(|([d, w], &n)| {
-        let mut rng = IterRng::new(seed, &[INIT_KEY, d as u64, w as u64]);
-        let zs: Vec<u16> = (0..n)
-            .map(|_| {
-                let z = rng.below(topics);
-                ndk[[d, z]] += 1;
-                nwk[[w, z]] += 1;
-                nk[z] += 1;
-                z as u16
-            })
-            .collect();
-        ([d, w], zs)
-    });
-    let tokens = SparseArray::from_entries_iter([corpus.docs, corpus.words], entries)
-        .expect("the corpus's indices fit its shape");
-    State {
+/// depend on the thread count), and the counts follow: each entry's list of topics made by
+/// `SparseArray::repeated` (in parts on the ranks, like the corpus, on a cluster), then
+/// drawn in a parallel loop ([`draw_topics`]).
+fn initialize(corpus: Corpus, topics: usize, seed: u64) -> Result<(State, Vec<String>)> {
+    let tokens = SparseArray::repeated(&corpus.counts, 0u16)?;
+    let (docs, words) = (corpus.docs, corpus.words);
+    // The counts live on in the lists: let them go (on a cluster, their parts on the ranks
+    // too) before the loop plans, keeping the words' names for the report.
+    let vocab = {
+        let c = corpus;
+        c.vocab
+    };
+    let mut s = State {
         tokens,
-        ndk,
-        nwk,
-        nk,
-    }
+        ndk: DistArray::zeros([docs, topics]),
+        nwk: DistArray::zeros([words, topics]),
+        nk: DistArray::zeros([topics]),
+    };
+    draw_topics(&mut s.tokens, &mut s.ndk, &mut s.nwk, &mut s.nk, seed);
+    Ok((s, vocab))
 }
 
 #[derive(Parser, Debug)]
@@ -253,13 +243,7 @@ fn train(args: &Args) -> Result<()> {
         alpha,
         args.beta
     );
-    let mut s = initialize(&corpus, args.topics, args.seed);
-    // The counts live on in the topics: let them go (on a cluster, their parts on the
-    // ranks too), keeping the words' names for the report.
-    let vocab = {
-        let c = corpus;
-        c.vocab
-    };
+    let (mut s, vocab) = initialize(corpus, args.topics, args.seed)?;
     let ll0 = log_likelihood(&s.ndk, &s.nwk, &s.nk, alpha, args.beta);
     if !ll0.is_finite() {
         return Err(format!(

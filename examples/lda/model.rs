@@ -68,6 +68,37 @@ pub(crate) fn gibbs(
     }
 }
 
+/// Key of the initial assignment's random numbers (sweeps use their iteration number).
+pub(crate) const INIT_KEY: u64 = u64::MAX;
+
+/// The start: every token of entry `(d, w)` (its topics made by
+/// `SparseArray::repeated`, one slot per occurrence) gets a uniformly random topic, keyed
+/// by its entry so that the start depends on neither the thread count nor the layout, and
+/// the counts follow. A loop like the sweep, so that on a cluster each rank draws the
+/// topics of the entries it runs, where they are: the driver never holds them all.
+/// The counts are integers, so the buffered `nk` adds up exactly.
+#[strads::parallel_for(buffer(nk), expect = "2d")]
+pub(crate) fn draw_topics(
+    tokens: &mut SparseArray<Vec<u16>, 2>,
+    ndk: &mut DistArray<i32, 2>,
+    nwk: &mut DistArray<i32, 2>,
+    nk: &mut DistArray<i32, 1>,
+    seed: u64,
+) {
+    let topics: usize = ndk.shape()[1];
+    for ([d, w], zs) in tokens.iter_mut() {
+        let mut rng = IterRng::new(seed, &[INIT_KEY, d as u64, w as u64]);
+        let (nd, nw) = (ndk.row_mut(d), nwk.row_mut(w));
+        for z in zs.iter_mut() {
+            let k = rng.below(topics);
+            nd[k] += 1;
+            nw[k] += 1;
+            nk[k] += 1;
+            *z = k as u16;
+        }
+    }
+}
+
 /// `ln Γ(x)` for `x > 0`: the Lanczos approximation (g = 7, 9 terms), relative error
 /// about `1e-15`; below 0.5 through the reflection formula.
 pub(crate) fn ln_gamma(x: f64) -> f64 {

@@ -38,6 +38,31 @@ pub(crate) trait SpreadOps: Send + Sync {
     /// The checksums of the indices (little-endian `u32`s) and of the values of every
     /// rank's part, each in rank order: those of the array's whole indices and values.
     fn digest(&self) -> [crate::checkpoint::Poly; 2];
+    /// [`exchange`](Self::exchange) for an `iter_mut()` loop: the entries travel with their
+    /// values, and each rank keeps its blocks' indices (the returned blocks are the
+    /// driver's, a [`KeyBuckets`](crate::space::KeyBuckets)) and their values, which the
+    /// loop's calls take and leave where they are.
+    fn exchange_values(
+        &self,
+        dims: &[usize],
+        bounds: &[Vec<usize>],
+        workers: usize,
+        threads: usize,
+    ) -> (u64, Arc<dyn Any + Send + Sync>);
+    /// An `iter_mut()` call changed the values where they are: [`gather`](Self::gather)
+    /// brings them from there from now on (each rank its part's indices, then the
+    /// positions and values it holds: what `itermut::decode_values` reads), and the
+    /// parts' checksums no longer tell the values.
+    fn values_moved(&self);
+    /// Whether [`values_moved`](Self::values_moved) was said.
+    fn moved(&self) -> bool;
+    /// Whether the parts hold values in a codec, not numbers (a loop that only reads the
+    /// array brings it home).
+    fn coded(&self) -> bool;
+    /// A new spread array of the same indices whose entry `i` holds the count this array's
+    /// entry `i` holds of copies of `fill` (a number's bytes), coded as a `Vec` of numbers
+    /// is: its operations and id.
+    fn repeat(&self, fill: &[u8]) -> Result<(Arc<dyn SpreadOps>, u64), String>;
     /// Stops the job with `message` (parts that came home and do not decode).
     fn fail(&self, message: String) -> !;
 }

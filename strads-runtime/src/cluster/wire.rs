@@ -391,7 +391,7 @@ impl<T: Send + Sync + 'static, const N: usize> WireArray for KeysWire<'_, T, N> 
             version: KEYS_ONLY,
             sparse: true,
             shape: self.0.shape().to_vec(),
-            entries: self.0.raw_keys().len() as u64,
+            entries: self.0.nnz() as u64,
             keys_only: true,
             elem: super::proto::Elem::U8,
             made: None,

@@ -101,9 +101,9 @@ impl<T: Default + Send + Sync + 'static> AwayValues<T> for Kept<T> {
 
 /// A worker's values of its tasks, kept between calls: its tasks' chunks one after
 /// another, and how to encode them for the driver.
-struct Values<T> {
-    values: Vec<T>,
-    codec: ValuesCodec<T>,
+pub(super) struct Values<T> {
+    pub(super) values: Vec<T>,
+    pub(super) codec: ValuesCodec<T>,
 }
 
 impl<T: Send + 'static> crate::cluster::store::KeptValues for Values<T> {

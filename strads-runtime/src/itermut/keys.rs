@@ -48,6 +48,16 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
             "keys:{dims:?}:{:?}",
             parts.iter().map(|p| &p.bounds).collect::<Vec<_>>()
         );
+        if let Some(ops) = self.0.spread() {
+            // The entries stay on their ranks until a call across processes trades them
+            // with their values (`spread_blocks`); every block's length is known now.
+            let bounds: Vec<Vec<usize>> = parts.iter().map(|p| p.bounds.clone()).collect();
+            return self.0.cache.get_or_insert(&format!("spread-{key}"), || {
+                let lens = ops.block_counts(dims, &bounds);
+                let lens = lens.into_iter().map(|n| n as usize).collect();
+                KeyBuckets::spread(dims, bounds, lens)
+            });
+        }
         let counts: Vec<usize> = parts.iter().map(|x| x.len()).collect();
         let tables: Vec<Vec<u32>> = parts.iter().map(|x| x.lookup_table()).collect();
         self.0.cache.get_or_insert(&key, || {
@@ -79,6 +89,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
         trace: Option<&mut Vec<usize>>,
         mut f: F,
     ) {
+        let blocks = blocks.held(block, || self.0.raw_keys());
         let r = blocks.offsets[block]..blocks.offsets[block + 1];
         if let Some(t) = trace {
             t.extend(blocks.ids[r.clone()].iter().map(|&i| i as usize));
@@ -88,7 +99,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
         }
     }
     fn block_len(&self, blocks: &KeyBuckets<N>, block: usize) -> usize {
-        blocks.offsets[block + 1] - blocks.offsets[block]
+        blocks.block_len(block)
     }
     fn item(&self, id: usize) -> [usize; N] {
         // The keys only: the values are out of the array while the loop runs.
@@ -106,7 +117,7 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
     /// Each rank gets the indices and ids of the entries its tasks run, never the whole
     /// array's (`with_ids` or not: a worker orders its values by the ids).
     fn blocks_bytes(&self, blocks: &KeyBuckets<N>, ids: &[usize], _: bool) -> Option<Vec<u8>> {
-        Some(blocks.to_bytes(ids))
+        Some(blocks.whole(|| self.0.raw_keys()).to_bytes(ids))
     }
     fn blocks_from_bytes(
         &self,
@@ -120,6 +131,40 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
             ids,
             bytes,
         ))
+    }
+    /// A spread array's entries and values traded among the ranks (once per grid and
+    /// layout), so that each holds the blocks its workers run: the call then runs where
+    /// they are (`super::spread`).
+    fn spread_blocks(
+        &self,
+        blocks: &KeyBuckets<N>,
+        workers: usize,
+        threads: usize,
+        runs: &[Option<usize>],
+    ) -> Option<u64> {
+        let (ops, g) = (self.0.spread()?, blocks.spread.as_ref()?);
+        // Values calls left where they are, traded for another grid: the parts no longer
+        // hold them, so they come home (`None`) before a call of this grid.
+        if ops.moved() && g.mine.get().is_none() {
+            return None;
+        }
+        let placed = |b: usize| crate::space::owner(b, &g.bounds, workers, threads);
+        if runs
+            .iter()
+            .enumerate()
+            .any(|(b, r)| b >= g.lens.len() || r.is_some_and(|r| r != placed(b)))
+        {
+            return None;
+        }
+        let (key, ..) = g.mine.get_or_init(|| {
+            let (key, mine) = ops.exchange_values(&g.dims, &g.bounds, workers, threads);
+            let mine: Arc<KeyBuckets<N>> = mine
+                .downcast()
+                .unwrap_or_else(|_| ops.fail("a spread array's blocks of another kind".into()));
+            let held = (0..g.lens.len()).map(|b| placed(b) == 0).collect();
+            (key, held, mine)
+        });
+        Some(*key)
     }
 }
 

@@ -7,13 +7,13 @@
 //! entry order. All safe: `split_at_mut` is what keeps two workers from ever sharing a
 //! value.
 
-mod buckets;
 mod kept;
 mod keys;
 mod ranks;
 mod raw;
+mod spread;
 
-pub use buckets::KeyBuckets;
+pub use crate::space::KeyBuckets;
 pub use keys::Keys;
 
 use std::fmt;
@@ -143,10 +143,11 @@ impl Call<'_> {
         let state = self.state;
         let len = array.len();
         let decides = crate::exec::cost::decides(&self.side);
+        // An array in parts on the ranks whose values cross as raw bytes runs where the
+        // parts are (`spread.rs`): the serial loop, which would bring it home, is not tried.
+        let in_parts = array.is_spread() && codec.is_some_and(|c| c.exact);
         // The serial loop would bring values away home too: within the budget with parts.
-        // (A spread array comes home for an `iter_mut()` call whatever runs it: its keys
-        // are bucketed here.)
-        let times = decides && self.may_time_with(array.values_away_bytes());
+        let times = decides && !in_parts && self.may_time_with(array.values_away_bytes());
         if times && let Some(serial) = state.serial_before_plan(len) {
             return Ran::handed_back(serial);
         }
@@ -156,9 +157,23 @@ impl Call<'_> {
         // Planning may panic (an ordered loop over unsorted entries): plan before any value
         // moves out of the array, so that the array keeps its values then.
         let mut job = self.prepare(&Keys(&*array));
-        if decides && let Some(serial) = state.serial_with_plan(&job.shape(&Keys(&*array), times)) {
+        if decides
+            && !in_parts
+            && let Some(serial) = state.serial_with_plan(&job.shape(&Keys(&*array), times))
+        {
             return Ran::handed_back(serial);
         }
+        // The driver of a call over an array in parts: the key its entries and values are
+        // traded under when the call runs where they are; otherwise it comes home now.
+        let spread_key = if in_parts {
+            let key = spread::trade(&job, &Keys(&*array));
+            if key.is_none() {
+                array.gather();
+            }
+            key
+        } else {
+            None
+        };
         // As `Call::run`: the run alone is timed.
         let t = std::time::Instant::now();
         // In a cluster job: a worker serving the driver's call, or the driver of a call
@@ -173,6 +188,17 @@ impl Call<'_> {
         // shape, or for a plan of lists its indices without values, `store::fill_sparse`):
         // the order and chunks below are its tasks', one after another.
         let own_only = serving.filter(|_| codec.is_some());
+        // ... and so does the driver of a call that runs where an array's parts are.
+        let own_only = own_only.or(spread_key.and(match job.side() {
+            crate::exec::Side::Driver(s) => Some(Layout {
+                rank: 0,
+                ranks: s.size(),
+                threads: s.threads,
+            }),
+            _ => None,
+        }));
+        // Each of this rank's tasks' block and number of entries, in order.
+        let mut own_blocks: Vec<(usize, usize)> = Vec::new();
         // Each task's iteration ids, in its order: the chunks.
         let sched = job.schedule();
         let p = sched.workers;
@@ -189,7 +215,9 @@ impl Call<'_> {
                 Unit::Ids(k) => order.extend_from_slice(&sched.lists[k]),
                 Unit::Block(id) => {
                     let b = job.blocks().expect("blocks of a static plan");
-                    order.extend_from_slice(&b.ids[b.offsets[id]..b.offsets[id + 1]]);
+                    let ids = b.block_ids(id, || array.raw_keys());
+                    order.extend_from_slice(ids);
+                    own_blocks.push((id, ids.len()));
                 }
             }
             bounds[t * p + w] = Some((start, order.len()));
@@ -197,6 +225,10 @@ impl Call<'_> {
             slot_of.push(t * p + w);
         }
         let (driving, session) = match job.side() {
+            crate::exec::Side::Driver(s) if job.ships() && spread_key.is_some() => {
+                let l = own_only.expect("the driver's layout");
+                (Some(l), Some(*s))
+            }
             crate::exec::Side::Driver(s) if job.ships() => {
                 let s = *s;
                 if codec.is_none() {
@@ -277,7 +309,7 @@ impl Call<'_> {
         let driver_id = served
             .as_ref()
             .and_then(|sv| sv.msg().arrays.get(state.spec().space_array()?))
-            .map_or(0, |m| m.id);
+            .map_or(array.id(), |m| m.id);
         let keys_wire = crate::cluster::wire::KeysWire(&*array);
         let outcome = {
             let keys = Keys(&*array);
@@ -296,16 +328,35 @@ impl Call<'_> {
             let fail = |e: String| -> ! {
                 crate::cluster::job::fail_job(format!("loop `{}`: {e}", state.spec().name))
             };
-            let mine = serving.map_or(0, |l| kept::fingerprint(&order, &tasks, l, l.rank));
+            let mine = own_only.map_or(0, |l| kept::fingerprint(&order, &tasks, l, l.rank));
+            // The key the values are held under on every rank, when the call runs where an
+            // array's parts are.
+            let mut spread_at = spread_key;
             if let (Some(l), Some(c), Some(sv)) = (serving, &codec, &served) {
                 let message = sv.values();
-                if let Err(e) =
-                    kept::received(c, &mut ordered, &tasks, l, driver_id, mine, &message)
-                {
+                let got = match spread::note_key(&message) {
+                    Some(key) => {
+                        spread_at = Some(key);
+                        spread::take(c, driver_id, key, mine, &order, &own_blocks, &mut ordered)
+                    }
+                    None => kept::received(c, &mut ordered, &tasks, l, driver_id, mine, &message),
+                };
+                if let Err(e) = got {
                     fail(e);
                 }
             }
+            if let (Some(key), Some(c), None) = (spread_key, &codec, &served)
+                && let Err(e) =
+                    spread::take(c, driver_id, key, mine, &order, &own_blocks, &mut ordered)
+            {
+                fail(e);
+            }
             let out: Option<Vec<Vec<u8>>> = match (driving, &codec, &away) {
+                // Each rank takes its values from what it holds.
+                (Some(l), Some(_), _) if spread_key.is_some() => {
+                    let key = spread_key.unwrap_or_default();
+                    Some((1..l.ranks).map(|_| spread::note(key)).collect())
+                }
                 // Each rank keeps its values: a note naming its entries instead.
                 (Some(l), Some(_), Some(_)) => Some(
                     (1..l.ranks)
@@ -348,6 +399,7 @@ impl Call<'_> {
             };
             // What the ranks hold after the call, as sent (kept: as the last call sent).
             let held = match (&away, &out) {
+                _ if spread_key.is_some() => 0,
                 (Some((a, _)), _) => a.bytes,
                 (None, Some(out)) => out.iter().map(|o| o.len().saturating_sub(1) as u64).sum(),
                 (None, None) => 0,
@@ -415,10 +467,26 @@ impl Call<'_> {
                 if crossed && away.is_some() {
                     state.explain_kept();
                 }
+                if spread_key.is_some() && !crossed && result.is_ok() {
+                    fail(
+                        "its array's parts stayed on their ranks, but the call ran on the \
+                         driver alone (please report it)"
+                            .into(),
+                    );
+                }
                 (result, crossed)
             };
-            // A worker keeps its tasks' values for the next call and says so.
-            if let (Some(l), Some(c), Some(sv)) = (serving, &codec, &served)
+            // A worker keeps its tasks' values for the next call and says so; so does
+            // every rank of a call that ran where an array's parts are.
+            if let (Some(key), Some(c)) = (spread_at, &codec)
+                && own_only.is_some()
+                && result.is_ok()
+            {
+                spread::keep(c, driver_id, key, mine, &order, &mut ordered);
+                if let Some(sv) = &served {
+                    sv.give_back_values(Vec::new());
+                }
+            } else if let (Some(l), Some(c), Some(sv)) = (serving, &codec, &served)
                 && result.is_ok()
             {
                 kept::keep(c, &mut ordered, &tasks, l, driver_id, mine);
@@ -441,7 +509,14 @@ impl Call<'_> {
                 })),
                 _ => None,
             };
-        if own_only.is_some() {
+        if spread_key.is_some() {
+            // Every rank holds its tasks' values: the array's values moved where its parts
+            // are, and it comes home through them from now on.
+            drop(ordered);
+            if outcome.is_ok() {
+                array.values_moved_in_parts(spread::decode_values::<T, N>);
+            }
+        } else if own_only.is_some() {
             // A worker kept its tasks' values (`kept::keep`); its copy stays indices.
             drop(ordered);
         } else if order.len() == len {

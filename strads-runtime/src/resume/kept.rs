@@ -211,7 +211,8 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for SparseArray<T, N> {
         // `kept_bytes`, the indices then the values.
         wire_size::<T>()?;
         let [keys, values] = match self.spread() {
-            Some(ops) => ops.digest(),
+            Some(ops) if !ops.moved() => ops.digest(),
+            Some(_) => return None,
             None => crate::array::spread::digest_entries(self.raw_keys(), self.values()),
         };
         Some(keys.then(values).finish())

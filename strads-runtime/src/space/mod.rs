@@ -7,6 +7,7 @@
 
 mod dense;
 mod grid;
+mod keys;
 mod sparse;
 
 pub(crate) use sparse::{Cursor, put_block_lens};
@@ -17,6 +18,7 @@ use strads_analysis::Partition;
 
 pub use dense::BoxBlocks;
 pub use grid::{GridSpace, RangeDim, RangeSpace};
+pub use keys::KeyBuckets;
 pub use sparse::Buckets;
 pub(crate) use sparse::{Filled, grid, owner};
 

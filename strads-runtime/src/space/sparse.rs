@@ -330,6 +330,10 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for SparseArray<T, 
         runs: &[Option<usize>],
     ) -> Option<u64> {
         let (ops, g) = (self.spread()?, blocks.spread.as_ref()?);
+        // Values in a codec, or moved by `iter_mut()` calls, cross only with such a call.
+        if ops.coded() || ops.moved() {
+            return None;
+        }
         let placed = |b: usize| owner(b, &g.bounds, workers, threads);
         if runs
             .iter()

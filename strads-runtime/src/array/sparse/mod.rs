@@ -8,6 +8,7 @@ use super::fresh_id;
 use super::spread::{Spread, SpreadOps};
 use crate::error::{Error, Result};
 
+mod moved;
 mod order;
 pub(crate) use order::{is_permutation, permute, unpermute};
 

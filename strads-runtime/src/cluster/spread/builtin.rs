@@ -5,7 +5,7 @@
 use super::{Ctx, DATA_OPS, DataOp, keep_traded, with_part};
 use crate::space::grid;
 
-fn decode<'a, A: serde::Deserialize<'a>>(args: &'a [u8], op: &str) -> Result<A, String> {
+pub(super) fn decode<'a, A: serde::Deserialize<'a>>(args: &'a [u8], op: &str) -> Result<A, String> {
     postcard::from_bytes(args).map_err(|e| format!("the arguments of {op} do not decode ({e})"))
 }
 
@@ -94,7 +94,7 @@ static BLOCK_COUNTS: DataOp = DataOp {
 };
 
 /// Refuses a grid whose bounds do not describe partitions (the driver's bytes).
-fn check_grid(dims: &[usize], bounds: &[Vec<usize>]) -> Result<(), String> {
+pub(super) fn check_grid(dims: &[usize], bounds: &[Vec<usize>]) -> Result<(), String> {
     if dims.len() != bounds.len() || bounds.iter().any(|b| b.len() < 2 || !b.is_sorted()) {
         return Err(format!("a grid of dims {dims:?} and bounds {bounds:?}"));
     }

@@ -13,11 +13,13 @@
 
 #[macro_use]
 mod typed;
+mod coded;
 pub(crate) mod dense;
 mod from_entries;
 mod from_fn;
 mod restore;
 mod share;
+pub(crate) mod values;
 
 pub(crate) use from_entries::{send_entries, sparse as entries_made};
 pub(crate) use from_fn::{dense as rows_made, send_rows};
@@ -37,6 +39,7 @@ pub(crate) fn forget(id: u64) {
     share::forget(id);
     dense::forget(id);
     typed::forget(id);
+    values::forget(id);
 }
 
 /// The parts of data made in place this process holds, and their bytes: spread arrays'
@@ -44,7 +47,8 @@ pub(crate) fn forget(id: u64) {
 pub(crate) fn held() -> (usize, u64) {
     let (parts, bytes) = share::held();
     let (receiving, receiving_bytes) = typed::pending();
-    (parts + receiving, bytes + receiving_bytes)
+    let values = values::held_bytes();
+    (parts + receiving, bytes + receiving_bytes + values)
 }
 
 /// A collective operation every rank runs between calls, by name: `run(ctx, args)` gives
@@ -267,11 +271,7 @@ where
     explain_made(id, &format!("sparse {shape:?}"), "entries", &counts, &bytes);
     let nnz = usize::try_from(nnz).map_err(|_| format!("{nnz} entries"))?;
     let sorted = Facts::in_order(facts);
-    let ops: Arc<dyn SpreadOps> = Arc::new(Handle {
-        s,
-        id,
-        digest: Default::default(),
-    });
+    let ops: Arc<dyn SpreadOps> = Arc::new(Handle::new(s, id, false));
     Ok(SparseArray::from_spread(
         shape,
         nnz,
@@ -320,9 +320,23 @@ struct Handle {
     id: u64,
     /// The parts' checksums, once asked for (the parts never change).
     digest: std::sync::OnceLock<[crate::checkpoint::Poly; 2]>,
+    /// Whether the parts hold values in a codec (`SpreadOps::coded`).
+    coded: bool,
+    /// Whether `iter_mut()` calls changed the values where they are (`SpreadOps::moved`).
+    moved: std::sync::atomic::AtomicBool,
 }
 
 impl Handle {
+    fn new(s: &'static Session, id: u64, coded: bool) -> Self {
+        Handle {
+            s,
+            id,
+            digest: Default::default(),
+            coded,
+            moved: Default::default(),
+        }
+    }
+
     fn run(&self, op: &str, args: Vec<u8>) -> Vec<Vec<u8>> {
         run(self.s, op, args).unwrap_or_else(|e| {
             self.s
@@ -345,7 +359,60 @@ impl Handle {
 
 impl SpreadOps for Handle {
     fn gather(&self) -> Vec<Vec<u8>> {
-        self.run("strads::gather", postcard_args(&self.id))
+        let op = if self.moved() {
+            "strads::gather_values"
+        } else {
+            "strads::gather"
+        };
+        self.run(op, postcard_args(&self.id))
+    }
+
+    fn exchange_values(
+        &self,
+        dims: &[usize],
+        bounds: &[Vec<usize>],
+        workers: usize,
+        threads: usize,
+    ) -> (u64, Arc<dyn Any + Send + Sync>) {
+        // Not the key of a trade of the entries alone (`exchange`): these blocks are a
+        // loop's indices, kept with the values.
+        let key = grid_key(self.id, dims, bounds, workers, threads) ^ 2;
+        let args = postcard_args(&(self.id, key, dims, bounds, workers, threads));
+        self.run("strads::exchange_values", args);
+        let blocks = super::store::kept_blocks(&traded_name(key), key).unwrap_or_else(|| {
+            self.s
+                .fail("the driver kept none of its blocks of a spread array".into())
+        });
+        (key, blocks)
+    }
+
+    fn values_moved(&self) {
+        self.moved.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn moved(&self) -> bool {
+        self.moved.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn coded(&self) -> bool {
+        self.coded
+    }
+
+    fn repeat(&self, fill: &[u8]) -> Result<(Arc<dyn SpreadOps>, u64), String> {
+        if self.moved() {
+            return Err("counts whose values `iter_mut()` calls changed where they are".into());
+        }
+        let id = crate::array::fresh_id();
+        let answers = run(
+            self.s,
+            "strads::repeated",
+            postcard_args(&(self.id, id, fill)),
+        )?;
+        let made: Vec<(Facts, u64)> = decode_each(&answers)?;
+        let counts: Vec<u64> = made.iter().map(|(f, _)| f.count).collect();
+        let bytes: Vec<u64> = made.iter().map(|&(_, b)| b).collect();
+        explain_made(id, "SparseArray::repeated", "entries", &counts, &bytes);
+        Ok((Arc::new(Handle::new(self.s, id, true)), id))
     }
 
     fn histogram(&self, dim: usize, extent: usize) -> Vec<u64> {

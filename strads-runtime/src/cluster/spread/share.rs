@@ -22,6 +22,16 @@ pub(crate) struct Facts {
 }
 
 impl Facts {
+    /// The facts of a part of these indices.
+    pub(crate) fn of<const N: usize>(keys: &[[u32; N]]) -> Facts {
+        Facts {
+            count: keys.len() as u64,
+            sorted: keys.is_sorted(),
+            first: keys.first().map_or(Vec::new(), |k| k.to_vec()),
+            last: keys.last().map_or(Vec::new(), |k| k.to_vec()),
+        }
+    }
+
     /// Whether the parts one after the other are in index order.
     pub(crate) fn in_order(parts: &[Facts]) -> bool {
         let mut last: Option<&Vec<u32>> = None;
@@ -72,6 +82,27 @@ pub(crate) trait Share: Any + Send {
     fn digest(&self) -> [crate::checkpoint::Poly; 2];
     /// Its values, a `Vec` of the array's element type (for an operation that knows it).
     fn values_any(&self) -> &dyn Any;
+    /// Its count and indices, as [`encode`](Share::encode) starts.
+    fn encode_keys(&self) -> Vec<u8>;
+    /// Its entries with their values in the array's codec, by destination rank, for an
+    /// `iter_mut()` call (`coded::trade_out`); an error when the values have no bytes.
+    fn trade_out(
+        &self,
+        block_of: &dyn Fn(&[u32]) -> usize,
+        n_blocks: usize,
+        owner: &dyn Fn(usize) -> usize,
+        ranks: usize,
+    ) -> Result<Vec<Vec<u8>>, String>;
+    /// This rank's blocks from every rank's [`trade_out`](Share::trade_out) messages.
+    fn trade_in(
+        &self,
+        messages: Vec<Vec<u8>>,
+        n_blocks: usize,
+        mine: &dyn Fn(usize) -> bool,
+    ) -> Result<super::coded::Traded, String>;
+    /// A part of the same indices whose entry `i` holds its value (a count) copies of
+    /// `fill` (a number's bytes), coded as a `Vec` of numbers is.
+    fn repeat(&self, fill: &[u8]) -> Result<Box<dyn Share>, String>;
 }
 
 /// A part of entries of `T` with `N` indices each.
@@ -103,12 +134,7 @@ fn u64_at(b: &[u8], i: usize) -> Option<u64> {
 
 impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
     fn facts(&self) -> Facts {
-        Facts {
-            count: self.keys.len() as u64,
-            sorted: self.keys.is_sorted(),
-            first: self.keys.first().map_or(Vec::new(), |k| k.to_vec()),
-            last: self.keys.last().map_or(Vec::new(), |k| k.to_vec()),
-        }
+        Facts::of(&self.keys)
     }
 
     fn bytes(&self) -> u64 {
@@ -124,23 +150,11 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
     }
 
     fn histogram(&self, dim: usize, extent: usize) -> Result<Vec<u64>, String> {
-        if dim >= N {
-            return Err(format!("dim {dim} of an array of {N}"));
-        }
-        let mut h = vec![0u64; extent];
-        for k in &self.keys {
-            *h.get_mut(k[dim] as usize)
-                .ok_or_else(|| format!("index {} beyond {extent}", k[dim]))? += 1;
-        }
-        Ok(h)
+        super::coded::histogram_of(&self.keys, dim, extent)
     }
 
     fn block_counts(&self, block_of: &dyn Fn(&[u32]) -> usize, n_blocks: usize) -> Vec<u64> {
-        let mut c = vec![0u64; n_blocks];
-        for k in &self.keys {
-            c[block_of(k)] += 1;
-        }
-        c
+        super::coded::block_counts_of(&self.keys, block_of, n_blocks)
     }
 
     fn bucket_out(
@@ -286,6 +300,216 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
     fn values_any(&self) -> &dyn Any {
         &self.values
     }
+
+    fn encode_keys(&self) -> Vec<u8> {
+        super::coded::encode_keys(&self.keys)
+    }
+
+    fn trade_out(
+        &self,
+        block_of: &dyn Fn(&[u32]) -> usize,
+        n_blocks: usize,
+        owner: &dyn Fn(usize) -> usize,
+        ranks: usize,
+    ) -> Result<Vec<Vec<u8>>, String> {
+        le::wire_size::<T>().ok_or("values without bytes")?;
+        let put = |ids: &[u32], out: &mut Vec<u8>| {
+            let values: Vec<T> = ids
+                .iter()
+                .map(|&i| self.values[i as usize].clone())
+                .collect();
+            le::put(&values, out);
+            Ok(())
+        };
+        super::coded::trade_out(&self.keys, &put, block_of, n_blocks, owner, ranks)
+    }
+
+    fn trade_in(
+        &self,
+        messages: Vec<Vec<u8>>,
+        n_blocks: usize,
+        mine: &dyn Fn(usize) -> bool,
+    ) -> Result<super::coded::Traded, String> {
+        super::coded::trade_in::<N>(messages, n_blocks, mine)
+    }
+
+    fn repeat(&self, fill: &[u8]) -> Result<Box<dyn Share>, String> {
+        let v: &dyn Any = &self.values;
+        macro_rules! counts {
+            ($($t:ty),*) => {$(
+                if let Some(v) = v.downcast_ref::<Vec<$t>>() {
+                    let count = |i: usize| {
+                        u64::try_from(v[i])
+                            .map_err(|_| format!("entry {i} of this rank's part counts {}", v[i]))
+                    };
+                    return repeated(&self.keys, &count, fill);
+                }
+            )*};
+        }
+        counts!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+        Err(format!(
+            "counts of {}, not whole numbers",
+            std::any::type_name::<T>()
+        ))
+    }
+}
+
+/// A rank's part of a spread array of values in their codec: entry `i`'s value is
+/// `bytes[ends[i - 1]..ends[i]]`.
+pub(super) struct CodedPart<const N: usize> {
+    pub keys: Vec<[u32; N]>,
+    pub ends: Vec<usize>,
+    pub bytes: Vec<u8>,
+}
+
+impl<const N: usize> CodedPart<N> {
+    fn value(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+}
+
+impl<const N: usize> Share for CodedPart<N> {
+    fn facts(&self) -> Facts {
+        Facts::of(&self.keys)
+    }
+
+    fn bytes(&self) -> u64 {
+        (self.keys.len() * (4 * N + 8) + self.bytes.len()) as u64
+    }
+
+    /// The count, the indices, `0` (the values of the part's own entries follow), the
+    /// values.
+    fn encode(&self) -> Vec<u8> {
+        let mut out = super::coded::encode_keys(&self.keys);
+        out.push(0);
+        out.extend_from_slice(&self.bytes);
+        out
+    }
+
+    fn encode_keys(&self) -> Vec<u8> {
+        super::coded::encode_keys(&self.keys)
+    }
+
+    fn histogram(&self, dim: usize, extent: usize) -> Result<Vec<u64>, String> {
+        super::coded::histogram_of(&self.keys, dim, extent)
+    }
+
+    fn block_counts(&self, block_of: &dyn Fn(&[u32]) -> usize, n_blocks: usize) -> Vec<u64> {
+        super::coded::block_counts_of(&self.keys, block_of, n_blocks)
+    }
+
+    /// Never asked: a loop that reads an array of coded values brings it home
+    /// (`SpreadOps::coded`); every rank sends counts of nothing.
+    fn bucket_out(
+        &self,
+        _: &dyn Fn(&[u32]) -> usize,
+        n_blocks: usize,
+        _: &dyn Fn(usize) -> usize,
+        ranks: usize,
+    ) -> Vec<Vec<u8>> {
+        vec![vec![0; 8 * n_blocks]; ranks]
+    }
+
+    fn assemble(
+        &self,
+        _: Vec<Vec<u8>>,
+        _: usize,
+        _: &dyn Fn(usize) -> bool,
+    ) -> Result<(Arc<dyn Any + Send + Sync>, usize), String> {
+        Err(
+            "the blocks of an array whose values are not numbers cross only with an \
+             `iter_mut()` loop's values"
+                .into(),
+        )
+    }
+
+    fn select(&self, keep: &dyn Fn(usize) -> bool) -> Box<dyn Share> {
+        let mut part = CodedPart {
+            keys: Vec::new(),
+            ends: Vec::new(),
+            bytes: Vec::new(),
+        };
+        for i in (0..self.keys.len()).filter(|&i| keep(i)) {
+            part.keys.push(self.keys[i]);
+            part.bytes.extend_from_slice(self.value(i));
+            part.ends.push(part.bytes.len());
+        }
+        Box::new(part)
+    }
+
+    fn digest(&self) -> [crate::checkpoint::Poly; 2] {
+        let [keys, _] = crate::array::spread::digest_entries::<u8, N>(&self.keys, &[]);
+        let mut values = crate::checkpoint::Poly::new();
+        values.update(&self.bytes);
+        [keys, values]
+    }
+
+    fn values_any(&self) -> &dyn Any {
+        &self.bytes
+    }
+
+    fn trade_out(
+        &self,
+        block_of: &dyn Fn(&[u32]) -> usize,
+        n_blocks: usize,
+        owner: &dyn Fn(usize) -> usize,
+        ranks: usize,
+    ) -> Result<Vec<Vec<u8>>, String> {
+        let put = |ids: &[u32], out: &mut Vec<u8>| {
+            for &i in ids {
+                out.extend_from_slice(self.value(i as usize));
+            }
+            Ok(())
+        };
+        super::coded::trade_out(&self.keys, &put, block_of, n_blocks, owner, ranks)
+    }
+
+    fn trade_in(
+        &self,
+        messages: Vec<Vec<u8>>,
+        n_blocks: usize,
+        mine: &dyn Fn(usize) -> bool,
+    ) -> Result<super::coded::Traded, String> {
+        super::coded::trade_in::<N>(messages, n_blocks, mine)
+    }
+
+    fn repeat(&self, _: &[u8]) -> Result<Box<dyn Share>, String> {
+        Err("counts that are not numbers".into())
+    }
+}
+
+/// A [`CodedPart`] with `keys` whose entry `i` holds `counts(i)` copies of `fill`.
+fn repeated<const N: usize>(
+    keys: &[[u32; N]],
+    counts: &dyn Fn(usize) -> Result<u64, String>,
+    fill: &[u8],
+) -> Result<Box<dyn Share>, String> {
+    let mut total = 0u64;
+    for i in 0..keys.len() {
+        let n = counts(i)?;
+        total = n
+            .checked_mul(fill.len() as u64)
+            .and_then(|b| b.checked_add(10))
+            .and_then(|b| b.checked_add(total))
+            .ok_or_else(|| format!("entry {i} counts {n}, more values than memory holds"))?;
+    }
+    let total = usize::try_from(total).map_err(|_| format!("{total} bytes of values"))?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(total)
+        .map_err(|_| format!("{total} bytes of values do not fit in memory"))?;
+    let mut ends = Vec::with_capacity(keys.len());
+    for i in 0..keys.len() {
+        super::coded::put_repeated(counts(i)?, fill, &mut bytes);
+        ends.push(bytes.len());
+    }
+    bytes.shrink_to_fit();
+    Ok(Box::new(CodedPart {
+        keys: keys.to_vec(),
+        ends,
+        bytes,
+    }))
 }
 
 /// The parts this process keeps, by the driver's array id.
@@ -320,90 +544,5 @@ pub(crate) fn held() -> (usize, u64) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Two ranks' parts of a 2 x 4 grid of blocks over a `[4, 8]` array: block `b` is
-    /// `(k[0] / 2) * 4 + k[1] / 2`, blocks below 4 owned by rank 0.
-    fn messages() -> (Vec<Vec<u8>>, Vec<Vec<u8>>, usize) {
-        let block_of = |k: &[u32]| (k[0] / 2) as usize * 4 + (k[1] / 2) as usize;
-        let owner = |b: usize| usize::from(b >= 4);
-        let a = Part {
-            keys: vec![[0u32, 1], [3, 7], [1, 0], [2, 2], [0, 5]],
-            values: vec![1.5f32, 2.5, 3.5, 4.5, 5.5],
-        };
-        let b = Part {
-            keys: vec![[1u32, 1], [2, 6], [0, 0]],
-            values: vec![6.5f32, 7.5, 8.5],
-        };
-        let from_a = a.bucket_out(&block_of, 8, &owner, 2);
-        let from_b = b.bucket_out(&block_of, 8, &owner, 2);
-        let to_0 = vec![from_a[0].clone(), from_b[0].clone()];
-        let to_1 = vec![from_a[1].clone(), from_b[1].clone()];
-        (to_0, to_1, 8)
-    }
-
-    fn assembled(messages: Vec<Vec<u8>>, rank: usize) -> Result<String, String> {
-        let part = Part::<f32, 2> {
-            keys: Vec::new(),
-            values: Vec::new(),
-        };
-        let (blocks, bytes) = part.assemble(messages, 8, &|b| usize::from(b >= 4) == rank)?;
-        let blocks = blocks
-            .downcast::<Buckets<f32, 2>>()
-            .map_err(|_| "not buckets".to_string())?;
-        Ok(format!("{bytes} {blocks:?}"))
-    }
-
-    #[test]
-    fn a_trade_assembles_each_block_in_rank_order() {
-        let (to_0, to_1, _) = messages();
-        // Rank 0's blocks: [0, 1], [1, 0] and [1, 1], [0, 0] (block 0, rank 0's then rank
-        // 1's, each in its part's order), then [0, 5] (block 2); rank 1's: [2, 2] (block
-        // 5), then [3, 7] and [2, 6] (block 7).
-        let want_0 = Filled::from_parts(
-            vec![[0, 1], [1, 0], [1, 1], [0, 0], [0, 5]],
-            vec![0, 2, 5, 7, 4],
-            vec![1.5f32, 3.5, 6.5, 8.5, 5.5],
-            &[4, 0, 1, 0, 0, 0, 0, 0],
-            vec![4, 0, 1, 0, 0, 1, 0, 2],
-        );
-        let want_0 = format!("{} {:?}", 5 * 16, Buckets::filled(want_0));
-        assert_eq!(assembled(to_0, 0).unwrap(), want_0);
-        let want_1 = Filled::from_parts(
-            vec![[2, 2], [3, 7], [2, 6]],
-            vec![3, 1, 6],
-            vec![4.5f32, 2.5, 7.5],
-            &[0, 0, 0, 0, 0, 1, 0, 2],
-            vec![4, 0, 1, 0, 0, 1, 0, 2],
-        );
-        let want_1 = format!("{} {:?}", 3 * 16, Buckets::filled(want_1));
-        assert_eq!(assembled(to_1, 1).unwrap(), want_1);
-    }
-
-    #[test]
-    fn a_message_that_does_not_hold_its_counts_is_refused() {
-        let (to_0, _, _) = messages();
-        // Cut short, one byte too many, a count past the message, a count that overflows.
-        let mut cut = to_0.clone();
-        cut[1].pop();
-        let mut long = to_0.clone();
-        long[0].push(0);
-        let mut more = to_0.clone();
-        more[1][..8].copy_from_slice(&3u64.to_le_bytes());
-        let mut huge = to_0.clone();
-        huge[0][..8].copy_from_slice(&(u64::MAX / 2).to_le_bytes());
-        let mut header = to_0.clone();
-        header[0].truncate(20);
-        for (bad, says) in [
-            (cut, "rank 1's message does not hold"),
-            (long, "rank 0's message does not hold"),
-            (more, "rank 1's message does not hold"),
-            (huge, "rank 0's message does not hold"),
-            (header, "rank 0's counts are cut short"),
-        ] {
-            let e = assembled(bad, 0).unwrap_err();
-            assert!(e.starts_with(says), "{e}");
-        }
-    }
-}
+#[path = "share_tests.rs"]
+mod tests;

@@ -66,7 +66,7 @@ impl Corpus {
     /// For a corpus made in place on a cluster job's ranks, each rank sums its part and the
     /// counts stay where they are.
     pub fn tokens(&self) -> u64 {
-        if self.counts.is_spread()
+        if self.counts.spread_values().is_some()
             && let Some(s) = crate::cluster::job::data_driver()
         {
             return in_place::tokens(s, self.counts.id())

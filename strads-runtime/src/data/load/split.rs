@@ -78,7 +78,7 @@ where
         "split: test_fraction must be within [0, 1], got {test_fraction}"
     );
     let n = data.nnz();
-    if let Some(s) = data.spread().and(crate::cluster::job::data_driver()) {
+    if let Some(s) = data.spread_values().and(crate::cluster::job::data_driver()) {
         return in_place(s, data, test_fraction, seed);
     }
     let choices = Selection::new(n, test_fraction, seed);

@@ -1,18 +1,116 @@
-//! The entries of an `iter_mut()` loop's array block by block ([`KeyBuckets`]), and the
-//! bytes a worker rank gets of the blocks its tasks run.
+//! The entries of an `iter_mut()` loop's array block by block ([`KeyBuckets`]), the bytes
+//! a worker rank gets of the blocks its tasks run, and the blocks of an array spread over a
+//! cluster's ranks ([`SpreadKeys`]).
+
+use std::sync::{Arc, OnceLock};
 
 /// The indices of a sparse array's entries block by block.
 #[derive(Debug)]
 pub struct KeyBuckets<const N: usize> {
-    pub(super) keys: Vec<[u32; N]>,
-    pub(super) ids: Vec<u32>,
-    pub(super) offsets: Vec<usize>,
+    pub(crate) keys: Vec<[u32; N]>,
+    pub(crate) ids: Vec<u32>,
+    pub(crate) offsets: Vec<usize>,
+    /// An array spread over a cluster's ranks: its grid, and the entries of its blocks
+    /// where they are (the fields above are empty then).
+    pub(crate) spread: Option<Box<SpreadKeys<N>>>,
+}
+
+/// The grid of a spread array's blocks, for an `iter_mut()` loop: every block's length,
+/// the blocks this rank holds once its entries and values were traded among the ranks
+/// (the key they are kept under, which blocks, their indices), or every block once the
+/// array came home (a call run in this process alone).
+#[derive(Debug)]
+pub(crate) struct SpreadKeys<const N: usize> {
+    pub(crate) dims: Vec<usize>,
+    pub(crate) bounds: Vec<Vec<usize>>,
+    pub(crate) lens: Vec<usize>,
+    pub(crate) mine: OnceLock<(u64, Vec<bool>, Arc<KeyBuckets<N>>)>,
+    whole: OnceLock<KeyBuckets<N>>,
+}
+
+impl<const N: usize> KeyBuckets<N> {
+    /// Blocks from their parts: the entries block after block (`offsets`), with their
+    /// positions in the array.
+    pub(crate) fn from_parts(keys: Vec<[u32; N]>, ids: Vec<u32>, offsets: Vec<usize>) -> Self {
+        KeyBuckets {
+            keys,
+            ids,
+            offsets,
+            spread: None,
+        }
+    }
+
+    /// The blocks of a spread array's grid of `bounds` over `dims`, of lengths `lens`,
+    /// none traded yet.
+    pub(crate) fn spread(dims: &[usize], bounds: Vec<Vec<usize>>, lens: Vec<usize>) -> Self {
+        KeyBuckets {
+            keys: Vec::new(),
+            ids: Vec::new(),
+            offsets: Vec::new(),
+            spread: Some(Box::new(SpreadKeys {
+                dims: dims.to_vec(),
+                bounds,
+                lens,
+                mine: OnceLock::new(),
+                whole: OnceLock::new(),
+            })),
+        }
+    }
+
+    /// The buckets that hold block `block`'s entries: these, or for a spread array this
+    /// rank's traded blocks when it holds the block, else every block of the array's
+    /// indices (`keys`, which brings a spread array home).
+    pub(crate) fn held<'s>(
+        &'s self,
+        block: usize,
+        keys: impl FnOnce() -> &'s [[u32; N]],
+    ) -> &'s KeyBuckets<N> {
+        let Some(g) = &self.spread else {
+            return self;
+        };
+        if let Some((_, held, mine)) = g.mine.get()
+            && held.get(block).copied().unwrap_or(false)
+        {
+            return mine;
+        }
+        self.whole(keys)
+    }
+
+    /// Every block's entries: these, or for a spread array its indices bucketed (`keys`,
+    /// which brings it home).
+    pub(crate) fn whole<'s>(&'s self, keys: impl FnOnce() -> &'s [[u32; N]]) -> &'s KeyBuckets<N> {
+        let Some(g) = &self.spread else {
+            return self;
+        };
+        g.whole.get_or_init(|| {
+            let (block_of, n) = super::grid(&g.dims, &g.bounds);
+            KeyBuckets::new(keys(), n, |k| block_of(k))
+        })
+    }
+
+    /// Block `block`'s entries' positions in the array, from [`held`](Self::held).
+    pub(crate) fn block_ids<'s>(
+        &'s self,
+        block: usize,
+        keys: impl FnOnce() -> &'s [[u32; N]],
+    ) -> &'s [u32] {
+        let b = self.held(block, keys);
+        &b.ids[b.offsets[block]..b.offsets[block + 1]]
+    }
+
+    /// Number of entries of block `block` (over every rank, for a spread array).
+    pub(crate) fn block_len(&self, block: usize) -> usize {
+        match &self.spread {
+            Some(g) => g.lens.get(block).copied().unwrap_or(0),
+            None => self.offsets[block + 1] - self.offsets[block],
+        }
+    }
 }
 
 impl<const N: usize> KeyBuckets<N> {
     /// Blocks `ids` as a worker rank gets them: the count of blocks, every block's length,
     /// then each of `ids`'s indices and ids (little-endian `u32`s).
-    pub(super) fn to_bytes(&self, ids: &[usize]) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self, ids: &[usize]) -> Vec<u8> {
         let n_blocks = self.offsets.len() - 1;
         let entries: usize = ids
             .iter()
@@ -20,7 +118,7 @@ impl<const N: usize> KeyBuckets<N> {
             .sum();
         let mut out = Vec::with_capacity(8 * (n_blocks + 1) + entries * 4 * (N + 1));
         let lens = self.offsets.windows(2).map(|w| w[1] - w[0]);
-        crate::space::put_block_lens(lens, &mut out);
+        super::put_block_lens(lens, &mut out);
         for &b in ids {
             let r = self.offsets[b]..self.offsets[b + 1];
             for k in &self.keys[r.clone()] {
@@ -37,7 +135,7 @@ impl<const N: usize> KeyBuckets<N> {
 
     /// A worker's blocks from [`to_bytes`](Self::to_bytes): blocks `ids` hold their
     /// entries, every other block none; at least `at_least` blocks, indices within `shape`.
-    pub(super) fn from_bytes(
+    pub(crate) fn from_bytes(
         shape: &[usize; N],
         at_least: usize,
         ids: &[usize],
@@ -46,7 +144,7 @@ impl<const N: usize> KeyBuckets<N> {
         if ids.windows(2).any(|w| w[0] >= w[1]) {
             return Err(format!("blocks {ids:?} out of order"));
         }
-        let mut cur = crate::space::Cursor::new(bytes);
+        let mut cur = super::Cursor::new(bytes);
         let lens = cur.block_lens(at_least)?;
         let n_blocks = lens.len();
         let (mut keys, mut entry_ids) = (Vec::new(), Vec::new());
@@ -71,25 +169,21 @@ impl<const N: usize> KeyBuckets<N> {
         for c in counts {
             offsets.push(offsets.last().copied().unwrap_or(0) + c);
         }
-        Ok(KeyBuckets {
-            keys,
-            ids: entry_ids,
-            offsets,
-        })
+        Ok(KeyBuckets::from_parts(keys, entry_ids, offsets))
     }
 
-    pub(super) fn new(
+    pub(crate) fn new(
         keys: &[[u32; N]],
         n_blocks: usize,
         block_of: impl Fn(&[u32; N]) -> usize,
     ) -> Self {
         let blocks: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
         let (ids, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
-        KeyBuckets {
-            keys: ids.iter().map(|&i| keys[i as usize]).collect(),
+        KeyBuckets::from_parts(
+            ids.iter().map(|&i| keys[i as usize]).collect(),
             ids,
             offsets,
-        }
+        )
     }
 }
 

@@ -1,0 +1,29 @@
+//! A spread array whose values `iter_mut()` calls changed where its parts are
+//! (`itermut::spread`).
+
+use std::sync::Arc;
+
+use super::SparseArray;
+use crate::array::spread::{Decode, SpreadOps};
+
+impl<T, const N: usize> SparseArray<T, N> {
+    /// The parts on the ranks while the array is spread and they hold its values: not
+    /// once `iter_mut()` calls moved the values where they run (an operation on the
+    /// parts' values, such as a sum or a split, brings the array home then).
+    pub(crate) fn spread_values(&self) -> Option<&Arc<dyn SpreadOps>> {
+        self.spread().filter(|ops| !ops.moved())
+    }
+
+    /// An `iter_mut()` call changed the values where the parts are: the array comes home
+    /// through `decode` from now on (what `SpreadOps::gather` sends once the values moved),
+    /// and its values' version moves on.
+    pub(crate) fn values_moved_in_parts(&mut self, decode: Decode<T, N>) {
+        if let Some(spread) = &mut self.spread {
+            spread.decode = decode;
+            spread.ops.values_moved();
+        }
+        self.values_version += 1;
+        self.cache
+            .drop_where(|k| k.starts_with("buckets:") || k.starts_with("by:"));
+    }
+}

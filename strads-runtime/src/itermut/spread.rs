@@ -1,0 +1,338 @@
+//! `iter_mut()` loops over an array spread over a cluster's ranks (a data set loaded or made
+//! in place, [`SparseArray::repeated`]'s lists): the call runs where the parts are. Its
+//! first call trades the entries with their values so that each rank holds the blocks its
+//! workers run (`strads::exchange_values`); every rank, the driver included, takes its
+//! tasks' values from what it holds (decoded from the trade, or as the last call left
+//! them) and keeps them after the call. The driver never holds the others' entries or
+//! values; serial code reading the array brings it home (`strads::gather_values`, read by
+//! [`decode_values`]).
+
+use super::ValuesCodec;
+use crate::array::SparseArray;
+use crate::cluster::spread::values::{self, Held, State};
+use crate::error::{Error, Result};
+
+/// A values message's first byte: the call runs where a spread array's parts are, and
+/// each rank takes its tasks' values from what it holds.
+pub(super) const SPREAD: u8 = 2;
+
+/// Rank `layout.rank`'s tasks' values of the driver's spread array `id` into `ordered`
+/// (its tasks' chunks one after another, of the entries `order`; `blocks`: each of its
+/// tasks' block and number of entries, in order;
+/// `mine`: the fingerprint of its entries in this order), from what it holds: as the last
+/// call left them when it ran the same entries in the same order, else as traded for the
+/// grid `key`.
+pub(super) fn take<T: Send + 'static>(
+    codec: &ValuesCodec<T>,
+    id: u64,
+    key: u64,
+    mine: u64,
+    order: &[u32],
+    blocks: &[(usize, usize)],
+    ordered: &mut [T],
+) -> std::result::Result<(), String> {
+    let held = values::take(id).ok_or("this rank holds no values of the array")?;
+    if held.key != key {
+        return Err("the values held here belong to another grid of blocks".into());
+    }
+    match held.state {
+        State::Typed {
+            values,
+            fingerprint,
+        } => {
+            let kept = values
+                .into_any()
+                .downcast::<super::kept::Values<T>>()
+                .map_err(|_| "the values held here are of another type".to_string())?;
+            if kept.values.len() != ordered.len() || held.ids.len() != order.len() {
+                return Err(format!(
+                    "{} values held here for {} entries",
+                    kept.values.len(),
+                    ordered.len()
+                ));
+            }
+            if fingerprint == mine {
+                for (slot, v) in ordered.iter_mut().zip(kept.values) {
+                    *slot = v;
+                }
+                return Ok(());
+            }
+            // The same entries in another order (a loop of the same grid whose tasks run
+            // in another order): each value goes to its entry's place.
+            let mut at: Vec<(u32, usize)> =
+                order.iter().enumerate().map(|(j, &i)| (i, j)).collect();
+            at.sort_unstable();
+            for (&id, v) in held.ids.iter().zip(kept.values) {
+                match at.binary_search_by_key(&id, |&(i, _)| i) {
+                    Ok(k) => ordered[at[k].1] = v,
+                    Err(_) => {
+                        return Err(format!(
+                            "the values held here belong to other entries (entry {id} is not \
+                             among this call's; fingerprint {fingerprint:016x}, here {mine:016x})"
+                        ));
+                    }
+                }
+            }
+            Ok(())
+        }
+        State::Coded { bytes, starts } => {
+            let mut rest: &mut [T] = ordered;
+            for &(b, n) in blocks {
+                let (lo, hi) = match (starts.get(b), starts.get(b + 1)) {
+                    (Some(&lo), Some(&hi)) if lo <= hi && hi <= bytes.len() => (lo, hi),
+                    _ => return Err(format!("block {b} of {} held here", starts.len() - 1)),
+                };
+                let (chunk, tail) = std::mem::take(&mut rest)
+                    .split_at_mut_checked(n)
+                    .ok_or("more entries held here than the call's tasks run")?;
+                let mut src = &bytes[lo..hi];
+                (codec.decode)(&mut src, chunk)
+                    .map_err(|e| format!("the values traded of block {b} do not decode: {e}"))?;
+                if !src.is_empty() {
+                    return Err(format!("{} bytes left after block {b}'s values", src.len()));
+                }
+                rest = tail;
+            }
+            if !rest.is_empty() {
+                return Err(format!(
+                    "{} entries of the call's tasks are not held here",
+                    rest.len()
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// After the call: rank `layout.rank` keeps its tasks' values (moved out of `ordered`,
+/// whose entries are `order`) for the next call over the same grid `key`.
+pub(super) fn keep<T: Default + Send + 'static>(
+    codec: &ValuesCodec<T>,
+    id: u64,
+    key: u64,
+    mine: u64,
+    order: &[u32],
+    ordered: &mut [T],
+) {
+    let values: Vec<T> = ordered.iter_mut().map(std::mem::take).collect();
+    values::keep(
+        id,
+        Held {
+            key,
+            ids: order.to_vec(),
+            state: State::Typed {
+                values: Box::new(super::kept::Values {
+                    values,
+                    codec: *codec,
+                }),
+                fingerprint: mine,
+            },
+        },
+    );
+}
+
+/// The entries of a spread array of values in a raw codec (numbers, or `Vec`s of them:
+/// `itermut::raw`) as its parts come home: each rank's count and indices (the parts one
+/// after the other are the array's entries in order), then `0` and the values of its
+/// part's own entries, or `1`, the positions in the array of the entries whose values it
+/// holds (`u32`s, after their count) and those values. Every entry's value must come once.
+pub(crate) fn decode_values<T: Default + 'static, const N: usize>(
+    parts: Vec<Vec<u8>>,
+    shape: &[usize; N],
+) -> std::result::Result<(Vec<[u32; N]>, Vec<T>), String> {
+    let codec = super::raw::codec::<T>().ok_or("values without a raw codec")?;
+    let u64_at = |p: &[u8], at: usize| {
+        p.get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    };
+    let mut keys = Vec::new();
+    let mut tails = Vec::with_capacity(parts.len());
+    for (rank, p) in parts.iter().enumerate() {
+        let n = u64_at(p, 0).ok_or(format!("rank {rank}'s part of a spread array is empty"))?;
+        let end = usize::try_from(n)
+            .ok()
+            .and_then(|n| n.checked_mul(4 * N))
+            .and_then(|b| b.checked_add(8))
+            .filter(|&e| e < p.len())
+            .ok_or(format!(
+                "rank {rank}'s part of {n} entries holds {} bytes",
+                p.len()
+            ))?;
+        let start = keys.len();
+        crate::array::le::get_keys(&p[8..end], shape, &mut keys).map_err(|e| {
+            format!("entry {e} of rank {rank}'s part lies outside the shape {shape:?}")
+        })?;
+        tails.push((start, keys.len() - start, end));
+    }
+    let nnz = keys.len();
+    let mut values: Vec<T> = std::iter::repeat_with(T::default).take(nnz).collect();
+    let mut seen = vec![false; nnz];
+    for (rank, (p, (start, n, end))) in parts.iter().zip(tails).enumerate() {
+        let mut rest = &p[end + 1..];
+        match p[end] {
+            0 => {
+                (codec.decode)(&mut rest, &mut values[start..start + n])
+                    .map_err(|e| format!("the values of rank {rank}'s part do not decode: {e}"))?;
+                seen[start..start + n].iter_mut().for_each(|s| *s = true);
+            }
+            1 => {
+                let m = u64_at(rest, 0).ok_or(format!("rank {rank}'s values are cut short"))?;
+                let ids_end = usize::try_from(m)
+                    .ok()
+                    .and_then(|m| m.checked_mul(4))
+                    .and_then(|b| b.checked_add(8))
+                    .filter(|&e| e <= rest.len())
+                    .ok_or(format!(
+                        "rank {rank} sends {m} values in {} bytes",
+                        rest.len()
+                    ))?;
+                let (ids, mut vals) = rest.split_at(ids_end);
+                let mut got: Vec<T> = std::iter::repeat_with(T::default)
+                    .take((ids_end - 8) / 4)
+                    .collect();
+                (codec.decode)(&mut vals, &mut got)
+                    .map_err(|e| format!("the values rank {rank} holds do not decode: {e}"))?;
+                for (c, v) in ids[8..].chunks_exact(4).zip(got) {
+                    let i = u32::from_le_bytes(c.try_into().expect("4 bytes")) as usize;
+                    match seen.get_mut(i) {
+                        Some(s) if !*s => *s = true,
+                        _ => {
+                            return Err(format!(
+                                "rank {rank} sends a value of entry {i} of {nnz} twice or beyond"
+                            ));
+                        }
+                    }
+                    values[i] = v;
+                }
+                rest = vals;
+            }
+            other => return Err(format!("rank {rank}'s values of kind {other}")),
+        }
+        if !rest.is_empty() {
+            return Err(format!("{} bytes after rank {rank}'s values", rest.len()));
+        }
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        return Err(format!("no rank sent the value of entry {i}"));
+    }
+    Ok((keys, values))
+}
+
+impl<P, const N: usize> SparseArray<Vec<P>, N>
+where
+    P: Copy + Default + Send + Sync + 'static,
+{
+    /// An array of `counts`' indices whose entry holds as many copies of `fill` as
+    /// `counts`' entry counts: a list per entry to fill in an `iter_mut()` loop (LDA's
+    /// topic of every occurrence of a word in a document, drawn in a `#[parallel_for]`
+    /// loop, so that on a cluster each rank draws the topics of the entries it runs).
+    ///
+    /// On a cluster job's driver, when `counts` is in parts on the ranks (loaded or made
+    /// in place) and `P` is a primitive number, so is the new array: each rank makes the
+    /// lists of its part, and an `iter_mut()` loop over it runs where they are (its first
+    /// call trades the entries with their lists so that each rank holds the blocks its
+    /// workers run, and they stay there); serial code that reads it brings it home.
+    /// Elsewhere the lists are made here. A count below zero or beyond memory is an error.
+    ///
+    /// ```
+    /// use strads_runtime::SparseArray;
+    /// let counts = SparseArray::from_entries([2, 3], vec![([0, 2], 3u32), ([1, 0], 1)])?;
+    /// let z = SparseArray::<Vec<u16>, 2>::repeated(&counts, 7)?;
+    /// assert_eq!(z.entry(0), ([0, 2], &vec![7, 7, 7]));
+    /// assert_eq!(z.entry(1), ([1, 0], &vec![7]));
+    /// # Ok::<(), strads_runtime::Error>(())
+    /// ```
+    pub fn repeated<C>(counts: &SparseArray<C, N>, fill: P) -> Result<Self>
+    where
+        C: Copy + TryInto<u64> + std::fmt::Display + Send + Sync + 'static,
+    {
+        if let Some(ops) = counts.spread_values()
+            && crate::array::le::wire_size::<P>().is_some()
+        {
+            let mut bytes = Vec::new();
+            crate::array::le::put(&[fill], &mut bytes);
+            let (ops, id) = ops.repeat(&bytes).map_err(Error::Rank)?;
+            let spread = crate::array::spread::Spread {
+                ops,
+                decode: decode_values::<Vec<P>, N>,
+            };
+            return Ok(SparseArray::from_spread(
+                counts.shape(),
+                counts.nnz(),
+                counts.is_sorted(),
+                id,
+                spread,
+            ));
+        }
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(counts.nnz())
+            .map_err(|_| Error::Alloc {
+                what: format!("the lists of {} entries", counts.nnz()),
+                bytes: None,
+            })?;
+        for (i, (_, &c)) in counts.iter().enumerate() {
+            let n = c
+                .try_into()
+                .ok()
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| Error::Shape(format!("entry {i} counts {c}, not a length")))?;
+            let mut list = Vec::new();
+            list.try_reserve_exact(n).map_err(|_| Error::Alloc {
+                what: format!("the list of entry {i}"),
+                bytes: (n as u64).checked_mul(std::mem::size_of::<P>() as u64),
+            })?;
+            list.resize(n, fill);
+            values.push(list);
+        }
+        Ok(SparseArray::from_raw(
+            counts.shape(),
+            counts.raw_keys().to_vec(),
+            values,
+        ))
+    }
+}
+
+/// The note the driver sends each rank of a call that runs where an array's parts are:
+/// [`SPREAD`], then the key of the grid whose blocks they hold.
+pub(super) fn note(key: u64) -> Vec<u8> {
+    let mut out = vec![SPREAD];
+    out.extend_from_slice(&key.to_le_bytes());
+    out
+}
+
+/// The key of a [`note`], when the values message is one.
+pub(super) fn note_key(message: &[u8]) -> Option<u64> {
+    match message.split_first() {
+        Some((&SPREAD, key)) => Some(u64::from_le_bytes(key.try_into().ok()?)),
+        _ => None,
+    }
+}
+
+/// Driver: the key the spread array's entries and values are traded under (traded now, the
+/// first time for this grid and layout) when the call runs where they are: a call across
+/// processes whose tasks are all blocks of the array's grid, each run by the rank that
+/// holds its first coordinate's entries. `None`: the call cannot, and the array comes home.
+pub(super) fn trade<T, const N: usize>(
+    job: &crate::exec::Job<'_, crate::space::KeyBuckets<N>>,
+    keys: &super::Keys<'_, T, N>,
+) -> Option<u64>
+where
+    T: Clone + Send + Sync + 'static,
+{
+    use crate::space::Space;
+    let crate::exec::Side::Driver(s) = job.side() else {
+        return None;
+    };
+    let sched = job.schedule();
+    let blocks_only = sched
+        .steps
+        .iter()
+        .flat_map(|st| st.tasks.iter().flatten())
+        .all(|t| matches!(t.unit, crate::plan::Unit::Block(_)));
+    if !job.ships() || !blocks_only || sched.workers != s.workers() {
+        return None;
+    }
+    let runs = crate::cluster::call::block_ranks(sched, s.threads)?;
+    keys.spread_blocks(job.blocks()?, s.workers(), s.threads, &runs)
+}
