@@ -336,3 +336,163 @@ where
     let runs = crate::cluster::call::block_ranks(sched, s.threads)?;
     keys.spread_blocks(job.blocks()?, s.workers(), s.threads, &runs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A part as `strads::gather` or `strads::gather_values` sends it: `keys`, then the
+    /// values of the part's entries (`ids` `None`) or of the entries `ids`.
+    fn part(keys: &[[u32; 2]], ids: Option<&[u32]>, values: &[Vec<u16>]) -> Vec<u8> {
+        let mut out = (keys.len() as u64).to_le_bytes().to_vec();
+        for &i in keys.iter().flatten() {
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        match ids {
+            None => out.push(0),
+            Some(ids) => {
+                out.push(1);
+                out.extend_from_slice(&(ids.len() as u64).to_le_bytes());
+                for &i in ids {
+                    out.extend_from_slice(&i.to_le_bytes());
+                }
+            }
+        }
+        let codec = super::super::raw::codec::<Vec<u16>>().expect("raw");
+        (codec.encode)(values, &mut out).expect("encodes");
+        out
+    }
+
+    #[test]
+    fn parts_come_home_with_their_values_from_where_they_are() {
+        let keys = [[[0u32, 1], [1, 2]], [[2, 0], [3, 3]]];
+        // Rank 0 holds entries 3 and 0, rank 1 entries 2 and 1.
+        let parts = vec![
+            part(&keys[0], Some(&[3, 0]), &[vec![7], vec![1, 2]]),
+            part(&keys[1], Some(&[2, 1]), &[vec![], vec![5, 5, 5]]),
+        ];
+        let (k, v) = decode_values::<Vec<u16>, 2>(parts, &[4, 4]).expect("decodes");
+        assert_eq!(k, [[0, 1], [1, 2], [2, 0], [3, 3]]);
+        assert_eq!(v, [vec![1, 2], vec![5, 5, 5], vec![], vec![7]]);
+        // Parts that hold their own entries' values, as made.
+        let parts = vec![
+            part(&keys[0], None, &[vec![1], vec![2]]),
+            part(&keys[1], None, &[vec![3], vec![]]),
+        ];
+        let (_, v) = decode_values::<Vec<u16>, 2>(parts, &[4, 4]).expect("decodes");
+        assert_eq!(v, [vec![1], vec![2], vec![3], vec![]]);
+    }
+
+    #[test]
+    fn values_missing_twice_or_cut_do_not_come_home() {
+        let keys = [[[0u32, 1], [1, 2]], [[2, 0], [3, 3]]];
+        let decode = |parts| {
+            decode_values::<Vec<u16>, 2>(parts, &[4, 4])
+                .err()
+                .expect("refused")
+        };
+        let twice = vec![
+            part(&keys[0], Some(&[3, 0]), &[vec![7], vec![1]]),
+            part(&keys[1], Some(&[3, 1]), &[vec![], vec![5]]),
+        ];
+        assert_eq!(
+            decode(twice),
+            "rank 1 sends a value of entry 3 of 4 twice or beyond"
+        );
+        let missing = vec![
+            part(&keys[0], Some(&[3]), &[vec![7]]),
+            part(&keys[1], Some(&[2, 1]), &[vec![], vec![5]]),
+        ];
+        assert_eq!(decode(missing), "no rank sent the value of entry 0");
+        let beyond = vec![
+            part(&keys[0], Some(&[9, 0]), &[vec![7], vec![1]]),
+            part(&keys[1], Some(&[2, 1]), &[vec![], vec![5]]),
+        ];
+        assert_eq!(
+            decode(beyond),
+            "rank 0 sends a value of entry 9 of 4 twice or beyond"
+        );
+        let mut cut = part(&keys[0], None, &[vec![1], vec![2, 3]]);
+        cut.pop();
+        let e = decode(vec![cut, part(&keys[1], None, &[vec![], vec![]])]);
+        assert!(
+            e.starts_with("the values of rank 0's part do not decode"),
+            "{e}"
+        );
+        let mut kind = part(&keys[0], None, &[vec![1], vec![2]]);
+        kind[8 + 16] = 7;
+        assert_eq!(decode(vec![kind]), "rank 0's values of kind 7");
+        let outside = vec![part(&[[4, 0]], None, &[vec![]])];
+        assert_eq!(
+            decode(outside),
+            "entry 0 of rank 0's part lies outside the shape [4, 4]"
+        );
+    }
+
+    #[test]
+    fn a_rank_takes_its_values_as_traded_or_as_the_last_call_left_them() {
+        let codec = super::super::raw::codec::<Vec<u16>>().expect("raw");
+        let id = crate::array::fresh_id();
+        // Traded: block 1's two entries (ids 4, 2) and block 3's one (id 0).
+        let mut bytes = Vec::new();
+        (codec.encode)(&[vec![1], vec![2, 2]], &mut bytes).expect("encodes");
+        let b3 = bytes.len();
+        (codec.encode)(&[vec![3]], &mut bytes).expect("encodes");
+        let held = Held {
+            key: 9,
+            ids: vec![4, 2, 0],
+            state: State::Coded {
+                starts: vec![0, 0, b3, b3, bytes.len(), bytes.len()],
+                bytes,
+            },
+        };
+        values::keep(id, held);
+        // The tasks run block 3, then block 1.
+        let mut ordered = vec![Vec::new(); 3];
+        take(
+            &codec,
+            id,
+            9,
+            1,
+            &[0, 4, 2],
+            &[(3, 1), (1, 2)],
+            &mut ordered,
+        )
+        .expect("takes");
+        assert_eq!(ordered, [vec![3], vec![1], vec![2, 2]]);
+        // Kept after the call, in its order; taken by a call in another order (ids 4, 2,
+        // 0) by entry.
+        keep(&codec, id, 9, 1, &[0, 4, 2], &mut ordered);
+        let mut again = vec![Vec::new(); 3];
+        take(&codec, id, 9, 2, &[4, 2, 0], &[(1, 2), (3, 1)], &mut again).expect("takes");
+        assert_eq!(again, [vec![1], vec![2, 2], vec![3]]);
+        // Nothing held, or held for another grid.
+        let e = take(&codec, id, 9, 2, &[4, 2, 0], &[(1, 2), (3, 1)], &mut again);
+        assert_eq!(
+            e.err().as_deref(),
+            Some("this rank holds no values of the array")
+        );
+        keep(&codec, id, 9, 2, &[4, 2, 0], &mut again);
+        let e = take(&codec, id, 8, 2, &[4, 2, 0], &[(1, 2), (3, 1)], &mut again);
+        assert_eq!(
+            e.err().as_deref(),
+            Some("the values held here belong to another grid of blocks")
+        );
+        values::forget(id);
+    }
+
+    #[test]
+    fn lists_made_from_counts_hold_their_count_of_the_fill() {
+        let counts = SparseArray::from_entries([2, 2], vec![([0, 1], 2i32), ([1, 0], 0)]).unwrap();
+        let z = SparseArray::<Vec<u8>, 2>::repeated(&counts, 9).expect("made");
+        assert_eq!(z.values(), [vec![9, 9], vec![]]);
+        let negative = SparseArray::from_entries([2, 2], vec![([1, 1], -1i32)]).unwrap();
+        let e = SparseArray::<Vec<u8>, 2>::repeated(&negative, 9)
+            .err()
+            .expect("refused");
+        assert_eq!(
+            e.to_string(),
+            "shape mismatch: entry 0 counts -1, not a length"
+        );
+    }
+}

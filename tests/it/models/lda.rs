@@ -12,7 +12,7 @@ use strads::testing::{record, replay, serial};
 /// The example's loops, compiled here as they are there.
 #[path = "../../../examples/lda/model.rs"]
 mod model;
-use model::{gibbs, ln_gamma};
+use model::{draw_topics, gibbs, ln_gamma};
 
 /// The collapsed joint log-likelihood `log p(w, z)`, serially.
 fn log_likelihood(s: &State, alpha: f64, beta: f64) -> f64 {
@@ -155,6 +155,27 @@ fn parallel_sweeps_equal_the_replay_of_their_order() {
                 "one worker runs the original loop"
             );
         }
+    }
+}
+
+/// The example's start, drawn by its parallel loop over lists made from the counts
+/// (`SparseArray::repeated`), is the serial start (each entry's topics keyed by the entry,
+/// the counts integers) on every worker count.
+#[test]
+fn the_start_drawn_in_parallel_is_the_serial_start() {
+    let c = small();
+    let want = State::new(&c).snapshot();
+    for threads in 1..=4 {
+        let mut s = State {
+            tokens: SparseArray::repeated(&c.counts, 0u16).expect("lists"),
+            ndk: DistArray::zeros([c.docs, TOPICS]),
+            nwk: DistArray::zeros([c.words, TOPICS]),
+            nk: DistArray::zeros([TOPICS]),
+        };
+        strads::with_threads(threads, || {
+            draw_topics(&mut s.tokens, &mut s.ndk, &mut s.nwk, &mut s.nk, SEED)
+        });
+        assert!(s.snapshot() == want, "{threads} threads");
     }
 }
 

@@ -250,3 +250,108 @@ pub(super) fn put_repeated(n: u64, fill: &[u8], out: &mut Vec<u8>) {
         out.extend_from_slice(fill);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two ranks' parts of a `[4, 8]` array in a 2 x 4 grid of blocks (block `b` is
+    /// `(k[0] / 2) * 4 + k[1] / 2`, blocks below 4 owned by rank 0), each entry's value the
+    /// bytes `[i, i]` of its place `i` in its part plus 10 per rank.
+    fn messages() -> [Vec<Vec<u8>>; 2] {
+        let block_of = |k: &[u32]| (k[0] / 2) as usize * 4 + (k[1] / 2) as usize;
+        let owner = |b: usize| usize::from(b >= 4);
+        let parts: [Vec<[u32; 2]>; 2] = [
+            vec![[0, 1], [3, 7], [1, 0], [2, 2], [0, 5]],
+            vec![[1, 1], [2, 6], [0, 0]],
+        ];
+        let out: Vec<Vec<Vec<u8>>> = parts
+            .iter()
+            .enumerate()
+            .map(|(r, keys)| {
+                let put = |ids: &[u32], out: &mut Vec<u8>| {
+                    for &i in ids {
+                        let v = 10 * r as u8 + i as u8;
+                        out.extend_from_slice(&[v; 2][..1 + (i as usize % 2)]);
+                    }
+                    Ok(())
+                };
+                trade_out(keys, &put, &block_of, 8, &owner, 2).expect("numbers")
+            })
+            .collect();
+        [
+            vec![out[0][0].clone(), out[1][0].clone()],
+            vec![out[0][1].clone(), out[1][1].clone()],
+        ]
+    }
+
+    fn keys_of(t: &Traded) -> (Vec<[u32; 2]>, Vec<u32>, Vec<usize>) {
+        let b = t
+            .blocks
+            .clone()
+            .downcast::<KeyBuckets<2>>()
+            .expect("the loop's blocks");
+        (b.keys.clone(), b.ids.clone(), b.offsets.clone())
+    }
+
+    #[test]
+    fn a_trade_keeps_each_block_with_its_values_in_rank_order() {
+        let [to_0, to_1] = messages();
+        let t = trade_in::<2>(to_0, 8, &|b| b < 4).expect("rank 0's blocks");
+        // Block 0: rank 0's [0, 1] (place 0) and [1, 0] (place 2), then rank 1's [1, 1]
+        // (place 0, position 5) and [0, 0] (place 2, position 7); block 2: [0, 5].
+        let (keys, ids, offsets) = keys_of(&t);
+        assert_eq!(keys, [[0, 1], [1, 0], [1, 1], [0, 0], [0, 5]]);
+        assert_eq!(ids, [0, 2, 5, 7, 4]);
+        assert_eq!(offsets, [0, 4, 4, 5, 5, 5, 5, 5, 5]);
+        assert_eq!(t.ids, ids);
+        // Values one or two bytes (odd places two): 0; 2; 10; 12; 4.
+        assert_eq!(t.bytes, [0, 2, 10, 12, 4]);
+        assert_eq!(t.starts, [0, 4, 4, 5, 5, 5, 5, 5, 5]);
+        let t = trade_in::<2>(to_1, 8, &|b| b >= 4).expect("rank 1's blocks");
+        let (keys, ids, offsets) = keys_of(&t);
+        assert_eq!(keys, [[2, 2], [3, 7], [2, 6]]);
+        assert_eq!(ids, [3, 1, 6]);
+        assert_eq!(offsets, [0, 0, 0, 0, 0, 0, 1, 1, 3]);
+        assert_eq!(t.bytes, [3, 3, 1, 1, 11, 11]);
+        assert_eq!(t.starts, [0, 0, 0, 0, 0, 0, 2, 2, 6]);
+    }
+
+    #[test]
+    fn a_trade_message_that_does_not_hold_what_it_counts_is_refused() {
+        let [to_0, _] = messages();
+        let mut cut = to_0.clone();
+        cut[1].pop();
+        let mut long = to_0.clone();
+        long[0].push(0);
+        let mut more = to_0.clone();
+        more[1][..8].copy_from_slice(&9u64.to_le_bytes());
+        let mut huge = to_0.clone();
+        // Block 0's value bytes of rank 0 (after 2 entries' indices and places).
+        let at = 64 + 2 * 12;
+        huge[0][at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        let mut header = to_0.clone();
+        header[0].truncate(20);
+        for (bad, says) in [
+            (cut, "rank 1's entries and values do not fit"),
+            (long, "rank 0's entries and values do not fit"),
+            (more, "rank 1's entries and values do not fit"),
+            (huge, "rank 0's entries and values do not fit"),
+            (header, "rank 0's counts are cut short"),
+        ] {
+            let e = trade_in::<2>(bad, 8, &|b| b < 4).err().expect("refused");
+            assert!(e.starts_with(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn repeated_values_are_raw_vectors_of_the_fill() {
+        let mut out = Vec::new();
+        put_repeated(3, &7u16.to_le_bytes(), &mut out);
+        assert_eq!(out, [3, 7, 0, 7, 0, 7, 0]);
+        out.clear();
+        put_repeated(200, &[1], &mut out);
+        assert_eq!(&out[..2], [0xc8, 0x01]);
+        assert_eq!(out.len(), 202);
+    }
+}
