@@ -386,11 +386,7 @@ mod tests {
     #[test]
     fn values_missing_twice_or_cut_do_not_come_home() {
         let keys = [[[0u32, 1], [1, 2]], [[2, 0], [3, 3]]];
-        let decode = |parts| {
-            decode_values::<Vec<u16>, 2>(parts, &[4, 4])
-                .err()
-                .expect("refused")
-        };
+        let decode = |parts| decode_values::<Vec<u16>, 2>(parts, &[4, 4]).expect_err("refused");
         let twice = vec![
             part(&keys[0], Some(&[3, 0]), &[vec![7], vec![1]]),
             part(&keys[1], Some(&[3, 1]), &[vec![], vec![5]]),
@@ -487,9 +483,7 @@ mod tests {
         let z = SparseArray::<Vec<u8>, 2>::repeated(&counts, 9).expect("made");
         assert_eq!(z.values(), [vec![9, 9], vec![]]);
         let negative = SparseArray::from_entries([2, 2], vec![([1, 1], -1i32)]).unwrap();
-        let e = SparseArray::<Vec<u8>, 2>::repeated(&negative, 9)
-            .err()
-            .expect("refused");
+        let e = SparseArray::<Vec<u8>, 2>::repeated(&negative, 9).expect_err("refused");
         assert_eq!(
             e.to_string(),
             "shape mismatch: entry 0 counts -1, not a length"
