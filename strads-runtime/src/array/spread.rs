@@ -44,6 +44,7 @@ pub(crate) trait SpreadOps: Send + Sync {
     /// loop's calls take and leave where they are.
     fn exchange_values(
         &self,
+        shape: &[usize],
         dims: &[usize],
         bounds: &[Vec<usize>],
         workers: usize,

@@ -130,14 +130,10 @@ pub struct Crossing {
     schedule: Vec<u8>,
 }
 
-/// Plans a call across processes; `Err`: why it cannot cross (then the driver runs it
-/// alone).
-pub fn plan_call(
-    spec: &LoopSpec,
-    schedule: &Schedule,
-    ship: &Shipment<'_>,
-    session: &Session,
-) -> Result<Crossing, String> {
+/// Whether a call may cross processes, as far as its arguments tell (what it captures,
+/// its buffers, its arrays' elements), before anything is planned or moved: `Err` says why
+/// not.
+pub fn may_cross(spec: &LoopSpec, schedule: &Schedule, ship: &Shipment<'_>) -> Result<(), String> {
     // The captured values travel in the call's control message: values larger than a
     // quarter of what one carries stay here (the call runs on the driver's threads).
     if ship.captured.len() > super::proto::msg::MAX_MSG / 4 {
@@ -183,6 +179,18 @@ pub fn plan_call(
         }
         ids.push(m.id);
     }
+    Ok(())
+}
+
+/// Plans a call across processes; `Err`: why it cannot cross (then the driver runs it
+/// alone).
+pub fn plan_call(
+    spec: &LoopSpec,
+    schedule: &Schedule,
+    ship: &Shipment<'_>,
+    session: &Session,
+) -> Result<Crossing, String> {
+    may_cross(spec, schedule, ship)?;
     let metas = metas(schedule, ship, session);
     let plan = Itinerary::new(
         schedule,

@@ -137,6 +137,28 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
     }
 }
 
+impl<B: Send + Sync + 'static> Job<'_, B> {
+    /// Driver of a call over an array in parts (`array`: its indices): why the call could
+    /// not cross with the array as its shape and its blocks traded, if it could not
+    /// (`cluster::call::may_cross`); nothing is planned or moved.
+    pub(crate) fn why_not_across<T: Send + Sync + 'static, const N: usize>(
+        &self,
+        array: &crate::array::SparseArray<T, N>,
+    ) -> Option<String> {
+        let (Side::Driver(_), Some(ship), Some(i)) = (
+            &self.call.side,
+            &self.call.ship,
+            self.call.state.spec().space_array(),
+        ) else {
+            return Some("the call does not cross processes".into());
+        };
+        let keys = cluster::wire::KeysWire(array);
+        let (shape, traded) = (cluster::wire::ShapeWire(&keys), Traded(1));
+        let ship = by_shape(ship, i, &shape, &traded);
+        cluster::call::may_cross(self.call.state.spec(), self.schedule(), &ship).err()
+    }
+}
+
 /// `ship` with its space array `i` crossing as its shape, and its blocks crossing as
 /// `blocks` say.
 fn by_shape<'a>(

@@ -149,15 +149,18 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Space for Keys<'_, T, N> 
             return None;
         }
         let placed = |b: usize| crate::space::owner(b, &g.bounds, workers, threads);
-        if runs
-            .iter()
-            .enumerate()
-            .any(|(b, r)| b >= g.lens.len() || r.is_some_and(|r| r != placed(b)))
+        // Every block with entries runs, on the rank that holds it: its values are there.
+        let run_by = |b: usize| runs.get(b).copied().flatten();
+        if runs.len() > g.lens.len()
+            || (0..g.lens.len()).any(|b| {
+                run_by(b).is_some_and(|r| r != placed(b)) || (g.lens[b] > 0 && run_by(b).is_none())
+            })
         {
             return None;
         }
         let (key, ..) = g.mine.get_or_init(|| {
-            let (key, mine) = ops.exchange_values(&g.dims, &g.bounds, workers, threads);
+            let shape = self.0.shape();
+            let (key, mine) = ops.exchange_values(&shape, &g.dims, &g.bounds, workers, threads);
             let mine: Arc<KeyBuckets<N>> = mine
                 .downcast()
                 .unwrap_or_else(|_| ops.fail("a spread array's blocks of another kind".into()));

@@ -440,8 +440,16 @@ impl Call<'_> {
                         let chunk = slots[t * p + w]
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
-                            .take()
-                            .expect("each block runs once per call");
+                            .take();
+                        // Only a call that ran where an array's parts are, on the driver
+                        // alone after all, has tasks without their values here.
+                        let chunk = chunk.unwrap_or_else(|| {
+                            crate::cluster::job::fail_job(format!(
+                                "loop `{}`: a task ran without its values here (please \
+                                 report it)",
+                                state.spec().name
+                            ))
+                        });
                         f(blk, chunk)
                     };
                     job.run(&keys, &block);
@@ -498,15 +506,17 @@ impl Call<'_> {
         // The values of the entries other ranks ran stay there.
         let left: Option<Box<dyn crate::array::AwayValues<T>>> =
             match (crossed, &outcome, driving, codec, session) {
-                (true, Ok(()), Some(l), Some(c), Some(s)) => Some(Box::new(kept::Kept {
-                    order: order.clone(),
-                    tasks,
-                    layout: l,
-                    codec: c,
-                    session: s,
-                    id: array.id(),
-                    bytes: held,
-                })),
+                (true, Ok(()), Some(l), Some(c), Some(s)) if spread_key.is_none() => {
+                    Some(Box::new(kept::Kept {
+                        order: order.clone(),
+                        tasks,
+                        layout: l,
+                        codec: c,
+                        session: s,
+                        id: array.id(),
+                        bytes: held,
+                    }))
+                }
                 _ => None,
             };
         if spread_key.is_some() {

@@ -46,9 +46,10 @@ pub(super) fn take<T: Send + 'static>(
                 .map_err(|_| "the values held here are of another type".to_string())?;
             if kept.values.len() != ordered.len() || held.ids.len() != order.len() {
                 return Err(format!(
-                    "{} values held here for {} entries",
+                    "{} values of {} entries held here for the call's {} entries",
                     kept.values.len(),
-                    ordered.len()
+                    held.ids.len(),
+                    order.len()
                 ));
             }
             if fingerprint == mine {
@@ -76,6 +77,14 @@ pub(super) fn take<T: Send + 'static>(
             Ok(())
         }
         State::Coded { bytes, starts } => {
+            // Every entry held runs in the call: none of the values may be left out.
+            if held.ids.len() != ordered.len() {
+                return Err(format!(
+                    "{} entries held here for the call's {}",
+                    held.ids.len(),
+                    ordered.len()
+                ));
+            }
             let mut rest: &mut [T] = ordered;
             for &(b, n) in blocks {
                 let (lo, hi) = match (starts.get(b), starts.get(b + 1)) {
@@ -331,6 +340,11 @@ where
         .flat_map(|st| st.tasks.iter().flatten())
         .all(|t| matches!(t.unit, crate::plan::Unit::Block(_)));
     if !job.ships() || !blocks_only || sched.workers != s.workers() {
+        return None;
+    }
+    // A call the driver cannot send (captured values too large, an argument that cannot
+    // cross, ...) runs on its threads: the array comes home for it, untraded.
+    if job.why_not_across(keys.0).is_some() {
         return None;
     }
     let runs = crate::cluster::call::block_ranks(sched, s.threads)?;

@@ -228,7 +228,7 @@ impl<T, const N: usize> SparseArray<T, N> {
                     // The ranks let their parts go as they sent them (`strads::gather`);
                     // this process its blocks of the spread grid (a plan cached with them
                     // keeps them while it lives).
-                    self.cache.drop_where(|k| k.starts_with("spread:"));
+                    self.cache.drop_where(|k| k.starts_with("spread"));
                     Entries {
                         keys: Arc::new(keys),
                         values,

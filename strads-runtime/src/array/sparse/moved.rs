@@ -23,7 +23,10 @@ impl<T, const N: usize> SparseArray<T, N> {
             spread.ops.values_moved();
         }
         self.values_version += 1;
-        self.cache
-            .drop_where(|k| k.starts_with("buckets:") || k.starts_with("by:"));
+        // Blocks that copied the values (a read-only loop's, traded or not) are stale; the
+        // `iter_mut()` loop's grid (`spread-keys:`), which holds no values, stays.
+        self.cache.drop_where(|k| {
+            k.starts_with("buckets:") || k.starts_with("by:") || k.starts_with("spread:")
+        });
     }
 }

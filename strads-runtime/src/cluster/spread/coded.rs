@@ -118,6 +118,7 @@ pub(super) fn trade_in<const N: usize>(
     messages: Vec<Vec<u8>>,
     n_blocks: usize,
     mine: &dyn Fn(usize) -> bool,
+    block_of: &dyn Fn(&[u32]) -> Option<usize>,
 ) -> Result<Traded, String> {
     let head = 8 * n_blocks;
     let ours: Vec<usize> = (0..n_blocks).filter(|&b| mine(b)).collect();
@@ -208,6 +209,11 @@ pub(super) fn trade_in<const N: usize>(
                 for (x, c) in k.iter_mut().zip(chunk.chunks_exact(4)) {
                     *x = u32::from_le_bytes(c.try_into().expect("4 bytes"));
                 }
+                if block_of(k) != Some(b) {
+                    return Err(format!(
+                        "rank {r} sent entry {k:?} as one of block {b}, outside it or the shape"
+                    ));
+                }
             }
             for (id, c) in ids[to.clone()]
                 .iter_mut()
@@ -285,6 +291,11 @@ mod tests {
         ]
     }
 
+    /// The grid's block of an entry of the `[4, 8]` array.
+    fn block_of(k: &[u32]) -> Option<usize> {
+        (k[0] < 4 && k[1] < 8).then(|| (k[0] / 2) as usize * 4 + (k[1] / 2) as usize)
+    }
+
     fn keys_of(t: &Traded) -> (Vec<[u32; 2]>, Vec<u32>, Vec<usize>) {
         let b = t
             .blocks
@@ -297,7 +308,7 @@ mod tests {
     #[test]
     fn a_trade_keeps_each_block_with_its_values_in_rank_order() {
         let [to_0, to_1] = messages();
-        let t = trade_in::<2>(to_0, 8, &|b| b < 4).expect("rank 0's blocks");
+        let t = trade_in::<2>(to_0, 8, &|b| b < 4, &block_of).expect("rank 0's blocks");
         // Block 0: rank 0's [0, 1] (place 0) and [1, 0] (place 2), then rank 1's [1, 1]
         // (place 0, position 5) and [0, 0] (place 2, position 7); block 2: [0, 5].
         let (keys, ids, offsets) = keys_of(&t);
@@ -308,7 +319,7 @@ mod tests {
         // Values one or two bytes (odd places two): 0; 2; 10; 12; 4.
         assert_eq!(t.bytes, [0, 2, 10, 12, 4]);
         assert_eq!(t.starts, [0, 4, 4, 5, 5, 5, 5, 5, 5]);
-        let t = trade_in::<2>(to_1, 8, &|b| b >= 4).expect("rank 1's blocks");
+        let t = trade_in::<2>(to_1, 8, &|b| b >= 4, &block_of).expect("rank 1's blocks");
         let (keys, ids, offsets) = keys_of(&t);
         assert_eq!(keys, [[2, 2], [3, 7], [2, 6]]);
         assert_eq!(ids, [3, 1, 6]);
@@ -339,7 +350,9 @@ mod tests {
             (huge, "rank 0's entries and values do not fit"),
             (header, "rank 0's counts are cut short"),
         ] {
-            let e = trade_in::<2>(bad, 8, &|b| b < 4).err().expect("refused");
+            let e = trade_in::<2>(bad, 8, &|b| b < 4, &block_of)
+                .err()
+                .expect("refused");
             assert!(e.starts_with(says), "{e}");
         }
     }

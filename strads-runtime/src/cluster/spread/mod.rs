@@ -369,6 +369,7 @@ impl SpreadOps for Handle {
 
     fn exchange_values(
         &self,
+        shape: &[usize],
         dims: &[usize],
         bounds: &[Vec<usize>],
         workers: usize,
@@ -377,7 +378,9 @@ impl SpreadOps for Handle {
         // Not the key of a trade of the entries alone (`exchange`): these blocks are a
         // loop's indices, kept with the values.
         let key = grid_key(self.id, dims, bounds, workers, threads) ^ 2;
-        let args = postcard_args(&(self.id, key, dims, bounds, workers, threads));
+        let args = postcard_args(&(self.id, key, shape, dims, bounds, workers, threads));
+        // From here the values are where the loop's calls leave them, never in the parts.
+        self.values_moved();
         self.run("strads::exchange_values", args);
         let blocks = super::store::kept_blocks(&traded_name(key), key).unwrap_or_else(|| {
             self.s

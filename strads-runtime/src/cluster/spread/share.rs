@@ -93,13 +93,18 @@ pub(crate) trait Share: Any + Send {
         owner: &dyn Fn(usize) -> usize,
         ranks: usize,
     ) -> Result<Vec<Vec<u8>>, String>;
-    /// This rank's blocks from every rank's [`trade_out`](Share::trade_out) messages.
+    /// This rank's blocks from every rank's [`trade_out`](Share::trade_out) messages
+    /// (`block_of`: an entry's block, `None` outside the shape).
     fn trade_in(
         &self,
         messages: Vec<Vec<u8>>,
         n_blocks: usize,
         mine: &dyn Fn(usize) -> bool,
+        block_of: &dyn Fn(&[u32]) -> Option<usize>,
     ) -> Result<super::coded::Traded, String>;
+    /// Lets the values go (they moved where an `iter_mut()` loop runs them); the indices
+    /// stay.
+    fn drop_values(&mut self);
     /// A part of the same indices whose entry `i` holds its value (a count) copies of
     /// `fill` (a number's bytes), coded as a `Vec` of numbers is.
     fn repeat(&self, fill: &[u8]) -> Result<Box<dyn Share>, String>;
@@ -329,8 +334,13 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
         messages: Vec<Vec<u8>>,
         n_blocks: usize,
         mine: &dyn Fn(usize) -> bool,
+        block_of: &dyn Fn(&[u32]) -> Option<usize>,
     ) -> Result<super::coded::Traded, String> {
-        super::coded::trade_in::<N>(messages, n_blocks, mine)
+        super::coded::trade_in::<N>(messages, n_blocks, mine, block_of)
+    }
+
+    fn drop_values(&mut self) {
+        self.values = Vec::new();
     }
 
     fn repeat(&self, fill: &[u8]) -> Result<Box<dyn Share>, String> {
@@ -470,8 +480,14 @@ impl<const N: usize> Share for CodedPart<N> {
         messages: Vec<Vec<u8>>,
         n_blocks: usize,
         mine: &dyn Fn(usize) -> bool,
+        block_of: &dyn Fn(&[u32]) -> Option<usize>,
     ) -> Result<super::coded::Traded, String> {
-        super::coded::trade_in::<N>(messages, n_blocks, mine)
+        super::coded::trade_in::<N>(messages, n_blocks, mine, block_of)
+    }
+
+    fn drop_values(&mut self) {
+        self.ends = Vec::new();
+        self.bytes = Vec::new();
     }
 
     fn repeat(&self, _: &[u8]) -> Result<Box<dyn Share>, String> {
@@ -521,6 +537,15 @@ pub(crate) fn keep(id: u64, part: Box<dyn Share>) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(id, part);
+}
+
+/// Runs `f` on this process's part of array `id`, to change it.
+pub(crate) fn with_part_mut<R>(id: u64, f: impl FnOnce(&mut dyn Share) -> R) -> Result<R, String> {
+    let mut parts = PARTS.lock().unwrap_or_else(|e| e.into_inner());
+    let p = parts
+        .get_mut(&id)
+        .ok_or_else(|| format!("this rank holds no part of array {id}"))?;
+    Ok(f(p.as_mut()))
 }
 
 /// Runs `f` on this process's part of array `id`.

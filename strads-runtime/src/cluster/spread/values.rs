@@ -98,9 +98,26 @@ static EXCHANGE_VALUES: DataOp = DataOp {
 };
 
 fn exchange_values(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
-    type Args = (u64, u64, Vec<usize>, Vec<Vec<usize>>, usize, usize);
-    let (id, key, dims, bounds, workers, threads): Args = decode(args, "exchange_values")?;
+    type Args = (
+        u64,
+        u64,
+        Vec<usize>,
+        Vec<usize>,
+        Vec<Vec<usize>>,
+        usize,
+        usize,
+    );
+    let (id, key, shape, dims, bounds, workers, threads): Args = decode(args, "exchange_values")?;
     check_grid(&dims, &bounds)?;
+    if dims.iter().zip(&bounds).any(|(&d, b)| {
+        shape
+            .get(d)
+            .is_none_or(|&e| b.first() != Some(&0) || b.last() != Some(&e))
+    }) {
+        return Err(format!(
+            "a grid of bounds {bounds:?} over dims {dims:?} of the shape {shape:?}"
+        ));
+    }
     if workers == 0 || threads == 0 || workers / threads > ctx.size {
         return Err(format!(
             "{workers} workers of {threads} threads on {} ranks",
@@ -114,7 +131,17 @@ fn exchange_values(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
     let out = ctx.agree(out)?;
     let messages = ctx.all_to_all(out);
     let me = ctx.rank;
-    let traded = with_part(id, |p| p.trade_in(messages, n, &|b| owner(b) == me))??;
+    let fits =
+        |k: &[u32]| k.len() == shape.len() && k.iter().zip(&shape).all(|(&i, &e)| (i as usize) < e);
+    let traded = with_part(id, |p| {
+        p.trade_in(messages, n, &|b| owner(b) == me, &|k| {
+            fits(k).then(|| block_of(k))
+        })
+    })??;
+    // The parts' values, and the blocks a loop that only reads the array traded (copies of
+    // them), are stale from here: the values are where the loop's calls leave them.
+    super::share::with_part_mut(id, |p| p.drop_values())?;
+    crate::cluster::store::forget_traded(id);
     keep_traded(id, key, traded.blocks, traded.index_bytes);
     keep(
         id,
@@ -151,9 +178,11 @@ static GATHER_VALUES: DataOp = DataOp {
 #[linkme::distributed_slice(DATA_OPS)]
 static REPEATED: DataOp = DataOp {
     name: "strads::repeated",
-    run: |_, args| {
+    run: |ctx, args| {
         let (counts, id, fill): (u64, u64, Vec<u8>) = decode(args, "repeated")?;
-        let part = with_part(counts, |p| p.repeat(&fill))??;
+        let part = with_part(counts, |p| p.repeat(&fill)).and_then(|r| r);
+        // Every rank keeps its part, or none does.
+        let part = ctx.agree(part)?;
         let made = (part.facts(), part.bytes());
         super::keep(id, part);
         Ok(super::postcard_args(&made))
