@@ -76,6 +76,8 @@ pub(crate) fn forget_on_workers(id: u64) {
         return;
     };
     super::spread::forget(id);
+    // The driver's own blocks of the array traded among the ranks, as every rank's.
+    super::store::forget_blocks(id);
     if s.closed() {
         return;
     }
