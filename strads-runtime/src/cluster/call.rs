@@ -182,6 +182,19 @@ pub fn may_cross(spec: &LoopSpec, schedule: &Schedule, ship: &Shipment<'_>) -> R
     Ok(())
 }
 
+/// The schedule as it travels in the call's control message; `Err` for one too large for
+/// a message (a reconnaissance plan lists every iteration), which stays here.
+pub fn schedule_bytes(schedule: &Schedule) -> Result<Vec<u8>, String> {
+    let bytes = postcard::to_allocvec(schedule).expect("schedules encode");
+    if bytes.len() > super::proto::msg::MAX_MSG / 2 {
+        return Err(format!(
+            "its schedule takes {} bytes, more than a call message carries",
+            bytes.len()
+        ));
+    }
+    Ok(bytes)
+}
+
 /// Plans a call across processes; `Err`: why it cannot cross (then the driver runs it
 /// alone).
 pub fn plan_call(
@@ -200,15 +213,7 @@ pub fn plan_call(
         false,
     )
     .map_err(|e| e.0)?;
-    // The schedule travels in the call's control message (a reconnaissance plan lists
-    // every iteration): one too large for a message stays here.
-    let bytes = postcard::to_allocvec(schedule).expect("schedules encode");
-    if bytes.len() > super::proto::msg::MAX_MSG / 2 {
-        return Err(format!(
-            "its schedule takes {} bytes, more than a call message carries",
-            bytes.len()
-        ));
-    }
+    let bytes = schedule_bytes(schedule)?;
     Ok(Crossing {
         metas,
         plan: Arc::new(plan),

@@ -155,7 +155,10 @@ impl<B: Send + Sync + 'static> Job<'_, B> {
         let keys = cluster::wire::KeysWire(array);
         let (shape, traded) = (cluster::wire::ShapeWire(&keys), Traded(1));
         let ship = by_shape(ship, i, &shape, &traded);
-        cluster::call::may_cross(self.call.state.spec(), self.schedule(), &ship).err()
+        let spec = self.call.state.spec();
+        cluster::call::may_cross(spec, self.schedule(), &ship)
+            .and_then(|()| cluster::call::schedule_bytes(self.schedule()).map(drop))
+            .err()
     }
 }
 

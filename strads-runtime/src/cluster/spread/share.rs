@@ -143,7 +143,8 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
     }
 
     fn bytes(&self) -> u64 {
-        (self.keys.len() * (4 * N + std::mem::size_of::<T>())) as u64
+        // The values only until they moved where a loop runs them (`drop_values`).
+        (self.keys.len() * 4 * N + self.values.len() * std::mem::size_of::<T>()) as u64
     }
 
     fn encode(&self) -> Vec<u8> {
@@ -385,7 +386,7 @@ impl<const N: usize> Share for CodedPart<N> {
     }
 
     fn bytes(&self) -> u64 {
-        (self.keys.len() * (4 * N + 8) + self.bytes.len()) as u64
+        (self.keys.len() * 4 * N + self.ends.len() * 8 + self.bytes.len()) as u64
     }
 
     /// The count, the indices, `0` (the values of the part's own entries follow), the
