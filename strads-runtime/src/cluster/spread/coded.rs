@@ -67,14 +67,7 @@ pub(super) fn trade_out<const N: usize>(
     owner: &dyn Fn(usize) -> usize,
     ranks: usize,
 ) -> Result<Vec<Vec<u8>>, String> {
-    let blocks: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
-    let (order, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
-    drop(blocks);
-    let mut header = Vec::with_capacity(8 * n_blocks);
-    for b in 0..n_blocks {
-        header.extend_from_slice(&((offsets[b + 1] - offsets[b]) as u64).to_le_bytes());
-    }
-    let mut out = vec![header; ranks];
+    let (order, offsets, mut out) = by_block(keys, block_of, n_blocks, ranks);
     for b in 0..n_blocks {
         let to = &mut out[owner(b)];
         let ids = &order[offsets[b]..offsets[b + 1]];
@@ -93,6 +86,24 @@ pub(super) fn trade_out<const N: usize>(
         to[at..at + 8].copy_from_slice(&len.to_le_bytes());
     }
     Ok(out)
+}
+
+/// A part's entries block by block (`order`, block `b`'s at `offsets[b]..offsets[b + 1]`),
+/// and a message per rank that starts with the part's count of every block (`u64`s).
+pub(super) fn by_block<const N: usize>(
+    keys: &[[u32; N]],
+    block_of: &dyn Fn(&[u32]) -> usize,
+    n_blocks: usize,
+    ranks: usize,
+) -> (Vec<u32>, Vec<usize>, Vec<Vec<u8>>) {
+    let blocks: Vec<u32> = keys.iter().map(|k| block_of(k) as u32).collect();
+    let (order, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
+    drop(blocks);
+    let mut header = Vec::with_capacity(8 * n_blocks);
+    for b in 0..n_blocks {
+        header.extend_from_slice(&((offsets[b + 1] - offsets[b]) as u64).to_le_bytes());
+    }
+    (order, offsets, vec![header; ranks])
 }
 
 /// What a rank keeps of a trade: its blocks' indices (a [`KeyBuckets`], boxed), and their

@@ -170,14 +170,8 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
         owner: &dyn Fn(usize) -> usize,
         ranks: usize,
     ) -> Vec<Vec<u8>> {
-        let blocks: Vec<u32> = self.keys.iter().map(|k| block_of(k) as u32).collect();
-        let (order, offsets) = crate::bucket::bucket_order(&blocks, n_blocks);
-        drop(blocks);
-        let mut header = Vec::with_capacity(8 * n_blocks);
-        for b in 0..n_blocks {
-            header.extend_from_slice(&((offsets[b + 1] - offsets[b]) as u64).to_le_bytes());
-        }
-        let mut out = vec![header; ranks];
+        let (order, offsets, mut out) =
+            super::coded::by_block(&self.keys, block_of, n_blocks, ranks);
         let mut values = Vec::new();
         for b in 0..n_blocks {
             let to = &mut out[owner(b)];
