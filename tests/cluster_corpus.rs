@@ -473,6 +473,11 @@ fn check() -> Result<(), String> {
                 .count();
             // Every corpus, its loops, the counts bumped (`iter_mut()` where they are) and
             // the lists made from them and moved where they are.
+            if !explain.contains("strads cluster draw: runs where its array's parts are") {
+                return Err(format!(
+                    "{procs} x {threads}: the lists' loop did not run where they are:\n{explain}"
+                ));
+            }
             if spread != 19 || !explain.contains("split spread: true true") {
                 return Err(format!(
                     "{procs} x {threads}: the corpora were not made in place, or came home:\n\

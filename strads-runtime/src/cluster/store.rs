@@ -173,6 +173,23 @@ pub(crate) fn keep_blocks(
 static BESIDE: std::sync::Mutex<std::collections::BTreeMap<u64, u64>> =
     std::sync::Mutex::new(std::collections::BTreeMap::new());
 
+/// The bytes of the values this rank holds of each spread array an `iter_mut()` loop runs
+/// where its parts are (`spread::values`), by id.
+static SPREAD_VALUES: std::sync::Mutex<std::collections::BTreeMap<u64, u64>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// Notes that this rank holds `bytes` of values of the driver's spread array `id` (0: none).
+pub(crate) fn note_spread_values(id: u64, bytes: u64) {
+    let mut held = SPREAD_VALUES.lock().unwrap_or_else(|e| e.into_inner());
+    if bytes == 0 {
+        held.remove(&id);
+    } else {
+        held.insert(id, bytes);
+    }
+    drop(held);
+    note_beside(id);
+}
+
 /// Notes what is kept now of the driver's array `id` besides the array.
 fn note_beside(id: u64) {
     let blocks: u64 = BLOCKS
@@ -189,9 +206,15 @@ fn note_beside(id: u64) {
         .filter(|k| k.0 == id)
         .map(|k| k.2.bytes())
         .sum();
+    let spread = SPREAD_VALUES
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&id)
+        .copied()
+        .unwrap_or(0);
     let mut beside = BESIDE.lock().unwrap_or_else(|e| e.into_inner());
     let most = beside.entry(id).or_insert(0);
-    *most = (*most).max(blocks + values);
+    *most = (*most).max(blocks + values + spread);
 }
 
 /// The most bytes of blocks and values kept at once besides each array, by its id.

@@ -116,6 +116,20 @@ impl LoopState {
         }
     }
 
+    /// Says once (`STRADS_EXPLAIN`) that the loop's `iter_mut()` calls run where its
+    /// array's parts are.
+    pub(crate) fn explain_in_parts(&self) {
+        if crate::config::explains() && !self.kept_explained.swap(true, Ordering::Relaxed) {
+            crate::log::say!(
+                Explain,
+                "strads cluster {}: runs where its array's parts are: each rank holds the \
+                 entries and values of the blocks its workers run, and keeps them between \
+                 calls of the same grid (the driver never holds the others')",
+                self.spec.name
+            );
+        }
+    }
+
     /// Per array, the dim whose index is the first subscript of one of its accesses
     /// (coefficient 1, no constant): the row an iteration reaches by its key.
     pub(crate) fn row_dims(&self) -> &[Option<usize>] {

@@ -475,6 +475,9 @@ impl Call<'_> {
                 if crossed && away.is_some() {
                     state.explain_kept();
                 }
+                if spread_key.is_some() && crossed {
+                    state.explain_in_parts();
+                }
                 if spread_key.is_some() && !crossed && result.is_ok() {
                     fail(
                         "its array's parts stayed on their ranks, but the call ran on the \

@@ -48,9 +48,11 @@ static HELD: Mutex<BTreeMap<u64, Held>> = Mutex::new(BTreeMap::new());
 
 /// Keeps this rank's values of the driver's spread array `id`, replacing any.
 pub(crate) fn keep(id: u64, held: Held) {
+    let bytes = held.bytes();
     HELD.lock()
         .unwrap_or_else(|e| e.into_inner())
         .insert(id, held);
+    crate::cluster::store::note_spread_values(id, bytes);
 }
 
 /// Takes this rank's values of array `id` (a call runs them), if it holds any.
@@ -60,7 +62,10 @@ pub(crate) fn take(id: u64) -> Option<Held> {
 
 /// Drops this rank's values of array `id` (it came home, or the driver dropped it).
 pub(crate) fn forget(id: u64) {
-    HELD.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    let held = HELD.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    if held.is_some() {
+        crate::cluster::store::note_spread_values(id, 0);
+    }
 }
 
 /// Bytes of the values held, over every array.
