@@ -118,6 +118,19 @@ impl Iterator for Liar {
 }
 
 /// A weighted sum over a sparse array's entries, read where they are.
+/// Every entry's list moved on and grown by one, its sum added to its row: an
+/// `iter_mut()` loop over lists made in parts, which runs where they are.
+#[strads::parallel_for]
+fn nudge(z: &mut SparseArray<Vec<u16>, 2>, w: &mut DistArray<f32, 2>) {
+    for ([u, i], zs) in z.iter_mut() {
+        for t in zs.iter_mut() {
+            *t = t.wrapping_mul(3).wrapping_add(u as u16);
+            w[[u, 0]] += f32::from(*t);
+        }
+        zs.push(i as u16);
+    }
+}
+
 #[strads::parallel_for]
 fn weigh(r: &SparseArray<f32, 2>) -> f64 {
     let mut s: f64 = 0.0;
@@ -227,6 +240,34 @@ fn program() {
         s.entry(77_777),
         s.nnz()
     );
+    // Lists of numbers per entry, from an iterator that says its count: made in parts too,
+    // moved by a loop where they are, then read by serial code.
+    let mut r3 = Lcg(5);
+    let lists = (0..80_000usize).map(|e| {
+        let list: Vec<u16> = (0..e % 4)
+            .map(|_| (r3.next() * 1000.0) as i16 as u16)
+            .collect();
+        ([(e * 7919) % ROWS, (e * 31) % ITEMS], list)
+    });
+    let mut z = SparseArray::from_entries_iter([ROWS, ITEMS], lists).expect("in the shape");
+    eprintln!("lists spread: {}", z.is_spread());
+    nudge(&mut z, &mut w);
+    nudge(&mut z, &mut w);
+    eprintln!("lists spread after their loops: {}", z.is_spread());
+    let all: Vec<u64> = z
+        .iter()
+        .flat_map(|([u, i], v)| {
+            [u as u64, i as u64]
+                .into_iter()
+                .chain(v.iter().map(|&t| u64::from(t)))
+        })
+        .collect();
+    println!(
+        "lists {:016x} entry 4321 {:?} total {:016x}",
+        digest(&[all]),
+        z.entry(4321),
+        total(&w).to_bits()
+    );
     // An entry outside the shape, late in the stream (after the last rank got a piece):
     // the error one process gives.
     let bad = (0..200_000usize).map(|e| ([e % 1000, if e == 199_000 { 9 } else { 1 }], e as u32));
@@ -291,7 +332,7 @@ fn check() -> Result<(), String> {
         )?;
         let env = [("STRADS_PROCESSES", procs), ("STRADS_THREADS", threads)];
         let (many, explain) = run_self("CLUSTER_FROM_FN_ROLE", "program", &env)?;
-        if one.lines().count() != 17 || many != one || !one.contains("panicked true") {
+        if one.lines().count() != 18 || many != one || !one.contains("panicked true") {
             return Err(format!(
                 "{procs} x {threads}: processes print\n{many}\n{workers} threads print\n{one}"
             ));
@@ -313,11 +354,15 @@ fn check() -> Result<(), String> {
                 "{procs} x {threads}: `w` was not made in parts (no line ending `{said}`):\n{explain}"
             ));
         }
-        let spread = ["entries", "vec", "liar", "one row"];
-        if spread
-            .iter()
-            .any(|a| !explain.contains(&format!("{a} spread: true")))
-        {
+        let spread = [
+            "entries spread: true",
+            "lists spread: true",
+            "lists spread after their loops: true",
+            "vec spread: true",
+            "liar spread: true",
+            "one row spread: true",
+        ];
+        if spread.iter().any(|l| !explain.contains(l)) {
             return Err(format!(
                 "{procs} x {threads}: the entries were not made in parts:\n{explain}"
             ));

@@ -119,9 +119,15 @@ pub(crate) fn from_entries<T: 'static, const N: usize>(
     shape: [usize; N],
     entries: &mut dyn Iterator<Item = ([usize; N], T)>,
 ) -> Option<Result<SparseArray<T, N>, Error>> {
-    let size = le::wire_size::<T>()?;
+    // Numbers, or `Vec`s of numbers (`list`: their elements' type, a list's bytes guessed).
+    let t = TypeId::of::<T>();
+    let (elem, size) = match le::wire_size::<T>() {
+        Some(size) => (t, Some(size)),
+        None => (super::lists::element(t)?.0, None),
+    };
+    let list = size.is_none();
     let (n, upper) = entries.size_hint();
-    let each = 4 * N + size;
+    let each = 4 * N + size.unwrap_or(8);
     if !(1..=4).contains(&N) || upper != Some(n) || n.checked_mul(each)? < MADE_IN_PARTS_BYTES {
         return None;
     }
@@ -138,14 +144,21 @@ pub(crate) fn from_entries<T: 'static, const N: usize>(
     );
     let (mut e, mut to, mut sent) = (0usize, 0usize, false);
     let send = |to: usize, keys: &mut Vec<[u32; N]>, values: &mut Vec<T>| {
-        let mut bytes = Vec::with_capacity(keys.len() * each);
+        let mut bytes = Vec::with_capacity(keys.len() * each + 8);
+        if list {
+            bytes.extend_from_slice(&(keys.len() as u64).to_le_bytes());
+        }
         for &i in keys.iter().flatten() {
             bytes.extend_from_slice(&i.to_le_bytes());
         }
-        le::put(values, &mut bytes);
+        if list {
+            super::lists::put(values, &mut bytes);
+        } else {
+            le::put(values, &mut bytes);
+        }
         keys.clear();
         values.clear();
-        parts.send_entries(id, TypeId::of::<T>(), &shape, to, bytes);
+        parts.send_entries(id, elem, list, &shape, to, bytes);
     };
     while let Some((k, v)) = guarded(parts, id, sent, || entries.next()) {
         if k.iter().zip(&shape).any(|(i, d)| i >= d) {
@@ -183,7 +196,7 @@ pub(crate) fn from_entries<T: 'static, const N: usize>(
         send(to, &mut keys, &mut values);
     }
     drop((keys, values));
-    let made = parts.sparse(id, TypeId::of::<T>(), &shape, Box::new(own));
+    let made = parts.sparse(id, elem, list, &shape, Box::new(own));
     Some(Ok(*made.downcast().expect(
         "the cluster gives back an array of the entries' type",
     )))

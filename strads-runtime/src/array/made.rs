@@ -74,11 +74,28 @@ pub(crate) trait Parts: Sync {
         starts: &[usize],
     ) -> Box<dyn Any>;
     /// Sends rank `to` entries of sparse array `id`: their indices, then their values, as
-    /// little-endian `bytes`.
-    fn send_entries(&self, id: u64, elem: TypeId, shape: &[usize], to: usize, bytes: Vec<u8>);
+    /// little-endian `bytes`; with `list`, values that are `Vec`s of `elem` (their count
+    /// first, then the indices, then the lists as `array::lists` writes them).
+    fn send_entries(
+        &self,
+        id: u64,
+        elem: TypeId,
+        list: bool,
+        shape: &[usize],
+        to: usize,
+        bytes: Vec<u8>,
+    );
     /// Every rank keeps the entries it received as its part of sparse array `id` (the
-    /// driver `own`, a boxed `(Vec<[u32; N]>, Vec<T>)`): the spread array, boxed.
-    fn sparse(&self, id: u64, elem: TypeId, shape: &[usize], own: Box<dyn Any>) -> Box<dyn Any>;
+    /// driver `own`, a boxed `(Vec<[u32; N]>, Vec<T>)`, `T` a `Vec` of `elem` with
+    /// `list`): the spread array, boxed.
+    fn sparse(
+        &self,
+        id: u64,
+        elem: TypeId,
+        list: bool,
+        shape: &[usize],
+        own: Box<dyn Any>,
+    ) -> Box<dyn Any>;
     /// Every rank lets go of what it received of array `id` (the caller's code panicked).
     fn abandon(&self, id: u64);
     /// A resumed run's dense array `id` (`array`, a `&mut DistArray` of elements `elem`

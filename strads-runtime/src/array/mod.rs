@@ -14,6 +14,7 @@ pub(crate) mod huge;
 pub(crate) mod inparts;
 pub(crate) mod le;
 pub(crate) mod linalg;
+pub(crate) mod lists;
 pub(crate) mod made;
 pub(crate) mod pages;
 pub(crate) mod reduce;

@@ -155,3 +155,106 @@ pub(crate) fn encode_part<T: 'static, const N: usize>(keys: &[[u32; N]], values:
     super::le::put(values, &mut out);
     out
 }
+
+/// The entries of a spread array of values in a raw codec (numbers, or `Vec`s of them:
+/// `itermut::raw`) as its parts come home: each rank's count and indices (the parts one
+/// after the other are the array's entries in order), then `0` and the values of its
+/// part's own entries, or `1`, the positions in the array of the entries whose values it
+/// holds (`u32`s, after their count) and those values. Every entry's value must come once.
+pub(crate) fn decode_values<T: Default + 'static, const N: usize>(
+    parts: Vec<Vec<u8>>,
+    shape: &[usize; N],
+) -> std::result::Result<(Vec<[u32; N]>, Vec<T>), String> {
+    let u64_at = |p: &[u8], at: usize| {
+        p.get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    };
+    let mut keys = Vec::new();
+    let mut tails = Vec::with_capacity(parts.len());
+    for (rank, p) in parts.iter().enumerate() {
+        let n = u64_at(p, 0).ok_or(format!("rank {rank}'s part of a spread array is empty"))?;
+        let end = usize::try_from(n)
+            .ok()
+            .and_then(|n| n.checked_mul(4 * N))
+            .and_then(|b| b.checked_add(8))
+            .filter(|&e| e < p.len())
+            .ok_or(format!(
+                "rank {rank}'s part of {n} entries holds {} bytes",
+                p.len()
+            ))?;
+        let start = keys.len();
+        super::le::get_keys(&p[8..end], shape, &mut keys).map_err(|e| {
+            format!("entry {e} of rank {rank}'s part lies outside the shape {shape:?}")
+        })?;
+        tails.push((start, keys.len() - start, end));
+    }
+    let nnz = keys.len();
+    let mut values: Vec<T> = std::iter::repeat_with(T::default).take(nnz).collect();
+    let mut seen = vec![false; nnz];
+    for (rank, (p, (start, n, end))) in parts.iter().zip(tails).enumerate() {
+        let mut rest = &p[end + 1..];
+        match p[end] {
+            0 => {
+                decode_into(&mut rest, &mut values[start..start + n])
+                    .map_err(|e| format!("the values of rank {rank}'s part do not decode: {e}"))?;
+                seen[start..start + n].iter_mut().for_each(|s| *s = true);
+            }
+            1 => {
+                let m = u64_at(rest, 0).ok_or(format!("rank {rank}'s values are cut short"))?;
+                let ids_end = usize::try_from(m)
+                    .ok()
+                    .and_then(|m| m.checked_mul(4))
+                    .and_then(|b| b.checked_add(8))
+                    .filter(|&e| e <= rest.len())
+                    .ok_or(format!(
+                        "rank {rank} sends {m} values in {} bytes",
+                        rest.len()
+                    ))?;
+                let (ids, mut vals) = rest.split_at(ids_end);
+                let mut got: Vec<T> = std::iter::repeat_with(T::default)
+                    .take((ids_end - 8) / 4)
+                    .collect();
+                decode_into(&mut vals, &mut got)
+                    .map_err(|e| format!("the values rank {rank} holds do not decode: {e}"))?;
+                for (c, v) in ids[8..].chunks_exact(4).zip(got) {
+                    let i = u32::from_le_bytes(c.try_into().expect("4 bytes")) as usize;
+                    match seen.get_mut(i) {
+                        Some(s) if !*s => *s = true,
+                        _ => {
+                            return Err(format!(
+                                "rank {rank} sends a value of entry {i} of {nnz} twice or beyond"
+                            ));
+                        }
+                    }
+                    values[i] = v;
+                }
+                rest = vals;
+            }
+            other => return Err(format!("rank {rank}'s values of kind {other}")),
+        }
+        if !rest.is_empty() {
+            return Err(format!("{} bytes after rank {rank}'s values", rest.len()));
+        }
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        return Err(format!("no rank sent the value of entry {i}"));
+    }
+    Ok((keys, values))
+}
+
+/// Values of a raw codec (numbers, or `Vec`s of them) from the front of `bytes` into `dst`.
+fn decode_into<T: 'static>(bytes: &mut &[u8], dst: &mut [T]) -> Result<(), String> {
+    let Some(size) = super::le::wire_size::<T>() else {
+        return super::lists::get(bytes, dst);
+    };
+    let n = dst.len() * size;
+    if bytes.len() < n || !super::le::get(&bytes[..n], dst) {
+        return Err(format!(
+            "{} values of {size} bytes in {} bytes",
+            dst.len(),
+            bytes.len()
+        ));
+    }
+    *bytes = &bytes[n..];
+    Ok(())
+}

@@ -259,12 +259,28 @@ impl crate::array::made::Parts for JobParts {
         spread::rows_made(self.session(), id, self.elem(elem), shape, array, starts)
     }
 
-    fn send_entries(&self, id: u64, elem: TypeId, shape: &[usize], to: usize, bytes: Vec<u8>) {
-        spread::send_entries(self.session(), id, self.elem(elem), shape, to, bytes);
+    fn send_entries(
+        &self,
+        id: u64,
+        elem: TypeId,
+        list: bool,
+        shape: &[usize],
+        to: usize,
+        bytes: Vec<u8>,
+    ) {
+        let (s, elem) = (self.session(), self.elem(elem));
+        spread::send_entries(s, id, elem, list, shape, to, bytes);
     }
 
-    fn sparse(&self, id: u64, elem: TypeId, shape: &[usize], own: Box<dyn Any>) -> Box<dyn Any> {
-        spread::entries_made(self.session(), id, self.elem(elem), shape, own)
+    fn sparse(
+        &self,
+        id: u64,
+        elem: TypeId,
+        list: bool,
+        shape: &[usize],
+        own: Box<dyn Any>,
+    ) -> Box<dyn Any> {
+        spread::entries_made(self.session(), id, self.elem(elem), list, shape, own)
     }
 
     fn abandon(&self, id: u64) {

@@ -527,7 +527,7 @@ impl Call<'_> {
             // are, and it comes home through them from now on.
             drop(ordered);
             if outcome.is_ok() {
-                array.values_moved_in_parts(spread::decode_values::<T, N>);
+                array.values_moved_in_parts(crate::array::spread::decode_values::<T, N>);
             }
         } else if own_only.is_some() {
             // A worker kept its tasks' values (`kept::keep`); its copy stays indices.

@@ -3,8 +3,6 @@
 //! a copy, and nothing they encode to can decode as another value, so unlike serde's
 //! encoding (`ProbeValuesSerde`) they need no round-trip check before a call.
 
-use std::any::TypeId;
-
 use super::ValuesCodec;
 use crate::array::le;
 
@@ -20,18 +18,19 @@ pub(super) fn codec<T: 'static>() -> Option<ValuesCodec<T>> {
             exact: true,
         });
     }
-    macro_rules! vec_of {
-        ($($p:ty),*) => {$(
-            if TypeId::of::<T>() == TypeId::of::<Vec<$p>>() {
-                return Some(ValuesCodec {
-                    encode: encode_vecs::<T, $p>,
-                    decode: decode_vecs::<T, $p>,
-                    exact: true,
-                });
-            }
-        )*};
+    if crate::array::lists::element(std::any::TypeId::of::<T>()).is_some() {
+        return Some(ValuesCodec {
+            encode: |vals, out| {
+                if crate::array::lists::put(vals, out) {
+                    Ok(())
+                } else {
+                    Err("values of another type".into())
+                }
+            },
+            decode: crate::array::lists::get::<T>,
+            exact: true,
+        });
     }
-    vec_of!(f32, f64, u8, u16, u32, u64, i8, i16, i32, i64, usize, isize);
     None
 }
 
@@ -48,70 +47,6 @@ fn numbers<T: 'static>(bytes: &mut &[u8], vals: &mut [T]) -> Result<(), String> 
     }
     *bytes = &bytes[n..];
     Ok(())
-}
-
-/// `Vec<P>` values (`T` is `Vec<P>`): each its length (LEB128: one byte below 128), then
-/// its elements.
-fn encode_vecs<T: 'static, P: 'static>(vals: &[T], out: &mut Vec<u8>) -> Result<(), String> {
-    let vals = le::as_slice::<T, Vec<P>>(vals).ok_or("values of another type")?;
-    for v in vals {
-        let mut n = v.len() as u64;
-        while n >= 0x80 {
-            out.push(n as u8 | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
-        le::put(v, out);
-    }
-    Ok(())
-}
-
-/// [`encode_vecs`]'s values back into `vals` (each `Vec` keeps its allocation when it is
-/// large enough). A length beyond the bytes left is an error before anything is allocated
-/// for it.
-fn decode_vecs<T: 'static, P: Copy + Default + 'static>(
-    bytes: &mut &[u8],
-    vals: &mut [T],
-) -> Result<(), String> {
-    let vals = le::as_slice_mut::<T, Vec<P>>(vals).ok_or("values of another type")?;
-    let size = le::wire_size::<P>().ok_or("elements without a wire type")?;
-    for (k, v) in vals.iter_mut().enumerate() {
-        let (len, rest) = length(bytes).ok_or_else(|| format!("value {k}: a bad length"))?;
-        let need = usize::try_from(len)
-            .ok()
-            .and_then(|n| n.checked_mul(size))
-            .filter(|&n| n <= rest.len())
-            .ok_or_else(|| {
-                format!(
-                    "value {k}: {len} elements of {size} bytes, more than the {} bytes left",
-                    rest.len()
-                )
-            })?;
-        v.clear();
-        v.resize(need / size, P::default());
-        if !le::get(&rest[..need], v) {
-            return Err(format!("value {k}: elements cut short"));
-        }
-        *bytes = &rest[need..];
-    }
-    Ok(())
-}
-
-/// A LEB128 length from the front of `bytes`, and the bytes after it; `None` when cut
-/// short or over 64 bits.
-fn length(bytes: &[u8]) -> Option<(u64, &[u8])> {
-    let mut n = 0u64;
-    for (i, &b) in bytes.iter().enumerate().take(10) {
-        let low = u64::from(b & 0x7f);
-        if i == 9 && low > 1 {
-            return None;
-        }
-        n |= low << (7 * i);
-        if b & 0x80 == 0 {
-            return Some((n, &bytes[i + 1..]));
-        }
-    }
-    None
 }
 
 #[cfg(test)]
@@ -162,8 +97,13 @@ mod tests {
             }
             out.push(m as u8);
             out.push(42);
-            assert_eq!(length(&out), Some((n, &[42u8][..])), "{n}");
+            assert_eq!(
+                crate::array::lists::length(&out),
+                Some((n, &[42u8][..])),
+                "{n}"
+            );
         }
+        let length = crate::array::lists::length;
         assert_eq!(length(&[0x80]), None);
         assert_eq!(length(&[0xff; 10]), None);
         assert_eq!(

@@ -111,9 +111,9 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// into the array, with no vector of them all besides (for a large array made entry
     /// by entry, that vector is as large again as the array).
     ///
-    /// On a cluster job's driver, an array of numbers (1 to 4 dims) whose entries take 1 MiB
-    /// or more ([`MADE_IN_PARTS_BYTES`](crate::cluster::MADE_IN_PARTS_BYTES), indices and
-    /// values) is made in parts when the iterator says exactly how many entries it gives
+    /// On a cluster job's driver, an array of numbers or of `Vec`s of numbers (1 to 4 dims)
+    /// whose entries take 1 MiB or more ([`MADE_IN_PARTS_BYTES`](crate::cluster::MADE_IN_PARTS_BYTES),
+    /// indices and values, a list counted as 8 bytes) is made in parts when the iterator says exactly how many entries it gives
     /// (`size_hint`, as a `Vec`'s or a range's mapped do): the entries, taken here in
     /// order, are split evenly over the ranks, the driver keeps the first share and sends
     /// every other rank its share 1 MiB at a time, so the array is *spread*, as a loader

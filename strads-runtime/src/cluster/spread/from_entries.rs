@@ -4,6 +4,8 @@
 //! to its rank, which adds it to what it received; a last operation ([`KEEP`]) has every
 //! rank keep what it received as its part of a spread array (each rank a contiguous range
 //! of the entries, in rank order, as a loader makes it) and answer the part's facts.
+//! Values that are `Vec`s of numbers (`list`) cross as `array::lists` writes them, and a
+//! rank keeps them so, a part of values in their codec (`CodedPart`).
 
 use std::any::Any;
 
@@ -14,13 +16,19 @@ use super::super::session::Session;
 use super::{Ctx, DATA_OPS, DataOp, Facts, dense, keep_new, postcard_args};
 use crate::array::le;
 
-/// What every operation of one array says: its id, element kind and shape.
+/// What every operation of one array says: its id, element kind and shape, and whether
+/// its values are `Vec`s of that kind.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Array {
     id: u64,
     elem: Elem,
     shape: Vec<usize>,
+    list: bool,
 }
+
+/// What a rank received of an array of lists: the indices, where each entry's list ends in
+/// the bytes, the bytes.
+type Lists<const N: usize> = (Vec<[u32; N]>, Vec<usize>, Vec<u8>);
 
 /// Driver: sends rank `to` entries of array `id` (their indices, then their values); a
 /// rank that cannot take them stops the job.
@@ -28,6 +36,7 @@ pub(crate) fn send_entries(
     s: &'static Session,
     id: u64,
     elem: Elem,
+    list: bool,
     shape: &[usize],
     to: usize,
     bytes: Vec<u8>,
@@ -36,6 +45,7 @@ pub(crate) fn send_entries(
         id,
         elem,
         shape: shape.to_vec(),
+        list,
     };
     let what = format!("SparseArray::from_entries of shape {shape:?}");
     super::typed::send_piece(
@@ -55,6 +65,7 @@ pub(crate) fn sparse(
     s: &'static Session,
     id: u64,
     elem: Elem,
+    list: bool,
     shape: &[usize],
     own: Box<dyn Any>,
 ) -> Box<dyn Any> {
@@ -62,13 +73,18 @@ pub(crate) fn sparse(
         id,
         elem,
         shape: shape.to_vec(),
+        list,
     };
     let made = typed!(
         elem,
         shape.len(),
         U,
         N,
-        keep_all::<U, N>(s, &array, own),
+        if list {
+            keep_all_lists::<U, N>(s, &array, own)
+        } else {
+            keep_all::<U, N>(s, &array, own)
+        },
         Err(format!("array {id} has more than 4 dims"))
     );
     made.unwrap_or_else(|e| {
@@ -98,6 +114,108 @@ where
     super::made::<U, N>(s, array.id, shape, &facts).map(|a| Box::new(a) as Box<dyn Any>)
 }
 
+/// The driver's side of [`keep_all`] for an array of lists of `U`: its own entries kept as
+/// a part of values in their codec.
+fn keep_all_lists<U, const N: usize>(
+    s: &'static Session,
+    array: &Array,
+    own: Box<dyn Any>,
+) -> Result<Box<dyn Any>, String>
+where
+    U: Copy + Default + Send + Sync + 'static,
+{
+    let (keys, values) = *own
+        .downcast::<(Vec<[u32; N]>, Vec<Vec<U>>)>()
+        .map_err(|_| format!("array {}'s entries are of another type", array.id))?;
+    let shape: [usize; N] = array.shape.as_slice().try_into().map_err(|_| "a shape")?;
+    let mut bytes = Vec::new();
+    crate::array::lists::put(&values, &mut bytes);
+    drop(values);
+    let ends = crate::array::lists::ends(&bytes, array.elem.size())?;
+    let answers = super::run_with(s, KEEP.name, &postcard_args(array), |_: &mut Ctx| {
+        Ok(postcard_args(&keep_lists(array.id, (keys, ends, bytes))))
+    })?;
+    let facts: Vec<Facts> = super::decode_each(&answers)?;
+    super::made_coded::<U, N>(s, array.id, shape, &facts).map(|a| Box::new(a) as Box<dyn Any>)
+}
+
+/// Keeps a rank's lists as its part of array `id`: the part's facts.
+fn keep_lists<const N: usize>(id: u64, (keys, ends, bytes): Lists<N>) -> Facts {
+    let facts = Facts::of(&keys);
+    super::keep(id, Box::new(super::share::CodedPart { keys, ends, bytes }));
+    facts
+}
+
+/// Adds `bytes` (the count, the indices, the lists) to the entries of `array` received
+/// here.
+fn add_lists<const N: usize>(array: &Array, bytes: &[u8]) -> Result<(), String> {
+    let shape: [usize; N] = array.shape.as_slice().try_into().map_err(|_| "a shape")?;
+    let n = bytes
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .ok_or("a piece of lists without its count")?;
+    let key_end = usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_mul(4 * N))
+        .and_then(|k| k.checked_add(8))
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| format!("{n} entries in a piece of {} bytes", bytes.len()))?;
+    let mut keys = Vec::with_capacity((key_end - 8) / (4 * N));
+    le::get_keys(&bytes[8..key_end], &shape, &mut keys)
+        .map_err(|e| format!("entry {e} of a piece lies outside the shape {shape:?}"))?;
+    let lists = &bytes[key_end..];
+    let ends = crate::array::lists::ends(lists, array.elem.size())?;
+    if ends.len() != keys.len() {
+        return Err(format!("{} lists for {} entries", ends.len(), keys.len()));
+    }
+    let mut pending = super::typed::PENDING
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let at = match pending.iter().position(|(i, ..)| *i == array.id) {
+        Some(at) => at,
+        None => {
+            let part: Lists<N> = (Vec::new(), Vec::new(), Vec::new());
+            pending.push((array.id, 0, Box::new(part)));
+            pending.len() - 1
+        }
+    };
+    pending[at].1 += bytes.len() as u64;
+    let part = pending[at]
+        .2
+        .downcast_mut::<Lists<N>>()
+        .ok_or("entries of another type")?;
+    let base = part.2.len();
+    part.0.extend(keys);
+    part.1.extend(ends.into_iter().map(|e| base + e));
+    part.2.extend_from_slice(lists);
+    Ok(())
+}
+
+/// Runs `$body` with `$n` the const dims of `$dims` (1 to 4), or evaluates `$none`.
+macro_rules! dims {
+    ($dims:expr, $n:ident, $body:expr, $none:expr) => {
+        match $dims {
+            1 => {
+                const $n: usize = 1;
+                $body
+            }
+            2 => {
+                const $n: usize = 2;
+                $body
+            }
+            3 => {
+                const $n: usize = 3;
+                $body
+            }
+            4 => {
+                const $n: usize = 4;
+                $body
+            }
+            _ => $none,
+        }
+    };
+}
+
 #[linkme::distributed_slice(DATA_OPS)]
 static PIECE: DataOp = DataOp {
     name: "strads::from_entries",
@@ -116,14 +234,23 @@ fn piece(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
     let Some(((array, _), bytes)) = taken else {
         return Ok(Vec::new());
     };
-    let added = typed!(
-        array.elem,
-        array.shape.len(),
-        U,
-        N,
-        add::<U, N>(&array, &bytes),
-        Err(format!("an array of {} dims", array.shape.len()))
-    );
+    let added = if array.list {
+        dims!(
+            array.shape.len(),
+            N,
+            add_lists::<N>(&array, &bytes),
+            Err(format!("an array of {} dims", array.shape.len()))
+        )
+    } else {
+        typed!(
+            array.elem,
+            array.shape.len(),
+            U,
+            N,
+            add::<U, N>(&array, &bytes),
+            Err(format!("an array of {} dims", array.shape.len()))
+        )
+    };
     added.map(|()| Vec::new()).map_err(|e| {
         super::typed::forget(array.id);
         format!("SparseArray::from_entries' entries: {e}")
@@ -178,6 +305,22 @@ fn keep(_: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
         let at = pending.iter().position(|(i, ..)| *i == array.id);
         at.map(|at| pending.swap_remove(at).2)
     };
+    if array.list {
+        return dims!(
+            array.shape.len(),
+            N,
+            {
+                let lists: Lists<N> = match part {
+                    Some(part) => *part
+                        .downcast::<Lists<N>>()
+                        .map_err(|_| "entries of another type".to_string())?,
+                    None => (Vec::new(), Vec::new(), Vec::new()),
+                };
+                Ok(postcard_args(&keep_lists(array.id, lists)))
+            },
+            Err(format!("an array of {} dims", array.shape.len()))
+        );
+    }
     typed!(
         array.elem,
         array.shape.len(),

@@ -264,6 +264,35 @@ pub(crate) fn made<T, const N: usize>(
 where
     T: Clone + Send + Sync + 'static,
 {
+    let decode = crate::array::spread::decode_parts::<T, N>;
+    made_with(s, id, shape, facts, false, decode)
+}
+
+/// [`made`] for an array of lists of numbers, whose parts hold them in their codec.
+pub(crate) fn made_coded<P, const N: usize>(
+    s: &'static Session,
+    id: u64,
+    shape: [usize; N],
+    facts: &[Facts],
+) -> Result<SparseArray<Vec<P>, N>, String>
+where
+    P: Clone + Default + Send + Sync + 'static,
+{
+    let decode = crate::array::spread::decode_values::<Vec<P>, N>;
+    made_with(s, id, shape, facts, true, decode)
+}
+
+fn made_with<T, const N: usize>(
+    s: &'static Session,
+    id: u64,
+    shape: [usize; N],
+    facts: &[Facts],
+    coded: bool,
+    decode: crate::array::spread::Decode<T, N>,
+) -> Result<SparseArray<T, N>, String>
+where
+    T: Clone + Send + Sync + 'static,
+{
     let each = (std::mem::size_of::<T>() + 4 * N) as u64;
     let counts: Vec<u64> = facts.iter().map(|f| f.count).collect();
     let nnz: u64 = counts.iter().sum();
@@ -271,16 +300,13 @@ where
     explain_made(id, &format!("sparse {shape:?}"), "entries", &counts, &bytes);
     let nnz = usize::try_from(nnz).map_err(|_| format!("{nnz} entries"))?;
     let sorted = Facts::in_order(facts);
-    let ops: Arc<dyn SpreadOps> = Arc::new(Handle::new(s, id, false));
+    let ops: Arc<dyn SpreadOps> = Arc::new(Handle::new(s, id, coded));
     Ok(SparseArray::from_spread(
         shape,
         nnz,
         sorted,
         id,
-        Spread {
-            ops,
-            decode: crate::array::spread::decode_parts::<T, N>,
-        },
+        Spread { ops, decode },
     ))
 }
 
