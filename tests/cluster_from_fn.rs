@@ -117,7 +117,6 @@ impl Iterator for Liar {
     }
 }
 
-/// A weighted sum over a sparse array's entries, read where they are.
 /// Every entry's list moved on and grown by one, its sum added to its row: an
 /// `iter_mut()` loop over lists made in parts, which runs where they are.
 #[strads::parallel_for]
@@ -131,6 +130,7 @@ fn nudge(z: &mut SparseArray<Vec<u16>, 2>, w: &mut DistArray<f32, 2>) {
     }
 }
 
+/// A weighted sum over a sparse array's entries, read where they are.
 #[strads::parallel_for]
 fn weigh(r: &SparseArray<f32, 2>) -> f64 {
     let mut s: f64 = 0.0;

@@ -110,7 +110,8 @@ pub(crate) fn from_fn<T: 'static, const N: usize>(
 }
 
 /// `SparseArray::from_entries_iter(shape, entries)` made in parts on a job's driver, or
-/// `None` (not a job's driver outside a loop, values that are not numbers, more than 4
+/// `None` (not a job's driver outside a loop, values that are neither numbers nor `Vec`s
+/// of numbers, more than 4
 /// dims, an iterator that does not promise its count exactly, under
 /// [`MADE_IN_PARTS_BYTES`]): then the caller makes the array whole from the iterator,
 /// untouched. The entries are split evenly by the promised count (the last rank takes any
@@ -143,6 +144,7 @@ pub(crate) fn from_entries<T: 'static, const N: usize>(
         Vec::with_capacity(piece.min(n)),
     );
     let (mut e, mut to, mut sent) = (0usize, 0usize, false);
+    let mut list_bytes = 0usize;
     let send = |to: usize, keys: &mut Vec<[u32; N]>, values: &mut Vec<T>| {
         let mut bytes = Vec::with_capacity(keys.len() * each + 8);
         if list {
@@ -174,6 +176,7 @@ pub(crate) fn from_entries<T: 'static, const N: usize>(
         while to + 1 < p && e >= starts[to + 1] {
             if !keys.is_empty() {
                 send(to, &mut keys, &mut values);
+                list_bytes = 0;
                 sent = true;
             }
             to += 1;
@@ -183,10 +186,15 @@ pub(crate) fn from_entries<T: 'static, const N: usize>(
             own.0.push(key);
             own.1.push(v);
         } else {
+            // Lists' bytes count too: a piece holds at most `PIECE_BYTES` of them.
+            if list {
+                list_bytes += super::lists::wire_len(&v);
+            }
             keys.push(key);
             values.push(v);
-            if keys.len() == piece {
+            if keys.len() == piece || list_bytes >= PIECE_BYTES {
                 send(to, &mut keys, &mut values);
+                list_bytes = 0;
                 sent = true;
             }
         }

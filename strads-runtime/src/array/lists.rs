@@ -29,6 +29,23 @@ pub(crate) fn element(t: TypeId) -> Option<(TypeId, usize)> {
     None
 }
 
+/// The bytes `value` takes as [`put`] writes it (`T` a `Vec` of numbers), 0 for another
+/// type.
+pub(crate) fn wire_len<T: 'static>(value: &T) -> usize {
+    each_number!(P, {
+        if let Some([v]) = le::as_slice::<T, Vec<P>>(std::slice::from_ref(value)) {
+            let mut n = v.len() as u64;
+            let mut len = 1;
+            while n >= 0x80 {
+                n >>= 7;
+                len += 1;
+            }
+            return len + v.len() * le::wire_size::<P>().unwrap_or(8);
+        }
+    });
+    0
+}
+
 /// Appends `n` in LEB128.
 pub(crate) fn put_len(mut n: u64, out: &mut Vec<u8>) {
     while n >= 0x80 {
@@ -149,5 +166,13 @@ mod tests {
         );
         assert_eq!(element(TypeId::of::<Vec<String>>()), None);
         assert!(!put(&[1u16], &mut out));
+        // What a list takes on the wire, to bound a piece's bytes.
+        for v in [vec![1u16, 2], vec![], vec![7; 200]] {
+            let mut one = Vec::new();
+            assert!(put(std::slice::from_ref(&v), &mut one));
+            assert_eq!(wire_len(&v), one.len());
+        }
+        assert_eq!(wire_len(&vec![0u64; 200]), 2 + 1600);
+        assert_eq!(wire_len(&3u16), 0);
     }
 }

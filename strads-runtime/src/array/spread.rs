@@ -52,7 +52,7 @@ pub(crate) trait SpreadOps: Send + Sync {
     ) -> (u64, Arc<dyn Any + Send + Sync>);
     /// An `iter_mut()` call changed the values where they are: [`gather`](Self::gather)
     /// brings them from there from now on (each rank its part's indices, then the
-    /// positions and values it holds: what `itermut::decode_values` reads), and the
+    /// positions and values it holds: what [`decode_values`] reads), and the
     /// parts' checksums no longer tell the values.
     fn values_moved(&self);
     /// Whether [`values_moved`](Self::values_moved) was said.

@@ -60,7 +60,8 @@ pub(crate) fn send_entries(
 }
 
 /// Driver: every rank keeps the entries it received as its part of array `id` (the
-/// driver `own`, a boxed `(Vec<[u32; N]>, Vec<T>)`); the spread array, boxed.
+/// driver `own`, a boxed `(Vec<[u32; N]>, Vec<T>)`, `T` a `Vec` of the element kind with
+/// `list`); the spread array, boxed.
 pub(crate) fn sparse(
     s: &'static Session,
     id: u64,
@@ -128,10 +129,11 @@ where
         .downcast::<(Vec<[u32; N]>, Vec<Vec<U>>)>()
         .map_err(|_| format!("array {}'s entries are of another type", array.id))?;
     let shape: [usize; N] = array.shape.as_slice().try_into().map_err(|_| "a shape")?;
-    let mut bytes = Vec::new();
-    crate::array::lists::put(&values, &mut bytes);
-    drop(values);
-    let ends = crate::array::lists::ends(&bytes, array.elem.size())?;
+    let (mut bytes, mut ends) = (Vec::new(), Vec::with_capacity(values.len()));
+    for v in values {
+        crate::array::lists::put(std::slice::from_ref(&v), &mut bytes);
+        ends.push(bytes.len());
+    }
     let answers = super::run_with(s, KEEP.name, &postcard_args(array), |_: &mut Ctx| {
         Ok(postcard_args(&keep_lists(array.id, (keys, ends, bytes))))
     })?;
@@ -337,4 +339,62 @@ fn keep(_: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
         },
         Err(format!("an array of {} dims", array.shape.len()))
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A piece of lists of `u16` over a `[4, 4]` array, as the driver sends it.
+    fn piece(keys: &[[u32; 2]], lists: &[Vec<u16>]) -> Vec<u8> {
+        let mut out = (keys.len() as u64).to_le_bytes().to_vec();
+        for &i in keys.iter().flatten() {
+            out.extend_from_slice(&i.to_le_bytes());
+        }
+        crate::array::lists::put(lists, &mut out);
+        out
+    }
+
+    #[test]
+    fn pieces_of_lists_add_up_and_bad_ones_are_refused() {
+        let array = Array {
+            id: crate::array::fresh_id(),
+            elem: Elem::U16,
+            shape: vec![4, 4],
+            list: true,
+        };
+        add_lists::<2>(&array, &piece(&[[0, 1], [1, 2]], &[vec![3], vec![1, 2]])).unwrap();
+        add_lists::<2>(&array, &piece(&[[2, 3]], &[vec![9]])).unwrap();
+        let got = {
+            let mut pending = super::super::typed::PENDING.lock().unwrap();
+            let at = pending.iter().position(|(i, ..)| *i == array.id).unwrap();
+            *pending.swap_remove(at).2.downcast::<Lists<2>>().unwrap()
+        };
+        // Each list's end in the bytes of both pieces: 1 + 2, 1 + 4, then 1 + 2 more.
+        assert_eq!(got.0, [[0, 1], [1, 2], [2, 3]]);
+        assert_eq!(got.1, [3, 8, 11]);
+        assert_eq!(got.2, [1, 3, 0, 2, 1, 0, 2, 0, 1, 9, 0]);
+        let err = |bytes: &[u8]| add_lists::<2>(&array, bytes).unwrap_err();
+        let mut count = piece(&[[0, 1]], &[vec![3]]);
+        count[..8].copy_from_slice(&9u64.to_le_bytes());
+        assert!(
+            err(&count).starts_with("9 entries in a piece of"),
+            "{}",
+            err(&count)
+        );
+        assert_eq!(
+            err(&piece(&[[0, 1], [1, 1]], &[vec![3]])),
+            "1 lists for 2 entries"
+        );
+        let mut cut = piece(&[[0, 1]], &[vec![3, 4]]);
+        cut.pop();
+        assert!(
+            err(&cut).starts_with("value 0: 2 elements"),
+            "{}",
+            err(&cut)
+        );
+        assert!(err(&piece(&[[4, 1]], &[vec![]])).starts_with("entry 0 of a piece lies outside"));
+        assert_eq!(err(&[1, 2]), "a piece of lists without its count");
+        super::super::typed::forget(array.id);
+    }
 }

@@ -5,7 +5,8 @@ use std::any::Any;
 use std::sync::Mutex;
 
 /// An array this process is receiving: its id, the bytes received so far, what it holds
-/// (a typed `DistArray`, or a `(Vec<[u32; N]>, Vec<U>)` of entries, boxed).
+/// (a typed `DistArray`, a `(Vec<[u32; N]>, Vec<U>)` of entries, or for lists their
+/// indices, ends and bytes, boxed).
 type Pending = (u64, u64, Box<dyn Any + Send>);
 
 /// The arrays this process is receiving and did not keep yet, by id.
