@@ -149,6 +149,22 @@ pub(crate) fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
     false
 }
 
+/// Reads `dst.len()` values from the front of `bytes` into `dst` and moves `bytes` past
+/// them; an error when `T` has no wire type or the bytes are too few.
+pub(crate) fn take<T: 'static>(bytes: &mut &[u8], dst: &mut [T]) -> Result<(), String> {
+    let size = wire_size::<T>().ok_or("values without a wire type")?;
+    let n = dst.len() * size;
+    if bytes.len() < n || !get(&bytes[..n], dst) {
+        return Err(format!(
+            "{} values of {size} bytes in {} bytes",
+            dst.len(),
+            bytes.len()
+        ));
+    }
+    *bytes = &bytes[n..];
+    Ok(())
+}
+
 /// The values `bytes` holds (little-endian, as [`put`] writes them), as a new vector;
 /// `None` when `T` has no wire type or the bytes are not a whole number of values.
 #[allow(clippy::modulo_one)] // one-byte types

@@ -244,17 +244,8 @@ pub(crate) fn decode_values<T: Default + 'static, const N: usize>(
 
 /// Values of a raw codec (numbers, or `Vec`s of them) from the front of `bytes` into `dst`.
 fn decode_into<T: 'static>(bytes: &mut &[u8], dst: &mut [T]) -> Result<(), String> {
-    let Some(size) = super::le::wire_size::<T>() else {
-        return super::lists::get(bytes, dst);
-    };
-    let n = dst.len() * size;
-    if bytes.len() < n || !super::le::get(&bytes[..n], dst) {
-        return Err(format!(
-            "{} values of {size} bytes in {} bytes",
-            dst.len(),
-            bytes.len()
-        ));
+    match super::le::wire_size::<T>() {
+        Some(_) => super::le::take(bytes, dst),
+        None => super::lists::get(bytes, dst),
     }
-    *bytes = &bytes[n..];
-    Ok(())
 }

@@ -14,7 +14,7 @@ pub(super) fn codec<T: 'static>() -> Option<ValuesCodec<T>> {
                 le::put(vals, out);
                 Ok(())
             },
-            decode: numbers::<T>,
+            decode: le::take::<T>,
             exact: true,
         });
     }
@@ -32,21 +32,6 @@ pub(super) fn codec<T: 'static>() -> Option<ValuesCodec<T>> {
         });
     }
     None
-}
-
-/// Numbers: `vals.len()` of them from the front of `bytes`.
-fn numbers<T: 'static>(bytes: &mut &[u8], vals: &mut [T]) -> Result<(), String> {
-    let size = le::wire_size::<T>().ok_or("values without a wire type")?;
-    let n = vals.len() * size;
-    if bytes.len() < n || !le::get(&bytes[..n], vals) {
-        return Err(format!(
-            "{} values of {size} bytes in {} bytes",
-            vals.len(),
-            bytes.len()
-        ));
-    }
-    *bytes = &bytes[n..];
-    Ok(())
 }
 
 #[cfg(test)]

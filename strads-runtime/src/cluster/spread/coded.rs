@@ -257,12 +257,7 @@ pub(super) fn trade_in<const N: usize>(
 /// `n` copies of `fill`'s bytes after `n` in LEB128, as the raw codec of a `Vec` of
 /// numbers writes a value (`itermut::raw`).
 pub(super) fn put_repeated(n: u64, fill: &[u8], out: &mut Vec<u8>) {
-    let mut x = n;
-    while x >= 0x80 {
-        out.push(x as u8 | 0x80);
-        x >>= 7;
-    }
-    out.push(x as u8);
+    crate::array::lists::put_len(n, out);
     for _ in 0..n {
         out.extend_from_slice(fill);
     }

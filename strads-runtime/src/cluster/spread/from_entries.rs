@@ -193,31 +193,6 @@ fn add_lists<const N: usize>(array: &Array, bytes: &[u8]) -> Result<(), String> 
     Ok(())
 }
 
-/// Runs `$body` with `$n` the const dims of `$dims` (1 to 4), or evaluates `$none`.
-macro_rules! dims {
-    ($dims:expr, $n:ident, $body:expr, $none:expr) => {
-        match $dims {
-            1 => {
-                const $n: usize = 1;
-                $body
-            }
-            2 => {
-                const $n: usize = 2;
-                $body
-            }
-            3 => {
-                const $n: usize = 3;
-                $body
-            }
-            4 => {
-                const $n: usize = 4;
-                $body
-            }
-            _ => $none,
-        }
-    };
-}
-
 #[linkme::distributed_slice(DATA_OPS)]
 static PIECE: DataOp = DataOp {
     name: "strads::from_entries",
