@@ -461,6 +461,25 @@ fn check() -> Result<(), String> {
     )?;
     let (dir, err) = killed_and_resumed("in-parts", &procs_big, &plain_big)?;
     restored_in_parts("in-parts", &err)?;
+    // `z`, whose values the `iter_mut()` loop left on the rank that runs their entries, was
+    // saved there: each rank wrote a piece of it (none came to the driver).
+    let newest = std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .max()
+        .ok_or("no manifest")?;
+    let text = std::fs::read_to_string(&newest).map_err(|e| e.to_string())?;
+    let z = text
+        .split("\"kind\": ")
+        .find(|a| a.starts_with("\"SparseArray<u32, 2> [200000, 5]"))
+        .unwrap_or("");
+    expect(
+        "in parts: the values an `iter_mut()` loop left where they run are saved there",
+        z.contains("\"parts\": [") && z.contains("\"rank\": 1,"),
+        &text,
+    )?;
     // The input in parts changed (one value): the resumed run refuses the checkpoint, as
     // one process does, though no rank sent its part anywhere to compare.
     let mut changed = procs_big.to_vec();

@@ -64,8 +64,68 @@ pub(crate) trait SpreadOps: Send + Sync {
     /// entry `i` holds of copies of `fill` (a number's bytes), coded as a `Vec` of numbers
     /// is: its operations and id.
     fn repeat(&self, fill: &[u8]) -> Result<(Arc<dyn SpreadOps>, u64), String>;
+    /// A checkpoint of an array whose values [`moved`](Self::moved): every rank writes the
+    /// values it holds where they are (the checksum of its part's indices, then their
+    /// count, positions and values as [`decode_values`] reads them) to
+    /// `path_of(rank, rank - 1)`, the driver its own to `home`; the driver's values' count
+    /// and bytes, and the pieces the other ranks write (`region`: `[(0, count)]`).
+    #[allow(clippy::type_complexity)]
+    fn save_values(
+        &self,
+        path_of: &dyn Fn(usize, usize) -> String,
+        home: &mut dyn FnMut(&[u8]),
+    ) -> Result<(u64, u64, Vec<crate::array::away::SavedAway>), String>;
+    /// A resumed job: every rank reads its piece of `pieces` (the driver's, rank 0, among
+    /// them) that [`save_values`](Self::save_values) wrote, and sends each value to the
+    /// rank whose part holds its entry, so that the parts hold the checkpoint's values (as
+    /// they did before any `iter_mut()` call moved them).
+    fn restore_values(
+        &self,
+        pieces: &[crate::array::made::Piece],
+        layout: Layout,
+    ) -> Result<(), String>;
     /// Stops the job with `message` (parts that came home and do not decode).
     fn fail(&self, message: String) -> !;
+}
+
+/// How the values of a raw codec lie one after another: numbers of `size` bytes, or lists
+/// of them (each its LEB128 length, then its elements).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum Layout {
+    Numbers(usize),
+    Lists(usize),
+}
+
+impl Layout {
+    /// `T`'s layout, when its values cross in a raw codec.
+    pub(crate) fn of<T: 'static>() -> Option<Layout> {
+        match super::le::wire_size::<T>() {
+            Some(size) => Some(Layout::Numbers(size)),
+            None => super::lists::element(std::any::TypeId::of::<T>())
+                .map(|(_, size)| Layout::Lists(size)),
+        }
+    }
+
+    /// Where each of the `n` values that `bytes` holds ends; an error when they are not
+    /// `n` whole values.
+    pub(crate) fn ends(self, bytes: &[u8], n: usize) -> Result<Vec<usize>, String> {
+        let ends = match self {
+            Layout::Numbers(size) if size > 0 && bytes.len() == n.saturating_mul(size) => {
+                (1..=n).map(|i| i * size).collect()
+            }
+            Layout::Numbers(size) => {
+                return Err(format!(
+                    "{} bytes for {n} values of {size} bytes",
+                    bytes.len()
+                ));
+            }
+            Layout::Lists(size) => super::lists::ends(bytes, size)?,
+        };
+        if ends.len() != n {
+            return Err(format!("{} values where {n} were counted", ends.len()));
+        }
+        Ok(ends)
+    }
 }
 
 /// How the parts that came home become entries.

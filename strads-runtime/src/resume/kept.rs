@@ -3,6 +3,7 @@
 use super::manifest::checksum;
 use crate::array::away::SavedAway;
 use crate::array::le::{get, put, wire_size};
+use crate::array::spread::Layout;
 use crate::array::{DistArray, SparseArray};
 
 /// An array a checkpoint can write and fast re-execution can restore: every
@@ -238,6 +239,48 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for SparseArray<T, N> {
     fn kept_track(&self) {
         self.forget.tracked(self.id());
     }
+
+    /// Values that `iter_mut()` calls moved where they run: each rank writes those it holds,
+    /// the driver its own to `out` (nothing comes home).
+    fn kept_parts(
+        &self,
+        path_of: &dyn Fn(usize, usize) -> String,
+        out: &mut dyn FnMut(&[u8]),
+    ) -> Option<(u64, Vec<(u64, u64)>, Vec<SavedAway>)> {
+        let ops = self.spread().filter(|ops| ops.moved())?;
+        Layout::of::<T>()?;
+        let (count, len, away) = ops
+            .save_values(path_of, out)
+            .unwrap_or_else(|e| ops.fail(format!("checkpoint of {}: {e}", self.kept_kind())));
+        Some((len, vec![(0, count)], away))
+    }
+
+    fn kept_in_parts(&self, pieces: &[crate::array::made::Piece]) -> bool {
+        let _ = pieces;
+        self.is_spread() && Layout::of::<T>().is_some()
+    }
+
+    fn kept_restore_in_parts(
+        &mut self,
+        home: &[crate::array::made::Piece],
+        pieces: &[crate::array::made::Piece],
+    ) -> Result<(), String> {
+        let (Some(ops), Some(layout)) = (self.spread(), Layout::of::<T>()) else {
+            return Err(format!("{} is not in parts here", self.kept_kind()));
+        };
+        let all: Vec<_> = home.iter().chain(pieces).cloned().collect();
+        ops.restore_values(&all, layout)?;
+        self.values_restored_in_parts();
+        Ok(())
+    }
+
+    fn kept_restore_region(&mut self, _: &[(u64, u64)], _: &[u8]) -> Result<(), String> {
+        Err(format!(
+            "{}'s values were saved in pieces where they were, and are restored only in parts, \
+             on a cluster job of the same ranks",
+            self.kept_kind()
+        ))
+    }
 }
 
 /// An `iter_mut()` loop's array with the codec of its values (which may be other than
@@ -300,6 +343,30 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for Coded<'_, T, N> {
 
     fn kept_track(&self) {
         self.0.kept_track();
+    }
+
+    fn kept_parts(
+        &self,
+        path_of: &dyn Fn(usize, usize) -> String,
+        out: &mut dyn FnMut(&[u8]),
+    ) -> Option<(u64, Vec<(u64, u64)>, Vec<SavedAway>)> {
+        self.0.kept_parts(path_of, out)
+    }
+
+    fn kept_in_parts(&self, pieces: &[crate::array::made::Piece]) -> bool {
+        self.0.kept_in_parts(pieces)
+    }
+
+    fn kept_restore_in_parts(
+        &mut self,
+        home: &[crate::array::made::Piece],
+        pieces: &[crate::array::made::Piece],
+    ) -> Result<(), String> {
+        self.0.kept_restore_in_parts(home, pieces)
+    }
+
+    fn kept_restore_region(&mut self, region: &[(u64, u64)], bytes: &[u8]) -> Result<(), String> {
+        self.0.kept_restore_region(region, bytes)
     }
 }
 

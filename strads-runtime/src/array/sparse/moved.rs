@@ -24,9 +24,28 @@ impl<T, const N: usize> SparseArray<T, N> {
         }
         self.values_version += 1;
         // Blocks that copied the values (a read-only loop's, traded or not) are stale; the
-        // `iter_mut()` loop's grid (`spread-keys:`), which holds no values, stays.
+        // `iter_mut()` loop's grid (`spread-<key>`), which holds no values, stays.
         self.cache.drop_where(|k| {
             k.starts_with("buckets:") || k.starts_with("by:") || k.starts_with("spread:")
+        });
+    }
+
+    /// A resumed job put a checkpoint's values into the parts (`SpreadOps::restore_values`):
+    /// the array comes home from them again, and its values' version moves on.
+    pub(crate) fn values_restored_in_parts(&mut self)
+    where
+        T: 'static,
+    {
+        if let Some(spread) = &mut self.spread
+            && !spread.ops.coded()
+        {
+            // Numbers in the parts come home as parts of numbers do.
+            spread.decode = crate::array::spread::decode_parts::<T, N>;
+        }
+        self.values_version += 1;
+        // Every grid's blocks, the `iter_mut()` loop's too: its next call trades again.
+        self.cache.drop_where(|k| {
+            k.starts_with("buckets:") || k.starts_with("by:") || k.starts_with("spread")
         });
     }
 }

@@ -18,6 +18,7 @@ pub(crate) mod dense;
 mod from_entries;
 mod from_fn;
 mod restore;
+mod saved;
 mod share;
 pub(crate) mod values;
 
@@ -344,8 +345,9 @@ where
 struct Handle {
     s: &'static Session,
     id: u64,
-    /// The parts' checksums, once asked for (the parts never change).
-    digest: std::sync::OnceLock<[crate::checkpoint::Poly; 2]>,
+    /// The parts' checksums, once asked for (the parts change only when a checkpoint's
+    /// values are restored into them).
+    digest: std::sync::Mutex<Option<[crate::checkpoint::Poly; 2]>>,
     /// Whether the parts hold values in a codec (`SpreadOps::coded`).
     coded: bool,
     /// Whether `iter_mut()` calls changed the values where they are (`SpreadOps::moved`).
@@ -474,7 +476,8 @@ impl SpreadOps for Handle {
 
     fn digest(&self) -> [crate::checkpoint::Poly; 2] {
         use crate::checkpoint::Poly;
-        *self.digest.get_or_init(|| {
+        let mut digest = self.digest.lock().unwrap_or_else(|e| e.into_inner());
+        *digest.get_or_insert_with(|| {
             let answers = self.run("strads::digest", postcard_args(&self.id));
             let mut whole = [Poly::new(), Poly::new()];
             for (r, b) in answers.iter().enumerate() {
@@ -487,6 +490,51 @@ impl SpreadOps for Handle {
             }
             whole
         })
+    }
+
+    fn save_values(
+        &self,
+        path_of: &dyn Fn(usize, usize) -> String,
+        home: &mut dyn FnMut(&[u8]),
+    ) -> Result<(u64, u64, Vec<crate::array::away::SavedAway>), String> {
+        let paths: Vec<String> = (0..self.s.size())
+            .map(|r| {
+                if r == 0 {
+                    String::new()
+                } else {
+                    path_of(r, r - 1)
+                }
+            })
+            .collect();
+        let args = postcard_args(&(self.id, paths));
+        let answers = run_with(self.s, saved::SAVE_VALUES.name, &args, |_| {
+            saved::save_home(self.id, home)
+        })?;
+        let each: Vec<(u64, u64)> = decode_each(&answers)?;
+        let away = each[1..]
+            .iter()
+            .enumerate()
+            .map(|(i, &(count, len))| crate::array::away::SavedAway {
+                rank: i + 1,
+                region: vec![(0, count)],
+                len,
+            })
+            .collect();
+        Ok((each[0].0, each[0].1, away))
+    }
+
+    fn restore_values(
+        &self,
+        pieces: &[crate::array::made::Piece],
+        layout: crate::array::spread::Layout,
+    ) -> Result<(), String> {
+        let args = postcard_args(&(self.id, layout, pieces));
+        run(self.s, saved::RESTORE_VALUES.name, args)?;
+        // The parts hold the values again, and other ones than their checksums said.
+        self.moved
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        *self.digest.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        Ok(())
     }
 
     fn fail(&self, message: String) -> ! {

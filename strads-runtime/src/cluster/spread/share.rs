@@ -108,6 +108,9 @@ pub(crate) trait Share: Any + Send {
     /// A part of the same indices whose entry `i` holds its value (a count) copies of
     /// `fill` (a number's bytes), coded as a `Vec` of numbers is.
     fn repeat(&self, fill: &[u8]) -> Result<Box<dyn Share>, String>;
+    /// Sets its values from `bytes` in the array's codec, entry `i`'s ending at `ends[i]`
+    /// (a checkpoint's, restored); an error when they are not one per entry.
+    fn set_values(&mut self, bytes: Vec<u8>, ends: Vec<usize>) -> Result<(), String>;
 }
 
 /// A part of entries of `T` with `N` indices each.
@@ -338,6 +341,13 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
         self.values = Vec::new();
     }
 
+    fn set_values(&mut self, bytes: Vec<u8>, ends: Vec<usize>) -> Result<(), String> {
+        self.values = le::get_vec::<T>(&bytes)
+            .filter(|v| v.len() == self.keys.len() && ends.len() == v.len())
+            .ok_or_else(|| format!("{} bytes of values for {} entries", bytes.len(), ends.len()))?;
+        Ok(())
+    }
+
     fn repeat(&self, fill: &[u8]) -> Result<Box<dyn Share>, String> {
         let v: &dyn Any = &self.values;
         macro_rules! counts {
@@ -483,6 +493,18 @@ impl<const N: usize> Share for CodedPart<N> {
     fn drop_values(&mut self) {
         self.ends = Vec::new();
         self.bytes = Vec::new();
+    }
+
+    fn set_values(&mut self, bytes: Vec<u8>, ends: Vec<usize>) -> Result<(), String> {
+        if ends.len() != self.keys.len() || ends.last().copied().unwrap_or(0) != bytes.len() {
+            return Err(format!(
+                "{} values for {} entries",
+                ends.len(),
+                self.keys.len()
+            ));
+        }
+        (self.bytes, self.ends) = (bytes, ends);
+        Ok(())
     }
 
     fn repeat(&self, _: &[u8]) -> Result<Box<dyn Share>, String> {
