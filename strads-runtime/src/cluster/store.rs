@@ -265,6 +265,9 @@ pub(crate) const VALUES_BIT: u64 = 1 << 63;
 pub(crate) trait KeptValues: Send {
     /// Their encoding, for the driver fetching them.
     fn encode(&self) -> Result<Vec<u8>, String>;
+    /// The same bytes to `w`, a slice at a time when their codec is raw (a checkpoint
+    /// writes them from where they are).
+    fn write(&self, w: &mut dyn FnMut(&[u8]) -> Result<(), String>) -> Result<(), String>;
     /// Bytes they hold in memory (about).
     fn bytes(&self) -> u64;
     /// As `Any`, to take them back with their type.

@@ -113,6 +113,22 @@ impl<T: Send + 'static> crate::cluster::store::KeptValues for Values<T> {
         Ok(out)
     }
 
+    fn write(&self, w: &mut dyn FnMut(&[u8]) -> Result<(), String>) -> Result<(), String> {
+        // A raw codec's bytes of values one after another are each value's: they go a chunk
+        // at a time. Another codec's go whole.
+        let chunk = match crate::array::spread::Layout::of::<T>() {
+            Some(_) => 16_384,
+            None => self.values.len().max(1),
+        };
+        let mut out = Vec::new();
+        for values in self.values.chunks(chunk) {
+            out.clear();
+            (self.codec.encode)(values, &mut out)?;
+            w(&out)?;
+        }
+        Ok(())
+    }
+
     fn bytes(&self) -> u64 {
         (self.values.len() * std::mem::size_of::<T>()) as u64
     }

@@ -159,4 +159,19 @@ mod tests {
             Some(vec![vec![1], vec![2]])
         );
     }
+
+    #[test]
+    fn files_an_operation_writes_are_waited_for_until_their_ranks_say_so() {
+        let mut cores: Vec<Core> = (0..3).map(|r| Core::new(r, 3, 1, 1_000, 0)).collect();
+        let paths = ["c1-a0-p0.bin".to_string(), "c1-a0-p1.bin".to_string()];
+        assert_eq!(cores[0].saving(&paths), Ok(false), "nothing asked yet");
+        cores[0].expect_saved(&paths);
+        assert_eq!(cores[0].saving(&paths), Ok(true));
+        cores[1].send_saved(paths[0].clone(), true);
+        deliver(&mut cores, 1);
+        assert_eq!(cores[0].saving(&paths), Ok(true), "rank 2 has not answered");
+        cores[2].send_saved(paths[1].clone(), false);
+        deliver(&mut cores, 2);
+        assert_eq!(cores[0].saving(&paths), Err(paths[1].clone()));
+    }
 }

@@ -506,6 +506,8 @@ impl SpreadOps for Handle {
                 }
             })
             .collect();
+        // The checkpoint's writer waits for every rank's piece to be on disk (`Msg::Saved`).
+        self.s.with(|core| core.expect_saved(&paths[1..]));
         let args = postcard_args(&(self.id, paths));
         let answers = run_with(self.s, saved::SAVE_VALUES.name, &args, |_| {
             saved::save_home(self.id, home)

@@ -25,30 +25,36 @@ pub(super) static SAVE_VALUES: DataOp = DataOp {
         let path = paths
             .get(ctx.rank)
             .ok_or_else(|| format!("no file named for rank {}", ctx.rank))?;
-        let (count, bytes) = piece(id)?;
-        let len = bytes.len() as u64;
-        super::super::save::write_piece(ctx.session, path.into(), |w| w(&bytes));
-        Ok(super::postcard_args(&(count, len)))
+        let header = header(id)?;
+        // Written from where the values are held (no copy); a file that cannot be made or
+        // written is said to the driver by the writing thread (`Msg::Saved`), which keeps
+        // the checkpoint from completing.
+        let mut written = (0, 0);
+        super::super::save::write_piece(ctx.session, path.into(), |w| {
+            w(&header)?;
+            let (count, len) = values::write(id, w)?;
+            written = (count, len + header.len() as u64);
+            Ok(())
+        });
+        Ok(super::postcard_args(&written))
     },
 };
 
 /// The driver's side of `strads::save_values`: its piece goes to `home`.
 pub(super) fn save_home(id: u64, home: &mut dyn FnMut(&[u8])) -> Result<Vec<u8>, String> {
-    let (count, bytes) = piece(id)?;
-    home(&bytes);
-    Ok(super::postcard_args(&(count, bytes.len() as u64)))
+    let header = header(id)?;
+    home(&header);
+    let (count, len) = values::write(id, &mut |b| {
+        home(b);
+        Ok(())
+    })?;
+    Ok(super::postcard_args(&(count, len + header.len() as u64)))
 }
 
-/// This rank's piece of array `id`, and the count of the values in it.
-fn piece(id: u64) -> Result<(u64, Vec<u8>), String> {
+/// A piece's first bytes: the checksum of this rank's part's indices.
+fn header(id: u64) -> Result<Vec<u8>, String> {
     let keys = with_part(id, |p| p.digest()[0])?;
-    let held = values::encode(id)?;
-    let count = u64::from_le_bytes(held[..8].try_into().expect("a count"));
-    let mut bytes = Vec::with_capacity(16 + held.len());
-    bytes.extend_from_slice(&keys.h.to_le_bytes());
-    bytes.extend_from_slice(&keys.len.to_le_bytes());
-    bytes.extend(held);
-    Ok((count, bytes))
+    Ok([keys.h.to_le_bytes(), keys.len.to_le_bytes()].concat())
 }
 
 #[linkme::distributed_slice(DATA_OPS)]
@@ -68,11 +74,14 @@ fn restore(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
         starts.push(starts.last().expect("a start").saturating_add(*c));
     }
     let out = read(ctx.rank, id, &pieces)
-        .and_then(|bytes| route(&bytes, layout, &starts))
+        .and_then(|bytes| route(&bytes[HEADER..], layout, &starts))
         .map_err(|e| format!("rank {}: {e}", ctx.rank));
     let out = ctx.agree(out)?;
+    // Every piece is the checkpoint's and fits its part: the part's values (a resumed
+    // run's, made again) give way to the checkpoint's.
+    with_part_mut(id, |p| p.drop_values())?;
     let messages = ctx.all_to_all(out);
-    let set = assemble(&messages, layout, starts[ctx.rank], count)
+    let set = assemble(messages, layout, starts[ctx.rank], count)
         .and_then(|(bytes, ends)| with_part_mut(id, |p| p.set_values(bytes, ends))?)
         .map_err(|e| format!("rank {}: {e}", ctx.rank));
     ctx.agree(set)?;
@@ -82,8 +91,13 @@ fn restore(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
     Ok(Vec::new())
 }
 
-/// This rank's piece of `pieces`, read and checked: its values' part (count, positions,
-/// values), once the piece's checksum of indices is that of this rank's part.
+/// The bytes a piece starts with: the checksum of the indices of the part it was written
+/// for.
+const HEADER: usize = 16;
+
+/// This rank's piece of `pieces`, read and checked (its values' part, count, positions and
+/// values, from byte [`HEADER`]), once the piece's checksum of indices is that of this
+/// rank's part.
 fn read(rank: usize, id: u64, pieces: &[Piece]) -> Result<Vec<u8>, String> {
     let p = pieces
         .iter()
@@ -111,14 +125,13 @@ fn read(rank: usize, id: u64, pieces: &[Piece]) -> Result<Vec<u8>, String> {
             .get(at..at + 8)
             .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
     };
-    if word(0) != Some(keys.h) || word(8) != Some(keys.len) {
+    if bytes.len() < HEADER || word(0) != Some(keys.h) || word(8) != Some(keys.len) {
         return Err(format!(
             "{} was written for other entries than this rank's part of the array holds (did \
              an input change?)",
             p.path
         ));
     }
-    bytes.drain(..16);
     Ok(bytes)
 }
 
@@ -179,7 +192,7 @@ fn route(bytes: &[u8], layout: Layout, starts: &[u64]) -> Result<Vec<Vec<u8>>, S
 /// This rank's part's values from every rank's messages: its `count` entries from
 /// `start` each once, in order, and where each value ends.
 fn assemble(
-    messages: &[Vec<u8>],
+    messages: Vec<Vec<u8>>,
     layout: Layout,
     start: u64,
     count: u64,
@@ -211,6 +224,8 @@ fn assemble(
             got.len()
         ));
     }
+    drop(got);
+    drop(messages);
     Ok((bytes, ends))
 }
 
@@ -243,13 +258,13 @@ mod tests {
         assert_eq!(out[2], encoded(&[(4, a)]));
         // Rank 2's part (entries 3, 4): the other rank held entry 3.
         let other = encoded(&[(3, c)]);
-        let (bytes, ends) = assemble(&[other.clone(), out[2].clone()], layout, 3, 2).unwrap();
+        let (bytes, ends) = assemble(vec![other.clone(), out[2].clone()], layout, 3, 2).unwrap();
         assert_eq!(bytes, [c, a].concat());
         assert_eq!(ends, [3, 8]);
         // A value missing, twice, or beyond the part: refused.
-        assert!(assemble(&[out[2].clone()], layout, 3, 2).is_err());
-        assert!(assemble(&[other.clone(), other.clone()], layout, 3, 2).is_err());
-        assert!(assemble(&[other, out[2].clone(), out[1].clone()], layout, 3, 2).is_err());
+        assert!(assemble(vec![out[2].clone()], layout, 3, 2).is_err());
+        assert!(assemble(vec![other.clone(), other.clone()], layout, 3, 2).is_err());
+        assert!(assemble(vec![other, out[2].clone(), out[1].clone()], layout, 3, 2).is_err());
         // A position beyond the array, values cut short, a count that lies.
         assert!(route(&encoded(&[(5, a)]), layout, &starts).is_err());
         let mut cut = encoded(&[(4, a)]);
@@ -266,7 +281,7 @@ mod tests {
             &[0, 2],
         )
         .unwrap();
-        let (bytes, ends) = assemble(&out, n, 0, 2).unwrap();
+        let (bytes, ends) = assemble(out, n, 0, 2).unwrap();
         assert_eq!(bytes, [2, 0, 0, 0, 1, 0, 0, 0]);
         assert_eq!(ends, [4, 8]);
     }
@@ -286,8 +301,13 @@ mod tests {
             },
         };
         values::keep(id, held([1, 0, 0, 0, 2, 0, 0, 0].to_vec()));
-        let (count, bytes) = piece(id).unwrap();
-        assert_eq!(count, 2);
+        let mut bytes = Vec::new();
+        let answer = save_home(id, &mut |b| bytes.extend_from_slice(b)).unwrap();
+        assert_eq!(
+            postcard::from_bytes::<(u64, u64)>(&answer).unwrap(),
+            (2, bytes.len() as u64)
+        );
+        assert_eq!(bytes[HEADER..], values::encode(id).unwrap());
         let dir = std::env::temp_dir().join(format!("strads-saved-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("piece.bin");
@@ -301,8 +321,8 @@ mod tests {
             checksum: None,
         };
         let back = read(1, id, std::slice::from_ref(&p)).unwrap();
-        assert_eq!(back, bytes[16..]);
-        let (positions, _, ends) = split(&back, Layout::Numbers(4)).unwrap();
+        assert_eq!(back, bytes);
+        let (positions, _, ends) = split(&back[HEADER..], Layout::Numbers(4)).unwrap();
         assert_eq!((positions, ends), (vec![7, 3], vec![4, 8]));
         // No piece for the rank; a part of other entries; a damaged file: refused.
         let e = read(0, id, std::slice::from_ref(&p)).unwrap_err();

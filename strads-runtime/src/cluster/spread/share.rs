@@ -344,7 +344,14 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
     fn set_values(&mut self, bytes: Vec<u8>, ends: Vec<usize>) -> Result<(), String> {
         self.values = le::get_vec::<T>(&bytes)
             .filter(|v| v.len() == self.keys.len() && ends.len() == v.len())
-            .ok_or_else(|| format!("{} bytes of values for {} entries", bytes.len(), ends.len()))?;
+            .ok_or_else(|| {
+                let n = self.keys.len();
+                format!(
+                    "{} bytes of {} values for {n} entries",
+                    bytes.len(),
+                    ends.len()
+                )
+            })?;
         Ok(())
     }
 

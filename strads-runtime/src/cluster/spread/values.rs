@@ -77,20 +77,43 @@ pub(crate) fn held_bytes() -> u64 {
 /// This rank's values of array `id` as `strads::gather_values` sends them: their count
 /// (`u64`), their positions in the array (`u32`s), then the values in the array's codec.
 pub(crate) fn encode(id: u64) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    write(id, &mut |b| {
+        out.extend_from_slice(b);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`encode`]'s bytes to `w`, a slice at a time from where they are held (a checkpoint's
+/// piece): the count of the values and the bytes written.
+pub(crate) fn write(
+    id: u64,
+    w: &mut dyn FnMut(&[u8]) -> Result<(), String>,
+) -> Result<(u64, u64), String> {
     let held = HELD.lock().unwrap_or_else(|e| e.into_inner());
     let Some(h) = held.get(&id) else {
         return Err(format!("this rank holds no values of array {id}"));
     };
-    let mut out = Vec::with_capacity(8 + 4 * h.ids.len());
-    out.extend_from_slice(&(h.ids.len() as u64).to_le_bytes());
-    for &i in &h.ids {
-        out.extend_from_slice(&i.to_le_bytes());
+    let mut len = 0u64;
+    let mut put = |b: &[u8]| {
+        len += b.len() as u64;
+        w(b)
+    };
+    put(&(h.ids.len() as u64).to_le_bytes())?;
+    let mut buf = Vec::new();
+    for ids in h.ids.chunks(16_384) {
+        buf.clear();
+        for &i in ids {
+            buf.extend_from_slice(&i.to_le_bytes());
+        }
+        put(&buf)?;
     }
     match &h.state {
-        State::Coded { bytes, .. } => out.extend_from_slice(bytes),
-        State::Typed { values, .. } => out.extend(values.encode()?),
+        State::Coded { bytes, .. } => put(bytes)?,
+        State::Typed { values, .. } => values.write(&mut put)?,
     }
-    Ok(out)
+    Ok((h.ids.len() as u64, len))
 }
 
 /// Each rank sends every other the entries of its part in the blocks that rank's workers

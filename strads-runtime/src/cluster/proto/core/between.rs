@@ -78,6 +78,13 @@ impl Core {
         });
     }
 
+    /// Driver: workers are asked to write the checkpoint files `paths` some other way (a
+    /// collective operation): [`saving`](Core::saving) waits for their answers as for a
+    /// save this core asked for. Said before the asking, so no answer comes first.
+    pub fn expect_saved(&mut self, paths: &[String]) {
+        self.saving.extend(paths.iter().cloned());
+    }
+
     /// Driver: of the checkpoint files `paths`, one a worker could not write (`Err`), or
     /// whether some are still being written (asked for and not answered). A file this
     /// process never asked for (one a lost run's checkpoint named) is not waited for.
