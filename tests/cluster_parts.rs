@@ -176,8 +176,8 @@ fn program() {
 }
 
 /// The memory program: a 64 MiB array made in place, written by a 1D loop and read by
-/// another; prints this process's peak resident set. (Serial code reading an element
-/// would bring the whole array home: that is not built yet.)
+/// another; serial code reads elements of it (by reference: their windows come home; by
+/// value: copies); prints this process's peak resident set.
 fn memory() {
     let rows = 1 << 20;
     let mut w = DistArray::<f32, 2>::random([rows, 16], 1);
@@ -188,6 +188,14 @@ fn memory() {
     // Serial code reads a few elements: only the windows around them come home.
     let picks = [w[[7, 3]], w[[rows / 2 + 11, 0]], w.row(rows - 2)[15]];
     println!("picks {:?}", picks.map(f32::to_bits));
+    // Serial code reads elements by value all over the array (a sample of rows): those
+    // the other rank holds come as copies of their windows, at most 4 MiB kept, and
+    // nothing comes home.
+    let sampled: f64 = (0..rows)
+        .step_by(997)
+        .map(|r| f64::from(w.value([r, r % 16])))
+        .sum();
+    println!("sampled {:016x}", sampled.to_bits());
     // Serial code writes an element held by the other rank: its window comes home and
     // stays; the next loop takes the rest from where it is.
     w[[rows - 3, 0]] += 1.0;
@@ -282,6 +290,14 @@ fn check() -> Result<(), String> {
     if !matches!(fetched, Some((n, bytes)) if n <= 3.0 && bytes <= 3.0 * 65536.0) {
         return Err(format!(
             "memory: serial reads of three elements brought home (times, bytes) {fetched:?}:\n{explain}"
+        ));
+    }
+    // The sample's elements on the other rank came as copies (about half of its 1,052
+    // reads), none home (checked above).
+    let copies = figure(&explain, "read copies of elements left on other ranks ");
+    if !matches!(copies, Some(n) if (400.0..=700.0).contains(&n)) {
+        return Err(format!(
+            "memory: serial reads by value copied {copies:?} windows:\n{explain}"
         ));
     }
     let driver = peak(&explain);

@@ -161,6 +161,15 @@ fn explain_end(s: &Session) {
              {seconds:.3} s), before serial code or a call on this process read them"
         );
     }
+    let (n, bytes) = s.copied();
+    if n > 0 {
+        crate::log::say!(
+            Explain,
+            "strads cluster: serial code read copies of elements left on other ranks {n} \
+             times ({bytes} bytes, at most {} kept at once), by value",
+            crate::array::away::PEEKED_BYTES
+        );
+    }
     let (sent, received) = s.bytes();
     crate::log::say!(
         Explain,

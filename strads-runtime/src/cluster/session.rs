@@ -37,6 +37,10 @@ pub struct Session {
     fetches: std::sync::atomic::AtomicU64,
     fetched_bytes: std::sync::atomic::AtomicU64,
     fetch_nanos: std::sync::atomic::AtomicU64,
+    /// Driver: copies of elements left on other ranks that serial code read by value
+    /// (`DistArray::value`), and their bytes.
+    copies: std::sync::atomic::AtomicU64,
+    copied_bytes: std::sync::atomic::AtomicU64,
     /// Whether `shut_down` ran.
     closed: std::sync::atomic::AtomicBool,
 }
@@ -82,6 +86,8 @@ impl Session {
             fetches: Default::default(),
             fetched_bytes: Default::default(),
             fetch_nanos: Default::default(),
+            copies: Default::default(),
+            copied_bytes: Default::default(),
             closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -346,6 +352,23 @@ impl Session {
         self.fetch_nanos
             .fetch_add(start.elapsed().as_nanos() as u64, Relaxed);
         data
+    }
+
+    /// Driver: copies of `parts` of array `id` (`(region, rank)`), the elements of each,
+    /// little-endian; the parts stay where they are, and nothing is written here.
+    pub(crate) fn copy(&self, id: u64, parts: &[(Region, usize)]) -> Vec<Vec<u8>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let data = self.ask_parts(id, parts, Want::Bytes);
+        self.copies.fetch_add(1, Relaxed);
+        self.copied_bytes
+            .fetch_add(data.iter().map(|d| d.len() as u64).sum(), Relaxed);
+        data
+    }
+
+    /// Driver: [`copy`](Session::copy)'s count and bytes.
+    pub(crate) fn copied(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.copies.load(Relaxed), self.copied_bytes.load(Relaxed))
     }
 
     /// Driver: the checksums of `parts` of array `id` (`(region, rank)`) taken by the ranks

@@ -29,11 +29,15 @@
 //! (`Fetcher::take`): the fetch and the cluster's directory drop it from the parts away,
 //! so the next call takes it from the driver. Whole-array access (`as_slice`,
 //! `as_mut_slice`, iteration, a clone) brings the rest home, and so does a walk: serial
-//! code that reads (or writes) [`WALK`] windows in a row, each next to the one before and
+//! code that reads (or writes) [`WALK`](walk::WALK) windows in a row, each next to the one before and
 //! each holding elements away, is taken to go through the whole array, which then comes
 //! home at once instead of window by window with every access on the slow path. A read
 //! whose window holds every element still away (a small array, brought whole) leaves the
 //! array home too.
+//!
+//! Serial code that reads elements by value (`DistArray::value`) brings nothing home: an
+//! element away comes as a copy of its window, kept among a bounded number of copies
+//! (`peek`), which the next call that lends the array mutably forgets.
 //!
 //! A call across processes that only reads the array takes a *lease* instead of bringing
 //! it home: the parts stay where they are. The call first writes into the array the parts
@@ -48,6 +52,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
 
 use super::spans::Spans;
+
+mod peek;
+mod walk;
+
+pub(crate) use peek::PEEKED_BYTES;
+use walk::Walk;
 
 /// Fetches the parts held elsewhere into the array's elements (through the pointer its
 /// lending took), failing the job when it cannot: all of them, or those around elements
@@ -72,7 +82,7 @@ pub(crate) trait Fetcher: Send {
         None
     }
     /// Whether some of elements `lo..hi` are away (not yet here): what makes a window
-    /// brought for them a step of a walk ([`WALK`]). Unknown: yes.
+    /// brought for them a step of a walk ([`WALK`](walk::WALK)). Unknown: yes.
     fn away_within(&self, lo: usize, hi: usize) -> bool {
         let _ = (lo, hi);
         true
@@ -88,6 +98,14 @@ pub(crate) trait Fetcher: Send {
         meanwhile: Meanwhile<'_>,
     ) -> Option<Vec<SavedAway>> {
         let _ = (read, path_of, meanwhile);
+        None
+    }
+    /// Copies of the elements away in a window around `lo..hi` (elements read home
+    /// included), leaving them where they are and writing nothing here: `(lo, hi, their
+    /// little-endian bytes)` each range. `None` when this fetch cannot (parts made nowhere
+    /// yet, elements without bytes).
+    fn peek(&self, lo: usize, hi: usize) -> Option<Vec<(u64, u64, Vec<u8>)>> {
+        let _ = (lo, hi);
         None
     }
     /// The checksums of the elements away (but those in `read`), each range taken by the
@@ -167,6 +185,8 @@ struct Cell {
     /// Serial code's walks over the windows it reads, and over those it writes.
     reads: Walk,
     writes: Walk,
+    /// Copies of elements away that serial code read by value (`DistArray::value`).
+    peeked: peek::Peeked,
 }
 
 impl Cell {
@@ -184,35 +204,7 @@ impl Cell {
         self.read.clear();
         self.reads = Walk::default();
         self.writes = Walk::default();
-    }
-}
-
-/// Windows in a row, each next to the one before and each holding elements that were
-/// away, after which serial code is taken to walk the whole array: the rest comes home at
-/// once (about 1 MiB of 64 KiB windows).
-/// Serial code that reads or writes an array element after element would otherwise take
-/// the slow path of an array partly away at every access.
-const WALK: u32 = 16;
-
-/// The windows serial code brought home last, and how many in a row were each next to
-/// the one before.
-#[derive(Default)]
-struct Walk {
-    last: Option<(usize, usize)>,
-    run: u32,
-}
-
-impl Walk {
-    /// Window `a..b` came home: whether the walk has gone on long enough to bring the
-    /// rest. The same window again changes nothing.
-    fn step(&mut self, a: usize, b: usize) -> bool {
-        match self.last {
-            Some(last) if last == (a, b) => return false,
-            Some((lo, hi)) if hi == a || lo == b => self.run += 1,
-            _ => self.run = 1,
-        }
-        self.last = Some((a, b));
-        self.run >= WALK
+        self.peeked.clear();
     }
 }
 
@@ -563,6 +555,8 @@ impl Lease<'_> {
         let mut cell = self.away.lock();
         let away = fetch.is_some();
         cell.fetch = fetch;
+        // Copies are of the fetch they came from.
+        cell.peeked.clear();
         if !away {
             cell.forget();
             self.away.readable.store(0, Ordering::Release);

@@ -74,6 +74,8 @@ struct Windows {
     wrote: Arc<Mutex<Vec<(usize, usize)>>>,
     /// Elements below are here (never away).
     away_from: usize,
+    /// The windows copied (`peek`).
+    peeked: Arc<Mutex<Vec<(usize, usize)>>>,
 }
 
 impl Windows {
@@ -114,6 +116,14 @@ impl Fetcher for Windows {
         hi > self.away_from
     }
 
+    fn peek(&self, lo: usize, hi: usize) -> Option<Vec<(u64, u64, Vec<u8>)>> {
+        let (a, b) = crate::array::spans::window(&[self.len / 64, 64], 4, lo, hi);
+        self.peeked.lock().unwrap().push((a, b));
+        let a = a.max(self.away_from);
+        let bytes = self.value.to_le_bytes().repeat(b - a);
+        Some(vec![(a as u64, b as u64, bytes)])
+    }
+
     fn take(&mut self, lo: usize, hi: usize, read: &Spans, _: u64) -> Option<(usize, usize)> {
         // A window taken is home for good: written once (serial code writes it after).
         let (a, b) = crate::array::spans::window(&[self.len / 64, 64], 4, lo, hi);
@@ -140,7 +150,65 @@ fn leave_windows(
         value: 7.0,
         wrote: wrote.clone(),
         away_from,
+        peeked: Default::default(),
     }));
+}
+
+/// Reads by value copy the windows of elements away, write nothing into the array and
+/// keep at most `PEEKED_BYTES` of copies (the least recently read go); elements here, or
+/// read home, are read where they are; new parts away forget the copies.
+#[test]
+fn reads_by_value_copy_windows_into_a_bounded_cache() {
+    // 8 MiB of `f32`, windows of 256 rows (64 KiB); rows from 256 on are away.
+    let rows = 1 << 15;
+    let mut a = DistArray::<f32, 2>::zeros([rows, 64]);
+    let wrote = Arc::new(Mutex::new(Vec::new()));
+    let peeked = Arc::new(Mutex::new(Vec::new()));
+    let leave = |a: &mut DistArray<f32, 2>, value: f32| {
+        let s = SharedMut::new(a);
+        let base = s.raw().0 as usize;
+        s.leave(Box::new(Windows {
+            base,
+            len: rows * 64,
+            value,
+            wrote: wrote.clone(),
+            away_from: 256 * 64,
+            peeked: peeked.clone(),
+        }));
+    };
+    leave(&mut a, 7.0);
+    let copies = || peeked.lock().unwrap().len();
+    // One element of every window away: 127 windows, 8 MiB, of which 4 MiB are kept.
+    for r in (256..rows).step_by(256) {
+        assert_eq!(a.value([r + 1, 2]), 7.0);
+    }
+    assert_eq!(copies(), 127);
+    assert!(
+        wrote.lock().unwrap().is_empty(),
+        "a read by value wrote the array"
+    );
+    assert_eq!(a.away().peeked_bytes(), PEEKED_BYTES);
+    // The last windows are kept; the first went.
+    assert_eq!(a.value([rows - 1, 63]), 7.0);
+    assert_eq!(copies(), 127);
+    assert_eq!(a.value([256, 0]), 7.0);
+    assert_eq!(copies(), 128);
+    assert_eq!(a.row_values(257), vec![7.0; 64]);
+    assert_eq!(copies(), 128);
+    // A reference brings its window home; reads by value there read it in place.
+    assert_eq!(a[[5000, 0]], 7.0);
+    assert_eq!(wrote.lock().unwrap().len(), 1);
+    assert_eq!(a.value([5001, 3]), 7.0);
+    assert_eq!(copies(), 128);
+    // Parts that left anew (a call wrote them): the copies are forgotten.
+    leave(&mut a, 9.0);
+    assert_eq!(a.away().peeked_bytes(), 0);
+    assert_eq!(a.value([rows - 1, 63]), 9.0);
+    assert_eq!(copies(), 129);
+    // An element here is read where it is (no copy; this fake's window brings its
+    // neighbours as a real fetch brings those away).
+    a.value([3, 5]);
+    assert_eq!(copies(), 129);
 }
 
 /// Serial reads bring home only the windows around them, and references to what they
