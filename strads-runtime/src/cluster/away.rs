@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use super::proto::msg::elem_of;
 use super::proto::{ArrayMeta, Itinerary, MADE, Recipe, Region};
 use super::session::Session;
-use crate::array::away::{Fetch, Fetcher, Lease, Meanwhile, SavedAway};
+use crate::array::away::{Copied, Fetch, Fetcher, Lease, Meanwhile, SavedAway};
 use crate::array::le::get;
 use crate::array::spans::{Spans, window};
 
@@ -173,17 +173,20 @@ impl<T: 'static> Fetcher for Parts<T> {
             .any(|(region, _)| region.0.iter().any(|&(x, y)| x < hi && y > lo))
     }
 
-    fn peek(&self, lo: usize, hi: usize) -> Option<Vec<(u64, u64, Vec<u8>)>> {
+    fn peek(&self, lo: usize, hi: usize, read: &Spans) -> Option<Copied> {
         let size = elem_of::<T>()?.size();
         let (a, b) = self.window(lo, hi);
-        let parts = self.cut(a, b, &Spans::default());
+        let parts = self.cut(a, b, read);
         if parts.iter().any(|(_, r)| *r == MADE) {
             // Made nowhere yet: serial code's read makes them here, as before.
             return None;
         }
         let copies = self.session.copy(self.id, &parts);
-        let mut out = Vec::new();
-        for ((region, r), bytes) in parts.iter().zip(copies) {
+        let mut copied = Copied {
+            window: (a as u64, b as u64),
+            ..Copied::default()
+        };
+        for ((region, r), bytes) in parts.into_iter().zip(copies) {
             let n: u64 = region.0.iter().map(|&(x, y)| y - x).sum();
             if bytes.len() as u64 != n * size as u64 {
                 self.session.fail(format!(
@@ -192,14 +195,10 @@ impl<T: 'static> Fetcher for Parts<T> {
                     self.id
                 ));
             }
-            let mut at = 0;
-            for &(x, y) in &region.0 {
-                let len = (y - x) as usize * size;
-                out.push((x, y, bytes[at..at + len].to_vec()));
-                at += len;
-            }
+            copied.ranges.extend(region.0);
+            copied.bytes.extend(bytes);
         }
-        Some(out)
+        Some(copied)
     }
 
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {

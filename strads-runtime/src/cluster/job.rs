@@ -165,9 +165,9 @@ fn explain_end(s: &Session) {
     if n > 0 {
         crate::log::say!(
             Explain,
-            "strads cluster: serial code read copies of elements left on other ranks {n} \
-             times ({bytes} bytes, at most {} kept at once), by value",
-            crate::array::away::PEEKED_BYTES
+            "strads cluster: serial code copied {n} windows of elements left on other ranks \
+             ({bytes} bytes, at most {:.1} MiB kept at once), reading them by value",
+            crate::array::away::PEEKED_BYTES as f64 / (1 << 20) as f64
         );
     }
     let (sent, received) = s.bytes();

@@ -56,7 +56,7 @@ use super::spans::Spans;
 mod peek;
 mod walk;
 
-pub(crate) use peek::PEEKED_BYTES;
+pub(crate) use peek::{Copied, PEEKED_BYTES};
 use walk::Walk;
 
 /// Fetches the parts held elsewhere into the array's elements (through the pointer its
@@ -100,12 +100,11 @@ pub(crate) trait Fetcher: Send {
         let _ = (read, path_of, meanwhile);
         None
     }
-    /// Copies of the elements away in a window around `lo..hi` (elements read home
-    /// included), leaving them where they are and writing nothing here: `(lo, hi, their
-    /// little-endian bytes)` each range. `None` when this fetch cannot (parts made nowhere
-    /// yet, elements without bytes).
-    fn peek(&self, lo: usize, hi: usize) -> Option<Vec<(u64, u64, Vec<u8>)>> {
-        let _ = (lo, hi);
+    /// A copy of the elements away in the window around `lo..hi` (but those in `read`),
+    /// leaving them where they are and writing nothing here. `None` when this fetch
+    /// cannot (parts made nowhere yet, elements without bytes).
+    fn peek(&self, lo: usize, hi: usize, read: &Spans) -> Option<Copied> {
+        let _ = (lo, hi, read);
         None
     }
     /// The checksums of the elements away (but those in `read`), each range taken by the
@@ -433,6 +432,8 @@ impl Away {
     #[inline(never)]
     pub(crate) fn take_range(&mut self, lo: usize, hi: usize, version: u64) {
         let cell = self.fetch.get_mut().unwrap_or_else(|_| failed_fetch());
+        // Copies of what is written are stale: all go (serial writes are rare).
+        cell.peeked.clear();
         let Cell {
             fetch,
             read,

@@ -1,11 +1,18 @@
 //! Serial code's reads of elements by value ([`DistArray::value`](crate::DistArray::value)):
-//! an element another rank holds comes as a copy of the window of whole rows around it,
-//! kept in a bounded cache ([`Peeked`]) instead of written into the array, so that reading
-//! elements at random over an array in parts holds at most [`PEEKED_BYTES`] of other
-//! ranks' parts on the driver, however many it reads. The copies are current until the
-//! parts change, which only a call that lends the array mutably does: it claims the cell,
-//! which forgets them, as does anything that replaces the fetch or brings the array home.
-//! An element here (the driver's own, or read or written home) is read where it is.
+//! an element another rank holds comes as a copy of the elements away in the window of
+//! whole rows around it ([`Copied`]), kept in a bounded cache ([`Peeked`]) instead of
+//! written into the array, so that reading elements at random over an array in parts
+//! holds at most [`PEEKED_BYTES`] of other ranks' parts on the driver (or one window, when
+//! a row alone is larger), however many it reads.
+//!
+//! A copy is current while its elements stay away: the parts change only in a call that
+//! lends the array mutably, which claims the cell (forgetting the copies, as does anything
+//! that sets a new fetch or brings the array home), and serial code that writes an
+//! element takes its window home first (`Away::take_range`, which forgets them too). An
+//! element here (the driver's own, read home, or written home) is read where it is, before
+//! any copy is looked at. Windows whose parts no rank has made yet (an array created in
+//! place that no call has written) are not copied: they are made here, as a read by
+//! reference makes them.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -15,53 +22,67 @@ use super::Away;
 /// The most bytes of copies kept: 4 MiB (64 windows of about 64 KiB).
 pub(crate) const PEEKED_BYTES: usize = 4 << 20;
 
-/// Copies of ranges of elements away, the least recently read first: `(lo, hi, their
-/// little-endian bytes)`.
+/// A copy of the elements away in a window: the window, the ranges copied (in order,
+/// inside it) and their elements' little-endian bytes one range after another.
+#[derive(Debug, Default)]
+pub(crate) struct Copied {
+    pub window: (u64, u64),
+    pub ranges: Vec<(u64, u64)>,
+    pub bytes: Vec<u8>,
+}
+
+impl Copied {
+    /// Element `o`'s `size` bytes, when this copy holds it.
+    fn element(&self, o: u64, size: usize) -> Option<&[u8]> {
+        let mut at = 0u64;
+        for &(lo, hi) in &self.ranges {
+            if lo <= o && o < hi {
+                let start = usize::try_from((at + o - lo).checked_mul(size as u64)?).ok()?;
+                return self.bytes.get(start..start.checked_add(size)?);
+            }
+            at += hi - lo;
+        }
+        None
+    }
+}
+
+/// The copies kept, the least recently read first, and their bytes.
 #[derive(Default)]
 pub(super) struct Peeked {
-    ranges: VecDeque<(u64, u64, Vec<u8>)>,
+    copies: VecDeque<Copied>,
     bytes: usize,
 }
 
 impl Peeked {
     /// Forgets every copy.
     pub(super) fn clear(&mut self) {
-        self.ranges.clear();
+        self.copies.clear();
         self.bytes = 0;
     }
 
-    /// Where element `o` is among the copies; that copy becomes the most recently read.
-    fn find(&mut self, o: u64) -> bool {
-        let Some(k) = self
-            .ranges
+    /// Element `o`'s `size` bytes from the copy of the window that holds it, which becomes
+    /// the most recently read.
+    fn find(&mut self, o: u64, size: usize) -> Option<&[u8]> {
+        let k = self
+            .copies
             .iter()
-            .rposition(|&(lo, hi, _)| lo <= o && o < hi)
-        else {
-            return false;
-        };
-        if k + 1 != self.ranges.len()
-            && let Some(r) = self.ranges.remove(k)
+            .rposition(|c| c.window.0 <= o && o < c.window.1)?;
+        if k + 1 != self.copies.len()
+            && let Some(c) = self.copies.remove(k)
         {
-            self.ranges.push_back(r);
+            self.copies.push_back(c);
         }
-        true
+        self.copies.back()?.element(o, size)
     }
 
-    /// Element `o`'s `size` bytes from the most recently read copy, which holds it.
-    fn newest(&self, o: u64, size: usize) -> Option<&[u8]> {
-        let (lo, _, bytes) = self.ranges.back()?;
-        let at = usize::try_from(o - lo).ok()?.checked_mul(size)?;
-        bytes.get(at..at.checked_add(size)?)
-    }
-
-    /// Keeps a copy of elements `lo..hi`, letting the least recently read go beyond
+    /// Keeps `copy` as the most recently read, letting the least recently read go beyond
     /// [`PEEKED_BYTES`] (the newest always stays).
-    fn insert(&mut self, lo: u64, hi: u64, bytes: Vec<u8>) {
-        self.bytes += bytes.len();
-        self.ranges.push_back((lo, hi, bytes));
-        while self.bytes > PEEKED_BYTES && self.ranges.len() > 1 {
-            if let Some((_, _, b)) = self.ranges.pop_front() {
-                self.bytes -= b.len();
+    fn insert(&mut self, copy: Copied) {
+        self.bytes += copy.bytes.len();
+        self.copies.push_back(copy);
+        while self.bytes > PEEKED_BYTES && self.copies.len() > 1 {
+            if let Some(c) = self.copies.pop_front() {
+                self.bytes -= c.bytes.len();
             }
         }
     }
@@ -92,25 +113,22 @@ impl Away {
         if !self.away.load(Ordering::Acquire) || cell.read.covers(o, o + 1) {
             return None;
         }
-        let super::Cell { fetch, peeked, .. } = &mut *cell;
+        let super::Cell {
+            fetch,
+            peeked,
+            read,
+            ..
+        } = &mut *cell;
         let fetch = fetch.as_ref()?;
         if !fetch.away_within(o, o + 1) {
             return None;
         }
-        if !peeked.find(o as u64) {
-            // The range that holds `o` is kept last: the newest, which stays.
-            let (holding, others): (Vec<_>, Vec<_>) = fetch
-                .peek(o, o + 1)?
-                .into_iter()
-                .partition(|&(lo, hi, _)| lo <= o as u64 && (o as u64) < hi);
-            for (lo, hi, bytes) in others.into_iter().chain(holding) {
-                peeked.insert(lo, hi, bytes);
-            }
-            if !peeked.find(o as u64) {
-                return None;
-            }
+        if peeked.find(o as u64, size).is_none() {
+            let copy = fetch.peek(o, o + 1, read)?;
+            copy.element(o as u64, size)?;
+            peeked.insert(copy);
         }
-        peeked.newest(o as u64, size).and_then(decode)
+        peeked.find(o as u64, size).and_then(decode)
     }
 }
 

@@ -165,11 +165,13 @@ impl<T, const N: usize> DistArray<T, N> {
 
     /// The element at `idx`, by value: what `a[idx]` reads. On a cluster job's driver an
     /// element another rank holds comes as a copy (of the window of whole rows around
-    /// it, about 64 KiB), kept among the last 4 MiB of such copies and never written into
-    /// the array, so that serial code reading elements at random over an array in parts
-    /// (an evaluation over a sample of rows) holds a bounded share of it however many it
-    /// reads. `a[idx]`, `get` and `row` give references, which need the element here:
-    /// they bring its window home, kept until the next call that writes the array.
+    /// it, about 64 KiB), kept among the last 4 MiB of such copies (or the last one, when
+    /// a row alone is larger) and never written into the array, so that serial code
+    /// reading elements at random over an array in parts (an evaluation over a sample of
+    /// rows) holds a bounded share of it however many it reads. `a[idx]`, `get` and `row`
+    /// give references, which need the element here: they bring its window home, kept
+    /// until the next call that writes the array. (Parts of an array created in place
+    /// that no rank has made yet are made here either way.)
     ///
     /// ```
     /// use strads_runtime::DistArray;
@@ -212,6 +214,7 @@ impl<T, const N: usize> DistArray<T, N> {
     {
         if self.away.is_away()
             && !self.away.readable(o, o + 1)
+            && !self.away.leased_here()
             && let Some(size) = super::le::wire_size::<T>()
             && let Some(v) = self.away.peek(o, size, |b| {
                 super::le::get_vec::<T>(b).and_then(|v| v.first().copied())
