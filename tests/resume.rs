@@ -21,7 +21,7 @@ mod procs;
 #[path = "common/self_run.rs"]
 mod self_run;
 use procs::{alive, descendants};
-use self_run::{digest, figure, main_of_roles, run_self, run_self_status};
+use self_run::{digest, figure, main_of_roles, peak_kb, run_self, run_self_status};
 
 use strads::prelude::*;
 
@@ -530,6 +530,7 @@ fn memory() {
     fill(&mut w, n);
     let (total, _) = eval_f32(&w, n);
     println!("total {total}");
+    eprintln!("program peak {} kB", peak_kb());
 }
 
 /// A read-only reduction over `w`.
@@ -570,6 +571,22 @@ fn checkpoints_copy_nothing() -> Result<(), String> {
             format!("{without:?} MiB without, {with:?} MiB with\n{out}\n{err}"),
         )?;
     }
+    // One process: the array, home, is written from where it lives too (a copy of it
+    // would add 30.5 MiB).
+    let one = [("STRADS_THREADS", "2"), ("RESUME_ROLE", "memory")];
+    let (plain_out, plain_err) = run_self(ROLE, "memory", &one)?;
+    let dir = fresh("memory-one");
+    let (code, out, err) = run(&dir, &one)?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let peak = |text: &str| figure(text, "program peak ").map(|kb| kb / 1024.0);
+    let (without, with) = (peak(&plain_err), peak(&err));
+    expect(
+        "memory: one process's peak with checkpoints is that without",
+        code == Some(0)
+            && out == plain_out
+            && matches!((without, with), (Some(a), Some(b)) if b < a + 6.0),
+        format!("{without:?} MiB without, {with:?} MiB with\n{out}\n{err}"),
+    )?;
     Ok(())
 }
 

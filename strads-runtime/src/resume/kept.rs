@@ -17,6 +17,13 @@ pub trait Kept {
     /// Its contents as little-endian bytes (a sparse array's indices as `u32`, then its
     /// values); an error for elements a checkpoint cannot write.
     fn kept_bytes(&self) -> Result<Vec<u8>, String>;
+    /// [`kept_bytes`](Kept::kept_bytes)' bytes to `out`, a slice at a time from where
+    /// they live (no copy of the array is made): their count.
+    fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
+        let bytes = self.kept_bytes()?;
+        out(&bytes);
+        Ok(bytes.len() as u64)
+    }
     /// A checksum of [`kept_bytes`](Kept::kept_bytes) (of parts other ranks hold composed
     /// from theirs, taken there), `None` when it cannot be taken (elements a checkpoint
     /// cannot write, a dense array's parts made nowhere yet).
@@ -63,6 +70,18 @@ pub trait Kept {
     }
 }
 
+/// The little-endian bytes of `values` to `out`, a chunk at a time: `written` plus their
+/// count.
+fn write_all<T: 'static>(values: &[T], written: u64, out: &mut dyn FnMut(&[u8])) -> u64 {
+    let mut n = written;
+    let _ = crate::array::le::each_bytes(values, |b| {
+        n += b.len() as u64;
+        out(b);
+        Ok::<(), ()>(())
+    });
+    n
+}
+
 fn unsupported<T>() -> String {
     format!(
         "its elements, of type `{}`, are not numbers a checkpoint can write",
@@ -90,6 +109,11 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
         let mut out = Vec::with_capacity(self.len() * size);
         put(self.as_slice(), &mut out);
         Ok(out)
+    }
+
+    fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
+        wire_size::<T>().ok_or_else(unsupported::<T>)?;
+        Ok(write_all(self.as_slice(), 0, out))
     }
 
     fn kept_checksum(&self) -> Option<u64> {
@@ -173,6 +197,21 @@ impl<T: Send + Sync + 'static, const N: usize> SparseArray<T, N> {
         Ok(keys)
     }
 
+    /// [`key_bytes`](Self::key_bytes) to `out`, a chunk at a time: their count.
+    fn write_keys(&self, out: &mut dyn FnMut(&[u8])) -> u64 {
+        let mut buf = Vec::new();
+        let mut n = 0;
+        for chunk in self.raw_keys().chunks(1 << 14) {
+            buf.clear();
+            for &i in chunk.iter().flatten() {
+                buf.extend_from_slice(&i.to_le_bytes());
+            }
+            out(&buf);
+            n += buf.len() as u64;
+        }
+        n
+    }
+
     fn key_bytes(&self) -> Vec<u8> {
         let keys = self.raw_keys();
         let mut out = Vec::with_capacity(keys.len() * N * 4);
@@ -204,6 +243,14 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for SparseArray<T, N> {
         let mut out = self.key_bytes();
         put(self.values(), &mut out);
         Ok(out)
+    }
+
+    fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
+        wire_size::<T>().ok_or_else(unsupported::<T>)?;
+        // The values first: a spread array comes home before its indices are read.
+        let values = self.values();
+        let keys = self.write_keys(out);
+        Ok(write_all(values, keys, out))
     }
 
     fn kept_checksum(&self) -> Option<u64> {
@@ -316,6 +363,31 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for Coded<'_, T, N> {
             }
             None => Err(unsupported::<T>() + " or values that serialize"),
         }
+    }
+
+    fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
+        let codec = match &self.1 {
+            _ if wire_size::<T>().is_some() => return self.0.kept_write(out),
+            Some(codec) => codec,
+            None => return Err(unsupported::<T>() + " or values that serialize"),
+        };
+        let values = self.0.values();
+        let mut n = self.0.write_keys(out);
+        // A raw codec's bytes of values one after another are each value's: a chunk at a
+        // time. Another codec's go whole.
+        let chunk = match Layout::of::<T>() {
+            Some(_) => 1 << 14,
+            None => values.len().max(1),
+        };
+        let mut buf = Vec::new();
+        for vals in values.chunks(chunk) {
+            buf.clear();
+            (codec.encode)(vals, &mut buf)
+                .map_err(|e| format!("its values do not encode ({e})"))?;
+            out(&buf);
+            n += buf.len() as u64;
+        }
+        Ok(n)
     }
 
     fn kept_checksum(&self) -> Option<u64> {

@@ -172,7 +172,9 @@ impl Recovery {
                             (content, home, Some(region), parts)
                         }
                         None => {
-                            let bytes = a.kept_bytes().unwrap_or_else(|e| {
+                            // Written from where the array lives, a slice at a time (no
+                            // copy of it is made), to a file the writing thread commits.
+                            let len = a.kept_write(&mut out).unwrap_or_else(|e| {
                                 fatal(format!(
                                     "checkpoint: cannot write array {} of call {k} (`{name}`), \
                                      {}: {e}",
@@ -180,8 +182,11 @@ impl Recovery {
                                     t.kind
                                 ))
                             });
-                            let len = bytes.len() as u64;
-                            (Content::Bytes(bytes), len, None, Vec::new())
+                            let content = match staged.unwrap_or_else(create) {
+                                Ok(staged) => Content::Staged(staged, sum.finish()),
+                                Err(e) => Content::Failed(e),
+                            };
+                            (content, len, None, Vec::new())
                         }
                     };
                     // The checksum is taken by the writing thread (or above, as written).
