@@ -149,6 +149,27 @@ pub(crate) fn get<T: 'static>(bytes: &[u8], dst: &mut [T]) -> bool {
     false
 }
 
+/// The count (`u64`) at the front of `bytes`, and where that many items of `width` bytes
+/// after it end; an error when the bytes are cut short (or the count is beyond memory).
+pub(crate) fn counted(bytes: &[u8], width: usize) -> Result<(u64, usize), String> {
+    let n = bytes
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .ok_or("cut short before its count")?;
+    let end = usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_mul(width))
+        .and_then(|b| b.checked_add(8))
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| {
+            format!(
+                "{n} counted, of {width} bytes each, in {} bytes",
+                bytes.len()
+            )
+        })?;
+    Ok((n, end))
+}
+
 /// Reads `dst.len()` values from the front of `bytes` into `dst` and moves `bytes` past
 /// them; an error when `T` has no wire type or the bytes are too few.
 pub(crate) fn take<T: 'static>(bytes: &mut &[u8], dst: &mut [T]) -> Result<(), String> {

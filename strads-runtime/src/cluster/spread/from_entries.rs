@@ -152,16 +152,8 @@ fn keep_lists<const N: usize>(id: u64, (keys, ends, bytes): Lists<N>) -> Facts {
 /// here.
 fn add_lists<const N: usize>(array: &Array, bytes: &[u8]) -> Result<(), String> {
     let shape: [usize; N] = array.shape.as_slice().try_into().map_err(|_| "a shape")?;
-    let n = bytes
-        .get(..8)
-        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-        .ok_or("a piece of lists without its count")?;
-    let key_end = usize::try_from(n)
-        .ok()
-        .and_then(|n| n.checked_mul(4 * N))
-        .and_then(|k| k.checked_add(8))
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| format!("{n} entries in a piece of {} bytes", bytes.len()))?;
+    let (_, key_end) =
+        le::counted(bytes, 4 * N).map_err(|e| format!("a piece of lists' entries: {e}"))?;
     let mut keys = Vec::with_capacity((key_end - 8) / (4 * N));
     le::get_keys(&bytes[8..key_end], &shape, &mut keys)
         .map_err(|e| format!("entry {e} of a piece lies outside the shape {shape:?}"))?;
@@ -353,7 +345,7 @@ mod tests {
         let mut count = piece(&[[0, 1]], &[vec![3]]);
         count[..8].copy_from_slice(&9u64.to_le_bytes());
         assert!(
-            err(&count).starts_with("9 entries in a piece of"),
+            err(&count).starts_with("a piece of lists' entries: 9 counted, of 8 bytes each"),
             "{}",
             err(&count)
         );
@@ -369,7 +361,7 @@ mod tests {
             err(&cut)
         );
         assert!(err(&piece(&[[4, 1]], &[vec![]])).starts_with("entry 0 of a piece lies outside"));
-        assert_eq!(err(&[1, 2]), "a piece of lists without its count");
+        assert_eq!(err(&[1, 2]), "a piece of lists' entries: cut short before its count");
         super::super::typed::forget(array.id);
     }
 }

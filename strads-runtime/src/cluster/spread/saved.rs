@@ -138,16 +138,8 @@ fn read(rank: usize, id: u64, pieces: &[Piece]) -> Result<Vec<u8>, String> {
 /// Values `count`, `positions` and values as `values::encode` writes them: the positions,
 /// and where each value ends in the values' bytes (after the positions).
 fn split(bytes: &[u8], layout: Layout) -> Result<(Vec<u32>, usize, Vec<usize>), String> {
-    let n = bytes
-        .get(..8)
-        .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-        .ok_or("values cut short before their count")?;
-    let at = usize::try_from(n)
-        .ok()
-        .and_then(|n| n.checked_mul(4))
-        .and_then(|b| b.checked_add(8))
-        .filter(|&e| e <= bytes.len())
-        .ok_or_else(|| format!("{n} values in {} bytes", bytes.len()))?;
+    let (_, at) =
+        crate::array::le::counted(bytes, 4).map_err(|e| format!("values' positions: {e}"))?;
     let positions: Vec<u32> = bytes[8..at]
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
