@@ -206,6 +206,27 @@ fn memory() {
         sampled.to_bits(),
         again.to_bits()
     );
+    // Serial code sets elements by value: those the other rank holds are set there
+    // (nothing comes home), those here (the driver's rows, or read home by the picks) here;
+    // the last write of an element wins. A loop and reads by value then see them as
+    // threads do.
+    w.set([rows - 5000, 2], 0.5);
+    let sets = (0..64).map(|k| ([rows / 2 + 1000 * k + 7, k % 16], k as f32 + 0.25));
+    let more = [
+        ([7, 3], 1.5),
+        ([rows - 9, 2], 2.5),
+        ([rows - 5000, 2], 4.5),
+        ([7, 3], 3.5),
+    ];
+    w.set_many(sets.chain(more));
+    println!(
+        "after sets {:016x} {:016x} {} {} {}",
+        firsts(&w, rows).to_bits(),
+        total(&w).to_bits(),
+        w.value([rows - 5000, 2]),
+        w.value([rows - 9, 2]),
+        w.value([7, 3])
+    );
     // Serial code writes an element held by the other rank: its window comes home and
     // stays; the next loop takes the rest from where it is.
     w[[rows - 3, 0]] += 1.0;
@@ -310,6 +331,16 @@ fn check() -> Result<(), String> {
     if !matches!(copies, Some(n) if (505.0..=515.0).contains(&n)) {
         return Err(format!(
             "memory: serial reads by value copied {copies:?} windows:\n{explain}"
+        ));
+    }
+    // The two calls that set elements the other rank holds set them there.
+    let sets = figure(
+        &explain,
+        "serial code wrote elements where other ranks hold them ",
+    );
+    if sets != Some(2.0) {
+        return Err(format!(
+            "memory: serial code's sets by value reached the other rank {sets:?} times:\n{explain}"
         ));
     }
     let driver = peak(&explain);

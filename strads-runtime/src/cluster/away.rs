@@ -201,6 +201,51 @@ impl<T: 'static> Fetcher for Parts<T> {
         Some(copied)
     }
 
+    fn write_through(&mut self, items: &mut Vec<(usize, Vec<u8>)>, version: u64) {
+        // Each element's part, by rank: parts made nowhere yet stay with the caller.
+        let owner = |o: u64| {
+            self.parts.iter().position(|(region, r)| {
+                *r != MADE && region.0.iter().any(|&(x, y)| x <= o && o < y)
+            })
+        };
+        let mut by_part: Vec<Vec<(u64, Vec<u8>)>> = vec![Vec::new(); self.parts.len()];
+        items.retain_mut(|(o, bytes)| match owner(*o as u64) {
+            Some(p) => {
+                by_part[p].push((*o as u64, std::mem::take(bytes)));
+                false
+            }
+            None => true,
+        });
+        let mut parts = Vec::new();
+        let mut data = Vec::new();
+        for (p, mut got) in by_part.into_iter().enumerate() {
+            if got.is_empty() {
+                continue;
+            }
+            // The last write of an element wins, as in serial order.
+            got.sort_by_key(|&(o, _)| o);
+            got.reverse();
+            got.dedup_by_key(|(o, _)| *o);
+            got.reverse();
+            let mut ranges: Vec<(u64, u64)> = Vec::new();
+            let mut bytes = Vec::new();
+            for (o, b) in got {
+                match ranges.last_mut() {
+                    Some((_, hi)) if *hi == o => *hi += 1,
+                    _ => ranges.push((o, o + 1)),
+                }
+                bytes.extend(b);
+            }
+            parts.push((Region(ranges), self.parts[p].1));
+            data.push(bytes);
+        }
+        if !parts.is_empty() {
+            self.session.write(self.id, &parts, data);
+            // The parts away are the same, at the array's new version.
+            self.session.directory().rekey(self.id, version);
+        }
+    }
+
     fn around(&mut self, lo: usize, hi: usize, read: &Spans) -> Option<(usize, usize)> {
         let (a, b) = self.window(lo, hi);
         let parts = self.cut(a, b, read);

@@ -170,6 +170,14 @@ fn explain_end(s: &Session) {
             crate::array::away::PEEKED_BYTES as f64 / (1 << 20) as f64
         );
     }
+    let (n, bytes) = s.written();
+    if n > 0 {
+        crate::log::say!(
+            Explain,
+            "strads cluster: serial code wrote elements where other ranks hold them {n} \
+             times ({bytes} bytes), setting them there"
+        );
+    }
     let (sent, received) = s.bytes();
     crate::log::say!(
         Explain,

@@ -298,6 +298,18 @@ pub(crate) fn serve_forever(session: &'static Session) -> ! {
                 }
                 continue;
             }
+            Next::Fetch(req, id, region, super::proto::Want::Write(bytes)) => {
+                // Serial code on the driver wrote elements of a part held here: they are
+                // set where they are, and the driver's next step waits for the answer.
+                match store.set(id, &region, &bytes) {
+                    Ok(()) => session.with(|core| core.send_fetched(req, Vec::new())),
+                    Err(e) => session.fail(format!(
+                        "rank {} cannot set the elements the driver's serial code wrote: {e}",
+                        session.rank
+                    )),
+                }
+                continue;
+            }
             Next::Fetch(req, id, region, want) => {
                 // Parts a call left here, which the driver's serial code (or a call that
                 // runs on the driver alone) is about to read, or a checkpoint saves (written

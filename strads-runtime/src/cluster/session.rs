@@ -41,6 +41,10 @@ pub struct Session {
     /// (`DistArray::value`), and their bytes.
     copies: std::sync::atomic::AtomicU64,
     copied_bytes: std::sync::atomic::AtomicU64,
+    /// Driver: elements serial code wrote where other ranks hold them (`DistArray::set`):
+    /// the times, and their bytes.
+    writes: std::sync::atomic::AtomicU64,
+    written_bytes: std::sync::atomic::AtomicU64,
     /// Whether `shut_down` ran.
     closed: std::sync::atomic::AtomicBool,
 }
@@ -88,6 +92,8 @@ impl Session {
             fetch_nanos: Default::default(),
             copies: Default::default(),
             copied_bytes: Default::default(),
+            writes: Default::default(),
+            written_bytes: Default::default(),
             closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -365,6 +371,24 @@ impl Session {
         data
     }
 
+    /// Driver: sets the elements of `parts` of array `id` (`(region, rank)`) on the ranks
+    /// that hold them to `data` (each part's elements, little-endian: serial code wrote
+    /// them), and waits until every rank has.
+    pub(crate) fn write(&self, id: u64, parts: &[(Region, usize)], data: Vec<Vec<u8>>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let bytes: u64 = data.iter().map(|d| d.len() as u64).sum();
+        let wants: Vec<Want> = data.into_iter().map(Want::Write).collect();
+        self.ask_each(id, parts, wants);
+        self.writes.fetch_add(1, Relaxed);
+        self.written_bytes.fetch_add(bytes, Relaxed);
+    }
+
+    /// Driver: [`write`](Session::write)'s count and bytes.
+    pub(crate) fn written(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.writes.load(Relaxed), self.written_bytes.load(Relaxed))
+    }
+
     /// Driver: [`copy`](Session::copy)'s count and bytes.
     pub(crate) fn copied(&self) -> (u64, u64) {
         use std::sync::atomic::Ordering::Relaxed;
@@ -396,6 +420,11 @@ impl Session {
     /// Driver: asks each rank of `parts` for `want` of its region of array `id`, and
     /// waits for every answer.
     fn ask_parts(&self, id: u64, parts: &[(Region, usize)], want: Want) -> Vec<Vec<u8>> {
+        self.ask_each(id, parts, vec![want; parts.len()])
+    }
+
+    /// [`ask_parts`](Session::ask_parts) with what is wanted of each part.
+    fn ask_each(&self, id: u64, parts: &[(Region, usize)], wants: Vec<Want>) -> Vec<Vec<u8>> {
         use std::sync::atomic::Ordering::Relaxed;
         // Workers answer between calls only: a fetch from inside a call (a loop body on
         // the driver reaching an array an earlier call left away) or after the job ended
@@ -416,7 +445,8 @@ impl Session {
         let reqs: Vec<u64> = self.with(|core| {
             parts
                 .iter()
-                .map(|(region, r)| core.request_fetch(*r, id, region.clone(), want.clone()))
+                .zip(wants)
+                .map(|((region, r), want)| core.request_fetch(*r, id, region.clone(), want))
                 .collect()
         });
         reqs.iter()

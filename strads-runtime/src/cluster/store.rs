@@ -27,6 +27,10 @@ pub trait Stored: Any + Send {
     /// The checksum of each range of `region`'s elements, little-endian, as
     /// [`read_region`](Stored::read_region) gives them (nothing copied whole).
     fn digest_region(&self, region: &Region) -> Result<Vec<Poly>, String>;
+    /// Sets the elements of `region` from `bytes` (little-endian, as
+    /// [`read_region`](Stored::read_region) gives them): serial code on the driver wrote
+    /// them.
+    fn set_region(&mut self, region: &Region, bytes: &[u8]) -> Result<(), String>;
     /// As `Any`, to take it out with its type.
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
     /// Bytes of its elements (and a sparse array's indices).
@@ -86,6 +90,31 @@ impl<T: Send + 'static, const N: usize> Stored for DistArray<T, N> {
             .collect())
     }
 
+    fn set_region(&mut self, region: &Region, bytes: &[u8]) -> Result<(), String> {
+        let size = elem_of::<T>().ok_or("an array without a wire type")?.size();
+        ranges(self.as_slice(), region)?;
+        if bytes.len() as u64 != region.len() * size as u64 {
+            return Err(format!(
+                "{} bytes for {} elements of {size} bytes",
+                bytes.len(),
+                region.len()
+            ));
+        }
+        let data = self.as_mut_slice();
+        let mut at = 0;
+        for &(lo, hi) in &region.0 {
+            let n = (hi - lo) as usize;
+            if !get(
+                &bytes[at..at + n * size],
+                &mut data[lo as usize..hi as usize],
+            ) {
+                return Err("bytes that are not the elements".into());
+            }
+            at += n * size;
+        }
+        Ok(())
+    }
+
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
         self
     }
@@ -120,6 +149,10 @@ impl<T: Send + 'static, const N: usize> Stored for SparseArray<T, N> {
     }
 
     fn digest_region(&self, _: &Region) -> Result<Vec<Poly>, String> {
+        Err("a sparse array is never left in parts".into())
+    }
+
+    fn set_region(&mut self, _: &Region, _: &[u8]) -> Result<(), String> {
         Err("a sparse array is never left in parts".into())
     }
 
@@ -423,6 +456,15 @@ impl Store {
         }
         match self.arrays.get(&id) {
             Some((_, a)) => a.read_region(region),
+            None => Err(format!("array {id} is not kept here")),
+        }
+    }
+
+    /// Sets the elements of `region` of the driver's array `id` from `bytes` (serial code
+    /// on the driver wrote them).
+    pub fn set(&mut self, id: u64, region: &Region, bytes: &[u8]) -> Result<(), String> {
+        match self.arrays.get_mut(&id) {
+            Some((_, a)) => a.set_region(region, bytes),
             None => Err(format!("array {id} is not kept here")),
         }
     }

@@ -35,9 +35,7 @@
 //! whose window holds every element still away (a small array, brought whole) leaves the
 //! array home too.
 //!
-//! Serial code that reads elements by value (`DistArray::value`) brings nothing home: an
-//! element away comes as a copy of its window, kept among a bounded number of copies
-//! (`peek`), which the next call that lends the array mutably forgets.
+//! Reads and writes by value (`DistArray::value`, `set`) bring nothing home (`peek`).
 //!
 //! A call across processes that only reads the array takes a *lease* instead of bringing
 //! it home: the parts stay where they are. The call first writes into the array the parts
@@ -106,6 +104,11 @@ pub(crate) trait Fetcher: Send {
     fn peek(&self, lo: usize, hi: usize, read: &Spans) -> Option<Copied> {
         let _ = (lo, hi, read);
         None
+    }
+    /// Serial code wrote elements away (the array now at `version`): sets those of `items`
+    /// (offset, little-endian bytes) it can where they are held, and removes them.
+    fn write_through(&mut self, items: &mut Vec<(usize, Vec<u8>)>, version: u64) {
+        let _ = (items, version);
     }
     /// The checksums of the elements away (but those in `read`), each range taken by the
     /// rank that holds it, leaving them where they are: `(lo, hi, checksum)` a range, in

@@ -1,4 +1,7 @@
-//! Serial code's reads of elements by value ([`DistArray::value`](crate::DistArray::value)):
+//! Serial code's reads and writes of elements by value
+//! ([`DistArray::value`](crate::DistArray::value), [`set`](crate::DistArray::set)). A write
+//! of an element another rank holds is set there (`Away::write_through`), where it stays.
+//! A read:
 //! an element another rank holds comes as a copy of the elements away in the window of
 //! whole rows around it ([`Copied`]), kept in a bounded cache ([`Peeked`]) instead of
 //! written into the array, so that reading elements at random over an array in parts
@@ -129,6 +132,38 @@ impl Away {
             peeked.insert(copy);
         }
         peeked.find(o as u64, size).and_then(decode)
+    }
+}
+
+impl Away {
+    /// Serial code writes elements by value (`DistArray::set`; the array borrowed mutably,
+    /// now at `version`): those of `items` (offset, little-endian bytes) that another rank
+    /// holds are set there, where they stay, and removed from `items`; the others (here,
+    /// read home, or in parts no rank made yet) are left for the caller to write here.
+    pub(crate) fn write_through(&mut self, items: &mut Vec<(usize, Vec<u8>)>, version: u64) {
+        if !*self.away.get_mut() {
+            return;
+        }
+        let cell = self.fetch.get_mut().unwrap_or_else(|e| e.into_inner());
+        let super::Cell {
+            fetch,
+            read,
+            peeked,
+            ..
+        } = cell;
+        let Some(fetch) = fetch.as_mut() else {
+            return;
+        };
+        let (mut away, here): (Vec<_>, Vec<_>) = std::mem::take(items)
+            .into_iter()
+            .partition(|(o, _)| fetch.away_within(*o, *o + 1) && !read.covers(*o, *o + 1));
+        if !away.is_empty() {
+            // Copies of what is written are stale.
+            peeked.clear();
+            fetch.write_through(&mut away, version);
+        }
+        *items = here;
+        items.extend(away);
     }
 }
 

@@ -163,68 +163,6 @@ impl<T, const N: usize> DistArray<T, N> {
         offset(&self.shape, &idx).map(|o| &self.span(o, o + 1)[0])
     }
 
-    /// The element at `idx`, by value: what `a[idx]` reads. On a cluster job's driver an
-    /// element another rank holds comes as a copy (of the window of whole rows around
-    /// it, about 64 KiB), kept among the last 4 MiB of such copies (or the last one, when
-    /// a row alone is larger) and never written into the array, so that serial code
-    /// reading elements at random over an array in parts (an evaluation over a sample of
-    /// rows) holds a bounded share of it however many it reads. `a[idx]`, `get` and `row`
-    /// give references, which need the element here: they bring its window home, kept
-    /// until the next call that writes the array. (Parts of an array created in place
-    /// that no rank has made yet are made here either way.)
-    ///
-    /// ```
-    /// use strads_runtime::DistArray;
-    /// let w = DistArray::<f32, 2>::from_fn([3, 2], |[i, j]| (i * 2 + j) as f32);
-    /// assert_eq!(w.value([2, 1]), 5.0);
-    /// assert_eq!(w.row_values(1), vec![2.0, 3.0]);
-    /// ```
-    ///
-    /// # Panics
-    /// When `idx` is outside the shape.
-    pub fn value(&self, idx: [usize; N]) -> T
-    where
-        T: Copy + 'static,
-    {
-        let Some(o) = offset(&self.shape, &idx) else {
-            index_panic(&idx, &self.shape)
-        };
-        self.value_at(o)
-    }
-
-    /// Row `i` by value: [`value`](Self::value) of each of its elements.
-    ///
-    /// # Panics
-    /// When `i` is outside the first dimension.
-    pub fn row_values(&self, i: usize) -> Vec<T>
-    where
-        T: Copy + 'static,
-    {
-        if N == 0 || i >= self.shape[0] {
-            index_panic(&[i], &self.shape[..N.min(1)]);
-        }
-        let n = self.row_len();
-        (i * n..(i + 1) * n).map(|o| self.value_at(o)).collect()
-    }
-
-    /// Element `o` (row-major) by value ([`value`](Self::value)).
-    fn value_at(&self, o: usize) -> T
-    where
-        T: Copy + 'static,
-    {
-        if self.away.is_away()
-            && !self.away.readable(o, o + 1)
-            && !self.away.leased_here()
-            && let Some(size) = super::le::wire_size::<T>()
-            && let Some(v) = self.away.peek(o, size, |b| {
-                super::le::get_vec::<T>(b).and_then(|v| v.first().copied())
-            })
-        {
-            return v;
-        }
-        self.span(o, o + 1)[0]
-    }
-
     /// The element at `idx`, mutable, or `None` when outside the shape.
     #[inline]
     pub fn get_mut(&mut self, idx: [usize; N]) -> Option<&mut T> {
@@ -574,6 +512,7 @@ impl<T, const N: usize> ArrayMut<T, N> for DistArray<T, N> {
     }
 }
 
+mod byvalue;
 mod iter;
 pub use iter::DenseIter;
 pub(crate) use iter::next_index;

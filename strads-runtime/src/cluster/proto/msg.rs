@@ -131,6 +131,14 @@ pub enum Msg {
     },
     /// Worker → driver: the elements fetch `req` asked for (a block frame).
     Fetched { req: u64 },
+    /// Driver → worker, between calls: set the elements of `region` of the driver's array
+    /// `id` that this worker holds from the frame's bytes, little-endian (serial code
+    /// wrote them: a block frame); answered by an empty `Fetched`.
+    Write {
+        req: u64,
+        id: u64,
+        region: super::Region,
+    },
     /// Driver → workers: the driver dropped array `id`; drop its copy.
     Forget { id: u64 },
     /// Nothing to say; keeps the peer from timing out.
@@ -250,6 +258,11 @@ mod tests {
                 region: crate::cluster::proto::Region(vec![(2, 5), (8, 13)]),
             },
             Msg::Fetched { req: 4 },
+            Msg::Write {
+                req: 6,
+                id: 7,
+                region: crate::cluster::proto::Region(vec![(3, 4)]),
+            },
             Msg::Merge { seq: 2, key: 11 },
             Msg::Values { seq: 3 },
             Msg::Blocks { seq: 4 },

@@ -361,7 +361,10 @@ mod tests {
             err(&cut)
         );
         assert!(err(&piece(&[[4, 1]], &[vec![]])).starts_with("entry 0 of a piece lies outside"));
-        assert_eq!(err(&[1, 2]), "a piece of lists' entries: cut short before its count");
+        assert_eq!(
+            err(&[1, 2]),
+            "a piece of lists' entries: cut short before its count"
+        );
         super::super::typed::forget(array.id);
     }
 }

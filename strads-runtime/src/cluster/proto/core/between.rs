@@ -13,11 +13,13 @@ pub enum Want {
     Save(String),
     /// Each range's checksum (`Msg::Digest`).
     Digest,
+    /// Set to these bytes (`Msg::Write`), answered once set.
+    Write(Vec<u8>),
 }
 
 impl Core {
     /// Driver: asks worker `to` for the elements of `region` of array `id` it holds (or
-    /// to write them to a file, or their checksums); returns the request, whose answer
+    /// to write them to a file, their checksums, or to set them); returns the request, whose answer
     /// [`take_fetched`](Core::take_fetched) gives (none for a save).
     pub fn request_fetch(&mut self, to: usize, id: u64, region: Region, want: Want) -> u64 {
         let req = self.next_req;
@@ -25,6 +27,14 @@ impl Core {
         let msg = match want {
             Want::Bytes => Msg::Fetch { req, id, region },
             Want::Digest => Msg::Digest { req, id, region },
+            Want::Write(data) => {
+                self.send(Outgoing::Block {
+                    to,
+                    msg: Msg::Write { req, id, region },
+                    data: data.into(),
+                });
+                return req;
+            }
             Want::Save(path) => {
                 self.saving.insert(path.clone());
                 Msg::Save {

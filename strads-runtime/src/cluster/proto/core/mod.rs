@@ -279,6 +279,10 @@ impl Core {
             Msg::Digest { req, id, region } => {
                 self.fetches.push_back((req, id, region, Want::Digest));
             }
+            Msg::Write { req, id, region } => {
+                let data = data.unwrap_or_default();
+                self.fetches.push_back((req, id, region, Want::Write(data)));
+            }
             Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
             Msg::Saved { path, ok } => {
                 self.saving.remove(&path);
