@@ -227,6 +227,9 @@ fn memory() {
         w.value([rows - 9, 2]),
         w.value([7, 3])
     );
+    // Setting nothing changes nothing: the next loop takes the parts where they are.
+    w.set_many(std::iter::empty());
+    println!("after no sets {:016x}", firsts(&w, rows).to_bits());
     // Serial code writes an element held by the other rank: its window comes home and
     // stays; the next loop takes the rest from where it is.
     w[[rows - 3, 0]] += 1.0;

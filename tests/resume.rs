@@ -129,6 +129,10 @@ fn program() {
     for epoch in 0..EPOCHS {
         std::thread::sleep(std::time::Duration::from_millis(pause));
         step(&mut w, &x, n, 0.1 + epoch as f64 * 0.01);
+        // Serial code sets an element by value (as 2 processes, one rank 1 holds: set
+        // there, after the checkpoint the call's end may have begun saving).
+        let u = n - 3 - epoch;
+        w.set([u], w.value([u]) * 0.5 + 0.25);
         relabel(&mut z, &w);
         // An array written by a call and dropped right after (its parts saved on a cluster
         // rank as the driver drops it).

@@ -227,17 +227,21 @@ impl<T: 'static> Fetcher for Parts<T> {
             got.reverse();
             got.dedup_by_key(|(o, _)| *o);
             got.reverse();
-            let mut ranges: Vec<(u64, u64)> = Vec::new();
-            let mut bytes = Vec::new();
-            for (o, b) in got {
-                match ranges.last_mut() {
-                    Some((_, hi)) if *hi == o => *hi += 1,
-                    _ => ranges.push((o, o + 1)),
+            // Messages of at most 16 MiB of elements each.
+            let each = (16 << 20) / got[0].1.len().max(1);
+            for chunk in got.chunks(each.max(1)) {
+                let mut ranges: Vec<(u64, u64)> = Vec::new();
+                let mut bytes = Vec::new();
+                for (o, b) in chunk {
+                    match ranges.last_mut() {
+                        Some((_, hi)) if *hi == *o => *hi += 1,
+                        _ => ranges.push((*o, o + 1)),
+                    }
+                    bytes.extend_from_slice(b);
                 }
-                bytes.extend(b);
+                parts.push((Region(ranges), self.parts[p].1));
+                data.push(bytes);
             }
-            parts.push((Region(ranges), self.parts[p].1));
-            data.push(bytes);
         }
         if !parts.is_empty() {
             self.session.write(self.id, &parts, data);

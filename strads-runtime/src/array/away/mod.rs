@@ -35,7 +35,8 @@
 //! whose window holds every element still away (a small array, brought whole) leaves the
 //! array home too.
 //!
-//! Reads and writes by value (`DistArray::value`, `set`) bring nothing home (`peek`).
+//! Reads by value, and writes by value of elements other ranks hold (`DistArray::value`,
+//! `set`), bring nothing home (`peek`).
 //!
 //! A call across processes that only reads the array takes a *lease* instead of bringing
 //! it home: the parts stay where they are. The call first writes into the array the parts

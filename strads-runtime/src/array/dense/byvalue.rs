@@ -109,6 +109,10 @@ impl<T, const N: usize> DistArray<T, N> {
                 None => index_panic(&idx, &self.shape),
             })
             .collect();
+        if writes.is_empty() {
+            // Nothing changes: the version stays (parts away stay keyed by it).
+            return;
+        }
         self.version += 1;
         let mut here = writes.clone();
         if self.away.is_away_mut() && crate::array::le::wire_size::<T>().is_some() {

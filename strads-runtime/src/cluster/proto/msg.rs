@@ -132,12 +132,14 @@ pub enum Msg {
     /// Worker → driver: the elements fetch `req` asked for (a block frame).
     Fetched { req: u64 },
     /// Driver → worker, between calls: set the elements of `region` of the driver's array
-    /// `id` that this worker holds from the frame's bytes, little-endian (serial code
-    /// wrote them: a block frame); answered by an empty `Fetched`.
+    /// `id` that this worker holds to `data`, little-endian (serial code wrote them);
+    /// answered by an empty `Fetched`. A control message, so that it comes after a
+    /// checkpoint's `Save` the driver sent before it.
     Write {
         req: u64,
         id: u64,
         region: super::Region,
+        data: Vec<u8>,
     },
     /// Driver → workers: the driver dropped array `id`; drop its copy.
     Forget { id: u64 },
@@ -262,6 +264,7 @@ mod tests {
                 req: 6,
                 id: 7,
                 region: crate::cluster::proto::Region(vec![(3, 4)]),
+                data: vec![0, 0, 128, 63],
             },
             Msg::Merge { seq: 2, key: 11 },
             Msg::Values { seq: 3 },

@@ -27,14 +27,12 @@ impl Core {
         let msg = match want {
             Want::Bytes => Msg::Fetch { req, id, region },
             Want::Digest => Msg::Digest { req, id, region },
-            Want::Write(data) => {
-                self.send(Outgoing::Block {
-                    to,
-                    msg: Msg::Write { req, id, region },
-                    data: data.into(),
-                });
-                return req;
-            }
+            Want::Write(data) => Msg::Write {
+                req,
+                id,
+                region,
+                data,
+            },
             Want::Save(path) => {
                 self.saving.insert(path.clone());
                 Msg::Save {

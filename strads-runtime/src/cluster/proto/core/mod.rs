@@ -279,8 +279,12 @@ impl Core {
             Msg::Digest { req, id, region } => {
                 self.fetches.push_back((req, id, region, Want::Digest));
             }
-            Msg::Write { req, id, region } => {
-                let data = data.unwrap_or_default();
+            Msg::Write {
+                req,
+                id,
+                region,
+                data,
+            } => {
                 self.fetches.push_back((req, id, region, Want::Write(data)));
             }
             Msg::Fetched { req } => self.fetched.push((req, data.unwrap_or_default())),
