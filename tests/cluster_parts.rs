@@ -237,6 +237,18 @@ fn memory() {
     // And an array created in place that no loop has used: only the written window is
     // made here, the rest where the loop needs it.
     let mut z = DistArray::<f32, 2>::random([rows, 16], 9);
+    // Read by value before any rank made it: copies made from its recipe, with the bits
+    // of the array threads make, and nothing of the array made here (256 windows, 16 MiB,
+    // when made).
+    let drawn: f64 = (0..rows)
+        .step_by(4099)
+        .map(|r| f64::from(z.value([r, r % 16])))
+        .sum();
+    println!(
+        "drawn {:016x} {}",
+        drawn.to_bits(),
+        z.row_values(rows - 1)[15]
+    );
     z[[rows - 7, 0]] = 2.0;
     z.row_mut(3)[0] -= 1.0;
     println!("fresh {:016x}", firsts(&z, rows).to_bits());

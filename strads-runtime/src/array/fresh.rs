@@ -96,6 +96,19 @@ impl<T: 'static> Fetcher for MadeHere<T> {
         Some((a, b))
     }
 
+    /// A copy of the window's elements not made yet, made from the recipe apart from the
+    /// array (which stays unmade).
+    fn peek(&self, lo: usize, hi: usize, read: &Spans) -> Option<super::away::Copied> {
+        let (a, b) = self.window(lo, hi);
+        let ranges = read.outside(&self.left_in(a, b));
+        let bytes = self.recipe.copy::<T>(&self.shape, &ranges)?;
+        Some(super::away::Copied {
+            window: (a as u64, b as u64),
+            ranges,
+            bytes,
+        })
+    }
+
     fn take(&mut self, lo: usize, hi: usize, read: &Spans, version: u64) -> Option<(usize, usize)> {
         let (a, b) = self.window(lo, hi);
         let inside = self.left_in(a, b);

@@ -182,6 +182,26 @@ impl Recipe {
         Some(sum)
     }
 
+    /// The little-endian bytes of the elements of `ranges` of an array of `shape`, one
+    /// range after another, made here without an array (a read by value's copy of parts
+    /// no rank has made yet); `None` when this recipe cannot make elements of `T`.
+    pub(crate) fn copy<T: 'static>(
+        &self,
+        shape: &[usize],
+        ranges: &[(u64, u64)],
+    ) -> Option<Vec<u8>> {
+        let size = super::le::wire_size::<T>()?;
+        let mut bytes = Vec::new();
+        for &(lo, hi) in ranges {
+            let n = usize::try_from(hi.checked_sub(lo)?).ok()?;
+            let mut values = super::le::get_vec::<T>(&vec![0; n.checked_mul(size)?])?;
+            self.make(shape, usize::try_from(lo).ok()?, &mut values)
+                .ok()?;
+            super::le::put(&values, &mut bytes);
+        }
+        Some(bytes)
+    }
+
     /// Makes elements `lo..lo + out.len()` of an array of `shape` into `out`; an error
     /// when this recipe cannot make elements of `T` (random values are `f32` or `f64`;
     /// zeros any number type).
@@ -283,6 +303,18 @@ mod tests {
                 .unwrap();
             assert_eq!(part, a.as_slice()[lo..hi], "{lo}..{hi}");
         }
+        // A copy of ranges, made apart from any array: the same bits.
+        let bytes = Recipe::Random { seed: 11 }
+            .copy::<f32>(&[7, 5], &[(3, 4), (10, 20)])
+            .unwrap();
+        let mut want = Vec::new();
+        crate::array::le::put(&a.as_slice()[3..4], &mut want);
+        crate::array::le::put(&a.as_slice()[10..20], &mut want);
+        assert_eq!(bytes, want);
+        assert_eq!(
+            Recipe::Random { seed: 11 }.copy::<u8>(&[7, 5], &[(0, 1)]),
+            None
+        );
         let b = DistArray::<f64, 1>::random([9], 3);
         let mut part = vec![0f64; 4];
         Recipe::Random { seed: 3 }.make(&[9], 5, &mut part).unwrap();

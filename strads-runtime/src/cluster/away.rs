@@ -176,15 +176,24 @@ impl<T: 'static> Fetcher for Parts<T> {
     fn peek(&self, lo: usize, hi: usize, read: &Spans) -> Option<Copied> {
         let size = elem_of::<T>()?.size();
         let (a, b) = self.window(lo, hi);
-        let parts = self.cut(a, b, read);
-        if parts.iter().any(|(_, r)| *r == MADE) {
-            // Made nowhere yet: serial code's read makes them here, as before.
-            return None;
-        }
-        let copies = self.session.copy(self.id, &parts);
+        let (made, parts): (Vec<_>, Vec<_>) = self
+            .cut(a, b, read)
+            .into_iter()
+            .partition(|(_, r)| *r == MADE);
+        // Parts no rank has made yet: their copy is made here from the recipe (the bits
+        // the ranks would make), and the array stays as it was.
+        let made: Vec<(u64, u64)> = made.into_iter().flat_map(|(region, _)| region.0).collect();
         let mut copied = Copied {
             window: (a as u64, b as u64),
-            ..Copied::default()
+            bytes: match made.is_empty() {
+                true => Vec::new(),
+                false => self.recipe?.copy::<T>(&self.shape, &made)?,
+            },
+            ranges: made,
+        };
+        let copies = match parts.is_empty() {
+            true => Vec::new(),
+            false => self.session.copy(self.id, &parts),
         };
         for ((region, r), bytes) in parts.into_iter().zip(copies) {
             let n: u64 = region.0.iter().map(|&(x, y)| y - x).sum();

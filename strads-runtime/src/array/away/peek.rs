@@ -13,9 +13,9 @@
 //! that sets a new fetch or brings the array home), and serial code that writes an
 //! element takes its window home first (`Away::take_range`, which forgets them too). An
 //! element here (the driver's own, read home, or written home) is read where it is, before
-//! any copy is looked at. Windows whose parts no rank has made yet (an array created in
-//! place that no call has written) are not copied: they are made here, as a read by
-//! reference makes them.
+//! any copy is looked at. Elements no rank has made yet (an array created in place that
+//! no call has written) are copied from the array's recipe (`Recipe::copy`), and the array
+//! stays unmade.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;

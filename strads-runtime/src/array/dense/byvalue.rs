@@ -14,8 +14,9 @@ impl<T, const N: usize> DistArray<T, N> {
     /// reading elements at random over an array in parts (an evaluation over a sample of
     /// rows) holds a bounded share of it however many it reads. `a[idx]`, `get` and `row`
     /// give references, which need the element here: they bring its window home, kept
-    /// until the next call that writes the array. (Parts of an array created in place
-    /// that no rank has made yet are made here either way.)
+    /// until the next call that writes the array. (Elements of an array created in place
+    /// that no rank has made yet are copies made from its recipe, and the array stays
+    /// unmade.)
     ///
     /// ```
     /// use strads_runtime::DistArray;
