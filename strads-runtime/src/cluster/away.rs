@@ -217,25 +217,22 @@ impl<T: 'static> Fetcher for Parts<T> {
                 *r != MADE && region.0.iter().any(|&(x, y)| x <= o && o < y)
             })
         };
-        let mut by_part: Vec<Vec<(u64, Vec<u8>)>> = vec![Vec::new(); self.parts.len()];
+        // In offset order, the last write of an element kept (as in serial order).
+        let mut by_part = vec![std::collections::BTreeMap::new(); self.parts.len()];
         items.retain_mut(|(o, bytes)| match owner(*o as u64) {
             Some(p) => {
-                by_part[p].push((*o as u64, std::mem::take(bytes)));
+                by_part[p].insert(*o as u64, std::mem::take(bytes));
                 false
             }
             None => true,
         });
         let mut parts = Vec::new();
         let mut data = Vec::new();
-        for (p, mut got) in by_part.into_iter().enumerate() {
+        for (p, got) in by_part.into_iter().enumerate() {
+            let got: Vec<(u64, Vec<u8>)> = got.into_iter().collect();
             if got.is_empty() {
                 continue;
             }
-            // The last write of an element wins, as in serial order.
-            got.sort_by_key(|&(o, _)| o);
-            got.reverse();
-            got.dedup_by_key(|(o, _)| *o);
-            got.reverse();
             // Messages of at most 16 MiB of elements each.
             let each = (16 << 20) / got[0].1.len().max(1);
             for chunk in got.chunks(each.max(1)) {

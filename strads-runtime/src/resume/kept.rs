@@ -2,7 +2,7 @@
 
 use super::manifest::checksum;
 use crate::array::away::SavedAway;
-use crate::array::le::{get, put, wire_size};
+use crate::array::le::{get, wire_size};
 use crate::array::spread::Layout;
 use crate::array::{DistArray, SparseArray};
 
@@ -15,14 +15,14 @@ pub trait Kept {
     /// Its type and shape, for the manifest and for errors.
     fn kept_kind(&self) -> String;
     /// Its contents as little-endian bytes (a sparse array's indices as `u32`, then its
-    /// values); an error for elements a checkpoint cannot write.
-    fn kept_bytes(&self) -> Result<Vec<u8>, String>;
-    /// [`kept_bytes`](Kept::kept_bytes)' bytes to `out`, a slice at a time from where
-    /// they live (no copy of the array is made): their count.
-    fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
-        let bytes = self.kept_bytes()?;
-        out(&bytes);
-        Ok(bytes.len() as u64)
+    /// values) to `out`, a slice at a time from where they live (no copy of the array is
+    /// made): their count; an error for elements a checkpoint cannot write.
+    fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String>;
+    /// [`kept_write`](Kept::kept_write)'s bytes, together.
+    fn kept_bytes(&self) -> Result<Vec<u8>, String> {
+        let mut bytes = Vec::new();
+        self.kept_write(&mut |b| bytes.extend_from_slice(b))?;
+        Ok(bytes)
     }
     /// A checksum of [`kept_bytes`](Kept::kept_bytes) (of parts other ranks hold composed
     /// from theirs, taken there), `None` when it cannot be taken (elements a checkpoint
@@ -102,16 +102,9 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for DistArray<T, N> {
         )
     }
 
-    fn kept_bytes(&self) -> Result<Vec<u8>, String> {
+    fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
         // Parts other ranks hold are written by them (`kept_parts`); this brings home only
         // parts made nowhere yet.
-        let size = wire_size::<T>().ok_or_else(unsupported::<T>)?;
-        let mut out = Vec::with_capacity(self.len() * size);
-        put(self.as_slice(), &mut out);
-        Ok(out)
-    }
-
-    fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
         wire_size::<T>().ok_or_else(unsupported::<T>)?;
         Ok(write_all(self.as_slice(), 0, out))
     }
@@ -213,13 +206,8 @@ impl<T: Send + Sync + 'static, const N: usize> SparseArray<T, N> {
     }
 
     fn key_bytes(&self) -> Vec<u8> {
-        let keys = self.raw_keys();
-        let mut out = Vec::with_capacity(keys.len() * N * 4);
-        for k in keys {
-            for &i in k {
-                out.extend_from_slice(&i.to_le_bytes());
-            }
-        }
+        let mut out = Vec::with_capacity(self.raw_keys().len() * N * 4);
+        self.write_keys(&mut |b| out.extend_from_slice(b));
         out
     }
 }
@@ -236,13 +224,6 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for SparseArray<T, N> {
             self.shape(),
             self.nnz()
         )
-    }
-
-    fn kept_bytes(&self) -> Result<Vec<u8>, String> {
-        wire_size::<T>().ok_or_else(unsupported::<T>)?;
-        let mut out = self.key_bytes();
-        put(self.values(), &mut out);
-        Ok(out)
     }
 
     fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {
@@ -350,19 +331,6 @@ impl<T: Send + Sync + 'static, const N: usize> Kept for Coded<'_, T, N> {
 
     fn kept_kind(&self) -> String {
         self.0.kept_kind()
-    }
-
-    fn kept_bytes(&self) -> Result<Vec<u8>, String> {
-        match &self.1 {
-            _ if wire_size::<T>().is_some() => self.0.kept_bytes(),
-            Some(codec) => {
-                let mut out = self.0.key_bytes();
-                (codec.encode)(self.0.values(), &mut out)
-                    .map_err(|e| format!("its values do not encode ({e})"))?;
-                Ok(out)
-            }
-            None => Err(unsupported::<T>() + " or values that serialize"),
-        }
     }
 
     fn kept_write(&self, out: &mut dyn FnMut(&[u8])) -> Result<u64, String> {

@@ -100,8 +100,8 @@ pub(crate) trait Fetcher: Send {
         None
     }
     /// A copy of the elements away in the window around `lo..hi` (but those in `read`),
-    /// leaving them where they are and writing nothing here. `None` when this fetch
-    /// cannot (parts made nowhere yet, elements without bytes).
+    /// leaving them where they are and writing nothing here (parts made nowhere yet are
+    /// copied from the recipe). `None` when this fetch cannot (elements without bytes).
     fn peek(&self, lo: usize, hi: usize, read: &Spans) -> Option<Copied> {
         let _ = (lo, hi, read);
         None

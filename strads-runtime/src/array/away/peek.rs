@@ -102,8 +102,7 @@ impl Away {
     /// when another rank holds it: `decode` reads its bytes from a copy of the window
     /// around it (fetched once, kept among the last [`PEEKED_BYTES`] of copies, never
     /// written into the array). `None` when the element is here (home, or read home), or
-    /// the fetch cannot copy it (parts made nowhere yet): the caller reads it as serial
-    /// code reads an element.
+    /// the fetch cannot copy it: the caller reads it as serial code reads an element.
     #[cold]
     #[inline(never)]
     pub(crate) fn peek<R>(
