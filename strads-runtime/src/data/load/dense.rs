@@ -1,6 +1,7 @@
 //! Dense indices agreed by a cluster job's ranks for ids each met in its own ranges of the
 //! files: every id gets its index in order of first appearance across the files, one after
-//! the other, as one process reading them would give it (CSV ratings' users and items).
+//! the other, as one process reading them would give it (CSV ratings' users and items, the
+//! names of a knowledge graph's text triples).
 //!
 //! No rank holds every id. Each id has an owner rank (a hash of the id); the owner learns
 //! where the id first appears, the ranks count their ids that appear first with them, and
@@ -8,13 +9,46 @@
 //! rank's own ids.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash};
 
 use crate::cluster::spread::Ctx;
 use crate::data::load::U64BuildHasher;
 
+/// An id the ranks agree on: a number, or a name. Its bytes on the wire, read back.
+pub(crate) trait Key: Clone + Eq + Hash {
+    /// Appends the id's bytes.
+    fn put(&self, out: &mut Vec<u8>);
+    /// The id at `*at` of `b`, moving `at` past it; `None` when `b` is cut short there.
+    fn take(b: &[u8], at: &mut usize) -> Option<Self>;
+}
+
+impl Key for u64 {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn take(b: &[u8], at: &mut usize) -> Option<u64> {
+        let x = b.get(*at..*at + 8)?;
+        *at += 8;
+        Some(u64::from_le_bytes(x.try_into().expect("8 bytes")))
+    }
+}
+
+impl Key for String {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.len() as u64).to_le_bytes());
+        out.extend_from_slice(self.as_bytes());
+    }
+    fn take(b: &[u8], at: &mut usize) -> Option<String> {
+        let n = usize::try_from(u64::take(b, at)?).ok()?;
+        let bytes = b.get(*at..at.checked_add(n)?)?;
+        *at += n;
+        String::from_utf8(bytes.to_vec()).ok()
+    }
+}
+
 /// The rank that owns `id`'s index.
-fn owner(id: u64, size: usize) -> usize {
-    let mut z = id.wrapping_add(0x9E37_79B9_7F4A_7C15);
+fn owner<K: Key>(id: &K, size: usize) -> usize {
+    let mut z = U64BuildHasher::default().hash_one(id);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     ((z ^ (z >> 31)) % size as u64) as usize
@@ -44,15 +78,11 @@ type Source = (u32, u32);
 /// `ids` are the ids this rank met, in order of first appearance within its ranges;
 /// `ends[f]` is how many of them it had met by the end of its range of file `f` (so the
 /// ids `ends[f - 1]..ends[f]` appear first, here, in file `f`). Every rank calls this
-/// together, with its own ids.
+/// together, with its own ids. Also says, for each id, whether it appears first here.
 ///
 /// A message that does not fit (cut short) stops the job: the ranks would no longer take
 /// part in the same rounds. Too many distinct ids is an error every rank gives alike.
-pub(super) fn agree(
-    ctx: &mut Ctx,
-    ids: &[u64],
-    ends: &[usize],
-) -> Result<(Vec<u32>, usize), String> {
+pub(super) fn agree<K: Key>(ctx: &mut Ctx, ids: &[K], ends: &[usize]) -> Result<Agreed, String> {
     match rounds(ctx, ids, ends) {
         Ok(Ok(done)) => Ok(done),
         Ok(Err(too_many)) => Err(too_many),
@@ -60,26 +90,29 @@ pub(super) fn agree(
     }
 }
 
+/// What the ranks agreed: the index of each id this rank met, how many distinct ids all
+/// ranks met, and whether each of this rank's ids appears first here.
+pub(super) type Agreed = (Vec<u32>, usize, Vec<bool>);
+
 /// [`agree`]'s rounds: `Err` for a message that does not fit, `Ok(Err)` for too many ids.
-#[allow(clippy::type_complexity)]
-fn rounds(
+fn rounds<K: Key>(
     ctx: &mut Ctx,
-    ids: &[u64],
+    ids: &[K],
     ends: &[usize],
-) -> Result<Result<(Vec<u32>, usize), String>, String> {
+) -> Result<Result<Agreed, String>, String> {
     let (me, size) = (ctx.rank, ctx.size);
     let file_of = |i: usize| ends.partition_point(|&e| e <= i) as u32;
     // Round 1: each id, with the file it first appears in here, to its owner.
     let mut sent: Vec<Vec<usize>> = vec![Vec::new(); size];
-    for (i, &id) in ids.iter().enumerate() {
+    for (i, id) in ids.iter().enumerate() {
         sent[owner(id, size)].push(i);
     }
     let out = sent
         .iter()
         .map(|is| {
             let mut b = Vec::with_capacity(12 * is.len());
-            put_u64s(is.iter().map(|&i| ids[i]), &mut b);
             for &i in is {
+                ids[i].put(&mut b);
                 b.extend_from_slice(&file_of(i).to_le_bytes());
             }
             b
@@ -87,19 +120,19 @@ fn rounds(
         .collect();
     let got = ctx.all_to_all(out);
     // The owner's side: each of its ids' first source, and what each rank sent it.
-    let mut first: HashMap<u64, (Source, u32), U64BuildHasher> = HashMap::default();
-    let mut asked: Vec<Vec<u64>> = Vec::with_capacity(size);
+    let mut first: HashMap<K, (Source, u32), U64BuildHasher> = HashMap::default();
+    let mut asked: Vec<Vec<K>> = Vec::with_capacity(size);
     for (r, b) in got.iter().enumerate() {
-        let n = b.len() / 12;
-        if b.len() != n * 12 {
-            return Err(format!("a message of ids from rank {r} is cut short"));
-        }
-        let these = u64s(&b[..8 * n], r)?;
-        for (k, &id) in these.iter().enumerate() {
-            let f = u32::from_le_bytes(b[8 * n + 4 * k..8 * n + 4 * k + 4].try_into().expect("4"));
-            let source = (f, r as u32);
-            let e = first.entry(id).or_insert((source, u32::MAX));
+        let cut = || format!("a message of ids from rank {r} is cut short");
+        let (mut at, mut these) = (0, Vec::new());
+        while at < b.len() {
+            let id = K::take(b, &mut at).ok_or_else(cut)?;
+            let f = b.get(at..at + 4).ok_or_else(cut)?;
+            at += 4;
+            let source = (u32::from_le_bytes(f.try_into().expect("4")), r as u32);
+            let e = first.entry(id.clone()).or_insert((source, u32::MAX));
             e.0 = e.0.min(source);
+            these.push(id);
         }
         asked.push(these);
     }
@@ -211,5 +244,5 @@ fn rounds(
             index[i] = u32::from_le_bytes(x.try_into().expect("4"));
         }
     }
-    Ok(Ok((index, total)))
+    Ok(Ok((index, total, new)))
 }

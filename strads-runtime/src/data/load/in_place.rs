@@ -158,7 +158,7 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
             let mut local_to_global: [Vec<u32>; 2] = Default::default();
             for d in 0..2 {
                 let ends: Vec<usize> = csv_ends.iter().map(|e: &[usize; 2]| e[d]).collect();
-                let (index, total) = dense::agree(ctx, &ids[d], &ends).map_err(other)?;
+                let (index, total, _) = dense::agree(ctx, &ids[d], &ends).map_err(other)?;
                 local_to_global[d] = index;
                 shape[d] = total;
             }

@@ -204,7 +204,7 @@ pub use libsvm::{LibSvm, libsvm, libsvm_pair};
 use ratings::Loader;
 pub(crate) use ratings::U64BuildHasher;
 pub use split::split;
-pub use triples::{KnowledgeGraph, knowledge_graph};
+pub use triples::{KgArrays, KnowledgeGraph, knowledge_graph, knowledge_graph_arrays};
 pub(crate) use words::frequent;
 pub use words::{MAX_WORD, Words, words};
 #[cfg(test)]

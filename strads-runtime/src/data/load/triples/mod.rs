@@ -117,14 +117,39 @@ impl KnowledgeGraph {
 /// ```
 pub fn knowledge_graph(dir: impl AsRef<Path>) -> Result<KnowledgeGraph> {
     let dir = dir.as_ref();
+    match layout(dir)? {
+        Layout::OpenKe => openke(dir),
+        Layout::Text => text(dir, true),
+    }
+}
+
+/// The two layouts of a knowledge graph's folder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(super) enum Layout {
+    OpenKe,
+    Text,
+}
+
+impl Layout {
+    /// The triple files, train, valid and test.
+    pub(super) fn triple_files(self) -> [&'static str; 3] {
+        match self {
+            Layout::OpenKe => [OPENKE[0], OPENKE[1], OPENKE[2]],
+            Layout::Text => TEXT,
+        }
+    }
+}
+
+/// The layout of the folder `dir`, or the error naming the files expected.
+fn layout(dir: &Path) -> Result<Layout> {
     let meta = std::fs::metadata(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         source,
     })?;
     if meta.is_dir() && dir.join(OPENKE[0]).exists() {
-        openke(dir)
+        Ok(Layout::OpenKe)
     } else if meta.is_dir() && dir.join(TEXT[0]).exists() {
-        text(dir)
+        Ok(Layout::Text)
     } else {
         Err(Error::Io {
             path: dir.to_path_buf(),
@@ -231,7 +256,7 @@ fn counted(
 }
 
 /// The names of an OpenKE id file (`entity2id.txt`, `relation2id.txt`), by id.
-fn openke_names(path: &Path) -> Result<Vec<String>> {
+pub(super) fn openke_names(path: &Path) -> Result<Vec<String>> {
     // (id, name, line), checked against the count once every line is read.
     let mut named: Vec<(u32, String, usize)> = Vec::new();
     counted(path, OPENKE_IDS, |no, line| {
@@ -287,49 +312,67 @@ fn parse_id(field: &[u8], what: &str) -> std::result::Result<u32, String> {
     }
 }
 
-/// The triples of an OpenKE triple file (`head tail relation` lines) as `[h, r, t]`.
-fn openke_triples(path: &Path, entities: usize, relations: usize) -> Result<Vec<[u32; 3]>> {
-    let mut out = Vec::new();
-    counted(path, OPENKE_TRIPLES, |no, line| {
-        let fail = |message| parse_error(path, no, message, OPENKE_TRIPLES);
-        let mut it = fields(line);
-        let (Some(h), Some(t), Some(r), None) = (it.next(), it.next(), it.next(), it.next()) else {
-            return Err(fail(format!(
-                "{} has {}, need 3: head, tail and relation ids",
-                quote(line),
-                count_of(fields(line).count() as u64, "field")
-            )));
-        };
-        let mut triple = [0u32; 3];
-        for (slot, field, what, bound, file) in [
-            (0, h, "head id", entities, "entities in entity2id.txt"),
-            (2, t, "tail id", entities, "entities in entity2id.txt"),
-            (
-                1,
-                r,
-                "relation id",
-                relations,
-                "relations in relation2id.txt",
-            ),
-        ] {
-            let id = parse_id(field, what).map_err(fail)?;
-            if id as usize >= bound {
-                return Err(fail(format!(
-                    "{what} {id} is not below {bound}, the number of {file}"
-                )));
-            }
-            triple[slot] = id;
+/// The triple of an OpenKE line (`head tail relation`, non-blank and trimmed) as `[h, r,
+/// t]`, its ids below `entities` and `relations`; otherwise what is wrong with it.
+pub(super) fn openke_triple(
+    line: &[u8],
+    entities: usize,
+    relations: usize,
+) -> std::result::Result<[u32; 3], String> {
+    let mut it = fields(line);
+    let (Some(h), Some(t), Some(r), None) = (it.next(), it.next(), it.next(), it.next()) else {
+        return Err(format!(
+            "{} has {}, need 3: head, tail and relation ids",
+            quote(line),
+            count_of(fields(line).count() as u64, "field")
+        ));
+    };
+    let mut triple = [0u32; 3];
+    for (slot, field, what, bound, file) in [
+        (0, h, "head id", entities, "entities in entity2id.txt"),
+        (2, t, "tail id", entities, "entities in entity2id.txt"),
+        (
+            1,
+            r,
+            "relation id",
+            relations,
+            "relations in relation2id.txt",
+        ),
+    ] {
+        let id = parse_id(field, what)?;
+        if id as usize >= bound {
+            return Err(format!(
+                "{what} {id} is not below {bound}, the number of {file}"
+            ));
         }
-        out.push(triple);
-        Ok(())
-    })?;
-    no_triples(path, &out, OPENKE_TRIPLES)?;
-    Ok(out)
+        triple[slot] = id;
+    }
+    Ok(triple)
 }
 
-/// An error when a triple file held none.
-fn no_triples(path: &Path, triples: &[[u32; 3]], expected: &str) -> Result<()> {
-    if triples.is_empty() {
+/// The triples of an OpenKE triple file (`head tail relation` lines), each handed to `keep`
+/// as `[h, r, t]`; how many.
+fn openke_triples(
+    path: &Path,
+    entities: usize,
+    relations: usize,
+    mut keep: impl FnMut([u32; 3]),
+) -> Result<usize> {
+    let mut n = 0;
+    counted(path, OPENKE_TRIPLES, |no, line| {
+        let triple = openke_triple(line, entities, relations)
+            .map_err(|message| parse_error(path, no, message, OPENKE_TRIPLES))?;
+        keep(triple);
+        n += 1;
+        Ok(())
+    })?;
+    no_triples(path, n, OPENKE_TRIPLES)?;
+    Ok(n)
+}
+
+/// An error when a triple file held none (`n` triples).
+fn no_triples(path: &Path, n: usize, expected: &str) -> Result<()> {
+    if n == 0 {
         return Err(parse_error(
             path,
             1,
@@ -345,12 +388,17 @@ fn openke(dir: &Path) -> Result<KnowledgeGraph> {
     let entity_names = openke_names(&path(3))?;
     let relation_names = openke_names(&path(4))?;
     let (e, r) = (entity_names.len(), relation_names.len());
+    let mut sets: [Vec<[u32; 3]>; 3] = Default::default();
+    for (i, set) in sets.iter_mut().enumerate() {
+        openke_triples(&path(i), e, r, |t| set.push(t))?;
+    }
+    let [train, valid, test] = sets;
     Ok(KnowledgeGraph {
         entities: e,
         relations: r,
-        train: openke_triples(&path(0), e, r)?,
-        valid: openke_triples(&path(1), e, r)?,
-        test: openke_triples(&path(2), e, r)?,
+        train,
+        valid,
+        test,
         entity_names,
         relation_names,
     })
@@ -376,33 +424,43 @@ impl Names {
     }
 }
 
-fn text(dir: &Path) -> Result<KnowledgeGraph> {
+/// The three fields of a text triple line (non-blank and trimmed), `head relation tail`,
+/// each checked to be UTF-8; otherwise what is wrong with it.
+pub(super) fn text_triple(line: &[u8]) -> std::result::Result<[&str; 3], String> {
+    let mut it = fields(line);
+    let (Some(h), Some(r), Some(t), None) = (it.next(), it.next(), it.next(), it.next()) else {
+        return Err(format!(
+            "{} has {}, need 3: head, relation and tail",
+            quote(line),
+            count_of(fields(line).count() as u64, "field")
+        ));
+    };
+    fn name(field: &[u8]) -> std::result::Result<&str, String> {
+        std::str::from_utf8(field).map_err(|_| format!("the name {} is not UTF-8", quote(field)))
+    }
+    Ok([name(h)?, name(r)?, name(t)?])
+}
+
+/// The text layout's graph in `dir`; with `keep` false its triples are read and checked
+/// but not kept (the error one process gives, and nothing else).
+fn text(dir: &Path, keep: bool) -> Result<KnowledgeGraph> {
     let (mut entities, mut relations) = (Names::default(), Names::default());
     let mut sets: [Vec<[u32; 3]>; 3] = Default::default();
     for (file, set) in TEXT.iter().zip(&mut sets) {
         let path: PathBuf = dir.join(file);
+        let mut n = 0;
         for_each_line(&path, TEXT_TRIPLES, |no, line| {
             let fail = |message| parse_error(&path, no, message, TEXT_TRIPLES);
             let line = trim(line);
             if line.is_empty() {
                 return Ok(());
             }
-            let mut it = fields(line);
-            let (Some(h), Some(r), Some(t), None) = (it.next(), it.next(), it.next(), it.next())
-            else {
-                return Err(fail(format!(
-                    "{} has {}, need 3: head, relation and tail",
-                    quote(line),
-                    count_of(fields(line).count() as u64, "field")
-                )));
-            };
-            let id = |names: &mut Names, field: &[u8]| {
-                let name = std::str::from_utf8(field)
-                    .map_err(|_| fail(format!("the name {} is not UTF-8", quote(field))))?;
+            let [h, r, t] = text_triple(line).map_err(fail)?;
+            let id = |names: &mut Names, name: &str| {
                 names.id(name).ok_or_else(|| {
                     fail(format!(
                         "{} is one name too many: ids are below {}",
-                        quote(field),
+                        quote(name.as_bytes()),
                         u64::from(u32::MAX) + 1
                     ))
                 })
@@ -410,10 +468,13 @@ fn text(dir: &Path) -> Result<KnowledgeGraph> {
             let h = id(&mut entities, h)?;
             let r = id(&mut relations, r)?;
             let t = id(&mut entities, t)?;
-            set.push([h, r, t]);
+            if keep {
+                set.push([h, r, t]);
+            }
+            n += 1;
             Ok(())
         })?;
-        no_triples(&path, set, TEXT_TRIPLES)?;
+        no_triples(&path, n, TEXT_TRIPLES)?;
     }
     let [train, valid, test] = sets;
     Ok(KnowledgeGraph {
@@ -426,3 +487,25 @@ fn text(dir: &Path) -> Result<KnowledgeGraph> {
         relation_names: relations.names,
     })
 }
+
+/// The error one process reading the graph in `dir` (of `layout`) gives, found without
+/// keeping its triples; `Ok` when there is none.
+pub(super) fn check(dir: &Path, layout: Layout) -> Result<()> {
+    match layout {
+        Layout::Text => text(dir, false).map(|_| ()),
+        Layout::OpenKe => {
+            let path = |i: usize| dir.join(OPENKE[i]);
+            let e = openke_names(&path(3))?.len();
+            let r = openke_names(&path(4))?.len();
+            for i in 0..3 {
+                openke_triples(&path(i), e, r, |_| ())?;
+            }
+            Ok(())
+        }
+    }
+}
+
+mod arrays;
+mod in_place;
+
+pub use arrays::{KgArrays, knowledge_graph_arrays};

@@ -1,0 +1,364 @@
+//! Knowledge graphs loaded in place on a cluster job's ranks (issue 25, item 3; docs/design.md,
+//! "Arrays"): `load::knowledge_graph_arrays` has every rank read the triples that start in
+//! its byte range of each file and keep them as its rows of the three `[n, 3]` arrays; the
+//! job gives what one process gives, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and 3
+//! threads:
+//! - the same graphs (entities, relations, names, and every array's bits, equal to
+//!   `knowledge_graph(dir).into_arrays()`), in both layouts: text triples, whose names the
+//!   ranks number together in order of first appearance (a name first seen by a later
+//!   rank, in a later file), with a byte order mark, `\r\n`, blank lines and a last line
+//!   without its newline; OpenKE's ids, with a count line that a later rank reads (the
+//!   file starts with blank lines); and the bits of a loop that reads the rows by parts
+//!   (which leaves them where they are);
+//! - the same first error, with the file and line one process names, wherever the bad
+//!   line falls among the ranks' ranges: a line of two fields, the first of two bad lines,
+//!   a name that is not UTF-8, a file without triples, OpenKE's count too large and too
+//!   small, an id not below the count, a count line that is not a number, a missing file,
+//!   a folder of neither layout.
+//!
+//! A test without libtest's harness: its `main` carries `#[strads::main]`, so the copies of
+//! this binary that `STRADS_PROCESSES` starts go straight to serving.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[path = "common/lcg.rs"]
+mod lcg;
+#[path = "common/self_run.rs"]
+mod self_run;
+use lcg::Lcg;
+use self_run::{digest, main_of_roles, same_as_threads};
+
+use strads::load::KgArrays;
+use strads::prelude::*;
+
+/// A score per triple by a loop that only reads the rows: a 1D plan over the triples,
+/// which reads each block's rows where they are.
+#[strads::parallel_for]
+fn scores(triples: &DistArray<u32, 2>, out: &mut DistArray<u64, 1>, n: usize) {
+    for k in 0..n {
+        let (h, r, t) = (
+            u64::from(triples[[k, 0]]),
+            u64::from(triples[[k, 1]]),
+            u64::from(triples[[k, 2]]),
+        );
+        out[k] = (h * 1_000_003 + r) * 1_000_033 + t;
+    }
+}
+
+/// A graph of `n` training triples (and a tenth as many validation and test triples) over
+/// `entities` and `relations`, as `(head, relation, tail)` ids.
+fn graph(n: usize, entities: u64, relations: u64, seed: u64) -> [Vec<[u64; 3]>; 3] {
+    let mut g = Lcg(seed);
+    let mut set = |n: usize| -> Vec<[u64; 3]> {
+        (0..n)
+            .map(|_| [g.next(entities), g.next(relations), g.next(entities)])
+            .collect()
+    };
+    [set(n), set(n / 10 + 1), set(n / 10 + 1)]
+}
+
+/// The name of entity `e` (Freebase's shape; a few with a multi-byte letter).
+fn entity(e: u64) -> String {
+    if e % 97 == 5 {
+        format!("/m/é{e:x}")
+    } else {
+        format!("/m/0{e:x}")
+    }
+}
+
+/// The text layout of `sets`: names, a byte order mark, `\r\n`, blank lines, the last line
+/// without its newline; `bad` lines `(file, line, text)` replaced as given.
+fn text_files(dir: &Path, sets: &[Vec<[u64; 3]>; 3], bad: &[(usize, usize, &[u8])]) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (f, (file, set)) in ["train.txt", "valid.txt", "test.txt"]
+        .iter()
+        .zip(sets)
+        .enumerate()
+    {
+        let mut s: Vec<u8> = if f == 0 {
+            "\u{feff}".into()
+        } else {
+            Vec::new()
+        };
+        for (k, &[h, r, t]) in set.iter().enumerate() {
+            if let Some((.., b)) = bad.iter().find(|(bf, bl, _)| *bf == f && *bl == k + 1) {
+                s.extend_from_slice(b);
+                s.push(b'\n');
+                continue;
+            }
+            let line = format!("{}\t/rel/{r}\t{}", entity(h), entity(t));
+            s.extend_from_slice(line.as_bytes());
+            let last = k + 1 == set.len();
+            s.extend_from_slice(match (last, k % 13) {
+                (true, _) => b"",
+                (false, 0) => b"\r\n",
+                (false, 1) => b"\n  \n",
+                _ => b"\n",
+            });
+        }
+        std::fs::write(dir.join(file), s).unwrap();
+    }
+}
+
+/// OpenKE's layout of `sets`: `head tail relation` lines after a count line, which
+/// `blank_head` blank lines come before; `counts` replaces each file's count.
+fn openke_files(
+    dir: &Path,
+    sets: &[Vec<[u64; 3]>; 3],
+    (entities, relations): (u64, u64),
+    blank_head: usize,
+    counts: [Option<&str>; 3],
+    bad: &[(usize, usize, &str)],
+) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut s = format!("{entities}\n");
+    for e in 0..entities {
+        writeln!(s, "{}\t{e}", entity(e)).unwrap();
+    }
+    std::fs::write(dir.join("entity2id.txt"), s).unwrap();
+    let mut s = format!("{relations}\n");
+    for r in 0..relations {
+        writeln!(s, "/rel/{r}\t{r}").unwrap();
+    }
+    std::fs::write(dir.join("relation2id.txt"), s).unwrap();
+    for (f, (file, set)) in ["train2id.txt", "valid2id.txt", "test2id.txt"]
+        .iter()
+        .zip(sets)
+        .enumerate()
+    {
+        let mut s = "\n".repeat(if f == 0 { blank_head } else { 0 });
+        let count = set.len().to_string();
+        writeln!(s, "{}", counts[f].unwrap_or(&count)).unwrap();
+        for (k, &[h, r, t]) in set.iter().enumerate() {
+            match bad.iter().find(|(bf, bl, _)| *bf == f && *bl == k + 1) {
+                Some((.., b)) => writeln!(s, "{b}").unwrap(),
+                None => writeln!(s, "{h} {t} {r}").unwrap(),
+            }
+        }
+        std::fs::write(dir.join(file), s).unwrap();
+    }
+}
+
+/// The directory of this run's folders: the same for the program on threads and on
+/// processes (the checker writes them).
+fn dir() -> PathBuf {
+    PathBuf::from(std::env::var("CLUSTER_TRIPLES_DIR").expect("the checker names the directory"))
+}
+
+fn write_folders(dir: &Path) {
+    let (e, r) = (4000, 40);
+    let ok = graph(20_000, e, r, 1);
+    text_files(&dir.join("text"), &ok, &[]);
+    openke_files(&dir.join("openke"), &ok, (e, r), 0, [None; 3], &[]);
+    // Blank lines make up most of the training file's first bytes: a later rank reads the
+    // count line.
+    openke_files(
+        &dir.join("openke_late_count"),
+        &ok,
+        (e, r),
+        600_000,
+        [None; 3],
+        &[],
+    );
+    let small = graph(5, 6, 2, 2);
+    text_files(&dir.join("tiny"), &small, &[]);
+    // Names first seen in the validation and test sets, by later ranks.
+    let mut late = graph(3000, 300, 7, 3);
+    late[2].push([900, 8, 901]);
+    text_files(&dir.join("late_names"), &late, &[]);
+
+    text_files(
+        &dir.join("two_fields"),
+        &ok,
+        &[(0, 17_000, b"/m/01\t/rel/1")],
+    );
+    text_files(
+        &dir.join("two_bad"),
+        &ok,
+        &[(0, 18_000, b"a b"), (0, 4_000, b"a b c d")],
+    );
+    text_files(
+        &dir.join("not_utf8"),
+        &ok,
+        &[(1, 1500, b"/m/0\xff\t/rel/1\t/m/02")],
+    );
+    let mut empty = ok.clone();
+    empty[2].clear();
+    text_files(&dir.join("no_test"), &empty, &[]);
+    let count = |n: usize| Some(n.to_string());
+    let (more, fewer) = (count(ok[0].len() + 1), count(ok[0].len() - 1));
+    openke_files(
+        &dir.join("count_high"),
+        &ok,
+        (e, r),
+        0,
+        [more.as_deref(), None, None],
+        &[],
+    );
+    openke_files(
+        &dir.join("count_low"),
+        &ok,
+        (e, r),
+        0,
+        [fewer.as_deref(), None, None],
+        &[],
+    );
+    openke_files(
+        &dir.join("id_too_big"),
+        &ok,
+        (e, r),
+        0,
+        [None; 3],
+        &[(0, 16_000, "3 4000 1")],
+    );
+    openke_files(
+        &dir.join("count_not_number"),
+        &ok,
+        (e, r),
+        0,
+        [None, Some("many"), None],
+        &[],
+    );
+    openke_files(&dir.join("missing"), &ok, (e, r), 0, [None; 3], &[]);
+    std::fs::remove_file(dir.join("missing").join("test2id.txt")).unwrap();
+    std::fs::create_dir_all(dir.join("neither")).unwrap();
+}
+
+/// What a graph holds, and the bits of a loop over its training rows.
+fn describe(name: &str, kg: &KgArrays) {
+    let n = kg.train.shape()[0];
+    eprintln!(
+        "{name} spread: {}",
+        kg.train.is_spread() && kg.valid.is_spread() && kg.test.is_spread()
+    );
+    let mut out = DistArray::<u64, 1>::zeros([n]);
+    scores(&kg.train, &mut out, n);
+    eprintln!(
+        "{name} spread after a loop that reads by rows: {}",
+        kg.train.is_spread()
+    );
+    let bits = |a: &DistArray<u32, 2>| a.as_slice().iter().map(|&x| u64::from(x)).collect();
+    let names = |v: &[String]| {
+        v.iter()
+            .map(|s| s.len() as u64 * 31 + s.bytes().map(u64::from).sum::<u64>())
+            .collect()
+    };
+    println!(
+        "{name}: {} entities, {} relations, {} / {} / {} triples, rows {:016x}, names {:016x}, \
+         scores {:016x}, last names {:?} {:?}",
+        kg.entities,
+        kg.relations,
+        n,
+        kg.valid.shape()[0],
+        kg.test.shape()[0],
+        digest(&[bits(&kg.train), bits(&kg.valid), bits(&kg.test)]),
+        digest(&[names(&kg.entity_names), names(&kg.relation_names)]),
+        digest(&[out.as_slice().to_vec()]),
+        kg.entity_names.last(),
+        kg.relation_names.last(),
+    );
+}
+
+/// The program under test: loads in turn, loops over what it got, the errors.
+fn program() {
+    let dir = dir();
+    for name in ["text", "openke", "openke_late_count", "tiny", "late_names"] {
+        let kg = strads::load::knowledge_graph_arrays(dir.join(name)).expect("the graph loads");
+        describe(name, &kg);
+        let whole = strads::load::knowledge_graph(dir.join(name))
+            .expect("the graph loads whole")
+            .into_arrays();
+        println!("{name}: the same as knowledge_graph's: {}", kg == whole);
+    }
+    for name in [
+        "two_fields",
+        "two_bad",
+        "not_utf8",
+        "no_test",
+        "count_high",
+        "count_low",
+        "id_too_big",
+        "count_not_number",
+        "missing",
+        "neither",
+        "absent",
+    ] {
+        let shown = match strads::load::knowledge_graph_arrays(dir.join(name)) {
+            Ok(kg) => format!("loaded {} triples", kg.triples()),
+            Err(e) => e.to_string(),
+        };
+        // The folder's path differs between runs only by the directory the checker made.
+        println!("{name}: {}", shown.replace(dir.to_str().unwrap(), "DIR"));
+    }
+    // The job goes on after errors.
+    let kg = strads::load::knowledge_graph_arrays(dir.join("openke")).expect("the graph loads");
+    describe("after errors", &kg);
+}
+
+fn check() -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("strads-cluster-triples-{}", std::process::id()));
+    write_folders(&dir);
+    let dir_s = dir.to_string_lossy().into_owned();
+    let result = (|| {
+        for (procs, threads) in [(2, 1), (2, 2), (3, 1)] {
+            let env = [("CLUSTER_TRIPLES_DIR", dir_s.as_str())];
+            let explain = same_as_threads(
+                "CLUSTER_TRIPLES_ROLE",
+                "program",
+                (procs, threads),
+                &env,
+                22,
+            )?;
+            let released = "this rank holds 0 arrays (0 bytes) of the driver's at the end";
+            let ranks = explain.lines().filter(|l| l.contains(released)).count();
+            if ranks != procs - 1 {
+                return Err(format!(
+                    "{procs} x {threads}: a rank kept parts of graphs the driver dropped:\n\
+                     {explain}"
+                ));
+            }
+            if !explain.contains("train triples) made in place; its triples by rank: ") {
+                return Err(format!(
+                    "{procs} x {threads}: no line says what each rank holds:\n{explain}"
+                ));
+            }
+            // (`openke_late_count`'s rows are all on the last rank, whose byte range holds
+            // them: a loop over rows split evenly needs them elsewhere.)
+            for name in ["text", "openke", "late_names", "after errors"] {
+                for what in ["spread", "spread after a loop that reads by rows"] {
+                    if !explain
+                        .lines()
+                        .any(|l| l.ends_with(&format!("{name} {what}: true")))
+                    {
+                        return Err(format!(
+                            "{procs} x {threads}: {name} was not made in place, or came home \
+                             for a loop that reads it by rows:\n{explain}"
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    })();
+    if std::env::var("KEEP").is_err() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    result?;
+    println!(
+        "cluster_triples: the same graphs, bits and errors as threads at 2 x 1, 2 x 2, 3 x 1, \
+         loaded in place"
+    );
+    Ok(())
+}
+
+#[strads::main]
+fn main() -> ExitCode {
+    main_of_roles(
+        "CLUSTER_TRIPLES_ROLE",
+        "cluster_triples",
+        &[("program", program)],
+        check,
+    )
+}
