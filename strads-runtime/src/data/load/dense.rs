@@ -9,20 +9,28 @@
 //! rank's own ids.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash};
+use std::hash::Hash;
 
 use crate::cluster::spread::Ctx;
 use crate::data::load::U64BuildHasher;
 
-/// An id the ranks agree on: a number, or a name. Its bytes on the wire, read back.
+/// An id the ranks agree on: a number, or a name. Its bytes on the wire, read back, and a
+/// hash of it that every process computes alike (whatever its build: no hasher's seed or
+/// version), which names its owner.
 pub(crate) trait Key: Clone + Eq + Hash {
     /// Appends the id's bytes.
     fn put(&self, out: &mut Vec<u8>);
-    /// The id at `*at` of `b`, moving `at` past it; `None` when `b` is cut short there.
+    /// The id at `*at` of `b`, moving `at` past it; `None` when `b` is cut short there or
+    /// is not an id.
     fn take(b: &[u8], at: &mut usize) -> Option<Self>;
+    /// A number every process makes of the id alike.
+    fn stable_hash(&self) -> u64;
 }
 
 impl Key for u64 {
+    fn stable_hash(&self) -> u64 {
+        *self
+    }
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_le_bytes());
     }
@@ -34,6 +42,12 @@ impl Key for u64 {
 }
 
 impl Key for String {
+    /// FNV-1a over the name's bytes.
+    fn stable_hash(&self) -> u64 {
+        self.bytes().fold(0xCBF2_9CE4_8422_2325, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3)
+        })
+    }
     fn put(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&(self.len() as u64).to_le_bytes());
         out.extend_from_slice(self.as_bytes());
@@ -48,7 +62,7 @@ impl Key for String {
 
 /// The rank that owns `id`'s index.
 fn owner<K: Key>(id: &K, size: usize) -> usize {
-    let mut z = U64BuildHasher::default().hash_one(id);
+    let mut z = id.stable_hash().wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     ((z ^ (z >> 31)) % size as u64) as usize

@@ -206,6 +206,6 @@ pub(crate) use ratings::U64BuildHasher;
 pub use split::split;
 pub use triples::{KgArrays, KnowledgeGraph, knowledge_graph, knowledge_graph_arrays};
 pub(crate) use words::frequent;
-pub use words::{MAX_WORD, Words, words};
+pub use words::{MAX_WORD, WordArrays, Words, words, words_arrays};
 #[cfg(test)]
 mod tests;

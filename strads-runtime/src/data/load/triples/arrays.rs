@@ -84,9 +84,10 @@ impl KnowledgeGraph {
 /// shared filesystem, or the same copy on each), and keeps their triples as its rows of
 /// the three arrays, so the driver never holds the sets (docs/cluster.md). The ranks agree
 /// on what one process finds: each file's number of triples and, for text triples, the
-/// dense numbering of names in order of first appearance (each name's index is settled by
-/// the rank that owns it, so no rank holds every name but the driver, which keeps the
-/// names as `knowledge_graph` does). OpenKE's id files are read on the driver. When a rank
+/// dense numbering of names in order of first appearance (each rank holds the names met in
+/// its own ranges, and the driver all of them, as `knowledge_graph` keeps them; a rank
+/// that owns a name, by a hash, learns where it first appears). OpenKE's id files are read
+/// on the driver. When a rank
 /// meets a malformed line, the driver reads the files again, keeping nothing, to give the
 /// error one process gives.
 ///

@@ -7,7 +7,8 @@
 //! The ranks agree on what one process finds: each file's number of triples (OpenKE's
 //! count line is the first non-blank line of the file, whichever rank reads it), and for
 //! text triples the dense numbering of names in order of first appearance (`dense::agree`:
-//! each name's index is settled by the rank that owns it). A malformed line makes every
+//! a rank owns each name, by a hash, and learns where it first appears; every rank holds
+//! the names of its own ranges). A malformed line makes every
 //! rank give up alike, and the driver reads the files again keeping nothing
 //! (`super::check`), so the error is exactly the one one process gives.
 
@@ -299,6 +300,22 @@ fn read(ctx: &Ctx, args: &Args) -> (Vec<Vec<[u32; 3]>>, [Local; 2], Summary) {
     (sets, names, sum)
 }
 
+/// The error when the ranks that reached file `f` (`path`) see it at different sizes.
+fn sizes_differ(all: &[Summary], f: usize, path: &Path) -> Option<Fault> {
+    let seen: Vec<(usize, u64)> = all
+        .iter()
+        .enumerate()
+        .filter_map(|(r, s)| s.sizes.get(f).map(|&b| (r, b)))
+        .collect();
+    let &(r0, b0) = seen.first()?;
+    let &(r, b) = seen.iter().find(|(_, b)| *b != b0)?;
+    Some(other(format!(
+        "rank {r} of the job sees {} as {b} bytes, rank {r0} as {b0}: every rank reads its part \
+         of the same file (a shared filesystem, or the same copy on every node)",
+        path.display()
+    )))
+}
+
 fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     let (me, size) = (ctx.rank, ctx.size);
     let (mut sets, names, sum) = read(ctx, args);
@@ -308,24 +325,21 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     // File by file, as one process reads them.
     let mut totals = Vec::with_capacity(args.open.len());
     for (f, path) in args.open.iter().enumerate() {
-        if let Some(fault) = all
-            .iter()
-            .find_map(|s| s.fault.as_ref().filter(|x| x.file == f))
-        {
-            return Answer::Fault(fault.clone());
+        // The first rank (by line) that stopped in this file: its error, or a malformed
+        // line one process finds again (unless the ranks see the file at different
+        // sizes, which says more).
+        let stopped = |s: &Summary| {
+            s.fault.as_ref().is_some_and(|x| x.file == f) || (s.bad && s.sizes.len() == f + 1)
+        };
+        if let Some(s) = all.iter().find(|s| stopped(s)) {
+            return match (&s.fault, sizes_differ(&all, f, path)) {
+                (Some(fault), _) => Answer::Fault(fault.clone()),
+                (None, Some(fault)) => Answer::Fault(fault),
+                (None, None) => Answer::Bad,
+            };
         }
-        if all.iter().any(|s| s.bad && s.sizes.len() == f + 1) {
-            return Answer::Bad;
-        }
-        let size0 = all[0].sizes[f];
-        if let Some((r, s)) = all.iter().enumerate().find(|(_, s)| s.sizes[f] != size0) {
-            return Answer::Fault(other(format!(
-                "rank {r} of the job sees {} as {} bytes, rank 0 as {size0}: every rank reads \
-                 its part of the same file (a shared filesystem, or the same copy on every \
-                 node)",
-                path.display(),
-                s.sizes[f]
-            )));
+        if let Some(fault) = sizes_differ(&all, f, path) {
+            return Answer::Fault(fault);
         }
         let mut total: u64 = all.iter().map(|s| s.triples[f]).sum();
         if args.layout == Layout::OpenKe {

@@ -67,7 +67,24 @@ impl Words {
 /// [`MAX_WORD`] bytes, a corrupt or truncated gzip stream, or a file in which no word
 /// occurs `min_count` times.
 pub fn words(path: impl AsRef<Path>, min_count: u64, max_sentence: usize) -> Result<Words> {
-    let path = path.as_ref();
+    read(path.as_ref(), min_count, max_sentence, true)
+}
+
+/// The error [`words`] gives for `path`, found without keeping its words; `Ok` when there
+/// is none.
+pub(super) fn check(path: &Path, min_count: u64, max_sentence: usize) -> Result<()> {
+    read(path, min_count, max_sentence, false).map(|_| ())
+}
+
+/// Whether the file `path` is gzip-compressed (told by its first two bytes).
+pub(super) fn is_gzip(path: &Path) -> std::io::Result<bool> {
+    let mut head = [0u8; 2];
+    let n = File::open(path)?.read(&mut head)?;
+    Ok(n == 2 && head == [0x1f, 0x8b])
+}
+
+/// The words of `path` (kept, or with `keep` false only counted and checked).
+fn read(path: &Path, min_count: u64, max_sentence: usize, keep: bool) -> Result<Words> {
     let io_error = |source| Error::Io {
         path: path.to_path_buf(),
         source,
@@ -85,6 +102,7 @@ pub fn words(path: impl AsRef<Path>, min_count: u64, max_sentence: usize) -> Res
         Box::new(file)
     };
     let mut scan = Scan::new(path, gzip, max_sentence.max(1));
+    scan.keep = keep;
     scan.run(BufReader::with_capacity(1 << 18, reader))?;
     scan.finish(min_count)
 }
@@ -102,6 +120,10 @@ struct Scan<'p> {
     starts: Vec<usize>,
     line: usize,
     in_sentence: usize,
+    /// Whether the words are kept (`raw`, `starts`), or only counted.
+    keep: bool,
+    /// Every word read.
+    read: usize,
 }
 
 impl<'p> Scan<'p> {
@@ -116,6 +138,8 @@ impl<'p> Scan<'p> {
             starts: vec![0],
             line: 1,
             in_sentence: 0,
+            keep: true,
+            read: 0,
         }
     }
 
@@ -215,7 +239,10 @@ impl<'p> Scan<'p> {
             }
         };
         self.counts[id as usize] += 1;
-        self.raw.push(id);
+        self.read += 1;
+        if self.keep {
+            self.raw.push(id);
+        }
         word.clear();
         self.in_sentence += 1;
         if self.in_sentence == self.max_sentence {
@@ -238,14 +265,15 @@ impl<'p> Scan<'p> {
             names[*id as usize] = word.clone();
         }
         // `run` ended the last sentence: `starts` ends with `raw.len()`.
-        frequent(&self.raw, &self.counts, &self.starts, min_count, |id| {
+        let starts: &[usize] = if self.keep { &self.starts } else { &[0, 0] };
+        frequent(&self.raw, &self.counts, starts, min_count, |id| {
             std::mem::take(&mut names[id as usize])
         })
         .ok_or_else(|| {
             self.parse_error(format!(
                 "no word occurs {} times or more ({} words read, {} distinct)",
                 min_count.max(1),
-                self.raw.len(),
+                self.read,
                 self.counts.len()
             ))
         })
@@ -296,3 +324,8 @@ pub(crate) fn frequent(
         raw_words: raw.len() as u64,
     })
 }
+
+mod arrays;
+mod in_place;
+
+pub use arrays::{WordArrays, words_arrays};

@@ -1,7 +1,9 @@
-//! Knowledge graphs loaded in place on a cluster job's ranks (issue 25, item 3; docs/design.md,
-//! "Arrays"): `load::knowledge_graph_arrays` has every rank read the triples that start in
-//! its byte range of each file and keep them as its rows of the three `[n, 3]` arrays; the
-//! job gives what one process gives, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and 3
+//! Knowledge graphs and text corpora loaded in place on a cluster job's ranks (issue 25,
+//! item 3; docs/design.md, "Arrays"): `load::knowledge_graph_arrays` has every rank read
+//! the triples that start in its byte range of each file and keep them as its rows of the
+//! three `[n, 3]` arrays, and `load::words_arrays` the words that start in its byte range
+//! (of the decompressed bytes, for gzip) as its part of `tokens` and `sentence`; the job
+//! gives what one process gives, as 2 x 1, 2 x 2 and 3 x 1 processes against 2, 4 and 3
 //! threads:
 //! - the same graphs (entities, relations, names, and every array's bits, equal to
 //!   `knowledge_graph(dir).into_arrays()`), in both layouts: text triples, whose names the
@@ -30,7 +32,7 @@ mod self_run;
 use lcg::Lcg;
 use self_run::{digest, main_of_roles, same_as_threads};
 
-use strads::load::KgArrays;
+use strads::load::{KgArrays, WordArrays};
 use strads::prelude::*;
 
 /// A score per triple by a loop that only reads the rows: a 1D plan over the triples,
@@ -44,6 +46,20 @@ fn scores(triples: &DistArray<u32, 2>, out: &mut DistArray<u64, 1>, n: usize) {
             u64::from(triples[[k, 2]]),
         );
         out[k] = (h * 1_000_003 + r) * 1_000_033 + t;
+    }
+}
+
+/// Each token's word and sentence as one number, by a loop that only reads the tokens: a
+/// 1D plan over the tokens, which reads each block's tokens where they are.
+#[strads::parallel_for]
+fn token_keys(
+    tokens: &DistArray<u32, 1>,
+    sentence: &DistArray<u32, 1>,
+    out: &mut DistArray<u64, 1>,
+    n: usize,
+) {
+    for k in 0..n {
+        out[k] = u64::from(tokens[k]) * 1_000_003 + u64::from(sentence[k]);
     }
 }
 
@@ -141,10 +157,126 @@ fn openke_files(
     }
 }
 
+/// A corpus of `lines` lines of up to `longest` words (Zipf-like, some words with a
+/// multi-byte letter), with a byte order mark, `\r\n`, tabs, blank lines, lines of rare
+/// words only, and the last line without its newline.
+fn corpus(lines: usize, longest: u64, seed: u64) -> Vec<u8> {
+    let mut g = Lcg(seed);
+    let mut s: Vec<u8> = "\u{feff}".into();
+    for l in 0..lines {
+        match g.next(11) {
+            0 => s.extend_from_slice(b"  \t"),
+            1 => {
+                // Words seen once each: a sentence the vocabulary leaves empty.
+                for k in 0..g.next(4) + 1 {
+                    write!(s_string(&mut s), "rare{l}x{k} ").unwrap();
+                }
+            }
+            _ => {
+                for k in 0..g.next(longest) + 1 {
+                    let rank = g.next(60) * g.next(60) / 59;
+                    let word = if rank % 17 == 3 {
+                        format!("wé{rank}")
+                    } else {
+                        format!("w{rank}")
+                    };
+                    s.extend_from_slice(word.as_bytes());
+                    s.push(if k % 7 == 6 { b'\t' } else { b' ' });
+                }
+            }
+        }
+        if l + 1 < lines {
+            s.extend_from_slice(if l % 5 == 0 { b"\r\n" } else { b"\n" });
+        }
+    }
+    s
+}
+
+/// `s` as a `String` to write into (every byte written is UTF-8).
+fn s_string(s: &mut Vec<u8>) -> impl std::fmt::Write + '_ {
+    struct W<'a>(&'a mut Vec<u8>);
+    impl std::fmt::Write for W<'_> {
+        fn write_str(&mut self, t: &str) -> std::fmt::Result {
+            self.0.extend_from_slice(t.as_bytes());
+            Ok(())
+        }
+    }
+    W(s)
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+fn write_corpora(dir: &Path) {
+    let dir = dir.join("words");
+    std::fs::create_dir_all(&dir).unwrap();
+    let ok = corpus(3000, 40, 1);
+    std::fs::write(dir.join("ok.txt"), &ok).unwrap();
+    std::fs::write(dir.join("ok.txt.gz"), gzip(&ok)).unwrap();
+    // One line as long as the file, cut into sentences of 1000 words.
+    let one: Vec<u8> = corpus(400, 200, 2)
+        .into_iter()
+        .map(|b| if b == b'\n' || b == b'\r' { b' ' } else { b })
+        .collect();
+    std::fs::write(dir.join("one_line.txt"), &one).unwrap();
+    std::fs::write(dir.join("tiny.txt"), "\u{feff}a b a\n").unwrap();
+    let bad = |name: &str, at: usize, what: &[u8]| {
+        let mut b = ok.clone();
+        let at = b[at..].iter().position(|&c| c == b' ').unwrap() + at + 1;
+        b.splice(at..at, what.iter().copied());
+        std::fs::write(dir.join(name), b).unwrap();
+    };
+    bad("nul.txt", ok.len() * 3 / 4, b"w1\0w2 ");
+    bad("not_utf8.txt", ok.len() / 3, b"w\xff ");
+    // A word of 2000 bytes across the middle of the file (two ranks' ranges).
+    let middle = ok.len() / 2 - 1000;
+    let mut long = ok.clone();
+    long.splice(middle..middle, std::iter::repeat_n(b'a', 2000));
+    std::fs::write(dir.join("long_word.txt"), long).unwrap();
+    let gz = gzip(&ok);
+    std::fs::write(dir.join("cut.txt.gz"), &gz[..gz.len() * 2 / 3]).unwrap();
+}
+
+/// What a corpus holds, and the bits of a loop over its tokens.
+fn describe_words(name: &str, w: &WordArrays) {
+    let n = w.tokens.len();
+    eprintln!(
+        "{name} spread: {}",
+        n < 1000 || (w.tokens.is_spread() && w.sentence.is_spread())
+    );
+    let mut out = DistArray::<u64, 1>::zeros([n]);
+    token_keys(&w.tokens, &w.sentence, &mut out, n);
+    eprintln!(
+        "{name} spread after a loop that reads by parts: {}",
+        n < 1000 || w.tokens.is_spread()
+    );
+    let u32s = |a: &DistArray<u32, 1>| a.as_slice().iter().map(|&x| u64::from(x)).collect();
+    let names = w
+        .vocab
+        .iter()
+        .map(|s| s.len() as u64 * 31 + s.bytes().map(u64::from).sum::<u64>())
+        .collect();
+    println!(
+        "{name}: {} words read, vocabulary {} ({:016x}), {n} tokens {:016x}, {} sentences \
+         {:016x}, keys {:016x}",
+        w.raw_words,
+        w.vocab.len(),
+        digest(&[names, w.counts.clone()]),
+        digest(&[u32s(&w.tokens)]),
+        w.sentences,
+        digest(&[u32s(&w.sentence)]),
+        digest(&[out.as_slice().to_vec()]),
+    );
+}
+
 /// The directory of this run's folders: the same for the program on threads and on
 /// processes (the checker writes them).
 fn dir() -> PathBuf {
-    PathBuf::from(std::env::var("CLUSTER_TRIPLES_DIR").expect("the checker names the directory"))
+    PathBuf::from(std::env::var("CLUSTER_TEXT_DIR").expect("the checker names the directory"))
 }
 
 fn write_folders(dir: &Path) {
@@ -295,22 +427,52 @@ fn program() {
     // The job goes on after errors.
     let kg = strads::load::knowledge_graph_arrays(dir.join("openke")).expect("the graph loads");
     describe("after errors", &kg);
+    drop(kg);
+
+    let words = dir.join("words");
+    for (name, min_count, max_sentence) in [
+        ("ok.txt", 3, 25),
+        ("ok.txt.gz", 3, 25),
+        ("one_line.txt", 2, 1000),
+        ("tiny.txt", 1, 2),
+    ] {
+        let w = strads::load::words_arrays(words.join(name), min_count, max_sentence)
+            .expect("the corpus loads");
+        describe_words(name, &w);
+        let whole = strads::load::words(words.join(name), min_count, max_sentence)
+            .expect("the corpus loads whole")
+            .into_arrays()
+            .expect("its sentences are numbered");
+        println!("{name}: the same as words's: {}", w == whole);
+    }
+    for (name, min_count) in [
+        ("nul.txt", 3),
+        ("not_utf8.txt", 3),
+        ("long_word.txt", 3),
+        ("ok.txt", 1_000_000),
+        ("cut.txt.gz", 3),
+        ("absent.txt", 3),
+    ] {
+        let shown = match strads::load::words_arrays(words.join(name), min_count, 50) {
+            Ok(w) => format!("loaded {} tokens", w.tokens.len()),
+            Err(e) => e.to_string(),
+        };
+        println!("{name}: {}", shown.replace(dir.to_str().unwrap(), "DIR"));
+    }
+    let w = strads::load::words_arrays(words.join("ok.txt"), 2, 30).expect("the corpus loads");
+    describe_words("words after errors", &w);
 }
 
 fn check() -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("strads-cluster-triples-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("strads-cluster-text-{}", std::process::id()));
     write_folders(&dir);
+    write_corpora(&dir);
     let dir_s = dir.to_string_lossy().into_owned();
     let result = (|| {
         for (procs, threads) in [(2, 1), (2, 2), (3, 1)] {
-            let env = [("CLUSTER_TRIPLES_DIR", dir_s.as_str())];
-            let explain = same_as_threads(
-                "CLUSTER_TRIPLES_ROLE",
-                "program",
-                (procs, threads),
-                &env,
-                22,
-            )?;
+            let env = [("CLUSTER_TEXT_DIR", dir_s.as_str())];
+            let explain =
+                same_as_threads("CLUSTER_TEXT_ROLE", "program", (procs, threads), &env, 37)?;
             let released = "this rank holds 0 arrays (0 bytes) of the driver's at the end";
             let ranks = explain.lines().filter(|l| l.contains(released)).count();
             if ranks != procs - 1 {
@@ -319,15 +481,27 @@ fn check() -> Result<(), String> {
                      {explain}"
                 ));
             }
-            if !explain.contains("train triples) made in place; its triples by rank: ") {
+            if !explain.contains("train triples) made in place; its triples by rank: ")
+                || !explain.contains("sentences) made in place; its tokens by rank: ")
+            {
                 return Err(format!(
                     "{procs} x {threads}: no line says what each rank holds:\n{explain}"
                 ));
             }
             // (`openke_late_count`'s rows are all on the last rank, whose byte range holds
             // them: a loop over rows split evenly needs them elsewhere.)
-            for name in ["text", "openke", "late_names", "after errors"] {
-                for what in ["spread", "spread after a loop that reads by rows"] {
+            for (name, what) in ["text", "openke", "late_names", "after errors"]
+                .iter()
+                .flat_map(|n| ["spread", "spread after a loop that reads by rows"].map(|w| (*n, w)))
+                .chain(
+                    ["ok.txt", "ok.txt.gz", "one_line.txt", "words after errors"]
+                        .iter()
+                        .flat_map(|n| {
+                            ["spread", "spread after a loop that reads by parts"].map(|w| (*n, w))
+                        }),
+                )
+            {
+                {
                     if !explain
                         .lines()
                         .any(|l| l.ends_with(&format!("{name} {what}: true")))
@@ -347,7 +521,7 @@ fn check() -> Result<(), String> {
     }
     result?;
     println!(
-        "cluster_triples: the same graphs, bits and errors as threads at 2 x 1, 2 x 2, 3 x 1, \
+        "cluster_text: the same graphs, corpora, bits and errors as threads at 2 x 1, 2 x 2, 3 x 1, \
          loaded in place"
     );
     Ok(())
@@ -356,8 +530,8 @@ fn check() -> Result<(), String> {
 #[strads::main]
 fn main() -> ExitCode {
     main_of_roles(
-        "CLUSTER_TRIPLES_ROLE",
-        "cluster_triples",
+        "CLUSTER_TEXT_ROLE",
+        "cluster_text",
         &[("program", program)],
         check,
     )

@@ -1,0 +1,565 @@
+//! Text corpora loaded in place on a cluster job's ranks (docs/design.md, "Arrays"): every
+//! rank reads the words that start in its byte range of the file (of the decompressed
+//! bytes, for a gzip-compressed file, which every rank decompresses whole) and keeps the
+//! tokens among them as its part of the `tokens` and `sentence` arrays, made in place
+//! (`cluster::spread::dense`). One process's arrays are the ranks' parts one after the
+//! other, so every plan and every bit stay those of threads.
+//!
+//! The ranks agree on what one process finds: the vocabulary (every rank gathers every
+//! other's distinct words with their counts and merges them alike), and the sentences: a
+//! line is cut every `max_sentence` words, counted from the line's start, which may lie in
+//! a range before; sentences the vocabulary leaves empty are not numbered, and a sentence
+//! may span ranks. A malformed word (or no frequent one) makes every rank give up alike,
+//! and the driver reads the file again keeping nothing (`super::check`), so the error is
+//! exactly the one one process gives.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{MAX_WORD, WordArrays, check, is_gzip};
+use crate::array::DistArray;
+use crate::cluster::proto::Region;
+use crate::cluster::session::Session;
+use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, dense};
+use crate::data::in_place::{Failure, Fault, byte_range, other};
+use crate::error::{Error, Result};
+
+/// What the driver asks every rank to load.
+#[derive(Serialize, Deserialize)]
+struct Args {
+    /// The array ids of `tokens` and `sentence`.
+    ids: [u64; 2],
+    /// The file, as every rank opens it (absolute when the driver could make it so).
+    open: PathBuf,
+    min_count: u64,
+    max_sentence: usize,
+}
+
+/// What each rank tells the others once it has read its range.
+#[derive(Default, Serialize, Deserialize)]
+struct Summary {
+    /// The file's size (decompressed, for a gzip-compressed file).
+    size: u64,
+    words: u64,
+    /// Whether the range holds a newline.
+    newline: bool,
+    /// Words before the range's first newline (all of them, without one), and after its
+    /// last.
+    lead: u64,
+    tail: u64,
+    /// Sentences that start after the range's first newline.
+    inner: u64,
+    /// The distinct words, in order of first appearance here, with their counts.
+    vocab: Vec<(String, u64)>,
+    /// The rank could not open or read the file.
+    fault: Option<Fault>,
+    /// The rank met a word one process refuses.
+    bad: bool,
+}
+
+/// What each rank tells the others once it has kept its tokens.
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    tokens: u64,
+    /// Distinct sentences of its tokens, and the first's and the last's numbers among all
+    /// of the file's sentences (empty ones included).
+    sentences: u64,
+    first: u64,
+    last: u64,
+}
+
+/// A rank's answer to the driver.
+#[derive(Serialize, Deserialize)]
+enum Answer {
+    /// The tokens before every rank (`P + 1` prefix sums), the vocabulary and counts (from
+    /// rank 0; empty from the others), the numbers of sentences and of words read.
+    Made {
+        tokens: Vec<u64>,
+        vocab: Vec<String>,
+        counts: Vec<u64>,
+        sentences: u64,
+        raw_words: u64,
+    },
+    /// An error a rank met that reading the file again would not find (a file it cannot
+    /// open, sizes that differ between ranks, memory, too many sentences).
+    Fault(Fault),
+    /// A malformed file, or no frequent word: the driver finds the error one process gives.
+    Bad,
+}
+
+/// Driver: the words of `path` loaded in place.
+pub(super) fn arrays(
+    s: &'static Session,
+    path: &Path,
+    min_count: u64,
+    max_sentence: usize,
+) -> Result<WordArrays> {
+    let ids: [u64; 2] = std::array::from_fn(|_| crate::array::fresh_id());
+    let args = Args {
+        ids,
+        open: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        min_count,
+        max_sentence,
+    };
+    let abandon = |e: Error| {
+        dense::abandon(ids);
+        e
+    };
+    let answers = spread::run(s, LOAD.name, spread::postcard_args(&args));
+    let answers: Vec<Answer> = answers
+        .and_then(|a| spread::decode_each(&a))
+        .map_err(|e| abandon(Error::Rank(e)))?;
+    let mut made = None;
+    for answer in answers {
+        match answer {
+            Answer::Fault(f) => return Err(abandon(f.error(path))),
+            Answer::Bad => {
+                dense::abandon(ids);
+                check(path, min_count, max_sentence)?;
+                return Err(Error::Rank(format!(
+                    "the job's ranks found a malformed word in {}, which this process, \
+                     reading the file again, does not find: every node must see the same file",
+                    path.display()
+                )));
+            }
+            answer @ Answer::Made { .. } => {
+                made.get_or_insert(answer);
+            }
+        }
+    }
+    let Some(Answer::Made {
+        tokens: at,
+        vocab,
+        counts,
+        sentences,
+        raw_words,
+    }) = made
+    else {
+        unreachable!("the driver answers too")
+    };
+    let per_rank: Vec<u64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+    let bytes: Vec<u64> = per_rank.iter().map(|n| 8 * n).collect();
+    spread::explain_made(
+        ids[0],
+        "a text's tokens and their sentences",
+        "tokens",
+        &per_rank,
+        &bytes,
+    );
+    let away: Vec<(Region, usize)> = (1..at.len() - 1)
+        .map(|r| (Region(vec![(at[r], at[r + 1])]), r))
+        .collect();
+    let tokens: DistArray<u32, 1> =
+        dense::take(s, ids[0], away.clone()).map_err(|e| abandon(Error::Rank(e)))?;
+    let sentence: DistArray<u32, 1> =
+        dense::take(s, ids[1], away).map_err(|e| abandon(Error::Rank(e)))?;
+    Ok(WordArrays {
+        vocab,
+        counts,
+        tokens,
+        sentence,
+        sentences: sentences as usize,
+        raw_words,
+    })
+}
+
+#[linkme::distributed_slice(DATA_OPS)]
+static LOAD: DataOp = DataOp {
+    name: "strads::load_words",
+    run: load_part,
+};
+
+fn load_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let args: Args =
+        postcard::from_bytes(args).map_err(|e| format!("the words' arguments ({e})"))?;
+    let answer = load(ctx, &args);
+    Ok(spread::postcard_args(&answer))
+}
+
+/// Whether one process's loader takes `b` for a space between words.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' | b'\n')
+}
+
+/// The file's bytes (decompressed, for `gzip`) from byte `at` on.
+fn open_at(path: &Path, gzip: bool, at: u64) -> std::io::Result<Box<dyn BufRead>> {
+    let mut file = File::open(path)?;
+    if !gzip {
+        file.seek(SeekFrom::Start(at))?;
+        return Ok(Box::new(BufReader::with_capacity(1 << 18, file)));
+    }
+    let file = BufReader::with_capacity(1 << 18, file);
+    let mut bytes = flate2::bufread::MultiGzDecoder::new(file);
+    let skipped = std::io::copy(&mut (&mut bytes).take(at), &mut std::io::sink())?;
+    if skipped < at {
+        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+    }
+    Ok(Box::new(BufReader::with_capacity(1 << 18, bytes)))
+}
+
+/// The words of one rank's range: their ids in order of first appearance here.
+#[derive(Default)]
+struct Range {
+    ids: HashMap<String, u32>,
+    names: Vec<String>,
+    counts: Vec<u64>,
+    /// The words, as those ids.
+    raw: Vec<u32>,
+    /// Where each line after a newline of the range starts, in `raw`.
+    lines: Vec<usize>,
+    bad: bool,
+}
+
+impl Range {
+    fn end_word(&mut self, word: &mut Vec<u8>) {
+        if word.is_empty() {
+            return;
+        }
+        let Ok(text) = std::str::from_utf8(word) else {
+            self.bad = true;
+            return;
+        };
+        let id = match self.ids.get(text) {
+            Some(&id) => id,
+            None => {
+                let Ok(id) = u32::try_from(self.names.len()) else {
+                    self.bad = true;
+                    return;
+                };
+                self.ids.insert(text.to_owned(), id);
+                self.names.push(text.to_owned());
+                self.counts.push(0);
+                id
+            }
+        };
+        self.counts[id as usize] += 1;
+        self.raw.push(id);
+        word.clear();
+    }
+
+    /// Reads the words that start in bytes `[lo, hi)` of `bytes` (the file from `lo` on),
+    /// finishing the last one past `hi`; `in_word`: byte `lo - 1` belongs to a word,
+    /// which a range before reads; `bom`: the file's first three bytes are a byte order
+    /// mark (spaces here). Stops at the first byte one process refuses (`bad`).
+    fn read(
+        &mut self,
+        mut bytes: impl BufRead,
+        (lo, hi): (u64, u64),
+        in_word: bool,
+        bom: bool,
+    ) -> std::io::Result<()> {
+        let mut word: Vec<u8> = Vec::with_capacity(64);
+        let (mut at, mut skipping, mut skipped) = (lo, in_word, 0usize);
+        'read: loop {
+            let chunk = match bytes.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            let n = chunk.len();
+            for &b in chunk {
+                let space = is_space(b) || (bom && at < 3);
+                if b == 0 {
+                    self.bad = true;
+                    return Ok(());
+                }
+                if skipping {
+                    if !space {
+                        skipped += 1;
+                        if skipped > MAX_WORD {
+                            self.bad = true;
+                            return Ok(());
+                        }
+                        at += 1;
+                        continue;
+                    }
+                    skipping = false;
+                }
+                if at >= hi && (space || word.is_empty()) {
+                    break 'read;
+                }
+                if space {
+                    self.end_word(&mut word);
+                    if b == b'\n' {
+                        self.lines.push(self.raw.len());
+                    }
+                } else if word.len() == MAX_WORD {
+                    self.bad = true;
+                    return Ok(());
+                } else {
+                    word.push(b);
+                }
+                if self.bad {
+                    return Ok(());
+                }
+                at += 1;
+            }
+            bytes.consume(n);
+        }
+        self.end_word(&mut word);
+        Ok(())
+    }
+}
+
+/// Reads this rank's range of the file: its words, and what it tells the others.
+fn read(ctx: &Ctx, args: &Args) -> (Range, Summary) {
+    let (me, size) = (ctx.rank, ctx.size);
+    let path = &args.open;
+    let mut sum = Summary::default();
+    let io = |e: std::io::Error| {
+        let e = Error::Io {
+            path: path.clone(),
+            source: e,
+        };
+        Some(Fault::of(0, 0, true, e, me))
+    };
+    let gzip = match is_gzip(path) {
+        Ok(gzip) => gzip,
+        Err(e) => {
+            sum.fault = io(e);
+            return (Range::default(), sum);
+        }
+    };
+    let bytes = if gzip {
+        // A gzip stream's size is known once it is read (a corrupt one: one process's
+        // error).
+        match open_at(path, true, 0).and_then(|mut r| std::io::copy(&mut r, &mut std::io::sink())) {
+            Ok(n) => n,
+            Err(_) => {
+                sum.bad = true;
+                return (Range::default(), sum);
+            }
+        }
+    } else {
+        match std::fs::metadata(path) {
+            Ok(m) => m.len(),
+            Err(e) => {
+                sum.fault = io(e);
+                return (Range::default(), sum);
+            }
+        }
+    };
+    sum.size = bytes;
+    let range = byte_range(bytes, me, size);
+    let read = open_at(path, gzip, 0).and_then(|r| {
+        let mut head = Vec::with_capacity(3);
+        r.take(3).read_to_end(&mut head)?;
+        let bom = head == b"\xEF\xBB\xBF";
+        let mut r = open_at(path, gzip, range.start.saturating_sub(1))?;
+        let mut in_word = false;
+        if range.start > 0 {
+            let mut prev = [0u8; 1];
+            r.read_exact(&mut prev)?;
+            in_word = !(is_space(prev[0]) || (bom && range.start - 1 < 3));
+        }
+        let mut words = Range::default();
+        words.read(r, (range.start, range.end), in_word, bom)?;
+        Ok(words)
+    });
+    let words = match read {
+        Ok(words) => words,
+        // A gzip stream that breaks off: one process's error.
+        Err(_) if gzip => {
+            sum.bad = true;
+            return (Range::default(), sum);
+        }
+        Err(e) => {
+            sum.fault = io(e);
+            return (Range::default(), sum);
+        }
+    };
+    let m = args.max_sentence.max(1) as u64;
+    let n = words.raw.len();
+    sum.words = n as u64;
+    sum.newline = !words.lines.is_empty();
+    sum.lead = words.lines.first().copied().unwrap_or(n) as u64;
+    sum.tail = (n - words.lines.last().copied().unwrap_or(0)) as u64;
+    let ends = words.lines.iter().skip(1).copied().chain([n]);
+    sum.inner = words
+        .lines
+        .iter()
+        .zip(ends)
+        .map(|(&a, b)| ((b - a) as u64).div_ceil(m))
+        .sum();
+    sum.vocab = words
+        .names
+        .iter()
+        .cloned()
+        .zip(words.counts.iter().copied())
+        .collect();
+    sum.bad = words.bad;
+    (words, sum)
+}
+
+fn load(ctx: &mut Ctx, args: &Args) -> Answer {
+    let (me, size) = (ctx.rank, ctx.size);
+    let (words, sum) = read(ctx, args);
+    let all: Vec<Summary> = ctx.gather_each(&sum, "summaries");
+    drop(sum);
+    // The ranks see the file at one size, or say so; then the first rank (by line) that
+    // stopped: its error, or a malformed word one process finds again. (A rank that could
+    // not open the file, or could not read a gzip stream through, knows no size.)
+    let sized: Vec<(usize, u64)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.fault.is_none() && !(s.bad && s.size == 0))
+        .map(|(r, s)| (r, s.size))
+        .collect();
+    if let Some(&(r0, b0)) = sized.first()
+        && let Some(&(r, b)) = sized.iter().find(|(_, b)| *b != b0)
+    {
+        return Answer::Fault(other(format!(
+            "rank {r} of the job sees {} as {b} bytes, rank {r0} as {b0}: every rank reads its \
+             part of the same file (a shared filesystem, or the same copy on every node)",
+            args.open.display(),
+        )));
+    }
+    if let Some(s) = all.iter().find(|s| s.bad || s.fault.is_some()) {
+        return s.fault.clone().map_or(Answer::Bad, Answer::Fault);
+    }
+    // The vocabulary, as one process makes it: counts summed, words in order of first
+    // appearance (ranks in order), the frequent ones by decreasing count.
+    let mut merged: HashMap<&str, usize> = HashMap::new();
+    let mut order: Vec<(&str, u64)> = Vec::new();
+    for (word, count) in all.iter().flat_map(|s| &s.vocab) {
+        let at = *merged.entry(word.as_str()).or_insert_with(|| {
+            order.push((word.as_str(), 0));
+            order.len() - 1
+        });
+        order[at].1 += count;
+    }
+    drop(merged);
+    order.retain(|&(_, c)| c >= args.min_count.max(1));
+    if order.is_empty() {
+        return Answer::Bad;
+    }
+    order.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
+    let global: HashMap<&str, u32> = order
+        .iter()
+        .enumerate()
+        .map(|(id, &(w, _))| (w, id as u32))
+        .collect();
+    let local: Vec<u32> = words
+        .names
+        .iter()
+        .map(|w| global.get(w.as_str()).copied().unwrap_or(u32::MAX))
+        .collect();
+    drop(global);
+    // Where this rank's range starts: the words of its line before it (`carry`), and the
+    // sentences (empty ones included) that start before it.
+    let m = args.max_sentence.max(1) as u64;
+    let (mut carry, mut before) = (0u64, 0u64);
+    for s in &all[..me] {
+        // Sentences start where a line's words reach a multiple of `m`.
+        before += (carry + s.lead).div_ceil(m) - carry.div_ceil(m) + s.inner;
+        carry = if s.newline { s.tail } else { carry + s.words };
+    }
+    let raw_words: u64 = all.iter().map(|s| s.words).sum();
+    let (vocab, counts): (Vec<String>, Vec<u64>) = if me == 0 {
+        order.iter().map(|&(w, c)| (w.to_owned(), c)).unzip()
+    } else {
+        Default::default()
+    };
+    drop(order);
+    drop(all);
+    // This rank's tokens, with the number of each one's sentence among all.
+    let (mut tokens, mut raw_sentence) = (Vec::new(), Vec::new());
+    let (mut pos, mut sentence, mut next_line) = (carry, before.wrapping_sub(1), 0);
+    for (k, &w) in words.raw.iter().enumerate() {
+        if words.lines.get(next_line) == Some(&k) {
+            pos = 0;
+            // Lines without words start no sentence.
+            while words.lines.get(next_line) == Some(&k) {
+                next_line += 1;
+            }
+        }
+        if pos % m == 0 {
+            sentence = sentence.wrapping_add(1);
+        }
+        pos += 1;
+        let id = local[w as usize];
+        if id != u32::MAX {
+            tokens.push(id);
+            raw_sentence.push(sentence);
+        }
+    }
+    drop(words);
+    let mut distinct = 0u64;
+    for (k, &s) in raw_sentence.iter().enumerate() {
+        if k == 0 || raw_sentence[k - 1] != s {
+            distinct += 1;
+        }
+    }
+    let mine = Kept {
+        tokens: tokens.len() as u64,
+        sentences: distinct,
+        first: raw_sentence.first().copied().unwrap_or(0),
+        last: raw_sentence.last().copied().unwrap_or(0),
+    };
+    let kept: Vec<Kept> = ctx.gather_each(&mine, "tokens");
+    // Sentences with tokens, numbered in order: one that spans ranks counts once.
+    let (mut numbered, mut last) = (0u64, None);
+    let mut first_number = 0;
+    for (r, k) in kept.iter().enumerate() {
+        let continued = k.tokens > 0 && last == Some(k.first);
+        if r == me {
+            first_number = numbered - u64::from(continued);
+        }
+        if k.tokens > 0 {
+            numbered += k.sentences - u64::from(continued);
+            last = Some(k.last);
+        }
+    }
+    if numbered > u64::from(u32::MAX) {
+        return Answer::Fault(Fault {
+            file: 0,
+            line: 0,
+            global: true,
+            failure: Failure::Shape(format!(
+                "{numbered} sentences: their numbers are u32, below 2^32"
+            )),
+        });
+    }
+    let mut at = vec![0u64];
+    for k in &kept {
+        at.push(at.last().unwrap_or(&0) + k.tokens);
+    }
+    let total = at[size];
+    let from = at[me] as usize;
+    let made = usize::try_from(total)
+        .map_err(|_| format!("{total} tokens"))
+        .and_then(|n| {
+            let mut a: DistArray<u32, 1> = dense::zeroed(args.ids[0], [n])?;
+            a.as_mut_slice()[from..from + tokens.len()].copy_from_slice(&tokens);
+            dense::keep(a);
+            drop(tokens);
+            let mut a: DistArray<u32, 1> = dense::zeroed(args.ids[1], [n])?;
+            let mut number = first_number;
+            let out = &mut a.as_mut_slice()[from..from + raw_sentence.len()];
+            for (k, (o, &s)) in out.iter_mut().zip(&raw_sentence).enumerate() {
+                if k > 0 && raw_sentence[k - 1] != s {
+                    number += 1;
+                }
+                *o = number as u32;
+            }
+            dense::keep(a);
+            Ok(())
+        });
+    if let Err(e) = made {
+        return Answer::Fault(other(e));
+    }
+    Answer::Made {
+        tokens: at,
+        vocab,
+        counts,
+        sentences: numbered,
+        raw_words,
+    }
+}
