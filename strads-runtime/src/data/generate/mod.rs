@@ -160,6 +160,6 @@ mod words;
 pub use kg::{KgConfig, kg_like, try_kg_like};
 pub use libsvm::{LibSvmConfig, libsvm_like, try_libsvm_like};
 pub use ratings::{LowRankConfig, low_rank_ratings, try_low_rank_ratings};
-pub use words::{WordsConfig, words_like};
+pub use words::{WordsConfig, words_like, words_like_arrays};
 #[cfg(test)]
 mod tests;

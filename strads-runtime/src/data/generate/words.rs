@@ -4,9 +4,15 @@
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use super::{bad_parameter, check_memory};
+use std::path::Path;
+
+use super::{bad_parameter, check_memory, in_place_range};
+use crate::cluster::session::Session;
+use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp};
+use crate::data::in_place::Fault;
+use crate::data::load::{keep_tokens, vocabulary, words_made_in_place};
 use crate::error::Result;
-use crate::load::Words;
+use crate::load::{WordArrays, Words};
 
 /// Parameters of [`words_like`]. The default is the shape of text8's first 1.17 M words
 /// (`../shared/data/text8-prefix`): about 60 000 distinct words, Zipf-distributed.
@@ -58,6 +64,58 @@ fn draw(cdf: &[f64], u: f64) -> usize {
 /// when the corpus does not fit in memory.
 pub fn words_like(config: &WordsConfig) -> Result<Words> {
     let c = config;
+    check(c)?;
+    check_memory("a generated corpus", (c.words as u64).checked_mul(8))?;
+    let raw: Vec<u32> = Draws::new(c).collect();
+    let mut counts = vec![0u64; c.types];
+    for &w in &raw {
+        counts[w as usize] += 1;
+    }
+    let starts: Vec<usize> = (0..raw.len())
+        .step_by(c.sentence)
+        .chain([raw.len()])
+        .collect();
+    crate::data::load::frequent(&raw, &counts, &starts, c.min_count, |w| format!("w{w}"))
+        .ok_or_else(|| none_frequent(c))
+}
+
+/// [`words_like`]'s corpus with its tokens and their sentences as arrays
+/// ([`WordArrays`], as [`Words::into_arrays`] makes them). On a cluster job's driver the
+/// corpus is drawn in place: every rank draws the whole sequence one process draws, twice
+/// (once to count the words, which makes the vocabulary, then to keep the tokens of its
+/// range of the words), so no process holds the corpus.
+///
+/// # Errors
+/// Those of [`words_like`] (memory: for a rank's share, on a cluster); [`crate::Error::Shape`]
+/// for `2^32` sentences or more; on a cluster job's driver [`crate::Error::Rank`] when a
+/// rank fails.
+///
+/// ```
+/// use strads_runtime::generate::{WordsConfig, words_like_arrays};
+/// let w = words_like_arrays(&WordsConfig { words: 5_000, ..WordsConfig::default() })?;
+/// assert_eq!(w.raw_words, 5_000);
+/// assert_eq!(w.tokens.len(), w.sentence.len());
+/// # Ok::<(), strads_runtime::Error>(())
+/// ```
+pub fn words_like_arrays(config: &WordsConfig) -> Result<WordArrays> {
+    check(config)?;
+    if let Some(s) = crate::cluster::job::data_driver() {
+        return in_place(s, config);
+    }
+    words_like(config)?.into_arrays()
+}
+
+/// The error when no word is drawn `min_count` times.
+fn none_frequent(c: &WordsConfig) -> crate::Error {
+    bad_parameter(
+        "min_count",
+        c.min_count,
+        "at most the count of the most frequent word generated",
+    )
+}
+
+/// Checks the sizes of `c`.
+fn check(c: &WordsConfig) -> Result<()> {
     for (name, v) in [
         ("words", c.words),
         ("types", c.types),
@@ -72,52 +130,172 @@ pub fn words_like(config: &WordsConfig) -> Result<Words> {
     if c.types > u32::MAX as usize {
         return Err(bad_parameter("types", c.types, "at most 2^32 - 1"));
     }
-    check_memory("a generated corpus", (c.words as u64).checked_mul(8))?;
-    let zipf = |n: usize| -> Vec<f64> {
-        let mut acc = 0.0;
-        let mut cdf: Vec<f64> = (1..=n)
-            .map(|r| {
-                acc += 1.0 / r as f64;
-                acc
-            })
-            .collect();
-        cdf.iter_mut().for_each(|x| *x /= acc);
-        cdf
-    };
-    let topics = c.topics.min(c.types);
-    let all = zipf(c.types);
-    let per_topic = zipf(c.types.div_ceil(topics));
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(c.seed);
-    let mut raw = Vec::with_capacity(c.words);
-    let mut topic = 0;
-    for k in 0..c.words {
-        if k % c.passage == 0 {
-            topic = rng.random_range(0..topics);
+    Ok(())
+}
+
+/// The words of [`words_like`]'s corpus, drawn in order: one process's sequence.
+struct Draws {
+    all: Vec<f64>,
+    per_topic: Vec<f64>,
+    topics: usize,
+    types: usize,
+    passage: usize,
+    rng: Xoshiro256PlusPlus,
+    topic: usize,
+    k: usize,
+    n: usize,
+}
+
+impl Draws {
+    fn new(c: &WordsConfig) -> Draws {
+        let zipf = |n: usize| -> Vec<f64> {
+            let mut acc = 0.0;
+            let mut cdf: Vec<f64> = (1..=n)
+                .map(|r| {
+                    acc += 1.0 / r as f64;
+                    acc
+                })
+                .collect();
+            cdf.iter_mut().for_each(|x| *x /= acc);
+            cdf
+        };
+        let topics = c.topics.min(c.types);
+        Draws {
+            all: zipf(c.types),
+            per_topic: zipf(c.types.div_ceil(topics)),
+            topics,
+            types: c.types,
+            passage: c.passage,
+            rng: Xoshiro256PlusPlus::seed_from_u64(c.seed),
+            topic: 0,
+            k: 0,
+            n: c.words,
         }
-        let w = if rng.random::<bool>() {
-            draw(&all, rng.random())
+    }
+}
+
+impl Iterator for Draws {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        if self.k == self.n {
+            return None;
+        }
+        if self.k % self.passage == 0 {
+            self.topic = self.rng.random_range(0..self.topics);
+        }
+        self.k += 1;
+        let w = if self.rng.random::<bool>() {
+            draw(&self.all, self.rng.random())
         } else {
             // The topic's words are `topic`, `topic + topics`, ...: below `types`.
-            let r = draw(&per_topic, rng.random());
-            let w = topic + r * topics;
-            if w < c.types { w } else { topic }
+            let r = draw(&self.per_topic, self.rng.random());
+            let w = self.topic + r * self.topics;
+            if w < self.types { w } else { self.topic }
         };
-        raw.push(w as u32);
+        Some(w as u32)
     }
+}
+
+/// Each word's count in the corpus of `c`.
+fn counts(c: &WordsConfig) -> Vec<u64> {
     let mut counts = vec![0u64; c.types];
-    for &w in &raw {
+    for w in Draws::new(c) {
         counts[w as usize] += 1;
     }
-    let starts: Vec<usize> = (0..raw.len())
-        .step_by(c.sentence)
-        .chain([raw.len()])
-        .collect();
-    crate::data::load::frequent(&raw, &counts, &starts, c.min_count, |w| format!("w{w}"))
-        .ok_or_else(|| {
-            bad_parameter(
-                "min_count",
-                c.min_count,
-                "at most the count of the most frequent word generated",
-            )
-        })
+    counts
+}
+
+/// What the driver asks every rank to draw: the arrays' ids and the parameters (words,
+/// types, topics, passage, sentence, min_count, seed).
+type DrawArgs = ([u64; 2], [u64; 7]);
+
+/// Driver: the corpus of `c` drawn in place.
+fn in_place(s: &'static Session, c: &WordsConfig) -> Result<WordArrays> {
+    let counts = counts(c);
+    let order = vocabulary(&counts, c.min_count);
+    if order.is_empty() {
+        return Err(none_frequent(c));
+    }
+    let share = c.words / s.size() + 1;
+    check_memory("a generated corpus", (share as u64).checked_mul(8))?;
+    let ids: [u64; 2] = std::array::from_fn(|_| crate::array::fresh_id());
+    let params = [
+        c.words as u64,
+        c.types as u64,
+        c.topics as u64,
+        c.passage as u64,
+        c.sentence as u64,
+        c.min_count,
+        c.seed,
+    ];
+    let args: DrawArgs = (ids, params);
+    let answers = spread::run(s, DRAW.name, spread::postcard_args(&args));
+    let answers: Vec<Drawn> = answers
+        .and_then(|a| spread::decode_each(&a))
+        .map_err(|e| abandon(ids, crate::Error::Rank(e)))?;
+    let mut first = None;
+    for answer in answers {
+        match answer {
+            Ok(kept) => {
+                first.get_or_insert(kept);
+            }
+            Err(f) => return Err(abandon(ids, f.error(Path::new("words_like")))),
+        }
+    }
+    let (at, sentences) = first.expect("the driver answers too");
+    let vocab = order.iter().map(|w| format!("w{w}")).collect();
+    let counts = order.iter().map(|&w| counts[w as usize]).collect();
+    words_made_in_place(s, ids, &at, vocab, counts, sentences, c.words as u64)
+        .map_err(|e| abandon(ids, e))
+}
+
+/// Every rank lets go of what it made of the arrays `ids`, and the driver gives `e`.
+fn abandon(ids: [u64; 2], e: crate::Error) -> crate::Error {
+    crate::cluster::spread::dense::abandon(ids);
+    e
+}
+
+/// A rank's answer: the tokens before every rank and the number of sentences.
+type Drawn = std::result::Result<(Vec<u64>, u64), Fault>;
+
+#[linkme::distributed_slice(DATA_OPS)]
+static DRAW: DataOp = DataOp {
+    name: "strads::words_like",
+    run: draw_part,
+};
+
+/// One rank's part of a generated corpus: every rank draws the whole sequence twice (the
+/// counts, then its range of the words) and keeps its tokens.
+fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let (ids, p): DrawArgs =
+        postcard::from_bytes(args).map_err(|e| format!("words_like's arguments ({e})"))?;
+    let size = |v: u64| usize::try_from(v).map_err(|_| format!("a size of {v}"));
+    let c = WordsConfig {
+        words: size(p[0])?,
+        types: size(p[1])?,
+        topics: size(p[2])?,
+        passage: size(p[3])?,
+        sentence: size(p[4])?,
+        min_count: p[5],
+        seed: p[6],
+    };
+    check(&c).map_err(|e| e.to_string())?;
+    let order = vocabulary(&counts(&c), c.min_count);
+    let mut new_id = vec![u32::MAX; c.types];
+    for (new, &old) in order.iter().enumerate() {
+        new_id[old as usize] = new as u32;
+    }
+    drop(order);
+    let keep = in_place_range(c.words, ctx.rank, ctx.size);
+    let (mut tokens, mut raw_sentence) = (Vec::new(), Vec::new());
+    for (k, w) in Draws::new(&c).enumerate().take(keep.end).skip(keep.start) {
+        let id = new_id[w as usize];
+        if id != u32::MAX {
+            tokens.push(id);
+            raw_sentence.push((k / c.sentence) as u64);
+        }
+    }
+    let drawn: Drawn = keep_tokens(ctx, ids, tokens, raw_sentence);
+    Ok(spread::postcard_args(&drawn))
 }

@@ -205,7 +205,7 @@ use ratings::Loader;
 pub(crate) use ratings::U64BuildHasher;
 pub use split::split;
 pub use triples::{KgArrays, KnowledgeGraph, knowledge_graph, knowledge_graph_arrays};
-pub(crate) use words::frequent;
 pub use words::{MAX_WORD, WordArrays, Words, words, words_arrays};
+pub(crate) use words::{frequent, keep_tokens, made_in_place as words_made_in_place, vocabulary};
 #[cfg(test)]
 mod tests;

@@ -113,7 +113,7 @@ pub(super) fn arrays(
     let answers: Vec<Answer> = answers
         .and_then(|a| spread::decode_each(&a))
         .map_err(|e| abandon(Error::Rank(e)))?;
-    let mut made = None;
+    let mut first = None;
     for answer in answers {
         match answer {
             Answer::Fault(f) => return Err(abandon(f.error(path))),
@@ -127,7 +127,7 @@ pub(super) fn arrays(
                 )));
             }
             answer @ Answer::Made { .. } => {
-                made.get_or_insert(answer);
+                first.get_or_insert(answer);
             }
         }
     }
@@ -137,10 +137,24 @@ pub(super) fn arrays(
         counts,
         sentences,
         raw_words,
-    }) = made
+    }) = first
     else {
         unreachable!("the driver answers too")
     };
+    made(s, ids, &at, vocab, counts, sentences, raw_words).map_err(abandon)
+}
+
+/// Driver: the corpus whose `tokens` and `sentence` (arrays `ids`) every rank kept
+/// ([`keep_tokens`]), `at` the tokens before each rank.
+pub(crate) fn made(
+    s: &'static Session,
+    ids: [u64; 2],
+    at: &[u64],
+    vocab: Vec<String>,
+    counts: Vec<u64>,
+    sentences: u64,
+    raw_words: u64,
+) -> Result<WordArrays> {
     let per_rank: Vec<u64> = at.windows(2).map(|w| w[1] - w[0]).collect();
     let bytes: Vec<u64> = per_rank.iter().map(|n| 8 * n).collect();
     spread::explain_made(
@@ -153,10 +167,8 @@ pub(super) fn arrays(
     let away: Vec<(Region, usize)> = (1..at.len() - 1)
         .map(|r| (Region(vec![(at[r], at[r + 1])]), r))
         .collect();
-    let tokens: DistArray<u32, 1> =
-        dense::take(s, ids[0], away.clone()).map_err(|e| abandon(Error::Rank(e)))?;
-    let sentence: DistArray<u32, 1> =
-        dense::take(s, ids[1], away).map_err(|e| abandon(Error::Rank(e)))?;
+    let tokens: DistArray<u32, 1> = dense::take(s, ids[0], away.clone()).map_err(Error::Rank)?;
+    let sentence: DistArray<u32, 1> = dense::take(s, ids[1], away).map_err(Error::Rank)?;
     Ok(WordArrays {
         vocab,
         counts,
@@ -399,7 +411,7 @@ fn read(ctx: &Ctx, args: &Args) -> (Range, Summary) {
 }
 
 fn load(ctx: &mut Ctx, args: &Args) -> Answer {
-    let (me, size) = (ctx.rank, ctx.size);
+    let me = ctx.rank;
     let (words, sum) = read(ctx, args);
     let all: Vec<Summary> = ctx.gather_each(&sum, "summaries");
     drop(sum);
@@ -491,6 +503,31 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
         }
     }
     drop(words);
+    let (at, numbered) = match keep_tokens(ctx, args.ids, tokens, raw_sentence) {
+        Ok(kept) => kept,
+        Err(fault) => return Answer::Fault(fault),
+    };
+    Answer::Made {
+        tokens: at,
+        vocab,
+        counts,
+        sentences: numbered,
+        raw_words,
+    }
+}
+
+/// Every rank: keeps its `tokens`, in the file's order, with the number of each one's
+/// sentence among all of the file's sentences (`raw_sentence`, empty ones included), as
+/// its part of arrays `ids` (`tokens`, `sentence`), sentences numbered densely across the
+/// ranks; the tokens before every rank (`P + 1` prefix sums) and the number of sentences.
+/// Every rank calls it together.
+pub(crate) fn keep_tokens(
+    ctx: &mut Ctx,
+    ids: [u64; 2],
+    tokens: Vec<u32>,
+    raw_sentence: Vec<u64>,
+) -> std::result::Result<(Vec<u64>, u64), Fault> {
+    let (me, size) = (ctx.rank, ctx.size);
     let mut distinct = 0u64;
     for (k, &s) in raw_sentence.iter().enumerate() {
         if k == 0 || raw_sentence[k - 1] != s {
@@ -518,7 +555,7 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
         }
     }
     if numbered > u64::from(u32::MAX) {
-        return Answer::Fault(Fault {
+        return Err(Fault {
             file: 0,
             line: 0,
             global: true,
@@ -536,11 +573,11 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     let made = usize::try_from(total)
         .map_err(|_| format!("{total} tokens"))
         .and_then(|n| {
-            let mut a: DistArray<u32, 1> = dense::zeroed(args.ids[0], [n])?;
+            let mut a: DistArray<u32, 1> = dense::zeroed(ids[0], [n])?;
             a.as_mut_slice()[from..from + tokens.len()].copy_from_slice(&tokens);
             dense::keep(a);
             drop(tokens);
-            let mut a: DistArray<u32, 1> = dense::zeroed(args.ids[1], [n])?;
+            let mut a: DistArray<u32, 1> = dense::zeroed(ids[1], [n])?;
             let mut number = first_number;
             let out = &mut a.as_mut_slice()[from..from + raw_sentence.len()];
             for (k, (o, &s)) in out.iter_mut().zip(&raw_sentence).enumerate() {
@@ -552,14 +589,6 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
             dense::keep(a);
             Ok(())
         });
-    if let Err(e) = made {
-        return Answer::Fault(other(e));
-    }
-    Answer::Made {
-        tokens: at,
-        vocab,
-        counts,
-        sentences: numbered,
-        raw_words,
-    }
+    made.map_err(other)?;
+    Ok((at, numbered))
 }

@@ -280,6 +280,17 @@ impl<'p> Scan<'p> {
     }
 }
 
+/// The ids (into `counts`) of the words seen `min_count` times, most frequent first (ties
+/// by id): a word's place here is its id in the vocabulary.
+pub(crate) fn vocabulary(counts: &[u64], min_count: u64) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..counts.len() as u32)
+        .filter(|&w| counts[w as usize] >= min_count.max(1))
+        .collect();
+    // By decreasing count; the sort is stable, so ties keep their order of ids.
+    order.sort_by_key(|&w| std::cmp::Reverse(counts[w as usize]));
+    order
+}
+
 /// The corpus of the words `raw` (ids into `counts`, which holds each id's count in `raw`),
 /// in sentences starting at `starts` (`raw.len()` last): the words seen `min_count` times,
 /// most frequent first (ties by id), named `name(id)`; sentences left empty are dropped.
@@ -291,14 +302,10 @@ pub(crate) fn frequent(
     min_count: u64,
     mut name: impl FnMut(u32) -> String,
 ) -> Option<Words> {
-    let mut order: Vec<u32> = (0..counts.len() as u32)
-        .filter(|&w| counts[w as usize] >= min_count.max(1))
-        .collect();
+    let order = vocabulary(counts, min_count);
     if order.is_empty() {
         return None;
     }
-    // By decreasing count; the sort is stable, so ties keep their order of ids.
-    order.sort_by_key(|&w| std::cmp::Reverse(counts[w as usize]));
     let mut new_id = vec![u32::MAX; counts.len()];
     for (new, &old) in order.iter().enumerate() {
         new_id[old as usize] = new as u32;
@@ -329,3 +336,4 @@ mod arrays;
 mod in_place;
 
 pub use arrays::{WordArrays, words_arrays};
+pub(crate) use in_place::{keep_tokens, made as made_in_place};
