@@ -151,13 +151,14 @@ pub fn grid_edges(side: usize) -> (Vec<u32>, Vec<u32>) {
 }
 
 mod in_place;
+use in_place::first_occurrences;
 pub(crate) use in_place::range as in_place_range;
 mod kg;
 mod libsvm;
 mod ratings;
 mod words;
 
-pub use kg::{KgConfig, kg_like, try_kg_like};
+pub use kg::{KgConfig, kg_like, kg_like_arrays, try_kg_like};
 pub use libsvm::{LibSvmConfig, libsvm_like, try_libsvm_like};
 pub use ratings::{LowRankConfig, low_rank_ratings, try_low_rank_ratings};
 pub use words::{WordsConfig, words_like, words_like_arrays};

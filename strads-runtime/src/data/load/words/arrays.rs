@@ -87,12 +87,12 @@ impl Words {
 /// start in its byte range of the file, at the same path on every node (a shared
 /// filesystem, or the same copy on each), and keeps the tokens among them as its part of
 /// `tokens` and `sentence`, so the driver never holds the corpus (docs/cluster.md). A
-/// gzip-compressed file cannot be split by its bytes: every rank decompresses it whole,
-/// twice (once to learn its size), and keeps its range of the decompressed bytes. The
-/// ranks agree on what one process finds: every rank gathers every other's distinct words
-/// and their counts and makes the same vocabulary (so a rank holds the whole vocabulary
-/// while it is made), and the sentences a line is cut into are counted across the ranks'
-/// ranges. When a rank meets a malformed word, or no word is frequent enough, the driver
+/// gzip-compressed file cannot be split by its bytes: every rank decompresses it whole to
+/// learn its size, then again up to the end of its range, and keeps its range of the
+/// decompressed bytes. The ranks agree on what one process finds: every rank gathers every
+/// other's distinct words and their counts and makes the same vocabulary (while it is
+/// made, a rank holds every rank's distinct words: about `P` times its own), and the
+/// sentences a line is cut into are counted across the ranks' ranges. When a rank meets a malformed word, or no word is frequent enough, the driver
 /// reads the file again, keeping nothing, to give the error one process gives.
 ///
 /// # Errors

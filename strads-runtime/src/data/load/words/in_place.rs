@@ -6,7 +6,8 @@
 //! other, so every plan and every bit stay those of threads.
 //!
 //! The ranks agree on what one process finds: the vocabulary (every rank gathers every
-//! other's distinct words with their counts and merges them alike), and the sentences: a
+//! other's distinct words with their counts and merges them alike: for that moment a rank
+//! holds about `P` times its own distinct words), and the sentences: a
 //! line is cut every `max_sentence` words, counted from the line's start, which may lie in
 //! a range before; sentences the vocabulary leaves empty are not numbered, and a sentence
 //! may span ranks. A malformed word (or no frequent one) makes every rank give up alike,
@@ -121,8 +122,9 @@ pub(super) fn arrays(
                 dense::abandon(ids);
                 check(path, min_count, max_sentence)?;
                 return Err(Error::Rank(format!(
-                    "the job's ranks found a malformed word in {}, which this process, \
-                     reading the file again, does not find: every node must see the same file",
+                    "the job's ranks found a malformed word, or a gzip stream that breaks off, \
+                     in {}, which this process, reading the file again, does not find: every \
+                     node must see the same file",
                     path.display()
                 )));
             }
@@ -299,7 +301,9 @@ impl Range {
                 }
                 if space {
                     self.end_word(&mut word);
-                    if b == b'\n' {
+                    // Lines without words start no sentence: one entry where lines start
+                    // at one word (blank lines cost nothing).
+                    if b == b'\n' && self.lines.last() != Some(&self.raw.len()) {
                         self.lines.push(self.raw.len());
                     }
                 } else if word.len() == MAX_WORD {
@@ -449,7 +453,8 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     }
     drop(merged);
     order.retain(|&(_, c)| c >= args.min_count.max(1));
-    if order.is_empty() {
+    // (One process refuses 2^32 distinct words before it could make 2^32 frequent ones.)
+    if order.is_empty() || order.len() > u32::MAX as usize {
         return Answer::Bad;
     }
     order.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
@@ -487,10 +492,7 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     for (k, &w) in words.raw.iter().enumerate() {
         if words.lines.get(next_line) == Some(&k) {
             pos = 0;
-            // Lines without words start no sentence.
-            while words.lines.get(next_line) == Some(&k) {
-                next_line += 1;
-            }
+            next_line += 1;
         }
         if pos % m == 0 {
             sentence = sentence.wrapping_add(1);

@@ -103,7 +103,18 @@ fn read(path: &Path, min_count: u64, max_sentence: usize, keep: bool) -> Result<
     };
     let mut scan = Scan::new(path, gzip, max_sentence.max(1));
     scan.keep = keep;
-    scan.run(BufReader::with_capacity(1 << 18, reader))?;
+    // A UTF-8 byte order mark is not a word: its three bytes, however the stream's reads
+    // cut them (a gzip member may end inside it).
+    let mut reader = BufReader::with_capacity(1 << 18, reader);
+    let mut head = Vec::with_capacity(3);
+    (&mut reader)
+        .take(3)
+        .read_to_end(&mut head)
+        .map_err(|e| scan.read_error(e))?;
+    if head == b"\xEF\xBB\xBF" {
+        head.clear();
+    }
+    scan.run(std::io::Cursor::new(head).chain(reader))?;
     scan.finish(min_count)
 }
 
@@ -154,13 +165,6 @@ impl<'p> Scan<'p> {
 
     fn run(&mut self, mut reader: impl BufRead) -> Result<()> {
         let mut word: Vec<u8> = Vec::with_capacity(64);
-        // A UTF-8 byte order mark is not a word.
-        if reader
-            .fill_buf()
-            .is_ok_and(|b| b.starts_with(b"\xEF\xBB\xBF"))
-        {
-            reader.consume(3);
-        }
         loop {
             let chunk = match reader.fill_buf() {
                 Ok(chunk) => chunk,

@@ -9,7 +9,7 @@ use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::error::Result;
-use crate::load::{KnowledgeGraph, U64BuildHasher};
+use crate::load::{KgArrays, KnowledgeGraph, U64BuildHasher};
 
 use super::{MAX_DIM, bad_parameter, check_memory};
 
@@ -117,6 +117,88 @@ pub fn kg_like(cfg: &KgConfig) -> KnowledgeGraph {
 /// );
 /// ```
 pub fn try_kg_like(cfg: &KgConfig) -> Result<KnowledgeGraph> {
+    let wanted = check(cfg)?;
+    // The triples (12 bytes) and their keys in the set (about 16 bytes each).
+    check_memory(
+        &format!("{wanted} generated triples"),
+        u64::try_from(wanted as u128 * 28).ok(),
+    )?;
+    let mut graph = Graph::new(cfg);
+    let mut seen: HashSet<u64, U64BuildHasher> =
+        HashSet::with_capacity_and_hasher(wanted, U64BuildHasher::default());
+    let mut triples: Vec<[u32; 3]> = Vec::with_capacity(wanted);
+    for _ in 0..wanted.saturating_mul(DRAWS_PER_TRIPLE) {
+        if triples.len() == wanted {
+            break;
+        }
+        let (triple, key) = graph.draw();
+        if seen.insert(key) {
+            triples.push(triple);
+        }
+    }
+    if triples.len() < wanted {
+        return Err(too_few(cfg, wanted, triples.len()));
+    }
+    let test_set = triples.split_off(cfg.train + cfg.valid);
+    let valid_set = triples.split_off(cfg.train);
+    Ok(KnowledgeGraph {
+        entities: cfg.entities,
+        relations: cfg.relations,
+        train: triples,
+        valid: valid_set,
+        test: test_set,
+        entity_names: (0..cfg.entities).map(|e| format!("e{e}")).collect(),
+        relation_names: (0..cfg.relations).map(|r| format!("r{r}")).collect(),
+    })
+}
+
+/// [`try_kg_like`]'s graph with its triple sets as `[n, 3]` arrays ([`KgArrays`], as
+/// [`KnowledgeGraph::into_arrays`] makes them). On a cluster job's driver the graph is
+/// drawn in place: every rank draws the sequence one process draws, the distinct triples
+/// are found by the ranks together (each remembers the triples whose key hashes to it, and
+/// one bit a draw tells the others which draws are new), and each rank keeps its range of
+/// each set, so no process holds the graph or all of its keys.
+///
+/// # Errors
+/// Those of [`try_kg_like`] (memory: for a rank's share, on a cluster); on a cluster
+/// job's driver [`Error::Rank`](crate::Error::Rank) when a rank fails.
+///
+/// ```
+/// use strads_runtime::generate::{KgConfig, kg_like_arrays};
+/// let kg = kg_like_arrays(&KgConfig {
+///     entities: 500,
+///     relations: 10,
+///     train: 5_000,
+///     valid: 200,
+///     test: 200,
+///     ..Default::default()
+/// })?;
+/// assert_eq!((kg.train.shape(), kg.triples()), ([5_000, 3], 5_400));
+/// # Ok::<(), strads_runtime::Error>(())
+/// ```
+pub fn kg_like_arrays(cfg: &KgConfig) -> Result<KgArrays> {
+    let wanted = check(cfg)?;
+    if let Some(s) = crate::cluster::job::data_driver() {
+        return in_place::arrays(s, cfg, wanted);
+    }
+    Ok(try_kg_like(cfg)?.into_arrays())
+}
+
+/// The error when `draws` found only `found` distinct triples of the `wanted`.
+fn too_few(cfg: &KgConfig, wanted: usize, found: usize) -> crate::Error {
+    bad_parameter(
+        "KgConfig.train",
+        cfg.train,
+        &format!(
+            "fewer triples: {} draws found only {found} distinct ones of the {wanted} asked \
+             for; give more entities or relations, larger clusters or more noise",
+            wanted.saturating_mul(DRAWS_PER_TRIPLE),
+        ),
+    )
+}
+
+/// Checks the parameters of `cfg`: the number of triples wanted in all.
+fn check(cfg: &KgConfig) -> Result<usize> {
     let KgConfig {
         entities,
         relations,
@@ -127,7 +209,7 @@ pub fn try_kg_like(cfg: &KgConfig) -> Result<KnowledgeGraph> {
         noise,
         entity_zipf,
         relation_zipf,
-        seed,
+        seed: _,
     } = *cfg;
     for (name, n) in [
         ("KgConfig.entities", entities),
@@ -189,92 +271,94 @@ pub fn try_kg_like(cfg: &KgConfig) -> Result<KnowledgeGraph> {
             ),
         ));
     }
-    // The triples (12 bytes) and their keys in the set (about 16 bytes each).
-    check_memory(
-        &format!("{wanted} generated triples"),
-        u64::try_from(wanted * 28).ok(),
-    )?;
-    let wanted = wanted as usize;
-
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    // Entities in popularity order (most popular first), dealt to the clusters in turn:
-    // each cluster's members are in popularity order too.
-    let mut by_rank: Vec<u32> = (0..entities as u64).map(|x| x as u32).collect();
-    by_rank.shuffle(&mut rng);
-    let mut members: Vec<Vec<u32>> = vec![Vec::new(); clusters];
-    for (k, &e) in by_rank.iter().enumerate() {
-        members[k % clusters].push(e);
-    }
-    let zipf: Vec<Zipf<f64>> = members
-        .iter()
-        .map(|m| Zipf::new(m.len() as f64, entity_zipf).expect("valid Zipf parameters"))
-        .collect();
-    // Each relation's source and target clusters (distinct when there are two or more).
-    let links: Vec<(usize, usize)> = (0..relations)
-        .map(|_| {
-            let a = rng.random_range(0..clusters);
-            let b = match clusters {
-                1 => 0,
-                n => (a + rng.random_range(1..n)) % n,
-            };
-            (a, b)
-        })
-        .collect();
-    let mut relation_of_rank: Vec<u32> = (0..relations as u64).map(|x| x as u32).collect();
-    relation_of_rank.shuffle(&mut rng);
-    let rel_zipf = Zipf::new(relations as f64, relation_zipf).expect("valid Zipf parameters");
-    // A Zipf sample is a float in 1..=n; the clamp guards against rounding.
-    let draw = |c: usize, rng: &mut Xoshiro256PlusPlus| {
-        let m = &members[c];
-        m[(zipf[c].sample(rng) as usize).clamp(1, m.len()) - 1]
-    };
-
-    let mut seen: HashSet<u64, U64BuildHasher> =
-        HashSet::with_capacity_and_hasher(wanted, U64BuildHasher::default());
-    let mut triples: Vec<[u32; 3]> = Vec::with_capacity(wanted);
-    for _ in 0..wanted.saturating_mul(DRAWS_PER_TRIPLE) {
-        if triples.len() == wanted {
-            break;
-        }
-        let rank = (rel_zipf.sample(&mut rng) as usize).clamp(1, relations) - 1;
-        let rel = relation_of_rank[rank];
-        let (a, b) = links[rel as usize];
-        let h = draw(a, &mut rng);
-        let t = if rng.random::<f64>() < noise {
-            rng.random_range(0..entities as u64) as u32
-        } else {
-            draw(b, &mut rng)
-        };
-        let key =
-            (u64::from(h) * relations as u64 + u64::from(rel)) * entities as u64 + u64::from(t);
-        if seen.insert(key) {
-            triples.push([h, rel, t]);
-        }
-    }
-    if triples.len() < wanted {
-        return Err(bad_parameter(
-            "KgConfig.train",
-            train,
-            &format!(
-                "fewer triples: {} draws found only {} distinct ones of the {wanted} asked \
-                 for; give more entities or relations, larger clusters or more noise",
-                wanted.saturating_mul(DRAWS_PER_TRIPLE),
-                triples.len()
-            ),
-        ));
-    }
-    let test_set = triples.split_off(train + valid);
-    let valid_set = triples.split_off(train);
-    Ok(KnowledgeGraph {
-        entities,
-        relations,
-        train: triples,
-        valid: valid_set,
-        test: test_set,
-        entity_names: (0..entities).map(|e| format!("e{e}")).collect(),
-        relation_names: (0..relations).map(|r| format!("r{r}")).collect(),
-    })
+    // Below `reachable / 2`, which is below `E^2 R`: a `u64`.
+    Ok(wanted as usize)
 }
+
+/// The generator's state: the clusters, the relations' links, and the draws so far.
+struct Graph {
+    members: Vec<Vec<u32>>,
+    zipf: Vec<Zipf<f64>>,
+    links: Vec<(usize, usize)>,
+    relation_of_rank: Vec<u32>,
+    rel_zipf: Zipf<f64>,
+    rng: Xoshiro256PlusPlus,
+    entities: usize,
+    relations: usize,
+    noise: f64,
+}
+
+impl Graph {
+    /// The graph of `cfg` (checked), before its first draw.
+    fn new(cfg: &KgConfig) -> Graph {
+        let (entities, relations) = (cfg.entities, cfg.relations);
+        let clusters = (entities / cfg.cluster_size).max(1);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+        // Entities in popularity order (most popular first), dealt to the clusters in turn:
+        // each cluster's members are in popularity order too.
+        let mut by_rank: Vec<u32> = (0..entities as u64).map(|x| x as u32).collect();
+        by_rank.shuffle(&mut rng);
+        let mut members: Vec<Vec<u32>> = vec![Vec::new(); clusters];
+        for (k, &e) in by_rank.iter().enumerate() {
+            members[k % clusters].push(e);
+        }
+        let zipf: Vec<Zipf<f64>> = members
+            .iter()
+            .map(|m| Zipf::new(m.len() as f64, cfg.entity_zipf).expect("valid Zipf parameters"))
+            .collect();
+        // Each relation's source and target clusters (distinct when there are two or more).
+        let links: Vec<(usize, usize)> = (0..relations)
+            .map(|_| {
+                let a = rng.random_range(0..clusters);
+                let b = match clusters {
+                    1 => 0,
+                    n => (a + rng.random_range(1..n)) % n,
+                };
+                (a, b)
+            })
+            .collect();
+        let mut relation_of_rank: Vec<u32> = (0..relations as u64).map(|x| x as u32).collect();
+        relation_of_rank.shuffle(&mut rng);
+        let rel_zipf =
+            Zipf::new(relations as f64, cfg.relation_zipf).expect("valid Zipf parameters");
+        Graph {
+            members,
+            zipf,
+            links,
+            relation_of_rank,
+            rel_zipf,
+            rng,
+            entities,
+            relations,
+            noise: cfg.noise,
+        }
+    }
+
+    /// A member of cluster `c`, by popularity. A Zipf sample is a float in 1..=n; the
+    /// clamp guards against rounding.
+    fn member(&mut self, c: usize) -> u32 {
+        let m = &self.members[c];
+        m[(self.zipf[c].sample(&mut self.rng) as usize).clamp(1, m.len()) - 1]
+    }
+
+    /// The next triple drawn, `[h, r, t]`, and its key.
+    fn draw(&mut self) -> ([u32; 3], u64) {
+        let rank = (self.rel_zipf.sample(&mut self.rng) as usize).clamp(1, self.relations) - 1;
+        let rel = self.relation_of_rank[rank];
+        let (a, b) = self.links[rel as usize];
+        let h = self.member(a);
+        let t = if self.rng.random::<f64>() < self.noise {
+            self.rng.random_range(0..self.entities as u64) as u32
+        } else {
+            self.member(b)
+        };
+        let key = (u64::from(h) * self.relations as u64 + u64::from(rel)) * self.entities as u64
+            + u64::from(t);
+        ([h, rel, t], key)
+    }
+}
+
+mod in_place;
 
 #[cfg(test)]
 mod tests {
