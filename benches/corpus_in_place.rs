@@ -4,7 +4,11 @@
 //! 4 processes of one thread (P = 1: one process of 2 threads). Every layout must print the
 //! same corpus and the same loop result as the one process; the table says so. With
 //! `--libsvm`, the same for a LIBSVM file (`load::libsvm`) and a loop that reads its
-//! labels and offsets by samples.
+//! labels and offsets by samples. With `--text`, a text corpus (`load::words_arrays`; a
+//! row also loads it with `load::words`, whole on the driver, then `into_arrays`) and a
+//! loop over its tokens; with `--kg`, a knowledge graph's folder of text triples
+//! (`load::knowledge_graph_arrays`, and `load::knowledge_graph` whole) and a loop over its
+//! training rows.
 //!
 //! The corpus is an LDA-C file written here (AP-like documents: Zipf-skewed word ids,
 //! log-normal lengths), or the file `--data` names; with `--libsvm`, a LIBSVM file of
@@ -17,6 +21,9 @@
 //! cargo bench --bench corpus_in_place
 //! cargo bench --bench corpus_in_place -- --docs 400000 --data /path/to/file.dat
 //! cargo bench --bench corpus_in_place -- --libsvm --docs 2000000 --pairs 20
+//! cargo bench --bench corpus_in_place -- --text --docs 20000 --pairs 1000
+//! cargo bench --bench corpus_in_place -- --text --data text8.gz
+//! cargo bench --bench corpus_in_place -- --kg --docs 4000000
 //! ```
 
 use std::fmt::Write as _;
@@ -56,6 +63,28 @@ fn weighted(counts: &SparseArray<u32, 2>) -> u64 {
     s
 }
 
+/// Each token's word and sentence, weighted by position: a loop that reads the tokens by
+/// parts. An integer sum.
+#[strads::parallel_for]
+fn by_tokens(tokens: &DistArray<u32, 1>, sentence: &DistArray<u32, 1>, n: usize) -> u64 {
+    let mut s: u64 = 0;
+    for k in 0..n {
+        s += (u64::from(tokens[k]) + 3 * u64::from(sentence[k])) * (1 + (k % 89) as u64);
+    }
+    s
+}
+
+/// Each triple's ids, weighted by position: a loop that reads the rows by parts.
+#[strads::parallel_for]
+fn by_rows(triples: &DistArray<u32, 2>, n: usize) -> u64 {
+    let mut s: u64 = 0;
+    for k in 0..n {
+        let key = u64::from(triples[[k, 0]]) * 7 + u64::from(triples[[k, 1]]) * 3;
+        s += (key + u64::from(triples[[k, 2]])) * (1 + (k % 89) as u64);
+    }
+    s
+}
+
 #[derive(Parser, Debug)]
 #[command(about = "LDA-C loaded in place against one process")]
 struct Args {
@@ -74,6 +103,14 @@ struct Args {
     /// A LIBSVM file instead (`--data`, or one of `--docs` samples written first).
     #[arg(long)]
     libsvm: bool,
+    /// A text corpus instead (`--data`, or one of `--docs` lines of about `--pairs`
+    /// Zipf-skewed words below `--words` written first).
+    #[arg(long)]
+    text: bool,
+    /// A knowledge graph instead (`--data`, a folder, or one of `--docs` training triples of
+    /// text names over `--words` entities written first).
+    #[arg(long)]
+    kg: bool,
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
@@ -161,6 +198,116 @@ fn write_libsvm(path: &PathBuf, samples: usize, features: u64, pairs: u64) -> st
     out.flush()
 }
 
+/// Writes a text corpus: `lines` lines of about `per_line` Zipf-skewed words `w<id>`
+/// below `words`.
+fn write_text(path: &PathBuf, lines: usize, words: u64, per_line: u64) -> std::io::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    let mut g = Lcg(13);
+    let mut line = String::new();
+    for _ in 0..lines {
+        line.clear();
+        for k in 0..g.next() % (2 * per_line).max(1) + 1 {
+            let id = ((words as f64).powf(g.unit()) - 1.0) as u64 % words;
+            if k > 0 {
+                line.push(' ');
+            }
+            write!(line, "w{id}").unwrap();
+        }
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
+    }
+    out.flush()
+}
+
+/// Writes a folder of text triples: `train` training triples (and a twentieth as many
+/// validation and test triples) of Zipf-skewed entities `/m/<id>` below `entities` and
+/// relations `/r/<id>` below 200.
+fn write_kg(dir: &PathBuf, train: usize, entities: u64) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mut g = Lcg(17);
+    for (file, n) in [
+        ("train.txt", train),
+        ("valid.txt", train / 20 + 1),
+        ("test.txt", train / 20 + 1),
+    ] {
+        let mut out =
+            std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(dir.join(file))?);
+        for _ in 0..n {
+            let mut entity = || ((entities as f64).powf(g.unit()) - 1.0) as u64 % entities;
+            let (h, t) = (entity(), entity());
+            writeln!(out, "/m/{h:x}\t/r/{}\t/m/{t:x}", g.next() % 200)?;
+        }
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// The program each layout runs for a text corpus: load (in place, or whole with
+/// `whole`), loop, and what it found.
+fn program_text(path: &str, whole: bool) {
+    let t = Instant::now();
+    let w = if whole {
+        strads::load::words(path, 5, 10_000).and_then(|w| w.into_arrays())
+    } else {
+        strads::load::words_arrays(path, 5, 10_000)
+    };
+    let w = w.unwrap_or_else(|e| {
+        eprintln!("corpus_in_place: {e}");
+        std::process::exit(1)
+    });
+    let load = t.elapsed().as_secs_f64();
+    let load_peak = vm_hwm_kib();
+    let t = Instant::now();
+    let n = w.tokens.len();
+    let s = by_tokens(&w.tokens, &w.sentence, n);
+    let looped = t.elapsed().as_secs_f64();
+    let peak = vm_hwm_kib();
+    println!(
+        "result words={} vocab={} tokens={n} sentences={} by_tokens={s}",
+        w.raw_words,
+        w.vocab.len(),
+        w.sentences
+    );
+    println!(
+        "timing load={load:.3} loop={looped:.3} spread={} driver_load_peak_kib={load_peak} \
+         driver_peak_kib={peak}",
+        w.tokens.is_spread()
+    );
+}
+
+/// The program each layout runs for a knowledge graph's folder: load (in place, or whole
+/// with `whole`), loop, and what it found.
+fn program_kg(path: &str, whole: bool) {
+    let t = Instant::now();
+    let kg = if whole {
+        strads::load::knowledge_graph(path).map(|kg| kg.into_arrays())
+    } else {
+        strads::load::knowledge_graph_arrays(path)
+    };
+    let kg = kg.unwrap_or_else(|e| {
+        eprintln!("corpus_in_place: {e}");
+        std::process::exit(1)
+    });
+    let load = t.elapsed().as_secs_f64();
+    let load_peak = vm_hwm_kib();
+    let t = Instant::now();
+    let n = kg.train.shape()[0];
+    let s = by_rows(&kg.train, n);
+    let looped = t.elapsed().as_secs_f64();
+    let peak = vm_hwm_kib();
+    println!(
+        "result entities={} relations={} triples={} by_rows={s}",
+        kg.entities,
+        kg.relations,
+        kg.triples()
+    );
+    println!(
+        "timing load={load:.3} loop={looped:.3} spread={} driver_load_peak_kib={load_peak} \
+         driver_peak_kib={peak}",
+        kg.train.is_spread()
+    );
+}
+
 /// The program each layout runs for a LIBSVM file: load, loop, and what it found.
 fn program_libsvm(path: &str) {
     let t = Instant::now();
@@ -214,15 +361,27 @@ fn program(path: &str) {
 }
 
 /// This process's peak resident set (`VmHWM`), KiB; 0 where unknown.
-/// One layout's run: (result line, load s, loop s, peaks in MiB by rank).
-fn run(role: &str, path: &str, procs: usize) -> Result<(String, f64, f64, Vec<f64>), String> {
+/// One layout's run: what it printed, and its peaks in MiB by rank.
+struct Run {
+    result: String,
+    load: f64,
+    looped: f64,
+    /// The driver's peak once the data is loaded, before the loop (MiB; NaN when the
+    /// program does not say).
+    load_peak: f64,
+    peaks: Vec<f64>,
+}
+
+fn run(role: &str, path: &str, procs: usize) -> Result<Run, String> {
     let env = [("CORPUS_BENCH_ROLE", role), ("CORPUS_BENCH_DATA", path)];
     let (stdout, peaks) = ranks::run_ranks(&env, procs)?;
-    let (load, looped) = (
-        ranks::field(&stdout, "load").unwrap_or(f64::NAN),
-        ranks::field(&stdout, "loop").unwrap_or(f64::NAN),
-    );
-    Ok((ranks::result_line(&stdout)?, load, looped, peaks))
+    Ok(Run {
+        result: ranks::result_line(&stdout)?,
+        load: ranks::field(&stdout, "load").unwrap_or(f64::NAN),
+        looped: ranks::field(&stdout, "loop").unwrap_or(f64::NAN),
+        load_peak: ranks::field(&stdout, "driver_load_peak_kib").unwrap_or(f64::NAN) / 1024.0,
+        peaks,
+    })
 }
 
 fn bench() -> Result<(), String> {
@@ -235,15 +394,31 @@ fn bench() -> Result<(), String> {
             let t = Instant::now();
             let wrote = if args.libsvm {
                 write_libsvm(&written, args.docs, args.words, args.pairs)
+            } else if args.text {
+                write_text(&written, args.docs, args.words, args.pairs)
+            } else if args.kg {
+                write_kg(&written, args.docs, args.words)
             } else {
                 write_corpus(&written, args.docs, args.words, args.pairs)
             };
             wrote.map_err(|e| format!("writing {}: {e}", written.display()))?;
-            let bytes = std::fs::metadata(&written).map_or(0, |m| m.len());
+            let bytes = if args.kg {
+                ["train.txt", "valid.txt", "test.txt"]
+                    .iter()
+                    .map(|f| std::fs::metadata(written.join(f)).map_or(0, |m| m.len()))
+                    .sum()
+            } else {
+                std::fs::metadata(&written).map_or(0, |m| m.len())
+            };
             println!(
                 "wrote {} {}, {:.1} MiB, in {:.1} s",
                 args.docs,
-                if args.libsvm { "samples" } else { "documents" },
+                match (args.libsvm, args.text, args.kg) {
+                    (true, ..) => "samples",
+                    (_, true, _) => "lines",
+                    (.., true) => "training triples",
+                    _ => "documents",
+                },
                 bytes as f64 / (1 << 20) as f64,
                 t.elapsed().as_secs_f64()
             );
@@ -253,38 +428,55 @@ fn bench() -> Result<(), String> {
     let path_s = path.to_string_lossy().into_owned();
     let result = (|| {
         let mut rows = Vec::new();
+        let role = match (args.libsvm, args.text, args.kg) {
+            (true, ..) => "libsvm",
+            (_, true, _) => "text",
+            (.., true) => "kg",
+            _ => "program",
+        };
         for procs in [1, 2, 4] {
-            let role = if args.libsvm { "libsvm" } else { "program" };
-            rows.push((procs, run(role, &path_s, procs)?));
+            rows.push((procs, false, run(role, &path_s, procs)?));
         }
-        let one = rows[0].1.0.clone();
+        // The vectors' loaders at P = 4: the data whole on the driver, then arrays.
+        if args.text || args.kg {
+            let whole = format!("{role}_whole");
+            rows.push((4, true, run(&whole, &path_s, 4)?));
+        }
+        let one = rows[0].2.result.clone();
         println!("{one}");
-        println!("| layout | load s | loop s | peak MiB by rank | as 1 process |");
-        println!("|---|---|---|---|---|");
-        for (procs, (result, load, looped, peaks)) in &rows {
-            let layout = if *procs == 1 {
-                "1 process x 2 threads".to_owned()
-            } else {
-                format!("{procs} x 1, in place")
+        println!(
+            "| layout | load s | loop s | driver's peak after the load, MiB | peak MiB by rank \
+             (at the end) | as 1 process |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for (procs, whole, r) in &rows {
+            let layout = match (*procs, *whole) {
+                (1, _) => "1 process x 2 threads".to_owned(),
+                (_, false) => format!("{procs} x 1, in place"),
+                (_, true) => format!("{procs} x 1, whole on the driver"),
             };
-            let peaks: Vec<String> = peaks.iter().map(|p| format!("{p:.1}")).collect();
+            let peaks: Vec<String> = r.peaks.iter().map(|p| format!("{p:.1}")).collect();
             println!(
-                "| {layout} | {load:.3} | {looped:.3} | {} | {} |",
+                "| {layout} | {:.3} | {:.3} | {:.1} | {} | {} |",
+                r.load,
+                r.looped,
+                r.load_peak,
                 peaks.join(" / "),
-                if *result == one {
+                if r.result == one {
                     "same"
                 } else {
                     "**differs**"
                 }
             );
         }
-        if rows.iter().any(|(_, r)| r.0 != one) {
+        if rows.iter().any(|(.., r)| r.result != one) {
             return Err("a layout printed another data set or loop result".to_owned());
         }
         Ok(())
     })();
     if args.data.is_none() {
         let _ = std::fs::remove_file(&written);
+        let _ = std::fs::remove_dir_all(&written);
     }
     result
 }
@@ -292,20 +484,19 @@ fn bench() -> Result<(), String> {
 #[strads::main]
 fn main() -> ExitCode {
     let role = std::env::var("CORPUS_BENCH_ROLE").unwrap_or_default();
-    if role == "program" || role == "libsvm" {
-        let path = std::env::var("CORPUS_BENCH_DATA").unwrap_or_default();
-        if role == "libsvm" {
-            program_libsvm(&path);
-        } else {
-            program(&path);
-        }
-        return ExitCode::SUCCESS;
+    let path = std::env::var("CORPUS_BENCH_DATA").unwrap_or_default();
+    match role.as_str() {
+        "program" => program(&path),
+        "libsvm" => program_libsvm(&path),
+        "text" | "text_whole" => program_text(&path, role == "text_whole"),
+        "kg" | "kg_whole" => program_kg(&path, role == "kg_whole"),
+        _ => match bench() {
+            Ok(()) => return ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("corpus_in_place: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
     }
-    match bench() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("corpus_in_place: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    ExitCode::SUCCESS
 }

@@ -288,14 +288,21 @@ fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
     }
     drop(order);
     let keep = in_place_range(c.words, ctx.rank, ctx.size);
-    let (mut tokens, mut raw_sentence) = (Vec::new(), Vec::new());
+    // Sentences are the draws' runs of `sentence` words: numbered from this rank's first.
+    let base = (keep.start / c.sentence) as u64;
+    let (mut tokens, mut sentence) = (Vec::new(), Vec::new());
     for (k, w) in Draws::new(&c).enumerate().take(keep.end).skip(keep.start) {
         let id = new_id[w as usize];
         if id != u32::MAX {
             tokens.push(id);
-            raw_sentence.push((k / c.sentence) as u64);
+            sentence.push(((k / c.sentence) as u32).wrapping_sub(base as u32));
         }
     }
-    let drawn: Drawn = keep_tokens(ctx, ids, tokens, raw_sentence);
+    let mut replay = |each: &mut dyn FnMut(u32, u32)| {
+        for (&t, &s) in tokens.iter().zip(&sentence) {
+            each(t, s);
+        }
+    };
+    let drawn: Drawn = keep_tokens(ctx, ids, base, &mut replay);
     Ok(spread::postcard_args(&drawn))
 }

@@ -54,8 +54,6 @@ struct Summary {
     tail: u64,
     /// Sentences that start after the range's first newline.
     inner: u64,
-    /// The distinct words, in order of first appearance here, with their counts.
-    vocab: Vec<(String, u64)>,
     /// The rank could not open or read the file.
     fault: Option<Fault>,
     /// The rank met a word one process refuses.
@@ -219,7 +217,6 @@ fn open_at(path: &Path, gzip: bool, at: u64) -> std::io::Result<Box<dyn BufRead>
 #[derive(Default)]
 struct Range {
     ids: HashMap<String, u32>,
-    names: Vec<String>,
     counts: Vec<u64>,
     /// The words, as those ids.
     raw: Vec<u32>,
@@ -240,12 +237,11 @@ impl Range {
         let id = match self.ids.get(text) {
             Some(&id) => id,
             None => {
-                let Ok(id) = u32::try_from(self.names.len()) else {
+                let Ok(id) = u32::try_from(self.counts.len()) else {
                     self.bad = true;
                     return;
                 };
                 self.ids.insert(text.to_owned(), id);
-                self.names.push(text.to_owned());
                 self.counts.push(0);
                 id
             }
@@ -404,14 +400,85 @@ fn read(ctx: &Ctx, args: &Args) -> (Range, Summary) {
         .zip(ends)
         .map(|(&a, b)| ((b - a) as u64).div_ceil(m))
         .sum();
-    sum.vocab = words
-        .names
-        .iter()
-        .cloned()
-        .zip(words.counts.iter().copied())
-        .collect();
     sum.bad = words.bad;
     (words, sum)
+}
+
+/// The vocabulary every rank makes alike from every rank's distinct words: its words and
+/// counts, and the vocabulary id of each of this rank's words (`u32::MAX`: not in it), or
+/// `None` when no word is frequent enough (or a rank's words do not decode: the ranks
+/// would disagree, and one process's reading finds what is wrong). Every rank calls it
+/// together.
+fn vocabulary(
+    ctx: &mut Ctx,
+    words: &Range,
+    min_count: u64,
+) -> Option<(Vec<String>, Vec<u64>, Vec<u32>)> {
+    let mut by_id: Vec<&str> = vec![""; words.counts.len()];
+    for (w, &id) in &words.ids {
+        by_id[id as usize] = w;
+    }
+    let mut mine = Vec::new();
+    for (w, &c) in by_id.iter().zip(&words.counts) {
+        mine.extend_from_slice(&(w.len() as u32).to_le_bytes());
+        mine.extend_from_slice(w.as_bytes());
+        mine.extend_from_slice(&c.to_le_bytes());
+    }
+    drop(by_id);
+    let mut merged: HashMap<String, usize> = HashMap::new();
+    let mut counts: Vec<u64> = Vec::new();
+    let mut garbled = false;
+    for b in ctx.all_gather(mine) {
+        let mut at = 0;
+        while at < b.len() {
+            let entry = b.get(at..at + 4).and_then(|n| {
+                let n = u32::from_le_bytes(n.try_into().ok()?) as usize;
+                let w = std::str::from_utf8(b.get(at + 4..at + 4 + n)?).ok()?;
+                let c = u64::from_le_bytes(b.get(at + 4 + n..at + 12 + n)?.try_into().ok()?);
+                Some((w, c, 12 + n))
+            });
+            let Some((w, c, len)) = entry else {
+                garbled = true;
+                break;
+            };
+            at += len;
+            match merged.get(w) {
+                Some(&i) => counts[i] += c,
+                None => {
+                    merged.insert(w.to_owned(), counts.len());
+                    counts.push(c);
+                }
+            }
+        }
+    }
+    let mut order: Vec<u32> = (0..counts.len() as u32)
+        .filter(|&i| counts[i as usize] >= min_count.max(1))
+        .collect();
+    // (One process refuses 2^32 distinct words before it could make 2^32 frequent ones.)
+    if garbled || order.is_empty() || order.len() > u32::MAX as usize {
+        return None;
+    }
+    // By decreasing count; the sort is stable, so ties keep their order of first
+    // appearance.
+    order.sort_by_key(|&i| std::cmp::Reverse(counts[i as usize]));
+    let mut new_id = vec![u32::MAX; counts.len()];
+    for (id, &i) in order.iter().enumerate() {
+        new_id[i as usize] = id as u32;
+    }
+    let mut local = vec![u32::MAX; words.counts.len()];
+    for (w, &id) in &words.ids {
+        local[id as usize] = new_id[merged[w.as_str()]];
+    }
+    let mut names = vec![String::new(); counts.len()];
+    for (w, i) in merged {
+        names[i] = w;
+    }
+    let names: Vec<String> = order
+        .iter()
+        .map(|&i| std::mem::take(&mut names[i as usize]))
+        .collect();
+    let counts = order.iter().map(|&i| counts[i as usize]).collect();
+    Some((names, counts, local))
 }
 
 fn load(ctx: &mut Ctx, args: &Args) -> Answer {
@@ -441,34 +508,11 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
         return s.fault.clone().map_or(Answer::Bad, Answer::Fault);
     }
     // The vocabulary, as one process makes it: counts summed, words in order of first
-    // appearance (ranks in order), the frequent ones by decreasing count.
-    let mut merged: HashMap<&str, usize> = HashMap::new();
-    let mut order: Vec<(&str, u64)> = Vec::new();
-    for (word, count) in all.iter().flat_map(|s| &s.vocab) {
-        let at = *merged.entry(word.as_str()).or_insert_with(|| {
-            order.push((word.as_str(), 0));
-            order.len() - 1
-        });
-        order[at].1 += count;
-    }
-    drop(merged);
-    order.retain(|&(_, c)| c >= args.min_count.max(1));
-    // (One process refuses 2^32 distinct words before it could make 2^32 frequent ones.)
-    if order.is_empty() || order.len() > u32::MAX as usize {
+    // appearance (ranks in order), the frequent ones by decreasing count. Each rank's
+    // distinct words cross as bytes and are merged one rank at a time.
+    let Some((names, counts, local)) = vocabulary(ctx, &words, args.min_count) else {
         return Answer::Bad;
-    }
-    order.sort_by_key(|&(_, c)| std::cmp::Reverse(c));
-    let global: HashMap<&str, u32> = order
-        .iter()
-        .enumerate()
-        .map(|(id, &(w, _))| (w, id as u32))
-        .collect();
-    let local: Vec<u32> = words
-        .names
-        .iter()
-        .map(|w| global.get(w.as_str()).copied().unwrap_or(u32::MAX))
-        .collect();
-    drop(global);
+    };
     // Where this rank's range starts: the words of its line before it (`carry`), and the
     // sentences (empty ones included) that start before it.
     let m = args.max_sentence.max(1) as u64;
@@ -479,33 +523,33 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
         carry = if s.newline { s.tail } else { carry + s.words };
     }
     let raw_words: u64 = all.iter().map(|s| s.words).sum();
-    let (vocab, counts): (Vec<String>, Vec<u64>) = if me == 0 {
-        order.iter().map(|&(w, c)| (w.to_owned(), c)).unzip()
+    let (vocab, counts) = if me == 0 {
+        (names, counts)
     } else {
         Default::default()
     };
-    drop(order);
     drop(all);
-    // This rank's tokens, with the number of each one's sentence among all.
-    let (mut tokens, mut raw_sentence) = (Vec::new(), Vec::new());
-    let (mut pos, mut sentence, mut next_line) = (carry, before.wrapping_sub(1), 0);
-    for (k, &w) in words.raw.iter().enumerate() {
-        if words.lines.get(next_line) == Some(&k) {
-            pos = 0;
-            next_line += 1;
+    // This rank's tokens, with the number of each one's sentence among all (from `before -
+    // 1`: the sentence its first word continues, or before the first).
+    let mut replay = |each: &mut dyn FnMut(u32, u32)| {
+        let (mut pos, mut local_sentence, mut next_line) = (carry, 0u32, 0);
+        for (k, &w) in words.raw.iter().enumerate() {
+            if words.lines.get(next_line) == Some(&k) {
+                pos = 0;
+                next_line += 1;
+            }
+            if pos % m == 0 {
+                local_sentence += 1;
+            }
+            pos += 1;
+            let id = local[w as usize];
+            if id != u32::MAX {
+                each(id, local_sentence);
+            }
         }
-        if pos % m == 0 {
-            sentence = sentence.wrapping_add(1);
-        }
-        pos += 1;
-        let id = local[w as usize];
-        if id != u32::MAX {
-            tokens.push(id);
-            raw_sentence.push(sentence);
-        }
-    }
-    drop(words);
-    let (at, numbered) = match keep_tokens(ctx, args.ids, tokens, raw_sentence) {
+    };
+    let base = before.wrapping_sub(1);
+    let (at, numbered) = match keep_tokens(ctx, args.ids, base, &mut replay) {
         Ok(kept) => kept,
         Err(fault) => return Answer::Fault(fault),
     };
@@ -518,29 +562,38 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     }
 }
 
-/// Every rank: keeps its `tokens`, in the file's order, with the number of each one's
-/// sentence among all of the file's sentences (`raw_sentence`, empty ones included), as
-/// its part of arrays `ids` (`tokens`, `sentence`), sentences numbered densely across the
-/// ranks; the tokens before every rank (`P + 1` prefix sums) and the number of sentences.
-/// Every rank calls it together.
+/// A rank's tokens, replayed: calls its argument with each token and the number of its
+/// sentence from the rank's `base` (below), in the file's order, every time it is called.
+pub(crate) type Replay<'a> = &'a mut dyn FnMut(&mut dyn FnMut(u32, u32));
+
+/// Every rank: keeps its tokens (`replay`, twice: to count them, then to write them
+/// where they go), in the file's order, with the number of each one's sentence among all
+/// of the file's sentences (`base` plus the number `replay` gives, empty sentences
+/// included, wrapping: `base` may be `u64::MAX` when the first is number 0), as its part
+/// of arrays `ids` (`tokens`, `sentence`), sentences numbered densely across the ranks;
+/// the tokens before every rank (`P + 1` prefix sums) and the number of sentences. Every
+/// rank calls it together.
 pub(crate) fn keep_tokens(
     ctx: &mut Ctx,
     ids: [u64; 2],
-    tokens: Vec<u32>,
-    raw_sentence: Vec<u64>,
+    base: u64,
+    replay: Replay<'_>,
 ) -> std::result::Result<(Vec<u64>, u64), Fault> {
     let (me, size) = (ctx.rank, ctx.size);
-    let mut distinct = 0u64;
-    for (k, &s) in raw_sentence.iter().enumerate() {
-        if k == 0 || raw_sentence[k - 1] != s {
+    let (mut n, mut distinct, mut ends) = (0u64, 0u64, None::<(u32, u32)>);
+    replay(&mut |_, s| {
+        if ends.is_none_or(|(_, last)| last != s) {
             distinct += 1;
         }
-    }
+        ends = Some((ends.map_or(s, |(first, _)| first), s));
+        n += 1;
+    });
+    let global = |s: u32| base.wrapping_add(u64::from(s));
     let mine = Kept {
-        tokens: tokens.len() as u64,
+        tokens: n,
         sentences: distinct,
-        first: raw_sentence.first().copied().unwrap_or(0),
-        last: raw_sentence.last().copied().unwrap_or(0),
+        first: ends.map_or(0, |(first, _)| global(first)),
+        last: ends.map_or(0, |(_, last)| global(last)),
     };
     let kept: Vec<Kept> = ctx.gather_each(&mine, "tokens");
     // Sentences with tokens, numbered in order: one that spans ranks counts once.
@@ -574,21 +627,25 @@ pub(crate) fn keep_tokens(
     let from = at[me] as usize;
     let made = usize::try_from(total)
         .map_err(|_| format!("{total} tokens"))
-        .and_then(|n| {
-            let mut a: DistArray<u32, 1> = dense::zeroed(ids[0], [n])?;
-            a.as_mut_slice()[from..from + tokens.len()].copy_from_slice(&tokens);
-            dense::keep(a);
-            drop(tokens);
-            let mut a: DistArray<u32, 1> = dense::zeroed(ids[1], [n])?;
-            let mut number = first_number;
-            let out = &mut a.as_mut_slice()[from..from + raw_sentence.len()];
-            for (k, (o, &s)) in out.iter_mut().zip(&raw_sentence).enumerate() {
-                if k > 0 && raw_sentence[k - 1] != s {
+        .and_then(|total| {
+            let mut tokens: DistArray<u32, 1> = dense::zeroed(ids[0], [total])?;
+            let mut sentence: DistArray<u32, 1> = dense::zeroed(ids[1], [total])?;
+            let (t, s) = (tokens.as_mut_slice(), sentence.as_mut_slice());
+            let (mut k, mut number, mut prev) = (from, first_number, None);
+            replay(&mut |token, local| {
+                if prev.is_some_and(|p| p != local) {
                     number += 1;
                 }
-                *o = number as u32;
-            }
-            dense::keep(a);
+                prev = Some(local);
+                // The replay gives the tokens it counted: `n` of them, from `from`.
+                if k < from + n as usize {
+                    t[k] = token;
+                    s[k] = number as u32;
+                }
+                k += 1;
+            });
+            dense::keep(tokens);
+            dense::keep(sentence);
             Ok(())
         });
     made.map_err(other)?;
