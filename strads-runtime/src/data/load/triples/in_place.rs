@@ -12,15 +12,14 @@
 //! rank give up alike, and the driver reads the files again keeping nothing
 //! (`super::check`), so the error is exactly the one one process gives.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::super::dense as agreed;
 use super::{
-    KgArrays, Layout, OPENKE, OPENKE_TRIPLES, TEXT_TRIPLES, check, openke_names, openke_triple,
-    text_triple,
+    KgArrays, Layout, Names, OPENKE, OPENKE_TRIPLES, TEXT_TRIPLES, check, openke_names,
+    openke_triple, text_triple,
 };
 use crate::array::DistArray;
 use crate::cluster::proto::Region;
@@ -195,21 +194,8 @@ fn load_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
 /// met by the end of each file (what `dense::agree` takes).
 #[derive(Default)]
 struct Local {
-    ids: HashMap<String, u32>,
-    order: Vec<String>,
+    names: Names,
     ends: Vec<usize>,
-}
-
-impl Local {
-    fn id(&mut self, name: &str) -> Option<u32> {
-        if let Some(&id) = self.ids.get(name) {
-            return Some(id);
-        }
-        let id = u32::try_from(self.order.len()).ok()?;
-        self.ids.insert(name.to_owned(), id);
-        self.order.push(name.to_owned());
-        Some(id)
-    }
 }
 
 /// This rank's triples of each file it read (text triples: in its own names' numbers),
@@ -276,7 +262,7 @@ fn read(ctx: &Ctx, args: &Args) -> (Vec<Vec<[u32; 3]>>, [Local; 2], Summary) {
                 Layout::OpenKe => openke_triple(line, entities, relations).ok(),
                 Layout::Text => text_triple(line).ok().and_then(|[h, r, t]| {
                     let [e, rel] = &mut names;
-                    Some([e.id(h)?, rel.id(r)?, e.id(t)?])
+                    Some([e.names.id(h)?, rel.names.id(r)?, e.names.id(t)?])
                 }),
             };
             match triple {
@@ -288,7 +274,7 @@ fn read(ctx: &Ctx, args: &Args) -> (Vec<Vec<[u32; 3]>>, [Local; 2], Summary) {
             }
         }
         for local in &mut names {
-            local.ends.push(local.order.len());
+            local.ends.push(local.names.names.len());
         }
         sum.triples.push(set.len() as u64);
         sum.first.push(first);
@@ -380,10 +366,11 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     if args.layout == Layout::Text {
         let mut index: [Vec<u32>; 2] = Default::default();
         for (k, local) in names.iter().enumerate() {
-            match agreed::agree(ctx, &local.order, &local.ends) {
+            match agreed::agree(ctx, &local.names.names, &local.ends) {
                 Ok((i, total, new)) => {
                     first_here[k] = local
-                        .order
+                        .names
+                        .names
                         .iter()
                         .zip(&new)
                         .zip(&i)

@@ -406,14 +406,14 @@ fn openke(dir: &Path) -> Result<KnowledgeGraph> {
 
 /// Names numbered densely in order of first appearance.
 #[derive(Default)]
-struct Names {
+pub(super) struct Names {
     ids: HashMap<String, u32>,
-    names: Vec<String>,
+    pub(super) names: Vec<String>,
 }
 
 impl Names {
     /// The id of `name`, a new one the first time.
-    fn id(&mut self, name: &str) -> Option<u32> {
+    pub(super) fn id(&mut self, name: &str) -> Option<u32> {
         if let Some(&id) = self.ids.get(name) {
             return Some(id);
         }
