@@ -81,9 +81,10 @@ pub fn words_like(config: &WordsConfig) -> Result<Words> {
 
 /// [`words_like`]'s corpus with its tokens and their sentences as arrays
 /// ([`WordArrays`], as [`Words::into_arrays`] makes them). On a cluster job's driver the
-/// corpus is drawn in place: every rank draws the whole sequence one process draws, twice
-/// (once to count the words, which makes the vocabulary, then to keep the tokens of its
-/// range of the words), so no process holds the corpus.
+/// corpus is drawn in place: every rank draws the whole sequence one process draws to
+/// count the words (which makes the vocabulary; the driver once more, before it asks the
+/// ranks), then the sequence up to the end of its range of the words, twice, to keep the
+/// tokens of its range, so no process holds the corpus.
 ///
 /// # Errors
 /// Those of [`words_like`] (memory: for a rank's share, on a cluster); [`crate::Error::Shape`]
@@ -265,8 +266,9 @@ static DRAW: DataOp = DataOp {
     run: draw_part,
 };
 
-/// One rank's part of a generated corpus: every rank draws the whole sequence twice (the
-/// counts, then its range of the words) and keeps its tokens.
+/// One rank's part of a generated corpus: every rank draws the whole sequence to count
+/// it, then the sequence up to the end of its range twice (to count its tokens, then to
+/// write them), and keeps its tokens.
 fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String> {
     let (ids, p): DrawArgs =
         postcard::from_bytes(args).map_err(|e| format!("words_like's arguments ({e})"))?;
@@ -289,18 +291,14 @@ fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
     drop(order);
     let keep = in_place_range(c.words, ctx.rank, ctx.size);
     // Sentences are the draws' runs of `sentence` words: numbered from this rank's first.
+    // The tokens are drawn again for each pass over them (no copy of them is kept).
     let base = (keep.start / c.sentence) as u64;
-    let (mut tokens, mut sentence) = (Vec::new(), Vec::new());
-    for (k, w) in Draws::new(&c).enumerate().take(keep.end).skip(keep.start) {
-        let id = new_id[w as usize];
-        if id != u32::MAX {
-            tokens.push(id);
-            sentence.push(((k / c.sentence) as u32).wrapping_sub(base as u32));
-        }
-    }
-    let mut replay = |each: &mut dyn FnMut(u32, u32)| {
-        for (&t, &s) in tokens.iter().zip(&sentence) {
-            each(t, s);
+    let mut replay = |each: &mut dyn FnMut(u32, u64)| {
+        for (k, w) in Draws::new(&c).enumerate().take(keep.end).skip(keep.start) {
+            let id = new_id[w as usize];
+            if id != u32::MAX {
+                each(id, (k / c.sentence) as u64 - base);
+            }
         }
     };
     let drawn: Drawn = keep_tokens(ctx, ids, base, &mut replay);

@@ -151,10 +151,22 @@ fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
     let cfg = config(p)?;
     let wanted = check(&cfg).map_err(|e| e.to_string())?;
     let (me, size) = (ctx.rank, ctx.size);
-    // Each set's rows this rank keeps, as positions among all the distinct triples.
+    // Each set's rows this rank keeps, as positions among all the distinct triples,
+    // written where they go as they are found (into arrays of the whole shape whose other
+    // pages are never written). An array this rank cannot make fails the operation after
+    // the draws, which every rank takes part in.
     let starts = [0, cfg.train, cfg.train + cfg.valid];
     let keep = ranges(&cfg, me, size);
-    let mut mine: [Vec<[u32; 3]>; 3] = keep.clone().map(|r| Vec::with_capacity(r.len()));
+    let made: std::result::Result<Vec<DistArray<u32, 2>>, String> =
+        [cfg.train, cfg.valid, cfg.test]
+            .iter()
+            .zip(ids)
+            .map(|(&n, id)| dense::zeroed(id, [n, 3]))
+            .collect();
+    let (mut sets, failed) = match made {
+        Ok(sets) => (sets, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
     let mut graph = Graph::new(&cfg);
     let mut dedupe = Dedupe::new(wanted / size + 1);
     let limit = wanted.saturating_mul(DRAWS_PER_TRIPLE);
@@ -176,8 +188,9 @@ fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
                 break;
             }
             let set = starts.partition_point(|&s| s <= found) - 1;
-            if keep[set].contains(&(found - starts[set])) {
-                mine[set].push(*t);
+            let row = found - starts[set];
+            if keep[set].contains(&row) && failed.is_none() {
+                sets[set].as_mut_slice()[3 * row..3 * row + 3].copy_from_slice(t);
             }
             found += 1;
         }
@@ -186,16 +199,10 @@ fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
     if found < wanted {
         return Ok(spread::postcard_args(&Drawn::Err(found)));
     }
-    for (f, rows) in mine.into_iter().enumerate() {
-        let n = [cfg.train, cfg.valid, cfg.test][f];
-        let mut a: DistArray<u32, 2> = dense::zeroed(ids[f], [n, 3])?;
-        let from = 3 * keep[f].start;
-        for (row, t) in a.as_mut_slice()[from..from + 3 * rows.len()]
-            .chunks_exact_mut(3)
-            .zip(&rows)
-        {
-            row.copy_from_slice(t);
-        }
+    if let Some(e) = failed {
+        return Err(format!("the sets' arrays could not be made here: {e}"));
+    }
+    for a in sets {
         dense::keep(a);
     }
     Ok(spread::postcard_args(&Drawn::Ok(())))

@@ -184,7 +184,7 @@ pub fn kg_like_arrays(cfg: &KgConfig) -> Result<KgArrays> {
     Ok(try_kg_like(cfg)?.into_arrays())
 }
 
-/// The error when `draws` found only `found` distinct triples of the `wanted`.
+/// The error when the draws found only `found` distinct triples of the `wanted`.
 fn too_few(cfg: &KgConfig, wanted: usize, found: usize) -> crate::Error {
     bad_parameter(
         "KgConfig.train",

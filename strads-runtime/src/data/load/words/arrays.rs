@@ -91,7 +91,7 @@ impl Words {
 /// learn its size, then again up to the end of its range, and keeps its range of the
 /// decompressed bytes. The ranks agree on what one process finds: every rank gathers every
 /// other's distinct words and their counts and makes the same vocabulary (while it is
-/// made, a rank holds every rank's distinct words: about `P` times its own), and the
+/// made, a rank holds every rank's distinct words: about `2P` times its own), and the
 /// sentences a line is cut into are counted across the ranks' ranges. When a rank meets a malformed word, or no word is frequent enough, the driver
 /// reads the file again, keeping nothing, to give the error one process gives.
 ///

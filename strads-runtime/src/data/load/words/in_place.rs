@@ -7,7 +7,7 @@
 //!
 //! The ranks agree on what one process finds: the vocabulary (every rank gathers every
 //! other's distinct words with their counts and merges them alike: for that moment a rank
-//! holds about `P` times its own distinct words), and the sentences: a
+//! holds about `2P` times its own distinct words' bytes), and the sentences: a
 //! line is cut every `max_sentence` words, counted from the line's start, which may lie in
 //! a range before; sentences the vocabulary leaves empty are not numbered, and a sentence
 //! may span ranks. A malformed word (or no frequent one) makes every rank give up alike,
@@ -406,9 +406,9 @@ fn read(ctx: &Ctx, args: &Args) -> (Range, Summary) {
 
 /// The vocabulary every rank makes alike from every rank's distinct words: its words and
 /// counts, and the vocabulary id of each of this rank's words (`u32::MAX`: not in it), or
-/// `None` when no word is frequent enough (or a rank's words do not decode: the ranks
-/// would disagree, and one process's reading finds what is wrong). Every rank calls it
-/// together.
+/// `None` when no word is frequent enough, or the ranks met 2^32 distinct words (one
+/// process's error, which its reading finds); a rank's words that do not decode stop the
+/// job. Every rank calls it together.
 fn vocabulary(
     ctx: &mut Ctx,
     words: &Range,
@@ -427,7 +427,6 @@ fn vocabulary(
     drop(by_id);
     let mut merged: HashMap<String, usize> = HashMap::new();
     let mut counts: Vec<u64> = Vec::new();
-    let mut garbled = false;
     for b in ctx.all_gather(mine) {
         let mut at = 0;
         while at < b.len() {
@@ -438,8 +437,8 @@ fn vocabulary(
                 Some((w, c, 12 + n))
             });
             let Some((w, c, len)) = entry else {
-                garbled = true;
-                break;
+                // The ranks would no longer agree on the words: none may go on alone.
+                ctx.fail(format!("a rank's distinct words are cut short (byte {at})"));
             };
             at += len;
             match merged.get(w) {
@@ -451,11 +450,14 @@ fn vocabulary(
             }
         }
     }
+    // One process refuses 2^32 distinct words: its error, found again by the driver.
+    if counts.len() > u32::MAX as usize {
+        return None;
+    }
     let mut order: Vec<u32> = (0..counts.len() as u32)
         .filter(|&i| counts[i as usize] >= min_count.max(1))
         .collect();
-    // (One process refuses 2^32 distinct words before it could make 2^32 frequent ones.)
-    if garbled || order.is_empty() || order.len() > u32::MAX as usize {
+    if order.is_empty() {
         return None;
     }
     // By decreasing count; the sort is stable, so ties keep their order of first
@@ -523,18 +525,22 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
         carry = if s.newline { s.tail } else { carry + s.words };
     }
     let raw_words: u64 = all.iter().map(|s| s.words).sum();
+    // The driver's answer carries the vocabulary; the others let it go now.
     let (vocab, counts) = if me == 0 {
         (names, counts)
     } else {
+        drop((names, counts));
         Default::default()
     };
     drop(all);
+    // Only the words and where lines start are needed from here.
+    let Range { raw, lines, .. } = words;
     // This rank's tokens, with the number of each one's sentence among all (from `before -
     // 1`: the sentence its first word continues, or before the first).
-    let mut replay = |each: &mut dyn FnMut(u32, u32)| {
-        let (mut pos, mut local_sentence, mut next_line) = (carry, 0u32, 0);
-        for (k, &w) in words.raw.iter().enumerate() {
-            if words.lines.get(next_line) == Some(&k) {
+    let mut replay = |each: &mut dyn FnMut(u32, u64)| {
+        let (mut pos, mut local_sentence, mut next_line) = (carry, 0u64, 0);
+        for (k, &w) in raw.iter().enumerate() {
+            if lines.get(next_line) == Some(&k) {
                 pos = 0;
                 next_line += 1;
             }
@@ -564,7 +570,7 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
 
 /// A rank's tokens, replayed: calls its argument with each token and the number of its
 /// sentence from the rank's `base` (below), in the file's order, every time it is called.
-pub(crate) type Replay<'a> = &'a mut dyn FnMut(&mut dyn FnMut(u32, u32));
+pub(crate) type Replay<'a> = &'a mut dyn FnMut(&mut dyn FnMut(u32, u64));
 
 /// Every rank: keeps its tokens (`replay`, twice: to count them, then to write them
 /// where they go), in the file's order, with the number of each one's sentence among all
@@ -580,7 +586,7 @@ pub(crate) fn keep_tokens(
     replay: Replay<'_>,
 ) -> std::result::Result<(Vec<u64>, u64), Fault> {
     let (me, size) = (ctx.rank, ctx.size);
-    let (mut n, mut distinct, mut ends) = (0u64, 0u64, None::<(u32, u32)>);
+    let (mut n, mut distinct, mut ends) = (0u64, 0u64, None::<(u64, u64)>);
     replay(&mut |_, s| {
         if ends.is_none_or(|(_, last)| last != s) {
             distinct += 1;
@@ -588,7 +594,7 @@ pub(crate) fn keep_tokens(
         ends = Some((ends.map_or(s, |(first, _)| first), s));
         n += 1;
     });
-    let global = |s: u32| base.wrapping_add(u64::from(s));
+    let global = |s: u64| base.wrapping_add(s);
     let mine = Kept {
         tokens: n,
         sentences: distinct,
