@@ -338,6 +338,7 @@ pub(crate) fn frequent(
 
 mod arrays;
 mod in_place;
+mod kept;
 
 pub use arrays::{WordArrays, words_arrays};
-pub(crate) use in_place::{keep_tokens, made as made_in_place};
+pub(crate) use kept::{keep_tokens, made as made_in_place};
