@@ -33,7 +33,9 @@ pub use array::linalg::{axpy, dot, dots};
 pub use array::reduce::{Parts, Reduce, Terms};
 pub use array::rng::IterRng;
 pub use array::view::{Named, SharedMut, ViewMut};
-pub use array::{DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut};
+pub use array::{
+    DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut, ValuesIter,
+};
 pub use error::{Error, Result};
 pub use exec::{Block, Call, LoopState, Planned, Ran, SerialRun, Survey, SurveyView, serial_env};
 pub use itermut::{KeyBuckets, Keys, ProbeValuesNone, ProbeValuesSerde, ValuesCodec, ValuesProbe};

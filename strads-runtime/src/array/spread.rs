@@ -19,6 +19,9 @@ pub(crate) trait SpreadOps: Send + Sync {
     /// in rank order; each rank lets go of its part and of the blocks it traded (the array
     /// comes home, and its calls then cross as any array's).
     fn gather(&self) -> Vec<Vec<u8>>;
+    /// Entries `lo..hi` of the array (in its order), each rank's share of them as
+    /// [`gather`](Self::gather) sends a part, in rank order; the parts stay where they are.
+    fn window(&self, lo: u64, hi: u64) -> Vec<Vec<u8>>;
     /// How many entries have each index of dim `dim` (below `extent`), over all ranks.
     fn histogram(&self, dim: usize, extent: usize) -> Vec<u64>;
     /// How many entries each block of the grid of `bounds` over `dims` holds, over all ranks

@@ -8,8 +8,13 @@ use super::fresh_id;
 use super::spread::{Spread, SpreadOps};
 use crate::error::{Error, Result};
 
+mod byvalue;
+mod iter;
 mod moved;
 mod order;
+
+pub use byvalue::ValuesIter;
+pub use iter::{SparseIter, SparseIterMut};
 pub(crate) use order::{is_permutation, permute, unpermute};
 
 /// A sparse N-dimensional array in coordinate-list form: the iteration space of most
@@ -46,6 +51,9 @@ pub struct SparseArray<T, const N: usize> {
     /// after a call that crossed processes, the values of the entries other ranks ran,
     /// which stay there (`entries` is unset meanwhile).
     values_away: Option<ValuesAway<T, N>>,
+    /// Copies of windows of a spread array's entries that serial code read by value
+    /// (`byvalue.rs`).
+    peeked: std::sync::Mutex<Vec<byvalue::Window<T, N>>>,
 }
 
 /// Values of a sparse array that other processes hold (an `iter_mut()` loop's, kept on
@@ -183,6 +191,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             forget,
             sorted: OnceLock::from(sorted),
             values_away: None,
+            peeked: Default::default(),
         }
     }
 
@@ -495,6 +504,7 @@ impl<T, const N: usize> SparseArray<T, N> {
             forget: Default::default(),
             sorted: OnceLock::new(),
             values_away: None,
+            peeked: Default::default(),
         }
     }
 
@@ -531,66 +541,6 @@ impl<T, const N: usize> fmt::Debug for SparseArray<T, N> {
             .field("values_away", &self.values_away())
             .field("id", &self.id)
             .finish_non_exhaustive()
-    }
-}
-
-/// Iterator over a [`SparseArray`]'s entries with mutable values.
-#[derive(Debug)]
-pub struct SparseIterMut<'a, T, const N: usize> {
-    keys: std::slice::Iter<'a, [u32; N]>,
-    values: std::slice::IterMut<'a, T>,
-}
-
-impl<'a, T, const N: usize> Iterator for SparseIterMut<'a, T, N> {
-    type Item = ([usize; N], &'a mut T);
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        let k = self.keys.next()?;
-        let v = self.values.next()?;
-        Some((k.map(|i| i as usize), v))
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.keys.size_hint()
-    }
-}
-
-impl<T, const N: usize> ExactSizeIterator for SparseIterMut<'_, T, N> {}
-
-impl<'a, T, const N: usize> IntoIterator for &'a mut SparseArray<T, N> {
-    type Item = ([usize; N], &'a mut T);
-    type IntoIter = SparseIterMut<'a, T, N>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter_mut()
-    }
-}
-
-/// Iterator over a [`SparseArray`]'s entries.
-#[derive(Debug)]
-pub struct SparseIter<'a, T, const N: usize> {
-    keys: std::slice::Iter<'a, [u32; N]>,
-    values: std::slice::Iter<'a, T>,
-}
-
-impl<'a, T, const N: usize> Iterator for SparseIter<'a, T, N> {
-    type Item = ([usize; N], &'a T);
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        let k = self.keys.next()?;
-        let v = self.values.next()?;
-        Some((k.map(|i| i as usize), v))
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.keys.size_hint()
-    }
-}
-
-impl<T, const N: usize> ExactSizeIterator for SparseIter<'_, T, N> {}
-
-impl<'a, T, const N: usize> IntoIterator for &'a SparseArray<T, N> {
-    type Item = ([usize; N], &'a T);
-    type IntoIter = SparseIter<'a, T, N>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.iter()
     }
 }
 

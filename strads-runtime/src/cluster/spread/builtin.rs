@@ -66,10 +66,31 @@ static GATHER: DataOp = DataOp {
     name: "strads::gather",
     run: |_, args| {
         let id: u64 = decode(args, "gather")?;
-        let bytes = with_part(id, |p| p.encode())?;
+        let bytes = with_part(id, |p| p.encode(0..usize::MAX))?;
         super::forget(id);
         crate::cluster::store::forget_traded(id);
         Ok(bytes)
+    },
+};
+
+/// Entries `lo..hi` of a spread array, in its order (the parts one after the other): each
+/// rank sends those its part holds, as `gather` sends a part (an empty part when none).
+#[linkme::distributed_slice(DATA_OPS)]
+static WINDOW: DataOp = DataOp {
+    name: "strads::window",
+    run: |ctx, args| {
+        let (id, lo, hi): (u64, u64, u64) = decode(args, "window")?;
+        // Every rank takes part in the exchange below, or none does.
+        let count = ctx.agree(with_part(id, |p| p.count() as u64))?;
+        let counts = ctx.all_gather(count.to_le_bytes().to_vec());
+        let mut start = 0u64;
+        for b in &counts[..ctx.rank] {
+            let b: [u8; 8] = b.as_slice().try_into().map_err(|_| "a count of entries")?;
+            start += u64::from_le_bytes(b);
+        }
+        let from = lo.clamp(start, start + count) - start;
+        let to = hi.clamp(start, start + count) - start;
+        with_part(id, |p| p.encode(from as usize..to as usize))
     },
 };
 

@@ -17,6 +17,7 @@ mod coded;
 pub(crate) mod dense;
 mod from_entries;
 mod from_fn;
+mod parts;
 mod restore;
 mod saved;
 mod share;
@@ -33,11 +34,12 @@ use super::proto::collective;
 use super::session::Session;
 use crate::array::SparseArray;
 use crate::array::spread::{Spread, SpreadOps};
-pub(crate) use share::{Facts, keep, part, with_part};
+pub(crate) use parts::{keep, with_part};
+pub(crate) use share::{Facts, part};
 
 /// Drops this process's part of array `id`, sparse or dense (the driver dropped it).
 pub(crate) fn forget(id: u64) {
-    share::forget(id);
+    parts::forget(id);
     dense::forget(id);
     typed::forget(id);
     values::forget(id);
@@ -46,7 +48,7 @@ pub(crate) fn forget(id: u64) {
 /// The parts of data made in place this process holds, and their bytes: spread arrays'
 /// parts, and what it received of arrays being made in parts.
 pub(crate) fn held() -> (usize, u64) {
-    let (parts, bytes) = share::held();
+    let (parts, bytes) = parts::held();
     let (receiving, receiving_bytes) = typed::pending();
     let values = values::held_bytes();
     (parts + receiving, bytes + receiving_bytes + values)
@@ -386,6 +388,10 @@ impl Handle {
 }
 
 impl SpreadOps for Handle {
+    fn window(&self, lo: u64, hi: u64) -> Vec<Vec<u8>> {
+        self.run("strads::window", postcard_args(&(self.id, lo, hi)))
+    }
+
     fn gather(&self) -> Vec<Vec<u8>> {
         let op = if self.moved() {
             "strads::gather_values"

@@ -12,7 +12,7 @@
 //! entries refuses it.
 
 use super::builtin::decode;
-use super::share::{with_part, with_part_mut};
+use super::parts::{with_part, with_part_mut};
 use super::{Ctx, DATA_OPS, DataOp, values};
 use crate::array::made::Piece;
 use crate::array::spread::Layout;
@@ -280,7 +280,8 @@ mod tests {
 
     #[test]
     fn a_piece_is_read_back_by_the_rank_whose_part_it_was_written_for() {
-        use super::super::share::{forget, keep, part};
+        use super::super::parts::{forget, keep};
+        use super::super::share::part;
         let id = u64::MAX - 4242;
         keep(id, part(vec![[0u32, 1], [2, 0]], vec![5u32, 6]));
         // This rank holds entries 7 and 3 of the array (traded to it), as numbers.

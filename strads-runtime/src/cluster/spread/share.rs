@@ -2,8 +2,7 @@
 //! driver's array id.
 
 use std::any::Any;
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -50,8 +49,11 @@ pub(crate) trait Share: Any + Send {
     fn facts(&self) -> Facts;
     /// Bytes of its entries.
     fn bytes(&self) -> u64;
-    /// The part as [`SpreadOps::gather`](crate::array::spread::SpreadOps::gather) sends it.
-    fn encode(&self) -> Vec<u8>;
+    /// Its number of entries.
+    fn count(&self) -> usize;
+    /// Its entries `range` (clamped to its own: `0..usize::MAX` is the whole part) as
+    /// [`SpreadOps::gather`](crate::array::spread::SpreadOps::gather) sends a part.
+    fn encode(&self, range: std::ops::Range<usize>) -> Vec<u8>;
     /// How many of its entries have each index of `dim` (below `extent`).
     fn histogram(&self, dim: usize, extent: usize) -> Result<Vec<u64>, String>;
     /// How many of its entries fall in each of `n_blocks` blocks.
@@ -150,8 +152,14 @@ impl<T: Clone + Send + Sync + 'static, const N: usize> Share for Part<T, N> {
         (self.keys.len() * 4 * N + self.values.len() * std::mem::size_of::<T>()) as u64
     }
 
-    fn encode(&self) -> Vec<u8> {
-        crate::array::spread::encode_part(&self.keys, &self.values)
+    fn count(&self) -> usize {
+        self.keys.len()
+    }
+
+    fn encode(&self, range: std::ops::Range<usize>) -> Vec<u8> {
+        let r = clamp(range, self.keys.len());
+        let values = self.values.get(r.clone()).unwrap_or(&[]);
+        crate::array::spread::encode_part(&self.keys[r], values)
     }
 
     fn digest(&self) -> [crate::checkpoint::Poly; 2] {
@@ -400,12 +408,18 @@ impl<const N: usize> Share for CodedPart<N> {
         (self.keys.len() * 4 * N + self.ends.len() * 8 + self.bytes.len()) as u64
     }
 
+    fn count(&self) -> usize {
+        self.keys.len()
+    }
+
     /// The count, the indices, `0` (the values of the part's own entries follow), the
     /// values.
-    fn encode(&self) -> Vec<u8> {
-        let mut out = super::coded::encode_keys(&self.keys);
+    fn encode(&self, range: std::ops::Range<usize>) -> Vec<u8> {
+        let r = clamp(range, self.keys.len());
+        let end = |i: usize| if i == 0 { 0 } else { self.ends[i - 1] };
+        let mut out = super::coded::encode_keys(&self.keys[r.clone()]);
         out.push(0);
-        out.extend_from_slice(&self.bytes);
+        out.extend_from_slice(&self.bytes[end(r.start)..end(r.end)]);
         out
     }
 
@@ -552,44 +566,10 @@ fn repeated<const N: usize>(
     }))
 }
 
-/// The parts this process keeps, by the driver's array id.
-static PARTS: Mutex<BTreeMap<u64, Box<dyn Share>>> = Mutex::new(BTreeMap::new());
-
-/// Keeps `part` of the driver's array `id`.
-pub(crate) fn keep(id: u64, part: Box<dyn Share>) {
-    PARTS
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(id, part);
-}
-
-/// Runs `f` on this process's part of array `id`, to change it.
-pub(crate) fn with_part_mut<R>(id: u64, f: impl FnOnce(&mut dyn Share) -> R) -> Result<R, String> {
-    let mut parts = PARTS.lock().unwrap_or_else(|e| e.into_inner());
-    let p = parts
-        .get_mut(&id)
-        .ok_or_else(|| format!("this rank holds no part of array {id}"))?;
-    Ok(f(p.as_mut()))
-}
-
-/// Runs `f` on this process's part of array `id`.
-pub(crate) fn with_part<R>(id: u64, f: impl FnOnce(&dyn Share) -> R) -> Result<R, String> {
-    let parts = PARTS.lock().unwrap_or_else(|e| e.into_inner());
-    let p = parts
-        .get(&id)
-        .ok_or_else(|| format!("this rank holds no part of array {id}"))?;
-    Ok(f(p.as_ref()))
-}
-
-/// Drops this process's part of array `id` (the driver dropped the array).
-pub(crate) fn forget(id: u64) {
-    PARTS.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
-}
-
-/// The parts kept, and their bytes.
-pub(crate) fn held() -> (usize, u64) {
-    let parts = PARTS.lock().unwrap_or_else(|e| e.into_inner());
-    (parts.len(), parts.values().map(|p| p.bytes()).sum())
+/// `range` within `0..len`.
+fn clamp(range: std::ops::Range<usize>, len: usize) -> std::ops::Range<usize> {
+    let end = range.end.min(len);
+    range.start.min(end)..end
 }
 
 #[cfg(test)]

@@ -168,7 +168,7 @@ fn exchange_values(ctx: &mut Ctx, args: &[u8]) -> Result<Vec<u8>, String> {
     })??;
     // The parts' values, and the blocks a loop that only reads the array traded (copies of
     // them), are stale from here: the values are where the loop's calls leave them.
-    super::share::with_part_mut(id, |p| p.drop_values())?;
+    super::parts::with_part_mut(id, |p| p.drop_values())?;
     crate::cluster::store::forget_traded(id);
     keep_traded(id, key, traded.blocks, traded.index_bytes);
     keep(
