@@ -8,7 +8,10 @@
 //! row also loads it with `load::words`, whole on the driver, then `into_arrays`) and a
 //! loop over its tokens; with `--kg`, a knowledge graph's folder of text triples
 //! (`load::knowledge_graph_arrays`, and `load::knowledge_graph` whole) and a loop over its
-//! training rows.
+//! training rows. With `--reads`, a generated rating array of `--docs` ratings (made in
+//! place) read by serial code: summed by value (`iter_values`) and 2,000 entries read at
+//! random by value (`entry_value`), then summed by reference (`iter`, which brings it
+//! home).
 //!
 //! The corpus is an LDA-C file written here (AP-like documents: Zipf-skewed word ids,
 //! log-normal lengths), or the file `--data` names; with `--libsvm`, a LIBSVM file of
@@ -24,6 +27,7 @@
 //! cargo bench --bench corpus_in_place -- --text --docs 20000 --pairs 1000
 //! cargo bench --bench corpus_in_place -- --text --data text8.gz
 //! cargo bench --bench corpus_in_place -- --kg --docs 4000000
+//! cargo bench --bench corpus_in_place -- --reads --docs 10000000
 //! ```
 
 use std::fmt::Write as _;
@@ -111,6 +115,9 @@ struct Args {
     /// text names over `--words` entities written first).
     #[arg(long)]
     kg: bool,
+    /// Serial reads of a generated rating array of `--docs` ratings instead.
+    #[arg(long)]
+    reads: bool,
     /// Passed by `cargo bench`.
     #[arg(long, hide = true)]
     bench: bool,
@@ -308,6 +315,43 @@ fn program_kg(path: &str, whole: bool) {
     );
 }
 
+/// The program each layout runs for `--reads`: a rating array of `ratings` made (in
+/// place on a cluster), read by value, then by reference.
+fn program_reads(ratings: usize) {
+    let r = strads::generate::low_rank_ratings(&strads::generate::LowRankConfig {
+        users: (ratings / 100).max(1000),
+        items: (ratings / 1000).max(500),
+        ratings,
+        ..Default::default()
+    });
+    let t = Instant::now();
+    let by_value: f64 = r.iter_values().map(|(_, v)| f64::from(v)).sum();
+    let values = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let mut g = Lcg(19);
+    let picked: f64 = (0..2000)
+        .map(|_| f64::from(r.entry_value(g.next() as usize % r.nnz()).1))
+        .sum();
+    let picks = t.elapsed().as_secs_f64();
+    let values_peak = vm_hwm_kib();
+    let spread = r.is_spread();
+    let t = Instant::now();
+    let by_reference: f64 = r.iter().map(|(_, &v)| f64::from(v)).sum();
+    let references = t.elapsed().as_secs_f64();
+    let peak = vm_hwm_kib();
+    println!(
+        "result ratings={} by_value={:016x} picked={:016x} same={}",
+        r.nnz(),
+        by_value.to_bits(),
+        picked.to_bits(),
+        by_value == by_reference
+    );
+    println!(
+        "timing load={values:.3} loop={references:.3} picks={picks:.3} spread={spread} \
+         driver_load_peak_kib={values_peak} driver_peak_kib={peak}"
+    );
+}
+
 /// The program each layout runs for a LIBSVM file: load, loop, and what it found.
 fn program_libsvm(path: &str) {
     let t = Instant::now();
@@ -369,6 +413,8 @@ struct Run {
     /// The driver's peak once the data is loaded, before the loop (MiB; NaN when the
     /// program does not say).
     load_peak: f64,
+    /// `--reads`: the seconds of the reads at random by value.
+    picks: f64,
     peaks: Vec<f64>,
 }
 
@@ -380,6 +426,7 @@ fn run(role: &str, path: &str, procs: usize) -> Result<Run, String> {
         load: ranks::field(&stdout, "load").unwrap_or(f64::NAN),
         looped: ranks::field(&stdout, "loop").unwrap_or(f64::NAN),
         load_peak: ranks::field(&stdout, "driver_load_peak_kib").unwrap_or(f64::NAN) / 1024.0,
+        picks: ranks::field(&stdout, "picks").unwrap_or(f64::NAN),
         peaks,
     })
 }
@@ -390,6 +437,7 @@ fn bench() -> Result<(), String> {
         std::env::temp_dir().join(format!("strads-corpus-bench-{}.dat", std::process::id()));
     let path = match &args.data {
         Some(p) => p.clone(),
+        None if args.reads => PathBuf::from(args.docs.to_string()),
         None => {
             let t = Instant::now();
             let wrote = if args.libsvm {
@@ -429,6 +477,7 @@ fn bench() -> Result<(), String> {
     let result = (|| {
         let mut rows = Vec::new();
         let role = match (args.libsvm, args.text, args.kg) {
+            _ if args.reads => "reads",
             (true, ..) => "libsvm",
             (_, true, _) => "text",
             (.., true) => "kg",
@@ -444,10 +493,18 @@ fn bench() -> Result<(), String> {
         }
         let one = rows[0].2.result.clone();
         println!("{one}");
-        println!(
-            "| layout | load s | loop s | driver's peak after the load, MiB | peak MiB by rank \
-             (at the end) | as 1 process |"
-        );
+        if args.reads {
+            println!(
+                "| layout | in order by value s (2,000 at random s) | by reference s | driver's \
+                 peak after the reads by value, MiB | peak MiB by rank (at the end) | as 1 \
+                 process |"
+            );
+        } else {
+            println!(
+                "| layout | load s | loop s | driver's peak after the load, MiB | peak MiB by \
+                 rank (at the end) | as 1 process |"
+            );
+        }
         println!("|---|---|---|---|---|---|");
         for (procs, whole, r) in &rows {
             let layout = match (*procs, *whole) {
@@ -456,9 +513,13 @@ fn bench() -> Result<(), String> {
                 (_, true) => format!("{procs} x 1, whole on the driver"),
             };
             let peaks: Vec<String> = r.peaks.iter().map(|p| format!("{p:.1}")).collect();
+            let first = if args.reads {
+                format!("{:.3} ({:.3})", r.load, r.picks)
+            } else {
+                format!("{:.3}", r.load)
+            };
             println!(
-                "| {layout} | {:.3} | {:.3} | {:.1} | {} | {} |",
-                r.load,
+                "| {layout} | {first} | {:.3} | {:.1} | {} | {} |",
                 r.looped,
                 r.load_peak,
                 peaks.join(" / "),
@@ -474,7 +535,7 @@ fn bench() -> Result<(), String> {
         }
         Ok(())
     })();
-    if args.data.is_none() {
+    if args.data.is_none() && !args.reads {
         let _ = std::fs::remove_file(&written);
         let _ = std::fs::remove_dir_all(&written);
     }
@@ -490,6 +551,7 @@ fn main() -> ExitCode {
         "libsvm" => program_libsvm(&path),
         "text" | "text_whole" => program_text(&path, role == "text_whole"),
         "kg" | "kg_whole" => program_kg(&path, role == "kg_whole"),
+        "reads" => program_reads(path.parse().unwrap_or(1_000_000)),
         _ => match bench() {
             Ok(()) => return ExitCode::SUCCESS,
             Err(e) => {

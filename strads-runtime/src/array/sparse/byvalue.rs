@@ -9,8 +9,13 @@ use crate::array::le;
 /// (the least recently read go first; one window when a window alone is larger).
 const PEEKED_BYTES: usize = 4 << 20;
 
-/// About the bytes of one window of entries (their indices and values).
-const WINDOW_BYTES: usize = 1 << 20;
+/// About the bytes of one window of entries (their indices and values) that
+/// [`SparseArray::entry_value`] copies: a read at random pays for a window's transfer.
+const WINDOW_BYTES: usize = 64 << 10;
+
+/// About the bytes of one window of [`SparseArray::iter_values`]: reads in order pay for
+/// each window's round trip.
+const STREAM_BYTES: usize = 1 << 20;
 
 /// A copy of entries `lo..lo + keys.len()` of a spread array, as its values were at
 /// `version`.
@@ -43,7 +48,7 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
     /// Entry `n` (in storage order) by value: what [`entry`](Self::entry) gives. On a
     /// cluster job's driver an array whose entries are in parts on the ranks (loaded,
     /// generated or made in place, `is_spread`) answers with a copy of the window of
-    /// entries around `n` (about 1 MiB), kept among the last 4 MiB of such copies, and
+    /// entries around `n` (about 64 KiB), kept among the last 4 MiB of such copies, and
     /// stays in parts; `entry`, `iter` and `values` give references, which need the
     /// array here: it comes home whole. (Values an `iter_mut()` call left on the ranks,
     /// and values that are not numbers, bring the array home too.)
@@ -73,7 +78,8 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
                 peeked.push(w);
                 return e;
             }
-            let w = self.window(n - n % self.window_len());
+            let len = self.window_len(WINDOW_BYTES);
+            let w = self.window(n - n % len, len);
             let e = w.entry(n);
             peeked.push(w);
             let mut total: usize = peeked.iter().map(Window::bytes).sum();
@@ -118,15 +124,15 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
                 .is_some_and(|s| !s.ops.moved() && !s.ops.coded())
     }
 
-    /// Entries in a window: about [`WINDOW_BYTES`] of them.
-    fn window_len(&self) -> usize {
-        (WINDOW_BYTES / (4 * N + std::mem::size_of::<T>()).max(1)).max(1)
+    /// Entries in a window of about `bytes`.
+    fn window_len(&self, bytes: usize) -> usize {
+        (bytes / (4 * N + std::mem::size_of::<T>()).max(1)).max(1)
     }
 
-    /// A copy of the window of entries from `lo`, from the ranks that hold them.
-    fn window(&self, lo: usize) -> Window<T, N> {
+    /// A copy of the window of `len` entries from `lo`, from the ranks that hold them.
+    fn window(&self, lo: usize, len: usize) -> Window<T, N> {
         let spread = self.spread.as_ref().expect("a spread array's windows");
-        let hi = (lo + self.window_len()).min(self.nnz);
+        let hi = (lo + len).min(self.nnz);
         let parts = spread.ops.window(lo as u64, hi as u64);
         match (spread.decode)(parts, &self.shape) {
             Ok((keys, values)) if keys.len() == hi - lo && values.len() == hi - lo => Window {
@@ -172,7 +178,7 @@ impl<T: Copy + 'static, const N: usize> Iterator for ValuesIter<'_, T, N> {
         }
         if a.by_windows() {
             self.window = None;
-            let w = a.window(n);
+            let w = a.window(n, a.window_len(STREAM_BYTES));
             let e = w.entry(n);
             self.window = Some(w);
             return Some(e);
