@@ -34,7 +34,7 @@ pub use array::reduce::{Parts, Reduce, Terms};
 pub use array::rng::IterRng;
 pub use array::view::{Named, SharedMut, ViewMut};
 pub use array::{
-    DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut, ValuesIter,
+    DenseIter, DistArray, RandomValue, SparseArray, SparseIter, SparseIterMut, SparseValuesIter,
 };
 pub use error::{Error, Result};
 pub use exec::{Block, Call, LoopState, Planned, Ran, SerialRun, Survey, SurveyView, serial_env};

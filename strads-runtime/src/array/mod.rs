@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use dense::next_index;
 pub use dense::{DenseIter, DistArray, RandomValue};
 pub(crate) use sparse::{AwayValues, Lent, is_permutation, permute, unpermute};
-pub use sparse::{SparseArray, SparseIter, SparseIterMut, ValuesIter};
+pub use sparse::{SparseArray, SparseIter, SparseIterMut, SparseValuesIter};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 

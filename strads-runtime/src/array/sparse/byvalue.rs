@@ -68,8 +68,10 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
             "entry {n} of a sparse array of {} entries",
             self.nnz
         );
+        // Under the copies' lock, which bringing the array home takes too: the parts stay
+        // on the ranks while a window is fetched (asked again under it).
+        let mut peeked = self.peeked.lock().unwrap_or_else(|e| e.into_inner());
         if self.by_windows() {
-            let mut peeked = self.peeked.lock().unwrap_or_else(|e| e.into_inner());
             peeked.retain(|w| w.version == self.values_version);
             if let Some(at) = peeked.iter().position(|w| w.holds(n)) {
                 // The most recently read last.
@@ -88,6 +90,7 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
             }
             return e;
         }
+        drop(peeked);
         let (k, &v) = self.entry(n);
         (k, v)
     }
@@ -95,7 +98,8 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
     /// The entries in storage order, by value: what [`iter`](Self::iter) gives. An array
     /// in parts on a cluster job's ranks stays there: its entries come a window (about 1
     /// MiB) at a time, one window here at once, so serial code can sum or scan a data
-    /// set larger than the driver holds.
+    /// set larger than the driver holds (values an `iter_mut()` call left on the ranks,
+    /// and values that are not numbers, bring the array home, as `iter` does).
     ///
     /// ```
     /// use strads_runtime::SparseArray;
@@ -104,8 +108,8 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
     /// assert_eq!(sum, 7.0);
     /// # Ok::<(), strads_runtime::Error>(())
     /// ```
-    pub fn iter_values(&self) -> ValuesIter<'_, T, N> {
-        ValuesIter {
+    pub fn iter_values(&self) -> SparseValuesIter<'_, T, N> {
+        SparseValuesIter {
             array: self,
             at: 0,
             window: None,
@@ -141,10 +145,11 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
                 keys,
                 values,
             },
-            Ok((keys, _)) => spread.ops.fail(format!(
-                "entries {lo}..{hi} of sparse array {} came as {} entries",
+            Ok((keys, values)) => spread.ops.fail(format!(
+                "entries {lo}..{hi} of sparse array {} came as {} indices and {} values",
                 self.id,
-                keys.len()
+                keys.len(),
+                values.len()
             )),
             Err(e) => spread.ops.fail(format!(
                 "entries {lo}..{hi} of sparse array {} do not decode: {e}",
@@ -155,13 +160,13 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
 }
 
 /// The entries of a [`SparseArray`] by value ([`SparseArray::iter_values`]).
-pub struct ValuesIter<'a, T, const N: usize> {
+pub struct SparseValuesIter<'a, T, const N: usize> {
     array: &'a SparseArray<T, N>,
     at: usize,
     window: Option<Window<T, N>>,
 }
 
-impl<T: Copy + 'static, const N: usize> Iterator for ValuesIter<'_, T, N> {
+impl<T: Copy + 'static, const N: usize> Iterator for SparseValuesIter<'_, T, N> {
     type Item = ([usize; N], T);
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -176,15 +181,23 @@ impl<T: Copy + 'static, const N: usize> Iterator for ValuesIter<'_, T, N> {
         {
             return Some(w.entry(n));
         }
+        self.window = None;
+        let peeked = a.peeked.lock().unwrap_or_else(|e| e.into_inner());
         if a.by_windows() {
-            self.window = None;
             let w = a.window(n, a.window_len(STREAM_BYTES));
+            drop(peeked);
             let e = w.entry(n);
             self.window = Some(w);
             return Some(e);
         }
+        drop(peeked);
         let (k, &v) = a.entry(n);
         Some((k, v))
+    }
+
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        self.at = self.at.saturating_add(n);
+        self.next()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -193,11 +206,13 @@ impl<T: Copy + 'static, const N: usize> Iterator for ValuesIter<'_, T, N> {
     }
 }
 
-impl<T: Copy + 'static, const N: usize> ExactSizeIterator for ValuesIter<'_, T, N> {}
+impl<T: Copy + 'static, const N: usize> ExactSizeIterator for SparseValuesIter<'_, T, N> {}
 
-impl<T, const N: usize> std::fmt::Debug for ValuesIter<'_, T, N> {
+impl<T: Copy + 'static, const N: usize> std::iter::FusedIterator for SparseValuesIter<'_, T, N> {}
+
+impl<T, const N: usize> std::fmt::Debug for SparseValuesIter<'_, T, N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ValuesIter")
+        f.debug_struct("SparseValuesIter")
             .field("at", &self.at)
             .field("of", &self.array.nnz)
             .finish()

@@ -13,7 +13,7 @@ mod iter;
 mod moved;
 mod order;
 
-pub use byvalue::ValuesIter;
+pub use byvalue::SparseValuesIter;
 pub use iter::{SparseIter, SparseIterMut};
 pub(crate) use order::{is_permutation, permute, unpermute};
 
@@ -208,6 +208,14 @@ impl<T, const N: usize> SparseArray<T, N> {
     /// its values in its order (put in entry order) or on other ranks (each sends those it
     /// holds).
     fn home(&self) -> &Entries<T, N> {
+        if let Some(e) = self.entries.get() {
+            return e;
+        }
+        // Reads by value (`byvalue.rs`) fetch windows from the parts under this lock: the
+        // parts are not brought home (and let go on the ranks) meanwhile, and their copies
+        // go once the entries are here.
+        let mut peeked = self.peeked.lock().unwrap_or_else(|e| e.into_inner());
+        peeked.clear();
         self.entries.get_or_init(|| {
             if let Some(va) = &self.values_away {
                 let (mut values, order) = va

@@ -23,6 +23,11 @@ impl<T, const N: usize> SparseArray<T, N> {
             spread.ops.values_moved();
         }
         self.values_version += 1;
+        // Copies of windows of the values that were (`byvalue.rs`) are stale.
+        self.peeked
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
         // Blocks that copied the values (a read-only loop's, traded or not) are stale; the
         // `iter_mut()` loop's grid (`spread-<key>`), which holds no values, stays.
         self.cache.drop_where(|k| {

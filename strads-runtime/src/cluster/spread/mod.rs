@@ -5,11 +5,11 @@
 //! Everything here is a collective operation ([`DataOp`]): the driver asks every worker to
 //! run it (`proto::collective`), runs it itself as rank 0, and each rank trades bytes with
 //! the others in rounds ([`Ctx`]). The operations are registered by name at link time, as
-//! loops are: the built-in ones here (bring the parts home, count a histogram or the
-//! entries of each block, trade entries so that each rank holds the blocks its workers
+//! loops are: the built-in ones here (bring the parts home, copy a window of entries,
+//! count a histogram or the entries of each block, trade entries so that each rank holds the blocks its workers
 //! run) and the data sets made in place (`data::generate`, `data::load`).
 //!
-//! - `share`: a rank's part of an array (`Share`) and the parts kept on this process.
+//! - `share`: a rank's part of an array (`Share`); `parts`: the parts kept on this process.
 
 #[macro_use]
 mod typed;
@@ -389,6 +389,22 @@ impl Handle {
 
 impl SpreadOps for Handle {
     fn window(&self, lo: u64, hi: u64) -> Vec<Vec<u8>> {
+        // The ranks answer between calls only: a read from inside a call, or after the job
+        // ended, could never be answered, so it stops the job instead of waiting for ever.
+        let when = if self.s.closed() {
+            Some("after the job ended")
+        } else if self.s.with(|core| core.in_call()) {
+            Some("inside a loop call that runs across processes")
+        } else {
+            None
+        };
+        if let Some(when) = when {
+            self.s.fail(format!(
+                "entries of a sparse array in parts on the ranks (id {}) were read by value \
+                 {when}; read them before the call, or pass the array to the loop",
+                self.id
+            ));
+        }
         self.run("strads::window", postcard_args(&(self.id, lo, hi)))
     }
 

@@ -416,10 +416,14 @@ impl<const N: usize> Share for CodedPart<N> {
     /// values.
     fn encode(&self, range: std::ops::Range<usize>) -> Vec<u8> {
         let r = clamp(range, self.keys.len());
-        let end = |i: usize| if i == 0 { 0 } else { self.ends[i - 1] };
+        // (Values dropped where a loop runs them leave no ends: no values then.)
+        let end = |i: usize| {
+            i.checked_sub(1)
+                .map_or(0, |i| self.ends.get(i).map_or(0, |&e| e))
+        };
         let mut out = super::coded::encode_keys(&self.keys[r.clone()]);
         out.push(0);
-        out.extend_from_slice(&self.bytes[end(r.start)..end(r.end)]);
+        out.extend_from_slice(self.bytes.get(end(r.start)..end(r.end)).unwrap_or(&[]));
         out
     }
 

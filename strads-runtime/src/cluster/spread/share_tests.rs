@@ -85,3 +85,45 @@ fn a_message_that_does_not_hold_its_counts_is_refused() {
         assert!(e.starts_with(says), "{e}");
     }
 }
+
+/// A range of a part's entries encodes as the part of those entries alone would, clamped
+/// to the part (the whole part: `0..usize::MAX`; beyond it: no entries).
+#[test]
+fn a_range_of_a_part_encodes_those_entries() {
+    let keys = vec![[0u32, 1], [3, 7], [1, 0], [2, 2], [0, 5]];
+    let values = vec![1.5f32, 2.5, 3.5, 4.5, 5.5];
+    let p = Part {
+        keys: keys.clone(),
+        values: values.clone(),
+    };
+    let of =
+        |r: std::ops::Range<usize>| crate::array::spread::encode_part(&keys[r.clone()], &values[r]);
+    assert_eq!(p.encode(1..3), of(1..3));
+    assert_eq!(p.encode(0..usize::MAX), of(0..5));
+    assert_eq!(p.encode(4..9), of(4..5));
+    assert_eq!(p.encode(7..9), of(5..5));
+    assert_eq!(p.encode(3..1), of(1..1));
+    let decoded = crate::array::spread::decode_parts::<f32, 2>(
+        vec![p.encode(0..2), p.encode(2..usize::MAX)],
+        &[4, 8],
+    );
+    assert_eq!(decoded, Ok((keys.clone(), values.clone())));
+    // Values in their raw codec: the same indices, the values' bytes of those entries.
+    let coded = CodedPart {
+        keys: keys[..3].to_vec(),
+        ends: vec![2, 5, 6],
+        bytes: b"aabbbc".to_vec(),
+    };
+    let mut want = super::super::coded::encode_keys(&keys[1..3]);
+    want.push(0);
+    want.extend_from_slice(b"bbbc");
+    assert_eq!(coded.encode(1..3), want);
+    let dropped = CodedPart {
+        keys: keys[..3].to_vec(),
+        ends: Vec::new(),
+        bytes: Vec::new(),
+    };
+    let mut want = super::super::coded::encode_keys(&keys[..2]);
+    want.push(0);
+    assert_eq!(dropped.encode(0..2), want);
+}
