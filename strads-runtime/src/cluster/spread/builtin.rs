@@ -74,23 +74,46 @@ static GATHER: DataOp = DataOp {
 };
 
 /// Entries `lo..hi` of a spread array, in its order (the parts one after the other): each
-/// rank sends those its part holds, as `gather` sends a part (an empty part when none).
+/// rank sends its count of entries, then those of them its part holds, as `gather` sends a
+/// part (an empty part when none). Where the parts start comes with the request once the
+/// driver knows it (from an earlier window's counts); the first time, the ranks learn it
+/// from each other.
 #[linkme::distributed_slice(DATA_OPS)]
 static WINDOW: DataOp = DataOp {
     name: "strads::window",
     run: |ctx, args| {
-        let (id, lo, hi): (u64, u64, u64) = decode(args, "window")?;
-        // Every rank takes part in the exchange below, or none does.
-        let count = ctx.agree(with_part(id, |p| p.count() as u64))?;
-        let counts = ctx.all_gather(count.to_le_bytes().to_vec());
-        let mut start = 0u64;
-        for b in &counts[..ctx.rank] {
-            let b: [u8; 8] = b.as_slice().try_into().map_err(|_| "a count of entries")?;
-            start += u64::from_le_bytes(b);
-        }
+        let (id, lo, hi, starts): (u64, u64, u64, Option<Vec<u64>>) = decode(args, "window")?;
+        let (start, count) = match starts {
+            Some(s) => {
+                let (start, end) = (s.get(ctx.rank), s.get(ctx.rank + 1));
+                let (Some(&start), Some(&end)) = (start, end) else {
+                    return Err(format!("{} part bounds for rank {}", s.len(), ctx.rank));
+                };
+                let count = with_part(id, |p| p.count() as u64)?;
+                if end.checked_sub(start) != Some(count) {
+                    return Err(format!(
+                        "a part of {count} entries, where the driver counts {start}..{end}"
+                    ));
+                }
+                (start, count)
+            }
+            None => {
+                // Every rank takes part in the exchange below, or none does.
+                let count = ctx.agree(with_part(id, |p| p.count() as u64))?;
+                let counts = ctx.all_gather(count.to_le_bytes().to_vec());
+                let mut start = 0u64;
+                for b in &counts[..ctx.rank] {
+                    let b: [u8; 8] = b.as_slice().try_into().map_err(|_| "a count of entries")?;
+                    start += u64::from_le_bytes(b);
+                }
+                (start, count)
+            }
+        };
         let from = lo.clamp(start, start + count) - start;
         let to = hi.clamp(start, start + count) - start;
-        with_part(id, |p| p.encode(from as usize..to as usize))
+        let mut out = count.to_le_bytes().to_vec();
+        out.extend(with_part(id, |p| p.encode(from as usize..to as usize))?);
+        Ok(out)
     },
 };
 

@@ -354,6 +354,9 @@ struct Handle {
     coded: bool,
     /// Whether `iter_mut()` calls changed the values where they are (`SpreadOps::moved`).
     moved: std::sync::atomic::AtomicBool,
+    /// Where each rank's part starts among the entries (`P + 1` bounds), once a window of
+    /// them was read (the parts' entries never change): later windows need no count.
+    starts: std::sync::Mutex<Option<Vec<u64>>>,
 }
 
 impl Handle {
@@ -364,6 +367,7 @@ impl Handle {
             digest: Default::default(),
             coded,
             moved: Default::default(),
+            starts: Default::default(),
         }
     }
 
@@ -405,7 +409,30 @@ impl SpreadOps for Handle {
                 self.id
             ));
         }
-        self.run("strads::window", postcard_args(&(self.id, lo, hi)))
+        let mut starts = self.starts.lock().unwrap_or_else(|e| e.into_inner());
+        let answers = self.run(
+            "strads::window",
+            postcard_args(&(self.id, lo, hi, starts.clone())),
+        );
+        // Each rank's count of entries, then its share of the window.
+        let mut counts = vec![0u64];
+        let parts = answers
+            .into_iter()
+            .enumerate()
+            .map(|(r, mut b)| {
+                let Some(count) = b.get(..8).and_then(|c| c.try_into().ok()) else {
+                    self.s.fail(format!(
+                        "rank {r}'s window of array {} is cut short",
+                        self.id
+                    ))
+                };
+                counts.push(counts[r] + u64::from_le_bytes(count));
+                b.drain(..8);
+                b
+            })
+            .collect();
+        starts.get_or_insert(counts);
+        parts
     }
 
     fn gather(&self) -> Vec<Vec<u8>> {
