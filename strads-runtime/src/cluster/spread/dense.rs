@@ -58,6 +58,23 @@ pub(crate) fn abandon(ids: impl IntoIterator<Item = u64>) {
     }
 }
 
+/// Driver: runs data operation `op` (its `args`) on every rank, each making its parts of
+/// the dense arrays `ids`, and decodes each rank's answer; when the operation or an answer
+/// fails every rank lets go of what it made of them.
+pub(crate) fn answers<A: serde::de::DeserializeOwned>(
+    s: &'static Session,
+    op: &str,
+    args: Vec<u8>,
+    ids: &[u64],
+) -> crate::error::Result<Vec<A>> {
+    super::run(s, op, args)
+        .and_then(|a| super::decode_each(&a))
+        .map_err(|e| {
+            abandon(ids.iter().copied());
+            crate::error::Error::Rank(e)
+        })
+}
+
 /// Drops what this process made of array `id` and no one took (the driver dropped it).
 pub(crate) fn forget(id: u64) {
     MADE.lock()

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::{bad_parameter, check_memory, in_place_range};
 use crate::cluster::session::Session;
-use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp};
+use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, dense};
 use crate::data::in_place::Fault;
 use crate::data::load::{keep_tokens, vocabulary, words_made_in_place};
 use crate::error::Result;
@@ -231,10 +231,7 @@ fn in_place(s: &'static Session, c: &WordsConfig) -> Result<WordArrays> {
         c.seed,
     ];
     let args: DrawArgs = (ids, params);
-    let answers = spread::run(s, DRAW.name, spread::postcard_args(&args));
-    let answers: Vec<Drawn> = answers
-        .and_then(|a| spread::decode_each(&a))
-        .map_err(|e| abandon(ids, crate::Error::Rank(e)))?;
+    let answers: Vec<Drawn> = dense::answers(s, DRAW.name, spread::postcard_args(&args), &ids)?;
     let mut first = None;
     for answer in answers {
         match answer {

@@ -82,10 +82,7 @@ pub(super) fn arrays(s: &'static Session, cfg: &KgConfig, wanted: usize) -> Resu
         e
     };
     let args: DrawArgs = (ids, params(cfg));
-    let answers = spread::run(s, DRAW.name, spread::postcard_args(&args));
-    let answers: Vec<Drawn> = answers
-        .and_then(|a| spread::decode_each(&a))
-        .map_err(|e| abandon(Error::Rank(e)))?;
+    let answers: Vec<Drawn> = dense::answers(s, DRAW.name, spread::postcard_args(&args), &ids)?;
     if let Some(Err(found)) = answers.iter().find(|a| a.is_err()) {
         return Err(abandon(too_few(cfg, wanted, *found)));
     }

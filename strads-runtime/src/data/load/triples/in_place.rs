@@ -102,10 +102,7 @@ pub(super) fn arrays(s: &'static Session, dir: &Path, layout: Layout) -> Result<
         dense::abandon(ids);
         e
     };
-    let answers = spread::run(s, LOAD.name, spread::postcard_args(&args));
-    let answers: Vec<Answer> = answers
-        .and_then(|a| spread::decode_each(&a))
-        .map_err(|e| abandon(Error::Rank(e)))?;
+    let answers: Vec<Answer> = dense::answers(s, LOAD.name, spread::postcard_args(&args), &ids)?;
     let mut made = None;
     for answer in answers {
         match answer {
