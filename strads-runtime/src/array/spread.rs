@@ -5,7 +5,8 @@
 //! their order.
 //!
 //! The cluster runtime implements [`SpreadOps`]; the array only asks it for what it needs:
-//! the parts brought home (serial code reads the array whole), a histogram of one dim
+//! the parts brought home (serial code reads the array whole), a window of its entries
+//! (serial code reads them by value, `SparseArray::entry_value`), a histogram of one dim
 //! (balanced partitions), the entries of each block (a plan's blocks), and the entries
 //! traded so that each rank holds the blocks its workers run.
 

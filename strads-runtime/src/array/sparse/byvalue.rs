@@ -68,6 +68,10 @@ impl<T: Copy + 'static, const N: usize> SparseArray<T, N> {
             "entry {n} of a sparse array of {} entries",
             self.nnz
         );
+        // An array here is read where it is, without the lock.
+        if let Some(e) = self.entries.get() {
+            return (e.keys[n].map(|i| i as usize), e.values[n]);
+        }
         // Under the copies' lock, which bringing the array home takes too: the parts stay
         // on the ranks while a window is fetched (asked again under it).
         let mut peeked = self.peeked.lock().unwrap_or_else(|e| e.into_inner());
@@ -182,6 +186,9 @@ impl<T: Copy + 'static, const N: usize> Iterator for SparseValuesIter<'_, T, N> 
             return Some(w.entry(n));
         }
         self.window = None;
+        if let Some(e) = a.entries.get() {
+            return Some((e.keys[n].map(|i| i as usize), e.values[n]));
+        }
         let peeked = a.peeked.lock().unwrap_or_else(|e| e.into_inner());
         if a.by_windows() {
             let w = a.window(n, a.window_len(STREAM_BYTES));

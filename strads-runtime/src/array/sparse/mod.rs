@@ -394,7 +394,8 @@ impl<T, const N: usize> SparseArray<T, N> {
         self.nnz == 0
     }
 
-    /// Entry `n` (in storage order).
+    /// Entry `n` (in storage order). An array in parts on a cluster job's ranks comes home
+    /// whole first; [`entry_value`](Self::entry_value) reads a copy instead.
     #[inline]
     pub fn entry(&self, n: usize) -> ([usize; N], &T) {
         let e = self.home();
@@ -431,7 +432,8 @@ impl<T, const N: usize> SparseArray<T, N> {
         e.values = values;
     }
 
-    /// The stored entries in order.
+    /// The stored entries in order. An array in parts on a cluster job's ranks comes home
+    /// whole first; [`iter_values`](Self::iter_values) reads them a window at a time.
     pub fn iter(&self) -> SparseIter<'_, T, N> {
         let e = self.home();
         SparseIter {

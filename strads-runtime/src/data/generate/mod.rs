@@ -1,7 +1,9 @@
 //! Synthetic data sets, for tests and benchmarks at any size: rating matrices with a
 //! known low-rank structure ([`low_rank_ratings`]), sparse binary classification
-//! problems shaped like LIBSVM's a9a ([`libsvm_like`]), and the edges of a grid graph
-//! ([`grid_edges`], a road network's shape).
+//! problems shaped like LIBSVM's a9a ([`libsvm_like`]), a text8-shaped corpus
+//! ([`words_like`], [`words_like_arrays`]), an FB15k-237-shaped knowledge graph
+//! ([`kg_like`], [`kg_like_arrays`]), and the edges of a grid graph ([`grid_edges`], a road
+//! network's shape).
 //!
 //! ```
 //! use strads_runtime::generate::{low_rank_ratings, LowRankConfig};

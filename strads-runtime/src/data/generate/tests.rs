@@ -292,3 +292,46 @@ fn libsvm_like_degenerate_configs() {
     });
     assert!(train.nnz() <= 300 && train.nnz() >= 280);
 }
+
+/// The generators' sequences, pinned: a change of the order of their draws changes every
+/// program's data and is seen here (the in-place forms are checked against these).
+#[test]
+fn the_text_and_graph_generators_draw_what_they_drew() {
+    let digest = |xs: &mut dyn Iterator<Item = u64>| {
+        xs.fold(0u64, |s, x| s.wrapping_mul(1_000_003).wrapping_add(x))
+    };
+    let w = super::words_like(&super::WordsConfig {
+        words: 20_000,
+        types: 3000,
+        ..Default::default()
+    })
+    .unwrap();
+    let words = digest(&mut w.tokens.iter().map(|&t| u64::from(t)));
+    let kg = super::kg_like(&super::KgConfig {
+        entities: 500,
+        relations: 10,
+        train: 5_000,
+        valid: 200,
+        test: 200,
+        ..Default::default()
+    });
+    let triples = digest(
+        &mut kg
+            .train
+            .iter()
+            .chain(&kg.valid)
+            .chain(&kg.test)
+            .flatten()
+            .map(|&x| u64::from(x)),
+    );
+    assert_eq!(
+        (
+            w.vocab.len(),
+            w.tokens.len(),
+            w.sentences.len(),
+            words,
+            triples
+        ),
+        (822, 16147, 3, 6363745511239401579, 1125947278708991635)
+    );
+}

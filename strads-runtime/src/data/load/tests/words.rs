@@ -34,6 +34,26 @@ fn words_keep_the_frequent_ones_most_frequent_first() {
     assert_eq!(w.id("d"), None);
 }
 
+/// A file of several gzip members (as `cat a.gz b.gz` makes) reads as its text does, the
+/// byte order mark stripped even when the first member ends inside it.
+#[test]
+fn gzip_members_read_as_one_text() {
+    let text = "\u{feff}one two three one\ntwo one three";
+    let bytes = text.as_bytes();
+    let mut members = gz(&bytes[..1]);
+    members.extend(gz(&bytes[1..5]));
+    members.extend(gz(&bytes[5..]));
+    let plain = TempFile::new("m.txt", text);
+    let packed = TempFile::new("m.txt.gz", members);
+    let (a, b) = (
+        words(&plain.0, 1, 100).unwrap(),
+        words(&packed.0, 1, 100).unwrap(),
+    );
+    assert_eq!(a, b);
+    assert_eq!(a.vocab, ["one", "two", "three"]);
+    assert_eq!(a.raw_words, 7);
+}
+
 #[test]
 fn gzip_reads_as_plain_text_and_long_lines_are_cut() {
     let text = "one two three one two one\nthree";

@@ -39,6 +39,20 @@ impl KgArrays {
     pub fn triples(&self) -> usize {
         self.train.shape()[0] + self.valid.shape()[0] + self.test.shape()[0]
     }
+
+    /// Brings the three sets home, on a cluster job's driver, when their rows are held by
+    /// other ranks (`DistArray::gather`); nothing happens when they are here.
+    pub fn gather(&self) {
+        self.train.gather();
+        self.valid.gather();
+        self.test.gather();
+    }
+
+    /// Whether some rows of the sets are held by other ranks of a cluster job (see
+    /// [`gather`](Self::gather)).
+    pub fn is_spread(&self) -> bool {
+        self.train.is_spread() || self.valid.is_spread() || self.test.is_spread()
+    }
 }
 
 impl KnowledgeGraph {

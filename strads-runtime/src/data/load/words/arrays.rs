@@ -26,10 +26,31 @@ pub struct WordArrays {
     pub tokens: DistArray<u32, 1>,
     /// The sentence of each token.
     pub sentence: DistArray<u32, 1>,
-    /// Number of sentences (the largest of `sentence` plus one).
+    /// Number of sentences (the largest of `sentence` plus one; [`Words::sentences`] holds
+    /// their starts instead).
     pub sentences: usize,
     /// Every word read, in the vocabulary or not (gensim's "raw words").
     pub raw_words: u64,
+}
+
+impl WordArrays {
+    /// The id of `word`, if it is in the vocabulary (a linear search: for a few lookups).
+    pub fn id(&self, word: &str) -> Option<usize> {
+        self.vocab.iter().position(|w| w == word)
+    }
+
+    /// Brings `tokens` and `sentence` home, on a cluster job's driver, when their parts
+    /// are held by other ranks (`DistArray::gather`); nothing happens when they are here.
+    pub fn gather(&self) {
+        self.tokens.gather();
+        self.sentence.gather();
+    }
+
+    /// Whether some of the tokens are held by other ranks of a cluster job (see
+    /// [`gather`](Self::gather)).
+    pub fn is_spread(&self) -> bool {
+        self.tokens.is_spread() || self.sentence.is_spread()
+    }
 }
 
 impl Words {
