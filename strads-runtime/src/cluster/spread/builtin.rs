@@ -1,7 +1,8 @@
-//! The built-in collective operations on spread arrays: bring the parts home, count a
-//! histogram or each block's entries, and trade entries so that each rank holds the blocks
-//! its workers run.
+//! The built-in collective operations on spread arrays: bring the parts home, copy a
+//! window of entries, count a histogram or each block's entries, and trade entries so that
+//! each rank holds the blocks its workers run.
 
+use super::super::session::Session;
 use super::{Ctx, DATA_OPS, DataOp, keep_traded, with_part};
 use crate::space::grid;
 
@@ -72,6 +73,52 @@ static GATHER: DataOp = DataOp {
         Ok(bytes)
     },
 };
+
+/// Driver: entries `lo..hi` of spread array `id` (`SpreadOps::window`), each rank's share
+/// in rank order; `starts`, where the parts start, learnt from the first window's counts.
+pub(super) fn window(
+    s: &'static Session,
+    id: u64,
+    starts: &std::sync::Mutex<Option<Vec<u64>>>,
+    lo: u64,
+    hi: u64,
+) -> Vec<Vec<u8>> {
+    // The ranks answer between calls only: a read from inside a call, or after the job
+    // ended, could never be answered, so it stops the job instead of waiting for ever.
+    let when = if s.closed() {
+        Some("after the job ended")
+    } else if s.with(|core| core.in_call()) {
+        Some("inside a loop call that runs across processes")
+    } else {
+        None
+    };
+    if let Some(when) = when {
+        s.fail(format!(
+            "entries of a sparse array in parts on the ranks (id {id}) were read by value \
+             {when}; read them before the call, or pass the array to the loop"
+        ));
+    }
+    let mut starts = starts.lock().unwrap_or_else(|e| e.into_inner());
+    let args = super::postcard_args(&(id, lo, hi, starts.clone()));
+    let answers = super::run(s, WINDOW.name, args)
+        .unwrap_or_else(|e| s.fail(format!("a spread array's parts on the ranks (window): {e}")));
+    // Each rank's count of entries, then its share of the window.
+    let mut counts = vec![0u64];
+    let parts = answers
+        .into_iter()
+        .enumerate()
+        .map(|(r, mut b)| {
+            let Some(count) = b.get(..8).and_then(|c| c.try_into().ok()) else {
+                s.fail(format!("rank {r}'s window of array {id} is cut short"))
+            };
+            counts.push(counts[r] + u64::from_le_bytes(count));
+            b.drain(..8);
+            b
+        })
+        .collect();
+    starts.get_or_insert(counts);
+    parts
+}
 
 /// Entries `lo..hi` of a spread array, in its order (the parts one after the other): each
 /// rank sends its count of entries, then those of them its part holds, as `gather` sends a

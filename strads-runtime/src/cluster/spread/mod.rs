@@ -393,46 +393,7 @@ impl Handle {
 
 impl SpreadOps for Handle {
     fn window(&self, lo: u64, hi: u64) -> Vec<Vec<u8>> {
-        // The ranks answer between calls only: a read from inside a call, or after the job
-        // ended, could never be answered, so it stops the job instead of waiting for ever.
-        let when = if self.s.closed() {
-            Some("after the job ended")
-        } else if self.s.with(|core| core.in_call()) {
-            Some("inside a loop call that runs across processes")
-        } else {
-            None
-        };
-        if let Some(when) = when {
-            self.s.fail(format!(
-                "entries of a sparse array in parts on the ranks (id {}) were read by value \
-                 {when}; read them before the call, or pass the array to the loop",
-                self.id
-            ));
-        }
-        let mut starts = self.starts.lock().unwrap_or_else(|e| e.into_inner());
-        let answers = self.run(
-            "strads::window",
-            postcard_args(&(self.id, lo, hi, starts.clone())),
-        );
-        // Each rank's count of entries, then its share of the window.
-        let mut counts = vec![0u64];
-        let parts = answers
-            .into_iter()
-            .enumerate()
-            .map(|(r, mut b)| {
-                let Some(count) = b.get(..8).and_then(|c| c.try_into().ok()) else {
-                    self.s.fail(format!(
-                        "rank {r}'s window of array {} is cut short",
-                        self.id
-                    ))
-                };
-                counts.push(counts[r] + u64::from_le_bytes(count));
-                b.drain(..8);
-                b
-            })
-            .collect();
-        starts.get_or_insert(counts);
-        parts
+        builtin::window(self.s, self.id, &self.starts, lo, hi)
     }
 
     fn gather(&self) -> Vec<Vec<u8>> {
