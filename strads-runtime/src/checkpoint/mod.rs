@@ -301,15 +301,26 @@ mod tests {
     use super::*;
     use crate::{DistArray, SparseArray};
 
-    fn tmp(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("strads-ckpt-{}", std::process::id()));
+    /// A test's own folder, removed with it.
+    struct Folder(PathBuf);
+
+    impl Drop for Folder {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// `name` in a folder of the test's own (named after it), and the folder.
+    fn tmp(name: &str) -> (Folder, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("strads-ckpt-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name)
+        let path = dir.join(name);
+        (Folder(dir), path)
     }
 
     #[test]
     fn arrays_and_values_round_trip_through_a_file() {
-        let path = tmp("round.ckpt");
+        let (_folder, path) = tmp("round.ckpt");
         let w = DistArray::<f64, 2>::from_fn([4, 3], |[i, j]| i as f64 - j as f64 / 3.0);
         let r = SparseArray::from_entries([4, 5], vec![([3, 4], 1.5f32), ([0, 0], 2.0)]).unwrap();
         let mut c = Checkpoint::new();
@@ -339,7 +350,7 @@ mod tests {
     /// fault, the value: never values that differ from those saved.
     #[test]
     fn bad_files_are_refused_by_name() {
-        let path = tmp("bad.ckpt");
+        let (_folder, path) = tmp("bad.ckpt");
         let w = DistArray::<f32, 1>::from_vec([6], vec![1.0; 6]).unwrap();
         let mut c = Checkpoint::new();
         c.add("w", &w).unwrap();
