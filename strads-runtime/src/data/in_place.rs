@@ -109,6 +109,27 @@ impl Fault {
     }
 }
 
+/// The error when the ranks see `path` at different sizes: `sizes` by rank, `None` for a
+/// rank that knows none (it could not open the file, say); the first rank whose size
+/// differs from the first known one is named.
+pub(crate) fn sizes_differ(
+    path: &Path,
+    sizes: impl IntoIterator<Item = Option<u64>>,
+) -> Option<Fault> {
+    let seen: Vec<(usize, u64)> = sizes
+        .into_iter()
+        .enumerate()
+        .filter_map(|(r, b)| b.map(|b| (r, b)))
+        .collect();
+    let &(r0, b0) = seen.first()?;
+    let &(r, b) = seen.iter().find(|(_, b)| *b != b0)?;
+    Some(other(format!(
+        "rank {r} of the job sees {} as {b} bytes, rank {r0} as {b0}: every rank reads its part \
+         of the same file (a shared filesystem, or the same copy on every node)",
+        path.display()
+    )))
+}
+
 /// A failure no line names (it stops every rank alike).
 pub(crate) fn other(message: String) -> Fault {
     Fault {
@@ -131,4 +152,28 @@ pub(crate) fn readable_in_place(paths: &[&Path]) -> bool {
         };
         p.to_str().is_some() && regular
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first rank whose size differs from the first known one is named; ranks that
+    /// know no size are passed over.
+    #[test]
+    fn sizes_that_differ_name_the_first_rank_that_differs() {
+        let path = Path::new("/data/x.txt");
+        assert!(sizes_differ(path, [Some(7), Some(7), None]).is_none());
+        assert!(sizes_differ(path, [None, None]).is_none());
+        let f = sizes_differ(path, [None, Some(7), Some(7), Some(9), Some(8)]).unwrap();
+        assert_eq!(
+            f.error(path).to_string(),
+            Error::Rank(
+                "rank 3 of the job sees /data/x.txt as 9 bytes, rank 1 as 7: every rank reads \
+                 its part of the same file (a shared filesystem, or the same copy on every node)"
+                    .into()
+            )
+            .to_string()
+        );
+    }
 }

@@ -17,7 +17,7 @@ use super::{
 use crate::array::SparseArray;
 use crate::cluster::session::Session;
 use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, Facts};
-use crate::data::in_place::{Failure, Fault, byte_range, other};
+use crate::data::in_place::{Failure, Fault, byte_range, sizes_differ};
 use crate::data::text::{Lines, MAX_LINE, id_limit};
 use crate::error::{Error, Result};
 
@@ -173,18 +173,8 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
     let (read, mine) = read_range(ctx, args);
     let all: Vec<Summary> = ctx.gather_each(&mine, "summary");
     drop(mine);
-    if let Some((r, b)) = all
-        .iter()
-        .enumerate()
-        .find(|(_, s)| s.size.zip(all[0].size).is_some_and(|(b, a)| b != a))
-    {
-        return Err(other(format!(
-            "rank {r} of the job sees {} as {} bytes, rank 0 as {}: every rank reads its part \
-             of the same file (a shared filesystem, or the same copy on every node)",
-            args.open.display(),
-            b.size.unwrap_or(0),
-            all[0].size.unwrap_or(0)
-        )));
+    if let Some(fault) = sizes_differ(&args.open, all.iter().map(|s| s.size)) {
+        return Err(fault);
     }
     let me = ctx.rank;
     let before = |r: usize| -> (usize, usize, u64, u64) {

@@ -14,7 +14,7 @@ use super::ratings::{Format, Loader, Start, check_max_ids, no_ratings};
 use crate::array::SparseArray;
 use crate::cluster::session::Session;
 use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, Facts};
-use crate::data::in_place::{Fault, byte_range, other};
+use crate::data::in_place::{Fault, byte_range, other, sizes_differ};
 use crate::error::{Error, Result};
 
 /// What the driver asks every rank to load.
@@ -197,19 +197,8 @@ fn first_fault(
     loader: &Loader,
 ) -> std::result::Result<(), Fault> {
     for (f, path) in open.iter().enumerate() {
-        let first = all[0].sizes.get(f);
-        if let Some((r, b)) = all
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.sizes.get(f).zip(first).is_some_and(|(b, a)| b != a))
-        {
-            return Err(other(format!(
-                "rank {r} of the job sees {} as {} bytes, rank 0 as {}: every rank reads its \
-                 part of the same file (a shared filesystem, or the same copy on every node)",
-                path.display(),
-                b.sizes[f],
-                first.copied().unwrap_or(0)
-            )));
+        if let Some(fault) = sizes_differ(path, all.iter().map(|s| s.sizes.get(f).copied())) {
+            return Err(fault);
         }
     }
     let files = open.len();

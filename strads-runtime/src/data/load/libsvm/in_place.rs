@@ -16,7 +16,7 @@ use crate::array::DistArray;
 use crate::cluster::proto::Region;
 use crate::cluster::session::Session;
 use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, dense};
-use crate::data::in_place::{Failure, Fault, byte_range, other};
+use crate::data::in_place::{Failure, Fault, byte_range, other, sizes_differ};
 use crate::data::text::{Lines, MAX_LINE, id_limit};
 use crate::error::{Error, Result};
 
@@ -247,18 +247,8 @@ fn load(ctx: &mut Ctx, args: &LoadArgs) -> Answer {
                  earlier one (please report it)"
             )));
         };
-        if let Some((r, b)) = sums
-            .iter()
-            .enumerate()
-            .find(|(_, s)| s.size.zip(sums[0].size).is_some_and(|(b, a)| b != a))
-        {
-            return Err(other(format!(
-                "rank {r} of the job sees {} as {} bytes, rank 0 as {}: every rank reads its \
-                 part of the same file (a shared filesystem, or the same copy on every node)",
-                path.display(),
-                b.size.unwrap_or(0),
-                sums[0].size.unwrap_or(0)
-            )));
+        if let Some(fault) = sizes_differ(path, sums.iter().map(|s| s.size)) {
+            return Err(fault);
         }
         let entries_before = |r: usize| sums[..r].iter().map(|s| s.entries).sum::<u64>();
         let lines_before = |r: usize| sums[..r].iter().map(|s| s.lines).sum::<usize>();

@@ -25,7 +25,7 @@ use crate::array::DistArray;
 use crate::cluster::proto::Region;
 use crate::cluster::session::Session;
 use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, dense};
-use crate::data::in_place::{Fault, byte_range, other};
+use crate::data::in_place::{Fault, byte_range, other, sizes_differ};
 use crate::data::text::{Lines, MAX_LINE, parse_uint, trim};
 use crate::error::{Error, Result};
 
@@ -283,22 +283,6 @@ fn read(ctx: &Ctx, args: &Args) -> (Vec<Vec<[u32; 3]>>, [Local; 2], Summary) {
     (sets, names, sum)
 }
 
-/// The error when the ranks that reached file `f` (`path`) see it at different sizes.
-fn sizes_differ(all: &[Summary], f: usize, path: &Path) -> Option<Fault> {
-    let seen: Vec<(usize, u64)> = all
-        .iter()
-        .enumerate()
-        .filter_map(|(r, s)| s.sizes.get(f).map(|&b| (r, b)))
-        .collect();
-    let &(r0, b0) = seen.first()?;
-    let &(r, b) = seen.iter().find(|(_, b)| *b != b0)?;
-    Some(other(format!(
-        "rank {r} of the job sees {} as {b} bytes, rank {r0} as {b0}: every rank reads its part \
-         of the same file (a shared filesystem, or the same copy on every node)",
-        path.display()
-    )))
-}
-
 fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     let (me, size) = (ctx.rank, ctx.size);
     let (mut sets, names, sum) = read(ctx, args);
@@ -315,13 +299,16 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
             s.fault.as_ref().is_some_and(|x| x.file == f) || (s.bad && s.sizes.len() == f + 1)
         };
         if let Some(s) = all.iter().find(|s| stopped(s)) {
-            return match (&s.fault, sizes_differ(&all, f, path)) {
+            return match (
+                &s.fault,
+                sizes_differ(path, all.iter().map(|s| s.sizes.get(f).copied())),
+            ) {
                 (Some(fault), _) => Answer::Fault(fault.clone()),
                 (None, Some(fault)) => Answer::Fault(fault),
                 (None, None) => Answer::Bad,
             };
         }
-        if let Some(fault) = sizes_differ(&all, f, path) {
+        if let Some(fault) = sizes_differ(path, all.iter().map(|s| s.sizes.get(f).copied())) {
             return Answer::Fault(fault);
         }
         let mut total: u64 = all.iter().map(|s| s.triples[f]).sum();

@@ -25,7 +25,7 @@ use super::kept::{keep_tokens, made};
 use super::{MAX_WORD, WordArrays, check, is_gzip};
 use crate::cluster::session::Session;
 use crate::cluster::spread::{self, Ctx, DATA_OPS, DataOp, dense};
-use crate::data::in_place::{Fault, byte_range, other};
+use crate::data::in_place::{Fault, byte_range, sizes_differ};
 use crate::error::{Error, Result};
 
 /// What the driver asks every rank to load.
@@ -441,20 +441,11 @@ fn load(ctx: &mut Ctx, args: &Args) -> Answer {
     // The ranks see the file at one size, or say so; then the first rank (by line) that
     // stopped: its error, or a malformed word one process finds again. (A rank that could
     // not open the file, or could not read a gzip stream through, knows no size.)
-    let sized: Vec<(usize, u64)> = all
+    let sized = all
         .iter()
-        .enumerate()
-        .filter(|(_, s)| s.fault.is_none() && !(s.bad && s.size == 0))
-        .map(|(r, s)| (r, s.size))
-        .collect();
-    if let Some(&(r0, b0)) = sized.first()
-        && let Some(&(r, b)) = sized.iter().find(|(_, b)| *b != b0)
-    {
-        return Answer::Fault(other(format!(
-            "rank {r} of the job sees {} as {b} bytes, rank {r0} as {b0}: every rank reads its \
-             part of the same file (a shared filesystem, or the same copy on every node)",
-            args.open.display(),
-        )));
+        .map(|s| (s.fault.is_none() && !(s.bad && s.size == 0)).then_some(s.size));
+    if let Some(fault) = sizes_differ(&args.open, sized) {
+        return Answer::Fault(fault);
     }
     if let Some(s) = all.iter().find(|s| s.bad || s.fault.is_some()) {
         return s.fault.clone().map_or(Answer::Bad, Answer::Fault);
