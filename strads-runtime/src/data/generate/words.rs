@@ -82,9 +82,9 @@ pub fn words_like(config: &WordsConfig) -> Result<Words> {
 /// [`words_like`]'s corpus with its tokens and their sentences as arrays
 /// ([`WordArrays`], as [`Words::into_arrays`] makes them). On a cluster job's driver the
 /// corpus is drawn in place: every rank draws the whole sequence one process draws to
-/// count the words (which makes the vocabulary; the driver once more, before it asks the
-/// ranks), then the sequence up to the end of its range of the words, twice, to keep the
-/// tokens of its range, so no process holds the corpus.
+/// count the words (which makes the vocabulary), then the sequence up to the end of its
+/// range of the words, twice, to keep the tokens of its range, so no process holds the
+/// corpus.
 ///
 /// # Errors
 /// Those of [`words_like`] (memory: for a rank's share, on a cluster); [`crate::Error::Shape`]
@@ -211,13 +211,9 @@ fn counts(c: &WordsConfig) -> Vec<u64> {
 /// types, topics, passage, sentence, min_count, seed).
 type DrawArgs = ([u64; 2], [u64; 7]);
 
-/// Driver: the corpus of `c` drawn in place.
+/// Driver: the corpus of `c` drawn in place (the driver, as rank 0, counts the words and
+/// answers with the vocabulary).
 fn in_place(s: &'static Session, c: &WordsConfig) -> Result<WordArrays> {
-    let counts = counts(c);
-    let order = vocabulary(&counts, c.min_count);
-    if order.is_empty() {
-        return Err(none_frequent(c));
-    }
     let share = c.words / s.size() + 1;
     check_memory("a generated corpus", (share as u64).checked_mul(8))?;
     let ids: [u64; 2] = std::array::from_fn(|_| crate::array::fresh_id());
@@ -235,15 +231,16 @@ fn in_place(s: &'static Session, c: &WordsConfig) -> Result<WordArrays> {
     let mut first = None;
     for answer in answers {
         match answer {
-            Ok(kept) => {
-                first.get_or_insert(kept);
+            Drawn::Kept(at, sentences, vocab) => {
+                first.get_or_insert((at, sentences, vocab));
             }
-            Err(f) => return Err(abandon(ids, f.error(Path::new("words_like")))),
+            // Every rank counts the same words: none answers with tokens.
+            Drawn::NoneFrequent => return Err(none_frequent(c)),
+            Drawn::Fault(f) => return Err(abandon(ids, f.error(Path::new("words_like")))),
         }
     }
-    let (at, sentences) = first.expect("the driver answers too");
-    let vocab = order.iter().map(|w| format!("w{w}")).collect();
-    let counts = order.iter().map(|&w| counts[w as usize]).collect();
+    let (at, sentences, vocab) = first.expect("the driver answers too");
+    let (vocab, counts) = vocab.into_iter().map(|(w, n)| (format!("w{w}"), n)).unzip();
     words_made_in_place(s, ids, &at, vocab, counts, sentences, c.words as u64)
         .map_err(|e| abandon(ids, e))
 }
@@ -254,8 +251,16 @@ fn abandon(ids: [u64; 2], e: crate::Error) -> crate::Error {
     e
 }
 
-/// A rank's answer: the tokens before every rank and the number of sentences.
-type Drawn = std::result::Result<(Vec<u64>, u64), Fault>;
+/// A rank's answer.
+#[derive(serde::Serialize, serde::Deserialize)]
+enum Drawn {
+    /// The tokens before every rank, the number of sentences, and (rank 0's answer; empty
+    /// from the others) the vocabulary: each word's id among the types and its count.
+    Kept(Vec<u64>, u64, Vec<(u32, u64)>),
+    /// No word is drawn `min_count` times (every rank counts alike).
+    NoneFrequent,
+    Fault(Fault),
+}
 
 #[linkme::distributed_slice(DATA_OPS)]
 static DRAW: DataOp = DataOp {
@@ -280,12 +285,21 @@ fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
         seed: p[6],
     };
     check(&c).map_err(|e| e.to_string())?;
-    let order = vocabulary(&counts(&c), c.min_count);
+    let counts = counts(&c);
+    let order = vocabulary(&counts, c.min_count);
+    if order.is_empty() {
+        return Ok(spread::postcard_args(&Drawn::NoneFrequent));
+    }
     let mut new_id = vec![u32::MAX; c.types];
     for (new, &old) in order.iter().enumerate() {
         new_id[old as usize] = new as u32;
     }
-    drop(order);
+    let vocab: Vec<(u32, u64)> = if ctx.rank == 0 {
+        order.iter().map(|&w| (w, counts[w as usize])).collect()
+    } else {
+        Vec::new()
+    };
+    drop((order, counts));
     let keep = in_place_range(c.words, ctx.rank, ctx.size);
     // Sentences are the draws' runs of `sentence` words: numbered from this rank's first.
     // The tokens are drawn again for each pass over them (no copy of them is kept).
@@ -298,6 +312,9 @@ fn draw_part(ctx: &mut Ctx, args: &[u8]) -> std::result::Result<Vec<u8>, String>
             }
         }
     };
-    let drawn: Drawn = keep_tokens(ctx, ids, base, &mut replay);
+    let drawn = match keep_tokens(ctx, ids, base, &mut replay) {
+        Ok((at, sentences)) => Drawn::Kept(at, sentences, vocab),
+        Err(fault) => Drawn::Fault(fault),
+    };
     Ok(spread::postcard_args(&drawn))
 }
